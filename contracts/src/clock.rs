@@ -102,12 +102,10 @@ impl SimClock {
                     requested: format_instant(t),
                 });
             }
-            match self.micros.compare_exchange(
-                current,
-                target,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
+            match self
+                .micros
+                .compare_exchange(current, target, Ordering::SeqCst, Ordering::SeqCst)
+            {
                 Ok(_) => return Ok(t),
                 Err(actual) => current = actual,
             }

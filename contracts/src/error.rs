@@ -149,6 +149,8 @@ pub enum ErrorType {
     TimezoneAware,
     /// Not a URL.
     UrlParsing,
+    /// A URL whose scheme is not `http` or `https`.
+    UrlScheme,
     /// A rule of the interface beyond the basic types (a bound relative to now, a phone
     /// number, a time zone, a duplicate, ...). The message says which.
     ValueError,
@@ -184,6 +186,7 @@ impl ErrorType {
             ErrorType::DatetimeParsing => "datetime_parsing",
             ErrorType::TimezoneAware => "timezone_aware",
             ErrorType::UrlParsing => "url_parsing",
+            ErrorType::UrlScheme => "url_scheme",
             ErrorType::ValueError => "value_error",
             ErrorType::JsonInvalid => "json_invalid",
             ErrorType::ExtraForbidden => "extra_forbidden",

@@ -134,7 +134,10 @@ mod tests {
             assert_eq!(a.campaign_id(), b.campaign_id());
             assert_eq!(a.attempt_id(clock.now()), b.attempt_id(clock.now()));
         }
-        assert_ne!(IdGen::seeded(8).campaign_id(), IdGen::seeded(7).campaign_id());
+        assert_ne!(
+            IdGen::seeded(8).campaign_id(),
+            IdGen::seeded(7).campaign_id()
+        );
     }
 
     #[test]

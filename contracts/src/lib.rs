@@ -5,12 +5,20 @@
 //! - [`ids`]: ids that are deterministic under a seed.
 //! - [`error`]: the three error shapes, and the collector validation fills.
 //! - [`wire`]: serde types of every request, response and event.
+//! - [`model`]: validated domain types of campaigns, deployments, outbound calls, cohorts.
+//! - [`validate`]: every rule and limit, checked all at once with exact `loc` paths.
+//! - [`openapi`]: the OpenAPI 3.1 documents generated from the wire types.
 //!
 //! `contracts` depends on no web framework: the platform, the key-service simulator, the
 //! scenarios and any client can use it.
 
 pub mod clock;
+#[cfg(clock_lint_probe)]
+pub mod clock_lint_probe;
 pub mod domain;
 pub mod error;
 pub mod ids;
+pub mod model;
+pub mod openapi;
+pub mod validate;
 pub mod wire;

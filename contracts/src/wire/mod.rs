@@ -1,4 +1,29 @@
 //! Serde types of every request, response and event of the interface, field names and enum
 //! values exactly as on the wire.
+//!
+//! - [`outbound`]: instant outbound calls.
+//! - [`campaign`]: campaigns, their schedule, connections, retry policy and statistics.
+//! - [`cohort`]: cohorts, transformation configs, streams and files.
+//! - [`deployment`]: inbound deployments.
+//! - [`webhook`]: the three event payloads.
+//! - [`byok`]: the customer-hosted key endpoints.
+//! - [`common`]: the paginated list and shared pieces.
+//!
+//! Request types here describe the body for clients and for the OpenAPI documents; the
+//! platform checks incoming bodies with `crate::validate`, which reports every violation at
+//! once with its `loc`.
 
 pub mod byok;
+pub mod campaign;
+pub mod cohort;
+pub mod common;
+pub mod deployment;
+pub mod outbound;
+pub mod webhook;
+
+pub use campaign::*;
+pub use cohort::*;
+pub use common::*;
+pub use deployment::*;
+pub use outbound::*;
+pub use webhook::*;

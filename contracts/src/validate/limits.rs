@@ -1,0 +1,57 @@
+//! Every limit of the interface. The spec's Limits table is marked (spec); the rest are the
+//! harness's assumptions, recorded in `docs/interface.md`.
+
+/// `start_timestamp` at least this many seconds from now (spec).
+pub const START_MIN_AHEAD_SECS: i64 = 120;
+/// `start_timestamp` at most this many seconds from now: 7 days (spec).
+pub const START_MAX_AHEAD_SECS: i64 = 7 * 24 * 3600;
+/// `end_timestamp` at least this many seconds after the start (spec).
+pub const END_MIN_AFTER_START_SECS: i64 = 120;
+/// `end_timestamp` at most this many seconds after the start: 30 days (spec).
+pub const END_MAX_AFTER_START_SECS: i64 = 30 * 24 * 3600;
+/// Least `attempts_per_second` (spec).
+pub const RATE_MIN: f64 = 0.1;
+/// Greatest `attempts_per_second` (spec).
+pub const RATE_MAX: f64 = 500.0;
+/// Least `retry_config.threshold_seconds` (spec).
+pub const THRESHOLD_MIN: u32 = 1;
+/// Greatest `retry_config.threshold_seconds` (spec).
+pub const THRESHOLD_MAX: u32 = 1200;
+/// Default `threshold_seconds` when none is given (assumed).
+pub const THRESHOLD_DEFAULT: u32 = 10;
+/// Greatest `retry_config.max_retries` (assumed; the spec shows no maximum).
+pub const MAX_RETRIES_MAX: u32 = 10;
+/// Least `retry_interval_minutes` (assumed).
+pub const RETRY_INTERVAL_MIN: u32 = 1;
+/// Greatest `retry_interval_minutes`: 7 days (assumed).
+pub const RETRY_INTERVAL_MAX: u32 = 7 * 24 * 60;
+/// Default `retry_interval_minutes` (assumed).
+pub const RETRY_INTERVAL_DEFAULT: u32 = 30;
+/// Longest campaign or deployment description, in characters (spec).
+pub const DESCRIPTION_MAX_CHARS: usize = 150;
+/// Longest campaign, deployment or cohort name, in characters (spec: `^[\w\- ]{1,50}$`).
+pub const NAME_MAX_CHARS: usize = 50;
+/// The name pattern as the spec writes it.
+pub const NAME_PATTERN: &str = r"^[\w\- ]{1,50}$";
+/// Least connection configs of a deployment (spec) or a campaign (assumed).
+pub const CONNECTION_CONFIGS_MIN: usize = 1;
+/// Least connection `weight` (reference).
+pub const WEIGHT_MIN: u32 = 1;
+/// Greatest connection `weight` (assumed).
+pub const WEIGHT_MAX: u32 = 1_000_000;
+/// Least agent version (assumed).
+pub const APP_VERSION_MIN: i64 = 1;
+/// Least list `limit` (spec).
+pub const LIST_LIMIT_MIN: i64 = 1;
+/// Greatest list `limit` (spec).
+pub const LIST_LIMIT_MAX: i64 = 100;
+/// `limit` when none is given (assumed).
+pub const LIST_LIMIT_DEFAULT: i64 = 20;
+/// Least list `offset` (spec).
+pub const LIST_OFFSET_MIN: i64 = 0;
+/// Least users in a cohort stream (reference).
+pub const STREAM_USERS_MIN: usize = 1;
+/// Most users in a cohort stream (reference).
+pub const STREAM_USERS_MAX: usize = 1000;
+/// Largest cohort upload by default, in bytes: 100 MB (assumed; configurable on the platform).
+pub const UPLOAD_MAX_BYTES_DEFAULT: u64 = 100 * 1024 * 1024;

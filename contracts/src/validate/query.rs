@@ -1,0 +1,185 @@
+//! Query strings of the list and file endpoints.
+//!
+//! Input is the decoded `(key, value)` pairs in order; when a key repeats, the last value
+//! counts. Unknown keys are ignored.
+
+use super::{Ctx, enum_message, limits};
+use crate::error::{ErrorType, Loc, ValidationErrors};
+use crate::wire::{CampaignSortBy, CampaignStatus, CohortFileType, DeploymentSortBy, SortOrder};
+
+/// Paging, sorting and search of a list, with the defaults applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListParams<S> {
+    /// Matches to skip.
+    pub offset: u64,
+    /// Page size, 1 to 100.
+    pub limit: u32,
+    /// Sort field.
+    pub sort_by: S,
+    /// Sort direction.
+    pub sort_order: SortOrder,
+    /// Case-insensitive substring to match; `None` when absent or empty.
+    pub search: Option<String>,
+}
+
+fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+fn int_param(c: &mut Ctx, raw: &str, loc: &Loc, min: i64, max: Option<i64>) -> Option<i64> {
+    let Ok(i) = raw.trim().parse::<i64>() else {
+        c.add(
+            loc,
+            ErrorType::IntParsing,
+            "Input should be a valid integer, unable to parse string as an integer",
+        );
+        return None;
+    };
+    c.bounds(i as f64, loc, Some(min as f64), max.map(|m| m as f64))
+        .then_some(i)
+}
+
+fn enum_param<T: Copy>(
+    c: &mut Ctx,
+    raw: &str,
+    loc: &Loc,
+    options: &[(&'static str, T)],
+) -> Option<T> {
+    match options.iter().find(|(n, _)| *n == raw) {
+        Some((_, t)) => Some(*t),
+        None => {
+            c.add(
+                loc,
+                ErrorType::Enum,
+                enum_message(options.iter().map(|(n, _)| *n)),
+            );
+            None
+        }
+    }
+}
+
+fn paging(c: &mut Ctx, pairs: &[(String, String)]) -> (Option<u64>, Option<u32>) {
+    let q = Loc::query();
+    let offset = match last(pairs, "offset") {
+        Some(raw) => {
+            int_param(c, raw, &q.at("offset"), limits::LIST_OFFSET_MIN, None).map(|i| i as u64)
+        }
+        None => Some(0),
+    };
+    let limit = match last(pairs, "limit") {
+        Some(raw) => int_param(
+            c,
+            raw,
+            &q.at("limit"),
+            limits::LIST_LIMIT_MIN,
+            Some(limits::LIST_LIMIT_MAX),
+        )
+        .map(|i| i as u32),
+        None => Some(limits::LIST_LIMIT_DEFAULT as u32),
+    };
+    (offset, limit)
+}
+
+fn list<S: Copy + Default>(
+    c: &mut Ctx,
+    pairs: &[(String, String)],
+    sort_fields: &[(&'static str, S)],
+) -> Option<ListParams<S>> {
+    let q = Loc::query();
+    let (offset, limit) = paging(c, pairs);
+    let sort_by = match last(pairs, "sort_by") {
+        Some(raw) => enum_param(c, raw, &q.at("sort_by"), sort_fields),
+        None => Some(S::default()),
+    };
+    let sort_order = match last(pairs, "sort_order") {
+        Some(raw) => enum_param(
+            c,
+            raw,
+            &q.at("sort_order"),
+            &[("asc", SortOrder::Asc), ("desc", SortOrder::Desc)],
+        ),
+        None => Some(SortOrder::Desc),
+    };
+    let search = last(pairs, "search")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    Some(ListParams {
+        offset: offset?,
+        limit: limit?,
+        sort_by: sort_by?,
+        sort_order: sort_order?,
+        search,
+    })
+}
+
+/// `GET /campaigns`: `campaign_status`, `offset`, `limit`, `sort_by`, `sort_order`, `search`.
+pub fn campaign_list_query(
+    pairs: &[(String, String)],
+) -> Result<(ListParams<CampaignSortBy>, Option<CampaignStatus>), ValidationErrors> {
+    let mut c = Ctx::default();
+    let sort: Vec<(&'static str, CampaignSortBy)> = CampaignSortBy::ALL
+        .iter()
+        .map(|s| (s.as_str(), *s))
+        .collect();
+    let params = list(&mut c, pairs, &sort);
+    let status = match last(pairs, "campaign_status") {
+        Some(raw) => {
+            let options: Vec<(&'static str, CampaignStatus)> = CampaignStatus::ALL
+                .iter()
+                .map(|s| (s.as_str(), *s))
+                .collect();
+            enum_param(&mut c, raw, &Loc::query().at("campaign_status"), &options).map(Some)
+        }
+        None => Some(None),
+    };
+    let both = match (params, status) {
+        (Some(p), Some(s)) => Some((p, s)),
+        _ => None,
+    };
+    c.into_result(both)
+}
+
+/// `GET /deployments`: `offset`, `limit`, `sort_by`, `sort_order`, `search`.
+pub fn deployment_list_query(
+    pairs: &[(String, String)],
+) -> Result<ListParams<DeploymentSortBy>, ValidationErrors> {
+    let mut c = Ctx::default();
+    let sort: Vec<(&'static str, DeploymentSortBy)> = DeploymentSortBy::ALL
+        .iter()
+        .map(|s| (s.as_str(), *s))
+        .collect();
+    let params = list(&mut c, pairs, &sort);
+    c.into_result(params)
+}
+
+/// `GET .../cohorts`: `offset` and `limit`; cohorts list in upload order.
+pub fn cohort_list_query(pairs: &[(String, String)]) -> Result<(u64, u32), ValidationErrors> {
+    let mut c = Ctx::default();
+    let (offset, limit) = paging(&mut c, pairs);
+    let both = offset.zip(limit);
+    c.into_result(both)
+}
+
+/// `GET .../cohorts/{id}/files`: `file_type` is required.
+pub fn cohort_files_query(pairs: &[(String, String)]) -> Result<CohortFileType, ValidationErrors> {
+    let mut c = Ctx::default();
+    let loc = Loc::query().at("file_type");
+    let ft = match last(pairs, "file_type") {
+        Some(raw) => {
+            let options: Vec<(&'static str, CohortFileType)> = CohortFileType::ALL
+                .iter()
+                .map(|f| (f.as_str(), *f))
+                .collect();
+            enum_param(&mut c, raw, &loc, &options)
+        }
+        None => {
+            c.add(&loc, ErrorType::Missing, "Field required");
+            None
+        }
+    };
+    c.into_result(ft)
+}

@@ -1,0 +1,5 @@
+//! Integration tests of the contract: validation boundaries, all-at-once reporting, the
+//! OpenAPI documents.
+
+mod openapi;
+mod validation;

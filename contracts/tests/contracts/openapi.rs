@@ -1,0 +1,832 @@
+//! The committed OpenAPI documents match the types, hold every path of the spec and the
+//! notes, and sample bodies of every schema validate against it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use chrono::TimeZone;
+use contracts::error::*;
+use contracts::openapi::{byok_document, platform_document, to_committed_json};
+use contracts::wire::byok::*;
+use contracts::wire::*;
+use serde_json::{Value, json};
+
+fn committed(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("openapi")
+        .join(name)
+}
+
+fn check_committed(name: &str, generated: &str) {
+    let path = committed(name);
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, generated).unwrap();
+        return;
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "{} differs from what the types generate; run `UPDATE_OPENAPI=1 cargo test -p contracts openapi` and commit the result",
+        path.display()
+    );
+}
+
+#[test]
+fn committed_documents_match_the_types() {
+    check_committed("platform.json", &to_committed_json(&platform_document()));
+    check_committed("byok.json", &to_committed_json(&byok_document()));
+}
+
+fn doc_value(doc: &utoipa::openapi::OpenApi) -> Value {
+    serde_json::to_value(doc).unwrap()
+}
+
+fn operations(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in ["get", "post", "put", "patch", "delete"] {
+            if item.get(method).is_some() {
+                out.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn documents_are_openapi_3_1() {
+    for doc in [doc_value(&platform_document()), doc_value(&byok_document())] {
+        assert_eq!(doc["openapi"], "3.1.0");
+    }
+}
+
+#[test]
+fn platform_document_holds_every_path_of_the_spec_and_notes() {
+    let ops = operations(&doc_value(&platform_document()));
+    let w = "/orgs/{org_id}/workspaces/{workspace_id}";
+    let sched = format!("/api/scheduling/v1{w}");
+    let auth = format!("/api/app-authoring/v1{w}/deployments");
+    let mut expected = vec![
+        ("GET".to_string(), "/openapi.json".to_string()),
+        ("POST".into(), format!("/api/outbounds/v1{w}/outbounds")),
+        ("POST".into(), format!("{sched}/campaigns")),
+        ("GET".into(), format!("{sched}/campaigns")),
+        ("GET".into(), format!("{sched}/campaigns/{{campaign_id}}")),
+        ("PATCH".into(), format!("{sched}/campaigns/{{campaign_id}}")),
+        (
+            "PUT".into(),
+            format!("{sched}/campaigns/{{campaign_id}}/status"),
+        ),
+        ("POST".into(), auth.clone()),
+        ("GET".into(), auth.clone()),
+        ("GET".into(), format!("{auth}/{{deployment_id}}")),
+        ("PATCH".into(), format!("{auth}/{{deployment_id}}")),
+        ("DELETE".into(), format!("{auth}/{{deployment_id}}")),
+        ("PUT".into(), format!("{auth}/{{deployment_id}}/status")),
+    ];
+    for parent in ["campaigns/{campaign_id}", "deployments/{deployment_id}"] {
+        let base = format!("{sched}/{parent}/cohorts");
+        expected.push(("POST".into(), format!("{base}/upload")));
+        expected.push(("POST".into(), format!("{base}/stream")));
+        expected.push(("GET".into(), base.clone()));
+        expected.push(("GET".into(), format!("{base}/{{cohort_id}}")));
+        expected.push(("GET".into(), format!("{base}/{{cohort_id}}/files")));
+    }
+    let expected: BTreeSet<_> = expected.into_iter().collect();
+    assert_eq!(ops, expected);
+}
+
+#[test]
+fn byok_document_holds_the_three_endpoints() {
+    let ops = operations(&doc_value(&byok_document()));
+    let expected: BTreeSet<_> = ["auth", "decrypt-key", "rotate-key"]
+        .iter()
+        .map(|p| ("POST".to_string(), format!("/{{partner}}/byok/v1/{p}")))
+        .collect();
+    assert_eq!(ops, expected);
+}
+
+#[test]
+fn every_platform_route_requires_the_api_key_but_the_document() {
+    let doc = doc_value(&platform_document());
+    assert_eq!(
+        doc["components"]["securitySchemes"]["api_key"],
+        json!({"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "The workspace's API key."})
+    );
+    assert_eq!(doc["security"], json!([{"api_key": []}]));
+    assert_eq!(
+        doc["paths"]["/openapi.json"]["get"]["security"],
+        json!([{}])
+    );
+}
+
+fn at() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc.with_ymd_and_hms(2026, 3, 2, 12, 0, 0).unwrap()
+}
+
+fn summary() -> CampaignSummary {
+    CampaignSummary {
+        campaign_id: "camp-0000000000000000000a".into(),
+        name: "Spring".into(),
+        status: CampaignStatus::Scheduled,
+        app_id: "app-1".into(),
+        app_type: AppType::Agent,
+        app_version: 1,
+        description: None,
+        created_by: "local".into(),
+        updated_by: "local".into(),
+        created_at: at(),
+        updated_at: at(),
+    }
+}
+
+fn deployment() -> Deployment {
+    Deployment {
+        deployment_id: "dep-1".into(),
+        app_id: "app-1".into(),
+        app_version: 1,
+        connection_configs: vec![DeploymentConnectionConfig {
+            connection_id: "c".into(),
+            phone_numbers: vec!["+14155550100".into()],
+        }],
+        channel_direction: ChannelDirection::Inbound,
+        created_by: "local".into(),
+        created_at: at(),
+        updated_at: at(),
+        name: Some("Desk".into()),
+        status: Some(DeploymentStatus::Active),
+        description: None,
+        inbound_config: Some(InboundConfig {
+            start_time: "09:00".into(),
+            end_time: "17:00".into(),
+            allowed_days: vec![DayOfWeek::Monday],
+            timezone: "UTC".into(),
+        }),
+        updated_by: None,
+    }
+}
+
+fn cohort() -> Cohort {
+    Cohort {
+        cohort_id: "coh-1".into(),
+        name: "Batch 1".into(),
+        status: CohortStatus::Completed,
+        source_type: CohortSourceType::FileUpload,
+        cohort_category: CohortCategory::Cohort,
+        result: Some(CohortResult {
+            total_records: 3,
+            valid_records: 2,
+            rejected_records: 1,
+        }),
+        failure_reason: None,
+        created_by: "local".into(),
+        updated_by: "local".into(),
+        created_at: at(),
+        updated_at: at(),
+    }
+}
+
+fn schedule() -> AllowedSchedule {
+    AllowedSchedule {
+        timezone: "America/New_York".into(),
+        allowed_days: vec![DayOfWeek::Monday, DayOfWeek::Friday],
+        allowed_start_time: "09:00".into(),
+        allowed_end_time: "17:00".into(),
+    }
+}
+
+fn connection() -> CampaignConnectionConfig {
+    CampaignConnectionConfig {
+        connection_id: "c".into(),
+        phone_numbers: vec!["+14155550100".into()],
+        weight: 3,
+    }
+}
+
+fn webhook() -> WebhookConfig {
+    WebhookConfig {
+        url: "https://hooks.example.com/x".into(),
+        metadata: Some(json!({"k": "v"}).as_object().unwrap().clone()),
+    }
+}
+
+fn v<T: serde::Serialize>(t: T) -> Value {
+    serde_json::to_value(t).unwrap()
+}
+
+/// A sample of every component schema, built from the wire types.
+fn samples() -> BTreeMap<&'static str, Vec<Value>> {
+    let retry_request = RetryConfigRequest {
+        max_retries: Some(2),
+        retry_on: Some(RetryOn::List(vec![RetryOutcome::Busy])),
+        threshold_seconds: Some(10),
+        retry_interval_minutes: None,
+    };
+    let retry_object = RetryOnObject {
+        busy: Some(RetryToggle { enabled: true }),
+        short_duration: Some(ShortDurationToggle {
+            enabled: true,
+            threshold_seconds: Some(12),
+        }),
+        ..Default::default()
+    };
+    let app_config_request = CampaignAppConfigRequest {
+        app_id: "app-1".into(),
+        app_version: 1,
+        app_type: Some(AppType::Agent),
+        attempts_per_second: 0.5,
+        connection_configs: vec![connection()],
+        retry_config: Some(retry_request.clone()),
+        webhook_config: Some(webhook()),
+    };
+    let retry = RetryConfig {
+        max_retries: 1,
+        retry_on: vec![RetryOutcome::ShortDuration],
+        threshold_seconds: 10,
+        retry_interval_minutes: 30,
+    };
+    let campaign = Campaign {
+        summary: summary(),
+        app_config: CampaignAppConfig {
+            app_id: "app-1".into(),
+            app_version: 1,
+            app_type: AppType::Agent,
+            attempts_per_second: 1.0,
+            connection_configs: vec![connection()],
+            retry_config: retry.clone(),
+            webhook_config: None,
+        },
+        start_timestamp: at(),
+        end_timestamp: at(),
+        allowed_schedule: schedule(),
+        statistics: CampaignStatistics {
+            capacity_warning: Some("short".into()),
+            ..Default::default()
+        },
+    };
+    let transcript = vec![TranscriptTurn {
+        role: "agent".into(),
+        content: "Hello".into(),
+    }];
+    let channel = ChannelInfo {
+        channel_type: "telephony".into(),
+        channel_provider: "c".into(),
+        agent_phone_number: "+14155550100".into(),
+    };
+    let mut m: BTreeMap<&'static str, Vec<Value>> = BTreeMap::new();
+    let mut add = |name: &'static str, value: Value| m.entry(name).or_default().push(value);
+    add(
+        "ValidationErrorBody",
+        v(ValidationErrors::single(
+            &Loc::body().at("a").at(0),
+            ErrorType::Missing,
+            "Field required",
+        )
+        .into_body()),
+    );
+    add(
+        "ErrorDetail",
+        v(ErrorDetail {
+            loc: vec![LocItem::Key("body".into())],
+            msg: "m".into(),
+            error_type: "missing".into(),
+        }),
+    );
+    add("LocItem", json!("body"));
+    add("LocItem", json!(3));
+    add(
+        "PlatformErrorBody",
+        v(PlatformErrorBody::new(
+            "not_found_error",
+            "campaign_not_found",
+            "m",
+        )),
+    );
+    add(
+        "PlatformErrorInfo",
+        v(PlatformErrorBody::new("a", "b", "c").error),
+    );
+    add(
+        "OutboundRequest",
+        v(OutboundRequest {
+            app_config: OutboundAppConfig {
+                app_id: "a".into(),
+                app_version: 1,
+                connection_config: OutboundConnectionConfig {
+                    connection_id: "c".into(),
+                    agent_phone_number: "+14155550100".into(),
+                },
+                agent_variables: Some(Default::default()),
+                app_type: Some(AppType::Agent),
+                app_overrides: Some(AppOverrides {
+                    initial_bot_message: Some("hi".into()),
+                    ..Default::default()
+                }),
+            },
+            user_config: UserConfig {
+                user_phone_number: "+14155550101".into(),
+            },
+            webhook_config: Some(webhook()),
+        }),
+    );
+    add(
+        "OutboundResponse",
+        v(OutboundResponse {
+            attempt_id: "0195".into(),
+        }),
+    );
+    add(
+        "OutboundAppConfig",
+        v(OutboundAppConfig {
+            app_id: "a".into(),
+            app_version: 1,
+            connection_config: OutboundConnectionConfig {
+                connection_id: "c".into(),
+                agent_phone_number: "+1".into(),
+            },
+            agent_variables: None,
+            app_type: None,
+            app_overrides: None,
+        }),
+    );
+    add(
+        "OutboundConnectionConfig",
+        v(OutboundConnectionConfig {
+            connection_id: "c".into(),
+            agent_phone_number: "+1".into(),
+        }),
+    );
+    add(
+        "UserConfig",
+        v(UserConfig {
+            user_phone_number: "+1".into(),
+        }),
+    );
+    add("AppOverrides", v(AppOverrides::default()));
+    add("AppType", v(AppType::Agent));
+    add("WebhookConfig", v(webhook()));
+    add(
+        "CampaignCreateRequest",
+        v(CampaignCreateRequest {
+            name: "n".into(),
+            description: Some("d".into()),
+            start_timestamp: at(),
+            end_timestamp: at(),
+            allowed_schedule: schedule(),
+            app_config: app_config_request.clone(),
+        }),
+    );
+    add("CampaignAppConfigRequest", v(app_config_request));
+    add("AllowedSchedule", v(schedule()));
+    add("DayOfWeek", v(DayOfWeek::Sunday));
+    add("CampaignConnectionConfig", v(connection()));
+    add("RetryConfigRequest", v(retry_request));
+    add(
+        "RetryConfigRequest",
+        v(RetryConfigRequest {
+            retry_on: Some(RetryOn::Object(retry_object)),
+            ..Default::default()
+        }),
+    );
+    add("RetryOn", v(RetryOn::List(vec![RetryOutcome::NoAnswer])));
+    add("RetryOn", v(RetryOn::Object(retry_object)));
+    add("RetryOnObject", v(retry_object));
+    add("RetryToggle", v(RetryToggle { enabled: false }));
+    add(
+        "ShortDurationToggle",
+        v(ShortDurationToggle {
+            enabled: true,
+            threshold_seconds: None,
+        }),
+    );
+    add("RetryOutcome", v(RetryOutcome::ProviderError));
+    add("RetryConfig", v(retry));
+    add("CampaignSummary", v(summary()));
+    add("Campaign", v(campaign.clone()));
+    add("CampaignAppConfig", v(campaign.app_config.clone()));
+    add("CampaignStatistics", v(campaign.statistics.clone()));
+    add("AttemptCounts", v(AttemptCounts::default()));
+    add("CampaignStatus", v(CampaignStatus::Cancelled));
+    add(
+        "CampaignPatchRequest",
+        v(CampaignPatchRequest {
+            description: Patch::Null,
+            end_timestamp: Some(at()),
+            app_config: Some(CampaignAppConfigPatch {
+                webhook_config: Patch::Null,
+                attempts_per_second: Some(2.0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+    );
+    add(
+        "CampaignAppConfigPatch",
+        v(CampaignAppConfigPatch::default()),
+    );
+    add(
+        "CampaignStatusRequest",
+        v(CampaignStatusRequest {
+            action: CampaignAction::Resume,
+        }),
+    );
+    add("CampaignAction", v(CampaignAction::Cancel));
+    add("CampaignSortBy", v(CampaignSortBy::StartTimestamp));
+    add("SortOrder", v(SortOrder::Asc));
+    add(
+        "Page_CampaignSummary",
+        v(Page {
+            items: vec![summary()],
+            total: 1,
+            limit: 20,
+            offset: 0,
+            next_page_uri: None,
+            prev_page_uri: None,
+        }),
+    );
+    add(
+        "Page_DeploymentListItem",
+        v(Page {
+            items: vec![DeploymentListItem {
+                deployment: deployment(),
+                phone_numbers: vec!["+14155550100".into()],
+            }],
+            total: 30,
+            limit: 1,
+            offset: 1,
+            next_page_uri: Some("http://127.0.0.1/x?offset=2&limit=1".into()),
+            prev_page_uri: Some("http://127.0.0.1/x?offset=0&limit=1".into()),
+        }),
+    );
+    add(
+        "Page_Cohort",
+        v(Page {
+            items: vec![cohort()],
+            total: 1,
+            limit: 20,
+            offset: 0,
+            next_page_uri: None,
+            prev_page_uri: None,
+        }),
+    );
+    add("Cohort", v(cohort()));
+    add(
+        "Cohort",
+        v(Cohort {
+            status: CohortStatus::Failed,
+            result: None,
+            failure_reason: Some("no data row".into()),
+            ..cohort()
+        }),
+    );
+    add("CohortResult", v(CohortResult::default()));
+    add("CohortStatus", v(CohortStatus::Processing));
+    add("CohortCategory", v(CohortCategory::StopFile));
+    add("CohortSourceType", v(CohortSourceType::Stream));
+    add("CohortFileType", v(CohortFileType::RejectedRecords));
+    add(
+        "CohortUploadForm",
+        json!({"name": "Batch", "cohort_file": "phone\n+1415\n", "cohort_transformation_file": "{}", "cohort_category": "cohort"}),
+    );
+    add(
+        "CohortStreamRequest",
+        v(CohortStreamRequest {
+            name: "s".into(),
+            cohort_category: Some(CohortCategory::Cohort),
+            country_code: Some("IN".into()),
+            users: vec![CohortStreamUser {
+                phone_number: "9876543210".into(),
+                user_identifier: Some("u1".into()),
+                app_variables: Some(Default::default()),
+                app_overrides: Some(CohortUserOverrides {
+                    initial_language_name: Some("hi".into()),
+                    ..Default::default()
+                }),
+            }],
+        }),
+    );
+    add(
+        "CohortStreamUser",
+        v(CohortStreamUser {
+            phone_number: "+1".into(),
+            user_identifier: None,
+            app_variables: None,
+            app_overrides: None,
+        }),
+    );
+    add("CohortUserOverrides", v(CohortUserOverrides::default()));
+    add(
+        "TransformationConfig",
+        v(TransformationConfig {
+            phone_number: PhoneNumberMapping {
+                column_name: "phone".into(),
+                country_code: Some("IN".into()),
+            },
+            user_identifier: Some(ColumnMapping {
+                column_name: "id".into(),
+                required: true,
+            }),
+            app_variables: [(
+                "name".to_string(),
+                ColumnMapping {
+                    column_name: "n".into(),
+                    required: false,
+                },
+            )]
+            .into(),
+            app_overrides: Some(OverrideMappings {
+                initial_bot_message: Some(OverrideMapping {
+                    column_name: "g".into(),
+                }),
+                ..Default::default()
+            }),
+        }),
+    );
+    add(
+        "PhoneNumberMapping",
+        v(PhoneNumberMapping {
+            column_name: "p".into(),
+            country_code: None,
+        }),
+    );
+    add(
+        "ColumnMapping",
+        v(ColumnMapping {
+            column_name: "p".into(),
+            required: false,
+        }),
+    );
+    add(
+        "OverrideMapping",
+        v(OverrideMapping {
+            column_name: "p".into(),
+        }),
+    );
+    add("OverrideMappings", v(OverrideMappings::default()));
+    add(
+        "DeploymentCreateRequest",
+        v(DeploymentCreateRequest {
+            name: "Desk".into(),
+            app_id: "a".into(),
+            app_version: 1,
+            connection_configs: deployment().connection_configs,
+            description: None,
+            inbound_config: deployment().inbound_config,
+        }),
+    );
+    add(
+        "DeploymentPatchRequest",
+        v(DeploymentPatchRequest {
+            inbound_config: Patch::Null,
+            app_version: Some(2),
+            ..Default::default()
+        }),
+    );
+    add(
+        "DeploymentConnectionConfig",
+        v(deployment().connection_configs[0].clone()),
+    );
+    add("InboundConfig", v(deployment().inbound_config.unwrap()));
+    add("Deployment", v(deployment()));
+    add(
+        "Deployment",
+        v(Deployment {
+            name: None,
+            status: None,
+            inbound_config: None,
+            updated_by: Some("x".into()),
+            ..deployment()
+        }),
+    );
+    add(
+        "DeploymentListItem",
+        v(DeploymentListItem {
+            deployment: deployment(),
+            phone_numbers: vec![],
+        }),
+    );
+    add("DeploymentStatus", v(DeploymentStatus::Paused));
+    add(
+        "DeploymentStatusRequest",
+        v(DeploymentStatusRequest {
+            action: DeploymentAction::Pause,
+        }),
+    );
+    add("DeploymentAction", v(DeploymentAction::Resume));
+    add("DeploymentSortBy", v(DeploymentSortBy::Name));
+    add("ChannelDirection", v(ChannelDirection::InboundOutbound));
+    add("TranscriptTurn", v(transcript[0].clone()));
+    add("ChannelInfo", v(channel.clone()));
+    add("CallStatus", v(CallStatus::NoAnswer));
+    add("CompletionStatus", v(CompletionStatus::Partial));
+    add("ConnectivityStatus", v(ConnectivityStatus::Busy));
+    add("NextActionStatus", v(NextActionStatus::ShortDurationRetry));
+    add(
+        "OutboundCallEvent",
+        v(OutboundCallEvent {
+            attempt_id: "a".into(),
+            status: CallStatus::Connected,
+            channel_info: channel,
+            duration: Some(42.5),
+            interaction_id: Some("int-1".into()),
+            failure_reason: None,
+            final_agent_variables: Some(Default::default()),
+            webhook_config: webhook(),
+            interaction_transcript: Some(transcript.clone()),
+        }),
+    );
+    add(
+        "CampaignCallEvent",
+        v(CampaignCallEvent {
+            app_id: "a".into(),
+            app_version: 1,
+            attempt_id: "x".into(),
+            campaign_id: "camp-1".into(),
+            cohort_id: "coh-1".into(),
+            completion_status: CompletionStatus::Failed,
+            connectivity_status: Some(ConnectivityStatus::Busy),
+            next_action_status: Some(NextActionStatus::Retry),
+            failure_reason: Some("busy".into()),
+            user_identifier: None,
+            user_phone_number: "+1".into(),
+            agent_phone_number: "+1".into(),
+            duration: None,
+            interaction_id: None,
+            retry_attempt: 0,
+            executed_at: at(),
+            initial_agent_variables: None,
+            final_agent_variables: None,
+            interaction_transcript: None,
+            metadata: None,
+        }),
+    );
+    add(
+        "DeploymentCallEvent",
+        v(DeploymentCallEvent {
+            app_id: "a".into(),
+            app_version: 1,
+            deployment_id: "dep-1".into(),
+            interaction_id: "int-1".into(),
+            user_phone_number: "+1".into(),
+            agent_phone_number: "+1".into(),
+            duration: Some(3.0),
+            final_agent_variables: None,
+            output_agent_variables: None,
+            start_datetime: at(),
+            end_datetime: at(),
+            interaction_transcript: Some(transcript),
+        }),
+    );
+    // BYOK
+    add(
+        "ByokErrorBody",
+        v(ByokErrorBody::new(
+            ByokErrorCode::KeyNotFound,
+            "no such alias",
+        )),
+    );
+    add(
+        "ByokErrorInfo",
+        v(ByokErrorBody::new(ByokErrorCode::RateLimited, "slow down").error),
+    );
+    add("ByokErrorCode", v(ByokErrorCode::DecryptionFailed));
+    add(
+        "AuthForm",
+        v(AuthForm {
+            grant_type: GRANT_TYPE_CLIENT_CREDENTIALS.into(),
+        }),
+    );
+    add(
+        "AuthResponse",
+        v(AuthResponse {
+            data: AccessToken {
+                access_token: "jwt".into(),
+                token_type: "Bearer".into(),
+                expires_in: 3600,
+            },
+        }),
+    );
+    add(
+        "AccessToken",
+        v(AccessToken {
+            access_token: "jwt".into(),
+            token_type: "Bearer".into(),
+            expires_in: 3600,
+        }),
+    );
+    add(
+        "DecryptKeyRequest",
+        v(DecryptKeyRequest {
+            data: DecryptKeyData {
+                key_alias: "k".into(),
+                encrypted_key: "byok:v1:AA==".into(),
+            },
+        }),
+    );
+    add(
+        "DecryptKeyData",
+        v(DecryptKeyData {
+            key_alias: "k".into(),
+            encrypted_key: "byok:v1:AA==".into(),
+        }),
+    );
+    add(
+        "DecryptKeyResponse",
+        v(DecryptKeyResponse {
+            data: PlaintextKey {
+                plaintext_key: "AAAA".into(),
+            },
+        }),
+    );
+    add(
+        "PlaintextKey",
+        v(PlaintextKey {
+            plaintext_key: "AAAA".into(),
+        }),
+    );
+    add(
+        "RotateKeyRequest",
+        v(RotateKeyRequest {
+            data: RotateKeyData {
+                key_alias: "k".into(),
+            },
+        }),
+    );
+    add(
+        "RotateKeyData",
+        v(RotateKeyData {
+            key_alias: "k".into(),
+        }),
+    );
+    add(
+        "RotateKeyResponse",
+        v(RotateKeyResponse {
+            data: RotatedKey {
+                encrypted_dek: "byok:v1:AA==".into(),
+                key_alias: "k".into(),
+                plaintext_dek: "AAAA".into(),
+            },
+        }),
+    );
+    add(
+        "RotatedKey",
+        v(RotatedKey {
+            encrypted_dek: "byok:v1:AA==".into(),
+            key_alias: "k".into(),
+            plaintext_dek: "AAAA".into(),
+        }),
+    );
+    m
+}
+
+fn validator(doc: &Value, schema: &str) -> jsonschema::Validator {
+    let mut root = doc.clone();
+    root["$ref"] = json!(format!("#/components/schemas/{schema}"));
+    jsonschema::draft202012::new(&root).unwrap_or_else(|e| panic!("{schema}: {e}"))
+}
+
+fn check_samples(doc: &Value, samples: &BTreeMap<&'static str, Vec<Value>>) {
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for name in schemas.keys() {
+        let values = samples
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("no sample body for schema {name}: add one to samples()"));
+        let validator = validator(doc, name);
+        for value in values {
+            let errors: Vec<String> = validator
+                .iter_errors(value)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "{name} sample {value} does not validate: {errors:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn sample_bodies_of_every_platform_schema_validate() {
+    check_samples(&doc_value(&platform_document()), &samples());
+}
+
+#[test]
+fn sample_bodies_of_every_byok_schema_validate() {
+    check_samples(&doc_value(&byok_document()), &samples());
+}
+
+#[test]
+fn schemas_refuse_what_the_wire_refuses() {
+    let doc = doc_value(&platform_document());
+    let status = validator(&doc, "CampaignStatusRequest");
+    assert!(!status.is_valid(&json!({"action": "stop"})));
+    assert!(!status.is_valid(&json!({})));
+    let deployment = validator(&doc, "DeploymentCreateRequest");
+    assert!(
+        !deployment.is_valid(&json!({"name": "x"})),
+        "required fields"
+    );
+    let event = validator(&doc, "CampaignCallEvent");
+    assert!(!event.is_valid(&json!({"completion_status": "done"})));
+}
