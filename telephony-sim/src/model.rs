@@ -42,7 +42,7 @@ impl SecondsRange {
         }
     }
 
-    fn sample(&self, d: &mut Draw) -> f64 {
+    pub(crate) fn sample(&self, d: &mut Draw) -> f64 {
         d.uniform(self.min, self.max)
     }
 }
@@ -116,8 +116,8 @@ pub struct Model {
     pub short_call_secs: SecondsRange,
     /// Median talk time of the other connected calls, which are log-normal. Default 90 s.
     pub long_call_median_secs: f64,
-    /// Sigma of that log-normal (the standard deviation of the logarithm of the talk time).
-    /// Default 0.6: half of the long calls last between 60 and 135 s.
+    /// Sigma of that log-normal (the standard deviation of the natural logarithm of the
+    /// talk time), 0 to 5. Default 0.6: half of the long calls last between 60 and 135 s.
     pub long_call_sigma: f64,
     /// No talk time exceeds this. Default 3600 s (one hour).
     pub talk_cap_secs: f64,
@@ -278,9 +278,9 @@ impl Model {
     }
 
     /// Checks every parameter: rates in `[0, 1]` adding up to at most 1, ranges with
-    /// `0 <= min <= max <= MAX_SECS`, positive finite timeout, median and cap, a
-    /// non-negative sigma, rings that end before the no-answer timeout, and at least one
-    /// failure reason. Lists every problem found.
+    /// `0 <= min <= max <= MAX_SECS`, a timeout, median and cap above 0 and at most
+    /// `MAX_SECS`, a sigma from 0 to 5, connected and voicemail rings that end by the
+    /// no-answer timeout, and at least one failure reason. Lists every problem found.
     pub fn validate(&self) -> Result<(), ModelError> {
         let mut problems = Vec::new();
         let rates = [

@@ -433,8 +433,7 @@ impl TelephonySim {
             .int(call.at.timestamp_micros())
             .str(interaction_seed)
             .draw();
-        let ring = self.model.inbound_ring_secs.min
-            + (self.model.inbound_ring_secs.max - self.model.inbound_ring_secs.min) * draw.unit();
+        let ring = self.model.inbound_ring_secs.sample(&mut draw);
         let talk = self.model.sample_connected_talk(&mut draw);
         DialResult {
             outcome: Outcome::Connected,
