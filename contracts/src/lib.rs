@@ -3,6 +3,8 @@
 //! - [`clock`]: the injected [`clock::Clock`], a system clock and a simulated one.
 //! - [`domain`]: calling windows and E.164 phone numbers, parsed and always valid.
 //! - [`ids`]: ids that are deterministic under a seed.
+//! - [`envelope`]: the `byok:v1:` envelope, a data key wrapped under a master key
+//!   (layout, wrap, parse, unwrap).
 //! - [`error`]: the three error shapes, and the collector validation fills.
 //! - [`wire`]: serde types of every request, response and event.
 //! - [`model`]: validated domain types of campaigns, deployments, outbound calls, cohorts.
@@ -16,6 +18,7 @@ pub mod clock;
 #[cfg(clock_lint_probe)]
 pub mod clock_lint_probe;
 pub mod domain;
+pub mod envelope;
 pub mod error;
 pub mod ids;
 pub mod model;
