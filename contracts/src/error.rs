@@ -372,6 +372,8 @@ pub enum ByokErrorCode {
     MethodNotAllowed,
     /// 413: the body is larger than the service accepts.
     PayloadTooLarge,
+    /// 404: no endpoint at this path.
+    NotFound,
 }
 
 impl ByokErrorCode {
@@ -388,6 +390,7 @@ impl ByokErrorCode {
             ByokErrorCode::InternalError => 500,
             ByokErrorCode::MethodNotAllowed => 405,
             ByokErrorCode::PayloadTooLarge => 413,
+            ByokErrorCode::NotFound => 404,
         }
     }
 
@@ -405,6 +408,7 @@ impl ByokErrorCode {
             ByokErrorCode::InternalError => "INTERNAL_ERROR",
             ByokErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ByokErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ByokErrorCode::NotFound => "NOT_FOUND",
         }
     }
 }
@@ -484,7 +488,11 @@ mod tests {
             serde_json::to_value(b).unwrap(),
             serde_json::json!({"error": {"code": "SERVICE_UNAVAILABLE", "message": "service unavailable"}})
         );
-        for code in [ByokErrorCode::KeyNotFound, ByokErrorCode::RateLimited] {
+        for code in [
+            ByokErrorCode::KeyNotFound,
+            ByokErrorCode::RateLimited,
+            ByokErrorCode::NotFound,
+        ] {
             assert_eq!(
                 serde_json::to_value(code).unwrap(),
                 serde_json::Value::String(code.as_str().into())
