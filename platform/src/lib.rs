@@ -1,3 +1,26 @@
 //! The platform's side of the interface: the HTTP API (outbound calls, campaigns, cohorts,
-//! deployments), its SQLite store, the campaign engine, inbound routing, webhooks, and the
-//! BYOK client that keeps customer data under the customer's key.
+//! deployments) over a SQLite store, with customer data encrypted at rest.
+//!
+//! - [`app`]: the shared state of a running platform.
+//! - [`config`]: configuration and API keys.
+//! - [`api`]: warp routes, one module per resource.
+//! - [`service`]: what each operation does, apart from HTTP.
+//! - [`store`]: SQLite, migrations, rows of each resource.
+//! - [`crypto`]: data keys, sealed blobs, keyed lookup hashes, the key ring.
+//! - [`lifecycle`]: the campaign life cycle as one function of the clock.
+//! - [`stats`]: campaign statistics.
+//! - [`error`]: every failure and its answer.
+//! - [`server`]: serving the routes on a listener, with graceful shutdown.
+
+pub mod api;
+pub mod app;
+pub mod config;
+pub mod crypto;
+pub mod error;
+pub mod lifecycle;
+pub mod server;
+pub mod service;
+pub mod stats;
+pub mod store;
+
+pub use app::App;

@@ -1,0 +1,255 @@
+//! The HTTP API on warp: one module of routes per resource, shared request plumbing here.
+//!
+//! Handlers never reject: every failure after a route matched becomes an answer in the
+//! platform's error shapes ([`crate::error::ApiError`]). Only an unknown path (404) or a
+//! known path with another method (405) reach [`recover`], which answers in the same shape.
+//!
+//! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources.
+//! - [`docs`]: `GET /openapi.json`.
+
+pub mod campaigns;
+pub mod cohorts;
+pub mod deployments;
+pub mod docs;
+pub mod outbound;
+
+use std::convert::Infallible;
+use std::pin::Pin;
+
+use bytes::{Buf, Bytes, BytesMut};
+use contracts::error::{ErrorType, Loc, PlatformErrorBody, ValidationErrors};
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+use warp::filters::BoxedFilter;
+use warp::http::{HeaderMap, StatusCode};
+use warp::reply::Response;
+use warp::{Filter, Rejection};
+
+use crate::app::App;
+use crate::config::Principal;
+use crate::error::{ApiError, json_response};
+use crate::store::WorkspaceRef;
+
+/// Every route of the platform, with the error recovery.
+pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+    docs::routes()
+        .or(outbound::routes(app.clone()))
+        .unify()
+        .or(campaigns::routes(app.clone()))
+        .unify()
+        .or(deployments::routes(app.clone()))
+        .unify()
+        .or(cohorts::routes(app))
+        .unify()
+        .recover(recover)
+        .unify()
+        .boxed()
+}
+
+/// Answers the rejections that remain: no route (404) or another method (405).
+pub async fn recover(r: Rejection) -> Result<Response, Infallible> {
+    let (status, code, message) = if r.is_not_found() {
+        (
+            StatusCode::NOT_FOUND,
+            "route_not_found",
+            "no such route; see GET /openapi.json".to_string(),
+        )
+    } else if r.find::<warp::reject::MethodNotAllowed>().is_some() {
+        (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "this route does not take that method; see GET /openapi.json".to_string(),
+        )
+    } else {
+        tracing::warn!(rejection = ?r, "unhandled rejection");
+        (
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "the request could not be read".to_string(),
+        )
+    };
+    let error_type = if status == StatusCode::NOT_FOUND {
+        "not_found_error"
+    } else {
+        "invalid_request_error"
+    };
+    Ok(json_response(
+        status,
+        &PlatformErrorBody::new(error_type, code, message),
+    ))
+}
+
+/// What handlers need of a request beyond path parameters and body.
+#[derive(Debug, Clone)]
+pub struct RequestMeta {
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The path as requested.
+    pub path: String,
+    /// The raw query string (empty when none).
+    pub query: String,
+}
+
+impl RequestMeta {
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The decoded query pairs, in order.
+    pub fn query_pairs(&self) -> Vec<(String, String)> {
+        serde_urlencoded::from_str(&self.query).unwrap_or_default()
+    }
+
+    /// The `x-trace-id` of the request, if any: carried to the key service.
+    pub fn trace_id(&self) -> Option<String> {
+        self.header(contracts::wire::byok::HEADER_TRACE_ID)
+            .map(str::to_string)
+    }
+}
+
+/// Extracts [`RequestMeta`].
+pub fn meta() -> impl Filter<Extract = (RequestMeta,), Error = Infallible> + Clone {
+    warp::header::headers_cloned()
+        .and(warp::path::full())
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .map(|headers, path: warp::path::FullPath, query| RequestMeta {
+            headers,
+            path: path.as_str().to_string(),
+            query,
+        })
+}
+
+/// The app, for handlers.
+pub fn with_app(app: App) -> impl Filter<Extract = (App,), Error = Infallible> + Clone {
+    warp::any().map(move || app.clone())
+}
+
+/// A request body as a stream of byte chunks.
+pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
+
+/// Extracts the body as a [`BodyStream`], read later by the handler (after authentication).
+pub fn body() -> impl Filter<Extract = (BodyStream,), Error = Rejection> + Clone {
+    fn to_bytes<B: Buf>(chunk: Result<B, warp::Error>) -> Result<Bytes, warp::Error> {
+        chunk.map(|mut b| b.copy_to_bytes(b.remaining()))
+    }
+    warp::body::stream().map(|s| {
+        let s: BodyStream = Box::pin(StreamExt::map(s, to_bytes));
+        s
+    })
+}
+
+/// Checks `X-API-Key` against the workspace of the path.
+pub fn authorize(
+    app: &App,
+    meta: &RequestMeta,
+    org_id: &str,
+    workspace_id: &str,
+) -> Result<Principal, ApiError> {
+    let ws = WorkspaceRef::new(org_id, workspace_id);
+    let Some(presented) = meta.header("x-api-key") else {
+        return Err(ApiError::Unauthorized {
+            code: "missing_api_key",
+            message: "send the workspace's key in the X-API-Key header".into(),
+        });
+    };
+    match app.auth.check(presented, &ws) {
+        Some(name) => Ok(Principal { ws, name }),
+        None => Err(ApiError::Unauthorized {
+            code: "invalid_api_key",
+            message: format!(
+                "the X-API-Key is not valid for org '{org_id}' and workspace '{workspace_id}'"
+            ),
+        }),
+    }
+}
+
+/// Reads a whole body up to `limit` bytes (413 above it, early when `Content-Length` says so).
+pub async fn read_limited(
+    meta: &RequestMeta,
+    mut body: BodyStream,
+    limit: u64,
+) -> Result<Bytes, ApiError> {
+    if let Some(len) = meta
+        .header("content-length")
+        .and_then(|v| v.parse::<u64>().ok())
+        && len > limit
+    {
+        return Err(ApiError::TooLarge { limit });
+    }
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::Validation(ValidationErrors::single(
+                &Loc::body(),
+                ErrorType::JsonInvalid,
+                format!("the body could not be read: {e}"),
+            ))
+        })?;
+        if buf.len() as u64 + chunk.len() as u64 > limit {
+            return Err(ApiError::TooLarge { limit });
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Reads a JSON body: the media type must be JSON (or absent), the size within the limit,
+/// the text valid JSON.
+pub async fn read_json(app: &App, meta: &RequestMeta, body: BodyStream) -> Result<Value, ApiError> {
+    if let Some(ct) = meta.header("content-type") {
+        let essence = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if essence != "application/json" && !essence.ends_with("+json") {
+            return Err(ApiError::UnsupportedMediaType {
+                message: format!("this route reads application/json, not '{essence}'"),
+            });
+        }
+    }
+    let bytes = read_limited(meta, body, app.config.max_body_bytes).await?;
+    Ok(contracts::validate::parse_json_body(&bytes)?)
+}
+
+/// The full URIs of the next and previous pages, keeping the request's other query
+/// parameters; `None` at the ends.
+pub fn page_uris(
+    app: &App,
+    meta: &RequestMeta,
+    offset: u64,
+    limit: u32,
+    total: u64,
+) -> (Option<String>, Option<String>) {
+    let base = match &app.config.public_url {
+        Some(u) => u.trim_end_matches('/').to_string(),
+        None => format!("http://{}", meta.header("host").unwrap_or("localhost")),
+    };
+    let others: Vec<(String, String)> = meta
+        .query_pairs()
+        .into_iter()
+        .filter(|(k, _)| k != "offset" && k != "limit")
+        .collect();
+    let uri = |off: u64| {
+        let mut pairs = others.clone();
+        pairs.push(("offset".into(), off.to_string()));
+        pairs.push(("limit".into(), limit.to_string()));
+        let q = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+        format!("{base}{}?{q}", meta.path)
+    };
+    let next = (offset + u64::from(limit) < total).then(|| uri(offset + u64::from(limit)));
+    let prev = (offset > 0).then(|| uri(offset.saturating_sub(u64::from(limit))));
+    (next, prev)
+}
+
+/// Turns a handler's result into an answer.
+pub fn respond(result: Result<Response, ApiError>) -> Response {
+    result.unwrap_or_else(ApiError::into_response)
+}
+
+/// A 200 JSON answer.
+pub fn ok<T: serde::Serialize>(body: &T) -> Result<Response, ApiError> {
+    Ok(json_response(StatusCode::OK, body))
+}

@@ -1,0 +1,249 @@
+//! The platform instance: configuration, store, clock, ids, keys. Cheap to clone; handlers,
+//! background work and the engine share one.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use contracts::clock::{SharedClock, SystemClock};
+use contracts::ids::IdGen;
+use contracts::validate::Options;
+use rand::RngCore;
+
+use crate::config::{ApiKeyConfig, Database, KeyTable, PlatformConfig};
+use crate::crypto::{KeyRing, KeyService, LocalKeyService};
+use crate::store::{Store, StoreError};
+
+/// A running platform's shared state.
+#[derive(Clone)]
+pub struct App {
+    inner: Arc<AppInner>,
+}
+
+/// What an [`App`] holds.
+pub struct AppInner {
+    /// The configuration it started with.
+    pub config: PlatformConfig,
+    /// The database.
+    pub store: Store,
+    /// The time.
+    pub clock: SharedClock,
+    /// Ids and random choices.
+    pub ids: Arc<IdGen>,
+    /// Data keys of every workspace.
+    pub keys: Arc<KeyRing>,
+    /// API keys.
+    pub auth: KeyTable,
+    /// How strictly requests are read.
+    pub validation: Options,
+}
+
+impl Deref for App {
+    type Target = AppInner;
+
+    fn deref(&self) -> &AppInner {
+        &self.inner
+    }
+}
+
+impl fmt::Debug for App {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("App")
+            .field("store", &self.store)
+            .field("seed", &self.ids.seed())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a platform could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration is wrong.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// The store could not be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The local key file could not be read or written.
+    #[error("local key file {path}: {message}")]
+    KeyFile {
+        /// The file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// Builds an [`App`].
+pub struct AppBuilder {
+    config: PlatformConfig,
+    clock: Option<SharedClock>,
+    store: Option<Store>,
+    key_service: Option<Arc<dyn KeyService>>,
+}
+
+impl App {
+    /// A builder from a configuration.
+    pub fn builder(config: PlatformConfig) -> AppBuilder {
+        AppBuilder {
+            config,
+            clock: None,
+            store: None,
+            key_service: None,
+        }
+    }
+}
+
+impl AppBuilder {
+    /// Uses this clock (default: the system clock).
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Uses this store instead of opening the configured one.
+    pub fn store(mut self, store: Store) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Uses this key service for workspaces without their own (default: the local one).
+    pub fn key_service(mut self, service: Arc<dyn KeyService>) -> Self {
+        self.key_service = Some(service);
+        self
+    }
+
+    /// Opens the store, loads or creates the local key, and builds the app.
+    pub fn build(self) -> Result<App, StartError> {
+        let config = self.config;
+        let clock = self.clock.unwrap_or_else(SystemClock::shared);
+        let store = match self.store {
+            Some(s) => s,
+            None => match config.database() {
+                Database::Memory => Store::in_memory()?,
+                Database::File(path) => Store::open(path)?,
+            },
+        };
+        let key_service = match self.key_service {
+            Some(s) => s,
+            None => Arc::new(LocalKeyService::new(&local_master_key(&config)?)),
+        };
+        let ids = Arc::new(match config.seed {
+            Some(seed) => IdGen::seeded(seed),
+            None => IdGen::from_entropy(),
+        });
+        let keys = Arc::new(KeyRing::new(store.clone(), clock.clone(), key_service));
+        let auth = KeyTable::new(config.api_keys.clone());
+        let validation = Options {
+            strict: config.strict,
+        };
+        Ok(App {
+            inner: Arc::new(AppInner {
+                config,
+                store,
+                clock,
+                ids,
+                keys,
+                auth,
+                validation,
+            }),
+        })
+    }
+}
+
+/// The local master key: from the configuration, else from `<database>.key`, else a new one
+/// written there (mode 0600). An in-memory store gets a fresh key each run.
+fn local_master_key(config: &PlatformConfig) -> Result<[u8; 32], StartError> {
+    if let Some(k) = config.local_key_bytes().map_err(StartError::Config)? {
+        return Ok(k);
+    }
+    let path = match config.database() {
+        Database::Memory => {
+            let mut k = [0u8; 32];
+            rand::rngs::OsRng.fill_bytes(&mut k);
+            return Ok(k);
+        }
+        Database::File(p) => {
+            let mut s = p.into_os_string();
+            s.push(".key");
+            std::path::PathBuf::from(s)
+        }
+    };
+    let fail = |message: String| StartError::KeyFile {
+        path: path.display().to_string(),
+        message,
+    };
+    match std::fs::read(&path) {
+        Ok(bytes) => bytes
+            .as_slice()
+            .try_into()
+            .map_err(|_| fail(format!("holds {} bytes, expected 32", bytes.len()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut k = [0u8; 32];
+            rand::rngs::OsRng.fill_bytes(&mut k);
+            write_private(&path, &k).map_err(|e| fail(e.to_string()))?;
+            Ok(k)
+        }
+        Err(e) => Err(fail(e.to_string())),
+    }
+}
+
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// A random API key for local use, printed at start-up when none is configured.
+pub fn generate_local_api_key(ids: &IdGen) -> ApiKeyConfig {
+    let bytes: [u8; 18] = ids.bytes();
+    ApiKeyConfig {
+        org_id: "*".into(),
+        workspace_id: "*".into(),
+        key: format!("sk-local-{}", hex_lower(&bytes)),
+        name: "local".into(),
+    }
+}
+
+fn hex_lower(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_local_key_file_is_created_once_and_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = PlatformConfig {
+            database: dir.path().join("p.db").display().to_string(),
+            ..Default::default()
+        };
+        let a = local_master_key(&config).unwrap();
+        let b = local_master_key(&config).unwrap();
+        assert_eq!(a, b);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("p.db.key"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        std::fs::write(dir.path().join("p.db.key"), b"short").unwrap();
+        assert!(matches!(
+            local_master_key(&config),
+            Err(StartError::KeyFile { .. })
+        ));
+    }
+}

@@ -1,0 +1,140 @@
+//! The campaign life cycle as one function of the clock, used by the API and the engine.
+//!
+//! ```text
+//! scheduled --start reached--> active --end reached--> ended
+//!     |  \                       |
+//!     |   `------pause-------> paused --resume--> active (or scheduled before the start,
+//!     |                          |                        or ended after the end)
+//!     `--cancel--> cancelled <---'  (cancel also from active)
+//! ```
+//!
+//! Source states (assumed): pause from `scheduled` or `active`; resume from `paused`; cancel
+//! from `scheduled`, `active` or `paused`. `ended` and `cancelled` are final.
+
+use chrono::{DateTime, Utc};
+use contracts::wire::{CampaignAction, CampaignStatus};
+
+/// The status a campaign has at `now`, given the status last stored and its time window.
+/// `scheduled` becomes `active` at the start and `ended` at the end; `active` becomes
+/// `ended` at the end; `paused` waits for a resume.
+pub fn effective_status(
+    stored: CampaignStatus,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> CampaignStatus {
+    match stored {
+        CampaignStatus::Scheduled | CampaignStatus::Active if now >= end => CampaignStatus::Ended,
+        CampaignStatus::Scheduled if now >= start => CampaignStatus::Active,
+        s => s,
+    }
+}
+
+/// An action that the campaign's status does not allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cannot {} a campaign that is {}", action.as_str(), from.as_str())]
+pub struct TransitionError {
+    /// The action asked for.
+    pub action: CampaignAction,
+    /// The status the campaign was in.
+    pub from: CampaignStatus,
+}
+
+/// The status after `action`, from the campaign's effective status `from`.
+pub fn apply_action(
+    from: CampaignStatus,
+    action: CampaignAction,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<CampaignStatus, TransitionError> {
+    use CampaignStatus::*;
+    match (action, from) {
+        (CampaignAction::Pause, Scheduled | Active) => Ok(Paused),
+        (CampaignAction::Resume, Paused) => Ok(effective_status(Scheduled, start, end, now)),
+        (CampaignAction::Cancel, Scheduled | Active | Paused) => Ok(Cancelled),
+        _ => Err(TransitionError { action, from }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+    use rstest::rstest;
+
+    fn t(h: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_772_000_000, 0).unwrap() + Duration::hours(h)
+    }
+
+    #[rstest]
+    #[case(CampaignStatus::Scheduled, -1, CampaignStatus::Scheduled)]
+    #[case(CampaignStatus::Scheduled, 0, CampaignStatus::Active)]
+    #[case(CampaignStatus::Scheduled, 10, CampaignStatus::Ended)]
+    #[case(CampaignStatus::Active, 9, CampaignStatus::Active)]
+    #[case(CampaignStatus::Active, 10, CampaignStatus::Ended)]
+    #[case(CampaignStatus::Paused, 11, CampaignStatus::Paused)]
+    #[case(CampaignStatus::Cancelled, 11, CampaignStatus::Cancelled)]
+    #[case(CampaignStatus::Ended, 5, CampaignStatus::Ended)]
+    fn time_moves_status(
+        #[case] stored: CampaignStatus,
+        #[case] at: i64,
+        #[case] want: CampaignStatus,
+    ) {
+        assert_eq!(effective_status(stored, t(0), t(10), t(at)), want);
+    }
+
+    #[rstest]
+    #[case(
+        CampaignAction::Pause,
+        CampaignStatus::Scheduled,
+        0,
+        Some(CampaignStatus::Paused)
+    )]
+    #[case(
+        CampaignAction::Pause,
+        CampaignStatus::Active,
+        1,
+        Some(CampaignStatus::Paused)
+    )]
+    #[case(CampaignAction::Pause, CampaignStatus::Paused, 1, None)]
+    #[case(CampaignAction::Pause, CampaignStatus::Ended, 1, None)]
+    #[case(CampaignAction::Resume, CampaignStatus::Paused, -1, Some(CampaignStatus::Scheduled))]
+    #[case(
+        CampaignAction::Resume,
+        CampaignStatus::Paused,
+        1,
+        Some(CampaignStatus::Active)
+    )]
+    #[case(
+        CampaignAction::Resume,
+        CampaignStatus::Paused,
+        10,
+        Some(CampaignStatus::Ended)
+    )]
+    #[case(CampaignAction::Resume, CampaignStatus::Active, 1, None)]
+    #[case(CampaignAction::Resume, CampaignStatus::Cancelled, 1, None)]
+    #[case(CampaignAction::Cancel, CampaignStatus::Scheduled, -1, Some(CampaignStatus::Cancelled))]
+    #[case(
+        CampaignAction::Cancel,
+        CampaignStatus::Active,
+        1,
+        Some(CampaignStatus::Cancelled)
+    )]
+    #[case(
+        CampaignAction::Cancel,
+        CampaignStatus::Paused,
+        1,
+        Some(CampaignStatus::Cancelled)
+    )]
+    #[case(CampaignAction::Cancel, CampaignStatus::Ended, 11, None)]
+    #[case(CampaignAction::Cancel, CampaignStatus::Cancelled, 1, None)]
+    fn actions(
+        #[case] action: CampaignAction,
+        #[case] from: CampaignStatus,
+        #[case] at: i64,
+        #[case] want: Option<CampaignStatus>,
+    ) {
+        assert_eq!(apply_action(from, action, t(0), t(10), t(at)).ok(), want);
+    }
+}

@@ -1,0 +1,176 @@
+//! `platform serve`: runs the platform mock on a port, over a SQLite file.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use platform::App;
+use platform::app::generate_local_api_key;
+use platform::config::{ApiKeyConfig, Database, PlatformConfig};
+
+/// The voice-agent platform mock: outbound calls, campaigns, cohorts and inbound deployments
+/// over HTTP, with customer data encrypted at rest.
+#[derive(Parser, Debug)]
+#[command(name = "platform", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the platform API until Ctrl-C (requests in flight finish first).
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// A TOML configuration file; flags and environment variables override it.
+    #[arg(long, env = "PLATFORM_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on; port 0 picks a free port (printed at start).
+    #[arg(long, env = "PLATFORM_LISTEN")]
+    listen: Option<SocketAddr>,
+    /// SQLite file (created when missing), or ":memory:".
+    #[arg(long, env = "PLATFORM_DATABASE")]
+    database: Option<String>,
+    /// An API key: ORG/WORKSPACE=KEY[:NAME]; `*` as org or workspace matches any. Repeat the
+    /// flag, or separate keys with commas in the environment variable. Without any, a random
+    /// key for every org and workspace is made and printed.
+    #[arg(long = "api-key", env = "PLATFORM_API_KEYS", value_delimiter = ',', value_parser = ApiKeyConfig::parse)]
+    api_keys: Vec<ApiKeyConfig>,
+    /// Base64 of the 32-byte local master key; else read from (or written to) <database>.key.
+    #[arg(long, env = "PLATFORM_LOCAL_KEY", hide_env_values = true)]
+    local_key: Option<String>,
+    /// Largest cohort upload in bytes (413 above).
+    #[arg(long, env = "PLATFORM_MAX_UPLOAD_BYTES")]
+    max_upload_bytes: Option<u64>,
+    /// Largest JSON body in bytes (413 above).
+    #[arg(long, env = "PLATFORM_MAX_BODY_BYTES")]
+    max_body_bytes: Option<u64>,
+    /// Answer unknown request fields with 422 instead of ignoring them.
+    #[arg(long, env = "PLATFORM_STRICT")]
+    strict: bool,
+    /// The address clients use, for next_page_uri and prev_page_uri.
+    #[arg(long, env = "PLATFORM_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Seed of ids and random choices (printed when not given).
+    #[arg(long, env = "PLATFORM_SEED")]
+    seed: Option<u64>,
+}
+
+impl ServeArgs {
+    fn into_config(self) -> Result<PlatformConfig> {
+        let mut config = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                PlatformConfig::from_toml(&text)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("parsing {}", path.display()))?
+            }
+            None => PlatformConfig::default(),
+        };
+        if let Some(v) = self.listen {
+            config.listen = v;
+        }
+        if let Some(v) = self.database {
+            config.database = v;
+        }
+        if !self.api_keys.is_empty() {
+            config.api_keys = self.api_keys;
+        }
+        if let Some(v) = self.local_key {
+            config.local_key = Some(v);
+        }
+        if let Some(v) = self.max_upload_bytes {
+            config.max_upload_bytes = v;
+        }
+        if let Some(v) = self.max_body_bytes {
+            config.max_body_bytes = v;
+        }
+        if self.strict {
+            config.strict = true;
+        }
+        if let Some(v) = self.public_url {
+            config.public_url = Some(v);
+        }
+        if let Some(v) = self.seed {
+            config.seed = Some(v);
+        }
+        Ok(config)
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,platform=info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let Cli { command } = Cli::parse();
+    match command {
+        Command::Serve(args) => serve(args.into_config()?).await,
+    }
+}
+
+async fn serve(mut config: PlatformConfig) -> Result<()> {
+    let seed = config
+        .seed
+        .unwrap_or_else(|| contracts::ids::IdGen::from_entropy().seed());
+    config.seed = Some(seed);
+    let generated = if config.api_keys.is_empty() {
+        let key = generate_local_api_key(&contracts::ids::IdGen::from_entropy());
+        config.api_keys.push(key.clone());
+        Some(key)
+    } else {
+        None
+    };
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let app = App::builder(config.clone()).build()?;
+    println!("platform listening on http://{addr}");
+    match config.database() {
+        Database::Memory => println!("database: in memory (lost at exit)"),
+        Database::File(p) => println!("database: {}", p.display()),
+    }
+    match generated {
+        Some(k) => println!(
+            "local API key (every org and workspace): {}  -- send it as X-API-Key",
+            k.key
+        ),
+        None => println!("API keys: {} configured", config.api_keys.len()),
+    }
+    println!("seed: {seed}");
+    println!("OpenAPI document: http://{addr}/openapi.json");
+    let store = app.store.clone();
+    platform::server::serve(app, listener, shutdown_signal()).await;
+    store.checkpoint().context("checkpointing the database")?;
+    println!("platform stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

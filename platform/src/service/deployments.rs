@@ -1,0 +1,214 @@
+//! Inbound deployments: create, list, get, patch, status, delete.
+
+use contracts::validate::{self, ListParams};
+use contracts::wire::{
+    ChannelDirection, Deployment, DeploymentAction, DeploymentListItem, DeploymentSortBy,
+    DeploymentStatus, Page,
+};
+use serde_json::Value;
+
+use super::conflict;
+use crate::app::App;
+use crate::config::Principal;
+use crate::error::ApiError;
+use crate::store::deployments::{self, DeploymentRecord, NumberTaken};
+
+/// The answer for a deployment.
+pub fn to_wire(rec: &DeploymentRecord) -> Deployment {
+    Deployment {
+        deployment_id: rec.id.clone(),
+        app_id: rec.config.app_id.clone(),
+        app_version: rec.config.app_version,
+        connection_configs: rec.config.connection_configs.clone(),
+        channel_direction: ChannelDirection::Inbound,
+        created_by: rec.created_by.clone(),
+        created_at: rec.created_at,
+        updated_at: rec.updated_at,
+        name: Some(rec.config.name.clone()),
+        status: Some(rec.status),
+        description: rec.config.description.clone(),
+        inbound_config: rec.config.inbound_config.clone(),
+        updated_by: rec.updated_by.clone(),
+    }
+}
+
+fn taken(t: NumberTaken) -> ApiError {
+    conflict(
+        "phone_number_in_use",
+        format!(
+            "{} already belongs to deployment '{}' of this workspace; a number routes to one deployment at a time",
+            t.phone_number, t.deployment_id
+        ),
+    )
+}
+
+/// Creates a deployment in status `active`; its numbers must be free in the workspace.
+pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployment, ApiError> {
+    let spec = validate::deployment_create(body, app.validation)?;
+    let now = app.clock.now();
+    let rec = DeploymentRecord {
+        id: app.ids.deployment_id(),
+        ws: who.ws.clone(),
+        status: DeploymentStatus::Active,
+        config: spec.to_create_request(),
+        created_by: who.name.clone(),
+        updated_by: None,
+        created_at: now,
+        updated_at: now,
+    };
+    app.store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            if let Some(t) = deployments::number_conflict(&tx, &rec.ws, &rec.phone_numbers(), None)?
+            {
+                return Ok(Err(taken(t)));
+            }
+            deployments::insert(&tx, &rec)?;
+            tx.commit()?;
+            Ok(Ok(to_wire(&rec)))
+        })
+        .await?
+}
+
+/// One page of the workspace's deployments.
+pub async fn list(
+    app: &App,
+    who: &Principal,
+    query: &[(String, String)],
+) -> Result<(Page<DeploymentListItem>, ListParams<DeploymentSortBy>), ApiError> {
+    let params = validate::deployment_list_query(query)?;
+    let (ws, p) = (who.ws.clone(), params.clone());
+    let (rows, total) = app
+        .store
+        .read(move |c| deployments::list(c, &ws, &p))
+        .await?;
+    let page = Page {
+        items: rows
+            .iter()
+            .map(|r| DeploymentListItem {
+                deployment: to_wire(r),
+                phone_numbers: r.phone_numbers(),
+            })
+            .collect(),
+        total,
+        limit: params.limit,
+        offset: params.offset,
+        next_page_uri: None,
+        prev_page_uri: None,
+    };
+    Ok((page, params))
+}
+
+/// A deployment.
+pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, ApiError> {
+    let (ws, id) = (who.ws.clone(), id.to_string());
+    let found = app
+        .store
+        .read({
+            let id = id.clone();
+            move |c| deployments::get(c, &ws, &id)
+        })
+        .await?;
+    found
+        .map(|r| to_wire(&r))
+        .ok_or_else(|| ApiError::not_found("deployment", &id))
+}
+
+/// Applies a PATCH; new numbers must be free in the workspace.
+pub async fn patch(
+    app: &App,
+    who: &Principal,
+    id: &str,
+    body: Value,
+) -> Result<Deployment, ApiError> {
+    let now = app.clock.now();
+    let (ws, id, name, opts) = (
+        who.ws.clone(),
+        id.to_string(),
+        who.name.clone(),
+        app.validation,
+    );
+    app.store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
+                return Ok(Err(ApiError::not_found("deployment", &id)));
+            };
+            let next = match validate::deployment_patch(&body, &rec.spec()?, opts) {
+                Ok(s) => s,
+                Err(e) => return Ok(Err(e.into())),
+            };
+            rec.config = next.to_create_request();
+            if let Some(t) =
+                deployments::number_conflict(&tx, &ws, &rec.phone_numbers(), Some(&id))?
+            {
+                return Ok(Err(taken(t)));
+            }
+            rec.updated_by = Some(name);
+            rec.updated_at = now;
+            deployments::update(&tx, &rec)?;
+            tx.commit()?;
+            Ok(Ok(to_wire(&rec)))
+        })
+        .await?
+}
+
+/// `pause` (from `active`) or `resume` (from `paused`); the same status again is a 409.
+pub async fn set_status(
+    app: &App,
+    who: &Principal,
+    id: &str,
+    body: &Value,
+) -> Result<Deployment, ApiError> {
+    let action = validate::deployment_status(body, app.validation)?;
+    let now = app.clock.now();
+    let (ws, id, name) = (who.ws.clone(), id.to_string(), who.name.clone());
+    app.store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
+                return Ok(Err(ApiError::not_found("deployment", &id)));
+            };
+            let to = match (action, rec.status) {
+                (DeploymentAction::Pause, DeploymentStatus::Active) => DeploymentStatus::Paused,
+                (DeploymentAction::Resume, DeploymentStatus::Paused) => DeploymentStatus::Active,
+                (action, from) => {
+                    let verb = match action {
+                        DeploymentAction::Pause => "pause",
+                        DeploymentAction::Resume => "resume",
+                    };
+                    return Ok(Err(conflict(
+                        "invalid_status_transition",
+                        format!("cannot {verb} a deployment that is {}", from.as_str()),
+                    )));
+                }
+            };
+            rec.status = to;
+            rec.updated_by = Some(name);
+            rec.updated_at = now;
+            deployments::update(&tx, &rec)?;
+            tx.commit()?;
+            Ok(Ok(to_wire(&rec)))
+        })
+        .await?
+}
+
+/// Deletes a deployment for good: its numbers are free at once and every later call on
+/// its id is a 404.
+pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError> {
+    let (ws, id2) = (who.ws.clone(), id.to_string());
+    let existed = app
+        .store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            let existed = deployments::delete(&tx, &ws, &id2)?;
+            tx.commit()?;
+            Ok(existed)
+        })
+        .await?;
+    if existed {
+        Ok(())
+    } else {
+        Err(ApiError::not_found("deployment", id))
+    }
+}

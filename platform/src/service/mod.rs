@@ -1,0 +1,20 @@
+//! What the API does, apart from HTTP: each function checks a request, changes the store
+//! and answers wire types. Handlers in [`crate::api`] only convert.
+//!
+//! - [`outbound`]: instant outbound calls.
+//! - [`campaigns`]: create, list, get, patch, status.
+//! - [`deployments`]: create, list, get, patch, status, delete.
+
+pub mod campaigns;
+pub mod deployments;
+pub mod outbound;
+
+use crate::error::ApiError;
+
+/// A 409 for a state that does not allow the action.
+pub(crate) fn conflict(code: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError::Conflict {
+        code,
+        message: message.into(),
+    }
+}

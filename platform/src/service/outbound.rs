@@ -1,0 +1,59 @@
+//! Instant outbound: check the request, record a queued attempt, answer its id.
+
+use contracts::validate;
+use contracts::wire::{OutboundRequest, OutboundResponse};
+use serde_json::Value;
+
+use crate::app::App;
+use crate::config::Principal;
+use crate::error::ApiError;
+use crate::store::attempts::{self, AttemptRow};
+
+/// `kind` of instant outbound attempts.
+pub const KIND: &str = "outbound";
+
+/// Records a queued attempt for a valid request. The request (the user's number and the
+/// agent's variables) is stored sealed under the workspace's data key.
+pub async fn create(
+    app: &App,
+    who: &Principal,
+    body: &Value,
+    trace_id: Option<&str>,
+) -> Result<OutboundResponse, ApiError> {
+    let call = validate::outbound_request(body, app.validation)?;
+    let keys = app.keys.workspace(&who.ws, trace_id).await?;
+    let now = app.clock.now();
+    let id = app.ids.attempt_id(now);
+    let request = OutboundRequest {
+        app_config: contracts::wire::OutboundAppConfig {
+            app_id: call.app_id.clone(),
+            app_version: call.app_version,
+            connection_config: contracts::wire::OutboundConnectionConfig {
+                connection_id: call.connection_id.clone(),
+                agent_phone_number: call.agent_phone_number.to_string(),
+            },
+            agent_variables: Some(call.agent_variables.clone()),
+            app_type: Some(call.app_type),
+            app_overrides: Some(call.app_overrides.clone()),
+        },
+        user_config: contracts::wire::UserConfig {
+            user_phone_number: call.user_phone_number.to_string(),
+        },
+        webhook_config: call.webhook.as_ref().map(|w| w.to_wire()),
+    };
+    let payload = keys.seal(
+        &attempts::payload_context(&id),
+        &serde_json::to_vec(&request).expect("wire types serialise"),
+    );
+    let row = AttemptRow {
+        id: id.clone(),
+        kind: KIND.into(),
+        ws: who.ws.clone(),
+        status: "queued".into(),
+        payload,
+        created_at: now,
+        updated_at: now,
+    };
+    app.store.write(move |c| attempts::insert(c, &row)).await?;
+    Ok(OutboundResponse { attempt_id: id })
+}

@@ -1,0 +1,300 @@
+//! Deployment rows and the numbers they own. A number belongs to at most one deployment of
+//! a workspace (assumed): the `deployment_numbers` primary key enforces it.
+
+use chrono::{DateTime, Utc};
+use contracts::model::DeploymentSpec;
+use contracts::validate::ListParams;
+use contracts::wire::{DeploymentCreateRequest, DeploymentSortBy, DeploymentStatus, SortOrder};
+use rusqlite::{Connection, Row, params};
+
+use super::{StoreError, WorkspaceRef, from_json, from_ms, like_substring, ms, optional, to_json};
+
+/// A stored deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeploymentRecord {
+    /// `dep-…`.
+    pub id: String,
+    /// Its workspace.
+    pub ws: WorkspaceRef,
+    /// `active` or `paused`.
+    pub status: DeploymentStatus,
+    /// The configuration, in its canonical wire form (validated when it was stored).
+    pub config: DeploymentCreateRequest,
+    /// Who created it.
+    pub created_by: String,
+    /// Who changed it last (null until the first change).
+    pub updated_by: Option<String>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl DeploymentRecord {
+    /// The configuration as validated domain types.
+    pub fn spec(&self) -> Result<DeploymentSpec, StoreError> {
+        DeploymentSpec::try_from(&self.config)
+            .map_err(|e| StoreError::Corrupt(format!("deployment {}: {e}", self.id)))
+    }
+
+    /// Every number of every connection, in order.
+    pub fn phone_numbers(&self) -> Vec<String> {
+        self.config
+            .connection_configs
+            .iter()
+            .flat_map(|c| c.phone_numbers.iter().cloned())
+            .collect()
+    }
+}
+
+/// A number that already belongs to another deployment of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumberTaken {
+    /// The number.
+    pub phone_number: String,
+    /// The deployment that has it.
+    pub deployment_id: String,
+}
+
+const COLUMNS: &str =
+    "id, org_id, workspace_id, status, spec, created_by, updated_by, created_ms, updated_ms";
+
+fn read(r: &Row<'_>) -> rusqlite::Result<Raw> {
+    Ok((
+        r.get(0)?,
+        WorkspaceRef::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+    ))
+}
+
+type Raw = (
+    String,
+    WorkspaceRef,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    i64,
+);
+
+fn finish(raw: Raw) -> Result<DeploymentRecord, StoreError> {
+    let (id, ws, status, spec, created_by, updated_by, created, updated) = raw;
+    let config: DeploymentCreateRequest = from_json(&spec)?;
+    let status = match status.as_str() {
+        "active" => DeploymentStatus::Active,
+        "paused" => DeploymentStatus::Paused,
+        other => {
+            return Err(StoreError::Corrupt(format!(
+                "deployment {id}: status {other}"
+            )));
+        }
+    };
+    Ok(DeploymentRecord {
+        id,
+        ws,
+        status,
+        config,
+        created_by,
+        updated_by,
+        created_at: from_ms(created),
+        updated_at: from_ms(updated),
+    })
+}
+
+/// The first of `numbers` that another deployment of the workspace owns.
+pub fn number_conflict(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    numbers: &[String],
+    except: Option<&str>,
+) -> Result<Option<NumberTaken>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT deployment_id FROM deployment_numbers
+         WHERE org_id = ?1 AND workspace_id = ?2 AND phone_number = ?3",
+    )?;
+    for p in numbers {
+        let owner: Option<String> =
+            optional(st.query_row(params![ws.org_id, ws.workspace_id, p], |r| r.get(0)))?;
+        if let Some(owner) = owner
+            && Some(owner.as_str()) != except
+        {
+            return Ok(Some(NumberTaken {
+                phone_number: p.clone(),
+                deployment_id: owner,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+fn write_numbers(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> {
+    c.execute(
+        "DELETE FROM deployment_numbers WHERE deployment_id = ?1",
+        params![rec.id],
+    )?;
+    let mut st = c.prepare_cached(
+        "INSERT INTO deployment_numbers (org_id, workspace_id, phone_number, deployment_id, position)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (i, p) in rec.phone_numbers().iter().enumerate() {
+        st.execute(params![
+            rec.ws.org_id,
+            rec.ws.workspace_id,
+            p,
+            rec.id,
+            i as i64
+        ])?;
+    }
+    Ok(())
+}
+
+/// Inserts a deployment and claims its numbers. The caller checks [`number_conflict`] in
+/// the same transaction first.
+pub fn insert(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> {
+    c.execute(
+        "INSERT INTO deployments (id, seq, org_id, workspace_id, name, description, status, app_id, app_version,
+                                  spec, created_by, updated_by, created_ms, updated_ms)
+         VALUES (?1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM deployments), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            rec.id,
+            rec.ws.org_id,
+            rec.ws.workspace_id,
+            rec.config.name,
+            rec.config.description,
+            rec.status.as_str(),
+            rec.config.app_id,
+            rec.config.app_version,
+            to_json(&rec.config),
+            rec.created_by,
+            rec.updated_by,
+            ms(rec.created_at),
+            ms(rec.updated_at),
+        ],
+    )?;
+    write_numbers(c, rec)
+}
+
+/// Writes a deployment's configuration, status and last change, and its numbers.
+pub fn update(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> {
+    c.execute(
+        "UPDATE deployments SET name = ?2, description = ?3, status = ?4, app_version = ?5, spec = ?6,
+                updated_by = ?7, updated_ms = ?8
+         WHERE id = ?1",
+        params![
+            rec.id,
+            rec.config.name,
+            rec.config.description,
+            rec.status.as_str(),
+            rec.config.app_version,
+            to_json(&rec.config),
+            rec.updated_by,
+            ms(rec.updated_at),
+        ],
+    )?;
+    write_numbers(c, rec)
+}
+
+/// Deletes a deployment, its numbers and its cohorts, for good. Answers whether it existed.
+pub fn delete(c: &Connection, ws: &WorkspaceRef, id: &str) -> Result<bool, StoreError> {
+    let n = c.execute(
+        "DELETE FROM deployments WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3",
+        params![id, ws.org_id, ws.workspace_id],
+    )?;
+    if n > 0 {
+        c.execute(
+            "DELETE FROM cohorts WHERE parent_kind = 'deployment' AND parent_id = ?1",
+            params![id],
+        )?;
+    }
+    Ok(n > 0)
+}
+
+/// A deployment of the workspace, or `None`.
+pub fn get(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    id: &str,
+) -> Result<Option<DeploymentRecord>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM deployments WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3"
+    ))?;
+    optional(st.query_row(params![id, ws.org_id, ws.workspace_id], read))?
+        .map(finish)
+        .transpose()
+}
+
+/// The deployment that owns a number in a workspace, if any (inbound routing).
+pub fn by_number(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    phone_number: &str,
+) -> Result<Option<DeploymentRecord>, StoreError> {
+    let id: Option<String> = optional(c.query_row(
+        "SELECT deployment_id FROM deployment_numbers WHERE org_id = ?1 AND workspace_id = ?2 AND phone_number = ?3",
+        params![ws.org_id, ws.workspace_id, phone_number],
+        |r| r.get(0),
+    ))?;
+    match id {
+        Some(id) => get(c, ws, &id),
+        None => Ok(None),
+    }
+}
+
+/// One page of the workspace's deployments and the total number of matches. `search`
+/// matches the name, the description or a phone number, case-insensitively.
+pub fn list(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    p: &ListParams<DeploymentSortBy>,
+) -> Result<(Vec<DeploymentRecord>, u64), StoreError> {
+    let order = match p.sort_by {
+        DeploymentSortBy::CreatedAt => "created_ms",
+        DeploymentSortBy::UpdatedAt => "updated_ms",
+        DeploymentSortBy::Name => "name COLLATE NOCASE",
+    };
+    let dir = match p.sort_order {
+        SortOrder::Asc => "ASC",
+        SortOrder::Desc => "DESC",
+    };
+    let filter = "d.org_id = ?1 AND d.workspace_id = ?2
+        AND (?3 IS NULL OR d.name LIKE ?3 ESCAPE '\\' OR d.description LIKE ?3 ESCAPE '\\'
+             OR EXISTS (SELECT 1 FROM deployment_numbers n
+                        WHERE n.deployment_id = d.id AND n.phone_number LIKE ?3 ESCAPE '\\'))";
+    let search = p.search.as_deref().map(like_substring);
+    let total: i64 = c
+        .prepare_cached(&format!(
+            "SELECT COUNT(*) FROM deployments d WHERE {filter}"
+        ))?
+        .query_row(params![ws.org_id, ws.workspace_id, search], |r| r.get(0))?;
+    let cols = COLUMNS
+        .split(", ")
+        .map(|c| format!("d.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {cols} FROM deployments d WHERE {filter} ORDER BY d.{order} {dir}, d.seq {dir} LIMIT ?4 OFFSET ?5"
+    ))?;
+    let rows = st
+        .query_map(
+            params![
+                ws.org_id,
+                ws.workspace_id,
+                search,
+                p.limit as i64,
+                p.offset as i64
+            ],
+            read,
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    let items = rows
+        .into_iter()
+        .map(finish)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((items, total as u64))
+}

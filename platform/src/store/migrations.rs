@@ -1,0 +1,162 @@
+//! Schema migrations, in code. `PRAGMA user_version` records how many have run; each runs
+//! once, in its own transaction.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// Every migration, in order. Append only: never edit one that has shipped.
+const MIGRATIONS: &[&str] = &[
+    // 1: the API's resources.
+    r#"
+    CREATE TABLE data_keys (
+        id            INTEGER PRIMARY KEY,
+        org_id        TEXT NOT NULL,
+        workspace_id  TEXT NOT NULL,
+        provider      TEXT NOT NULL,
+        key_alias     TEXT NOT NULL,
+        encrypted_key TEXT NOT NULL,
+        created_at    INTEGER NOT NULL
+    );
+    CREATE INDEX data_keys_ws ON data_keys (org_id, workspace_id, id);
+
+    CREATE TABLE campaigns (
+        id            TEXT PRIMARY KEY,
+        seq           INTEGER NOT NULL UNIQUE,
+        org_id        TEXT NOT NULL,
+        workspace_id  TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        description   TEXT,
+        status        TEXT NOT NULL,
+        start_ms      INTEGER NOT NULL,
+        end_ms        INTEGER NOT NULL,
+        spec          TEXT NOT NULL,
+        created_by    TEXT NOT NULL,
+        updated_by    TEXT NOT NULL,
+        created_ms    INTEGER NOT NULL,
+        updated_ms    INTEGER NOT NULL
+    );
+    CREATE INDEX campaigns_ws ON campaigns (org_id, workspace_id, seq);
+
+    CREATE TABLE deployments (
+        id            TEXT PRIMARY KEY,
+        seq           INTEGER NOT NULL UNIQUE,
+        org_id        TEXT NOT NULL,
+        workspace_id  TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        description   TEXT,
+        status        TEXT NOT NULL,
+        app_id        TEXT NOT NULL,
+        app_version   INTEGER NOT NULL,
+        spec          TEXT NOT NULL,
+        created_by    TEXT NOT NULL,
+        updated_by    TEXT,
+        created_ms    INTEGER NOT NULL,
+        updated_ms    INTEGER NOT NULL
+    );
+    CREATE INDEX deployments_ws ON deployments (org_id, workspace_id, seq);
+
+    -- The platform's own numbers, not users' data: one deployment per number and workspace.
+    CREATE TABLE deployment_numbers (
+        org_id        TEXT NOT NULL,
+        workspace_id  TEXT NOT NULL,
+        phone_number  TEXT NOT NULL,
+        deployment_id TEXT NOT NULL REFERENCES deployments (id) ON DELETE CASCADE,
+        position      INTEGER NOT NULL,
+        PRIMARY KEY (org_id, workspace_id, phone_number)
+    );
+    CREATE INDEX deployment_numbers_dep ON deployment_numbers (deployment_id, position);
+
+    CREATE TABLE cohorts (
+        id            TEXT PRIMARY KEY,
+        seq           INTEGER NOT NULL UNIQUE,
+        org_id        TEXT NOT NULL,
+        workspace_id  TEXT NOT NULL,
+        parent_kind   TEXT NOT NULL,
+        parent_id     TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        source_type   TEXT NOT NULL,
+        category      TEXT NOT NULL,
+        total_records    INTEGER,
+        valid_records    INTEGER,
+        rejected_records INTEGER,
+        failure_reason   TEXT,
+        country_code  TEXT,
+        created_by    TEXT NOT NULL,
+        updated_by    TEXT NOT NULL,
+        created_ms    INTEGER NOT NULL,
+        updated_ms    INTEGER NOT NULL
+    );
+    CREATE INDEX cohorts_parent ON cohorts (parent_kind, parent_id, seq);
+    CREATE INDEX cohorts_status ON cohorts (status);
+
+    -- Files are stored as sealed chunks so that no file is ever held whole in memory.
+    CREATE TABLE files (
+        id        INTEGER PRIMARY KEY,
+        cohort_id TEXT NOT NULL REFERENCES cohorts (id) ON DELETE CASCADE,
+        kind      TEXT NOT NULL,
+        size      INTEGER NOT NULL DEFAULT 0,
+        chunks    INTEGER NOT NULL DEFAULT 0,
+        complete  INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (cohort_id, kind)
+    );
+    CREATE TABLE file_chunks (
+        file_id INTEGER NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+        seq     INTEGER NOT NULL,
+        data    BLOB NOT NULL,
+        PRIMARY KEY (file_id, seq)
+    ) WITHOUT ROWID;
+
+    -- One row per accepted user. `phone_hash` is a keyed hash (no plaintext number is
+    -- stored); `data` is a sealed blob of the user's number, identifier and variables.
+    CREATE TABLE cohort_users (
+        cohort_id  TEXT NOT NULL REFERENCES cohorts (id) ON DELETE CASCADE,
+        row_no     INTEGER NOT NULL,
+        phone_hash BLOB NOT NULL,
+        data       BLOB NOT NULL,
+        PRIMARY KEY (cohort_id, row_no)
+    ) WITHOUT ROWID;
+    CREATE INDEX cohort_users_phone ON cohort_users (phone_hash);
+
+    CREATE TABLE attempts (
+        id            TEXT PRIMARY KEY,
+        kind          TEXT NOT NULL,
+        org_id        TEXT NOT NULL,
+        workspace_id  TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        payload       BLOB NOT NULL,
+        created_ms    INTEGER NOT NULL,
+        updated_ms    INTEGER NOT NULL
+    );
+    CREATE INDEX attempts_status ON attempts (kind, status);
+    "#,
+];
+
+/// Brings the schema up to date.
+pub(super) fn run(conn: &Connection) -> Result<(), StoreError> {
+    let done: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(done as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_run_once_and_record_the_version() {
+        let c = Connection::open_in_memory().unwrap();
+        run(&c).unwrap();
+        run(&c).unwrap();
+        let v: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v as usize, MIGRATIONS.len());
+    }
+}

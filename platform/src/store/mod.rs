@@ -1,0 +1,369 @@
+//! The SQLite store: one file per platform instance (WAL), migrations in code, one writer
+//! connection and a few readers, every call off the async threads.
+//!
+//! - [`campaigns`], [`deployments`], [`attempts`]: rows of each resource.
+//!
+//! Instants are stored as Unix milliseconds. Values that identify people are sealed blobs
+//! (see [`crate::crypto`]); the store itself never sees a key.
+
+pub mod attempts;
+pub mod campaigns;
+pub mod deployments;
+mod migrations;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, TimeZone, Utc};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+/// An org and workspace: the unit of isolation and of keys.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkspaceRef {
+    /// The org id of the path.
+    pub org_id: String,
+    /// The workspace id of the path.
+    pub workspace_id: String,
+}
+
+impl WorkspaceRef {
+    /// An org and workspace.
+    pub fn new(org_id: impl Into<String>, workspace_id: impl Into<String>) -> Self {
+        WorkspaceRef {
+            org_id: org_id.into(),
+            workspace_id: workspace_id.into(),
+        }
+    }
+}
+
+impl fmt::Display for WorkspaceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.org_id, self.workspace_id)
+    }
+}
+
+/// A store failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// Stored JSON did not read back.
+    #[error("stored record is unreadable: {0}")]
+    Corrupt(String),
+    /// A blocking task was cancelled or panicked.
+    #[error("store task failed: {0}")]
+    Task(String),
+}
+
+/// A `data_keys` row: an encrypted data key of a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataKeyRow {
+    /// Its id; sealed blobs carry it.
+    pub id: u32,
+    /// `local` or `byok`.
+    pub provider: String,
+    /// The master-key alias that decrypts it.
+    pub key_alias: String,
+    /// The encrypted data key (`byok:v1:...`).
+    pub encrypted_key: String,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Where the database lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// A file (created when missing), with `-wal` and `-shm` beside it.
+    File(PathBuf),
+    /// A private in-memory database that lives as long as the store.
+    Memory,
+}
+
+struct Inner {
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
+    location: StoreLocation,
+}
+
+/// The platform's database. Cheap to clone; all clones share the connections.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.inner.location)
+            .finish()
+    }
+}
+
+const READERS: usize = 4;
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+impl Store {
+    /// Opens (creating and migrating as needed) the database at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let writer = Connection::open(&path)?;
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        configure(&writer)?;
+        migrations::run(&writer)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let r = Connection::open_with_flags(
+                &path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI,
+            )?;
+            configure(&r)?;
+            readers.push(Mutex::new(r));
+        }
+        Ok(Store::from_parts(
+            writer,
+            readers,
+            StoreLocation::File(path),
+        ))
+    }
+
+    /// A fresh in-memory database (one connection; for tests and throwaway runs).
+    pub fn in_memory() -> Result<Store, StoreError> {
+        let writer = Connection::open_in_memory()?;
+        configure(&writer)?;
+        migrations::run(&writer)?;
+        Ok(Store::from_parts(writer, Vec::new(), StoreLocation::Memory))
+    }
+
+    fn from_parts(
+        writer: Connection,
+        readers: Vec<Mutex<Connection>>,
+        location: StoreLocation,
+    ) -> Store {
+        Store {
+            inner: Arc::new(Inner {
+                writer: Mutex::new(writer),
+                readers,
+                next_reader: AtomicUsize::new(0),
+                location,
+            }),
+        }
+    }
+
+    /// Where the database lives.
+    pub fn location(&self) -> &StoreLocation {
+        &self.inner.location
+    }
+
+    /// Runs `f` on the writer connection, off the async threads.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Runs `f` on a reader connection (the writer for in-memory stores), off the async
+    /// threads.
+    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || inner.read_blocking(f))
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Runs `f` on the writer connection on the calling thread. For code that already runs
+    /// off the async threads (the engine, background processing).
+    pub fn write_blocking<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut conn)
+    }
+
+    /// Runs `f` on a reader connection on the calling thread.
+    pub fn read_blocking<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.inner.read_blocking(f)
+    }
+
+    /// Writes the WAL back into the main file (for a clean shutdown or a file scan).
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.write_blocking(|c| {
+            if matches!(self.inner.location, StoreLocation::File(_)) {
+                c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The data keys of a workspace, oldest first.
+    pub async fn data_keys(&self, ws: WorkspaceRef) -> Result<Vec<DataKeyRow>, StoreError> {
+        self.read(move |c| {
+            let mut st = c.prepare_cached(
+                "SELECT id, provider, key_alias, encrypted_key, created_at FROM data_keys
+                 WHERE org_id = ?1 AND workspace_id = ?2 ORDER BY id",
+            )?;
+            let rows = st
+                .query_map(params![ws.org_id, ws.workspace_id], |r| {
+                    Ok(DataKeyRow {
+                        id: r.get::<_, i64>(0)? as u32,
+                        provider: r.get(1)?,
+                        key_alias: r.get(2)?,
+                        encrypted_key: r.get(3)?,
+                        created_at: from_ms(r.get(4)?),
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+
+    /// Adds a data key to a workspace; it becomes the active one.
+    pub async fn insert_data_key(
+        &self,
+        ws: WorkspaceRef,
+        provider: &'static str,
+        key_alias: String,
+        encrypted_key: String,
+        now: DateTime<Utc>,
+    ) -> Result<DataKeyRow, StoreError> {
+        self.write(move |c| {
+            c.execute(
+                "INSERT INTO data_keys (org_id, workspace_id, provider, key_alias, encrypted_key, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![ws.org_id, ws.workspace_id, provider, key_alias, encrypted_key, ms(now)],
+            )?;
+            Ok(DataKeyRow {
+                id: c.last_insert_rowid() as u32,
+                provider: provider.to_string(),
+                key_alias,
+                encrypted_key,
+                created_at: now,
+            })
+        })
+        .await
+    }
+}
+
+impl Inner {
+    fn read_blocking<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if self.readers.is_empty() {
+            let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            return f(&conn);
+        }
+        let n = self.readers.len();
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        // Take the first free reader from a rotating start; wait on one if all are busy.
+        for i in 0..n {
+            if let Ok(conn) = self.readers[(start + i) % n].try_lock() {
+                return f(&conn);
+            }
+        }
+        let conn = self.readers[start % n]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        f(&conn)
+    }
+}
+
+/// Unix milliseconds of an instant.
+pub fn ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+/// The instant of Unix milliseconds.
+pub fn from_ms(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// Reads an optional row.
+pub(crate) fn optional<T>(r: rusqlite::Result<T>) -> Result<Option<T>, StoreError> {
+    Ok(r.optional()?)
+}
+
+/// Reads a JSON column into a type.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// Writes a value as a JSON column.
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("wire types serialise")
+}
+
+/// Escapes `%`, `_` and `\` for a `LIKE ... ESCAPE '\'` pattern matching a substring.
+pub(crate) fn like_substring(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('%');
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn file_store_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.db");
+        let ws = WorkspaceRef::new("o", "w");
+        let now = from_ms(1_772_000_000_000);
+        {
+            let s = Store::open(&path).unwrap();
+            s.insert_data_key(ws.clone(), "local", "local".into(), "byok:v1:x".into(), now)
+                .await
+                .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        let rows = s.data_keys(ws).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].encrypted_key, "byok:v1:x");
+        assert_eq!(rows[0].created_at, now);
+    }
+
+    #[test]
+    fn like_patterns_escape() {
+        assert_eq!(like_substring("50%_a\\"), "%50\\%\\_a\\\\%");
+    }
+}
