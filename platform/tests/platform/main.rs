@@ -1,0 +1,6 @@
+//! Integration tests of the platform over real HTTP: every endpoint, error shape, limit,
+//! the auth matrix, pagination, and persistence across restarts.
+
+#![allow(dead_code)]
+
+mod helpers;
