@@ -4,3 +4,9 @@
 #![allow(dead_code)]
 
 mod helpers;
+
+mod campaigns;
+mod deployments;
+mod errors;
+mod outbound;
+mod routes;
