@@ -104,7 +104,7 @@ pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, Api
     let found = app.store.read_short(|c| deployments::get(c, &who.ws, id))?;
     found
         .map(|r| to_wire(&r))
-        .ok_or_else(|| ApiError::not_found("deployment", &id))
+        .ok_or_else(|| ApiError::not_found("deployment", id))
 }
 
 /// Applies a PATCH; new numbers must be free in the workspace.
