@@ -1,0 +1,443 @@
+//! The three customer-hosted endpoints.
+//!
+//! A call goes through these steps; the first that fails answers, and the audit log
+//! records the call whatever happens:
+//!
+//! | Step | Failure |
+//! |---|---|
+//! | 1. method is POST | 405 `METHOD_NOT_ALLOWED`, `Allow: POST` |
+//! | 2. arrival faults (latency, 503, 429, 500, hang) | as the fault says |
+//! | 3. `x-request-id` present and a UUID; `x-request-timestamp` present, RFC 3339, within the skew window; `x-trace-id` a UUID when present | 400 `INVALID_REQUEST` |
+//! | 4. body at most `max_body_bytes` | 413 `PAYLOAD_TOO_LARGE` |
+//! | 5. credentials: Basic on `/auth`, Bearer (JWT or API key) on the others | 401 `UNAUTHORIZED` |
+//! | 6. content type and body (`grant_type=client_credentials`; `{data:{key_alias, encrypted_key}}`) | 400 `INVALID_REQUEST` |
+//! | 7. encrypted key is a readable `byok:v1:` envelope | 400 `INVALID_REQUEST` |
+//! | 8. alias exists, is enabled, not revoked | 404 `KEY_NOT_FOUND`, 403 `KEY_DISABLED`, 403 `KEY_REVOKED` |
+//! | 9. version known and not below the minimum; envelope opens; 32-byte key | 422 `DECRYPTION_FAILED` |
+//! | 10. success faults (malformed JSON, wrong content type, wrong plaintext, truncated key) | 200 with the damage |
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use bytes::{Buf, Bytes};
+use chrono::{DateTime, Utc};
+use contracts::clock::Stopwatch;
+use contracts::envelope;
+use contracts::error::ByokErrorCode;
+use contracts::wire::byok::{
+    AccessToken, AuthResponse, DecryptKeyRequest, DecryptKeyResponse,
+    GRANT_TYPE_CLIENT_CREDENTIALS, HEADER_REQUEST_ID, HEADER_REQUEST_TIMESTAMP, HEADER_TRACE_ID,
+    PlaintextKey, RotateKeyRequest, RotateKeyResponse, RotatedKey, TOKEN_TYPE_BEARER,
+};
+use futures_util::Stream;
+use serde::Serialize;
+use warp::http::header::HeaderMap;
+use warp::http::{Method, StatusCode};
+use warp::reply::Response;
+use warp::{Filter, Rejection};
+use zeroize::Zeroizing;
+
+use super::{
+    authorization, bytes_response, error_response, has_content_type, millis, read_body, stamp,
+    valid_uuid,
+};
+use crate::audit::{self, AuditEntry};
+use crate::auth::Caller;
+use crate::error::KmsError;
+use crate::faults::{ArrivalOutcome, Endpoint, SuccessFault};
+use crate::keys::KeyError;
+use crate::service::KeyService;
+
+const FORM: &str = "application/x-www-form-urlencoded";
+const JSON: &str = "application/json";
+const MAX_AUDIT_ALIAS: usize = 128;
+const MAX_AUDIT_TIMESTAMP: usize = 64;
+
+/// `/{partner}/byok/v1/{auth,decrypt-key,rotate-key}`, any method.
+pub fn filter(
+    svc: KeyService,
+) -> impl Filter<Extract = (Response,), Error = Rejection> + Clone + Send + Sync + 'static {
+    let partner: String = svc.partner().to_owned();
+    warp::path(partner)
+        .and(warp::path("byok"))
+        .and(warp::path("v1"))
+        .and(warp::path::param::<String>())
+        .and(warp::path::end())
+        .and_then(|segment: String| async move {
+            Endpoint::from_segment(&segment).ok_or_else(warp::reject::not_found)
+        })
+        .and(warp::method())
+        .and(warp::header::headers_cloned())
+        .and(warp::body::stream())
+        .and(warp::any().map(move || svc.clone()))
+        .then(handle)
+}
+
+/// Writes the audit entry when the call ends, also when the connection goes away first
+/// (then with outcome `NO_RESPONSE`).
+struct Pending {
+    svc: KeyService,
+    entry: Option<AuditEntry>,
+    watch: Stopwatch,
+}
+
+impl Pending {
+    fn entry(&mut self) -> &mut AuditEntry {
+        self.entry.as_mut().expect("entry taken only on finish")
+    }
+
+    fn finish(&mut self, resp: &Response) {
+        if let Some(mut e) = self.entry.take() {
+            e.status = Some(resp.status().as_u16());
+            e.latency_ms = millis(self.watch.elapsed());
+            self.svc.audit().append(e);
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(mut e) = self.entry.take() {
+            e.outcome = audit::NO_RESPONSE.into();
+            e.latency_ms = millis(self.watch.elapsed());
+            self.svc.audit().append(e);
+        }
+    }
+}
+
+async fn handle<S, B>(
+    endpoint: Endpoint,
+    method: Method,
+    headers: HeaderMap,
+    body: S,
+    svc: KeyService,
+) -> Response
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send,
+    B: Buf,
+{
+    let watch = Stopwatch::start();
+    let now = svc.now();
+    let request_id = valid_uuid(&headers, HEADER_REQUEST_ID);
+    let trace_id = valid_uuid(&headers, HEADER_TRACE_ID);
+    let entry = AuditEntry {
+        seq: 0,
+        time: now,
+        endpoint,
+        method: method.as_str().to_string(),
+        request_id: request_id.clone(),
+        trace_id: trace_id.clone(),
+        request_timestamp: headers
+            .get(HEADER_REQUEST_TIMESTAMP)
+            .and_then(|v| v.to_str().ok())
+            .map(|s| truncate(s, MAX_AUDIT_TIMESTAMP)),
+        caller: None,
+        caller_kind: None,
+        key_alias: None,
+        key_version: None,
+        outcome: audit::OK.into(),
+        status: None,
+        latency_ms: 0.0,
+        faults: Vec::new(),
+    };
+    let mut pending = Pending {
+        svc: svc.clone(),
+        entry: Some(entry),
+        watch,
+    };
+    let mut resp = match process(&svc, endpoint, &method, &headers, body, now, &mut pending).await {
+        Ok(resp) => resp,
+        Err(e) => {
+            pending.entry().outcome = e.code.as_str().into();
+            error_response(&e)
+        }
+    };
+    let request_id = request_id.unwrap_or_else(|| svc.ids().uuid_v4().to_string());
+    stamp(&mut resp, &request_id, trace_id.as_deref(), watch.elapsed());
+    pending.finish(&resp);
+    resp
+}
+
+async fn process<S, B>(
+    svc: &KeyService,
+    endpoint: Endpoint,
+    method: &Method,
+    headers: &HeaderMap,
+    body: S,
+    now: DateTime<Utc>,
+    pending: &mut Pending,
+) -> Result<Response, KmsError>
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send,
+    B: Buf,
+{
+    if method != Method::POST {
+        return Err(KmsError::new(
+            ByokErrorCode::MethodNotAllowed,
+            "only POST is allowed on this path",
+        ));
+    }
+
+    let arrival = svc.faults().on_arrival(endpoint, now);
+    pending.entry().faults = arrival.fired;
+    if !arrival.delay.is_zero() {
+        tokio::time::sleep(arrival.delay).await;
+    }
+    match arrival.outcome {
+        None => {}
+        Some(ArrivalOutcome::Unavailable) => return Err(KmsError::unavailable()),
+        Some(ArrivalOutcome::RateLimited(secs)) => return Err(KmsError::rate_limited(secs)),
+        Some(ArrivalOutcome::Internal) => {
+            return Err(KmsError::new(
+                ByokErrorCode::InternalError,
+                "internal error",
+            ));
+        }
+        Some(ArrivalOutcome::Hang) => {
+            svc.hang().await;
+            return Err(KmsError::unavailable());
+        }
+    }
+
+    check_headers(headers, now, svc.config().skew_secs)?;
+    let body = read_body(headers, body, svc.config().max_body_bytes).await?;
+
+    match endpoint {
+        Endpoint::Auth => auth(svc, headers, &body, now, pending),
+        Endpoint::DecryptKey => decrypt_key(svc, headers, &body, now, pending),
+        Endpoint::RotateKey => rotate_key(svc, headers, &body, now, pending),
+    }
+}
+
+fn check_headers(headers: &HeaderMap, now: DateTime<Utc>, skew_secs: u64) -> Result<(), KmsError> {
+    match headers.get(HEADER_REQUEST_ID) {
+        None => return Err(KmsError::invalid("x-request-id header is required")),
+        Some(_) if valid_uuid(headers, HEADER_REQUEST_ID).is_none() => {
+            return Err(KmsError::invalid("x-request-id must be a UUID"));
+        }
+        Some(_) => {}
+    }
+    let ts = headers
+        .get(HEADER_REQUEST_TIMESTAMP)
+        .ok_or_else(|| KmsError::invalid("x-request-timestamp header is required"))?;
+    let ts = ts
+        .to_str()
+        .ok()
+        .and_then(|s| DateTime::parse_from_rfc3339(s.trim()).ok())
+        .ok_or_else(|| {
+            KmsError::invalid("x-request-timestamp must be an ISO 8601 (RFC 3339) date-time")
+        })?;
+    let skew_ms = (now - ts.with_timezone(&Utc))
+        .num_milliseconds()
+        .unsigned_abs();
+    if skew_ms > skew_secs.saturating_mul(1000) {
+        return Err(KmsError::invalid(format!(
+            "x-request-timestamp is more than {skew_secs} seconds away from the service clock"
+        )));
+    }
+    if headers.contains_key(HEADER_TRACE_ID) && valid_uuid(headers, HEADER_TRACE_ID).is_none() {
+        return Err(KmsError::invalid("x-trace-id must be a UUID"));
+    }
+    Ok(())
+}
+
+fn note_caller(pending: &mut Pending, caller: &Caller) {
+    let e = pending.entry();
+    e.caller = Some(caller.name().to_string());
+    e.caller_kind = Some(caller.kind());
+}
+
+fn auth(
+    svc: &KeyService,
+    headers: &HeaderMap,
+    body: &Bytes,
+    now: DateTime<Utc>,
+    pending: &mut Pending,
+) -> Result<Response, KmsError> {
+    let caller = svc.authenticator().check_basic(authorization(headers))?;
+    note_caller(pending, &caller);
+    if !has_content_type(headers, FORM) {
+        return Err(KmsError::invalid(
+            "content type must be application/x-www-form-urlencoded",
+        ));
+    }
+    let form: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
+        .map_err(|_| KmsError::invalid("body must be form-encoded"))?;
+    let grants: Vec<&str> = form
+        .iter()
+        .filter(|(k, _)| k == "grant_type")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    match grants.as_slice() {
+        [] => return Err(KmsError::invalid("grant_type is required")),
+        [g] if *g == GRANT_TYPE_CLIENT_CREDENTIALS => {}
+        [_] => {
+            return Err(KmsError::invalid("grant_type must be client_credentials"));
+        }
+        _ => return Err(KmsError::invalid("grant_type must appear once")),
+    }
+    let (access_token, expires_in) = svc.authenticator().issue(caller.name(), now, svc.ids());
+    let body = AuthResponse {
+        data: AccessToken {
+            access_token,
+            token_type: TOKEN_TYPE_BEARER.into(),
+            expires_in,
+        },
+    };
+    let fault = success_fault(svc, Endpoint::Auth, now, pending);
+    Ok(render(&body, fault))
+}
+
+fn decrypt_key(
+    svc: &KeyService,
+    headers: &HeaderMap,
+    body: &Bytes,
+    now: DateTime<Utc>,
+    pending: &mut Pending,
+) -> Result<Response, KmsError> {
+    let caller = svc
+        .authenticator()
+        .check_bearer(authorization(headers), now)?;
+    note_caller(pending, &caller);
+    if !has_content_type(headers, JSON) {
+        return Err(KmsError::invalid("content type must be application/json"));
+    }
+    let req: DecryptKeyRequest = serde_json::from_slice(body).map_err(|_| {
+        KmsError::invalid(
+            r#"body must be JSON {"data": {"key_alias": "...", "encrypted_key": "..."}}"#,
+        )
+    })?;
+    let alias = req.data.key_alias;
+    pending.entry().key_alias = Some(truncate(&alias, MAX_AUDIT_ALIAS));
+    if alias.is_empty() {
+        return Err(KmsError::invalid("key_alias must not be empty"));
+    }
+    let env = envelope::parse(&req.data.encrypted_key).map_err(KeyError::from)?;
+    pending.entry().key_version = Some(env.version());
+    let plaintext = svc.keys().open(&alias, &env)?;
+    let fault = success_fault(svc, Endpoint::DecryptKey, now, pending);
+    let key = damage_key(&plaintext, fault);
+    let body = DecryptKeyResponse {
+        data: PlaintextKey {
+            plaintext_key: STANDARD.encode(&key[..]),
+        },
+    };
+    Ok(render(&body, fault))
+}
+
+fn rotate_key(
+    svc: &KeyService,
+    headers: &HeaderMap,
+    body: &Bytes,
+    now: DateTime<Utc>,
+    pending: &mut Pending,
+) -> Result<Response, KmsError> {
+    let caller = svc
+        .authenticator()
+        .check_bearer(authorization(headers), now)?;
+    note_caller(pending, &caller);
+    let alias = if body.iter().all(u8::is_ascii_whitespace) {
+        svc.authenticator()
+            .default_alias(&caller)
+            .or_else(|| svc.config().fallback_alias())
+            .ok_or_else(|| KmsError::invalid("key_alias is required"))?
+            .to_string()
+    } else {
+        if !has_content_type(headers, JSON) {
+            return Err(KmsError::invalid("content type must be application/json"));
+        }
+        let req: RotateKeyRequest = serde_json::from_slice(body).map_err(|_| {
+            KmsError::invalid(r#"body must be empty or JSON {"data": {"key_alias": "..."}}"#)
+        })?;
+        req.data.key_alias
+    };
+    pending.entry().key_alias = Some(truncate(&alias, MAX_AUDIT_ALIAS));
+    if alias.is_empty() {
+        return Err(KmsError::invalid("key_alias must not be empty"));
+    }
+    let wrapped = svc.new_data_key(&alias)?;
+    pending.entry().key_version = Some(wrapped.key_version);
+    let fault = success_fault(svc, Endpoint::RotateKey, now, pending);
+    let key = damage_key(&wrapped.plaintext[..], fault);
+    let body = RotateKeyResponse {
+        data: RotatedKey {
+            encrypted_dek: wrapped.encrypted_key.clone(),
+            key_alias: wrapped.key_alias.clone(),
+            plaintext_dek: STANDARD.encode(&key[..]),
+        },
+    };
+    Ok(render(&body, fault))
+}
+
+fn success_fault(
+    svc: &KeyService,
+    endpoint: Endpoint,
+    now: DateTime<Utc>,
+    pending: &mut Pending,
+) -> Option<SuccessFault> {
+    let (fault, id) = svc.faults().on_success(endpoint, now)?;
+    pending.entry().faults.push(id);
+    Some(fault)
+}
+
+/// The data key as the answer carries it: itself, one bit flipped, or cut short.
+fn damage_key(key: &[u8], fault: Option<SuccessFault>) -> Zeroizing<Vec<u8>> {
+    let mut out = Zeroizing::new(key.to_vec());
+    match fault {
+        Some(SuccessFault::WrongPlaintext { bit }) if !out.is_empty() => {
+            let bit = usize::from(bit) % (out.len() * 8);
+            out[bit / 8] ^= 1 << (bit % 8);
+        }
+        Some(SuccessFault::TruncatedKey { len }) => out.truncate(len),
+        _ => {}
+    }
+    out
+}
+
+/// A 200 answer, damaged as a success fault says.
+fn render(body: &impl Serialize, fault: Option<SuccessFault>) -> Response {
+    let mut bytes = serde_json::to_vec(body).expect("wire types serialise");
+    let mut content_type = JSON;
+    match fault {
+        Some(SuccessFault::MalformedJson) => bytes.truncate(bytes.len() / 2),
+        Some(SuccessFault::WrongContentType) => content_type = "text/html; charset=utf-8",
+        _ => {}
+    }
+    bytes_response(StatusCode::OK, bytes, content_type)
+}
+
+/// At most `max` bytes of `s`, cut at a character boundary.
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damage() {
+        let key = [0u8; 32];
+        let flipped = damage_key(&key, Some(SuccessFault::WrongPlaintext { bit: 9 }));
+        assert_eq!(flipped[1], 0b10);
+        assert_eq!(flipped.iter().map(|b| b.count_ones()).sum::<u32>(), 1);
+        assert_eq!(
+            damage_key(&key, Some(SuccessFault::TruncatedKey { len: 16 })).len(),
+            16
+        );
+        assert_eq!(&damage_key(&key, None)[..], &key);
+    }
+
+    #[test]
+    fn truncate_respects_characters() {
+        assert_eq!(truncate("abc", 2), "ab");
+        assert_eq!(truncate("aé", 2), "a");
+        assert_eq!(truncate("ab", 5), "ab");
+    }
+}

@@ -1,0 +1,384 @@
+//! `customer-kms-sim`: run the simulated key service, or mint and read encrypted keys with
+//! the same configuration.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use clap::{Args, Parser, Subcommand};
+use contracts::clock::{SimClock, SystemClock, format_instant};
+use contracts::envelope;
+use contracts::wire::byok::{auth_path, decrypt_key_path, rotate_key_path};
+use customer_kms_sim::config::{EXAMPLE_TOML, KmsConfig, Secret};
+use customer_kms_sim::keys::{DATA_KEY_LEN, KeyRing, KeySource, master_keys};
+use customer_kms_sim::{KeyService, serve};
+use rand::RngCore;
+use rand::rngs::OsRng;
+use zeroize::Zeroizing;
+
+/// The customer's side of BYOK, simulated: /auth, /decrypt-key and /rotate-key, master keys
+/// per alias with versions, JWTs, faults on demand and an audit log.
+///
+/// Without --config every command uses the built-in example configuration (print it with
+/// `customer-kms-sim example-config`). `wrap` and `unwrap` given the same configuration and
+/// seed as `serve` produce and read keys that `serve` accepts.
+#[derive(Parser, Debug)]
+#[command(name = "customer-kms-sim", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the key service until Ctrl-C (or SIGTERM).
+    Serve(ServeArgs),
+    /// Print an encrypted data key (`byok:v1:...`) for configuring a platform.
+    Wrap(WrapArgs),
+    /// Decrypt an encrypted data key, for debugging.
+    Unwrap(UnwrapArgs),
+    /// Print the example configuration file (every key, with defaults).
+    ExampleConfig,
+}
+
+#[derive(Args, Debug)]
+struct ConfigArgs {
+    /// TOML configuration file (default: the built-in example configuration).
+    #[arg(long, short = 'c', env = "KMS_SIM_CONFIG")]
+    config: Option<PathBuf>,
+    /// Seed of every random choice; overrides `seed` in the file.
+    #[arg(long, env = "KMS_SIM_SEED")]
+    seed: Option<u64>,
+}
+
+impl ConfigArgs {
+    fn load(&self) -> anyhow::Result<KmsConfig> {
+        let mut config = match &self.config {
+            Some(path) => KmsConfig::from_file(path)?,
+            None => KmsConfig::from_toml_str(EXAMPLE_TOML)?,
+        };
+        if let Some(seed) = self.seed {
+            config.seed = Some(seed);
+        }
+        Ok(config)
+    }
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Address to listen on; port 0 picks a free port (the real one is printed).
+    #[arg(
+        long,
+        short = 'l',
+        default_value = "127.0.0.1:8700",
+        env = "KMS_SIM_LISTEN"
+    )]
+    listen: SocketAddr,
+    /// The {partner} path segment; overrides `partner` in the file.
+    #[arg(long)]
+    partner: Option<String>,
+    /// Bearer token of the admin API; overrides `admin_token`. Without either, a random
+    /// token is generated and printed.
+    #[arg(long, env = "KMS_SIM_ADMIN_TOKEN")]
+    admin_token: Option<String>,
+    /// Run on a simulated clock starting at this RFC 3339 instant; it moves only through
+    /// `POST /_admin/clock/advance`.
+    #[arg(long, value_name = "RFC3339")]
+    sim_clock: Option<String>,
+    /// Token lifetime in seconds; overrides `token.expires_in`.
+    #[arg(long)]
+    expires_in: Option<u64>,
+    /// Allowed x-request-timestamp skew in seconds; overrides `skew_secs`.
+    #[arg(long)]
+    skew_secs: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+struct WrapArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The key alias whose master key wraps.
+    #[arg(long, short = 'a')]
+    alias: String,
+    /// The data key to wrap, base64 of 32 bytes. Default: a fresh random key, printed too.
+    #[arg(long, short = 'k')]
+    key: Option<String>,
+    /// Master-key version to wrap under (default: the alias's current version).
+    #[arg(long)]
+    key_version: Option<u32>,
+    /// Print JSON instead of labelled lines.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct UnwrapArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The key alias the key was wrapped under.
+    #[arg(long, short = 'a')]
+    alias: String,
+    /// The encrypted key (`byok:v1:...`); `-` reads it from standard input.
+    #[arg(long, short = 'e')]
+    encrypted_key: String,
+    /// Print JSON instead of labelled lines.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve_cmd(args),
+        Command::Wrap(args) => wrap_cmd(args),
+        Command::Unwrap(args) => unwrap_cmd(args),
+        Command::ExampleConfig => {
+            print!("{EXAMPLE_TOML}");
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let mut config = args.config.load()?;
+    if let Some(p) = args.partner {
+        config.partner = p;
+    }
+    if let Some(s) = args.expires_in {
+        config.token.expires_in = s;
+    }
+    if let Some(s) = args.skew_secs {
+        config.skew_secs = s;
+    }
+    let mut generated_admin = None;
+    if let Some(t) = args.admin_token {
+        config.admin_token = Some(Secret::new(t));
+    } else if config.admin_token.is_none() {
+        let mut b = [0u8; 16];
+        OsRng.fill_bytes(&mut b);
+        let token: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        generated_admin = Some(token.clone());
+        config.admin_token = Some(Secret::new(token));
+    }
+    let svc = match &args.sim_clock {
+        Some(start) => {
+            let t = chrono::DateTime::parse_from_rfc3339(start)
+                .with_context(|| format!("--sim-clock {start:?} is not an RFC 3339 instant"))?;
+            KeyService::new_simulated(config, SimClock::new(t.with_timezone(&chrono::Utc)))?
+        }
+        None => KeyService::new(config, SystemClock::shared())?,
+    };
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let addr = listener.local_addr()?;
+        let p = svc.partner().to_string();
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "customer-kms-sim listening on http://{addr}")?;
+        writeln!(out, "partner path: /{p}/byok/v1")?;
+        writeln!(out, "  POST http://{addr}{}", auth_path(&p))?;
+        writeln!(out, "  POST http://{addr}{}", decrypt_key_path(&p))?;
+        writeln!(out, "  POST http://{addr}{}", rotate_key_path(&p))?;
+        writeln!(out, "admin API: http://{addr}/_admin")?;
+        if let Some(t) = &generated_admin {
+            writeln!(out, "admin token (generated): {t}")?;
+        }
+        writeln!(out, "seed: {}", svc.seed())?;
+        writeln!(
+            out,
+            "clock: {} {}",
+            if svc.clock().is_simulated() {
+                "simulated,"
+            } else {
+                "system,"
+            },
+            format_instant(svc.now())
+        )?;
+        writeln!(out, "aliases: {}", alias_names(&svc).join(", "))?;
+        out.flush()?;
+        drop(out);
+        serve(listener, svc, shutdown_signal()).await;
+        println!("customer-kms-sim stopped");
+        Ok(())
+    })
+}
+
+fn alias_names(svc: &KeyService) -> Vec<String> {
+    svc.keys()
+        .list()
+        .into_iter()
+        .map(|a| {
+            format!(
+                "{} (v{}, {})",
+                a.key_alias,
+                a.current_version,
+                a.status.as_str()
+            )
+        })
+        .collect()
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The key ring `wrap` and `unwrap` use: the same as `serve` with this configuration.
+fn key_ring(config: &KmsConfig, alias: &str) -> anyhow::Result<KeyRing> {
+    let Some(a) = config.aliases.iter().find(|a| a.name == alias) else {
+        let names: Vec<&str> = config.aliases.iter().map(|a| a.name.as_str()).collect();
+        bail!(
+            "no alias {alias:?} in the configuration (aliases: {})",
+            names.join(", ")
+        );
+    };
+    let seed = match config.seed {
+        Some(s) => s,
+        None => {
+            if master_keys(0, a)
+                .iter()
+                .any(|(_, src)| *src == KeySource::Derived)
+            {
+                bail!(
+                    "alias {alias:?} has keys derived from the seed, and no seed is set: \
+                     set `seed` in the configuration or pass --seed (the one `serve` printed)"
+                );
+            }
+            0
+        }
+    };
+    Ok(KeyRing::new(
+        seed,
+        &config.aliases,
+        chrono::DateTime::UNIX_EPOCH,
+    ))
+}
+
+fn wrap_cmd(args: WrapArgs) -> anyhow::Result<()> {
+    let config = args.config.load()?;
+    let ring = key_ring(&config, &args.alias)?;
+    let info = ring.info(&args.alias)?;
+    let version = args.key_version.unwrap_or(info.current_version);
+    let (data_key, generated) = match &args.key {
+        Some(b64) => {
+            let bytes = Zeroizing::new(
+                STANDARD
+                    .decode(b64.trim())
+                    .context("--key must be base64 (standard alphabet, padded)")?,
+            );
+            if bytes.len() != DATA_KEY_LEN {
+                bail!("--key must be 32 bytes, it is {}", bytes.len());
+            }
+            let mut k = Zeroizing::new([0u8; DATA_KEY_LEN]);
+            k.copy_from_slice(&bytes);
+            (k, false)
+        }
+        None => {
+            let mut k = Zeroizing::new([0u8; DATA_KEY_LEN]);
+            OsRng.fill_bytes(&mut k[..]);
+            (k, true)
+        }
+    };
+    // A fresh nonce from the operating system: never reuse one under a master key.
+    let mut nonce = [0u8; envelope::NONCE_LEN];
+    OsRng.fill_bytes(&mut nonce);
+    let text = ring.wrap_at(&args.alias, version, nonce, &data_key)?;
+    let plaintext = Zeroizing::new(STANDARD.encode(&data_key[..]));
+    if args.json {
+        let mut v = serde_json::json!({
+            "key_alias": args.alias,
+            "key_version": version,
+            "encrypted_key": text,
+        });
+        if generated {
+            v["plaintext_key"] = serde_json::Value::String(plaintext.to_string());
+        }
+        println!("{v}");
+    } else {
+        println!("key_alias:     {}", args.alias);
+        println!("key_version:   {version}");
+        println!("encrypted_key: {text}");
+        if generated {
+            println!(
+                "plaintext_key: {} (generated data key, base64; keep it secret)",
+                *plaintext
+            );
+        }
+    }
+    Ok(())
+}
+
+fn unwrap_cmd(args: UnwrapArgs) -> anyhow::Result<()> {
+    let config = args.config.load()?;
+    let ring = key_ring(&config, &args.alias)?;
+    let text = if args.encrypted_key == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_line(&mut s)
+            .context("cannot read the encrypted key from standard input")?;
+        s.trim().to_string()
+    } else {
+        args.encrypted_key.trim().to_string()
+    };
+    let env = envelope::parse(&text)?;
+    let plaintext = ring.open(&args.alias, &env)?;
+    let b64 = Zeroizing::new(STANDARD.encode(&plaintext[..]));
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "key_alias": args.alias,
+                "key_version": env.version(),
+                "plaintext_key": *b64,
+            })
+        );
+    } else {
+        println!("key_alias:     {}", args.alias);
+        println!("key_version:   {}", env.version());
+        println!("plaintext_key: {}", *b64);
+    }
+    Ok(())
+}
