@@ -302,6 +302,13 @@ fn wrap_cmd(args: WrapArgs) -> anyhow::Result<()> {
     let ring = key_ring(&config, &args.alias)?;
     let info = ring.info(&args.alias)?;
     let version = args.key_version.unwrap_or(info.current_version);
+    if version == 0 || version > info.current_version {
+        bail!(
+            "alias {:?} has versions 1 to {}, not {version}",
+            args.alias,
+            info.current_version
+        );
+    }
     let (data_key, generated) = match &args.key {
         Some(b64) => {
             let bytes = Zeroizing::new(

@@ -88,13 +88,15 @@ pub async fn serve(
 async fn recover(r: Rejection) -> Result<Response, Infallible> {
     let e = if let Some(e) = r.find::<KmsError>() {
         e.clone()
+    } else if r.find::<warp::reject::InvalidQuery>().is_some() {
+        // Only a route whose path and method matched reads the query: it wins over the
+        // 405s of the routes that share its path.
+        KmsError::invalid("invalid query string")
     } else if r.find::<warp::reject::MethodNotAllowed>().is_some() {
         KmsError::new(
             ByokErrorCode::MethodNotAllowed,
             "method not allowed on this path",
         )
-    } else if r.find::<warp::reject::InvalidQuery>().is_some() {
-        KmsError::invalid("invalid query string")
     } else if r.is_not_found() {
         KmsError::new(ByokErrorCode::NotFound, "no such endpoint")
     } else {
