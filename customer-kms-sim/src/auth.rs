@@ -8,13 +8,16 @@
 //!   `exp`, `jti` (unique) and `epoch`. Validation pins the algorithm to HS256 (a token
 //!   with `alg: none` or any other algorithm is refused), checks signature, issuer and
 //!   audience, and checks `exp` against the injected clock (not the system time), with no
-//!   leeway: a token is refused from its `exp` second on.
+//!   leeway: a token is refused from its `exp` second on. A token that passed these checks
+//!   is remembered by its SHA-256 digest (at most 4096 of them), so later calls with it skip
+//!   the signature check but not the expiry and epoch checks.
 //! - "Expire all tokens now" bumps the token epoch: tokens minted in an earlier epoch are
 //!   refused. An epoch counter rather than an `iat` watermark, because `iat` has one-second
 //!   resolution: a watermark would either spare tokens minted earlier in the same second or
 //!   refuse tokens minted right after the expiry, and a simulated clock often stands still.
 
 use std::collections::HashMap;
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
@@ -110,6 +113,18 @@ pub struct Claims {
     pub epoch: u64,
 }
 
+/// Tokens whose signature, issuer, audience and subject were verified, by SHA-256 of the
+/// token: a bearer token is checked once per token rather than once per call (HS256
+/// verification and two JSON parses cost more than the rest of a decrypt together).
+const VERIFIED_CACHE_CAPACITY: usize = 4096;
+
+#[derive(Clone)]
+struct Verified {
+    sub: String,
+    exp: i64,
+    epoch: u64,
+}
+
 struct Client {
     secrets: Vec<Digest32>,
     default_alias: Option<String>,
@@ -131,6 +146,7 @@ pub struct Authenticator {
     validation: Validation,
     epoch: AtomicU64,
     dummy: Digest32,
+    verified: RwLock<HashMap<Digest32, Verified>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -190,6 +206,7 @@ impl Authenticator {
             validation,
             epoch: AtomicU64::new(0),
             dummy: digest("customer-kms-sim: no such client"),
+            verified: RwLock::new(HashMap::new()),
         }
     }
 
@@ -283,8 +300,47 @@ impl Authenticator {
                 name: self.api_keys[i].name.clone(),
             });
         }
+        // A token seen before skips the signature check; its expiry and epoch are checked
+        // on every use all the same.
+        let cached = self
+            .verified
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&presented)
+            .cloned();
+        if let Some(v) = cached {
+            self.check_time_and_epoch(v.exp, v.epoch, now)?;
+            return Ok(Caller::Client { id: v.sub });
+        }
         let claims = self.verify_token(token, now)?;
+        let mut verified = self.verified.write().unwrap_or_else(|p| p.into_inner());
+        if verified.len() >= VERIFIED_CACHE_CAPACITY {
+            verified.clear();
+        }
+        verified.insert(
+            presented,
+            Verified {
+                sub: claims.sub.clone(),
+                exp: claims.exp,
+                epoch: claims.epoch,
+            },
+        );
         Ok(Caller::Client { id: claims.sub })
+    }
+
+    fn check_time_and_epoch(
+        &self,
+        exp: i64,
+        epoch: u64,
+        now: DateTime<Utc>,
+    ) -> Result<(), KmsError> {
+        if now.timestamp() >= exp || epoch != self.epoch.load(Ordering::SeqCst) {
+            return Err(KmsError::new(
+                ByokErrorCode::Unauthorized,
+                "access token expired",
+            ));
+        }
+        Ok(())
     }
 
     /// Verifies a JWT: algorithm, signature, issuer, audience, expiry on `now`, epoch, and
@@ -294,18 +350,7 @@ impl Authenticator {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|_| invalid())?;
         let claims = data.claims;
-        if now.timestamp() >= claims.exp {
-            return Err(KmsError::new(
-                ByokErrorCode::Unauthorized,
-                "access token expired",
-            ));
-        }
-        if claims.epoch != self.epoch.load(Ordering::SeqCst) {
-            return Err(KmsError::new(
-                ByokErrorCode::Unauthorized,
-                "access token expired",
-            ));
-        }
+        self.check_time_and_epoch(claims.exp, claims.epoch, now)?;
         if !self.clients.contains_key(&claims.sub) {
             return Err(invalid());
         }
@@ -434,6 +479,35 @@ mod tests {
             "access token expired"
         );
         assert!(a.verify_token(&new, t0()).is_ok(), "same second, new epoch");
+    }
+
+    #[test]
+    fn remembered_tokens_still_expire() {
+        let a = auth();
+        let ids = IdGen::seeded(1);
+        let (token, _) = a.issue("platform", t0(), &ids);
+        let bearer = format!("Bearer {token}");
+        for _ in 0..2 {
+            assert!(
+                a.check_bearer(Some(&bearer), t0()).is_ok(),
+                "verified, then remembered"
+            );
+        }
+        let late = a
+            .check_bearer(Some(&bearer), t0() + Duration::seconds(60))
+            .unwrap_err();
+        assert_eq!(late.message, "access token expired");
+        assert!(a.check_bearer(Some(&bearer), t0()).is_ok());
+        a.expire_all();
+        let e = a.check_bearer(Some(&bearer), t0()).unwrap_err();
+        assert_eq!(e.message, "access token expired");
+        // A tampered token is not mistaken for the remembered one.
+        let mut bad = token.clone();
+        bad.pop();
+        assert!(
+            a.check_bearer(Some(&format!("Bearer {bad}x")), t0())
+                .is_err()
+        );
     }
 
     #[test]

@@ -198,7 +198,17 @@ where
         }
     }
 
-    check_headers(headers, now, svc.config().skew_secs)?;
+    let (request_id, trace_id) = {
+        let e = pending.entry();
+        (e.request_id.clone(), e.trace_id.clone())
+    };
+    check_headers(
+        headers,
+        request_id.as_deref(),
+        trace_id.as_deref(),
+        now,
+        svc.config().skew_secs,
+    )?;
     let body = read_body(headers, body, svc.config().max_body_bytes).await?;
 
     match endpoint {
@@ -208,13 +218,22 @@ where
     }
 }
 
-fn check_headers(headers: &HeaderMap, now: DateTime<Utc>, skew_secs: u64) -> Result<(), KmsError> {
-    match headers.get(HEADER_REQUEST_ID) {
-        None => return Err(KmsError::invalid("x-request-id header is required")),
-        Some(_) if valid_uuid(headers, HEADER_REQUEST_ID).is_none() => {
-            return Err(KmsError::invalid("x-request-id must be a UUID"));
-        }
-        Some(_) => {}
+/// Checks the request headers; `request_id` and `trace_id` are their values when valid.
+fn check_headers(
+    headers: &HeaderMap,
+    request_id: Option<&str>,
+    trace_id: Option<&str>,
+    now: DateTime<Utc>,
+    skew_secs: u64,
+) -> Result<(), KmsError> {
+    if request_id.is_none() {
+        return Err(KmsError::invalid(
+            if headers.contains_key(HEADER_REQUEST_ID) {
+                "x-request-id must be a UUID"
+            } else {
+                "x-request-id header is required"
+            },
+        ));
     }
     let ts = headers
         .get(HEADER_REQUEST_TIMESTAMP)
@@ -234,7 +253,7 @@ fn check_headers(headers: &HeaderMap, now: DateTime<Utc>, skew_secs: u64) -> Res
             "x-request-timestamp is more than {skew_secs} seconds away from the service clock"
         )));
     }
-    if headers.contains_key(HEADER_TRACE_ID) && valid_uuid(headers, HEADER_TRACE_ID).is_none() {
+    if trace_id.is_none() && headers.contains_key(HEADER_TRACE_ID) {
         return Err(KmsError::invalid("x-trace-id must be a UUID"));
     }
     Ok(())
