@@ -595,6 +595,14 @@ mod tests {
     }
 
     #[test]
+    fn readme_shows_the_example_file_verbatim() {
+        assert!(
+            include_str!("../README.md").contains(EXAMPLE_TOML),
+            "README.md must hold kms.example.toml exactly"
+        );
+    }
+
+    #[test]
     fn defaults_fill_in() {
         let c = KmsConfig::from_toml_str("[[aliases]]\nname = \"a\"\n").unwrap();
         assert_eq!(c.partner, DEFAULT_PARTNER);
