@@ -138,12 +138,20 @@ fn main() -> std::process::ExitCode {
         Command::Wrap(args) => wrap_cmd(args),
         Command::Unwrap(args) => unwrap_cmd(args),
         Command::ExampleConfig => {
-            print!("{EXAMPLE_TOML}");
-            Ok(())
+            write!(std::io::stdout().lock(), "{EXAMPLE_TOML}").map_err(anyhow::Error::from)
         }
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // A closed pipe (`... | head`) is the reader's choice, not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            std::process::ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
@@ -224,7 +232,7 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
         out.flush()?;
         drop(out);
         serve(listener, svc, shutdown_signal()).await;
-        println!("customer-kms-sim stopped");
+        writeln!(std::io::stdout().lock(), "customer-kms-sim stopped")?;
         Ok(())
     })
 }
@@ -334,6 +342,7 @@ fn wrap_cmd(args: WrapArgs) -> anyhow::Result<()> {
     OsRng.fill_bytes(&mut nonce);
     let text = ring.wrap_at(&args.alias, version, nonce, &data_key)?;
     let plaintext = Zeroizing::new(STANDARD.encode(&data_key[..]));
+    let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::json!({
             "key_alias": args.alias,
@@ -343,16 +352,17 @@ fn wrap_cmd(args: WrapArgs) -> anyhow::Result<()> {
         if generated {
             v["plaintext_key"] = serde_json::Value::String(plaintext.to_string());
         }
-        println!("{v}");
+        writeln!(out, "{v}")?;
     } else {
-        println!("key_alias:     {}", args.alias);
-        println!("key_version:   {version}");
-        println!("encrypted_key: {text}");
+        writeln!(out, "key_alias:     {}", args.alias)?;
+        writeln!(out, "key_version:   {version}")?;
+        writeln!(out, "encrypted_key: {text}")?;
         if generated {
-            println!(
+            writeln!(
+                out,
                 "plaintext_key: {} (generated data key, base64; keep it secret)",
                 *plaintext
-            );
+            )?;
         }
     }
     Ok(())
@@ -373,19 +383,21 @@ fn unwrap_cmd(args: UnwrapArgs) -> anyhow::Result<()> {
     let env = envelope::parse(&text)?;
     let plaintext = ring.open(&args.alias, &env)?;
     let b64 = Zeroizing::new(STANDARD.encode(&plaintext[..]));
+    let mut out = std::io::stdout().lock();
     if args.json {
-        println!(
+        writeln!(
+            out,
             "{}",
             serde_json::json!({
                 "key_alias": args.alias,
                 "key_version": env.version(),
                 "plaintext_key": *b64,
             })
-        );
+        )?;
     } else {
-        println!("key_alias:     {}", args.alias);
-        println!("key_version:   {}", env.version());
-        println!("plaintext_key: {}", *b64);
+        writeln!(out, "key_alias:     {}", args.alias)?;
+        writeln!(out, "key_version:   {}", env.version())?;
+        writeln!(out, "plaintext_key: {}", *b64)?;
     }
     Ok(())
 }

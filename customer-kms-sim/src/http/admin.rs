@@ -30,7 +30,7 @@ use std::convert::Infallible;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use contracts::clock::format_instant;
+use contracts::clock::{Clock, format_instant};
 use contracts::error::ByokErrorCode;
 use contracts::wire::byok::{auth_path, decrypt_key_path, rotate_key_path};
 use futures_util::Stream;
@@ -48,6 +48,9 @@ use crate::error::KmsError;
 use crate::faults::FaultSpec;
 use crate::keys::{AliasStatus, DATA_KEY_LEN, KeyError};
 use crate::service::KeyService;
+
+/// The simulated clock is not advanced past this instant (RFC 3339 ends at year 9999).
+const MAX_SIM_TIME: &str = "9999-12-31T23:59:59Z";
 
 /// Largest number of audit entries one `GET /_admin/audit` answers.
 pub const MAX_AUDIT_PAGE: usize = 10_000;
@@ -259,6 +262,14 @@ pub fn filter(
                 .ok()
                 .filter(|s| *s <= 10 * 366 * 86_400)
                 .ok_or_else(|| reject(KmsError::invalid("secs must be at most ten years")))?;
+            let limit = chrono::DateTime::parse_from_rfc3339(MAX_SIM_TIME)
+                .expect("a valid instant")
+                .with_timezone(&chrono::Utc);
+            if clock.now() + chrono::Duration::seconds(secs) > limit {
+                return Err(reject(KmsError::invalid(
+                    "the simulated clock does not go past 9999-12-31",
+                )));
+            }
             clock
                 .advance(chrono::Duration::seconds(secs))
                 .map_err(|e| reject(KmsError::invalid(e.to_string())))?;

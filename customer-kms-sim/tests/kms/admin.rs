@@ -75,12 +75,33 @@ async fn info_keys_and_clock() {
         read(app.admin(Method::GET, "/clock")).await.json()["simulated"],
         true
     );
-    let bad = read(
-        app.admin(Method::POST, "/clock/advance")
-            .json(&json!({"secs": -5})),
-    )
-    .await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    for body in [
+        json!({"secs": -5}),
+        json!({"secs": "soon"}),
+        json!({"secs": 400_000_000u64}),
+    ] {
+        let bad = read(app.admin(Method::POST, "/clock/advance").json(&body)).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{body}");
+    }
+    // Never past the end of RFC 3339 time, however often it is asked.
+    let ten_years = json!({"secs": 10 * 366 * 86_400});
+    let mut refused = false;
+    for _ in 0..900 {
+        let r = read(app.admin(Method::POST, "/clock/advance").json(&ten_years)).await;
+        if r.status == StatusCode::BAD_REQUEST {
+            assert!(r.body.contains("9999-12-31"), "{}", r.body);
+            refused = true;
+            break;
+        }
+        assert_eq!(r.status, StatusCode::OK);
+    }
+    assert!(refused);
+    assert!(
+        read(app.admin(Method::GET, "/info"))
+            .await
+            .status
+            .is_success()
+    );
 }
 
 #[tokio::test]
