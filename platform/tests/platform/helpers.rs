@@ -112,7 +112,13 @@ impl TestApp {
 
     /// Sends a request with an optional key and JSON body; answers status and JSON body
     /// (`Value::Null` for an empty one).
-    pub async fn call(&self, method: Method, path: &str, key: Option<&str>, body: Option<&Value>) -> (StatusCode, Value) {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
         let mut req = self.client.request(method, self.url(path));
         if let Some(k) = key {
             req = req.header("x-api-key", k);
@@ -224,7 +230,9 @@ pub async fn create_campaign(app: &TestApp) -> String {
 
 /// Creates a deployment and answers its id.
 pub async fn create_deployment(app: &TestApp, name: &str, number: &str) -> String {
-    let (s, v) = app.post(&deployments_path(), &deployment_body(name, number)).await;
+    let (s, v) = app
+        .post(&deployments_path(), &deployment_body(name, number))
+        .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     v["deployment_id"].as_str().unwrap().to_string()
 }
