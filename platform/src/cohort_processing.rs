@@ -6,8 +6,9 @@
 //! upload, in upload order (`seq`). One worker per [`App`] takes the head of the queue,
 //! processes it, and repeats; it sleeps until [`Processor::wake`] when the queue is empty.
 //! [`start`] starts the worker (idempotent); [`crate::server::serve`] calls it before
-//! serving, and every upload calls it too, so an app used without `serve` still processes.
-//! [`Processor::shutdown`] stops the worker between two batches.
+//! serving. Every accepted upload calls [`ensure_started`], so an app used without `serve`
+//! (in-process tests, scenarios) still processes. [`Processor::shutdown`] stops the worker
+//! between two batches; only [`start`] runs it again.
 //!
 //! Nothing answered with 200 is lost: the upload is answered only once its file is stored,
 //! and a cohort that was `processing` when the platform stopped is processed again from its
@@ -108,7 +109,8 @@ impl Processor {
 
     /// Stops the worker after the batch it is writing, and waits for it. A cohort it was
     /// processing stays `processing` and is processed again from its start by the next
-    /// worker.
+    /// worker. Uploads accepted afterwards wait, `processing`, until [`start`] is called
+    /// (by this app or by the next one over the same database).
     pub async fn shutdown(&self) {
         self.stop.store(true, Ordering::Release);
         self.wake.notify_one();
@@ -160,6 +162,15 @@ pub fn start(app: &App) {
 /// Resumes what a previous run left: an alias of [`start`], for readers looking for it.
 pub fn resume_pending(app: &App) {
     start(app);
+}
+
+/// Starts the worker unless it runs or was shut down, then wakes it: what an accepted
+/// upload calls.
+pub fn ensure_started(app: &App) {
+    if !app.cohorts.stopping() {
+        start(app);
+    }
+    app.cohorts.wake();
 }
 
 enum Step {
@@ -557,9 +568,13 @@ impl Columns {
             if names.len() > SHOWN {
                 found.push(format!("and {} more", names.len() - SHOWN));
             }
+            let (noun, list) = match missing.split_last() {
+                Some((last, [])) => ("column", last.clone()),
+                Some((last, rest)) => ("columns", format!("{} and {last}", rest.join(", "))),
+                None => unreachable!("missing is not empty"),
+            };
             return Err(format!(
-                "the header row has no column {} named by the transformation file; the header's columns are {}",
-                missing.join(", "),
+                "the header row lacks the {noun} {list} named by the transformation file; the header row has {}",
                 found.join(", ")
             ));
         }

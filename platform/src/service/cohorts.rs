@@ -251,7 +251,6 @@ fn category(s: &str) -> Option<CohortCategory> {
 /// The transformation config: its bytes as uploaded and the checked config, or the
 /// failures recorded.
 fn transformation_part(
-    app: &App,
     raw: Option<Vec<u8>>,
     errors: &mut ValidationErrors,
 ) -> Option<(Vec<u8>, contracts::model::Transformation)> {
@@ -282,7 +281,11 @@ fn transformation_part(
             return None;
         }
     };
-    match validate::transformation_config(&value, &loc, app.validation) {
+    // Read leniently even in strict mode: `validate::transformation_config` checks the
+    // free-form maps `app_variables` and `app_overrides` as objects of known keys, so strict
+    // mode would refuse every variable name (and an unknown override key must fail the
+    // processing, not the upload).
+    match validate::transformation_config(&value, &loc, validate::Options::default()) {
         Ok(t) => Some((raw, t)),
         Err(e) => {
             errors.extend(e);
@@ -472,8 +475,7 @@ impl Receiving {
             Ok(Ok(())) => {
                 self.settled = true;
                 self.app.cohorts.end_receiving(&self.id);
-                cohort_processing::start(&self.app);
-                self.app.cohorts.wake();
+                cohort_processing::ensure_started(&self.app);
                 Ok(to_wire(&rec))
             }
             Ok(Err(e)) => Err(self.abort(e).await),
@@ -568,6 +570,9 @@ where
         let mut field = match form.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
+            // A body with no part at all (only the closing delimiter, or nothing): report
+            // the missing parts below rather than a malformed stream.
+            Err(multer::Error::IncompleteStream) if seen.is_empty() => break,
             Err(e) => return Err(receiving.abort(multipart_error(e, limit)).await),
         };
         let part = field.name().unwrap_or("").to_string();
@@ -605,7 +610,7 @@ where
                 "cohort_transformation_file" => {
                     read_part(&mut field, TRANSFORMATION_MAX_BYTES as usize)
                         .await
-                        .map(|raw| transformation = transformation_part(app, raw, &mut errors))
+                        .map(|raw| transformation = transformation_part(raw, &mut errors))
                 }
                 "cohort_file" => {
                     has_file = true;

@@ -3,4 +3,5 @@
 
 #![allow(dead_code)]
 
+mod cohorts;
 mod helpers;
