@@ -34,27 +34,31 @@
 //! - a `required` column is empty (only white space counts as empty);
 //! - the phone number repeats an accepted row of the same cohort (the first one wins).
 //!
-//! Accepted rows become `cohort_users` rows (keyed phone hash, sealed JSON), written in
-//! batches of [`BATCH_ROWS`] per transaction by a second thread while the first parses on.
+//! Accepted rows become `cohort_users` rows (keyed phone hash, sealed JSON), written in row
+//! order in batches of [`BATCH_ROWS`] per transaction by a second thread while the first
+//! parses on; the cohort's lookup entries (`cohort_phones`) are written once, in hash order,
+//! in the transaction that marks it `completed`.
 //! Rejected rows go to the `rejected_records` file: the original header plus
 //! `rejected_reason`, the original field values kept. Empty optional values are left out of
 //! the user (no variable, no override, a null identifier).
 //!
-//! # Bounded memory
+//! # Memory
 //!
-//! Duplicates are found with a blocked Bloom filter over the keyed phone hashes (at most
-//! [`BLOOM_MAX_BYTES`], sized by the file), confirmed exactly on a hit against the rows not
-//! yet committed (kept per batch) or the database. Memory is bounded by one file chunk, the
-//! filter, and a few batches, whatever the file's size.
+//! One file chunk, a few batches, and the duplicate table: an open-addressing table of
+//! 8-byte slots (a 32-bit fingerprint of the keyed phone hash and the row number), at most
+//! [`DUPLICATE_LOAD`] full, so about 10 to 20 bytes per accepted row (16 MiB for a million).
+//! A fingerprint match is confirmed exactly against the full hash of the earlier row (held
+//! for rows not yet committed, read by primary key otherwise). Nothing else grows with the
+//! file.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Duration;
 
+use contracts::clock::Stopwatch;
 use contracts::domain::phone::{self, E164};
 use contracts::error::Loc;
 use contracts::model::Transformation;
@@ -74,8 +78,8 @@ use crate::store::{Store, StoreError};
 
 /// Accepted rows written per transaction.
 pub const BATCH_ROWS: usize = 8192;
-/// The largest duplicate filter: 16 MiB.
-pub const BLOOM_MAX_BYTES: usize = 16 << 20;
+/// The most the duplicate table is filled before it doubles.
+pub const DUPLICATE_LOAD: f64 = 0.8;
 /// The largest transformation file read back (it was at most this size at upload).
 pub const TRANSFORMATION_MAX_BYTES: u64 = 1 << 20;
 /// Failed attempts (storage errors) before a cohort is marked `failed`.
@@ -329,6 +333,7 @@ fn ingest(app: &App, keys: &WorkspaceKeys, job: &CohortRecord) -> Result<Step, P
         tx.commit()?;
         Ok(())
     })?;
+    let watch = Stopwatch::start();
     let outcome = match read_upload(app, keys, job) {
         Ok(o) => o,
         Err(e) => {
@@ -339,12 +344,20 @@ fn ingest(app: &App, keys: &WorkspaceKeys, job: &CohortRecord) -> Result<Step, P
             }
         }
     };
+    let read_ms = watch.elapsed_ms();
     let now = app.clock.now();
     match outcome {
         Ingest::Completed(result) => {
-            store.write_blocking(|c| cohorts::mark_completed(c, &job.id, result, now))?;
+            let watch = Stopwatch::start();
+            store.write_blocking(|c| {
+                let tx = c.transaction()?;
+                cohorts::index_phones(&tx, &job.id)?;
+                cohorts::mark_completed(&tx, &job.id, result, now)?;
+                tx.commit()?;
+                Ok(())
+            })?;
             tracing::info!(cohort = %job.id, total = result.total_records, valid = result.valid_records,
-                rejected = result.rejected_records, "cohort completed");
+                rejected = result.rejected_records, read_ms, index_ms = watch.elapsed_ms(), "cohort completed");
             Ok(Step::Done)
         }
         Ingest::Failed(reason) => {
@@ -428,7 +441,6 @@ fn read_upload(
         region: t.country_code.as_deref(),
         columns: &columns,
         header: &header,
-        bloom_bytes: bloom_bytes_for(file.size),
     };
     let committed = AtomicU64::new(0);
     std::thread::scope(|s| {
@@ -761,7 +773,6 @@ struct RowsCtx<'a> {
     region: Option<&'a str>,
     columns: &'a Columns,
     header: &'a StringRecord,
-    bloom_bytes: usize,
 }
 
 impl RowsCtx<'_> {
@@ -771,7 +782,7 @@ impl RowsCtx<'_> {
         tx: &SyncSender<Batch>,
         committed: &AtomicU64,
     ) -> Result<Ingest, ProcessError> {
-        let mut seen = SeenNumbers::new(self.bloom_bytes);
+        let mut seen = SeenNumbers::new();
         let mut batch: Vec<NewUser> = Vec::with_capacity(BATCH_ROWS);
         let mut batch_no = 0u64;
         let mut rejected: Option<RejectedWriter> = None;
@@ -779,6 +790,12 @@ impl RowsCtx<'_> {
         let mut raw = ByteRecord::new();
         let mut json = Vec::with_capacity(256);
         while next_record(csv, &mut raw)? {
+            if total == u64::from(u32::MAX) {
+                return Ok(Ingest::Failed(format!(
+                    "the file has more than {} data rows",
+                    u32::MAX
+                )));
+            }
             total += 1;
             let row_no = total;
             let line = raw.position().map_or(0, |p| p.line());
@@ -800,16 +817,16 @@ impl RowsCtx<'_> {
                     overrides,
                 }) => {
                     let hash = self.keys.lookup_hash(phone.as_str());
-                    match seen.first_row(&hash, committed, |h| {
+                    match seen.first_row(&hash, &batch, committed, |row| {
                         self.store
-                            .read_blocking(|c| cohorts::row_with_phone(c, self.cohort_id, h))
+                            .read_blocking(|c| cohorts::row_hash(c, self.cohort_id, row))
                     })? {
                         Some(first) => Err(format!(
                             "duplicate phone number: {} is already in data row {first}",
                             phone.as_str()
                         )),
                         None => {
-                            seen.remember(hash, row_no);
+                            seen.insert(&hash, row_no);
                             let user = UserJson {
                                 phone_number: phone.as_str(),
                                 user_identifier,
@@ -845,6 +862,7 @@ impl RowsCtx<'_> {
                     return Ok(Ingest::Stopped);
                 }
                 let users = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
+                seen.batch_sent(batch_no, &users);
                 if tx
                     .send(Batch {
                         no: batch_no,
@@ -855,7 +873,6 @@ impl RowsCtx<'_> {
                     // The writer stopped on an error; the caller reports it.
                     return Ok(Ingest::Vanished);
                 }
-                seen.batch_sent(batch_no);
                 batch_no += 1;
             }
         }
@@ -936,108 +953,121 @@ fn csv_write_error(e: csv::Error) -> ProcessError {
     }
 }
 
-/// The Bloom filter size for a file of `size` bytes: about two bits per byte (so at least a
-/// dozen bits per row of any realistic CSV), a power of two, 8 KiB to [`BLOOM_MAX_BYTES`].
-fn bloom_bytes_for(size: u64) -> usize {
-    let bits = size
-        .saturating_mul(2)
-        .max(1)
-        .checked_next_power_of_two()
-        .unwrap_or(1 << 63);
-    usize::try_from(bits / 8)
-        .unwrap_or(usize::MAX)
-        .clamp(8 * 1024, BLOOM_MAX_BYTES)
-}
-
-/// A `Hasher` for keys that are already uniformly random (keyed HMAC outputs): it folds the
-/// bytes instead of hashing them again.
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = self.0.rotate_left(29) ^ u64::from_le_bytes(word);
-        }
-    }
-}
-
-type HashMapOfHashes = HashMap<[u8; 16], u64, BuildHasherDefault<Prehashed>>;
-
-/// The numbers of a cohort accepted so far, for duplicate detection in bounded memory: a
-/// blocked Bloom filter (one 64-byte block per key, 8 bits set) says "new" or "maybe seen";
-/// "maybe" is settled exactly against the rows not yet committed (kept per batch until the
-/// writer commits it) or, failing those, the database.
+/// The accepted numbers of a cohort, for exact duplicate detection in 8 bytes per slot: an
+/// open-addressing table (linear probing) of `fingerprint << 32 | row`, where the
+/// fingerprint is 32 bits of the keyed phone hash whose top bits also choose the slot, and
+/// row 0 marks a free slot. A fingerprint match is confirmed against the earlier row's full
+/// hash: from the batch being built, from a batch sent but not yet committed (copies kept
+/// until the writer commits them), or from the store.
 struct SeenNumbers {
-    blocks: Vec<[u64; 8]>,
-    current: HashMapOfHashes,
-    in_flight: VecDeque<(u64, HashMapOfHashes)>,
+    slots: Vec<u64>,
+    bits: u32,
+    len: usize,
+    in_flight: VecDeque<SentBatch>,
+}
+
+/// A batch sent to the writer: its number and the `(row, hash)` of its users, in row order.
+type SentBatch = (u64, Vec<(u64, [u8; 16])>);
+
+fn fingerprint(hash: &[u8; 16]) -> u32 {
+    u32::from_le_bytes(hash[..4].try_into().expect("4 bytes"))
 }
 
 impl SeenNumbers {
-    fn new(bytes: usize) -> Self {
-        let blocks = (bytes / 64).max(1).next_power_of_two();
+    const START_BITS: u32 = 12;
+
+    fn new() -> Self {
         SeenNumbers {
-            blocks: vec![[0u64; 8]; blocks],
-            current: HashMapOfHashes::default(),
+            slots: vec![0; 1 << Self::START_BITS],
+            bits: Self::START_BITS,
+            len: 0,
             in_flight: VecDeque::new(),
         }
     }
 
-    /// Adds `hash` to the filter; answers whether it may have been added before.
-    fn maybe_seen(&mut self, hash: &[u8; 16]) -> bool {
-        let a = u64::from_le_bytes(hash[..8].try_into().expect("8 bytes"));
-        let b = u64::from_le_bytes(hash[8..].try_into().expect("8 bytes"));
-        let mask = self.blocks.len() - 1;
-        let block = &mut self.blocks[(a as usize) & mask];
-        let mut seen = true;
-        for (i, word) in block.iter_mut().enumerate() {
-            let bit = 1u64 << ((b >> (i * 8)) & 63);
-            if *word & bit == 0 {
-                seen = false;
-                *word |= bit;
-            }
-        }
-        seen
+    fn home(fp: u32, bits: u32) -> usize {
+        (fp as usize) >> (32 - bits)
     }
 
-    /// The first accepted row with this number, if any.
+    /// The first accepted row with this number, if any. `current` is the batch being built
+    /// (in row order); `committed` counts the batches the writer has committed; `stored`
+    /// reads a committed row's hash.
     fn first_row(
         &mut self,
         hash: &[u8; 16],
+        current: &[NewUser],
         committed: &AtomicU64,
-        in_store: impl FnOnce(&[u8; 16]) -> Result<Option<u64>, StoreError>,
+        mut stored: impl FnMut(u64) -> Result<Option<[u8; 16]>, StoreError>,
     ) -> Result<Option<u64>, StoreError> {
-        if !self.maybe_seen(hash) {
-            return Ok(None);
-        }
+        let fp = fingerprint(hash);
+        let mask = self.slots.len() - 1;
+        let mut i = Self::home(fp, self.bits);
         let done = committed.load(Ordering::Acquire);
         while self.in_flight.front().is_some_and(|(no, _)| *no < done) {
             self.in_flight.pop_front();
         }
-        if let Some(row) = self.current.get(hash) {
-            return Ok(Some(*row));
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return Ok(None);
+            }
+            if (slot >> 32) as u32 == fp {
+                let row = slot & 0xFFFF_FFFF;
+                let earlier = match current.binary_search_by_key(&row, |u| u.row_no) {
+                    Ok(k) => Some(current[k].phone_hash),
+                    Err(_) => match self.in_flight.iter().find_map(|(_, rows)| {
+                        rows.binary_search_by_key(&row, |(r, _)| *r)
+                            .ok()
+                            .map(|k| rows[k].1)
+                    }) {
+                        Some(h) => Some(h),
+                        None => stored(row)?,
+                    },
+                };
+                if earlier.as_ref() == Some(hash) {
+                    return Ok(Some(row));
+                }
+            }
+            i = (i + 1) & mask;
         }
-        if let Some(row) = self.in_flight.iter().find_map(|(_, m)| m.get(hash)) {
-            return Ok(Some(*row));
-        }
-        in_store(hash)
     }
 
-    fn remember(&mut self, hash: [u8; 16], row_no: u64) {
-        self.current.insert(hash, row_no);
+    /// Records an accepted row (after [`SeenNumbers::first_row`] found none).
+    fn insert(&mut self, hash: &[u8; 16], row_no: u64) {
+        if (self.len + 1) as f64 > self.slots.len() as f64 * DUPLICATE_LOAD {
+            self.grow();
+        }
+        Self::place(
+            &mut self.slots,
+            self.bits,
+            u64::from(fingerprint(hash)) << 32 | row_no,
+        );
+        self.len += 1;
     }
 
-    /// The current batch went to the writer as batch `no`.
-    fn batch_sent(&mut self, no: u64) {
-        let map = std::mem::take(&mut self.current);
-        self.in_flight.push_back((no, map));
+    fn place(slots: &mut [u64], bits: u32, entry: u64) {
+        let mask = slots.len() - 1;
+        let mut i = Self::home((entry >> 32) as u32, bits);
+        while slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        slots[i] = entry;
+    }
+
+    fn grow(&mut self) {
+        let bits = self.bits + 1;
+        let mut slots = vec![0u64; 1 << bits];
+        for &entry in self.slots.iter().filter(|e| **e != 0) {
+            Self::place(&mut slots, bits, entry);
+        }
+        self.slots = slots;
+        self.bits = bits;
+    }
+
+    /// The batch `no` went to the writer: keep its hashes until it is committed.
+    fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
+        self.in_flight
+            .push_back((no, users.iter().map(|u| (u.row_no, u.phone_hash)).collect()));
     }
 }
 
@@ -1046,7 +1076,7 @@ mod tests {
     use super::*;
 
     fn h(n: u64) -> [u8; 16] {
-        // Spread like a keyed hash would.
+        // Spread like a keyed hash.
         let mut out = [0u8; 16];
         let x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xDEAD_BEEF;
         let y = n.wrapping_mul(0xC2B2_AE3D_27D4_EB4F).rotate_left(17);
@@ -1055,57 +1085,93 @@ mod tests {
         out
     }
 
+    fn user(row_no: u64, hash: [u8; 16]) -> NewUser {
+        NewUser {
+            row_no,
+            phone_hash: hash,
+            data: Vec::new(),
+        }
+    }
+
     #[test]
-    fn the_filter_never_forgets_and_rarely_lies() {
-        let mut s = SeenNumbers::new(64 * 1024);
-        assert!(!s.maybe_seen(&h(0)), "the first key is new");
-        for n in 1..20_000 {
-            s.maybe_seen(&h(n));
+    fn the_table_finds_every_repeat_and_nothing_else() {
+        let committed = AtomicU64::new(0);
+        let mut s = SeenNumbers::new();
+        let mut lookups = 0;
+        // 100,000 numbers, all "committed": the store answers by row.
+        let stored = |row: u64| -> Result<Option<[u8; 16]>, StoreError> { Ok(Some(h(row))) };
+        for n in 1..=100_000 {
+            assert_eq!(s.first_row(&h(n), &[], &committed, stored).unwrap(), None);
+            s.insert(&h(n), n);
         }
-        for n in 0..20_000 {
-            assert!(s.maybe_seen(&h(n)), "no false negatives");
-        }
-        let false_positives = (1_000_000..1_020_000)
-            .filter(|n| s.maybe_seen(&h(*n)))
-            .count();
+        assert!(s.slots.len() as f64 * DUPLICATE_LOAD >= 100_000.0);
         assert!(
-            false_positives < 200,
-            "{false_positives} false positives of 20000"
+            s.slots.len() <= 1 << 18,
+            "8 bytes a slot, at most {} slots",
+            1 << 18
+        );
+        for n in (1..=100_000).step_by(997) {
+            let found = s
+                .first_row(&h(n), &[], &committed, |row| {
+                    lookups += 1;
+                    stored(row)
+                })
+                .unwrap();
+            assert_eq!(found, Some(n));
+        }
+        for n in 200_000..210_000 {
+            assert_eq!(s.first_row(&h(n), &[], &committed, stored).unwrap(), None);
+        }
+        assert!(lookups >= 101, "confirmed against the store");
+    }
+
+    #[test]
+    fn a_fingerprint_match_is_confirmed_against_the_full_hash() {
+        let committed = AtomicU64::new(0);
+        let mut s = SeenNumbers::new();
+        let a = h(1);
+        let mut b = a;
+        b[15] ^= 1; // same fingerprint, another number
+        s.insert(&a, 1);
+        let current = [user(1, a)];
+        let none = |_: u64| -> Result<Option<[u8; 16]>, StoreError> { Ok(None) };
+        assert_eq!(
+            s.first_row(&a, &current, &committed, none).unwrap(),
+            Some(1)
+        );
+        assert_eq!(s.first_row(&b, &current, &committed, none).unwrap(), None);
+        s.insert(&b, 2);
+        let current = [user(1, a), user(2, b)];
+        assert_eq!(
+            s.first_row(&b, &current, &committed, none).unwrap(),
+            Some(2)
         );
     }
 
     #[test]
-    fn duplicates_are_confirmed_in_batches_in_flight_and_in_the_store() {
+    fn rows_are_found_in_the_batch_in_flight_until_it_is_committed() {
         let committed = AtomicU64::new(0);
-        let mut s = SeenNumbers::new(8 * 1024);
-        let no_store = |_: &[u8; 16]| -> Result<Option<u64>, StoreError> { Ok(None) };
-        assert_eq!(s.first_row(&h(1), &committed, no_store).unwrap(), None);
-        s.remember(h(1), 1);
-        assert_eq!(s.first_row(&h(1), &committed, no_store).unwrap(), Some(1));
-        s.batch_sent(0);
+        let mut s = SeenNumbers::new();
+        s.insert(&h(1), 1);
+        s.batch_sent(0, &[user(1, h(1))]);
+        let none = |_: u64| -> Result<Option<[u8; 16]>, StoreError> { Ok(None) };
         assert_eq!(
-            s.first_row(&h(1), &committed, no_store).unwrap(),
+            s.first_row(&h(1), &[], &committed, none).unwrap(),
             Some(1),
             "in flight"
         );
         committed.store(1, Ordering::Release);
-        // Committed: the map is dropped and the store answers.
-        let store = |_: &[u8; 16]| -> Result<Option<u64>, StoreError> { Ok(Some(1)) };
-        assert_eq!(s.first_row(&h(1), &committed, store).unwrap(), Some(1));
-        assert!(s.in_flight.is_empty());
         assert_eq!(
-            s.first_row(&h(2), &committed, store).unwrap(),
+            s.first_row(&h(1), &[], &committed, none).unwrap(),
             None,
-            "new key: no lookup"
+            "committed: only the store knows it now"
         );
-    }
-
-    #[test]
-    fn bloom_sizes() {
-        assert_eq!(bloom_bytes_for(0), 8 * 1024);
-        assert_eq!(bloom_bytes_for(45_000_000), 16 << 20);
-        assert_eq!(bloom_bytes_for(4 << 20), 1 << 20);
-        assert_eq!(bloom_bytes_for(u64::MAX), BLOOM_MAX_BYTES);
+        assert!(s.in_flight.is_empty());
+        let stored = |_: u64| -> Result<Option<[u8; 16]>, StoreError> { Ok(Some(h(1))) };
+        assert_eq!(
+            s.first_row(&h(1), &[], &committed, stored).unwrap(),
+            Some(1)
+        );
     }
 
     #[test]

@@ -817,6 +817,7 @@ pub async fn stream(
             }
             cohorts::insert(&tx, &rec)?;
             cohorts::insert_users(&tx, &rec.id, &prepared.users)?;
+            cohorts::index_phones(&tx, &rec.id)?;
             store_bytes(
                 &tx,
                 &keys,

@@ -7,9 +7,12 @@
 //! transaction that completes the file. `seq` orders cohorts by the moment they were
 //! accepted: the list order and the processing queue.
 //!
-//! Users (`cohort_users`) are stored one row per accepted row of the upload: the row number,
-//! a keyed hash of the E.164 number for lookups (no plaintext number is stored), and the user
-//! as a sealed JSON blob bound to [`user_context`]. For the engine and inbound routing:
+//! Users (`cohort_users`) are stored one row per accepted row of the upload, in row order:
+//! the row number, a keyed hash of the E.164 number (no plaintext number is stored), and the
+//! user as a sealed JSON blob bound to [`user_context`]. Lookups by number go through
+//! `cohort_phones` (cohort, hash, row), written by [`index_phones`] in hash order once a
+//! cohort's users are all stored, so that ingesting never updates a randomly ordered index
+//! row by row. For the engine and inbound routing:
 //! [`users_after`] and [`count_users`] walk a cohort's users in row order,
 //! [`StoredUser::open`] turns one into a [`CohortUser`], [`latest_deployment_user`] finds a
 //! caller among a deployment's cohorts (latest upload wins), [`completed_cohorts`] and
@@ -393,9 +396,11 @@ pub fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError> {
     Ok(optional(st.query_row(params![id], |_| Ok(())))?.is_some())
 }
 
-/// Deletes what processing produced so far (users and the rejected-records file), so that
-/// a cohort can be processed again from its start.
+/// Deletes what processing produced so far (users, their lookup entries and the
+/// rejected-records file), so that a cohort can be processed again from its start.
 pub fn clear_results(c: &Connection, id: &str) -> Result<(), StoreError> {
+    c.prepare_cached("DELETE FROM cohort_phones WHERE cohort_id = ?1")?
+        .execute(params![id])?;
     c.prepare_cached("DELETE FROM cohort_users WHERE cohort_id = ?1")?
         .execute(params![id])?;
     files::delete(c, id, CohortFileType::RejectedRecords)?;
@@ -471,17 +476,32 @@ pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Resul
     Ok(())
 }
 
-/// The first row of a cohort whose number has this lookup hash (duplicate detection).
-pub fn row_with_phone(
+/// Writes the lookup entries (hash to row) of a cohort whose users are all stored, in hash
+/// order: one pass of SQLite's sorter and sequential page writes, instead of one random
+/// index update per user. Call it in the transaction that completes the cohort. A cohort's
+/// numbers are unique (repeats are rejected), so each hash has one row.
+pub fn index_phones(c: &Connection, cohort_id: &str) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no)
+         SELECT cohort_id, phone_hash, row_no FROM cohort_users WHERE cohort_id = ?1
+         ORDER BY phone_hash",
+    )?
+    .execute(params![cohort_id])?;
+    Ok(())
+}
+
+/// The number-hash of a stored user (to confirm a suspected repeat exactly).
+pub fn row_hash(
     c: &Connection,
     cohort_id: &str,
-    phone_hash: &[u8; 16],
-) -> Result<Option<u64>, StoreError> {
+    row_no: u64,
+) -> Result<Option<[u8; 16]>, StoreError> {
     let mut st = c.prepare_cached(
-        "SELECT MIN(row_no) FROM cohort_users WHERE phone_hash = ?1 AND cohort_id = ?2",
+        "SELECT phone_hash FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
     )?;
-    let row: Option<i64> = st.query_row(params![&phone_hash[..], cohort_id], |r| r.get(0))?;
-    Ok(row.map(|r| r as u64))
+    let hash: Option<Vec<u8>> =
+        optional(st.query_row(params![cohort_id, row_no as i64], |r| r.get(0)))?;
+    Ok(hash.and_then(|h| <[u8; 16]>::try_from(h.as_slice()).ok()))
 }
 
 /// The context a user's sealed data is bound to.
@@ -606,11 +626,13 @@ pub fn latest_deployment_user(
 ) -> Result<Option<StoredUser>, StoreError> {
     let mut st = c.prepare_cached(
         "SELECT u.cohort_id, u.row_no, u.phone_hash, u.data
-         FROM cohort_users u JOIN cohorts k ON k.id = u.cohort_id
-         WHERE u.phone_hash = ?1 AND k.org_id = ?2 AND k.workspace_id = ?3
+         FROM cohorts k
+         JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
+         JOIN cohort_users u ON u.cohort_id = p.cohort_id AND u.row_no = p.row_no
+         WHERE k.org_id = ?2 AND k.workspace_id = ?3
            AND k.parent_kind = 'deployment' AND k.parent_id = ?4
            AND k.category = 'cohort' AND k.status = 'completed'
-         ORDER BY k.seq DESC, u.row_no ASC LIMIT 1",
+         ORDER BY k.seq DESC LIMIT 1",
     )?;
     optional(st.query_row(
         params![&phone_hash[..], ws.org_id, ws.workspace_id, deployment_id],
@@ -626,8 +648,8 @@ pub fn in_stop_file(
     phone_hash: &[u8; 16],
 ) -> Result<bool, StoreError> {
     let mut st = c.prepare_cached(
-        "SELECT 1 FROM cohort_users u JOIN cohorts k ON k.id = u.cohort_id
-         WHERE u.phone_hash = ?1 AND k.parent_kind = 'campaign' AND k.parent_id = ?2
+        "SELECT 1 FROM cohorts k JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
+         WHERE k.parent_kind = 'campaign' AND k.parent_id = ?2
            AND k.category = 'stop_file' AND k.status = 'completed'
          LIMIT 1",
     )?;
