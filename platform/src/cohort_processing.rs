@@ -574,20 +574,21 @@ impl Columns {
             })
             .collect();
         if !missing.is_empty() {
-            const SHOWN: usize = 20;
-            let mut found: Vec<String> =
-                names.iter().take(SHOWN).map(|n| format!("'{n}'")).collect();
-            if names.len() > SHOWN {
-                found.push(format!("and {} more", names.len() - SHOWN));
-            }
+            // The header's own names are not quoted: the reason is stored unencrypted, and in
+            // a file without a header row the "header" is a user's data.
             let (noun, list) = match missing.split_last() {
                 Some((last, [])) => ("column", last.clone()),
                 Some((last, rest)) => ("columns", format!("{} and {last}", rest.join(", "))),
                 None => unreachable!("missing is not empty"),
             };
             return Err(format!(
-                "the header row lacks the {noun} {list} named by the transformation file; the header row has {}",
-                found.join(", ")
+                "the header row ({} {}) lacks the {noun} {list} named by the transformation file; the first row of the file must name its columns, spelled exactly as in the transformation file",
+                names.len(),
+                if names.len() == 1 {
+                    "column"
+                } else {
+                    "columns"
+                }
             ));
         }
         Ok(Columns {

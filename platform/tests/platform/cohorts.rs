@@ -388,6 +388,11 @@ async fn whole_upload_failures_say_why() {
             transformation(),
         ),
         ("empty_file", Vec::new(), transformation()),
+        (
+            "no_header_row",
+            b"+14155550100,u1,Ann,gold,Hi\n+14155550101,u2,Bo,gold,\n".to_vec(),
+            transformation(),
+        ),
         ("not_utf8", not_utf8, transformation()),
         (
             "not_utf8_header",
@@ -1077,7 +1082,14 @@ async fn no_plaintext_number_or_name_reaches_the_database_file() {
         )
         .await;
     assert_eq!(s, StatusCode::OK);
+    // A file without a header row fails as a whole; its first row must not leak either.
+    let headerless = "+14155557395,cust-7e4f,Wilhelmina,gold,\n";
+    let id = upload_ok(&t, &base, "Headerless", headerless).await;
+    assert_eq!(wait_done(&t, &base, &id).await["status"], "failed");
     let needles = [
+        "4155557395",
+        "Wilhelmina",
+        "cust-7e4f",
         "4155557391",
         "4155557392",
         "4155557393",
