@@ -1248,3 +1248,95 @@ async fn callers_are_found_in_the_latest_cohort_of_a_deployment() {
         [first, second]
     );
 }
+
+/// A key service that can be made to fail: the local service with the test app's master
+/// key, behind a switch.
+#[derive(Debug)]
+struct Switchable {
+    inner: platform::crypto::LocalKeyService,
+    mode: std::sync::Mutex<Option<platform::crypto::KeyServiceError>>,
+}
+
+impl platform::crypto::KeyService for Switchable {
+    fn provider(&self) -> &'static str {
+        "local"
+    }
+
+    fn configured_key(&self, _ws: &WorkspaceRef) -> Option<(String, String)> {
+        None
+    }
+
+    fn decrypt<'a>(
+        &'a self,
+        ws: &'a WorkspaceRef,
+        alias: &'a str,
+        encrypted_key: &'a str,
+        trace_id: Option<&'a str>,
+    ) -> platform::crypto::KeyFuture<'a, zeroize::Zeroizing<[u8; 32]>> {
+        if let Some(e) = self.mode.lock().unwrap().clone() {
+            return Box::pin(async move { Err(e) });
+        }
+        self.inner.decrypt(ws, alias, encrypted_key, trace_id)
+    }
+
+    fn generate<'a>(
+        &'a self,
+        ws: &'a WorkspaceRef,
+        trace_id: Option<&'a str>,
+    ) -> platform::crypto::KeyFuture<'a, (String, String, zeroize::Zeroizing<[u8; 32]>)> {
+        self.inner.generate(ws, trace_id)
+    }
+
+    fn cache_lifetime(&self) -> chrono::Duration {
+        chrono::Duration::days(1)
+    }
+}
+
+#[tokio::test]
+async fn processing_waits_for_an_unavailable_key_service_and_fails_on_a_refusal() {
+    use platform::crypto::KeyServiceError;
+    let t = spawn_app().await;
+    let camp = create_campaign(&t).await;
+    let base = campaign_cohorts(&camp);
+    // The workspace's data key exists (the campaign's first upload makes it) and is cached.
+    let first = upload_ok(&t, &base, "First", USERS).await;
+    wait_done(&t, &base, &first).await;
+    let mut key_file = t.db.clone().into_os_string();
+    key_file.push(".key");
+    let master: [u8; 32] = std::fs::read(&key_file).unwrap().try_into().unwrap();
+    let service = std::sync::Arc::new(Switchable {
+        inner: platform::crypto::LocalKeyService::new(&master),
+        mode: std::sync::Mutex::new(None),
+    });
+    t.app.keys.set_service(ws(), service.clone());
+    t.app.cohorts.shutdown().await;
+    let waiting = upload_ok(&t, &base, "Waiting", USERS).await;
+    // The key service goes down and the cached key expires: the worker must wait.
+    *service.mode.lock().unwrap() =
+        Some(KeyServiceError::Unavailable("down for maintenance".into()));
+    t.app.keys.clear_cache();
+    platform::cohort_processing::start(&t.app);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let (_, v) = t.get(&format!("{base}/{waiting}")).await;
+    assert_eq!(
+        v["status"], "processing",
+        "waits while the key service is down"
+    );
+    // It comes back: the first cohort completes; then it refuses: the next one fails.
+    *service.mode.lock().unwrap() = None;
+    let done = wait_done(&t, &base, &waiting).await;
+    assert_eq!(done["status"], "completed");
+    t.app.cohorts.shutdown().await;
+    let refused = upload_ok(&t, &base, "Refused", USERS).await;
+    *service.mode.lock().unwrap() = Some(KeyServiceError::Refused(
+        "key alias 'local' is disabled".into(),
+    ));
+    t.app.keys.clear_cache();
+    platform::cohort_processing::start(&t.app);
+    let done = wait_done(&t, &base, &refused).await;
+    assert_eq!(done["status"], "failed");
+    insta::assert_snapshot!(
+        "failure_key_refused",
+        done["failure_reason"].as_str().unwrap()
+    );
+}
