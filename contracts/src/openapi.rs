@@ -84,6 +84,7 @@ impl Modify for ByokAuth {
         upload_campaign_cohort, stream_campaign_cohort, list_campaign_cohorts, get_campaign_cohort, get_campaign_cohort_file,
         upload_deployment_cohort, stream_deployment_cohort, list_deployment_cohorts, get_deployment_cohort, get_deployment_cohort_file,
         create_deployment, list_deployments, get_deployment, patch_deployment, set_deployment_status, delete_deployment,
+        sim_get_clock, sim_set_clock, sim_advance_clock, sim_inbound_call, sim_list_inbound_calls, sim_list_webhook_deliveries,
     ),
     components(schemas(
         ValidationErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo,
@@ -98,7 +99,8 @@ impl Modify for ByokAuth {
         (name = "campaigns", description = "Campaigns: schedule, dial rate, retries, weighted connections"),
         (name = "cohorts", description = "Users of a campaign or a deployment"),
         (name = "deployments", description = "Inbound deployments"),
-        (name = "meta", description = "This document")
+        (name = "meta", description = "This document"),
+        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time, inbound calls by hand, what the engine recorded")
     )
 )]
 pub struct PlatformApi;
@@ -378,6 +380,63 @@ fn set_deployment_status() {}
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody)
     ))]
 fn delete_deployment() {}
+
+// ----- simulation operations (the harness's own) -----
+
+#[utoipa::path(get, path = "/sim/v1/clock", tag = "simulation",
+    responses(
+        (status = 200, description = "The platform's time", body = SimClockState),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+    ))]
+fn sim_get_clock() {}
+
+#[utoipa::path(put, path = "/sim/v1/clock", tag = "simulation",
+    request_body = ClockSetRequest,
+    responses(
+        (status = 200, description = "Set; every step due up to the new time ran first", body = ClockAdvanceResult),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 409, description = "The platform runs on the real clock, or the time is in the past", body = PlatformErrorBody),
+        (status = 422, description = "Validation failed", body = ValidationErrorBody)
+    ))]
+fn sim_set_clock() {}
+
+#[utoipa::path(post, path = "/sim/v1/clock/advance", tag = "simulation",
+    request_body = ClockAdvanceRequest,
+    responses(
+        (status = 200, description = "Advanced; every step due up to the new time ran first", body = ClockAdvanceResult),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 409, description = "The platform runs on the real clock, or the time is in the past", body = PlatformErrorBody),
+        (status = 422, description = "Validation failed", body = ValidationErrorBody)
+    ))]
+fn sim_advance_clock() {}
+
+#[utoipa::path(post, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/inbound-calls", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path)),
+    request_body = InboundCallRequest,
+    responses(
+        (status = 200, description = "How the platform handled the call (answered or not, and why)", body = InboundCallRecord),
+        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
+        (status = 422, description = "Validation failed", body = ValidationErrorBody)
+    ))]
+fn sim_inbound_call() {}
+
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/inbound-calls", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), CohortListQuery),
+    responses(
+        (status = 200, description = "Inbound calls of the workspace, oldest first", body = Page<InboundCallRecord>),
+        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_list_inbound_calls() {}
+
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/webhook-deliveries", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), CohortListQuery),
+    responses(
+        (status = 200, description = "Webhook deliveries of the workspace, oldest first", body = Page<WebhookDeliveryRecord>),
+        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_list_webhook_deliveries() {}
 
 // ----- customer-hosted operations -----
 

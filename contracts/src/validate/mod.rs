@@ -16,6 +16,7 @@
 //!   [`transformation_config`], [`cohort_stream`]: bodies.
 //! - [`campaign_list_query`], [`deployment_list_query`], [`cohort_list_query`],
 //!   [`cohort_files_query`]: query strings.
+//! - [`sim`]: bodies of the simulation API.
 
 mod campaign;
 mod cohort;
@@ -23,6 +24,7 @@ mod deployment;
 pub mod limits;
 mod outbound;
 mod query;
+pub mod sim;
 
 pub(crate) use campaign::campaign_create_unchecked_times;
 pub use campaign::{campaign_create, campaign_patch, campaign_status, retry_policy};

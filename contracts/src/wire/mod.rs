@@ -7,6 +7,7 @@
 //! - [`deployment`]: inbound deployments.
 //! - [`webhook`]: the three event payloads.
 //! - [`byok`]: the customer-hosted key endpoints.
+//! - [`sim`]: the harness's simulation API (clock, inbound calls, deliveries).
 //! - [`common`]: the paginated list and shared pieces.
 //!
 //! Request types here describe the body for clients and for the OpenAPI documents; the
@@ -19,6 +20,7 @@ pub mod cohort;
 pub mod common;
 pub mod deployment;
 pub mod outbound;
+pub mod sim;
 pub mod webhook;
 
 pub use campaign::*;
@@ -26,4 +28,5 @@ pub use cohort::*;
 pub use common::*;
 pub use deployment::*;
 pub use outbound::*;
+pub use sim::*;
 pub use webhook::*;

@@ -93,6 +93,12 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
         expected.push(("GET".into(), format!("{base}/{{cohort_id}}")));
         expected.push(("GET".into(), format!("{base}/{{cohort_id}}/files")));
     }
+    expected.push(("GET".into(), "/sim/v1/clock".into()));
+    expected.push(("PUT".into(), "/sim/v1/clock".into()));
+    expected.push(("POST".into(), "/sim/v1/clock/advance".into()));
+    expected.push(("POST".into(), format!("/sim/v1{w}/inbound-calls")));
+    expected.push(("GET".into(), format!("/sim/v1{w}/inbound-calls")));
+    expected.push(("GET".into(), format!("/sim/v1{w}/webhook-deliveries")));
     let expected: BTreeSet<_> = expected.into_iter().collect();
     assert_eq!(ops, expected);
 }
@@ -676,6 +682,112 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             start_datetime: at(),
             end_datetime: at(),
             interaction_transcript: Some(transcript),
+        }),
+    );
+    // Simulation
+    let inbound = InboundCallRecord {
+        call_id: "call-1".into(),
+        caller: "+919876543210".into(),
+        dialled: "+14155550100".into(),
+        at: at(),
+        answered: true,
+        rejection: None,
+        deployment_id: Some("dep-1".into()),
+        interaction_id: Some("int-1".into()),
+        cohort_id: Some("coh-1".into()),
+        user_identifier: Some("u1".into()),
+        agent_variables: Some(json!({"name": "Ada"}).as_object().unwrap().clone()),
+        duration: Some(61.5),
+        ends_at: Some(at()),
+    };
+    let rejected = InboundCallRecord {
+        answered: false,
+        rejection: Some(InboundRejection::DeploymentPaused),
+        interaction_id: None,
+        cohort_id: None,
+        user_identifier: None,
+        agent_variables: None,
+        duration: None,
+        ends_at: None,
+        ..inbound.clone()
+    };
+    let delivery = WebhookDeliveryRecord {
+        delivery_id: "whd-1".into(),
+        kind: "campaign".into(),
+        subject_id: "att".into(),
+        url: "https://h.example/x".into(),
+        status: DeliveryStatus::Pending,
+        tries: 1,
+        last_status_code: Some(500),
+        last_error: Some("HTTP 500".into()),
+        created_at: at(),
+        next_try_at: Some(at()),
+        delivered_at: None,
+    };
+    add(
+        "SimClockState",
+        v(SimClockState {
+            now: at(),
+            simulated: true,
+        }),
+    );
+    add(
+        "ClockAdvanceRequest",
+        v(ClockAdvanceRequest {
+            seconds: Some(90.0),
+            to: None,
+        }),
+    );
+    add(
+        "ClockAdvanceRequest",
+        v(ClockAdvanceRequest {
+            seconds: None,
+            to: Some(at()),
+        }),
+    );
+    add("ClockSetRequest", v(ClockSetRequest { now: at() }));
+    add(
+        "ClockAdvanceResult",
+        v(ClockAdvanceResult {
+            from: at(),
+            now: at(),
+            steps: 3,
+            dials: 2,
+            ..Default::default()
+        }),
+    );
+    add(
+        "InboundCallRequest",
+        v(InboundCallRequest {
+            caller: "+1".into(),
+            dialled: "+1".into(),
+        }),
+    );
+    add("InboundRejection", v(InboundRejection::OutsideSchedule));
+    add("InboundCallRecord", v(inbound.clone()));
+    add("InboundCallRecord", v(rejected));
+    add("DeliveryStatus", v(DeliveryStatus::Delivered));
+    add("WebhookDeliveryRecord", v(delivery.clone()));
+    add(
+        "Page_InboundCallRecord",
+        v(Page {
+            items: vec![inbound],
+            total: 1,
+            limit: 20,
+            offset: 0,
+            next_page_uri: None,
+            prev_page_uri: None,
+        }),
+    );
+    add(
+        "Page_WebhookDeliveryRecord",
+        v(Page {
+            items: vec![delivery],
+            total: 1,
+            limit: 20,
+            offset: 0,
+            next_page_uri: None,
+            prev_page_uri: None,
         }),
     );
     // BYOK

@@ -101,17 +101,10 @@ pub async fn list(
 
 /// A deployment.
 pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, ApiError> {
-    let (ws, id) = (who.ws.clone(), id.to_string());
-    let found = app
-        .store
-        .read({
-            let id = id.clone();
-            move |c| deployments::get(c, &ws, &id)
-        })
-        .await?;
+    let found = app.store.read_short(|c| deployments::get(c, &who.ws, id))?;
     found
         .map(|r| to_wire(&r))
-        .ok_or_else(|| ApiError::not_found("deployment", &id))
+        .ok_or_else(|| ApiError::not_found("deployment", id))
 }
 
 /// Applies a PATCH; new numbers must be free in the workspace.

@@ -223,10 +223,9 @@ pub fn list(
         SortOrder::Asc => "ASC",
         SortOrder::Desc => "DESC",
     };
-    let filter = "org_id = ?1 AND workspace_id = ?2
-        AND (?3 IS NULL OR status = ?3)
-        AND (?4 IS NULL OR name LIKE ?4 ESCAPE '\\' OR description LIKE ?4 ESCAPE '\\')";
     let search = p.search.as_deref().map(like_substring);
+    let filter = r"org_id = ?1 AND workspace_id = ?2 AND (?3 IS NULL OR status = ?3)
+        AND (?4 IS NULL OR name LIKE ?4 ESCAPE '\' OR description LIKE ?4 ESCAPE '\')";
     let status = status.map(|s| s.as_str());
     let total: i64 = c
         .prepare_cached(&format!("SELECT COUNT(*) FROM campaigns WHERE {filter}"))?

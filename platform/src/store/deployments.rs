@@ -262,11 +262,11 @@ pub fn list(
         SortOrder::Asc => "ASC",
         SortOrder::Desc => "DESC",
     };
-    let filter = "d.org_id = ?1 AND d.workspace_id = ?2
-        AND (?3 IS NULL OR d.name LIKE ?3 ESCAPE '\\' OR d.description LIKE ?3 ESCAPE '\\'
-             OR EXISTS (SELECT 1 FROM deployment_numbers n
-                        WHERE n.deployment_id = d.id AND n.phone_number LIKE ?3 ESCAPE '\\'))";
     let search = p.search.as_deref().map(like_substring);
+    let filter = r"d.org_id = ?1 AND d.workspace_id = ?2
+        AND (?3 IS NULL OR d.name LIKE ?3 ESCAPE '\' OR d.description LIKE ?3 ESCAPE '\'
+             OR EXISTS (SELECT 1 FROM deployment_numbers n
+                        WHERE n.deployment_id = d.id AND n.phone_number LIKE ?3 ESCAPE '\'))";
     let total: i64 = c
         .prepare_cached(&format!(
             "SELECT COUNT(*) FROM deployments d WHERE {filter}"

@@ -37,6 +37,12 @@ const MIGRATIONS: &[&str] = &[
         updated_ms    INTEGER NOT NULL
     );
     CREATE INDEX campaigns_ws ON campaigns (org_id, workspace_id, seq);
+    -- One index per sort order of the list, so a page is read in order, not sorted.
+    CREATE INDEX campaigns_created ON campaigns (org_id, workspace_id, created_ms, seq);
+    CREATE INDEX campaigns_updated ON campaigns (org_id, workspace_id, updated_ms, seq);
+    CREATE INDEX campaigns_name ON campaigns (org_id, workspace_id, name COLLATE NOCASE, seq);
+    CREATE INDEX campaigns_start ON campaigns (org_id, workspace_id, start_ms, seq);
+    CREATE INDEX campaigns_due ON campaigns (status, start_ms, end_ms);
 
     CREATE TABLE deployments (
         id            TEXT PRIMARY KEY,
@@ -55,6 +61,9 @@ const MIGRATIONS: &[&str] = &[
         updated_ms    INTEGER NOT NULL
     );
     CREATE INDEX deployments_ws ON deployments (org_id, workspace_id, seq);
+    CREATE INDEX deployments_created ON deployments (org_id, workspace_id, created_ms, seq);
+    CREATE INDEX deployments_updated ON deployments (org_id, workspace_id, updated_ms, seq);
+    CREATE INDEX deployments_name ON deployments (org_id, workspace_id, name COLLATE NOCASE, seq);
 
     -- The platform's own numbers, not users' data: one deployment per number and workspace.
     CREATE TABLE deployment_numbers (

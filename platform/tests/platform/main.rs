@@ -5,3 +5,9 @@
 
 mod cohorts;
 mod helpers;
+
+mod campaigns;
+mod deployments;
+mod errors;
+mod outbound;
+mod routes;
