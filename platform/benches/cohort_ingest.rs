@@ -12,10 +12,10 @@
 //! `completed`, rows per second, and the process's peak resident memory (`VmHWM`, client
 //! and server together), with the machine's core count. Targets: under 10 s and 200 MB.
 //!
-//! Measured (release, 2-core AMD EPYC VM, ext4, while other builds ran, load 2 to 3.5):
-//! 38.3 MB CSV; upload answered after 0.5 s; upload to `completed` 6.8 to 7.2 s (about
-//! 140,000 rows/s: 4.4 to 4.6 s reading, checking, sealing and storing the rows, 2.0 to 2.3
-//! s writing the cohort's phone lookup table in hash order); peak memory 98 to 102 MB.
+//! Measured (release, 2-core AMD EPYC VM, ext4, load average about 1.7 from other builds):
+//! 38.3 MB CSV; upload answered after 0.4 s; upload to `completed` 4.6 to 4.9 s (about
+//! 210,000 rows/s: 2.3 to 2.6 s reading, checking, sealing and storing the rows, 2.0 to 2.1
+//! s writing the cohort's phone lookup table in hash order); peak memory 95 to 102 MB.
 
 use std::io::{BufWriter, Write};
 use std::time::Duration;
