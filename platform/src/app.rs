@@ -36,6 +36,8 @@ pub struct AppInner {
     pub auth: KeyTable,
     /// How strictly requests are read.
     pub validation: Options,
+    /// The background worker that processes uploaded cohorts.
+    pub cohorts: crate::cohort_processing::Processor,
 }
 
 impl Deref for App {
@@ -146,6 +148,7 @@ impl AppBuilder {
                 keys,
                 auth,
                 validation,
+                cohorts: crate::cohort_processing::Processor::new(),
             }),
         })
     }

@@ -7,6 +7,7 @@
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`crypto`]: data keys, sealed blobs, keyed lookup hashes, the key ring.
+//! - [`cohort_processing`]: the background worker that turns uploaded CSV files into users.
 //! - [`lifecycle`]: the campaign life cycle as one function of the clock.
 //! - [`stats`]: campaign statistics.
 //! - [`error`]: every failure and its answer.
@@ -14,6 +15,7 @@
 
 pub mod api;
 pub mod app;
+pub mod cohort_processing;
 pub mod config;
 pub mod crypto;
 pub mod error;

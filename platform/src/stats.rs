@@ -18,7 +18,7 @@ pub fn campaign_statistics(
     // upload of the same campaign are excluded (matched by keyed hash).
     let (users, excluded): (i64, i64) = c.query_row(
         "SELECT COUNT(*),
-                COALESCE(SUM(EXISTS (SELECT 1 FROM cohort_users s JOIN cohorts sc ON sc.id = s.cohort_id
+                COALESCE(SUM(EXISTS (SELECT 1 FROM cohort_phones s JOIN cohorts sc ON sc.id = s.cohort_id
                                      WHERE sc.parent_kind = 'campaign' AND sc.parent_id = ?1
                                        AND sc.category = 'stop_file' AND sc.status = 'completed'
                                        AND s.phone_hash = u.phone_hash)), 0)

@@ -1,14 +1,230 @@
-//! Cohorts under the scheduling base, for campaigns and deployments.
+//! Cohorts under the scheduling base
+//! `/api/scheduling/v1/orgs/{org_id}/workspaces/{workspace_id}`, below `/campaigns/{id}` and
+//! `/deployments/{id}`: upload, stream, list, get, files.
 
-use warp::Filter;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use contracts::wire::CohortFileType;
+use futures_util::Stream;
 use warp::filters::BoxedFilter;
+use warp::http::{HeaderValue, header};
 use warp::reply::Response;
+use warp::{Filter, Reply};
 
+use super::{
+    BodyStream, RequestMeta, authorize, body, meta, ok, page_uris, read_json, respond, with_app,
+};
 use crate::app::App;
+use crate::error::ApiError;
+use crate::service::cohorts;
+use crate::store::cohorts::{Parent, ParentKind};
 
-/// The cohort routes.
-pub fn routes(_app: App) -> BoxedFilter<(Response,)> {
-    warp::path("__cohorts_pending")
-        .map(|| Response::new(Vec::new().into()))
+/// The cohort routes of campaigns and deployments.
+pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+    parent_routes(app.clone(), ParentKind::Campaign, "campaigns")
+        .or(parent_routes(app, ParentKind::Deployment, "deployments"))
+        .unify()
         .boxed()
+}
+
+/// `.../{segment}/{parent_id}/cohorts`, extracting org, workspace and the parent.
+fn cohorts_base(
+    kind: ParentKind,
+    segment: &'static str,
+) -> impl Filter<Extract = (String, String, Parent), Error = warp::Rejection> + Clone {
+    warp::path("api")
+        .and(warp::path("scheduling"))
+        .and(warp::path("v1"))
+        .and(warp::path("orgs"))
+        .and(warp::path::param::<String>())
+        .and(warp::path("workspaces"))
+        .and(warp::path::param::<String>())
+        .and(warp::path(segment))
+        .and(warp::path::param::<String>())
+        .and(warp::path("cohorts"))
+        .map(move |org, ws, id| (org, ws, Parent { kind, id }))
+        .untuple_one()
+}
+
+fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilter<(Response,)> {
+    let base = move || cohorts_base(kind, segment);
+    let upload = base()
+        .and(warp::path("upload"))
+        .and(warp::path::end())
+        .and(warp::post())
+        .and(meta())
+        .and(body())
+        .and(with_app(app.clone()))
+        .then(upload);
+    let stream = base()
+        .and(warp::path("stream"))
+        .and(warp::path::end())
+        .and(warp::post())
+        .and(meta())
+        .and(body())
+        .and(with_app(app.clone()))
+        .then(stream);
+    let list = base()
+        .and(warp::path::end())
+        .and(warp::get())
+        .and(meta())
+        .and(with_app(app.clone()))
+        .then(list);
+    let get = base()
+        .and(warp::path::param::<String>())
+        .and(warp::path::end())
+        .and(warp::get())
+        .and(meta())
+        .and(with_app(app.clone()))
+        .then(get);
+    let files = base()
+        .and(warp::path::param::<String>())
+        .and(warp::path("files"))
+        .and(warp::path::end())
+        .and(warp::get())
+        .and(meta())
+        .and(with_app(app))
+        .then(file);
+    upload
+        .or(stream)
+        .unify()
+        .or(list)
+        .unify()
+        .or(get)
+        .unify()
+        .or(files)
+        .unify()
+        .boxed()
+}
+
+async fn upload(
+    org: String,
+    ws: String,
+    parent: Parent,
+    meta: RequestMeta,
+    body: BodyStream,
+    app: App,
+) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let length = meta
+                .header("content-length")
+                .and_then(|v| v.parse::<u64>().ok());
+            let cohort = cohorts::upload(
+                &app,
+                &who,
+                &parent,
+                meta.header("content-type"),
+                length,
+                body,
+                meta.trace_id().as_deref(),
+            )
+            .await?;
+            ok(&cohort)
+        }
+        .await,
+    )
+}
+
+async fn stream(
+    org: String,
+    ws: String,
+    parent: Parent,
+    meta: RequestMeta,
+    body: BodyStream,
+    app: App,
+) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let value = read_json(&app, &meta, body).await?;
+            ok(&cohorts::stream(&app, &who, &parent, &value, meta.trace_id().as_deref()).await?)
+        }
+        .await,
+    )
+}
+
+async fn list(org: String, ws: String, parent: Parent, meta: RequestMeta, app: App) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let (mut page, offset, limit) =
+                cohorts::list(&app, &who, &parent, &meta.query_pairs()).await?;
+            (page.next_page_uri, page.prev_page_uri) =
+                page_uris(&app, &meta, offset, limit, page.total);
+            ok(&page)
+        }
+        .await,
+    )
+}
+
+async fn get(
+    org: String,
+    ws: String,
+    parent: Parent,
+    id: String,
+    meta: RequestMeta,
+    app: App,
+) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            ok(&cohorts::get(&app, &who, &parent, &id).await?)
+        }
+        .await,
+    )
+}
+
+async fn file(
+    org: String,
+    ws: String,
+    parent: Parent,
+    id: String,
+    meta: RequestMeta,
+    app: App,
+) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let f = cohorts::file(
+                &app,
+                &who,
+                &parent,
+                &id,
+                &meta.query_pairs(),
+                meta.trace_id().as_deref(),
+            )
+            .await?;
+            let content_type = match f.file_type {
+                CohortFileType::Cohort | CohortFileType::RejectedRecords => {
+                    "text/csv; charset=utf-8"
+                }
+                CohortFileType::CohortTransformation => "application/json",
+            };
+            let disposition =
+                HeaderValue::from_str(&format!("attachment; filename=\"{}\"", f.filename))
+                    .map_err(|e| ApiError::Internal(format!("file name header: {e}")))?;
+            let mut r = warp::reply::stream(Chunks(f.body)).into_response();
+            let h = r.headers_mut();
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            h.insert(header::CONTENT_LENGTH, HeaderValue::from(f.size));
+            h.insert(header::CONTENT_DISPOSITION, disposition);
+            Ok(r)
+        }
+        .await,
+    )
+}
+
+/// A file's chunks as a response body stream.
+struct Chunks(tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>);
+
+impl Stream for Chunks {
+    type Item = Result<Bytes, std::io::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
 }

@@ -4,8 +4,10 @@
 //! - [`outbound`]: instant outbound calls.
 //! - [`campaigns`]: create, list, get, patch, status.
 //! - [`deployments`]: create, list, get, patch, status, delete.
+//! - [`cohorts`]: upload, stream, list, get, files.
 
 pub mod campaigns;
+pub mod cohorts;
 pub mod deployments;
 pub mod outbound;
 

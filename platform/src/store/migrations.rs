@@ -140,6 +140,22 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX attempts_status ON attempts (kind, status);
     "#,
+    // 2: cohort phone lookups move to their own table, written once per cohort in hash
+    // order when processing completes. Kept on `cohort_users`, the index took one random
+    // page write per accepted row (a million-row upload wrote gigabytes of WAL); rows now go
+    // to `cohort_users` in row order only, and a cohort's lookup entries form one contiguous
+    // key range. Existing users are carried over.
+    r#"
+    DROP INDEX cohort_users_phone;
+    CREATE TABLE cohort_phones (
+        cohort_id  TEXT NOT NULL REFERENCES cohorts (id) ON DELETE CASCADE,
+        phone_hash BLOB NOT NULL,
+        row_no     INTEGER NOT NULL,
+        PRIMARY KEY (cohort_id, phone_hash)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO cohort_phones (cohort_id, phone_hash, row_no)
+        SELECT cohort_id, phone_hash, row_no FROM cohort_users ORDER BY cohort_id, phone_hash, row_no;
+    "#,
 ];
 
 /// Brings the schema up to date.
@@ -167,5 +183,40 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(v as usize, MIGRATIONS.len());
+    }
+
+    #[test]
+    fn migration_2_carries_phone_lookups_over() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute_batch(
+            "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
+                                  source_type, category, created_by, updated_by, created_ms, updated_ms)
+             VALUES ('coh-1', 1, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort',
+                     'a', 'a', 0, 0);
+             INSERT INTO cohort_users VALUES ('coh-1', 1, x'01', x'00'), ('coh-1', 2, x'02', x'00');",
+        )
+        .unwrap();
+        run(&c).unwrap();
+        let rows: Vec<(String, Vec<u8>, i64)> = c
+            .prepare("SELECT cohort_id, phone_hash, row_no FROM cohort_phones ORDER BY row_no")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [("coh-1".into(), vec![1], 1), ("coh-1".into(), vec![2], 2)]
+        );
+        let index: i64 = c
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'cohort_users_phone'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(index, 0);
     }
 }

@@ -2,13 +2,16 @@
 //! connection and a few readers, every call off the async threads.
 //!
 //! - [`campaigns`], [`deployments`], [`attempts`]: rows of each resource.
+//! - [`cohorts`], [`files`]: cohorts, their users, and their files as sealed chunks.
 //!
 //! Instants are stored as Unix milliseconds. Values that identify people are sealed blobs
 //! (see [`crate::crypto`]); the store itself never sees a key.
 
 pub mod attempts;
 pub mod campaigns;
+pub mod cohorts;
 pub mod deployments;
+pub mod files;
 mod migrations;
 
 use std::fmt;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+mod cohorts;
 mod helpers;
 
 mod campaigns;

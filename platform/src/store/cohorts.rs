@@ -1,0 +1,657 @@
+//! Cohort rows and the users they hold.
+//!
+//! A cohort belongs to a campaign or a deployment ([`Parent`]) of one workspace. Its `status`
+//! column holds the wire statuses (`processing`, `completed`, `failed`) and one internal
+//! state, [`UPLOADING`]: the row exists while its file is being received (the file's chunks
+//! need it as their foreign key), is never answered, and becomes `processing` in the same
+//! transaction that completes the file. `seq` orders cohorts by the moment they were
+//! accepted: the list order and the processing queue.
+//!
+//! Users (`cohort_users`) are stored one row per accepted row of the upload, in row order:
+//! the row number, a keyed hash of the E.164 number (no plaintext number is stored), and the
+//! user as a sealed JSON blob bound to [`user_context`]. Lookups by number go through
+//! `cohort_phones` (cohort, hash, row), written by [`index_phones`] in hash order once a
+//! cohort's users are all stored, so that ingesting never updates a randomly ordered index
+//! row by row. For the engine and inbound routing:
+//! [`users_after`] and [`count_users`] walk a cohort's users in row order,
+//! [`StoredUser::open`] turns one into a [`CohortUser`], [`latest_deployment_user`] finds a
+//! caller among a deployment's cohorts (latest upload wins), [`completed_cohorts`] and
+//! [`in_stop_file`] tell which users a campaign calls.
+
+use chrono::{DateTime, Utc};
+use contracts::wire::{
+    AppOverrides, CohortCategory, CohortFileType, CohortResult, CohortSourceType, CohortStatus,
+    JsonObject,
+};
+use rusqlite::{Connection, Row, params};
+use serde::{Deserialize, Serialize};
+
+use super::{StoreError, WorkspaceRef, files, from_ms, ms, optional};
+use crate::crypto::{CryptoError, WorkspaceKeys};
+
+/// The internal status of a cohort whose file is still being received.
+pub const UPLOADING: &str = "uploading";
+
+/// What a cohort belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ParentKind {
+    /// A campaign: its users are called.
+    Campaign,
+    /// A deployment: its users are recognised when they call in.
+    Deployment,
+}
+
+impl ParentKind {
+    /// The `parent_kind` column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParentKind::Campaign => "campaign",
+            ParentKind::Deployment => "deployment",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "campaign" => Some(ParentKind::Campaign),
+            "deployment" => Some(ParentKind::Deployment),
+            _ => None,
+        }
+    }
+}
+
+/// The campaign or deployment a cohort belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Parent {
+    /// Campaign or deployment.
+    pub kind: ParentKind,
+    /// Its id.
+    pub id: String,
+}
+
+impl Parent {
+    /// A campaign parent.
+    pub fn campaign(id: impl Into<String>) -> Self {
+        Parent {
+            kind: ParentKind::Campaign,
+            id: id.into(),
+        }
+    }
+
+    /// A deployment parent.
+    pub fn deployment(id: impl Into<String>) -> Self {
+        Parent {
+            kind: ParentKind::Deployment,
+            id: id.into(),
+        }
+    }
+}
+
+/// A stored cohort (never one that is still [`UPLOADING`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CohortRecord {
+    /// `coh-…`.
+    pub id: String,
+    /// Its workspace.
+    pub ws: WorkspaceRef,
+    /// Its campaign or deployment.
+    pub parent: Parent,
+    /// Its name.
+    pub name: String,
+    /// `processing`, `completed` or `failed`.
+    pub status: CohortStatus,
+    /// File upload or stream.
+    pub source_type: CohortSourceType,
+    /// `cohort` or `stop_file`.
+    pub category: CohortCategory,
+    /// Counts once completed.
+    pub result: Option<CohortResult>,
+    /// Why it failed.
+    pub failure_reason: Option<String>,
+    /// The default region for national numbers, if one was given.
+    pub country_code: Option<String>,
+    /// Who uploaded it.
+    pub created_by: String,
+    /// Who changed it last.
+    pub updated_by: String,
+    /// When it was accepted.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed (processing finished).
+    pub updated_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "id, org_id, workspace_id, parent_kind, parent_id, name, status, source_type, category, \
+     total_records, valid_records, rejected_records, failure_reason, country_code, created_by, updated_by, \
+     created_ms, updated_ms";
+
+fn source_str(s: CohortSourceType) -> &'static str {
+    match s {
+        CohortSourceType::FileUpload => "file_upload",
+        CohortSourceType::Stream => "stream",
+    }
+}
+
+fn read(r: &Row<'_>) -> rusqlite::Result<Result<CohortRecord, StoreError>> {
+    let id: String = r.get(0)?;
+    let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("cohort {id}: {what} '{v}'"));
+    let kind: String = r.get(3)?;
+    let status: String = r.get(6)?;
+    let source: String = r.get(7)?;
+    let category: String = r.get(8)?;
+    let Some(kind) = ParentKind::parse(&kind) else {
+        return Ok(Err(corrupt("parent kind", &kind)));
+    };
+    let status = match status.as_str() {
+        "processing" => CohortStatus::Processing,
+        "completed" => CohortStatus::Completed,
+        "failed" => CohortStatus::Failed,
+        other => return Ok(Err(corrupt("status", other))),
+    };
+    let source_type = match source.as_str() {
+        "file_upload" => CohortSourceType::FileUpload,
+        "stream" => CohortSourceType::Stream,
+        other => return Ok(Err(corrupt("source type", other))),
+    };
+    let category = match category.as_str() {
+        "cohort" => CohortCategory::Cohort,
+        "stop_file" => CohortCategory::StopFile,
+        other => return Ok(Err(corrupt("category", other))),
+    };
+    let counts: (Option<i64>, Option<i64>, Option<i64>) = (r.get(9)?, r.get(10)?, r.get(11)?);
+    let result = match (status, counts) {
+        (CohortStatus::Completed, (Some(t), Some(v), Some(rj))) => Some(CohortResult {
+            total_records: t as u64,
+            valid_records: v as u64,
+            rejected_records: rj as u64,
+        }),
+        _ => None,
+    };
+    Ok(Ok(CohortRecord {
+        ws: WorkspaceRef::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
+        parent: Parent {
+            kind,
+            id: r.get(4)?,
+        },
+        name: r.get(5)?,
+        status,
+        source_type,
+        category,
+        result,
+        failure_reason: r.get(12)?,
+        country_code: r.get(13)?,
+        created_by: r.get(14)?,
+        updated_by: r.get(15)?,
+        created_at: from_ms(r.get(16)?),
+        updated_at: from_ms(r.get(17)?),
+        id,
+    }))
+}
+
+/// Inserts the [`UPLOADING`] row of a cohort whose file is about to be received. Its name,
+/// category and times are written by [`finish_upload`].
+pub fn insert_uploading(
+    c: &Connection,
+    id: &str,
+    ws: &WorkspaceRef,
+    parent: &Parent,
+    created_by: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    c.execute(
+        "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status, source_type,
+                              category, created_by, updated_by, created_ms, updated_ms)
+         VALUES (?1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM cohorts), ?2, ?3, ?4, ?5, '', ?6, 'file_upload',
+                 'cohort', ?7, ?7, ?8, ?8)",
+        params![
+            id,
+            ws.org_id,
+            ws.workspace_id,
+            parent.kind.as_str(),
+            parent.id,
+            UPLOADING,
+            created_by,
+            ms(now)
+        ],
+    )?;
+    Ok(())
+}
+
+/// Turns an [`UPLOADING`] row into the accepted cohort `rec` (status `processing`), at the
+/// end of the queue. Answers false when the row is gone (its parent was deleted meanwhile).
+pub fn finish_upload(c: &Connection, rec: &CohortRecord) -> Result<bool, StoreError> {
+    let n = c.execute(
+        "UPDATE cohorts SET seq = (SELECT MAX(seq) + 1 FROM cohorts), name = ?2, status = 'processing',
+                category = ?3, country_code = ?4, created_by = ?5, updated_by = ?6, created_ms = ?7,
+                updated_ms = ?8
+         WHERE id = ?1 AND status = ?9",
+        params![
+            rec.id,
+            rec.name,
+            rec.category.as_str(),
+            rec.country_code,
+            rec.created_by,
+            rec.updated_by,
+            ms(rec.created_at),
+            ms(rec.updated_at),
+            UPLOADING
+        ],
+    )?;
+    Ok(n > 0)
+}
+
+/// Deletes a cohort that is still [`UPLOADING`], with the chunks received so far. Answers
+/// whether there was one.
+pub fn delete_uploading(c: &Connection, id: &str) -> Result<bool, StoreError> {
+    let n = c.execute(
+        "DELETE FROM cohorts WHERE id = ?1 AND status = ?2",
+        params![id, UPLOADING],
+    )?;
+    Ok(n > 0)
+}
+
+/// Every cohort still [`UPLOADING`]: after a restart, uploads that were never answered.
+pub fn uploading_ids(c: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut st = c.prepare_cached("SELECT id FROM cohorts WHERE status = ?1")?;
+    let ids = st
+        .query_map(params![UPLOADING], |r| r.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(ids)
+}
+
+/// Inserts a whole cohort (a stream, processed before it is stored).
+pub fn insert(c: &Connection, rec: &CohortRecord) -> Result<(), StoreError> {
+    let r = rec.result;
+    c.execute(
+        "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status, source_type,
+                              category, total_records, valid_records, rejected_records, failure_reason,
+                              country_code, created_by, updated_by, created_ms, updated_ms)
+         VALUES (?1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM cohorts), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                 ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        params![
+            rec.id,
+            rec.ws.org_id,
+            rec.ws.workspace_id,
+            rec.parent.kind.as_str(),
+            rec.parent.id,
+            rec.name,
+            rec.status.as_str(),
+            source_str(rec.source_type),
+            rec.category.as_str(),
+            r.map(|r| r.total_records as i64),
+            r.map(|r| r.valid_records as i64),
+            r.map(|r| r.rejected_records as i64),
+            rec.failure_reason,
+            rec.country_code,
+            rec.created_by,
+            rec.updated_by,
+            ms(rec.created_at),
+            ms(rec.updated_at),
+        ],
+    )?;
+    Ok(())
+}
+
+/// A cohort of a parent in a workspace, or `None` (also for another parent's or workspace's,
+/// and while it is still uploading).
+pub fn get(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    parent: &Parent,
+    id: &str,
+) -> Result<Option<CohortRecord>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM cohorts
+         WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3 AND parent_kind = ?4 AND parent_id = ?5
+           AND status <> ?6"
+    ))?;
+    optional(st.query_row(
+        params![
+            id,
+            ws.org_id,
+            ws.workspace_id,
+            parent.kind.as_str(),
+            parent.id,
+            UPLOADING
+        ],
+        read,
+    ))?
+    .transpose()
+}
+
+/// A cohort by id, any workspace (for the engine and the processor); `None` while uploading.
+pub fn get_any(c: &Connection, id: &str) -> Result<Option<CohortRecord>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM cohorts WHERE id = ?1 AND status <> ?2"
+    ))?;
+    optional(st.query_row(params![id, UPLOADING], read))?.transpose()
+}
+
+/// One page of a parent's cohorts in upload order, and how many it has.
+pub fn list(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    parent: &Parent,
+    offset: u64,
+    limit: u32,
+) -> Result<(Vec<CohortRecord>, u64), StoreError> {
+    let filter = "org_id = ?1 AND workspace_id = ?2 AND parent_kind = ?3 AND parent_id = ?4 AND status <> ?5";
+    let p = (
+        ws.org_id.as_str(),
+        ws.workspace_id.as_str(),
+        parent.kind.as_str(),
+        parent.id.as_str(),
+        UPLOADING,
+    );
+    let total: i64 = c
+        .prepare_cached(&format!("SELECT COUNT(*) FROM cohorts WHERE {filter}"))?
+        .query_row(params![p.0, p.1, p.2, p.3, p.4], |r| r.get(0))?;
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM cohorts WHERE {filter} ORDER BY seq LIMIT ?6 OFFSET ?7"
+    ))?;
+    let rows = st
+        .query_map(
+            params![p.0, p.1, p.2, p.3, p.4, limit as i64, offset as i64],
+            read,
+        )?
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((rows, total as u64))
+}
+
+/// The cohorts of a parent with this category that finished processing, in upload order.
+pub fn completed_cohorts(
+    c: &Connection,
+    parent: &Parent,
+    category: CohortCategory,
+) -> Result<Vec<CohortRecord>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM cohorts
+         WHERE parent_kind = ?1 AND parent_id = ?2 AND category = ?3 AND status = 'completed'
+         ORDER BY seq"
+    ))?;
+    let rows = st
+        .query_map(
+            params![parent.kind.as_str(), parent.id, category.as_str()],
+            read,
+        )?
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The uploaded cohort that waits longest for processing: the head of the queue.
+pub fn next_pending(c: &Connection) -> Result<Option<CohortRecord>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM cohorts WHERE status = 'processing' AND source_type = 'file_upload'
+         ORDER BY seq LIMIT 1"
+    ))?;
+    optional(st.query_row([], read))?.transpose()
+}
+
+/// Whether a cohort exists and is still `processing`.
+pub fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError> {
+    let mut st =
+        c.prepare_cached("SELECT 1 FROM cohorts WHERE id = ?1 AND status = 'processing'")?;
+    Ok(optional(st.query_row(params![id], |_| Ok(())))?.is_some())
+}
+
+/// Deletes what processing produced so far (users, their lookup entries and the
+/// rejected-records file), so that a cohort can be processed again from its start.
+pub fn clear_results(c: &Connection, id: &str) -> Result<(), StoreError> {
+    c.prepare_cached("DELETE FROM cohort_phones WHERE cohort_id = ?1")?
+        .execute(params![id])?;
+    c.prepare_cached("DELETE FROM cohort_users WHERE cohort_id = ?1")?
+        .execute(params![id])?;
+    files::delete(c, id, CohortFileType::RejectedRecords)?;
+    Ok(())
+}
+
+/// Records a finished cohort: status `completed` and its counts. Answers false when it is
+/// no longer `processing` (deleted meanwhile).
+pub fn mark_completed(
+    c: &Connection,
+    id: &str,
+    result: CohortResult,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let n = c.execute(
+        "UPDATE cohorts SET status = 'completed', total_records = ?2, valid_records = ?3,
+                rejected_records = ?4, failure_reason = NULL, updated_ms = ?5
+         WHERE id = ?1 AND status = 'processing'",
+        params![
+            id,
+            result.total_records as i64,
+            result.valid_records as i64,
+            result.rejected_records as i64,
+            ms(now)
+        ],
+    )?;
+    Ok(n > 0)
+}
+
+/// Records a failed cohort: status `failed`, the reason, no counts, no users and no
+/// rejected-records file. Answers false when it is no longer `processing`.
+pub fn mark_failed(
+    c: &Connection,
+    id: &str,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    clear_results(c, id)?;
+    let n = c.execute(
+        "UPDATE cohorts SET status = 'failed', total_records = NULL, valid_records = NULL,
+                rejected_records = NULL, failure_reason = ?2, updated_ms = ?3
+         WHERE id = ?1 AND status = 'processing'",
+        params![id, reason, ms(now)],
+    )?;
+    Ok(n > 0)
+}
+
+/// An accepted user, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewUser {
+    /// Its row: the data row of the upload (1 = the first row after the header) or the
+    /// position in a stream (1 = the first user).
+    pub row_no: u64,
+    /// [`WorkspaceKeys::lookup_hash`] of the E.164 number.
+    pub phone_hash: [u8; 16],
+    /// The sealed [`CohortUser`] JSON, bound to [`user_context`].
+    pub data: Vec<u8>,
+}
+
+/// Inserts users of a cohort. Callers batch many per transaction.
+pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Result<(), StoreError> {
+    let mut st = c.prepare_cached(
+        "INSERT INTO cohort_users (cohort_id, row_no, phone_hash, data) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for u in users {
+        st.execute(params![
+            cohort_id,
+            u.row_no as i64,
+            &u.phone_hash[..],
+            &u.data
+        ])?;
+    }
+    Ok(())
+}
+
+/// Writes the lookup entries (hash to row) of a cohort whose users are all stored, in hash
+/// order: one pass of SQLite's sorter and sequential page writes, instead of one random
+/// index update per user. Call it in the transaction that completes the cohort. A cohort's
+/// numbers are unique (repeats are rejected), so each hash has one row.
+pub fn index_phones(c: &Connection, cohort_id: &str) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no)
+         SELECT cohort_id, phone_hash, row_no FROM cohort_users WHERE cohort_id = ?1
+         ORDER BY phone_hash",
+    )?
+    .execute(params![cohort_id])?;
+    Ok(())
+}
+
+/// The number-hash of a stored user (to confirm a suspected repeat exactly).
+pub fn row_hash(
+    c: &Connection,
+    cohort_id: &str,
+    row_no: u64,
+) -> Result<Option<[u8; 16]>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT phone_hash FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
+    )?;
+    let hash: Option<Vec<u8>> =
+        optional(st.query_row(params![cohort_id, row_no as i64], |r| r.get(0)))?;
+    Ok(hash.and_then(|h| <[u8; 16]>::try_from(h.as_slice()).ok()))
+}
+
+/// The context a user's sealed data is bound to.
+pub fn user_context(cohort_id: &str, row_no: u64) -> String {
+    format!("cohort_users/{cohort_id}/{row_no}")
+}
+
+/// A user as stored: sealed. Open it with [`StoredUser::open`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredUser {
+    /// Its cohort.
+    pub cohort_id: String,
+    /// Its row in the cohort (see [`NewUser::row_no`]).
+    pub row_no: u64,
+    /// The keyed hash of its number.
+    pub phone_hash: [u8; 16],
+    /// The sealed [`CohortUser`] JSON.
+    pub data: Vec<u8>,
+}
+
+/// A user of a cohort, opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CohortUser {
+    /// Its row in the cohort.
+    #[serde(skip)]
+    pub row_no: u64,
+    /// The number to call or to recognise, E.164.
+    pub phone_number: String,
+    /// The user's identifier, when the cohort has one for this user.
+    pub user_identifier: Option<String>,
+    /// Agent variables (strings from CSV columns; any JSON from a stream).
+    pub app_variables: JsonObject,
+    /// Agent overrides.
+    pub app_overrides: AppOverrides,
+}
+
+/// Why a stored user could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum UserDataError {
+    /// The blob does not open with the workspace's keys.
+    #[error(transparent)]
+    Crypto(#[from] CryptoError),
+    /// It opened but is not a user record.
+    #[error("cohort user {cohort_id}/{row_no} is unreadable: {message}")]
+    Corrupt {
+        /// Its cohort.
+        cohort_id: String,
+        /// Its row.
+        row_no: u64,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl StoredUser {
+    /// Opens the user with its workspace's keys.
+    pub fn open(&self, keys: &WorkspaceKeys) -> Result<CohortUser, UserDataError> {
+        let plain = keys.open(&user_context(&self.cohort_id, self.row_no), &self.data)?;
+        let mut user: CohortUser =
+            serde_json::from_slice(&plain).map_err(|e| UserDataError::Corrupt {
+                cohort_id: self.cohort_id.clone(),
+                row_no: self.row_no,
+                message: e.to_string(),
+            })?;
+        user.row_no = self.row_no;
+        Ok(user)
+    }
+}
+
+fn read_user(r: &Row<'_>) -> rusqlite::Result<StoredUser> {
+    let hash: Vec<u8> = r.get(2)?;
+    let mut phone_hash = [0u8; 16];
+    if hash.len() == 16 {
+        phone_hash.copy_from_slice(&hash);
+    }
+    Ok(StoredUser {
+        cohort_id: r.get(0)?,
+        row_no: r.get::<_, i64>(1)? as u64,
+        phone_hash,
+        data: r.get(3)?,
+    })
+}
+
+/// Up to `limit` users of a cohort with a row number above `after_row_no`, in row order.
+/// Walk a whole cohort by passing the last row number seen (start with 0).
+pub fn users_after(
+    c: &Connection,
+    cohort_id: &str,
+    after_row_no: u64,
+    limit: u32,
+) -> Result<Vec<StoredUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT cohort_id, row_no, phone_hash, data FROM cohort_users
+         WHERE cohort_id = ?1 AND row_no > ?2 ORDER BY row_no LIMIT ?3",
+    )?;
+    let rows = st
+        .query_map(
+            params![cohort_id, after_row_no as i64, limit as i64],
+            read_user,
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// How many users a cohort holds.
+pub fn count_users(c: &Connection, cohort_id: &str) -> Result<u64, StoreError> {
+    let n: i64 = c
+        .prepare_cached("SELECT COUNT(*) FROM cohort_users WHERE cohort_id = ?1")?
+        .query_row(params![cohort_id], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+/// The user with this number-hash in the most recently uploaded completed `cohort`-category
+/// cohort of a deployment (stop files are not used to personalise calls). Inbound routing:
+/// hash the caller's E.164 number with [`WorkspaceKeys::lookup_hash`] of the deployment's
+/// workspace, then open the answer with [`StoredUser::open`].
+pub fn latest_deployment_user(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    deployment_id: &str,
+    phone_hash: &[u8; 16],
+) -> Result<Option<StoredUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT u.cohort_id, u.row_no, u.phone_hash, u.data
+         FROM cohorts k
+         JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
+         JOIN cohort_users u ON u.cohort_id = p.cohort_id AND u.row_no = p.row_no
+         WHERE k.org_id = ?2 AND k.workspace_id = ?3
+           AND k.parent_kind = 'deployment' AND k.parent_id = ?4
+           AND k.category = 'cohort' AND k.status = 'completed'
+         ORDER BY k.seq DESC LIMIT 1",
+    )?;
+    optional(st.query_row(
+        params![&phone_hash[..], ws.org_id, ws.workspace_id, deployment_id],
+        read_user,
+    ))
+}
+
+/// Whether a number-hash is in a completed `stop_file` cohort of a campaign: such users are
+/// not called.
+pub fn in_stop_file(
+    c: &Connection,
+    campaign_id: &str,
+    phone_hash: &[u8; 16],
+) -> Result<bool, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT 1 FROM cohorts k JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
+         WHERE k.parent_kind = 'campaign' AND k.parent_id = ?2
+           AND k.category = 'stop_file' AND k.status = 'completed'
+         LIMIT 1",
+    )?;
+    Ok(optional(st.query_row(params![&phone_hash[..], campaign_id], |_| Ok(())))?.is_some())
+}
