@@ -109,7 +109,9 @@ async fn main() -> Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(platform::server::serve(app.clone(), listener, async {
+    let platform =
+        platform::server::Platform::from_config(app.clone()).map_err(anyhow::Error::msg)?;
+    let server = tokio::spawn(platform::server::serve(platform, listener, async {
         let _ = stopped.await;
     }));
     let client = reqwest::Client::new();

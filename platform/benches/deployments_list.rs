@@ -48,7 +48,7 @@ async fn run(seconds: u64, connections: usize, deployments: usize, cores: usize)
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(platform::server::serve(
-        app.clone(),
+        platform::server::Platform::from_config(app.clone()).unwrap(),
         listener,
         std::future::pending(),
     ));

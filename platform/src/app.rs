@@ -5,7 +5,9 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use contracts::clock::{SharedClock, SystemClock};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use contracts::clock::{SharedClock, SimClock, SystemClock};
 use contracts::ids::IdGen;
 use contracts::validate::Options;
 use rand::RngCore;
@@ -38,6 +40,36 @@ pub struct AppInner {
     pub validation: Options,
     /// The background worker that processes uploaded cohorts.
     pub cohorts: crate::cohort_processing::Processor,
+    /// Tells the engine that the API changed something it runs on.
+    pub changes: Changes,
+    /// The simulated clock, when the platform runs on one (the same time as `clock`).
+    pub sim: Option<SimClock>,
+}
+
+/// A change counter the engine watches: campaigns created or changed, cohorts completed,
+/// instant outbound calls queued. Bumping it wakes the engine's driver.
+#[derive(Debug, Default)]
+pub struct Changes {
+    counter: AtomicU64,
+    notify: tokio::sync::Notify,
+}
+
+impl Changes {
+    /// Records a change and wakes the driver.
+    pub fn bump(&self) {
+        self.counter.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_one();
+    }
+
+    /// How many changes so far.
+    pub fn current(&self) -> u64 {
+        self.counter.load(Ordering::SeqCst)
+    }
+
+    /// Waits for the next change (or one made since the last wait).
+    pub async fn changed(&self) {
+        self.notify.notified().await;
+    }
 }
 
 impl Deref for App {
@@ -80,6 +112,7 @@ pub enum StartError {
 pub struct AppBuilder {
     config: PlatformConfig,
     clock: Option<SharedClock>,
+    sim: Option<SimClock>,
     store: Option<Store>,
     key_service: Option<Arc<dyn KeyService>>,
 }
@@ -90,6 +123,7 @@ impl App {
         AppBuilder {
             config,
             clock: None,
+            sim: None,
             store: None,
             key_service: None,
         }
@@ -97,9 +131,17 @@ impl App {
 }
 
 impl AppBuilder {
-    /// Uses this clock (default: the system clock).
+    /// Uses this clock (default: the system clock, or a simulated clock when the
+    /// configuration asks for one).
     pub fn clock(mut self, clock: SharedClock) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// Runs on this simulated clock: time moves only through the simulation API.
+    pub fn sim_clock(mut self, clock: SimClock) -> Self {
+        self.clock = Some(clock.shared());
+        self.sim = Some(clock);
         self
     }
 
@@ -118,7 +160,24 @@ impl AppBuilder {
     /// Opens the store, loads or creates the local key, and builds the app.
     pub fn build(self) -> Result<App, StartError> {
         let config = self.config;
-        let clock = self.clock.unwrap_or_else(SystemClock::shared);
+        let mut sim = self.sim;
+        if sim.is_none()
+            && self.clock.is_none()
+            && config.clock == crate::config::ClockMode::Simulated
+        {
+            let start = match &config.sim_start {
+                Some(s) => chrono::DateTime::parse_from_rfc3339(s)
+                    .map_err(|e| StartError::Config(format!("sim_start '{s}': {e}")))?
+                    .to_utc(),
+                None => contracts::clock::Clock::now(&SystemClock),
+            };
+            sim = Some(SimClock::new(start));
+        }
+        let clock = match (&sim, self.clock) {
+            (Some(s), _) => s.shared(),
+            (None, Some(c)) => c,
+            (None, None) => SystemClock::shared(),
+        };
         let store = match self.store {
             Some(s) => s,
             None => match config.database() {
@@ -149,6 +208,8 @@ impl AppBuilder {
                 auth,
                 validation,
                 cohorts: crate::cohort_processing::Processor::new(),
+                changes: Changes::default(),
+                sim,
             }),
         })
     }

@@ -358,6 +358,8 @@ fn ingest(app: &App, keys: &WorkspaceKeys, job: &CohortRecord) -> Result<Step, P
             })?;
             tracing::info!(cohort = %job.id, total = result.total_records, valid = result.valid_records,
                 rejected = result.rejected_records, read_ms, index_ms = watch.elapsed_ms(), "cohort completed");
+            // The engine admits its users.
+            app.changes.bump();
             Ok(Step::Done)
         }
         Ingest::Failed(reason) => {

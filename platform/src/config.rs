@@ -10,6 +10,18 @@
 //! strict = false                    # true: unknown request fields are 422
 //! public_url = "https://mock.example.com"  # else taken from the Host header
 //! seed = 42                         # ids and randomness; printed when not set
+//! clock = "simulated"               # or "real" (default); simulated time moves only by
+//! sim_start = "2026-03-02T12:00:00Z" #   /sim/v1/clock; sim_start defaults to the wall clock
+//! webhook_secret = "whsec_..."      # signs webhooks; printed when not set
+//!
+//! [[deployment_webhooks]]           # where a workspace's inbound-call events go
+//! org_id = "org-1"
+//! workspace_id = "ws-1"
+//! url = "https://hooks.example.com/inbound"
+//!
+//! [telephony]                       # the simulated telephony (see telephony-sim)
+//! seed = 7                          # default: the platform's seed
+//! magic_numbers = true
 //!
 //! [[api_keys]]
 //! org_id = "org-1"
@@ -76,6 +88,57 @@ impl ApiKeyConfig {
     }
 }
 
+/// Which clock the platform runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockMode {
+    /// The wall clock.
+    #[default]
+    Real,
+    /// A simulated clock, moved only through `/sim/v1/clock`.
+    Simulated,
+}
+
+/// Where the inbound-call events of a workspace go.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeploymentWebhook {
+    /// The org.
+    pub org_id: String,
+    /// The workspace.
+    pub workspace_id: String,
+    /// The URL.
+    pub url: String,
+}
+
+impl DeploymentWebhook {
+    /// Parses `ORG/WORKSPACE=URL` (the flag form).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (scope, url) = s
+            .split_once('=')
+            .ok_or_else(|| format!("'{s}': expected ORG/WORKSPACE=URL"))?;
+        let (org_id, workspace_id) = scope
+            .split_once('/')
+            .ok_or_else(|| format!("'{s}': expected ORG/WORKSPACE before '='"))?;
+        url::Url::parse(url).map_err(|e| format!("'{s}': {e}"))?;
+        Ok(DeploymentWebhook {
+            org_id: org_id.into(),
+            workspace_id: workspace_id.into(),
+            url: url.into(),
+        })
+    }
+}
+
+/// The simulated telephony.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelephonyConfig {
+    /// Seed of call outcomes (default: the platform's seed).
+    pub seed: Option<u64>,
+    /// The call model (rates, durations, magic numbers); see `telephony-sim`.
+    pub model: Option<telephony_sim::Model>,
+}
+
 /// Where the store lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Database {
@@ -108,6 +171,28 @@ pub struct PlatformConfig {
     pub public_url: Option<String>,
     /// Seed of ids and other random choices; drawn at start-up when not set.
     pub seed: Option<u64>,
+    /// The real or a simulated clock.
+    pub clock: ClockMode,
+    /// Where a simulated clock starts (RFC 3339); default: the wall clock at start-up.
+    pub sim_start: Option<String>,
+    /// The secret webhooks are signed with; drawn at start-up when not set.
+    pub webhook_secret: Option<String>,
+    /// Header carrying the webhook signature.
+    pub webhook_signature_header: String,
+    /// Header carrying the webhook timestamp.
+    pub webhook_timestamp_header: String,
+    /// Tries before a webhook delivery is given up.
+    pub webhook_max_tries: u32,
+    /// Wait after the first failed try, in milliseconds; doubled after each further one.
+    pub webhook_initial_backoff_ms: u64,
+    /// The longest wait between tries, in milliseconds.
+    pub webhook_max_backoff_ms: u64,
+    /// How long one try may take, in milliseconds (wall time).
+    pub webhook_timeout_ms: u64,
+    /// Where each workspace's inbound-call events go.
+    pub deployment_webhooks: Vec<DeploymentWebhook>,
+    /// The simulated telephony.
+    pub telephony: TelephonyConfig,
 }
 
 impl Default for PlatformConfig {
@@ -122,6 +207,17 @@ impl Default for PlatformConfig {
             strict: false,
             public_url: None,
             seed: None,
+            clock: ClockMode::Real,
+            sim_start: None,
+            webhook_secret: None,
+            webhook_signature_header: contracts::wire::webhook::HEADER_SIGNATURE.into(),
+            webhook_timestamp_header: contracts::wire::webhook::HEADER_TIMESTAMP.into(),
+            webhook_max_tries: crate::webhooks::DEFAULT_MAX_TRIES,
+            webhook_initial_backoff_ms: 1_000,
+            webhook_max_backoff_ms: 600_000,
+            webhook_timeout_ms: 10_000,
+            deployment_webhooks: Vec::new(),
+            telephony: TelephonyConfig::default(),
         }
     }
 }
@@ -138,6 +234,27 @@ impl PlatformConfig {
             Database::Memory
         } else {
             Database::File(PathBuf::from(&self.database))
+        }
+    }
+
+    /// Where the inbound-call events of `ws` go, if anywhere.
+    pub fn deployment_webhook(&self, ws: &WorkspaceRef) -> Option<&str> {
+        self.deployment_webhooks
+            .iter()
+            .find(|w| w.org_id == ws.org_id && w.workspace_id == ws.workspace_id)
+            .map(|w| w.url.as_str())
+    }
+
+    /// The webhook settings.
+    pub fn webhook_settings(&self, secret: Vec<u8>) -> crate::webhooks::WebhookSettings {
+        crate::webhooks::WebhookSettings {
+            secret,
+            signature_header: self.webhook_signature_header.clone(),
+            timestamp_header: self.webhook_timestamp_header.clone(),
+            max_tries: self.webhook_max_tries.max(1),
+            initial_backoff: chrono::Duration::milliseconds(self.webhook_initial_backoff_ms as i64),
+            max_backoff: chrono::Duration::milliseconds(self.webhook_max_backoff_ms as i64),
+            timeout: std::time::Duration::from_millis(self.webhook_timeout_ms),
         }
     }
 
@@ -180,6 +297,18 @@ impl KeyTable {
     /// The keys.
     pub fn keys(&self) -> &[ApiKeyConfig] {
         &self.keys
+    }
+
+    /// The name of the key, if `presented` is a key of any workspace (the simulation API's
+    /// instance-wide routes).
+    pub fn check_any(&self, presented: &str) -> Option<String> {
+        let mut found = None;
+        for k in &self.keys {
+            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) && found.is_none() {
+                found = Some(k.name.clone());
+            }
+        }
+        found
     }
 
     /// The name of the key that opens `ws`, if `presented` is one.

@@ -18,11 +18,13 @@ pub mod app;
 pub mod cohort_processing;
 pub mod config;
 pub mod crypto;
+pub mod engine;
 pub mod error;
 pub mod lifecycle;
 pub mod server;
 pub mod service;
 pub mod stats;
 pub mod store;
+pub mod webhooks;
 
 pub use app::App;

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use platform::App;
 use platform::app::generate_local_api_key;
-use platform::config::{ApiKeyConfig, Database, PlatformConfig};
+use platform::config::{ApiKeyConfig, ClockMode, Database, DeploymentWebhook, PlatformConfig};
 
 /// The voice-agent platform mock: outbound calls, campaigns, cohorts and inbound deployments
 /// over HTTP, with customer data encrypted at rest.
@@ -58,6 +58,30 @@ struct ServeArgs {
     /// Seed of ids and random choices (printed when not given).
     #[arg(long, env = "PLATFORM_SEED")]
     seed: Option<u64>,
+    /// `real` (default) or `simulated`: simulated time moves only through /sim/v1/clock.
+    #[arg(long, env = "PLATFORM_CLOCK", value_parser = parse_clock)]
+    clock: Option<ClockMode>,
+    /// Where a simulated clock starts (RFC 3339); default: now.
+    #[arg(long, env = "PLATFORM_SIM_START")]
+    sim_start: Option<String>,
+    /// The secret webhooks are signed with (HMAC-SHA256); printed when drawn at start-up.
+    #[arg(long, env = "PLATFORM_WEBHOOK_SECRET", hide_env_values = true)]
+    webhook_secret: Option<String>,
+    /// Where a workspace's inbound-call events go: ORG/WORKSPACE=URL. Repeat the flag, or
+    /// separate with commas in the environment variable.
+    #[arg(long = "deployment-webhook", env = "PLATFORM_DEPLOYMENT_WEBHOOKS", value_delimiter = ',', value_parser = DeploymentWebhook::parse)]
+    deployment_webhooks: Vec<DeploymentWebhook>,
+    /// Seed of the simulated telephony's call outcomes (default: --seed).
+    #[arg(long, env = "PLATFORM_TELEPHONY_SEED")]
+    telephony_seed: Option<u64>,
+}
+
+fn parse_clock(s: &str) -> Result<ClockMode, String> {
+    match s {
+        "real" => Ok(ClockMode::Real),
+        "simulated" | "sim" => Ok(ClockMode::Simulated),
+        other => Err(format!("'{other}': use real or simulated")),
+    }
 }
 
 impl ServeArgs {
@@ -99,6 +123,21 @@ impl ServeArgs {
         if let Some(v) = self.seed {
             config.seed = Some(v);
         }
+        if let Some(v) = self.clock {
+            config.clock = v;
+        }
+        if let Some(v) = self.sim_start {
+            config.sim_start = Some(v);
+        }
+        if let Some(v) = self.webhook_secret {
+            config.webhook_secret = Some(v);
+        }
+        if !self.deployment_webhooks.is_empty() {
+            config.deployment_webhooks = self.deployment_webhooks;
+        }
+        if let Some(v) = self.telephony_seed {
+            config.telephony.seed = Some(v);
+        }
         Ok(config)
     }
 }
@@ -135,6 +174,8 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
     let app = App::builder(config.clone()).build()?;
+    let platform =
+        platform::server::Platform::from_config(app.clone()).map_err(anyhow::Error::msg)?;
     println!("platform listening on http://{addr}");
     match config.database() {
         Database::Memory => println!("database: in memory (lost at exit)"),
@@ -148,9 +189,22 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
         None => println!("API keys: {} configured", config.api_keys.len()),
     }
     println!("seed: {seed}");
+    match &app.sim {
+        Some(sim) => println!(
+            "clock: simulated, at {} -- move it with POST /sim/v1/clock/advance",
+            contracts::clock::format_instant(contracts::clock::Clock::now(sim))
+        ),
+        None => println!("clock: real"),
+    }
+    if config.webhook_secret.is_none() {
+        println!(
+            "webhook secret: {}",
+            String::from_utf8_lossy(platform.webhook_secret())
+        );
+    }
     println!("OpenAPI document: http://{addr}/openapi.json");
     let store = app.store.clone();
-    platform::server::serve(app, listener, shutdown_signal()).await;
+    platform::server::serve(platform, listener, shutdown_signal()).await;
     store.checkpoint().context("checkpointing the database")?;
     println!("platform stopped");
     Ok(())

@@ -1,25 +1,87 @@
-//! Serving the platform on a listener the caller bound (port 0 works), until a shutdown
-//! signal; requests in flight finish first.
+//! A whole platform (its state and its engine) and serving it on a listener the caller bound
+//! (port 0 works), until a shutdown signal; requests in flight finish first.
 
 use std::future::Future;
+use std::sync::Arc;
 
+use telephony_sim::TelephonySim;
 use tokio::net::TcpListener;
+use warp::filters::BoxedFilter;
+use warp::reply::Response;
 
 use crate::app::App;
+use crate::engine::Engine;
+use crate::engine::driver::Driver;
+use crate::webhooks::WebhookClient;
+
+/// A platform: its shared state and the engine that moves it in time.
+#[derive(Clone, Debug)]
+pub struct Platform {
+    /// The shared state.
+    pub app: App,
+    /// The engine's driver.
+    pub driver: Arc<Driver>,
+}
+
+impl Platform {
+    /// A platform over `app` dialling through `telephony`, signing webhooks with
+    /// `webhook_secret`.
+    pub fn new(app: App, telephony: Arc<TelephonySim>, webhook_secret: Vec<u8>) -> Platform {
+        let seed = app.ids.seed();
+        let webhooks = WebhookClient::new(app.config.webhook_settings(webhook_secret));
+        let engine = Arc::new(Engine::new(app.clone(), telephony, seed));
+        let driver = Arc::new(Driver::new(engine, webhooks, app.sim.clone()));
+        Platform { app, driver }
+    }
+
+    /// A platform as configured: the telephony seed and model and the webhook secret from
+    /// the configuration (the secret is drawn from the ids when not set).
+    pub fn from_config(app: App) -> Result<Platform, String> {
+        let seed = app.config.telephony.seed.unwrap_or_else(|| app.ids.seed());
+        let telephony = match &app.config.telephony.model {
+            Some(model) => {
+                TelephonySim::with_model(seed, model.clone()).map_err(|e| e.to_string())?
+            }
+            None => TelephonySim::new(seed),
+        };
+        let secret = match &app.config.webhook_secret {
+            Some(s) => s.as_bytes().to_vec(),
+            None => format!("whsec_{}", hex::encode(app.ids.bytes::<16>())).into_bytes(),
+        };
+        Ok(Platform::new(app, Arc::new(telephony), secret))
+    }
+
+    /// The webhook signing secret.
+    pub fn webhook_secret(&self) -> &[u8] {
+        &self.driver.webhook_settings().secret
+    }
+
+    /// Every route.
+    pub fn routes(&self) -> BoxedFilter<(Response,)> {
+        crate::api::routes(self.app.clone(), self.driver.clone())
+    }
+}
 
 /// Serves every route on `listener` until `shutdown` completes, then waits for the requests
-/// in flight. The cohort worker runs alongside (resuming cohorts an earlier run left
-/// `processing`) and is stopped after the last request.
+/// in flight. The cohort worker (resuming cohorts an earlier run left `processing`) and the
+/// engine run alongside and stop after the last request.
 pub async fn serve(
-    app: App,
+    platform: Platform,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
+    let app = platform.app.clone();
     crate::cohort_processing::start(&app);
-    warp::serve(crate::api::routes(app.clone()))
+    let (stop_engine, engine_stopped) = tokio::sync::oneshot::channel::<()>();
+    let engine = tokio::spawn(platform.driver.clone().run(async {
+        let _ = engine_stopped.await;
+    }));
+    warp::serve(platform.routes())
         .incoming(listener)
         .graceful(shutdown)
         .run()
         .await;
+    let _ = stop_engine.send(());
+    let _ = engine.await;
     app.cohorts.shutdown().await;
 }

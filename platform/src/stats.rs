@@ -1,12 +1,12 @@
-//! Campaign statistics: users, attempts by outcome, the attempt budget beside the capacity
-//! that the rate and the remaining window allow (rule 3).
+//! Campaign statistics: users by state, attempts by outcome, retries due, and the attempt
+//! budget beside the capacity that the rate and the remaining window allow (rule 3).
 
 use chrono::{DateTime, Utc};
-use contracts::wire::CampaignStatistics;
+use contracts::wire::{AttemptCounts, CampaignStatistics};
 use rusqlite::{Connection, params};
 
-use crate::store::StoreError;
 use crate::store::campaigns::CampaignRecord;
+use crate::store::{StoreError, ms};
 
 /// The statistics of a campaign at `now`.
 pub fn campaign_statistics(
@@ -14,9 +14,37 @@ pub fn campaign_statistics(
     rec: &CampaignRecord,
     now: DateTime<Utc>,
 ) -> Result<CampaignStatistics, StoreError> {
-    // Users of completed `cohort` uploads; those whose number is in a completed `stop_file`
-    // upload of the same campaign are excluded (matched by keyed hash).
-    let (users, excluded): (i64, i64) = c.query_row(
+    let mut s = CampaignStatistics::default();
+    // Users the engine admitted, by state.
+    let mut st = c.prepare_cached(
+        "SELECT state, COUNT(*), SUM(attempts > 0 AND due_ms <= ?2) FROM campaign_users
+         WHERE campaign_id = ?1 GROUP BY state",
+    )?;
+    let rows = st
+        .query_map(params![rec.id, ms(now)], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)? as u64,
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    for (state, n, due) in rows {
+        match state.as_str() {
+            "ready" => {
+                s.users_pending += n;
+                s.retries_due = due.unwrap_or(0) as u64;
+            }
+            "calling" => s.users_in_progress += n,
+            "done" => s.users_done += n,
+            "excluded" => s.users_excluded += n,
+            "unfinished" => s.users_unfinished += n,
+            _ => {}
+        }
+    }
+    // Users of completed uploads the engine has not admitted yet (it does so at its next
+    // step); those in a stop file of the campaign are excluded.
+    let (waiting, excluded): (i64, i64) = c.query_row(
         "SELECT COUNT(*),
                 COALESCE(SUM(EXISTS (SELECT 1 FROM cohort_phones s JOIN cohorts sc ON sc.id = s.cohort_id
                                      WHERE sc.parent_kind = 'campaign' AND sc.parent_id = ?1
@@ -24,34 +52,60 @@ pub fn campaign_statistics(
                                        AND s.phone_hash = u.phone_hash)), 0)
          FROM cohort_users u JOIN cohorts k ON k.id = u.cohort_id
          WHERE k.parent_kind = 'campaign' AND k.parent_id = ?1
-           AND k.category = 'cohort' AND k.status = 'completed'",
+           AND k.category = 'cohort' AND k.status = 'completed'
+           AND NOT EXISTS (SELECT 1 FROM campaign_cohorts a WHERE a.campaign_id = ?1 AND a.cohort_id = k.id)",
         params![rec.id],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let users_total = (users - excluded).max(0) as u64;
-    let budget = users_total * u64::from(rec.spec.retry.max_attempts());
-    let from = now.max(rec.spec.start);
+    s.users_pending += (waiting - excluded).max(0) as u64;
+    s.users_excluded += excluded as u64;
+    s.users_total = s.users_pending + s.users_in_progress + s.users_done + s.users_unfinished;
+    // Attempts by result.
+    let mut st = c.prepare_cached(
+        "SELECT result, COUNT(*) FROM attempts WHERE campaign_id = ?1 GROUP BY result",
+    )?;
+    let rows = st
+        .query_map(params![rec.id], |r| {
+            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)? as u64))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut by = AttemptCounts::default();
+    for (result, n) in rows {
+        s.attempts_total += n;
+        match result.as_deref() {
+            Some("completed") => by.connected += n,
+            Some("short_duration") => by.short_duration += n,
+            Some("busy") => by.busy += n,
+            Some("no_answer") => by.no_answer += n,
+            Some("failed") => by.failed += n,
+            Some("provider_error") => by.provider_error += n,
+            Some("internal_error") => by.internal_error += n,
+            _ => {} // in progress
+        }
+    }
+    s.attempts_by_outcome = by;
+    // Rule 3: the budget beside what the rate allows in the open window time left.
+    s.attempt_budget = s.users_total * u64::from(rec.spec.retry.max_attempts());
     let open = if rec.status_at(now).is_final() {
         0
     } else {
-        rec.spec.window.open_seconds_between(from, rec.spec.end)
+        rec.spec
+            .window
+            .open_seconds_between(now.max(rec.spec.start), rec.spec.end)
     };
-    let capacity = (rec.spec.attempts_per_second * open as f64).floor() as u64;
-    let capacity_warning = (budget > capacity).then(|| {
-        format!(
-            "the attempt budget of {budget} ({users_total} users x (1 + max_retries {})) exceeds the {capacity} dials that {} per second allows in the {:.1} open hours left before end_timestamp; some users may not finish all retries",
+    s.attempt_capacity =
+        s.attempts_total + (rec.spec.attempts_per_second * open as f64).floor() as u64;
+    if s.attempt_budget > s.attempt_capacity {
+        s.capacity_warning = Some(format!(
+            "the attempt budget of {} ({} users x (1 + max_retries {})) exceeds the {} dials that {} per second allows in the {:.1} open hours left before end_timestamp (plus the {} made); some users may not finish all retries",
+            s.attempt_budget,
+            s.users_total,
             rec.spec.retry.max_retries,
+            s.attempt_capacity,
             rec.spec.attempts_per_second,
-            open as f64 / 3600.0
-        )
-    });
-    Ok(CampaignStatistics {
-        users_total,
-        users_excluded: excluded as u64,
-        users_pending: users_total,
-        attempt_budget: budget,
-        attempt_capacity: capacity,
-        capacity_warning,
-        ..Default::default()
-    })
+            open as f64 / 3600.0,
+            s.attempts_total
+        ));
+    }
+    Ok(s)
 }

@@ -6,12 +6,14 @@
 //!
 //! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources.
 //! - [`docs`]: `GET /openapi.json`.
+//! - [`sim`]: the simulation API under `/sim/v1`.
 
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployments;
 pub mod docs;
 pub mod outbound;
+pub mod sim;
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -31,8 +33,13 @@ use crate::error::{ApiError, json_response};
 use crate::store::WorkspaceRef;
 
 /// Every route of the platform, with the error recovery.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub fn routes(
+    app: App,
+    driver: std::sync::Arc<crate::engine::driver::Driver>,
+) -> BoxedFilter<(Response,)> {
     docs::routes()
+        .or(sim::routes(app.clone(), driver))
+        .unify()
         .or(outbound::routes(app.clone()))
         .unify()
         .or(campaigns::routes(app.clone()))

@@ -66,6 +66,7 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Campaign
     };
     let answer = summary(&rec, now);
     app.store.write(move |c| campaigns::insert(c, &rec)).await?;
+    app.changes.bump();
     Ok(answer)
 }
 
@@ -126,7 +127,8 @@ pub async fn patch(
         who.name.clone(),
         app.validation,
     );
-    app.store
+    let answer = app
+        .store
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = campaigns::get(&tx, &ws, &id)? else {
@@ -154,7 +156,9 @@ pub async fn patch(
             tx.commit()?;
             Ok(Ok(answer))
         })
-        .await?
+        .await?;
+    app.changes.bump();
+    answer
 }
 
 /// `pause`, `resume` or `cancel`, from the states that allow it (409 otherwise).
@@ -167,7 +171,8 @@ pub async fn set_status(
     let action = validate::campaign_status(body, app.validation)?;
     let now = app.clock.now();
     let (ws, id, name) = (who.ws.clone(), id.to_string(), who.name.clone());
-    app.store
+    let answer = app
+        .store
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = campaigns::get(&tx, &ws, &id)? else {
@@ -186,5 +191,7 @@ pub async fn set_status(
             tx.commit()?;
             Ok(Ok(answer))
         })
-        .await?
+        .await?;
+    app.changes.bump();
+    answer
 }

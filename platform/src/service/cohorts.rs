@@ -809,7 +809,8 @@ pub async fn stream(
         created_at: now,
         updated_at: now,
     };
-    app.store
+    let answer = app
+        .store
         .write(move |c| {
             let tx = c.transaction()?;
             if let Err(e) = check_parent(&tx, &rec.ws, &rec.parent, Some(now))? {
@@ -837,7 +838,10 @@ pub async fn stream(
             tx.commit()?;
             Ok(Ok(to_wire(&rec)))
         })
-        .await?
+        .await?;
+    // A completed cohort: the engine admits its users.
+    app.changes.bump();
+    answer
 }
 
 /// One page of a parent's cohorts in upload order, with the paging read from the query.

@@ -55,5 +55,7 @@ pub async fn create(
         updated_at: now,
     };
     app.store.write(move |c| attempts::insert(c, &row)).await?;
+    // Dialled at once by the engine.
+    app.changes.bump();
     Ok(OutboundResponse { attempt_id: id })
 }

@@ -140,6 +140,29 @@ pub fn set_status(c: &Connection, id: &str, status: CampaignStatus) -> Result<()
     Ok(())
 }
 
+/// Moves a campaign from one of `from` to `to` with time (the engine's transitions), unless
+/// the API changed its status meanwhile. Answers whether it moved.
+pub fn transition(
+    c: &Connection,
+    id: &str,
+    from: &[CampaignStatus],
+    to: CampaignStatus,
+) -> Result<bool, StoreError> {
+    let current: Option<String> = optional(c.query_row(
+        "SELECT status FROM campaigns WHERE id = ?1",
+        params![id],
+        |r| r.get(0),
+    ))?;
+    let Some(current) = current.and_then(|s| CampaignStatus::parse(&s)) else {
+        return Ok(false);
+    };
+    if !from.contains(&current) {
+        return Ok(false);
+    }
+    set_status(c, id, to)?;
+    Ok(true)
+}
+
 /// A campaign of the workspace, or `None` (also for another workspace's campaign).
 pub fn get(
     c: &Connection,

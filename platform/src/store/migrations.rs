@@ -156,6 +156,8 @@ const MIGRATIONS: &[&str] = &[
     INSERT OR IGNORE INTO cohort_phones (cohort_id, phone_hash, row_no)
         SELECT cohort_id, phone_hash, row_no FROM cohort_users ORDER BY cohort_id, phone_hash, row_no;
     "#,
+    // 3: the campaign engine (see store::engine).
+    super::engine::MIGRATION,
 ];
 
 /// Brings the schema up to date.

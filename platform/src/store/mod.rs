@@ -11,6 +11,7 @@ pub mod attempts;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployments;
+pub mod engine;
 pub mod files;
 mod migrations;
 

@@ -41,9 +41,13 @@ pub fn config(db: &std::path::Path) -> PlatformConfig {
             ApiKeyConfig::parse(&format!("{ORG}/{WS2}={KEY2}:bob")).unwrap(),
         ],
         seed: Some(7),
+        webhook_secret: Some(WEBHOOK_SECRET.into()),
         ..Default::default()
     }
 }
+
+/// The webhook signing secret of test platforms.
+pub const WEBHOOK_SECRET: &str = "whsec_test";
 
 pub async fn spawn_app() -> TestApp {
     spawn_with(|c| c).await
@@ -63,13 +67,14 @@ async fn start(
     dir: std::sync::Arc<tempfile::TempDir>,
 ) -> TestApp {
     let app = App::builder(config)
-        .clock(clock.shared())
+        .sim_clock(clock.clone())
         .build()
         .expect("app builds");
+    let platform = platform::server::Platform::from_config(app.clone()).expect("platform builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
-    let server = tokio::spawn(platform::server::serve(app.clone(), listener, async {
+    let server = tokio::spawn(platform::server::serve(platform, listener, async {
         let _ = rx.await;
     }));
     TestApp {

@@ -1,0 +1,257 @@
+//! The simulation API under `/sim/v1` (the harness's own, not the platform's interface):
+//! the clock, inbound calls by hand, and what the engine recorded.
+
+use std::sync::Arc;
+
+use contracts::validate::{self, sim as sim_rules};
+use contracts::wire::{DeliveryStatus, Page, SimClockState, WebhookDeliveryRecord};
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::reply::Response;
+
+use super::{
+    BodyStream, RequestMeta, authorize, body, meta, ok, page_uris, read_json, respond, with_app,
+};
+use crate::app::App;
+use crate::engine::driver::{AdvanceError, Driver};
+use crate::engine::inbound;
+use crate::error::ApiError;
+use crate::store::engine as es;
+
+fn with_driver(
+    d: Arc<Driver>,
+) -> impl Filter<Extract = (Arc<Driver>,), Error = std::convert::Infallible> + Clone {
+    warp::any().map(move || d.clone())
+}
+
+/// The simulation routes.
+pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
+    let clock = || warp::path!("sim" / "v1" / "clock");
+    let get_clock = clock()
+        .and(warp::get())
+        .and(meta())
+        .and(with_app(app.clone()))
+        .then(get_clock);
+    let set_clock = clock()
+        .and(warp::put())
+        .and(meta())
+        .and(body())
+        .and(with_app(app.clone()))
+        .and(with_driver(driver.clone()))
+        .then(set_clock);
+    let advance = warp::path!("sim" / "v1" / "clock" / "advance")
+        .and(warp::post())
+        .and(meta())
+        .and(body())
+        .and(with_app(app.clone()))
+        .and(with_driver(driver.clone()))
+        .then(advance);
+    let inbound =
+        || warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "inbound-calls");
+    let post_inbound = inbound()
+        .and(warp::post())
+        .and(meta())
+        .and(body())
+        .and(with_app(app.clone()))
+        .and(with_driver(driver.clone()))
+        .then(post_inbound);
+    let list_inbound = inbound()
+        .and(warp::get())
+        .and(meta())
+        .and(with_app(app.clone()))
+        .then(list_inbound);
+    let deliveries =
+        warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "webhook-deliveries")
+            .and(warp::get())
+            .and(meta())
+            .and(with_app(app))
+            .then(list_deliveries);
+    get_clock
+        .or(set_clock)
+        .unify()
+        .or(advance)
+        .unify()
+        .or(post_inbound)
+        .unify()
+        .or(list_inbound)
+        .unify()
+        .or(deliveries)
+        .unify()
+        .boxed()
+}
+
+/// The clock routes act on the whole instance: any workspace's key opens them.
+fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
+    let Some(presented) = meta.header("x-api-key") else {
+        return Err(ApiError::Unauthorized {
+            code: "missing_api_key",
+            message: "send a workspace's key in the X-API-Key header".into(),
+        });
+    };
+    app.auth.check_any(presented).ok_or(ApiError::Unauthorized {
+        code: "invalid_api_key",
+        message: "the X-API-Key is not a key of this platform".into(),
+    })
+}
+
+fn advance_error(e: AdvanceError) -> ApiError {
+    match e {
+        AdvanceError::RealClock => ApiError::Conflict {
+            code: "real_clock",
+            message: e.to_string(),
+        },
+        AdvanceError::Backwards(_) => ApiError::Conflict {
+            code: "clock_backwards",
+            message: e.to_string(),
+        },
+        AdvanceError::Engine(e) => ApiError::Internal(e.to_string()),
+    }
+}
+
+async fn get_clock(meta: RequestMeta, app: App) -> Response {
+    respond(
+        async {
+            authorize_any(&app, &meta)?;
+            ok(&SimClockState {
+                now: app.clock.now(),
+                simulated: app.sim.is_some(),
+            })
+        }
+        .await,
+    )
+}
+
+async fn set_clock(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Driver>) -> Response {
+    respond(
+        async {
+            authorize_any(&app, &meta)?;
+            let value = read_json(&app, &meta, body).await?;
+            let to = sim_rules::clock_set(&value, app.validation)?;
+            ok(&driver
+                .advance(sim_rules::Advance::To(to))
+                .await
+                .map_err(advance_error)?)
+        }
+        .await,
+    )
+}
+
+async fn advance(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Driver>) -> Response {
+    respond(
+        async {
+            authorize_any(&app, &meta)?;
+            let value = read_json(&app, &meta, body).await?;
+            let how = sim_rules::clock_advance(&value, app.validation)?;
+            ok(&driver.advance(how).await.map_err(advance_error)?)
+        }
+        .await,
+    )
+}
+
+async fn post_inbound(
+    org: String,
+    ws: String,
+    meta: RequestMeta,
+    body: BodyStream,
+    app: App,
+    driver: Arc<Driver>,
+) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let value = read_json(&app, &meta, body).await?;
+            let (caller, dialled) = sim_rules::inbound_call(&value, app.validation)?;
+            let keys = app
+                .keys
+                .workspace(&who.ws, meta.trace_id().as_deref())
+                .await
+                .ok();
+            let at = app.clock.now();
+            let engine = driver.engine().clone();
+            let record = tokio::task::spawn_blocking(move || {
+                engine.inbound_call(&who.ws, &caller, &dialled, at, keys.as_ref())
+            })
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))?
+            .map_err(|e| ApiError::Internal(e.to_string()))?;
+            ok(&record)
+        }
+        .await,
+    )
+}
+
+async fn list_inbound(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let (offset, limit) = validate::cohort_list_query(&meta.query_pairs())?;
+            let keys = app
+                .keys
+                .workspace(&who.ws, meta.trace_id().as_deref())
+                .await
+                .ok();
+            let w = who.ws.clone();
+            let (rows, total) = app
+                .store
+                .read(move |c| es::list_inbound(c, &w, offset, limit))
+                .await?;
+            let (next_page_uri, prev_page_uri) = page_uris(&app, &meta, offset, limit, total);
+            ok(&Page {
+                items: rows
+                    .iter()
+                    .map(|r| inbound::record(r, keys.as_ref()))
+                    .collect(),
+                total,
+                limit,
+                offset,
+                next_page_uri,
+                prev_page_uri,
+            })
+        }
+        .await,
+    )
+}
+
+async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let (offset, limit) = validate::cohort_list_query(&meta.query_pairs())?;
+            let w = who.ws.clone();
+            let (rows, total) = app
+                .store
+                .read(move |c| es::list_deliveries(c, &w, offset, limit))
+                .await?;
+            let (next_page_uri, prev_page_uri) = page_uris(&app, &meta, offset, limit, total);
+            let items = rows
+                .into_iter()
+                .map(|r| WebhookDeliveryRecord {
+                    delivery_id: r.id,
+                    kind: r.kind,
+                    subject_id: r.subject_id,
+                    url: r.url,
+                    status: match r.status.as_str() {
+                        "delivered" => DeliveryStatus::Delivered,
+                        "failed" => DeliveryStatus::Failed,
+                        _ => DeliveryStatus::Pending,
+                    },
+                    tries: r.tries,
+                    last_status_code: r.last_status,
+                    last_error: r.last_error,
+                    created_at: r.created_at,
+                    next_try_at: r.next_try_at,
+                    delivered_at: r.delivered_at,
+                })
+                .collect();
+            ok(&Page {
+                items,
+                total,
+                limit,
+                offset,
+                next_page_uri,
+                prev_page_uri,
+            })
+        }
+        .await,
+    )
+}

@@ -1,0 +1,295 @@
+//! The two drivers of the engine, and webhook delivery.
+//!
+//! [`Driver::run_until`] makes everything due up to an instant happen in time order: engine
+//! steps and webhook tries interleaved, the keys of each workspace fetched before each step
+//! (a workspace whose key service fails is held by the engine). On a simulated clock the clock
+//! moves along to each due time, so keys expire and webhooks are stamped as they would be.
+//!
+//! - Real time ([`Driver::run`]): sleep until the next due time or a change from the API,
+//!   run everything due, repeat.
+//! - Simulated time ([`Driver::advance`]): the clock only moves when told; an advance runs
+//!   every step due up to the target before it answers. In between, changes from the API
+//!   still run at once at the current simulated time (an instant outbound call is dialled
+//!   when it is made).
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use contracts::clock::{ClockError, SimClock};
+use contracts::validate::sim::Advance;
+use contracts::wire::ClockAdvanceResult;
+
+use super::{Engine, EngineError, StepKeys};
+use crate::store::engine as es;
+use crate::store::{StoreError, WorkspaceRef};
+use crate::webhooks::{TryResult, WebhookClient, backoff};
+
+/// How many deliveries one round sends at most.
+const DELIVERY_BATCH: u32 = 256;
+
+/// Why the clock could not be moved.
+#[derive(Debug, thiserror::Error)]
+pub enum AdvanceError {
+    /// The platform runs on the real clock.
+    #[error("the platform runs on the real clock; start it with a simulated clock to move time")]
+    RealClock,
+    /// The target is in the past.
+    #[error(transparent)]
+    Backwards(#[from] ClockError),
+    /// The engine failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// Runs the engine and delivers webhooks.
+pub struct Driver {
+    engine: Arc<Engine>,
+    webhooks: WebhookClient,
+    sim: Option<SimClock>,
+    run_lock: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("simulated", &self.sim.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Driver {
+    /// A driver of `engine`; `sim` is the simulated clock when the platform runs on one.
+    pub fn new(engine: Arc<Engine>, webhooks: WebhookClient, sim: Option<SimClock>) -> Self {
+        Driver {
+            engine,
+            webhooks,
+            sim,
+            run_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// How webhooks are signed and sent.
+    pub fn webhook_settings(&self) -> &crate::webhooks::WebhookSettings {
+        self.webhooks.settings()
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The simulated clock, when the platform runs on one.
+    pub fn sim_clock(&self) -> Option<&SimClock> {
+        self.sim.as_ref()
+    }
+
+    /// The keys of `workspaces`; those whose key service fails are left out (and held).
+    pub async fn keys(&self, workspaces: &[WorkspaceRef]) -> StepKeys {
+        let app = self.engine.app();
+        let mut keys = StepKeys::new();
+        for ws in workspaces {
+            match app.keys.workspace(ws, None).await {
+                Ok(k) => {
+                    keys.insert(ws.clone(), k);
+                }
+                Err(e) => {
+                    tracing::warn!(workspace = %ws, error = %e, "keys unavailable; the workspace's calls wait");
+                }
+            }
+        }
+        keys
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || f(&engine))
+            .await
+            .map_err(|e| EngineError::Store(StoreError::Task(e.to_string())))?
+    }
+
+    /// Makes everything due up to `until` happen, in time order. Answers what happened.
+    pub async fn run_until(&self, until: DateTime<Utc>) -> Result<ClockAdvanceResult, EngineError> {
+        let _guard = self.run_lock.lock().await;
+        self.run_locked(until).await
+    }
+
+    async fn run_locked(&self, until: DateTime<Utc>) -> Result<ClockAdvanceResult, EngineError> {
+        let app = self.engine.app().clone();
+        let mut out = ClockAdvanceResult {
+            from: app.clock.now(),
+            now: app.clock.now(),
+            ..Default::default()
+        };
+        loop {
+            let t_engine = self.blocking(|e| e.next_due()).await?;
+            let t_hooks = app.store.read(es::next_delivery_due).await?;
+            let next = match (t_engine, t_hooks) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if next > until {
+                break;
+            }
+            if let Some(sim) = &self.sim {
+                sim.advance_to(next);
+            }
+            if t_hooks.is_some_and(|h| t_engine.is_none_or(|e| h <= e)) {
+                let bound = t_engine.map_or(until, |e| e.min(until));
+                let (attempts, delivered) = self.deliver(bound).await?;
+                out.webhook_attempts += attempts;
+                out.webhooks_delivered += delivered;
+            } else {
+                let workspaces = self.blocking(|e| e.workspaces()).await?;
+                let keys = self.keys(&workspaces).await;
+                let bound = t_hooks.map_or(until, |h| h.min(until));
+                let report = self.blocking(move |e| e.step(bound, &keys)).await?;
+                out.steps += 1;
+                out.dials += report.dials;
+                out.calls_ended += report.calls_ended;
+                out.campaign_transitions += report.transitions;
+            }
+        }
+        out.now = app.clock.now();
+        Ok(out)
+    }
+
+    /// Sends the deliveries due up to `bound`, one round.
+    async fn deliver(&self, bound: DateTime<Utc>) -> Result<(u64, u64), EngineError> {
+        let app = self.engine.app().clone();
+        let due = app
+            .store
+            .read(move |c| es::due_deliveries(c, bound, DELIVERY_BATCH))
+            .await?;
+        let mut attempts = 0;
+        let mut delivered = 0;
+        let settings = self.webhooks.settings().clone();
+        for (due_at, d) in due {
+            let keys = app.keys.workspace(&d.ws, None).await;
+            let now = app.clock.now().max(due_at);
+            let body = keys
+                .as_ref()
+                .ok()
+                .and_then(|k| k.open(&es::delivery_context(&d.id), &d.body).ok());
+            let Some(body) = body else {
+                // The workspace's key service is down: the body cannot be read; try later
+                // without counting a try.
+                let next = now + backoff(1, settings.initial_backoff, settings.max_backoff);
+                let (id, tries) = (d.id.clone(), d.tries);
+                app.store
+                    .write(move |c| {
+                        es::record_try(
+                            c,
+                            &id,
+                            tries,
+                            None,
+                            Some(next),
+                            None,
+                            Some("key service unavailable"),
+                        )
+                    })
+                    .await?;
+                continue;
+            };
+            let result = self.webhooks.send(&d.url, body, now.timestamp()).await;
+            attempts += 1;
+            let tries = d.tries + 1;
+            let id = d.id.clone();
+            match result {
+                TryResult::Delivered { status } => {
+                    delivered += 1;
+                    app.store
+                        .write(move |c| {
+                            es::record_try(c, &id, tries, Some(now), None, Some(status), None)
+                        })
+                        .await?;
+                }
+                TryResult::Failed { status, error } => {
+                    let next = (tries < settings.max_tries).then(|| {
+                        now + backoff(tries, settings.initial_backoff, settings.max_backoff)
+                    });
+                    tracing::info!(delivery = %d.id, url = %d.url, tries, %error, "webhook try failed");
+                    app.store
+                        .write(move |c| {
+                            es::record_try(c, &id, tries, None, next, status, Some(&error))
+                        })
+                        .await?;
+                }
+            }
+        }
+        Ok((attempts, delivered))
+    }
+
+    /// Moves a simulated clock (by a duration or to an instant), running every step due up
+    /// to the new time first.
+    pub async fn advance(&self, how: Advance) -> Result<ClockAdvanceResult, AdvanceError> {
+        let sim = self.sim.as_ref().ok_or(AdvanceError::RealClock)?;
+        let _guard = self.run_lock.lock().await;
+        let from = contracts::clock::Clock::now(sim);
+        let target = match how {
+            Advance::By(d) => from + d,
+            Advance::To(t) => t,
+        };
+        if target < from {
+            return Err(ClockError::Backwards {
+                current: contracts::clock::format_instant(from),
+                requested: contracts::clock::format_instant(target),
+            }
+            .into());
+        }
+        let mut out = self.run_locked(target).await?;
+        sim.set(target)?;
+        out.from = from;
+        out.now = target;
+        Ok(out)
+    }
+
+    /// The real-time loop: runs what is due, sleeps until the next due time or a change,
+    /// until `shutdown`. On a simulated clock it only runs what the API makes due now.
+    pub async fn run(self: Arc<Self>, shutdown: impl std::future::Future<Output = ()>) {
+        let app = self.engine.app().clone();
+        tokio::pin!(shutdown);
+        loop {
+            let now = app.clock.now();
+            if let Err(e) = self.run_until(now).await {
+                tracing::error!(error = %e, "engine step failed; retrying in a second");
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => continue,
+                    _ = &mut shutdown => return,
+                }
+            }
+            let wait = if self.sim.is_some() {
+                None
+            } else {
+                let next_engine = self.blocking(|e| e.next_due()).await.ok().flatten();
+                let next_hooks = app.store.read(es::next_delivery_due).await.ok().flatten();
+                let next = match (next_engine, next_hooks) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                next.map(|t| {
+                    (t - app.clock.now())
+                        .max(Duration::zero())
+                        .to_std()
+                        .unwrap_or_default()
+                })
+            };
+            let sleep = async {
+                match wait {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = sleep => {},
+                _ = app.changes.changed() => {},
+                _ = &mut shutdown => return,
+            }
+        }
+    }
+}
