@@ -124,6 +124,9 @@ struct Run {
     routing: Routing,
     /// Pacing or routing changed since the last write.
     dirty: bool,
+    /// No dial before this: the time the engine (re)loaded the campaign. A campaign paused
+    /// for a while, or an engine restarted after a stop, dials from now on, never in the past.
+    floor: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, Default)]
@@ -376,6 +379,7 @@ impl Engine {
             run.status = rec.status;
             run.updated_ms = ms(rec.updated_at);
             run.routing.fit(&run.spec.connections);
+            run.floor = run.floor.max(self.app.clock.now());
             return Ok(());
         }
         let saved: RunState = es::engine_state(c, id)?
@@ -412,6 +416,7 @@ impl Engine {
                 pacing: saved.pacing,
                 routing,
                 dirty: false,
+                floor: self.app.clock.now(),
             },
         );
         Ok(())
@@ -715,12 +720,13 @@ impl Engine {
         };
         let result = CallResult::classify(outcome, talk, spec.retry.threshold_seconds);
         let attempts = call.retry_attempt + 1;
+        // A retry needs a live campaign; a user out of attempts is done either way.
         let live = st.runs.contains_key(&campaign_id) && !status.is_final();
-        let next = if live {
-            dialing::next_step(result, attempts, &spec.retry, ended, &spec.window)
-        } else {
-            NextStep::Done
-        };
+        let mut next = dialing::next_step(result, attempts, &spec.retry, ended, &spec.window);
+        let cut_short = !live && matches!(next, NextStep::Retry { .. });
+        if cut_short {
+            next = NextStep::Done;
+        }
         es::end_call(c, attempt_id, result.as_str(), ended)?;
         match next {
             NextStep::Retry { due, .. } => {
@@ -754,11 +760,7 @@ impl Engine {
                 }
             }
             NextStep::Done => {
-                let state = if live || result == CallResult::Completed {
-                    "done"
-                } else {
-                    "unfinished"
-                };
+                let state = if cut_short { "unfinished" } else { "done" };
                 es::set_user(
                     c,
                     &es::UserRef {
@@ -948,7 +950,9 @@ fn drop_excluded(c: &Connection, run: &mut Run) -> Result<(), StoreError> {
 /// window, before the end, after any hold.
 fn next_dial(run: &Run, hold: Option<&Hold>) -> Option<DateTime<Utc>> {
     let (&(due_ms, _), _) = run.ready.iter().next()?;
-    let mut t = crate::store::from_ms(due_ms).max(run.spec.start);
+    let mut t = crate::store::from_ms(due_ms)
+        .max(run.spec.start)
+        .max(run.floor);
     if let Some(p) = run.pacing {
         t = t.max(p.next_slot(run.spec.attempts_per_second));
     }
