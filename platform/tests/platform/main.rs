@@ -8,6 +8,7 @@ mod helpers;
 
 mod campaigns;
 mod deployments;
+mod durability;
 mod engine;
 mod errors;
 mod outbound;
