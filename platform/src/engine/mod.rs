@@ -569,7 +569,7 @@ impl Engine {
                 let id: &str = &id;
                 if campaigns::transition(
                     c,
-                    &id,
+                    id,
                     &[CampaignStatus::Scheduled],
                     CampaignStatus::Active,
                 )? {
@@ -639,17 +639,14 @@ impl Engine {
         let (&key, &user) = run.ready.iter().next().expect("a dial has a user");
         run.ready.remove(&key);
         let cohort_id = run.cohorts[user.cohort_position as usize].clone();
-        if !run.data.contains_key(&key.1) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = run.data.entry(key.1) {
             // Not cached (cannot happen after admission): read it.
             match cohort_users_row(c, &cohort_id, user.row_no)? {
                 Some(u) => {
-                    run.data.insert(
-                        key.1,
-                        UserData {
-                            phone_hash: u.phone_hash,
-                            sealed: u.data.into_boxed_slice(),
-                        },
-                    );
+                    slot.insert(UserData {
+                        phone_hash: u.phone_hash,
+                        sealed: u.data.into_boxed_slice(),
+                    });
                 }
                 None => return Ok(()), // the cohort is gone; skip the user
             }
@@ -1075,12 +1072,15 @@ impl Engine {
 }
 
 /// The (row, queue order) of every user of a cohort at admission `position`.
-/// Every user of a cohort admitted at `position`: row, queue order, number hash, sealed data.
+/// A user at admission: row, queue order, number hash, sealed data.
+type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
+
+/// Every user of a cohort admitted at `position`.
 fn cohort_rows(
     c: &Connection,
     cohort_id: &str,
     position: u32,
-) -> Result<Vec<(u64, i64, [u8; 16], Box<[u8]>)>, StoreError> {
+) -> Result<Vec<AdmittedRow>, StoreError> {
     let mut st = c.prepare_cached(
         "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
     )?;
