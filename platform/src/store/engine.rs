@@ -255,12 +255,11 @@ pub struct ReadyUser {
     pub due_ms: i64,
 }
 
-/// The sealed data of a campaign's users not yet finished (waiting or in a call):
-/// `(queue order, phone hash, sealed data)`.
-pub fn open_users_data(
-    c: &Connection,
-    campaign_id: &str,
-) -> Result<Vec<(i64, [u8; 16], Vec<u8>)>, StoreError> {
+/// A user's queue order, number hash and sealed data.
+pub type SealedUser = (i64, [u8; 16], Vec<u8>);
+
+/// The sealed data of a campaign's users not yet finished (waiting or in a call).
+pub fn open_users_data(c: &Connection, campaign_id: &str) -> Result<Vec<SealedUser>, StoreError> {
     let mut st = c.prepare_cached(
         "SELECT cu.queue_seq, u.phone_hash, u.data FROM campaign_users cu
          JOIN cohort_users u ON u.cohort_id = cu.cohort_id AND u.row_no = cu.row_no
