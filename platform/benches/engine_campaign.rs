@@ -42,6 +42,20 @@ fn peak_rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// CPU seconds this process used (user and system), from /proc (clock ticks of 10 ms).
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let utime: f64 = f.get(11)?.parse().ok()?;
+            let stime: f64 = f.get(12)?.parse().ok()?;
+            Some((utime + stime) / 100.0)
+        })
+        .unwrap_or(f64::NAN)
+}
+
 fn main() {
     let users = env("BENCH_USERS", 100_000) as usize;
     let rate = env("BENCH_RATE", 50);
@@ -112,12 +126,14 @@ fn main() {
             setup.elapsed().as_secs_f64()
         );
         let run = Stopwatch::start();
+        let cpu_before = cpu_seconds();
         let report = platform
             .driver
             .advance(Advance::To(end + chrono::Duration::hours(1)))
             .await
             .unwrap();
         let wall = run.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu_before;
         let (_, c) = (
             (),
             campaigns::get(&app, &who, &campaign.campaign_id).await.unwrap(),
@@ -139,10 +155,11 @@ fn main() {
             s.users_unfinished
         );
         println!(
-            "  wall time {wall:.2} s, {:.0} simulated attempts per wall second, {} engine steps; peak memory {:.0} MB",
+            "  wall time {wall:.2} s: {:.0} simulated attempts per wall second; CPU {cpu:.2} s: {:.0} attempts per CPU second; peak memory {:.0} MB",
             s.attempts_total as f64 / wall,
-            report.steps,
+            s.attempts_total as f64 / cpu,
             peak_rss_mb()
         );
+        let _ = report;
     });
 }

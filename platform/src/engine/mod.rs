@@ -122,7 +122,7 @@ struct Run {
     ready: BTreeMap<(i64, i64), Waiting>,
     /// The sealed data of every user not finished yet, by queue order: read once at
     /// admission instead of once per dial.
-    data: HashMap<i64, UserData>,
+    data: FxMap<i64, UserData>,
     pacing: Option<Pacing>,
     routing: Routing,
     /// Pacing or routing changed since the last write.
@@ -134,6 +134,39 @@ struct Run {
 
 /// An id shared without copying (campaign and attempt ids in the engine's queues).
 type Id = Arc<str>;
+
+/// A fast, non-cryptographic hasher (FxHash) for the engine's in-memory maps: their keys
+/// are the engine's own (queue orders, ids), not attacker-chosen.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// A user's number hash and sealed record.
 #[derive(Debug)]
@@ -160,9 +193,9 @@ struct Hold {
 #[derive(Debug, Default)]
 struct Pending {
     /// Calls dialled in this batch whose rows are not written yet.
-    calls: std::collections::HashSet<Id>,
+    calls: std::collections::HashSet<Id, std::hash::BuildHasherDefault<FxHasher>>,
     /// The latest state of each user changed in this batch, by (campaign, queue order).
-    users: HashMap<(Id, i64), UserWrite>,
+    users: FxMap<(Id, i64), UserWrite>,
     /// Ended attempts of this batch by (campaign, result).
     results: BTreeMap<(Id, &'static str), u64>,
 }
@@ -184,7 +217,7 @@ struct State {
     /// (processing time ms, attempt id) of calls in progress.
     calls: BinaryHeap<Reverse<(i64, Id)>>,
     /// What the engine knows of the calls in progress (a cache of their rows).
-    inflight: HashMap<Id, es::Call>,
+    inflight: FxMap<Id, es::Call>,
     /// (created ms, attempt id) of queued instant outbound calls.
     outbound: BinaryHeap<Reverse<(i64, Id)>>,
     /// (ends ms, call id) of answered inbound calls.
