@@ -508,6 +508,16 @@ impl KeyRing {
         }
     }
 
+    /// Calls [`KeyRing::purge_expired`] every `every` (wall clock) until dropped or aborted.
+    pub async fn purge_periodically(self: Arc<Self>, every: std::time::Duration) {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            self.purge_expired();
+        }
+    }
+
     /// How many plaintext data keys are in memory now, over all workspaces.
     pub fn cached_key_count(&self) -> usize {
         self.slots
