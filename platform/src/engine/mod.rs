@@ -151,6 +151,10 @@ struct State {
     /// (ends ms, call id) of answered inbound calls.
     inbound: BinaryHeap<Reverse<(i64, String)>>,
     holds: HashMap<WorkspaceRef, Hold>,
+    /// Set when an event of the current step held a workspace: the step ends there, so that
+    /// the driver fetches the workspace's keys again before the hold lapses (a step's keys
+    /// are fixed; going on would run the whole backoff without asking the key service).
+    held_in_step: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -284,9 +288,13 @@ impl Engine {
                         more = true;
                         break;
                     }
+                    st.held_in_step = false;
                     self.handle(&tx, &mut st, t, ev, keys, &mut report)
                         .map_err(|EngineError::Store(e)| e)?;
                     n += 1;
+                    if st.held_in_step {
+                        break;
+                    }
                 }
                 for run in st.runs.values_mut() {
                     if run.dirty {
@@ -536,6 +544,7 @@ impl Engine {
                     tries,
                 },
             );
+            st.held_in_step = true;
             return Ok(());
         };
         st.holds.remove(&run.ws);
@@ -662,6 +671,7 @@ impl Engine {
             let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
             let until = t + hold_backoff(tries);
             st.holds.insert(ws, Hold { until, tries });
+            st.held_in_step = true;
             st.calls.push(Reverse((ms(until), attempt_id.to_string())));
             return Ok(());
         };
@@ -815,6 +825,7 @@ impl Engine {
             let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
             let until = t + hold_backoff(tries);
             st.holds.insert(ws, Hold { until, tries });
+            st.held_in_step = true;
             st.outbound
                 .push(Reverse((ms(until), attempt_id.to_string())));
             return Ok(());
