@@ -60,27 +60,27 @@ pub fn campaign_statistics(
     s.users_pending += (waiting - excluded).max(0) as u64;
     s.users_excluded += excluded as u64;
     s.users_total = s.users_pending + s.users_in_progress + s.users_done + s.users_unfinished;
-    // Attempts by result.
-    let mut st = c.prepare_cached(
-        "SELECT result, COUNT(*) FROM attempts WHERE campaign_id = ?1 GROUP BY result",
-    )?;
+    // Ended attempts by result, and the calls in progress.
+    let mut st =
+        c.prepare_cached("SELECT result, n FROM campaign_results WHERE campaign_id = ?1")?;
     let rows = st
         .query_map(params![rec.id], |r| {
-            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)? as u64))
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let mut by = AttemptCounts::default();
+    s.attempts_total = s.users_in_progress;
     for (result, n) in rows {
         s.attempts_total += n;
-        match result.as_deref() {
-            Some("completed") => by.connected += n,
-            Some("short_duration") => by.short_duration += n,
-            Some("busy") => by.busy += n,
-            Some("no_answer") => by.no_answer += n,
-            Some("failed") => by.failed += n,
-            Some("provider_error") => by.provider_error += n,
-            Some("internal_error") => by.internal_error += n,
-            _ => {} // in progress
+        match result.as_str() {
+            "completed" => by.connected += n,
+            "short_duration" => by.short_duration += n,
+            "busy" => by.busy += n,
+            "no_answer" => by.no_answer += n,
+            "failed" => by.failed += n,
+            "provider_error" => by.provider_error += n,
+            "internal_error" => by.internal_error += n,
+            _ => {}
         }
     }
     s.attempts_by_outcome = by;

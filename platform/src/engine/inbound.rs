@@ -99,7 +99,8 @@ impl Engine {
             Ok(row)
         })?;
         if let Some(ends) = row.ends_at {
-            st.inbound.push(std::cmp::Reverse((ms(ends), id)));
+            st.inbound
+                .push(std::cmp::Reverse((ms(ends), super::Id::from(id))));
         }
         drop(st);
         self.app.changes.bump();
@@ -202,11 +203,12 @@ impl Engine {
         &self,
         c: &Connection,
         st: &mut State,
-        id: &str,
+        call: super::Id,
         t: DateTime<Utc>,
         keys: &StepKeys,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
+        let id: &str = &call;
         let Some(row) = es::inbound(c, id)? else {
             return Ok(());
         };
@@ -226,7 +228,7 @@ impl Engine {
             st.holds.insert(ws, Hold { until, tries });
             st.held_in_step = true;
             st.inbound
-                .push(std::cmp::Reverse((ms(until), id.to_string())));
+                .push(std::cmp::Reverse((ms(until), call.clone())));
             return Ok(());
         };
         es::end_inbound(c, id)?;

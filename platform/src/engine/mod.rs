@@ -55,7 +55,7 @@ use crate::store::{StoreError, WorkspaceRef, campaigns, ms};
 use dialing::{CallResult, NextStep, Pacing, Routing, campaign_attempt_id};
 
 /// The most events one transaction holds.
-const BATCH: usize = 4096;
+const BATCH: usize = 16_384;
 
 /// The keys a step may use, by workspace. A workspace that is missing is held.
 pub type StepKeys = HashMap<WorkspaceRef, WorkspaceKeys>;
@@ -110,9 +110,9 @@ struct Waiting {
 /// A campaign the engine runs.
 #[derive(Debug)]
 struct Run {
-    id: String,
+    id: Id,
     ws: WorkspaceRef,
-    spec: CampaignSpec,
+    spec: Arc<CampaignSpec>,
     status: CampaignStatus,
     updated_ms: i64,
     /// Admitted cohorts by position.
@@ -120,10 +120,26 @@ struct Run {
     has_stop_files: bool,
     /// Users waiting, by (due ms, queue order).
     ready: BTreeMap<(i64, i64), Waiting>,
+    /// The sealed data of every user not finished yet, by queue order: read once at
+    /// admission instead of once per dial.
+    data: HashMap<i64, UserData>,
     pacing: Option<Pacing>,
     routing: Routing,
     /// Pacing or routing changed since the last write.
     dirty: bool,
+    /// No dial before this: the time the engine (re)loaded the campaign. A campaign paused
+    /// for a while, or an engine restarted after a stop, dials from now on, never in the past.
+    floor: DateTime<Utc>,
+}
+
+/// An id shared without copying (campaign and attempt ids in the engine's queues).
+type Id = Arc<str>;
+
+/// A user's number hash and sealed record.
+#[derive(Debug)]
+struct UserData {
+    phone_hash: [u8; 16],
+    sealed: Box<[u8]>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, Default)]
@@ -139,17 +155,40 @@ struct Hold {
     tries: u32,
 }
 
+/// Writes of the current batch, made once at its end: a call that begins and ends within
+/// one batch is written once, a user's row once however often it changed.
+#[derive(Debug, Default)]
+struct Pending {
+    /// Calls dialled in this batch whose rows are not written yet.
+    calls: std::collections::HashSet<Id>,
+    /// The latest state of each user changed in this batch, by (campaign, queue order).
+    users: HashMap<(Id, i64), UserWrite>,
+    /// Ended attempts of this batch by (campaign, result).
+    results: BTreeMap<(Id, &'static str), u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct UserWrite {
+    state: &'static str,
+    attempts: u32,
+    due_ms: i64,
+    last_result: Option<&'static str>,
+}
+
 #[derive(Debug, Default)]
 struct State {
+    pending: Pending,
     loaded: bool,
     seen_changes: u64,
     runs: BTreeMap<String, Run>,
     /// (processing time ms, attempt id) of calls in progress.
-    calls: BinaryHeap<Reverse<(i64, String)>>,
+    calls: BinaryHeap<Reverse<(i64, Id)>>,
+    /// What the engine knows of the calls in progress (a cache of their rows).
+    inflight: HashMap<Id, es::Call>,
     /// (created ms, attempt id) of queued instant outbound calls.
-    outbound: BinaryHeap<Reverse<(i64, String)>>,
+    outbound: BinaryHeap<Reverse<(i64, Id)>>,
     /// (ends ms, call id) of answered inbound calls.
-    inbound: BinaryHeap<Reverse<(i64, String)>>,
+    inbound: BinaryHeap<Reverse<(i64, Id)>>,
     holds: HashMap<WorkspaceRef, Hold>,
     /// Set when an event of the current step held a workspace: the step ends there, so that
     /// the driver fetches the workspace's keys again before the hold lapses (a step's keys
@@ -160,12 +199,12 @@ struct State {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     // At one instant: calls end first, then status changes, then dials.
-    CallEnd(String),
-    InboundEnd(String),
-    Activate(String),
-    End(String),
-    Outbound(String),
-    Dial(String),
+    CallEnd(Id),
+    InboundEnd(Id),
+    Activate(Id),
+    End(Id),
+    Outbound(Id),
+    Dial(Id),
 }
 
 /// The campaign engine of one platform.
@@ -187,6 +226,34 @@ impl std::fmt::Debug for Engine {
 fn hold_backoff(tries: u32) -> Duration {
     // 1 s, 2 s, 4 s ... at most 5 minutes.
     Duration::seconds(1i64 << tries.min(8)).min(Duration::minutes(5))
+}
+
+impl State {
+    /// Writes the batch's pending rows.
+    fn flush(&mut self, c: &Connection) -> Result<(), StoreError> {
+        for id in std::mem::take(&mut self.pending.calls) {
+            if let Some(call) = self.inflight.get(&id) {
+                es::insert_call(c, call, "calling", None)?;
+            }
+        }
+        for ((campaign_id, result), n) in std::mem::take(&mut self.pending.results) {
+            es::count_results(c, &campaign_id, result, n)?;
+        }
+        for ((campaign_id, queue_seq), w) in std::mem::take(&mut self.pending.users) {
+            es::set_user(
+                c,
+                &es::UserRef {
+                    campaign_id: &campaign_id,
+                    queue_seq,
+                },
+                w.state,
+                w.attempts,
+                w.due_ms,
+                w.last_result,
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl Engine {
@@ -296,6 +363,7 @@ impl Engine {
                         break;
                     }
                 }
+                st.flush(&tx)?;
                 for run in st.runs.values_mut() {
                     if run.dirty {
                         let state = RunState {
@@ -330,13 +398,21 @@ impl Engine {
         self.app.store.write_blocking(|c| {
             let tx = c.transaction()?;
             if !st.loaded {
-                st.calls = es::calls_in_progress(&tx)?
+                for call in es::calls_in_progress(&tx)? {
+                    let ends = call.ends_at.map_or(0, ms);
+                    let id = Id::from(call.id.as_str());
+                    st.calls.push(Reverse((ends, id.clone())));
+                    st.inflight.insert(id, call);
+                }
+                st.inbound = es::open_inbound(&tx)?
                     .into_iter()
-                    .map(Reverse)
+                    .map(|(t, id)| Reverse((t, Id::from(id))))
                     .collect();
-                st.inbound = es::open_inbound(&tx)?.into_iter().map(Reverse).collect();
             }
-            st.outbound = es::queued_outbound(&tx)?.into_iter().map(Reverse).collect();
+            st.outbound = es::queued_outbound(&tx)?
+                .into_iter()
+                .map(|(t, id)| Reverse((t, Id::from(id))))
+                .collect();
             let live = es::live_campaign_ids(&tx)?;
             let live_ids: Vec<&String> = live.iter().map(|(id, _)| id).collect();
             // Campaigns that stopped being live (cancelled, or ended by the API's view).
@@ -372,6 +448,7 @@ impl Engine {
         };
         if rec.status.is_final() {
             st.runs.remove(id);
+            st.flush(c)?;
             es::mark_unfinished(c, id)?;
             return Ok(());
         }
@@ -380,10 +457,11 @@ impl Engine {
             if run.status != rec.status && rec.status == CampaignStatus::Paused {
                 run.pacing = None;
             }
-            run.spec = rec.spec;
+            run.spec = Arc::new(rec.spec);
             run.status = rec.status;
             run.updated_ms = ms(rec.updated_at);
             run.routing.fit(&run.spec.connections);
+            run.floor = run.floor.max(self.app.clock.now());
             return Ok(());
         }
         let saved: RunState = es::engine_state(c, id)?
@@ -401,6 +479,18 @@ impl Engine {
                 },
             );
         }
+        let data = es::open_users_data(c, id)?
+            .into_iter()
+            .map(|(seq, phone_hash, sealed)| {
+                (
+                    seq,
+                    UserData {
+                        phone_hash,
+                        sealed: sealed.into_boxed_slice(),
+                    },
+                )
+            })
+            .collect();
         let has_stop_files =
             !cohort_store::completed_cohorts(c, &Parent::campaign(id), CohortCategory::StopFile)?
                 .is_empty();
@@ -409,17 +499,19 @@ impl Engine {
         st.runs.insert(
             id.to_string(),
             Run {
-                id: id.to_string(),
+                id: Id::from(id),
                 ws: rec.ws,
                 updated_ms: ms(rec.updated_at),
                 status: rec.status,
-                spec: rec.spec,
+                spec: Arc::new(rec.spec),
                 cohorts,
                 has_stop_files,
                 ready,
+                data,
                 pacing: saved.pacing,
                 routing,
                 dirty: false,
+                floor: self.app.clock.now(),
             },
         );
         Ok(())
@@ -443,7 +535,8 @@ impl Engine {
                 drop_excluded(c, run)?;
             } else {
                 es::admit_cohort(c, id, &cohort_id, position, at)?;
-                for (row_no, queue_seq) in cohort_rows(c, &cohort_id, position)? {
+                for (row_no, queue_seq, phone_hash, sealed) in cohort_rows(c, &cohort_id, position)?
+                {
                     run.ready.insert(
                         (ms(at), queue_seq),
                         Waiting {
@@ -452,6 +545,7 @@ impl Engine {
                             attempts: 0,
                         },
                     );
+                    run.data.insert(queue_seq, UserData { phone_hash, sealed });
                 }
                 run.cohorts.push(cohort_id);
                 if run.has_stop_files {
@@ -480,43 +574,46 @@ impl Engine {
         report.events += 1;
         match ev {
             Event::Activate(id) => {
+                let id: &str = &id;
                 if campaigns::transition(
                     c,
-                    &id,
+                    id,
                     &[CampaignStatus::Scheduled],
                     CampaignStatus::Active,
                 )? {
-                    if let Some(run) = st.runs.get_mut(&id) {
+                    if let Some(run) = st.runs.get_mut(id) {
                         run.status = CampaignStatus::Active;
                     }
                     report.transitions += 1;
                 } else {
                     // The API changed the campaign since the engine last looked.
-                    self.load_run(c, st, &id)?;
+                    self.load_run(c, st, id)?;
                 }
             }
             Event::End(id) => {
+                let id: &str = &id;
                 let from = [CampaignStatus::Scheduled, CampaignStatus::Active];
-                if campaigns::transition(c, &id, &from, CampaignStatus::Ended)? {
-                    es::mark_unfinished(c, &id)?;
-                    st.runs.remove(&id);
+                if campaigns::transition(c, id, &from, CampaignStatus::Ended)? {
+                    st.flush(c)?;
+                    es::mark_unfinished(c, id)?;
+                    st.runs.remove(id);
                     report.transitions += 1;
                 } else {
-                    self.load_run(c, st, &id)?;
+                    self.load_run(c, st, id)?;
                 }
             }
             Event::Dial(id) => self.dial(c, st, &id, t, keys, report)?,
             Event::CallEnd(attempt) => {
                 st.calls.pop();
-                self.call_end(c, st, &attempt, t, keys, report)?;
+                self.call_end(c, st, attempt, t, keys, report)?;
             }
             Event::Outbound(attempt) => {
                 st.outbound.pop();
-                self.outbound(c, st, &attempt, t, keys, report)?;
+                self.outbound(c, st, attempt, t, keys, report)?;
             }
             Event::InboundEnd(call) => {
                 st.inbound.pop();
-                self.inbound_end(c, st, &call, t, keys, report)?;
+                self.inbound_end(c, st, call, t, keys, report)?;
             }
         }
         Ok(())
@@ -551,42 +648,57 @@ impl Engine {
         let (&key, &user) = run.ready.iter().next().expect("a dial has a user");
         run.ready.remove(&key);
         let cohort_id = run.cohorts[user.cohort_position as usize].clone();
-        let stored = cohort_users_row(c, &cohort_id, user.row_no)?;
-        let Some(stored) = stored else {
-            // The cohort is gone (cannot happen for a campaign); skip the user.
-            return Ok(());
-        };
-        if run.has_stop_files && cohort_store::in_stop_file(c, id, &stored.phone_hash)? {
-            es::set_user(
-                c,
-                &es::UserRef {
-                    campaign_id: id,
-                    cohort_id: &cohort_id,
-                    row_no: user.row_no,
-                },
-                "excluded",
-                user.attempts,
-                key.0,
-                None,
-            )?;
-            return Ok(());
+        if let std::collections::hash_map::Entry::Vacant(slot) = run.data.entry(key.1) {
+            // Not cached (cannot happen after admission): read it.
+            match cohort_users_row(c, &cohort_id, user.row_no)? {
+                Some(u) => {
+                    slot.insert(UserData {
+                        phone_hash: u.phone_hash,
+                        sealed: u.data.into_boxed_slice(),
+                    });
+                }
+                None => return Ok(()), // the cohort is gone; skip the user
+            }
         }
-        let person = match stored.open(keys) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::error!(campaign = id, cohort = %cohort_id, row = user.row_no, error = %e, "a cohort user does not open; skipped");
-                es::set_user(
-                    c,
-                    &es::UserRef {
-                        campaign_id: id,
-                        cohort_id: &cohort_id,
-                        row_no: user.row_no,
+        let data = &run.data[&key.1];
+        let excluded = run.has_stop_files && cohort_store::in_stop_file(c, id, &data.phone_hash)?;
+        let opened = if excluded {
+            None
+        } else {
+            Some(cohort_store::open_user(
+                keys,
+                &cohort_id,
+                user.row_no,
+                &data.sealed,
+            ))
+        };
+        let person = match opened {
+            None => {
+                run.data.remove(&key.1);
+                st.pending.users.insert(
+                    (run.id.clone(), key.1),
+                    UserWrite {
+                        state: "excluded",
+                        attempts: user.attempts,
+                        due_ms: key.0,
+                        last_result: None,
                     },
-                    "done",
-                    user.attempts,
-                    key.0,
-                    Some("internal_error"),
-                )?;
+                );
+                return Ok(());
+            }
+            Some(Ok(p)) => p,
+            Some(Err(e)) => {
+                tracing::error!(campaign = id, cohort = %cohort_id, row = user.row_no, error = %e, "a cohort user does not open; skipped");
+                run.data.remove(&key.1);
+                st.pending.users.insert(
+                    (run.id.clone(), key.1),
+                    UserWrite {
+                        state: "done",
+                        attempts: user.attempts,
+                        due_ms: key.0,
+                        last_result: Some("internal_error"),
+                    },
+                );
                 return Ok(());
             }
         };
@@ -615,37 +727,38 @@ impl Engine {
             attempt_index: user.attempts,
         });
         let ends = result.ends_at(t);
-        es::insert_campaign_call(
-            c,
-            &run.ws,
-            id,
-            &cohort_id,
-            user.row_no,
-            user.attempts,
-            &Dialed {
-                id: &attempt_id,
-                at: t,
-                ends,
-                outcome: result.outcome.as_str(),
-                failure_reason: result.failure_reason.as_deref(),
-                talk_ms: result.talk.num_milliseconds(),
-                connection_id: &conn.connection_id,
-                agent_number: &from,
+        let call = es::Call {
+            id: attempt_id.clone(),
+            kind: "campaign".into(),
+            ws: run.ws.clone(),
+            status: "calling".into(),
+            payload: Vec::new(),
+            campaign_id: Some(id.to_string()),
+            cohort_id: Some(cohort_id),
+            row_no: Some(user.row_no),
+            retry_attempt: user.attempts,
+            dialed_at: Some(t),
+            ends_at: Some(ends),
+            outcome: Some(result.outcome.as_str().to_string()),
+            failure_reason: result.failure_reason,
+            talk_ms: Some(result.talk.num_milliseconds()),
+            connection_id: Some(conn.connection_id.clone()),
+            agent_number: Some(from),
+            created_at: t,
+        };
+        let aid = Id::from(attempt_id.as_str());
+        st.calls.push(Reverse((ms(ends), aid.clone())));
+        st.pending.calls.insert(aid.clone());
+        st.pending.users.insert(
+            (run.id.clone(), key.1),
+            UserWrite {
+                state: "calling",
+                attempts: user.attempts + 1,
+                due_ms: key.0,
+                last_result: None,
             },
-        )?;
-        es::set_user(
-            c,
-            &es::UserRef {
-                campaign_id: id,
-                cohort_id: &cohort_id,
-                row_no: user.row_no,
-            },
-            "calling",
-            user.attempts + 1,
-            key.0,
-            None,
-        )?;
-        st.calls.push(Reverse((ms(ends), attempt_id)));
+        );
+        st.inflight.insert(aid, call);
         report.dials += 1;
         Ok(())
     }
@@ -654,13 +767,18 @@ impl Engine {
         &self,
         c: &Connection,
         st: &mut State,
-        attempt_id: &str,
+        attempt: Id,
         t: DateTime<Utc>,
         keys: &StepKeys,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
-        let Some(call) = es::call(c, attempt_id)? else {
-            return Ok(());
+        let attempt_id: &str = &attempt;
+        let call = match st.inflight.remove(attempt_id) {
+            Some(call) => call,
+            None => match es::call(c, attempt_id)? {
+                Some(call) => call,
+                None => return Ok(()),
+            },
         };
         if call.status != "calling" {
             return Ok(());
@@ -672,7 +790,8 @@ impl Engine {
             let until = t + hold_backoff(tries);
             st.holds.insert(ws, Hold { until, tries });
             st.held_in_step = true;
-            st.calls.push(Reverse((ms(until), attempt_id.to_string())));
+            st.calls.push(Reverse((ms(until), attempt.clone())));
+            st.inflight.insert(attempt, call);
             return Ok(());
         };
         let ended = call.ends_at.unwrap_or(t);
@@ -717,7 +836,7 @@ impl Engine {
         let row_no = call.row_no.unwrap_or(0);
         let spec_status = match st.runs.get(&campaign_id) {
             Some(run) => Some((run.spec.clone(), run.status)),
-            None => campaigns::get_any(c, &campaign_id)?.map(|r| (r.spec, r.status)),
+            None => campaigns::get_any(c, &campaign_id)?.map(|r| (Arc::new(r.spec), r.status)),
         };
         let Some((spec, status)) = spec_status else {
             es::end_call(c, attempt_id, "internal_error", ended)?;
@@ -725,34 +844,58 @@ impl Engine {
         };
         let result = CallResult::classify(outcome, talk, spec.retry.threshold_seconds);
         let attempts = call.retry_attempt + 1;
+        // A retry needs a live campaign; a user out of attempts is done either way.
         let live = st.runs.contains_key(&campaign_id) && !status.is_final();
-        let next = if live {
-            dialing::next_step(result, attempts, &spec.retry, ended, &spec.window)
+        let mut next = dialing::next_step(result, attempts, &spec.retry, ended, &spec.window);
+        let cut_short = !live && matches!(next, NextStep::Retry { .. });
+        if cut_short {
+            next = NextStep::Done;
+        }
+        let cid: Id = st
+            .runs
+            .get(&campaign_id)
+            .map_or_else(|| Id::from(campaign_id.as_str()), |r| r.id.clone());
+        *st.pending
+            .results
+            .entry((cid.clone(), result.as_str()))
+            .or_default() += 1;
+        if st.pending.calls.remove(attempt_id) {
+            // Dialled in this batch: written once, ended.
+            es::insert_call(c, &call, "ended", Some(result.as_str()))?;
         } else {
-            NextStep::Done
+            es::end_call(c, attempt_id, result.as_str(), ended)?;
+        }
+        let seq = match st.runs.get(&campaign_id) {
+            Some(run) => run
+                .cohorts
+                .iter()
+                .position(|k| *k == cohort_id)
+                .map(|p| p as u32),
+            None => es::admitted_cohorts(c, &campaign_id)?
+                .iter()
+                .position(|k| *k == cohort_id)
+                .map(|p| p as u32),
+        }
+        .map(|position| (position, es::queue_seq(position, row_no)));
+        let Some((position, seq)) = seq else {
+            tracing::error!(campaign = %campaign_id, cohort = %cohort_id, "a call of a cohort the campaign never admitted");
+            return Ok(());
         };
-        es::end_call(c, attempt_id, result.as_str(), ended)?;
+        // The user's data for the webhook: from the cache while the user goes on (or was
+        // just finished), else from the store.
+        let mut person_data: Option<UserData> = None;
         match next {
             NextStep::Retry { due, .. } => {
-                let seq = es::user_queue_seq(c, &campaign_id, &cohort_id, row_no)?.unwrap_or(0);
-                es::set_user(
-                    c,
-                    &es::UserRef {
-                        campaign_id: &campaign_id,
-                        cohort_id: &cohort_id,
-                        row_no,
+                st.pending.users.insert(
+                    (cid.clone(), seq),
+                    UserWrite {
+                        state: "ready",
+                        attempts,
+                        due_ms: ms(due),
+                        last_result: Some(result.as_str()),
                     },
-                    "ready",
-                    attempts,
-                    ms(due),
-                    Some(result.as_str()),
-                )?;
+                );
                 if let Some(run) = st.runs.get_mut(&campaign_id) {
-                    let position = run
-                        .cohorts
-                        .iter()
-                        .position(|k| *k == cohort_id)
-                        .unwrap_or(0) as u32;
                     run.ready.insert(
                         (ms(due), seq),
                         Waiting {
@@ -764,27 +907,36 @@ impl Engine {
                 }
             }
             NextStep::Done => {
-                let state = if live || result == CallResult::Completed {
-                    "done"
-                } else {
-                    "unfinished"
-                };
-                es::set_user(
-                    c,
-                    &es::UserRef {
-                        campaign_id: &campaign_id,
-                        cohort_id: &cohort_id,
-                        row_no,
+                let state = if cut_short { "unfinished" } else { "done" };
+                let cached = st
+                    .runs
+                    .get_mut(&campaign_id)
+                    .and_then(|r| r.data.remove(&seq));
+                person_data = person_data.or(cached);
+                st.pending.users.insert(
+                    (cid.clone(), seq),
+                    UserWrite {
+                        state,
+                        attempts,
+                        due_ms: ms(ended),
+                        last_result: Some(result.as_str()),
                     },
-                    state,
-                    attempts,
-                    ms(ended),
-                    Some(result.as_str()),
-                )?;
+                );
             }
         }
         if let Some(hook) = &spec.webhook {
-            let person = cohort_users_row(c, &cohort_id, row_no)?.and_then(|s| s.open(keys).ok());
+            let cached = person_data.as_ref().map(|d| d.sealed.to_vec()).or_else(|| {
+                st.runs
+                    .get(&campaign_id)
+                    .and_then(|r| r.data.get(&seq))
+                    .map(|d| d.sealed.to_vec())
+            });
+            let sealed = match cached {
+                Some(s) => Some(s),
+                None => cohort_users_row(c, &cohort_id, row_no)?.map(|u| u.data),
+            };
+            let person =
+                sealed.and_then(|d| cohort_store::open_user(keys, &cohort_id, row_no, &d).ok());
             let body = events::campaign_event(
                 self.seed,
                 &spec,
@@ -809,11 +961,12 @@ impl Engine {
         &self,
         c: &Connection,
         st: &mut State,
-        attempt_id: &str,
+        attempt: Id,
         t: DateTime<Utc>,
         keys: &StepKeys,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
+        let attempt_id: &str = &attempt;
         let Some(call) = es::call(c, attempt_id)? else {
             return Ok(());
         };
@@ -826,8 +979,7 @@ impl Engine {
             let until = t + hold_backoff(tries);
             st.holds.insert(ws, Hold { until, tries });
             st.held_in_step = true;
-            st.outbound
-                .push(Reverse((ms(until), attempt_id.to_string())));
+            st.outbound.push(Reverse((ms(until), attempt.clone())));
             return Ok(());
         };
         let request: OutboundRequest = match keys
@@ -874,7 +1026,21 @@ impl Engine {
                 agent_number: &from,
             },
         )?;
-        st.calls.push(Reverse((ms(ends), attempt_id.to_string())));
+        st.calls.push(Reverse((ms(ends), attempt.clone())));
+        st.inflight.insert(
+            attempt.clone(),
+            es::Call {
+                status: "calling".into(),
+                dialed_at: Some(t),
+                ends_at: Some(ends),
+                outcome: Some(result.outcome.as_str().to_string()),
+                failure_reason: result.failure_reason.clone(),
+                talk_ms: Some(result.talk.num_milliseconds()),
+                connection_id: Some(request.app_config.connection_config.connection_id.clone()),
+                agent_number: Some(from),
+                ..call
+            },
+        );
         report.dials += 1;
         Ok(())
     }
@@ -917,16 +1083,34 @@ impl Engine {
 }
 
 /// The (row, queue order) of every user of a cohort at admission `position`.
+/// A user at admission: row, queue order, number hash, sealed data.
+type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
+
+/// Every user of a cohort admitted at `position`.
 fn cohort_rows(
     c: &Connection,
     cohort_id: &str,
     position: u32,
-) -> Result<Vec<(u64, i64)>, StoreError> {
-    let mut st =
-        c.prepare_cached("SELECT row_no FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no")?;
+) -> Result<Vec<AdmittedRow>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
+    )?;
     let rows = st
-        .query_map(rusqlite::params![cohort_id], |r| r.get::<_, i64>(0))?
-        .map(|r| r.map(|n| (n as u64, (i64::from(position) << 32) + n)))
+        .query_map(rusqlite::params![cohort_id], |r| {
+            let n: i64 = r.get(0)?;
+            let hash: Vec<u8> = r.get(1)?;
+            let mut phone_hash = [0u8; 16];
+            if hash.len() == 16 {
+                phone_hash.copy_from_slice(&hash);
+            }
+            let data: Vec<u8> = r.get(2)?;
+            Ok((
+                n as u64,
+                es::queue_seq(position, n as u64),
+                phone_hash,
+                data.into_boxed_slice(),
+            ))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
@@ -951,7 +1135,16 @@ fn drop_excluded(c: &Connection, run: &mut Run) -> Result<(), StoreError> {
         .into_iter()
         .map(|u| u.queue_seq)
         .collect();
+    let gone: Vec<i64> = run
+        .ready
+        .keys()
+        .map(|(_, seq)| *seq)
+        .filter(|seq| !still.contains(seq))
+        .collect();
     run.ready.retain(|(_, seq), _| still.contains(seq));
+    for seq in gone {
+        run.data.remove(&seq);
+    }
     Ok(())
 }
 
@@ -959,7 +1152,9 @@ fn drop_excluded(c: &Connection, run: &mut Run) -> Result<(), StoreError> {
 /// window, before the end, after any hold.
 fn next_dial(run: &Run, hold: Option<&Hold>) -> Option<DateTime<Utc>> {
     let (&(due_ms, _), _) = run.ready.iter().next()?;
-    let mut t = crate::store::from_ms(due_ms).max(run.spec.start);
+    let mut t = crate::store::from_ms(due_ms)
+        .max(run.spec.start)
+        .max(run.floor);
     if let Some(p) = run.pacing {
         t = t.max(p.next_slot(run.spec.attempts_per_second));
     }

@@ -559,16 +559,26 @@ pub enum UserDataError {
 impl StoredUser {
     /// Opens the user with its workspace's keys.
     pub fn open(&self, keys: &WorkspaceKeys) -> Result<CohortUser, UserDataError> {
-        let plain = keys.open(&user_context(&self.cohort_id, self.row_no), &self.data)?;
-        let mut user: CohortUser =
-            serde_json::from_slice(&plain).map_err(|e| UserDataError::Corrupt {
-                cohort_id: self.cohort_id.clone(),
-                row_no: self.row_no,
-                message: e.to_string(),
-            })?;
-        user.row_no = self.row_no;
-        Ok(user)
+        open_user(keys, &self.cohort_id, self.row_no, &self.data)
     }
+}
+
+/// Opens the sealed data of row `row_no` of a cohort.
+pub fn open_user(
+    keys: &WorkspaceKeys,
+    cohort_id: &str,
+    row_no: u64,
+    data: &[u8],
+) -> Result<CohortUser, UserDataError> {
+    let plain = keys.open(&user_context(cohort_id, row_no), data)?;
+    let mut user: CohortUser =
+        serde_json::from_slice(&plain).map_err(|e| UserDataError::Corrupt {
+            cohort_id: cohort_id.to_string(),
+            row_no,
+            message: e.to_string(),
+        })?;
+    user.row_no = row_no;
+    Ok(user)
 }
 
 fn read_user(r: &Row<'_>) -> rusqlite::Result<StoredUser> {
@@ -604,6 +614,18 @@ pub fn users_after(
         )?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
+}
+
+/// One user of a cohort.
+pub fn user(
+    c: &Connection,
+    cohort_id: &str,
+    row_no: u64,
+) -> Result<Option<StoredUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT cohort_id, row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
+    )?;
+    optional(st.query_row(params![cohort_id, row_no as i64], read_user))
 }
 
 /// How many users a cohort holds.

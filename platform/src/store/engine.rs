@@ -25,33 +25,57 @@ pub(super) const MIGRATION: &str = r#"
     --   done       finished: completed, or a final outcome, or out of retries
     --   excluded   in a stop file of the campaign; never dialled (again)
     --   unfinished the campaign ended or was cancelled before the user was done
+    -- queue_seq: the cohort's admission position in the high 32 bits, its row in the low.
     CREATE TABLE campaign_users (
         campaign_id TEXT NOT NULL,
+        queue_seq   INTEGER NOT NULL,
         cohort_id   TEXT NOT NULL,
         row_no      INTEGER NOT NULL,
-        queue_seq   INTEGER NOT NULL,
         state       TEXT NOT NULL,
         attempts    INTEGER NOT NULL DEFAULT 0,
         due_ms      INTEGER NOT NULL,
         last_result TEXT,
-        PRIMARY KEY (campaign_id, cohort_id, row_no)
+        PRIMARY KEY (campaign_id, queue_seq)
     ) WITHOUT ROWID;
-    CREATE INDEX campaign_users_state ON campaign_users (campaign_id, state);
 
-    -- Calls: campaign dials and instant outbound calls.
-    ALTER TABLE attempts ADD COLUMN campaign_id TEXT;
-    ALTER TABLE attempts ADD COLUMN cohort_id TEXT;
-    ALTER TABLE attempts ADD COLUMN row_no INTEGER;
-    ALTER TABLE attempts ADD COLUMN retry_attempt INTEGER;
-    ALTER TABLE attempts ADD COLUMN dialed_ms INTEGER;
-    ALTER TABLE attempts ADD COLUMN ends_ms INTEGER;
-    ALTER TABLE attempts ADD COLUMN outcome TEXT;
-    ALTER TABLE attempts ADD COLUMN failure_reason TEXT;
-    ALTER TABLE attempts ADD COLUMN talk_ms INTEGER;
-    ALTER TABLE attempts ADD COLUMN connection_id TEXT;
-    ALTER TABLE attempts ADD COLUMN agent_number TEXT;
-    ALTER TABLE attempts ADD COLUMN result TEXT;
-    CREATE INDEX attempts_campaign ON attempts (campaign_id, result);
+    -- Calls: campaign dials and instant outbound calls. Rebuilt without rowid (one B-tree
+    -- keyed by the time-ordered attempt id) with the engine's columns.
+    CREATE TABLE attempts_v3 (
+        id             TEXT PRIMARY KEY,
+        kind           TEXT NOT NULL,
+        org_id         TEXT NOT NULL,
+        workspace_id   TEXT NOT NULL,
+        status         TEXT NOT NULL,
+        payload        BLOB NOT NULL,
+        created_ms     INTEGER NOT NULL,
+        updated_ms     INTEGER NOT NULL,
+        campaign_id    TEXT,
+        cohort_id      TEXT,
+        row_no         INTEGER,
+        retry_attempt  INTEGER,
+        dialed_ms      INTEGER,
+        ends_ms        INTEGER,
+        outcome        TEXT,
+        failure_reason TEXT,
+        talk_ms        INTEGER,
+        connection_id  TEXT,
+        agent_number   TEXT,
+        result         TEXT
+    ) WITHOUT ROWID;
+    INSERT INTO attempts_v3 (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms)
+        SELECT id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms FROM attempts;
+    DROP TABLE attempts;
+    ALTER TABLE attempts_v3 RENAME TO attempts;
+    -- Only calls not yet ended need finding by status: a partial index stays small.
+    CREATE INDEX attempts_live ON attempts (status, ends_ms) WHERE status <> 'ended';
+
+    -- Ended campaign attempts counted by result (the statistics read these).
+    CREATE TABLE campaign_results (
+        campaign_id TEXT NOT NULL,
+        result      TEXT NOT NULL,
+        n           INTEGER NOT NULL,
+        PRIMARY KEY (campaign_id, result)
+    ) WITHOUT ROWID;
 
     CREATE TABLE webhook_deliveries (
         id           TEXT PRIMARY KEY,
@@ -173,8 +197,8 @@ pub fn admit_cohort(
     // queue_seq: the cohort's position in the high bits, the row in the low ones.
     let n = c
         .prepare_cached(
-            "INSERT INTO campaign_users (campaign_id, cohort_id, row_no, queue_seq, state, attempts, due_ms)
-             SELECT ?1, cohort_id, row_no, (?3 << 32) + row_no, 'ready', 0, ?4
+            "INSERT INTO campaign_users (campaign_id, queue_seq, cohort_id, row_no, state, attempts, due_ms)
+             SELECT ?1, (?3 << 32) + row_no, cohort_id, row_no, 'ready', 0, ?4
              FROM cohort_users WHERE cohort_id = ?2",
         )?
         .execute(params![campaign_id, cohort_id, i64::from(position), ms(at)])?;
@@ -231,6 +255,29 @@ pub struct ReadyUser {
     pub due_ms: i64,
 }
 
+/// A user's queue order, number hash and sealed data.
+pub type SealedUser = (i64, [u8; 16], Vec<u8>);
+
+/// The sealed data of a campaign's users not yet finished (waiting or in a call).
+pub fn open_users_data(c: &Connection, campaign_id: &str) -> Result<Vec<SealedUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT cu.queue_seq, u.phone_hash, u.data FROM campaign_users cu
+         JOIN cohort_users u ON u.cohort_id = cu.cohort_id AND u.row_no = cu.row_no
+         WHERE cu.campaign_id = ?1 AND cu.state IN ('ready', 'calling')",
+    )?;
+    let rows = st
+        .query_map(params![campaign_id], |r| {
+            let hash: Vec<u8> = r.get(1)?;
+            let mut phone_hash = [0u8; 16];
+            if hash.len() == 16 {
+                phone_hash.copy_from_slice(&hash);
+            }
+            Ok((r.get(0)?, phone_hash, r.get(2)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 /// The users of a campaign waiting for a dial.
 pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
     let mut st = c.prepare_cached(
@@ -252,15 +299,18 @@ pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, 
     Ok(rows)
 }
 
-/// A user of a campaign.
+/// A user of a campaign: the campaign and the user's queue order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UserRef<'a> {
     /// The campaign.
     pub campaign_id: &'a str,
-    /// The cohort.
-    pub cohort_id: &'a str,
-    /// The row.
-    pub row_no: u64,
+    /// The user's queue order: `(admission position << 32) + row`.
+    pub queue_seq: i64,
+}
+
+/// The queue order of row `row_no` of the cohort admitted at `position`.
+pub fn queue_seq(position: u32, row_no: u64) -> i64 {
+    (i64::from(position) << 32) + row_no as i64
 }
 
 /// Sets a user's state after a dial or a call.
@@ -273,34 +323,18 @@ pub fn set_user(
     last_result: Option<&str>,
 ) -> Result<(), StoreError> {
     c.prepare_cached(
-        "UPDATE campaign_users SET state = ?4, attempts = ?5, due_ms = ?6, last_result = COALESCE(?7, last_result)
-         WHERE campaign_id = ?1 AND cohort_id = ?2 AND row_no = ?3",
+        "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5, last_result = COALESCE(?6, last_result)
+         WHERE campaign_id = ?1 AND queue_seq = ?2",
     )?
     .execute(params![
         user.campaign_id,
-        user.cohort_id,
-        user.row_no as i64,
+        user.queue_seq,
         state,
         i64::from(attempts),
         due_ms,
         last_result
     ])?;
     Ok(())
-}
-
-/// The queue position of a user.
-pub fn user_queue_seq(
-    c: &Connection,
-    campaign_id: &str,
-    cohort_id: &str,
-    row_no: u64,
-) -> Result<Option<i64>, StoreError> {
-    optional(
-        c.prepare_cached(
-            "SELECT queue_seq FROM campaign_users WHERE campaign_id = ?1 AND cohort_id = ?2 AND row_no = ?3",
-        )?
-        .query_row(params![campaign_id, cohort_id, row_no as i64], |r| r.get(0)),
-    )
 }
 
 /// Marks every user still waiting as unfinished (the campaign ended or was cancelled).
@@ -387,13 +421,13 @@ pub fn call(c: &Connection, id: &str) -> Result<Option<Call>, StoreError> {
     optional(st.query_row(params![id], read_call))
 }
 
-/// Calls in progress: `(ends, id)`.
-pub fn calls_in_progress(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
-    let mut st = c.prepare_cached(
-        "SELECT ends_ms, id FROM attempts WHERE status = 'calling' ORDER BY ends_ms, id",
-    )?;
+/// Calls in progress, ending first first.
+pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {CALL_COLUMNS} FROM attempts WHERE status = 'calling' ORDER BY ends_ms, id"
+    ))?;
     let rows = st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map([], read_call)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
@@ -430,39 +464,57 @@ pub struct Dialed<'a> {
     pub agent_number: &'a str,
 }
 
-/// Inserts a campaign dial, in progress.
-#[allow(clippy::too_many_arguments)]
-pub fn insert_campaign_call(
+/// Inserts a campaign call with its state (`calling`, or `ended` with its result when the
+/// call began and ended within one engine batch).
+pub fn insert_call(
     c: &Connection,
-    ws: &WorkspaceRef,
-    campaign_id: &str,
-    cohort_id: &str,
-    row_no: u64,
-    retry_attempt: u32,
-    d: &Dialed<'_>,
+    call: &Call,
+    status: &str,
+    result: Option<&str>,
 ) -> Result<(), StoreError> {
+    let dialed = call.dialed_at.map(ms);
     c.prepare_cached(
         "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
                                campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
-                               failure_reason, talk_ms, connection_id, agent_number)
-         VALUES (?1, 'campaign', ?2, ?3, 'calling', x'', ?4, ?4, ?5, ?6, ?7, ?8, ?4, ?9, ?10, ?11, ?12, ?13, ?14)",
+                               failure_reason, talk_ms, connection_id, agent_number, result)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     )?
     .execute(params![
-        d.id,
-        ws.org_id,
-        ws.workspace_id,
-        ms(d.at),
-        campaign_id,
-        cohort_id,
-        row_no as i64,
-        i64::from(retry_attempt),
-        ms(d.ends),
-        d.outcome,
-        d.failure_reason,
-        d.talk_ms,
-        d.connection_id,
-        d.agent_number
+        call.id,
+        call.kind,
+        call.ws.org_id,
+        call.ws.workspace_id,
+        status,
+        call.payload,
+        ms(call.created_at),
+        call.campaign_id,
+        call.cohort_id,
+        call.row_no.map(|n| n as i64),
+        i64::from(call.retry_attempt),
+        dialed,
+        call.ends_at.map(ms),
+        call.outcome,
+        call.failure_reason,
+        call.talk_ms,
+        call.connection_id,
+        call.agent_number,
+        result
     ])?;
+    Ok(())
+}
+
+/// Adds ended attempts of a campaign to its count for `result`.
+pub fn count_results(
+    c: &Connection,
+    campaign_id: &str,
+    result: &str,
+    n: u64,
+) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "INSERT INTO campaign_results (campaign_id, result, n) VALUES (?1, ?2, ?3)
+         ON CONFLICT (campaign_id, result) DO UPDATE SET n = n + excluded.n",
+    )?
+    .execute(params![campaign_id, result, n as i64])?;
     Ok(())
 }
 

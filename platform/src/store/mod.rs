@@ -111,9 +111,14 @@ impl fmt::Debug for Store {
 }
 
 const READERS: usize = 4;
+const WRITER_CACHE_MIB: i64 = 32;
+const READER_CACHE_MIB: i64 = 8;
 
-fn configure(conn: &Connection) -> rusqlite::Result<()> {
+fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // Page cache per connection (negative: KiB). The writer's is large: the engine and
+    // cohort processing touch many pages per transaction.
+    conn.pragma_update(None, "cache_size", -cache_mib * 1024)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
@@ -135,7 +140,7 @@ impl Store {
         let path = path.as_ref().to_path_buf();
         let writer = Connection::open(&path)?;
         writer.pragma_update(None, "journal_mode", "WAL")?;
-        configure(&writer)?;
+        configure(&writer, WRITER_CACHE_MIB)?;
         migrations::run(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
@@ -148,7 +153,7 @@ impl Store {
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX
                     | OpenFlags::SQLITE_OPEN_URI,
             )?;
-            configure(&r)?;
+            configure(&r, READER_CACHE_MIB)?;
             r.pragma_update(None, "query_only", "ON")?;
             readers.push(Mutex::new(r));
         }
@@ -162,7 +167,7 @@ impl Store {
     /// A fresh in-memory database (one connection; for tests and throwaway runs).
     pub fn in_memory() -> Result<Store, StoreError> {
         let writer = Connection::open_in_memory()?;
-        configure(&writer)?;
+        configure(&writer, WRITER_CACHE_MIB)?;
         migrations::run(&writer)?;
         Ok(Store::from_parts(writer, Vec::new(), StoreLocation::Memory))
     }

@@ -27,6 +27,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub clock: SimClock,
     pub app: App,
+    pub platform: platform::server::Platform,
     pub db: PathBuf,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
@@ -74,7 +75,7 @@ async fn start(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
-    let server = tokio::spawn(platform::server::serve(platform, listener, async {
+    let server = tokio::spawn(platform::server::serve(platform.clone(), listener, async {
         let _ = rx.await;
     }));
     TestApp {
@@ -82,6 +83,7 @@ async fn start(
         client: reqwest::Client::new(),
         clock,
         app,
+        platform,
         db,
         shutdown: Some(tx),
         server: Some(server),

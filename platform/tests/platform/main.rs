@@ -9,6 +9,8 @@ mod helpers;
 
 mod campaigns;
 mod deployments;
+mod durability;
+mod engine;
 mod errors;
 mod outbound;
 mod routes;

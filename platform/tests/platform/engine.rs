@@ -1,0 +1,781 @@
+//! The campaign engine on the simulated clock, driven over HTTP (`/sim/v1/clock/advance`):
+//! the spec's rules by name, windows, pacing, pause/resume/cancel, the end, instant
+//! outbound, inbound calls and webhooks.
+
+use chrono::{DateTime, Duration, Utc};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::helpers::*;
+
+/// A magic number of the telephony simulator: `+1 NXX 555-01YY` behaves by `YY`
+/// (01 busy, 02 no answer, 04 a 5-second call, 00 connected 90 s).
+pub fn magic(nxx: u32, yy: u32) -> String {
+    format!("+1{nxx:03}55501{yy:02}")
+}
+
+/// A campaign starting 12:05Z Monday 2026-03-02, ending three days later, with the given
+/// rate, retry policy and calling window (UTC).
+pub fn campaign(rate: f64, retry: Value, window: (&str, &str), days: &[&str]) -> Value {
+    json!({
+        "name": "Engine test",
+        "start_timestamp": "2026-03-02T12:05:00Z",
+        "end_timestamp": "2026-03-05T12:05:00Z",
+        "allowed_schedule": {
+            "timezone": "UTC",
+            "allowed_days": days,
+            "allowed_start_time": window.0,
+            "allowed_end_time": window.1
+        },
+        "app_config": {
+            "app_id": "app-1",
+            "app_version": 1,
+            "attempts_per_second": rate,
+            "connection_configs": [
+                {"connection_id": "conn-a", "phone_numbers": ["+14155550100", "+14155550101"], "weight": 3},
+                {"connection_id": "conn-b", "phone_numbers": ["+14155550200", "+14155550201", "+14155550202"], "weight": 1}
+            ],
+            "retry_config": retry
+        }
+    })
+}
+
+pub const WEEKDAYS: &[&str] = &["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"];
+pub const ALL_DAYS: &[&str] = &[
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+pub async fn create(app: &TestApp, body: &Value) -> String {
+    let (s, v) = app.post(&campaigns_path(), body).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    v["campaign_id"].as_str().unwrap().to_string()
+}
+
+/// Adds users to a campaign by a JSON stream; answers the cohort id.
+pub async fn add_users(app: &TestApp, campaign: &str, numbers: &[String]) -> String {
+    let users: Vec<Value> = numbers
+        .iter()
+        .enumerate()
+        .map(|(i, n)| json!({"phone_number": n, "user_identifier": format!("u{i}"), "app_variables": {"n": i}}))
+        .collect();
+    let (s, v) = app
+        .post(
+            &format!("{}/{campaign}/cohorts/stream", campaigns_path()),
+            &json!({"name": "users", "users": users}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "completed");
+    v["cohort_id"].as_str().unwrap().to_string()
+}
+
+pub async fn advance(app: &TestApp, seconds: f64) -> Value {
+    let (s, v) = app
+        .post("/sim/v1/clock/advance", &json!({"seconds": seconds}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    v
+}
+
+pub async fn advance_to(app: &TestApp, to: &str) -> Value {
+    let (s, v) = app.post("/sim/v1/clock/advance", &json!({"to": to})).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    v
+}
+
+pub async fn stats(app: &TestApp, campaign: &str) -> Value {
+    app.get(&format!("{}/{campaign}", campaigns_path())).await.1["statistics"].clone()
+}
+
+/// A campaign dial as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dial {
+    pub id: String,
+    pub row_no: i64,
+    pub retry_attempt: i64,
+    pub dialed: DateTime<Utc>,
+    pub ends: DateTime<Utc>,
+    pub result: Option<String>,
+    pub connection_id: String,
+    pub agent_number: String,
+}
+
+/// Every dial of a campaign, in dial order.
+pub async fn dials(app: &TestApp, campaign: &str) -> Vec<Dial> {
+    let campaign = campaign.to_string();
+    app.app
+        .store
+        .read(move |c| {
+            let mut st = c.prepare(
+                "SELECT id, row_no, retry_attempt, dialed_ms, ends_ms, result, connection_id, agent_number
+                 FROM attempts WHERE campaign_id = ?1 ORDER BY dialed_ms, id",
+            )?;
+            let rows = st
+                .query_map([campaign], |r| {
+                    Ok(Dial {
+                        id: r.get(0)?,
+                        row_no: r.get(1)?,
+                        retry_attempt: r.get(2)?,
+                        dialed: platform::store::from_ms(r.get(3)?),
+                        ends: platform::store::from_ms(r.get(4)?),
+                        result: r.get(5)?,
+                        connection_id: r.get(6)?,
+                        agent_number: r.get(7)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+        .unwrap()
+}
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+}
+
+#[tokio::test]
+async fn rule_1_max_retries_2_gives_exactly_3_attempts_of_an_always_busy_number() {
+    for (retry_on, expected) in [(json!(["busy"]), 3), (json!(["no_answer"]), 1)] {
+        let app = spawn_app().await;
+        let retry = json!({"max_retries": 2, "retry_on": retry_on, "retry_interval_minutes": 30});
+        let id = create(&app, &campaign(1.0, retry, ("09:00", "17:00"), WEEKDAYS)).await;
+        add_users(&app, &id, &[magic(202, 1)]).await;
+        advance(&app, 3.0 * 86400.0).await;
+        let d = dials(&app, &id).await;
+        assert_eq!(d.len(), expected, "retry_on {retry_on}: {d:?}");
+        assert!(d.iter().all(|x| x.result.as_deref() == Some("busy")));
+        for (i, x) in d.iter().enumerate() {
+            assert_eq!(x.retry_attempt, i as i64);
+        }
+        // No sooner than 30 minutes after the previous attempt ended.
+        for w in d.windows(2) {
+            assert!(w[1].dialed >= w[0].ends + Duration::minutes(30), "{w:?}");
+        }
+        let s = stats(&app, &id).await;
+        assert_eq!(s["attempts_total"], expected);
+        assert_eq!(s["attempts_by_outcome"]["busy"], expected);
+        assert_eq!(s["users_done"], 1);
+    }
+}
+
+#[tokio::test]
+async fn rule_2_the_rate_is_a_dial_rate_120_dials_in_the_first_window_minute_at_2_per_second() {
+    let app = spawn_app().await;
+    let retry = json!({"max_retries": 3, "retry_on": ["no_answer"], "retry_interval_minutes": 30});
+    let id = create(&app, &campaign(2.0, retry, ("13:00", "17:00"), WEEKDAYS)).await;
+    let numbers: Vec<String> = (200..400).map(|nxx| magic(nxx, 2)).collect();
+    add_users(&app, &id, &numbers).await;
+    advance_to(&app, "2026-03-02T13:00:59.999Z").await;
+    let d = dials(&app, &id).await;
+    assert_eq!(
+        d.len(),
+        120,
+        "nothing before the window opens, 2 a second after"
+    );
+    assert_eq!(d[0].dialed, at("2026-03-02T13:00:00Z"));
+    for (i, x) in d.iter().enumerate() {
+        assert_eq!(
+            x.dialed,
+            at("2026-03-02T13:00:00Z") + Duration::milliseconds(500 * i as i64)
+        );
+    }
+    // Unanswered calls ring for 30 s and end, but the pace never waits for answers.
+    assert!(d.iter().all(|x| x.ends - x.dialed == Duration::seconds(30)));
+}
+
+#[tokio::test]
+async fn rule_3_warns_when_the_budget_exceeds_the_capacity() {
+    let app = spawn_app().await;
+    // 0.1 dials/s over 3 x 1 open minute = 18 dials; 10 users x (1 + 3) = 40 > 18.
+    let retry = json!({"max_retries": 3, "retry_on": ["busy"]});
+    let id = create(
+        &app,
+        &campaign(0.1, retry.clone(), ("13:00", "13:01"), WEEKDAYS),
+    )
+    .await;
+    let numbers: Vec<String> = (200..210).map(|nxx| magic(nxx, 1)).collect();
+    add_users(&app, &id, &numbers).await;
+    let s = stats(&app, &id).await;
+    assert_eq!(s["users_total"], 10);
+    assert_eq!(s["attempt_budget"], 40);
+    assert_eq!(s["attempt_capacity"], 18);
+    let warning = s["capacity_warning"].as_str().expect("a warning");
+    assert!(
+        warning.contains("40") && warning.contains("18"),
+        "{warning}"
+    );
+    insta::assert_json_snapshot!("rule_3_statistics", s);
+    // With room to spare, no warning.
+    let roomy = create(&app, &campaign(10.0, retry, ("09:00", "17:00"), WEEKDAYS)).await;
+    add_users(&app, &roomy, &numbers).await;
+    assert_eq!(stats(&app, &roomy).await["capacity_warning"], Value::Null);
+}
+
+#[tokio::test]
+async fn rule_4_weights_3_and_1_split_1000_dials_750_250_within_one_at_every_prefix() {
+    let app = spawn_app().await;
+    let retry = json!({"max_retries": 0});
+    let id = create(&app, &campaign(100.0, retry, ("09:00", "17:00"), WEEKDAYS)).await;
+    let numbers: Vec<String> = (0..1000).map(|i| format!("+1202{i:07}")).collect();
+    add_users(&app, &id, &numbers).await;
+    advance_to(&app, "2026-03-02T12:06:00Z").await;
+    let d = dials(&app, &id).await;
+    assert_eq!(d.len(), 1000);
+    let mut a = 0i64;
+    for (n, x) in d.iter().enumerate() {
+        if x.connection_id == "conn-a" {
+            a += 1;
+        }
+        let expected = (n as f64 + 1.0) * 0.75;
+        assert!(
+            (a as f64 - expected).abs() <= 1.0,
+            "prefix {}: {a} on conn-a",
+            n + 1
+        );
+    }
+    assert_eq!(a, 750);
+    let count = |num: &str| d.iter().filter(|x| x.agent_number == num).count();
+    assert_eq!((count("+14155550100"), count("+14155550101")), (375, 375));
+    let b: Vec<usize> = ["+14155550200", "+14155550201", "+14155550202"]
+        .map(count)
+        .to_vec();
+    assert!(
+        b.iter().all(|n| (83..=84).contains(n)),
+        "numbers of conn-b used equally: {b:?}"
+    );
+    assert_eq!(b.iter().sum::<usize>(), 250);
+}
+
+#[tokio::test]
+async fn rule_5_a_short_call_is_retried_only_with_short_duration_in_retry_on() {
+    for (retry_on, expected) in [(json!(["short_duration"]), 2), (json!(["busy"]), 1)] {
+        let app = spawn_app().await;
+        let retry = json!({"max_retries": 1, "retry_on": retry_on, "threshold_seconds": 10});
+        let id = create(&app, &campaign(1.0, retry, ("09:00", "17:00"), WEEKDAYS)).await;
+        add_users(&app, &id, &[magic(202, 4)]).await;
+        advance(&app, 86400.0).await;
+        let d = dials(&app, &id).await;
+        assert_eq!(d.len(), expected, "{retry_on}");
+        assert!(
+            d.iter()
+                .all(|x| x.result.as_deref() == Some("short_duration"))
+        );
+        let s = stats(&app, &id).await;
+        assert_eq!(s["attempts_by_outcome"]["short_duration"], expected);
+    }
+    // A 90-second call with a 10-second threshold completes the user.
+    let app = spawn_app().await;
+    let retry = json!({"max_retries": 3, "retry_on": ["short_duration"], "threshold_seconds": 10});
+    let id = create(&app, &campaign(1.0, retry, ("09:00", "17:00"), WEEKDAYS)).await;
+    add_users(&app, &id, &[magic(202, 0)]).await;
+    advance(&app, 86400.0).await;
+    let d = dials(&app, &id).await;
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].result.as_deref(), Some("completed"));
+}
+
+#[tokio::test]
+async fn rule_6_after_delete_an_inbound_call_to_its_number_is_not_answered() {
+    let app = spawn_app().await;
+    let dep = create_deployment(&app, "Desk", "+14155550199").await;
+    app.patch(
+        &format!("{}/{dep}", deployments_path()),
+        &json!({"inbound_config": null}),
+    )
+    .await;
+    let call = |app: &TestApp| {
+        let app_url = format!("/sim/v1/orgs/{ORG}/workspaces/{WS}/inbound-calls");
+        let client = app.client.clone();
+        let url = app.url(&app_url);
+        async move {
+            let r = client
+                .post(url)
+                .header("x-api-key", KEY)
+                .json(&json!({"caller": "+919876543210", "dialled": "+14155550199"}))
+                .send()
+                .await
+                .unwrap();
+            r.json::<Value>().await.unwrap()
+        }
+    };
+    let answered = call(&app).await;
+    assert_eq!(answered["answered"], true, "{answered}");
+    assert_eq!(
+        app.delete(&format!("{}/{dep}", deployments_path())).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let after = call(&app).await;
+    assert_eq!(after["answered"], false);
+    assert_eq!(after["rejection"], "no_deployment");
+}
+
+#[tokio::test]
+async fn no_dials_outside_the_window_or_on_weekends() {
+    let app = spawn_app().await;
+    let retry = json!({"max_retries": 5, "retry_on": ["busy"], "retry_interval_minutes": 60});
+    // Friday-start campaign: 2026-03-06 is a Friday.
+    let mut body = campaign(1.0, retry, ("15:00", "16:00"), WEEKDAYS);
+    body["start_timestamp"] = json!("2026-03-06T12:05:00Z");
+    body["end_timestamp"] = json!("2026-03-12T12:05:00Z");
+    let id = create(&app, &body).await;
+    add_users(&app, &id, &[magic(202, 1)]).await;
+    advance(&app, 11.0 * 86400.0).await;
+    let d: Vec<_> = dials(&app, &id)
+        .await
+        .into_iter()
+        .map(|x| x.dialed)
+        .collect();
+    // Friday 15:00; the retry due at 16:00:02 falls after the 16:00 close, the weekend is
+    // not allowed: Monday 15:00, and so on until the end (Thursday 12:05).
+    assert_eq!(
+        d,
+        [
+            "2026-03-06T15:00:00Z",
+            "2026-03-09T15:00:00Z",
+            "2026-03-10T15:00:00Z",
+            "2026-03-11T15:00:00Z"
+        ]
+        .map(at)
+    );
+    let s = stats(&app, &id).await;
+    assert_eq!(s["users_unfinished"], 1, "retries left at the end");
+}
+
+#[tokio::test]
+async fn windows_follow_daylight_saving_in_new_york() {
+    let app = spawn_app().await;
+    // 09:00-17:00 in New York. On Saturday 2026-03-07 that is 14:00Z-22:00Z (EST); the
+    // clocks go forward that night, so on Sunday it is 13:00Z-21:00Z (EDT).
+    let retry = json!({"max_retries": 10, "retry_on": ["busy"], "retry_interval_minutes": 60});
+    let mut body = campaign(1.0, retry, ("09:00", "17:00"), ALL_DAYS);
+    body["allowed_schedule"]["timezone"] = json!("America/New_York");
+    body["start_timestamp"] = json!("2026-03-07T12:05:00Z");
+    body["end_timestamp"] = json!("2026-03-12T12:05:00Z");
+    let id = create(&app, &body).await;
+    add_users(&app, &id, &[magic(202, 1)]).await;
+    advance(&app, 7.0 * 86400.0).await;
+    let d: Vec<_> = dials(&app, &id)
+        .await
+        .into_iter()
+        .map(|x| x.dialed)
+        .collect();
+    assert_eq!(d.len(), 11);
+    // Saturday: every hour and 2 s (the busy ring) from 09:00 EST until the close.
+    for (k, t) in d[..8].iter().enumerate() {
+        let expected = at("2026-03-07T14:00:00Z") + Duration::seconds(k as i64 * 3602);
+        assert_eq!(*t, expected, "Saturday dial {k}");
+    }
+    // The next retry (22:00:16Z) is after the 17:00 EST close; Sunday opens at 09:00 EDT.
+    assert_eq!(d[8], at("2026-03-08T13:00:00Z"));
+}
+
+#[tokio::test]
+async fn pause_stops_dialling_at_once_resume_continues_cancel_stops_for_good() {
+    let app = spawn_app().await;
+    let id = create(
+        &app,
+        &campaign(1.0, json!({"max_retries": 0}), ("09:00", "17:00"), WEEKDAYS),
+    )
+    .await;
+    let numbers: Vec<String> = (200..300).map(|nxx| magic(nxx, 2)).collect();
+    add_users(&app, &id, &numbers).await;
+    advance_to(&app, "2026-03-02T12:05:10Z").await;
+    assert_eq!(
+        dials(&app, &id).await.len(),
+        11,
+        "one a second from 12:05:00 to 12:05:10"
+    );
+    let put = |a: &'static str| json!({"action": a});
+    assert_eq!(
+        app.put(&format!("{}/{id}/status", campaigns_path()), &put("pause"))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    advance(&app, 60.0).await;
+    assert_eq!(dials(&app, &id).await.len(), 11, "paused: no dials");
+    let s = stats(&app, &id).await;
+    assert_eq!(s["users_pending"], 89);
+    assert_eq!(
+        app.put(&format!("{}/{id}/status", campaigns_path()), &put("resume"))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    advance(&app, 20.0).await;
+    let d = dials(&app, &id).await;
+    assert_eq!(d.len(), 32, "21 more from 12:06:10 to 12:06:30");
+    assert_eq!(
+        d[11].dialed,
+        at("2026-03-02T12:06:10Z"),
+        "resumed at once, none in the paused past, no burst"
+    );
+    assert_eq!(d[12].dialed, at("2026-03-02T12:06:11Z"));
+    assert_eq!(
+        app.put(&format!("{}/{id}/status", campaigns_path()), &put("cancel"))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    advance(&app, 3600.0).await;
+    assert_eq!(dials(&app, &id).await.len(), 32);
+    let s = stats(&app, &id).await;
+    assert_eq!(s["users_unfinished"], 68, "left when cancelled");
+    assert_eq!(s["users_done"], 32);
+}
+
+#[tokio::test]
+async fn the_end_leaves_unfinished_users_counted() {
+    let app = spawn_app().await;
+    let mut body = campaign(0.1, json!({"max_retries": 0}), ("09:00", "17:00"), WEEKDAYS);
+    body["end_timestamp"] = json!("2026-03-02T12:07:00Z");
+    let id = create(&app, &body).await;
+    let numbers: Vec<String> = (200..250).map(|nxx| magic(nxx, 2)).collect();
+    add_users(&app, &id, &numbers).await;
+    let report = advance(&app, 3600.0).await;
+    assert_eq!(report["campaign_transitions"], 2, "activated and ended");
+    let (_, c) = app.get(&format!("{}/{id}", campaigns_path())).await;
+    assert_eq!(c["status"], "ended");
+    let s = &c["statistics"];
+    // 0.1/s for 120 s: 12 dials.
+    assert_eq!(s["attempts_total"], 12);
+    assert_eq!(s["users_done"], 12);
+    assert_eq!(s["users_unfinished"], 38);
+    assert_eq!(s["users_pending"], 0);
+}
+
+#[tokio::test]
+async fn stop_files_exclude_users_already_in_the_campaign() {
+    let app = spawn_app().await;
+    let id = create(
+        &app,
+        &campaign(1.0, json!({"max_retries": 0}), ("13:00", "17:00"), WEEKDAYS),
+    )
+    .await;
+    let numbers: Vec<String> = (200..210).map(|nxx| magic(nxx, 2)).collect();
+    add_users(&app, &id, &numbers).await;
+    let stop: Vec<Value> = numbers[..3]
+        .iter()
+        .map(|n| json!({"phone_number": n}))
+        .collect();
+    let (s, v) = app
+        .post(
+            &format!("{}/{id}/cohorts/stream", campaigns_path()),
+            &json!({"name": "stop", "cohort_category": "stop_file", "users": stop}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    advance(&app, 86400.0).await;
+    let d = dials(&app, &id).await;
+    assert_eq!(d.len(), 7);
+    let s = stats(&app, &id).await;
+    assert_eq!(s["users_excluded"], 3);
+    assert_eq!(s["users_total"], 7);
+}
+
+async fn webhook_receiver() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/hooks"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    server
+}
+
+fn verify(req: &wiremock::Request) -> Value {
+    let ts: i64 = req
+        .headers
+        .get("x-webhook-timestamp")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let sig = req
+        .headers
+        .get("x-webhook-signature")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(
+        platform::webhooks::verify(WEBHOOK_SECRET.as_bytes(), ts, &req.body, sig),
+        "signature of {}",
+        String::from_utf8_lossy(&req.body)
+    );
+    serde_json::from_slice(&req.body).unwrap()
+}
+
+#[tokio::test]
+async fn campaign_webhooks_are_signed_and_tell_what_comes_next() {
+    let hooks = webhook_receiver().await;
+    let app = spawn_app().await;
+    let mut body = campaign(
+        1.0,
+        json!({"max_retries": 1, "retry_on": ["busy"]}),
+        ("09:00", "17:00"),
+        WEEKDAYS,
+    );
+    body["app_config"]["webhook_config"] =
+        json!({"url": format!("{}/hooks", hooks.uri()), "metadata": {"batch": 7}});
+    let id = create(&app, &body).await;
+    add_users(&app, &id, &[magic(202, 1), magic(203, 0)]).await;
+    let report = advance(&app, 86400.0).await;
+    assert_eq!(report["webhooks_delivered"], 3, "{report}");
+    let events: Vec<Value> = hooks
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(verify)
+        .collect();
+    assert_eq!(events.len(), 3);
+    let busy_first = events
+        .iter()
+        .find(|e| e["connectivity_status"] == "busy" && e["retry_attempt"] == 0)
+        .unwrap();
+    assert_eq!(busy_first["next_action_status"], "retry");
+    assert_eq!(busy_first["completion_status"], "failed");
+    let busy_last = events
+        .iter()
+        .find(|e| e["connectivity_status"] == "busy" && e["retry_attempt"] == 1)
+        .unwrap();
+    assert_eq!(
+        busy_last["next_action_status"],
+        Value::Null,
+        "out of retries"
+    );
+    let connected = events
+        .iter()
+        .find(|e| e["connectivity_status"] == "connected")
+        .unwrap();
+    assert_eq!(connected["completion_status"], "completed");
+    assert_eq!(connected["duration"], 90.0);
+    assert_eq!(connected["metadata"], json!({"batch": 7}));
+    assert_eq!(connected["user_phone_number"], magic(203, 0));
+    assert_eq!(connected["initial_agent_variables"], json!({"n": 1}));
+    insta::assert_json_snapshot!("campaign_webhook_connected", connected);
+    let (_, deliveries) = app
+        .get(&format!(
+            "/sim/v1/orgs/{ORG}/workspaces/{WS}/webhook-deliveries"
+        ))
+        .await;
+    assert_eq!(deliveries["total"], 3);
+    assert!(
+        deliveries["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["status"] == "delivered")
+    );
+}
+
+#[tokio::test]
+async fn failed_webhooks_are_retried_with_backoff_on_the_clock() {
+    let hooks = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .up_to_n_times(2)
+        .mount(&hooks)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(204))
+        .mount(&hooks)
+        .await;
+    let app = spawn_app().await;
+    let (s, v) = app
+        .post(
+            &outbounds_path(),
+            &json!({
+                "app_config": {"app_id": "a", "app_version": 1, "connection_config": {"connection_id": "c", "agent_phone_number": "+14155550100"}},
+                "user_config": {"user_phone_number": magic(202, 0)},
+                "webhook_config": {"url": format!("{}/x", hooks.uri())}
+            }),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    // The call lasts 5 s of ringing and 90 s of talk; the first try fails at its end, the
+    // second 1 s later, the third 2 s after that succeeds.
+    advance(&app, 95.0).await;
+    assert_eq!(hooks.received_requests().await.unwrap().len(), 1);
+    advance(&app, 1.0).await;
+    assert_eq!(hooks.received_requests().await.unwrap().len(), 2);
+    advance(&app, 2.0).await;
+    let reqs = hooks.received_requests().await.unwrap();
+    assert_eq!(reqs.len(), 3);
+    let event = verify(&reqs[2]);
+    assert_eq!(event["attempt_id"], v["attempt_id"]);
+    let (_, deliveries) = app
+        .get(&format!(
+            "/sim/v1/orgs/{ORG}/workspaces/{WS}/webhook-deliveries"
+        ))
+        .await;
+    let d = &deliveries["items"][0];
+    assert_eq!(
+        (d["status"].as_str(), d["tries"].as_u64()),
+        (Some("delivered"), Some(3))
+    );
+}
+
+#[tokio::test]
+async fn instant_outbound_is_dialled_at_once_and_its_webhook_sent_when_it_ends() {
+    let hooks = webhook_receiver().await;
+    let app = spawn_app().await;
+    let (s, v) = app
+        .post(
+            &outbounds_path(),
+            &json!({
+                "app_config": {
+                    "app_id": "a", "app_version": 1,
+                    "connection_config": {"connection_id": "c", "agent_phone_number": "+14155550100"},
+                    "agent_variables": {"name": "Ada"},
+                    "app_overrides": {"initial_bot_message": "Hello Ada"}
+                },
+                "user_config": {"user_phone_number": magic(202, 8)},
+                "webhook_config": {"url": format!("{}/hooks", hooks.uri()), "metadata": {"ticket": 1}}
+            }),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let attempt = v["attempt_id"].as_str().unwrap().to_string();
+    // Dialled at the current simulated time, no window; 5 s ring + 30 s talk.
+    advance(&app, 34.0).await;
+    assert!(
+        hooks.received_requests().await.unwrap().is_empty(),
+        "not before it ends"
+    );
+    advance(&app, 1.0).await;
+    let reqs = hooks.received_requests().await.unwrap();
+    assert_eq!(reqs.len(), 1);
+    let event = verify(&reqs[0]);
+    assert_eq!(event["attempt_id"], attempt.as_str());
+    assert_eq!(event["status"], "connected");
+    assert_eq!(event["duration"], 30.0);
+    assert_eq!(
+        event["webhook_config"],
+        json!({"url": format!("{}/hooks", hooks.uri()), "metadata": {"ticket": 1}})
+    );
+    insta::assert_json_snapshot!("outbound_webhook", event, {".attempt_id" => "[attempt]", ".webhook_config.url" => "[url]"});
+}
+
+#[tokio::test]
+async fn inbound_calls_are_personalised_from_the_latest_cohort_and_refused_when_paused_or_outside()
+{
+    let hooks = webhook_receiver().await;
+    let url = format!("{ORG}/{WS}={}/hooks", hooks.uri());
+    let app = spawn_with(move |mut c| {
+        c.deployment_webhooks = vec![platform::config::DeploymentWebhook::parse(&url).unwrap()];
+        c
+    })
+    .await;
+    let dep = create_deployment(&app, "Desk", "+14155550199").await;
+    let cohorts =
+        format!("/api/scheduling/v1/orgs/{ORG}/workspaces/{WS}/deployments/{dep}/cohorts/stream");
+    for (name, greeting) in [("first", "Hi from first"), ("second", "Hi from second")] {
+        let (s, v) = app
+            .post(
+                &cohorts,
+                &json!({"name": name, "users": [{"phone_number": "+919876543210", "user_identifier": name,
+                        "app_variables": {"tier": name}, "app_overrides": {"initial_bot_message": greeting}}]}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let inbound = format!("/sim/v1/orgs/{ORG}/workspaces/{WS}/inbound-calls");
+    let call = |caller: &str| json!({"caller": caller, "dialled": "+14155550199"});
+    // Monday 12:00Z is 17:30 in Kolkata: outside 09:00-17:00.
+    let (_, v) = app.post(&inbound, &call("+919876543210")).await;
+    assert_eq!(
+        (v["answered"].as_bool(), v["rejection"].as_str()),
+        (Some(false), Some("outside_schedule"))
+    );
+    app.clock.advance(Duration::hours(18)).unwrap(); // Tuesday 06:00Z = 11:30 IST
+    let (_, v) = app.post(&inbound, &call("+919876543210")).await;
+    assert_eq!(v["answered"], false, "Tuesday is not an allowed day: {v}");
+    app.clock.advance(Duration::days(3)).unwrap(); // Friday 06:00Z = 11:30 IST
+    let (_, v) = app.post(&inbound, &call("+919876543210")).await;
+    assert_eq!(v["answered"], true, "{v}");
+    assert_eq!(v["user_identifier"], "second", "the latest upload wins");
+    assert_eq!(v["agent_variables"], json!({"tier": "second"}));
+    insta::assert_json_snapshot!("inbound_answered", v, {".call_id" => "[id]", ".interaction_id" => "[id]", ".cohort_id" => "[id]"});
+    let (_, v) = app.post(&inbound, &call("+14155550123")).await;
+    assert_eq!(
+        (v["answered"].as_bool(), v["cohort_id"].as_str()),
+        (Some(true), None),
+        "unknown caller: answered, not personalised"
+    );
+    app.put(
+        &format!("{}/{dep}/status", deployments_path()),
+        &json!({"action": "pause"}),
+    )
+    .await;
+    let (_, v) = app.post(&inbound, &call("+919876543210")).await;
+    assert_eq!(
+        (v["answered"].as_bool(), v["rejection"].as_str()),
+        (Some(false), Some("deployment_paused"))
+    );
+    let (_, list) = app.get(&inbound).await;
+    assert_eq!(list["total"], 5);
+    // The answered calls' events arrive when they end.
+    advance(&app, 3600.0).await;
+    let events: Vec<Value> = hooks
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(verify)
+        .collect();
+    assert_eq!(events.len(), 2);
+    let personal = events
+        .iter()
+        .find(|e| e["user_phone_number"] == "+919876543210")
+        .unwrap();
+    assert_eq!(personal["deployment_id"], dep.as_str());
+    assert_eq!(personal["final_agent_variables"], json!({"tier": "second"}));
+    assert_eq!(
+        personal["interaction_transcript"][0]["content"],
+        "Hi from second"
+    );
+    let (s, _) = app
+        .call(
+            Method::POST,
+            &inbound,
+            Some(KEY),
+            Some(&json!({"caller": "123", "dialled": "+1"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test]
+async fn the_clock_only_moves_forward_and_only_when_simulated() {
+    let app = spawn_app().await;
+    let (_, v) = app.get("/sim/v1/clock").await;
+    assert_eq!(
+        v,
+        json!({"now": "2026-03-02T12:00:00.000Z", "simulated": true})
+    );
+    let (s, v) = app
+        .put("/sim/v1/clock", &json!({"now": "2026-03-01T00:00:00Z"}))
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    insta::assert_json_snapshot!("clock_backwards", v);
+    let (s, v) = app
+        .put("/sim/v1/clock", &json!({"now": "2026-03-03T00:00:00Z"}))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["now"], "2026-03-03T00:00:00.000Z");
+    let (s, v) = app
+        .post("/sim/v1/clock/advance", &json!({"seconds": -5}))
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+}
