@@ -85,6 +85,7 @@ impl Modify for ByokAuth {
         upload_deployment_cohort, stream_deployment_cohort, list_deployment_cohorts, get_deployment_cohort, get_deployment_cohort_file,
         create_deployment, list_deployments, get_deployment, patch_deployment, set_deployment_status, delete_deployment,
         sim_get_clock, sim_set_clock, sim_advance_clock, sim_inbound_call, sim_list_inbound_calls, sim_list_webhook_deliveries,
+        admin_list_data_keys, admin_rotate_data_key,
     ),
     components(schemas(
         ValidationErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo,
@@ -100,7 +101,8 @@ impl Modify for ByokAuth {
         (name = "cohorts", description = "Users of a campaign or a deployment"),
         (name = "deployments", description = "Inbound deployments"),
         (name = "meta", description = "This document"),
-        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time, inbound calls by hand, what the engine recorded")
+        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time, inbound calls by hand, what the engine recorded"),
+        (name = "admin", description = "The harness's own admin API (not part of the platform's interface): a workspace's data keys and their rotation")
     )
 )]
 pub struct PlatformApi;
@@ -437,6 +439,26 @@ fn sim_list_inbound_calls() {}
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_webhook_deliveries() {}
+
+// ----- admin operations (the harness's own) -----
+
+#[utoipa::path(get, path = "/admin/v1/orgs/{org_id}/workspaces/{workspace_id}/data-keys", tag = "admin",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path)),
+    responses(
+        (status = 200, description = "The workspace's data keys, oldest first; the last is active. No key material.", body = DataKeyList),
+        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody)
+    ))]
+fn admin_list_data_keys() {}
+
+#[utoipa::path(post, path = "/admin/v1/orgs/{org_id}/workspaces/{workspace_id}/data-keys/rotate", tag = "admin",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path)),
+    responses(
+        (status = 200, description = "A new data key from the workspace's key service (BYOK: rotate-key) is active: new data is sealed with it, older data stays readable with the older keys. No body is read; no key material is answered.", body = DataKeyInfo),
+        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
+        (status = 502, description = "The key service refused (code key_service_refused)", body = PlatformErrorBody),
+        (status = 503, description = "The key service is unavailable (code key_service_unavailable); nothing changed", body = PlatformErrorBody)
+    ))]
+fn admin_rotate_data_key() {}
 
 // ----- customer-hosted operations -----
 

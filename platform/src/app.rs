@@ -12,6 +12,7 @@ use contracts::ids::IdGen;
 use contracts::validate::Options;
 use rand::RngCore;
 
+use crate::byok::ByokKeyService;
 use crate::config::{ApiKeyConfig, Database, KeyTable, PlatformConfig};
 use crate::crypto::{KeyRing, KeyService, LocalKeyService};
 use crate::store::{Store, StoreError};
@@ -151,7 +152,8 @@ impl AppBuilder {
         self
     }
 
-    /// Uses this key service for workspaces without their own (default: the local one).
+    /// Uses this key service for workspaces without their own (default: the local one; the
+    /// workspaces of `config.byok` get a [`ByokKeyService`] each).
     pub fn key_service(mut self, service: Arc<dyn KeyService>) -> Self {
         self.key_service = Some(service);
         self
@@ -193,7 +195,13 @@ impl AppBuilder {
             Some(seed) => IdGen::seeded(seed),
             None => IdGen::from_entropy(),
         });
+        config.validate_byok().map_err(StartError::Config)?;
         let keys = Arc::new(KeyRing::new(store.clone(), clock.clone(), key_service));
+        for entry in &config.byok {
+            let service = ByokKeyService::new(entry, clock.clone(), ids.clone())
+                .map_err(StartError::Config)?;
+            keys.set_service(entry.workspace(), Arc::new(service));
+        }
         let auth = KeyTable::new(config.api_keys.clone());
         let validation = Options {
             strict: config.strict,

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
@@ -31,6 +32,7 @@ use contracts::clock::SharedClock;
 use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
+use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use crate::store::{DataKeyRow, Store, WorkspaceRef};
@@ -39,12 +41,20 @@ const BLOB_VERSION: u8 = 1;
 const BLOB_HEADER: usize = 1 + 4 + 12;
 const AAD_PREFIX: &[u8] = b"vap-blob:v1:";
 
-/// A plaintext data key, with its cipher and lookup key ready. Zeroed when dropped.
+/// A plaintext data key, with its cipher and lookup key ready. Zeroed when dropped: the
+/// lookup key is `Zeroizing`, the AES round keys are zeroed by `aes` (its `zeroize` feature,
+/// checked below at compile time).
 pub struct DataKey {
     id: u32,
     cipher: Aes256Gcm,
     lookup: Zeroizing<[u8; 32]>,
 }
+
+// Fails to compile when the `zeroize` feature of `aes` is lost.
+const _: fn() = || {
+    fn zeroed_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+    zeroed_on_drop::<aes::Aes256>();
+};
 
 impl fmt::Debug for DataKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -220,6 +230,12 @@ pub trait KeyService: Send + Sync + fmt::Debug {
 
     /// How long a plaintext data key may stay in memory.
     fn cache_lifetime(&self) -> Duration;
+
+    /// How old the active data key may get before the key ring rotates it by itself (on the
+    /// injected clock); `None`: only on request.
+    fn rotation_period(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// Why a key service could not hand out a key.
@@ -314,23 +330,37 @@ impl KeyService for LocalKeyService {
     }
 }
 
+/// A check value of a plaintext data key: the first 16 bytes of
+/// HMAC-SHA256(key, "vap-key-check:v1"). Stored beside each encrypted data key, it tells a
+/// right decryption from a wrong one (a key service that answers another 32-byte key) before
+/// anything is opened or sealed with it; it reveals nothing about the key.
+pub fn key_check(key: &[u8; 32]) -> Vec<u8> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
+    mac.update(b"vap-key-check:v1");
+    mac.finalize().into_bytes()[..16].to_vec()
+}
+
 struct Cached {
     key: Arc<DataKey>,
     expires: DateTime<Utc>,
 }
 
-/// Hands out each workspace's data keys, creating the first on demand, decrypting through
-/// the workspace's [`KeyService`] and caching plaintext keys until their lifetime ends on
-/// the injected clock. Concurrent callers on a cold cache share one decryption per key.
+/// Hands out each workspace's data keys: it creates the first on demand, decrypts through the
+/// workspace's [`KeyService`], caches plaintext keys until their lifetime ends on the
+/// injected clock (then drops them, which zeroes them), rotates, and keeps the rows of
+/// `data_keys` of each workspace in memory (the store is read once per workspace).
+///
+/// Single flight: all work that calls a key service (creation, decryption, rotation) runs
+/// under one lock per workspace. Concurrent callers on a cold or expired cache wait for the
+/// one flight in progress and share its outcome: one decrypt call per key, not one per
+/// caller, and when that call fails every caller that waited gets its error at once instead
+/// of calling again.
 pub struct KeyRing {
     store: Store,
     clock: SharedClock,
     default_service: Arc<dyn KeyService>,
     services: Mutex<HashMap<WorkspaceRef, Arc<dyn KeyService>>>,
-    cache: Mutex<HashMap<u32, Cached>>,
-    /// One lock per workspace: serialises cold-cache work (creation, decryption) so that
-    /// concurrent requests cause one key-service call, not one each.
-    flights: Mutex<HashMap<WorkspaceRef, Arc<tokio::sync::Mutex<()>>>>,
+    slots: Mutex<HashMap<WorkspaceRef, Arc<Slot>>>,
 }
 
 impl fmt::Debug for KeyRing {
@@ -338,6 +368,55 @@ impl fmt::Debug for KeyRing {
         f.debug_struct("KeyRing")
             .field("default_service", &self.default_service)
             .finish_non_exhaustive()
+    }
+}
+
+/// One workspace's keys and its flight lock.
+#[derive(Default)]
+struct Slot {
+    /// Held by the flight in progress; remembers how the last flight ended.
+    flight: tokio::sync::Mutex<FlightOutcome>,
+    /// How many flights have ended.
+    flights_done: AtomicU64,
+    state: Mutex<SlotState>,
+}
+
+#[derive(Default)]
+struct FlightOutcome {
+    /// The key-service failure of the last flight, shared with the callers that waited for it.
+    error: Option<KeyServiceError>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    /// The workspace's `data_keys` rows, oldest first; `None` until read from the store.
+    rows: Option<Vec<DataKeyRow>>,
+    /// Plaintext keys by row id, each until its expiry.
+    keys: HashMap<u32, Cached>,
+    /// After a failed periodic rotation: the earliest instant of the next try.
+    rotation_retry_at: Option<DateTime<Utc>>,
+}
+
+impl SlotState {
+    /// Drops the keys whose lifetime has ended (each is zeroed when its last user lets go).
+    fn purge(&mut self, now: DateTime<Utc>) {
+        self.keys.retain(|_, c| c.expires > now);
+    }
+
+    fn assemble(&self) -> Option<WorkspaceKeys> {
+        let rows = self.rows.as_ref()?;
+        let mut all = HashMap::with_capacity(rows.len());
+        for row in rows {
+            all.insert(row.id, self.keys.get(&row.id)?.key.clone());
+        }
+        // Rows come oldest first: the newest is active, the oldest keys lookups.
+        let active = all.get(&rows.last()?.id)?.clone();
+        let lookup = all.get(&rows.first()?.id)?.clone();
+        Some(WorkspaceKeys {
+            active,
+            lookup,
+            all,
+        })
     }
 }
 
@@ -352,6 +431,10 @@ pub enum KeyRingError {
     Store(#[from] crate::store::StoreError),
 }
 
+/// How long a failed periodic rotation waits before it is tried again (the workspace goes on
+/// with its current key meanwhile).
+const ROTATION_RETRY: i64 = 60;
+
 impl KeyRing {
     /// A key ring over `store`, using `default_service` for workspaces without their own.
     pub fn new(store: Store, clock: SharedClock, default_service: Arc<dyn KeyService>) -> Self {
@@ -360,8 +443,7 @@ impl KeyRing {
             clock,
             default_service,
             services: Mutex::new(HashMap::new()),
-            cache: Mutex::new(HashMap::new()),
-            flights: Mutex::new(HashMap::new()),
+            slots: Mutex::new(HashMap::new()),
         }
     }
 
@@ -380,26 +462,28 @@ impl KeyRing {
             .unwrap_or_else(|| self.default_service.clone())
     }
 
-    fn cached(&self, id: u32, now: DateTime<Utc>) -> Option<Arc<DataKey>> {
-        let mut cache = self.cache.lock().expect("lock");
-        match cache.get(&id) {
-            Some(c) if c.expires > now => Some(c.key.clone()),
-            Some(_) => {
-                // Expired: drop it now (the key is zeroed when the last holder lets go).
-                cache.remove(&id);
-                None
-            }
-            None => None,
+    /// The service that decrypts `row`: the workspace's own when the row came from it, else
+    /// the default (local) service when the row came from that one (a workspace that moved
+    /// from the local key to BYOK keeps reading its older data).
+    fn service_for_row(
+        &self,
+        ws_service: &Arc<dyn KeyService>,
+        row: &DataKeyRow,
+    ) -> Result<Arc<dyn KeyService>, KeyServiceError> {
+        if row.provider == ws_service.provider() {
+            Ok(ws_service.clone())
+        } else if row.provider == self.default_service.provider() {
+            Ok(self.default_service.clone())
+        } else {
+            Err(KeyServiceError::Refused(format!(
+                "data key {} of this workspace comes from the '{}' key service, which is not configured for it",
+                row.id, row.provider
+            )))
         }
     }
 
-    /// Forgets every cached plaintext key.
-    pub fn clear_cache(&self) {
-        self.cache.lock().expect("lock").clear();
-    }
-
-    fn flight(&self, ws: &WorkspaceRef) -> Arc<tokio::sync::Mutex<()>> {
-        self.flights
+    fn slot(&self, ws: &WorkspaceRef) -> Arc<Slot> {
+        self.slots
             .lock()
             .expect("lock")
             .entry(ws.clone())
@@ -407,50 +491,274 @@ impl KeyRing {
             .clone()
     }
 
-    /// The keys of `ws`, creating its first data key when it has none.
+    /// Forgets every cached plaintext key (the rows stay).
+    pub fn clear_cache(&self) {
+        for slot in self.slots.lock().expect("lock").values() {
+            slot.state.lock().expect("lock").keys.clear();
+        }
+    }
+
+    /// Drops every plaintext key whose lifetime has ended by now, in every workspace. Keys are
+    /// also dropped when their workspace is next used; this catches idle workspaces (the
+    /// server calls it every second).
+    pub fn purge_expired(&self) {
+        let now = self.clock.now();
+        for slot in self.slots.lock().expect("lock").values() {
+            slot.state.lock().expect("lock").purge(now);
+        }
+    }
+
+    /// Calls [`KeyRing::purge_expired`] every `every` (wall clock) until dropped or aborted.
+    pub async fn purge_periodically(self: Arc<Self>, every: std::time::Duration) {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            self.purge_expired();
+        }
+    }
+
+    /// How many plaintext data keys are in memory now, over all workspaces.
+    pub fn cached_key_count(&self) -> usize {
+        self.slots
+            .lock()
+            .expect("lock")
+            .values()
+            .map(|s| s.state.lock().expect("lock").keys.len())
+            .sum()
+    }
+
+    /// The keys of `ws`, ready at once when cached; else after one flight that creates the
+    /// first key when there is none, adopts the configured key when it is new, decrypts the
+    /// keys not in the cache, and rotates when the rotation period has passed. `trace_id` is
+    /// the `x-trace-id` of the request that needs the keys, carried to the key service.
     pub async fn workspace(
         &self,
         ws: &WorkspaceRef,
         trace_id: Option<&str>,
     ) -> Result<WorkspaceKeys, KeyRingError> {
-        let rows = self.rows(ws).await?;
-        let now = self.clock.now();
-        if !rows.is_empty()
-            && let Some(keys) = self.assemble(&rows, now)
-        {
+        let slot = self.slot(ws);
+        let service = self.service(ws);
+        if let Some(keys) = self.ready(ws, &slot, &service) {
             return Ok(keys);
         }
-        let flight = self.flight(ws);
-        let _guard = flight.lock().await;
-        // Another caller may have done the work while this one waited.
-        let mut rows = self.rows(ws).await?;
-        let service = self.service(ws);
-        if rows.is_empty() {
-            let (alias, encrypted, plain) = match service.configured_key(ws) {
-                Some((alias, encrypted)) => {
-                    let plain = service.decrypt(ws, &alias, &encrypted, trace_id).await?;
-                    (alias, encrypted, plain)
-                }
-                None => service.generate(ws, trace_id).await?,
-            };
-            let row = self
-                .store
-                .insert_data_key(ws.clone(), service.provider(), alias, encrypted, now)
-                .await?;
-            self.remember(&row, &plain, service.cache_lifetime(), now);
-            rows = vec![row];
-        }
-        for row in &rows {
-            if self.cached(row.id, now).is_none() {
-                let plain = service
-                    .decrypt(ws, &row.key_alias, &row.encrypted_key, trace_id)
-                    .await?;
-                self.remember(row, &plain, service.cache_lifetime(), now);
+        let seen = slot.flights_done.load(Ordering::SeqCst);
+        let mut flight = slot.flight.lock().await;
+        if slot.flights_done.load(Ordering::SeqCst) != seen {
+            // A flight ended while this caller waited: share its outcome.
+            if let Some(e) = &flight.error {
+                return Err(e.clone().into());
+            }
+            if let Some(keys) = self.ready(ws, &slot, &service) {
+                return Ok(keys);
             }
         }
-        self.assemble(&rows, now).ok_or_else(|| {
-            KeyServiceError::Unavailable("data key expired while it was fetched".into()).into()
+        let result = self.fly(ws, &slot, &service, trace_id).await;
+        flight.error = match &result {
+            Err(KeyRingError::Service(e)) => Some(e.clone()),
+            _ => None,
+        };
+        slot.flights_done.fetch_add(1, Ordering::SeqCst);
+        result
+    }
+
+    /// The keys of `ws` if nothing needs a key service: rows known, every key cached, the
+    /// configured key adopted, no rotation due.
+    fn ready(
+        &self,
+        ws: &WorkspaceRef,
+        slot: &Slot,
+        service: &Arc<dyn KeyService>,
+    ) -> Option<WorkspaceKeys> {
+        let now = self.clock.now();
+        let mut st = slot.state.lock().expect("lock");
+        st.purge(now);
+        let rows = st.rows.as_ref()?;
+        if rows.is_empty()
+            || needs_adoption(rows, service.configured_key(ws).as_ref())
+            || rotation_due(rows, service.as_ref(), now, st.rotation_retry_at)
+        {
+            return None;
+        }
+        st.assemble()
+    }
+
+    /// The work of one flight (under the workspace's flight lock).
+    async fn fly(
+        &self,
+        ws: &WorkspaceRef,
+        slot: &Slot,
+        service: &Arc<dyn KeyService>,
+        trace_id: Option<&str>,
+    ) -> Result<WorkspaceKeys, KeyRingError> {
+        let loaded = slot.state.lock().expect("lock").rows.clone();
+        let rows = match loaded {
+            Some(rows) => rows,
+            None => {
+                let rows = self.store.data_keys(ws.clone()).await?;
+                slot.state.lock().expect("lock").rows = Some(rows.clone());
+                rows
+            }
+        };
+        if let Some((alias, encrypted)) = service.configured_key(ws)
+            && needs_adoption(&rows, Some(&(alias.clone(), encrypted.clone())))
+        {
+            // BYOK's configured key, new to this workspace: it becomes the active key.
+            let plain = service.decrypt(ws, &alias, &encrypted, trace_id).await?;
+            self.insert(ws, slot, service.as_ref(), alias, encrypted, &plain)
+                .await?;
+        } else if rows.is_empty() {
+            self.add_generated(ws, slot, service, trace_id).await?;
+        }
+        self.decrypt_missing(ws, slot, service, trace_id).await?;
+        let now = self.clock.now();
+        let due = {
+            let st = slot.state.lock().expect("lock");
+            let rows = st.rows.as_deref().unwrap_or_default();
+            rotation_due(rows, service.as_ref(), now, st.rotation_retry_at)
+        };
+        if due {
+            match self.add_generated(ws, slot, service, trace_id).await {
+                Ok(row) => {
+                    tracing::info!(workspace = %ws, key_id = row.id, alias = %row.key_alias, "data key rotated (rotation period)");
+                    slot.state.lock().expect("lock").rotation_retry_at = None;
+                }
+                Err(e) => {
+                    // The current key stays in use; the rotation is tried again later.
+                    tracing::warn!(workspace = %ws, error = %e, "periodic data-key rotation failed; retrying in {ROTATION_RETRY} s");
+                    slot.state.lock().expect("lock").rotation_retry_at =
+                        Some(now + Duration::seconds(ROTATION_RETRY));
+                }
+            }
+        }
+        let mut st = slot.state.lock().expect("lock");
+        st.purge(self.clock.now());
+        st.assemble().ok_or_else(|| {
+            KeyServiceError::Unavailable("a data key expired while it was fetched".into()).into()
         })
+    }
+
+    /// Decrypts every key of the workspace that is not cached, concurrently (one call per
+    /// key), checking each against its stored check value. Keys that opened are cached even
+    /// when another failed.
+    async fn decrypt_missing(
+        &self,
+        ws: &WorkspaceRef,
+        slot: &Slot,
+        service: &Arc<dyn KeyService>,
+        trace_id: Option<&str>,
+    ) -> Result<(), KeyRingError> {
+        let missing: Vec<DataKeyRow> = {
+            let mut st = slot.state.lock().expect("lock");
+            st.purge(self.clock.now());
+            let cached: Vec<u32> = st.keys.keys().copied().collect();
+            st.rows
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .filter(|r| !cached.contains(&r.id))
+                .cloned()
+                .collect()
+        };
+        let results = futures_util::future::join_all(missing.iter().map(|row| async move {
+            let svc = self.service_for_row(service, row)?;
+            let plain = svc
+                .decrypt(ws, &row.key_alias, &row.encrypted_key, trace_id)
+                .await?;
+            Ok::<_, KeyServiceError>((svc.cache_lifetime(), plain))
+        }))
+        .await;
+        let mut first_error = None;
+        for (row, result) in missing.iter().zip(results) {
+            let checked = result.and_then(|(lifetime, plain)| {
+                let check = key_check(&plain);
+                match &row.key_check {
+                    Some(stored) if !bool::from(stored.ct_eq(&check)) => {
+                        Err(KeyServiceError::Unavailable(format!(
+                            "the key service answered a data key for key {} that is not the one this workspace's data is sealed with (its check value differs); not used",
+                            row.id
+                        )))
+                    }
+                    stored => Ok((lifetime, plain, stored.is_none().then_some(check))),
+                }
+            });
+            match checked {
+                Ok((lifetime, plain, new_check)) => {
+                    if let Some(check) = new_check {
+                        self.store.set_data_key_check(row.id, check.clone()).await?;
+                        let mut st = slot.state.lock().expect("lock");
+                        if let Some(r) = st
+                            .rows
+                            .as_mut()
+                            .and_then(|rows| rows.iter_mut().find(|r| r.id == row.id))
+                        {
+                            r.key_check = Some(check);
+                        }
+                    }
+                    self.remember(slot, row.id, &plain, lifetime);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Asks the service for a new data key, checks that the service decrypts its envelope
+    /// back to the same key (a key that could not be decrypted later would make everything
+    /// sealed under it unreadable), and makes it the active key.
+    async fn add_generated(
+        &self,
+        ws: &WorkspaceRef,
+        slot: &Slot,
+        service: &Arc<dyn KeyService>,
+        trace_id: Option<&str>,
+    ) -> Result<DataKeyRow, KeyRingError> {
+        let (alias, encrypted, plain) = service.generate(ws, trace_id).await?;
+        let back = service.decrypt(ws, &alias, &encrypted, trace_id).await?;
+        if !bool::from(back[..].ct_eq(&plain[..])) {
+            return Err(KeyServiceError::Unavailable(
+                "the key service's new data key does not decrypt back to the key it answered with; not adopted".into(),
+            )
+            .into());
+        }
+        self.insert(ws, slot, service.as_ref(), alias, encrypted, &plain)
+            .await
+    }
+
+    async fn insert(
+        &self,
+        ws: &WorkspaceRef,
+        slot: &Slot,
+        service: &dyn KeyService,
+        alias: String,
+        encrypted_key: String,
+        plain: &[u8; 32],
+    ) -> Result<DataKeyRow, KeyRingError> {
+        let now = self.clock.now();
+        let row = self
+            .store
+            .insert_data_key(
+                ws.clone(),
+                service.provider(),
+                alias,
+                encrypted_key,
+                key_check(plain),
+                now,
+            )
+            .await?;
+        slot.state
+            .lock()
+            .expect("lock")
+            .rows
+            .get_or_insert_with(Vec::new)
+            .push(row.clone());
+        self.remember(slot, row.id, plain, service.cache_lifetime());
+        Ok(row)
     }
 
     /// Adds a new active data key for `ws` (after a rotation at the key service); older keys
@@ -462,44 +770,81 @@ impl KeyRing {
         encrypted_key: String,
         plain: &[u8; 32],
     ) -> Result<u32, KeyRingError> {
-        let now = self.clock.now();
+        // The workspace's rows first, so that the new key is appended to them.
+        self.workspace(ws, None).await?;
+        let slot = self.slot(ws);
         let service = self.service(ws);
+        let _flight = slot.flight.lock().await;
         let row = self
-            .store
-            .insert_data_key(ws.clone(), service.provider(), alias, encrypted_key, now)
+            .insert(ws, &slot, service.as_ref(), alias, encrypted_key, plain)
             .await?;
-        self.remember(&row, plain, service.cache_lifetime(), now);
         Ok(row.id)
     }
 
-    async fn rows(&self, ws: &WorkspaceRef) -> Result<Vec<DataKeyRow>, KeyRingError> {
-        Ok(self.store.data_keys(ws.clone()).await?)
+    /// Rotates the data key of `ws`: a new data key from its key service (for BYOK,
+    /// `rotate-key`), checked by decrypting it back, becomes the active key; new data is
+    /// sealed with it from now on and older data stays readable with the older keys.
+    /// Answers the new key's row.
+    pub async fn rotate(
+        &self,
+        ws: &WorkspaceRef,
+        trace_id: Option<&str>,
+    ) -> Result<DataKeyRow, KeyRingError> {
+        // The current keys first: the first key exists (it keys lookups) and older keys open.
+        self.workspace(ws, trace_id).await?;
+        let slot = self.slot(ws);
+        let service = self.service(ws);
+        let _flight = slot.flight.lock().await;
+        let row = self.add_generated(ws, &slot, &service, trace_id).await?;
+        slot.state.lock().expect("lock").rotation_retry_at = None;
+        tracing::info!(workspace = %ws, key_id = row.id, alias = %row.key_alias, "data key rotated");
+        Ok(row)
     }
 
-    fn remember(&self, row: &DataKeyRow, plain: &[u8; 32], lifetime: Duration, now: DateTime<Utc>) {
-        self.cache.lock().expect("lock").insert(
-            row.id,
+    /// The data-key rows of `ws`, oldest first (no key service involved).
+    pub async fn rows(&self, ws: &WorkspaceRef) -> Result<Vec<DataKeyRow>, KeyRingError> {
+        let slot = self.slot(ws);
+        if let Some(rows) = slot.state.lock().expect("lock").rows.clone() {
+            return Ok(rows);
+        }
+        let _flight = slot.flight.lock().await;
+        if let Some(rows) = slot.state.lock().expect("lock").rows.clone() {
+            return Ok(rows);
+        }
+        let rows = self.store.data_keys(ws.clone()).await?;
+        slot.state.lock().expect("lock").rows = Some(rows.clone());
+        Ok(rows)
+    }
+
+    fn remember(&self, slot: &Slot, id: u32, plain: &[u8; 32], lifetime: Duration) {
+        let now = self.clock.now();
+        slot.state.lock().expect("lock").keys.insert(
+            id,
             Cached {
-                key: Arc::new(DataKey::new(row.id, plain)),
+                key: Arc::new(DataKey::new(id, plain)),
                 expires: now + lifetime,
             },
         );
     }
+}
 
-    fn assemble(&self, rows: &[DataKeyRow], now: DateTime<Utc>) -> Option<WorkspaceKeys> {
-        let mut all = HashMap::with_capacity(rows.len());
-        for row in rows {
-            all.insert(row.id, self.cached(row.id, now)?);
-        }
-        // Rows come oldest first; the newest is active, the oldest keys lookups.
-        let active = all.get(&rows.last()?.id)?.clone();
-        let lookup = all.get(&rows.first()?.id)?.clone();
-        Some(WorkspaceKeys {
-            active,
-            lookup,
-            all,
-        })
-    }
+/// Whether the configured key (BYOK) is not among the workspace's keys yet.
+fn needs_adoption(rows: &[DataKeyRow], configured: Option<&(String, String)>) -> bool {
+    configured.is_some_and(|(_, encrypted)| !rows.iter().any(|r| &r.encrypted_key == encrypted))
+}
+
+/// Whether the active key is older than the service's rotation period (and no failed try is
+/// waiting out its pause).
+fn rotation_due(
+    rows: &[DataKeyRow],
+    service: &dyn KeyService,
+    now: DateTime<Utc>,
+    retry_at: Option<DateTime<Utc>>,
+) -> bool {
+    let (Some(period), Some(active)) = (service.rotation_period(), rows.last()) else {
+        return false;
+    };
+    active.created_at + period <= now && retry_at.is_none_or(|t| t <= now)
 }
 
 #[cfg(test)]
@@ -552,5 +897,327 @@ mod tests {
         assert_eq!(a.lookup_hash("+1415"), a.lookup_hash("+1415"));
         assert_ne!(a.lookup_hash("+1415"), b.lookup_hash("+1415"));
         assert_ne!(a.lookup_hash("+1415"), a.lookup_hash("+1416"));
+    }
+
+    /// A key service over the local envelope, counting calls, that can be made to fail,
+    /// answer wrong keys, or take its time.
+    #[derive(Debug)]
+    struct Fake {
+        provider: &'static str,
+        local: LocalKeyService,
+        configured: Mutex<Option<(String, String)>>,
+        decrypts: std::sync::atomic::AtomicUsize,
+        generates: std::sync::atomic::AtomicUsize,
+        fail: Mutex<Option<KeyServiceError>>,
+        wrong: std::sync::atomic::AtomicBool,
+        lifetime: Duration,
+        period: Option<Duration>,
+    }
+
+    impl Fake {
+        fn new(provider: &'static str) -> Fake {
+            Fake {
+                provider,
+                local: LocalKeyService::new(&[3u8; 32]),
+                configured: Mutex::new(None),
+                decrypts: Default::default(),
+                generates: Default::default(),
+                fail: Mutex::new(None),
+                wrong: Default::default(),
+                lifetime: Duration::seconds(300),
+                period: None,
+            }
+        }
+
+        fn decrypts(&self) -> usize {
+            self.decrypts.load(Ordering::SeqCst)
+        }
+    }
+
+    impl KeyService for Fake {
+        fn provider(&self) -> &'static str {
+            self.provider
+        }
+
+        fn configured_key(&self, _ws: &WorkspaceRef) -> Option<(String, String)> {
+            self.configured.lock().unwrap().clone()
+        }
+
+        fn decrypt<'a>(
+            &'a self,
+            ws: &'a WorkspaceRef,
+            alias: &'a str,
+            encrypted_key: &'a str,
+            trace_id: Option<&'a str>,
+        ) -> KeyFuture<'a, Zeroizing<[u8; 32]>> {
+            Box::pin(async move {
+                self.decrypts.fetch_add(1, Ordering::SeqCst);
+                // Long enough for concurrent callers to queue behind this call.
+                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+                if let Some(e) = self.fail.lock().unwrap().clone() {
+                    return Err(e);
+                }
+                let mut key = self
+                    .local
+                    .decrypt(ws, alias, encrypted_key, trace_id)
+                    .await?;
+                if self.wrong.load(Ordering::SeqCst) {
+                    key[0] ^= 1;
+                }
+                Ok(key)
+            })
+        }
+
+        fn generate<'a>(
+            &'a self,
+            ws: &'a WorkspaceRef,
+            trace_id: Option<&'a str>,
+        ) -> KeyFuture<'a, (String, String, Zeroizing<[u8; 32]>)> {
+            Box::pin(async move {
+                self.generates.fetch_add(1, Ordering::SeqCst);
+                if let Some(e) = self.fail.lock().unwrap().clone() {
+                    return Err(e);
+                }
+                self.local.generate(ws, trace_id).await
+            })
+        }
+
+        fn cache_lifetime(&self) -> Duration {
+            self.lifetime
+        }
+
+        fn rotation_period(&self) -> Option<Duration> {
+            self.period
+        }
+    }
+
+    fn ring(fake: Arc<Fake>) -> (Arc<KeyRing>, contracts::clock::SimClock, Store) {
+        let clock = contracts::clock::SimClock::at("2026-03-02T12:00:00Z");
+        let store = Store::in_memory().unwrap();
+        let ring = Arc::new(KeyRing::new(store.clone(), clock.shared(), fake));
+        (ring, clock, store)
+    }
+
+    fn ws() -> WorkspaceRef {
+        WorkspaceRef::new("o", "w")
+    }
+
+    async fn concurrently(
+        ring: &Arc<KeyRing>,
+        n: usize,
+    ) -> Vec<Result<WorkspaceKeys, KeyRingError>> {
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let ring = ring.clone();
+                tokio::spawn(async move { ring.workspace(&ws(), None).await })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_callers_on_a_cold_or_expired_cache_share_one_flight() {
+        let fake = Arc::new(Fake::new("local"));
+        let (ring, clock, _) = ring(fake.clone());
+        let results = concurrently(&ring, 50).await;
+        assert!(results.iter().all(Result::is_ok));
+        assert_eq!(fake.generates.load(Ordering::SeqCst), 1, "one key made");
+        assert_eq!(fake.decrypts(), 1, "and decrypted back once to check it");
+        clock.advance(Duration::seconds(299)).unwrap();
+        assert!(ring.workspace(&ws(), None).await.is_ok());
+        assert_eq!(fake.decrypts(), 1, "still cached");
+        clock.advance(Duration::seconds(1)).unwrap();
+        let results = concurrently(&ring, 50).await;
+        assert!(results.iter().all(Result::is_ok));
+        assert_eq!(
+            fake.decrypts(),
+            2,
+            "one decrypt for 50 callers on an expired cache"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn callers_that_waited_for_a_failed_flight_get_its_error_without_calling_again() {
+        let fake = Arc::new(Fake::new("local"));
+        let (ring, clock, _) = ring(fake.clone());
+        ring.workspace(&ws(), None).await.unwrap();
+        clock.advance(Duration::seconds(300)).unwrap();
+        *fake.fail.lock().unwrap() = Some(KeyServiceError::Unavailable("down".into()));
+        let before = fake.decrypts();
+        let results = concurrently(&ring, 20).await;
+        assert!(results.iter().all(|r| matches!(
+            r,
+            Err(KeyRingError::Service(KeyServiceError::Unavailable(m))) if m == "down"
+        )));
+        assert_eq!(fake.decrypts() - before, 1, "one call for 20 callers");
+        *fake.fail.lock().unwrap() = None;
+        assert!(
+            ring.workspace(&ws(), None).await.is_ok(),
+            "the next caller tries again"
+        );
+        assert_eq!(fake.decrypts() - before, 2);
+    }
+
+    #[tokio::test]
+    async fn expired_keys_are_dropped_even_when_nobody_asks() {
+        let fake = Arc::new(Fake::new("local"));
+        let (ring, clock, _) = ring(fake.clone());
+        let keys = ring.workspace(&ws(), None).await.unwrap();
+        let weak = Arc::downgrade(&keys.active);
+        drop(keys);
+        assert_eq!(ring.cached_key_count(), 1);
+        clock.advance(Duration::seconds(299)).unwrap();
+        ring.purge_expired();
+        assert_eq!(ring.cached_key_count(), 1);
+        clock.advance(Duration::seconds(1)).unwrap();
+        ring.purge_expired();
+        assert_eq!(ring.cached_key_count(), 0);
+        assert!(
+            weak.upgrade().is_none(),
+            "the key itself is gone (and zeroed)"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_wrong_plaintext_is_caught_by_the_check_value_and_not_cached() {
+        let fake = Arc::new(Fake::new("local"));
+        let (ring, _, store) = ring(fake.clone());
+        let keys = ring.workspace(&ws(), None).await.unwrap();
+        let sealed = keys.seal("users/1", b"+14155550100");
+        drop(keys);
+        ring.clear_cache();
+        fake.wrong.store(true, Ordering::SeqCst);
+        match ring.workspace(&ws(), None).await {
+            Err(KeyRingError::Service(KeyServiceError::Unavailable(m))) => {
+                assert!(m.contains("check value"), "{m}")
+            }
+            other => panic!("expected a check failure, got {other:?}"),
+        }
+        assert_eq!(ring.cached_key_count(), 0);
+        fake.wrong.store(false, Ordering::SeqCst);
+        let keys = ring.workspace(&ws(), None).await.unwrap();
+        assert_eq!(keys.open("users/1", &sealed).unwrap(), b"+14155550100");
+        // A key stored before check values existed gets one at its next decryption.
+        let check = store.data_keys(ws()).await.unwrap()[0].key_check.clone();
+        assert_eq!(check.as_ref().map(Vec::len), Some(16));
+        store
+            .write(|c| {
+                c.execute("UPDATE data_keys SET key_check = NULL", [])?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let fresh = KeyRing::new(store.clone(), ring.clock.clone(), fake.clone());
+        fresh.workspace(&ws(), None).await.unwrap();
+        assert_eq!(store.data_keys(ws()).await.unwrap()[0].key_check, check);
+    }
+
+    #[tokio::test]
+    async fn rotation_keeps_older_data_readable_and_lookups_stable() {
+        let mut fake = Fake::new("local");
+        fake.period = Some(Duration::hours(1));
+        let fake = Arc::new(fake);
+        let (ring, clock, _) = ring(fake.clone());
+        let first = ring.workspace(&ws(), None).await.unwrap();
+        let old = first.seal("users/1", b"+14155550100");
+        let hash = first.lookup_hash("+14155550100");
+        let row = ring.rotate(&ws(), None).await.unwrap();
+        let second = ring.workspace(&ws(), None).await.unwrap();
+        assert_eq!(second.active().id(), row.id);
+        assert_ne!(row.id, first.active().id());
+        let new = second.seal("users/2", b"+14155550101");
+        assert_eq!(blob_key_id(&new).unwrap(), row.id);
+        assert_eq!(second.open("users/1", &old).unwrap(), b"+14155550100");
+        assert_eq!(second.lookup_hash("+14155550100"), hash);
+        // The period counts from the newest key's creation, on the injected clock.
+        clock.advance(Duration::minutes(59)).unwrap();
+        assert_eq!(
+            ring.workspace(&ws(), None).await.unwrap().active().id(),
+            row.id
+        );
+        clock.advance(Duration::minutes(1)).unwrap();
+        let third = ring.workspace(&ws(), None).await.unwrap();
+        assert_ne!(third.active().id(), row.id, "rotated by the period");
+        assert_eq!(third.open("users/2", &new).unwrap(), b"+14155550101");
+        let rows = ring.rows(&ws()).await.unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2].created_at, contracts::clock::Clock::now(&clock));
+    }
+
+    #[tokio::test]
+    async fn a_failed_periodic_rotation_keeps_the_current_key_and_waits() {
+        let mut fake = Fake::new("local");
+        fake.period = Some(Duration::hours(1));
+        fake.lifetime = Duration::days(1);
+        let fake = Arc::new(fake);
+        let (ring, clock, _) = ring(fake.clone());
+        let first = ring.workspace(&ws(), None).await.unwrap().active().id();
+        clock.advance(Duration::hours(1)).unwrap();
+        *fake.fail.lock().unwrap() = Some(KeyServiceError::Unavailable("down".into()));
+        let keys = ring.workspace(&ws(), None).await.unwrap();
+        assert_eq!(keys.active().id(), first, "goes on with the current key");
+        assert_eq!(fake.generates.load(Ordering::SeqCst), 2);
+        clock.advance(Duration::seconds(59)).unwrap();
+        ring.workspace(&ws(), None).await.unwrap();
+        assert_eq!(
+            fake.generates.load(Ordering::SeqCst),
+            2,
+            "no retry within a minute"
+        );
+        *fake.fail.lock().unwrap() = None;
+        clock.advance(Duration::seconds(1)).unwrap();
+        let keys = ring.workspace(&ws(), None).await.unwrap();
+        assert_ne!(keys.active().id(), first);
+        assert_eq!(fake.generates.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_configured_key_is_adopted_and_older_local_keys_still_open() {
+        let local = Arc::new(Fake::new("local"));
+        let (ring, _, _) = ring(local.clone());
+        let keys = ring.workspace(&ws(), None).await.unwrap();
+        let old = keys.seal("users/1", b"+14155550100");
+        let hash = keys.lookup_hash("+14155550100");
+        // The workspace moves to BYOK: a customer key, wrapped by the customer's service.
+        let byok = Arc::new(Fake::new("byok"));
+        let (alias, encrypted, _) = byok.local.generate(&ws(), None).await.unwrap();
+        *byok.configured.lock().unwrap() = Some((alias, encrypted.clone()));
+        ring.set_service(ws(), byok.clone());
+        ring.clear_cache();
+        let keys = ring.workspace(&ws(), None).await.unwrap();
+        let rows = ring.rows(&ws()).await.unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].provider, "byok");
+        assert_eq!(rows[1].encrypted_key, encrypted);
+        assert_eq!(
+            keys.active().id(),
+            rows[1].id,
+            "new data under the customer's key"
+        );
+        assert_eq!(
+            keys.open("users/1", &old).unwrap(),
+            b"+14155550100",
+            "through the local service"
+        );
+        assert_eq!(keys.lookup_hash("+14155550100"), hash);
+        assert_eq!(
+            byok.decrypts(),
+            1,
+            "only the customer's key went to the customer"
+        );
+        // A key of a service that is no longer configured is refused clearly.
+        let other = Arc::new(Fake::new("other"));
+        ring.set_service(ws(), other);
+        ring.clear_cache();
+        match ring.workspace(&ws(), None).await {
+            Err(KeyRingError::Service(KeyServiceError::Refused(m))) => {
+                assert!(m.contains("'byok' key service"), "{m}")
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`crypto`]: data keys, sealed blobs, keyed lookup hashes, the key ring.
+//! - [`byok`]: the client of the customer's key service (BYOK), behind the key ring.
 //! - [`cohort_processing`]: the background worker that turns uploaded CSV files into users.
 //! - [`lifecycle`]: the campaign life cycle as one function of the clock.
 //! - [`stats`]: campaign statistics.
@@ -15,6 +16,7 @@
 
 pub mod api;
 pub mod app;
+pub mod byok;
 pub mod cohort_processing;
 pub mod config;
 pub mod crypto;

@@ -63,8 +63,8 @@ impl Platform {
 }
 
 /// Serves every route on `listener` until `shutdown` completes, then waits for the requests
-/// in flight. The cohort worker (resuming cohorts an earlier run left `processing`) and the
-/// engine run alongside and stop after the last request.
+/// in flight. The cohort worker (resuming cohorts an earlier run left `processing`), the
+/// engine and the purge of expired data keys run alongside and stop after the last request.
 pub async fn serve(
     platform: Platform,
     listener: TcpListener,
@@ -72,6 +72,12 @@ pub async fn serve(
 ) {
     let app = platform.app.clone();
     crate::cohort_processing::start(&app);
+    // Plaintext data keys leave memory when their lifetime ends, also in idle workspaces.
+    let purge = tokio::spawn(
+        app.keys
+            .clone()
+            .purge_periodically(std::time::Duration::from_secs(1)),
+    );
     let (stop_engine, engine_stopped) = tokio::sync::oneshot::channel::<()>();
     let engine = tokio::spawn(platform.driver.clone().run(async {
         let _ = engine_stopped.await;
@@ -84,4 +90,5 @@ pub async fn serve(
     let _ = stop_engine.send(());
     let _ = engine.await;
     app.cohorts.shutdown().await;
+    purge.abort();
 }

@@ -9,11 +9,13 @@
 //! - [`byok`]: the customer-hosted key endpoints.
 //! - [`sim`]: the harness's simulation API (clock, inbound calls, deliveries).
 //! - [`common`]: the paginated list and shared pieces.
+//! - [`admin`]: the harness's admin API of a workspace's data keys.
 //!
 //! Request types here describe the body for clients and for the OpenAPI documents; the
 //! platform checks incoming bodies with `crate::validate`, which reports every violation at
 //! once with its `loc`.
 
+pub mod admin;
 pub mod byok;
 pub mod campaign;
 pub mod cohort;
@@ -23,6 +25,7 @@ pub mod outbound;
 pub mod sim;
 pub mod webhook;
 
+pub use admin::*;
 pub use campaign::*;
 pub use cohort::*;
 pub use common::*;

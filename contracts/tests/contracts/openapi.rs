@@ -99,6 +99,8 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
     expected.push(("POST".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/webhook-deliveries")));
+    expected.push(("GET".into(), format!("/admin/v1{w}/data-keys")));
+    expected.push(("POST".into(), format!("/admin/v1{w}/data-keys/rotate")));
     let expected: BTreeSet<_> = expected.into_iter().collect();
     assert_eq!(ops, expected);
 }
@@ -724,6 +726,31 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         next_try_at: Some(at()),
         delivered_at: None,
     };
+    let byok_key = DataKeyInfo {
+        key_id: 2,
+        key_alias: "tenant-a".into(),
+        provider: DataKeyProvider::Byok,
+        active: true,
+        created_at: at(),
+    };
+    let local_key = DataKeyInfo {
+        key_id: 1,
+        key_alias: "local".into(),
+        provider: DataKeyProvider::Local,
+        active: false,
+        created_at: at(),
+    };
+    add("DataKeyInfo", v(&byok_key));
+    add("DataKeyInfo", v(&local_key));
+    add("DataKeyProvider", v(DataKeyProvider::Local));
+    add("DataKeyProvider", v(DataKeyProvider::Byok));
+    add(
+        "DataKeyList",
+        v(DataKeyList {
+            items: vec![local_key, byok_key],
+        }),
+    );
+    add("DataKeyList", v(DataKeyList { items: vec![] }));
     add(
         "SimClockState",
         v(SimClockState {
@@ -941,4 +968,8 @@ fn schemas_refuse_what_the_wire_refuses() {
     );
     let event = validator(&doc, "CampaignCallEvent");
     assert!(!event.is_valid(&json!({"completion_status": "done"})));
+    let key = validator(&doc, "DataKeyInfo");
+    assert!(!key.is_valid(&json!({"key_id": 1, "key_alias": "k", "provider": "hsm", "active": true, "created_at": "2026-03-02T12:00:00.000Z"})));
+    assert!(!key.is_valid(&json!({"key_id": -1, "key_alias": "k", "provider": "byok", "active": true, "created_at": "2026-03-02T12:00:00.000Z"})));
+    assert!(!key.is_valid(&json!({"key_alias": "k", "provider": "byok", "active": true, "created_at": "2026-03-02T12:00:00.000Z"})));
 }

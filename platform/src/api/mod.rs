@@ -7,7 +7,9 @@
 //! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources.
 //! - [`docs`]: `GET /openapi.json`.
 //! - [`sim`]: the simulation API under `/sim/v1`.
+//! - [`admin`]: the admin API of a workspace's data keys under `/admin/v1`.
 
+pub mod admin;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployments;
@@ -46,7 +48,9 @@ pub fn routes(
         .unify()
         .or(deployments::routes(app.clone()))
         .unify()
-        .or(cohorts::routes(app))
+        .or(cohorts::routes(app.clone()))
+        .unify()
+        .or(admin::routes(app))
         .unify()
         .recover(recover)
         .unify()

@@ -226,6 +226,7 @@ impl Engine {
             let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
             let until = t + hold_backoff(tries);
             st.holds.insert(ws, Hold { until, tries });
+            st.held_in_step = true;
             st.inbound
                 .push(std::cmp::Reverse((ms(until), call.clone())));
             return Ok(());

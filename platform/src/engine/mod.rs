@@ -223,6 +223,10 @@ struct State {
     /// (ends ms, call id) of answered inbound calls.
     inbound: BinaryHeap<Reverse<(i64, Id)>>,
     holds: HashMap<WorkspaceRef, Hold>,
+    /// Set when an event of the current step held a workspace: the step ends there, so that
+    /// the driver fetches the workspace's keys again before the hold lapses (a step's keys
+    /// are fixed; going on would run the whole backoff without asking the key service).
+    held_in_step: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -384,9 +388,13 @@ impl Engine {
                         more = true;
                         break;
                     }
+                    st.held_in_step = false;
                     self.handle(&tx, &mut st, t, ev, keys, &mut report)
                         .map_err(|EngineError::Store(e)| e)?;
                     n += 1;
+                    if st.held_in_step {
+                        break;
+                    }
                 }
                 st.flush(&tx)?;
                 for run in st.runs.values_mut() {
@@ -666,6 +674,7 @@ impl Engine {
                     tries,
                 },
             );
+            st.held_in_step = true;
             return Ok(());
         };
         st.holds.remove(&run.ws);
@@ -813,6 +822,7 @@ impl Engine {
             let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
             let until = t + hold_backoff(tries);
             st.holds.insert(ws, Hold { until, tries });
+            st.held_in_step = true;
             st.calls.push(Reverse((ms(until), attempt.clone())));
             st.inflight.insert(attempt, call);
             return Ok(());
@@ -1001,6 +1011,7 @@ impl Engine {
             let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
             let until = t + hold_backoff(tries);
             st.holds.insert(ws, Hold { until, tries });
+            st.held_in_step = true;
             st.outbound.push(Reverse((ms(until), attempt.clone())));
             return Ok(());
         };

@@ -158,6 +158,12 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 3: the campaign engine (see store::engine).
     super::engine::MIGRATION,
+    // 4: a check value per data key (see crypto::key_check), so that a key service answering
+    // the wrong plaintext for a stored key is caught before anything is sealed with it.
+    // NULL for keys stored before; filled in at their next decryption.
+    r#"
+    ALTER TABLE data_keys ADD COLUMN key_check BLOB;
+    "#,
 ];
 
 /// Brings the schema up to date.

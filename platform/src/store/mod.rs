@@ -75,6 +75,9 @@ pub struct DataKeyRow {
     pub encrypted_key: String,
     /// When it was added.
     pub created_at: DateTime<Utc>,
+    /// A check value of the plaintext key (`crypto::key_check`), to recognise a wrong
+    /// decryption; `None` for keys stored before check values existed.
+    pub key_check: Option<Vec<u8>>,
 }
 
 /// Where the database lives.
@@ -259,7 +262,7 @@ impl Store {
     pub async fn data_keys(&self, ws: WorkspaceRef) -> Result<Vec<DataKeyRow>, StoreError> {
         self.read(move |c| {
             let mut st = c.prepare_cached(
-                "SELECT id, provider, key_alias, encrypted_key, created_at FROM data_keys
+                "SELECT id, provider, key_alias, encrypted_key, created_at, key_check FROM data_keys
                  WHERE org_id = ?1 AND workspace_id = ?2 ORDER BY id",
             )?;
             let rows = st
@@ -270,6 +273,7 @@ impl Store {
                         key_alias: r.get(2)?,
                         encrypted_key: r.get(3)?,
                         created_at: from_ms(r.get(4)?),
+                        key_check: r.get(5)?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
@@ -285,13 +289,14 @@ impl Store {
         provider: &'static str,
         key_alias: String,
         encrypted_key: String,
+        key_check: Vec<u8>,
         now: DateTime<Utc>,
     ) -> Result<DataKeyRow, StoreError> {
         self.write(move |c| {
             c.execute(
-                "INSERT INTO data_keys (org_id, workspace_id, provider, key_alias, encrypted_key, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![ws.org_id, ws.workspace_id, provider, key_alias, encrypted_key, ms(now)],
+                "INSERT INTO data_keys (org_id, workspace_id, provider, key_alias, encrypted_key, created_at, key_check)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![ws.org_id, ws.workspace_id, provider, key_alias, encrypted_key, ms(now), key_check],
             )?;
             Ok(DataKeyRow {
                 id: c.last_insert_rowid() as u32,
@@ -299,7 +304,20 @@ impl Store {
                 key_alias,
                 encrypted_key,
                 created_at: now,
+                key_check: Some(key_check),
             })
+        })
+        .await
+    }
+
+    /// Records the check value of a data key stored before check values existed.
+    pub async fn set_data_key_check(&self, id: u32, key_check: Vec<u8>) -> Result<(), StoreError> {
+        self.write(move |c| {
+            c.execute(
+                "UPDATE data_keys SET key_check = ?2 WHERE id = ?1 AND key_check IS NULL",
+                params![i64::from(id), key_check],
+            )?;
+            Ok(())
         })
         .await
     }
@@ -382,15 +400,51 @@ mod tests {
         let now = from_ms(1_772_000_000_000);
         {
             let s = Store::open(&path).unwrap();
-            s.insert_data_key(ws.clone(), "local", "local".into(), "byok:v1:x".into(), now)
-                .await
-                .unwrap();
+            s.insert_data_key(
+                ws.clone(),
+                "local",
+                "local".into(),
+                "byok:v1:x".into(),
+                vec![7; 16],
+                now,
+            )
+            .await
+            .unwrap();
         }
         let s = Store::open(&path).unwrap();
         let rows = s.data_keys(ws).await.unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].encrypted_key, "byok:v1:x");
         assert_eq!(rows[0].created_at, now);
+        assert_eq!(rows[0].key_check.as_deref(), Some(&[7u8; 16][..]));
+    }
+
+    #[tokio::test]
+    async fn a_missing_key_check_is_filled_in_once() {
+        let s = Store::in_memory().unwrap();
+        let ws = WorkspaceRef::new("o", "w");
+        let now = from_ms(1_772_000_000_000);
+        let row = s
+            .insert_data_key(
+                ws.clone(),
+                "local",
+                "local".into(),
+                "byok:v1:x".into(),
+                vec![1],
+                now,
+            )
+            .await
+            .unwrap();
+        s.write(move |c| {
+            c.execute("UPDATE data_keys SET key_check = NULL", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(s.data_keys(ws.clone()).await.unwrap()[0].key_check, None);
+        s.set_data_key_check(row.id, vec![2]).await.unwrap();
+        s.set_data_key_check(row.id, vec![3]).await.unwrap();
+        assert_eq!(s.data_keys(ws).await.unwrap()[0].key_check, Some(vec![2]));
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+mod byok;
 mod cohorts;
 mod helpers;
 
