@@ -206,6 +206,7 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let addr = listener.local_addr()?;
+        let shutdown = shutdown_signal();
         let p = svc.partner().to_string();
         let mut out = std::io::stdout().lock();
         writeln!(out, "customer-kms-sim listening on http://{addr}")?;
@@ -231,7 +232,7 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
         writeln!(out, "aliases: {}", alias_names(&svc).join(", "))?;
         out.flush()?;
         drop(out);
-        serve(listener, svc, shutdown_signal()).await;
+        serve(listener, svc, shutdown).await;
         writeln!(std::io::stdout().lock(), "customer-kms-sim stopped")?;
         Ok(())
     })
@@ -252,24 +253,30 @@ fn alias_names(svc: &KeyService) -> Vec<String> {
         .collect()
 }
 
-async fn shutdown_signal() {
+/// Listens for Ctrl-C (SIGINT) and SIGTERM. The handlers are registered when this is called,
+/// before the banner is printed, so a signal sent as soon as the banner is read is not lost.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    return;
+        use tokio::signal::unix::{SignalKind, signal};
+        let int = signal(SignalKind::interrupt());
+        let term = signal(SignalKind::terminate());
+        async move {
+            match (int, term) {
+                (Ok(mut int), Ok(mut term)) => {
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
                 }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
         }
     }
     #[cfg(not(unix))]
-    {
+    async {
         let _ = tokio::signal::ctrl_c().await;
     }
 }

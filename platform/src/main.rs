@@ -244,6 +244,7 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
+    let shutdown = shutdown_signal();
     let app = App::builder(config.clone()).build()?;
     let platform =
         platform::server::Platform::from_config(app.clone()).map_err(anyhow::Error::msg)?;
@@ -281,27 +282,36 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
     }
     println!("OpenAPI document: http://{addr}/openapi.json");
     let store = app.store.clone();
-    platform::server::serve(platform, listener, shutdown_signal()).await;
+    platform::server::serve(platform, listener, shutdown).await;
     store.checkpoint().context("checkpointing the database")?;
     println!("platform stopped");
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Listens for Ctrl-C (SIGINT) and SIGTERM. The handlers are registered when this is called,
+/// before the banner is printed, so a signal sent as soon as the banner is read is not lost.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let int = signal(SignalKind::interrupt());
+        let term = signal(SignalKind::terminate());
+        async move {
+            match (int, term) {
+                (Ok(mut int), Ok(mut term)) => {
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

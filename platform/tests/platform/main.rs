@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+mod binary;
 mod byok;
 mod cohorts;
 mod helpers;
