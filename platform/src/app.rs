@@ -45,6 +45,8 @@ pub struct AppInner {
     pub changes: Changes,
     /// The simulated clock, when the platform runs on one (the same time as `clock`).
     pub sim: Option<SimClock>,
+    /// Deployment lists, served from memory.
+    pub deployment_lists: crate::service::deployment_lists::ListCache,
 }
 
 /// A change counter the engine watches: campaigns created or changed, cohorts completed,
@@ -218,6 +220,7 @@ impl AppBuilder {
                 cohorts: crate::cohort_processing::Processor::new(),
                 changes: Changes::default(),
                 sim,
+                deployment_lists: Default::default(),
             }),
         })
     }

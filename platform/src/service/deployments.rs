@@ -5,9 +5,13 @@ use contracts::wire::{
     ChannelDirection, Deployment, DeploymentAction, DeploymentListItem, DeploymentSortBy,
     DeploymentStatus, Page,
 };
+use std::sync::Arc;
+
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::conflict;
+use super::deployment_lists::{Lookup, MAX_CACHED, Snapshot};
 use crate::app::App;
 use crate::config::Principal;
 use crate::error::ApiError;
@@ -56,7 +60,8 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
         created_at: now,
         updated_at: now,
     };
-    app.store
+    let result = app
+        .store
         .write(move |c| {
             let tx = c.transaction()?;
             if let Some(t) = deployments::number_conflict(&tx, &rec.ws, &rec.phone_numbers(), None)?
@@ -67,29 +72,60 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
             tx.commit()?;
             Ok(Ok(to_wire(&rec)))
         })
-        .await?
+        .await;
+    app.deployment_lists.invalidate(&who.ws);
+    result?
 }
 
-/// One page of the workspace's deployments.
+/// One page of the workspace's deployments, from the in-memory snapshot of the workspace
+/// ([`super::deployment_lists`]); a workspace too large for it is listed by SQL.
 pub async fn list(
     app: &App,
     who: &Principal,
     query: &[(String, String)],
-) -> Result<(Page<DeploymentListItem>, ListParams<DeploymentSortBy>), ApiError> {
+) -> Result<(Page<Box<RawValue>>, ListParams<DeploymentSortBy>), ApiError> {
     let params = validate::deployment_list_query(query)?;
-    let (ws, p) = (who.ws.clone(), params.clone());
-    let (rows, total) = app
-        .store
-        .read(move |c| deployments::list(c, &ws, &p))
-        .await?;
-    let page = Page {
-        items: rows
-            .iter()
-            .map(|r| DeploymentListItem {
-                deployment: to_wire(r),
-                phone_numbers: r.phone_numbers(),
+    let snapshot = match app.deployment_lists.lookup(&who.ws) {
+        Lookup::Hit(s) => Some(s),
+        Lookup::Miss(generation) => {
+            let ws = who.ws.clone();
+            let records = app
+                .store
+                .read(move |c| deployments::all(c, &ws, MAX_CACHED + 1))
+                .await?;
+            (records.len() <= MAX_CACHED).then(|| {
+                let s = Arc::new(Snapshot::build(&records));
+                app.deployment_lists.offer(&who.ws, generation, s.clone());
+                s
             })
-            .collect(),
+        }
+    };
+    let (items, total) = match snapshot {
+        Some(s) => {
+            let (items, total) = s.page(&params);
+            (items.into_iter().map(RawValue::to_owned).collect(), total)
+        }
+        None => {
+            let (ws, p) = (who.ws.clone(), params.clone());
+            let (rows, total) = app
+                .store
+                .read(move |c| deployments::list(c, &ws, &p))
+                .await?;
+            let items = rows
+                .iter()
+                .map(|r| {
+                    serde_json::value::to_raw_value(&DeploymentListItem {
+                        deployment: to_wire(r),
+                        phone_numbers: r.phone_numbers(),
+                    })
+                    .expect("a deployment list item serialises")
+                })
+                .collect();
+            (items, total)
+        }
+    };
+    let page = Page {
+        items,
         total,
         limit: params.limit,
         offset: params.offset,
@@ -121,7 +157,8 @@ pub async fn patch(
         who.name.clone(),
         app.validation,
     );
-    app.store
+    let result = app
+        .store
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
@@ -143,7 +180,9 @@ pub async fn patch(
             tx.commit()?;
             Ok(Ok(to_wire(&rec)))
         })
-        .await?
+        .await;
+    app.deployment_lists.invalidate(&who.ws);
+    result?
 }
 
 /// `pause` (from `active`) or `resume` (from `paused`); the same status again is a 409.
@@ -156,7 +195,8 @@ pub async fn set_status(
     let action = validate::deployment_status(body, app.validation)?;
     let now = app.clock.now();
     let (ws, id, name) = (who.ws.clone(), id.to_string(), who.name.clone());
-    app.store
+    let result = app
+        .store
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
@@ -183,7 +223,9 @@ pub async fn set_status(
             tx.commit()?;
             Ok(Ok(to_wire(&rec)))
         })
-        .await?
+        .await;
+    app.deployment_lists.invalidate(&who.ws);
+    result?
 }
 
 /// Deletes a deployment for good: its numbers are free at once and every later call on
@@ -198,7 +240,9 @@ pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError
             tx.commit()?;
             Ok(existed)
         })
-        .await?;
+        .await;
+    app.deployment_lists.invalidate(&who.ws);
+    let existed = existed?;
     if existed {
         Ok(())
     } else {

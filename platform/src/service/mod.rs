@@ -3,11 +3,13 @@
 //!
 //! - [`outbound`]: instant outbound calls.
 //! - [`campaigns`]: create, list, get, patch, status.
-//! - [`deployments`]: create, list, get, patch, status, delete.
+//! - [`deployments`]: create, list, get, patch, status, delete; [`deployment_lists`]: the
+//!   list served from memory.
 //! - [`cohorts`]: upload, stream, list, get, files.
 
 pub mod campaigns;
 pub mod cohorts;
+pub mod deployment_lists;
 pub mod deployments;
 pub mod outbound;
 

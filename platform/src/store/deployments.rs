@@ -298,3 +298,24 @@ pub fn list(
         .collect::<Result<Vec<_>, _>>()?;
     Ok((items, total as u64))
 }
+
+/// Up to `cap` deployments of the workspace with their insertion sequence, oldest first
+/// (the list cache's load).
+pub fn all(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    cap: usize,
+) -> Result<Vec<(i64, DeploymentRecord)>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS}, seq FROM deployments WHERE org_id = ?1 AND workspace_id = ?2
+         ORDER BY seq LIMIT ?3"
+    ))?;
+    let rows = st
+        .query_map(params![ws.org_id, ws.workspace_id, cap as i64], |r| {
+            Ok((read(r)?, r.get::<_, i64>(9)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter()
+        .map(|(raw, seq)| Ok((seq, finish(raw)?)))
+        .collect()
+}
