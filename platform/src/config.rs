@@ -21,7 +21,10 @@
 //!
 //! [telephony]                       # the simulated telephony (see telephony-sim)
 //! seed = 7                          # default: the platform's seed
-//! magic_numbers = true
+//!
+//! [telephony.model]                 # every field optional; see telephony_sim::Model
+//! connected_rate = 0.2
+//! long_call_median_secs = 90.0
 //!
 //! [[api_keys]]
 //! org_id = "org-1"
@@ -799,6 +802,36 @@ impl KeyTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The example of the module documentation, without the `//! ` prefixes.
+    fn documented_example() -> String {
+        let source = include_str!("config.rs");
+        let start = source.find("//! ```toml\n").expect("a TOML example") + 12;
+        let end = start + source[start..].find("//! ```").expect("its end");
+        source[start..end]
+            .lines()
+            .map(|l| l.strip_prefix("//!").unwrap_or(l).trim_start_matches(' '))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_documented_example_is_a_valid_configuration() {
+        let text = documented_example().replace(
+            "<base64 of 32 bytes>",
+            "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+        );
+        let config = PlatformConfig::from_toml(&text).unwrap();
+        assert_eq!(config.seed, Some(42));
+        assert_eq!(config.telephony.seed, Some(7));
+        assert_eq!(
+            config.telephony.model.as_ref().map(|m| m.connected_rate),
+            Some(0.2)
+        );
+        assert_eq!(config.api_keys.len(), 1);
+        assert_eq!(config.byok.len(), 1);
+        assert_eq!(config.deployment_webhooks.len(), 1);
+    }
 
     #[test]
     fn key_flags_parse() {

@@ -1,5 +1,6 @@
 //! The platform's side of the interface: the HTTP API (outbound calls, campaigns, cohorts,
-//! deployments) over a SQLite store, with customer data encrypted at rest.
+//! deployments) over a SQLite store, with customer data encrypted at rest, and the engine
+//! that dials campaigns, answers inbound calls and delivers webhooks.
 //!
 //! - [`app`]: the shared state of a running platform.
 //! - [`config`]: configuration and API keys.
@@ -11,6 +12,9 @@
 //! - [`cohort_processing`]: the background worker that turns uploaded CSV files into users.
 //! - [`lifecycle`]: the campaign life cycle as one function of the clock.
 //! - [`stats`]: campaign statistics.
+//! - [`engine`]: what moves in time: dialling, retries, windows, inbound calls, webhook
+//!   delivery; stepped by a real-time driver or on the simulated clock.
+//! - [`webhooks`]: webhook signing, verification and backoff.
 //! - [`error`]: every failure and its answer.
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
 

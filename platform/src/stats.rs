@@ -86,7 +86,8 @@ pub fn campaign_statistics(
     s.attempts_by_outcome = by;
     // Rule 3: the budget beside what the rate allows in the open window time left.
     s.attempt_budget = s.users_total * u64::from(rec.spec.retry.max_attempts());
-    let open = if rec.status_at(now).is_final() {
+    let is_final = rec.status_at(now).is_final();
+    let open = if is_final {
         0
     } else {
         rec.spec
@@ -95,7 +96,8 @@ pub fn campaign_statistics(
     };
     s.attempt_capacity =
         s.attempts_total + (rec.spec.attempts_per_second * open as f64).floor() as u64;
-    if s.attempt_budget > s.attempt_capacity {
+    // An ended or cancelled campaign dials no more: the shortfall is history, not a warning.
+    if !is_final && s.attempt_budget > s.attempt_capacity {
         s.capacity_warning = Some(format!(
             "the attempt budget of {} ({} users x (1 + max_retries {})) exceeds the {} dials that {} per second allows in the {:.1} open hours left before end_timestamp (plus the {} made); some users may not finish all retries",
             s.attempt_budget,

@@ -2,7 +2,7 @@
 //!
 //! Every event is a JSON POST with two headers: the Unix-seconds timestamp
 //! (`x-webhook-timestamp` by default) and the hex HMAC-SHA256 of `{timestamp}.{raw body}`
-//! under the workspace's webhook secret (`x-webhook-signature`). A receiver recomputes the
+//! under the platform instance's webhook secret (one for every workspace) (`x-webhook-signature`). A receiver recomputes the
 //! HMAC over the exact bytes it received and compares in constant time ([`verify`]).
 //!
 //! A try that fails (no connection, a timeout, an answer other than 2xx) is tried again after

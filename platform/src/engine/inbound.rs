@@ -219,6 +219,7 @@ impl Engine {
             .map(str::to_string);
         let Some(url) = url else {
             es::end_inbound(c, id)?;
+            report.calls_ended += 1;
             return Ok(());
         };
         let Some(keys) = keys.get(&row.ws) else {

@@ -257,8 +257,8 @@ impl std::fmt::Debug for Engine {
 }
 
 fn hold_backoff(tries: u32) -> Duration {
-    // 1 s, 2 s, 4 s ... at most 5 minutes.
-    Duration::seconds(1i64 << tries.min(8)).min(Duration::minutes(5))
+    // 1 s, 2 s, 4 s ... at most 256 s.
+    Duration::seconds(1i64 << tries.min(8))
 }
 
 impl State {

@@ -218,6 +218,15 @@ async fn rule_3_warns_when_the_budget_exceeds_the_capacity() {
     let roomy = create(&app, &campaign(10.0, retry, ("09:00", "17:00"), WEEKDAYS)).await;
     add_users(&app, &roomy, &numbers).await;
     assert_eq!(stats(&app, &roomy).await["capacity_warning"], Value::Null);
+    // A cancelled campaign dials no more: its shortfall is no longer a warning.
+    let (status, body) = app
+        .put(
+            &format!("{}/{id}/status", campaigns_path()),
+            &json!({"action": "cancel"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(stats(&app, &id).await["capacity_warning"], Value::Null);
 }
 
 #[tokio::test]
