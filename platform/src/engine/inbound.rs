@@ -257,7 +257,7 @@ impl Engine {
             details.opening.as_deref(),
         );
         self.queue_webhook(
-            c,
+            &mut st.pending,
             keys,
             &row.ws,
             "deployment",
@@ -265,7 +265,7 @@ impl Engine {
             &url,
             &body,
             end,
-        )?;
+        );
         report.calls_ended += 1;
         report.webhooks_queued += 1;
         Ok(())

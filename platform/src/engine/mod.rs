@@ -198,6 +198,174 @@ struct Pending {
     users: FxMap<(Id, i64), UserWrite>,
     /// Ended attempts of this batch by (campaign, result).
     results: BTreeMap<(Id, &'static str), u64>,
+    /// Calls dialled and ended in this batch, with their result: inserted ended.
+    ended_calls: Vec<(es::Call, &'static str)>,
+    /// Calls of earlier batches that ended in this one: (attempt, result, end).
+    call_ends: Vec<(Id, &'static str, DateTime<Utc>)>,
+    /// Webhook deliveries queued in this batch, with their due time.
+    deliveries: Vec<(Delivery, DateTime<Utc>)>,
+}
+
+/// A batch's writes, detached from the engine's state so that another thread can make
+/// them while the engine computes the next batch.
+#[derive(Debug, Default)]
+struct Writes {
+    calling: Vec<es::Call>,
+    ended_calls: Vec<(es::Call, &'static str)>,
+    call_ends: Vec<(Id, &'static str, DateTime<Utc>)>,
+    deliveries: Vec<(Delivery, DateTime<Utc>)>,
+    results: BTreeMap<(Id, &'static str), u64>,
+    users: FxMap<(Id, i64), UserWrite>,
+    run_states: Vec<(Id, String)>,
+}
+
+impl Writes {
+    fn is_empty(&self) -> bool {
+        self.calling.is_empty()
+            && self.ended_calls.is_empty()
+            && self.call_ends.is_empty()
+            && self.deliveries.is_empty()
+            && self.results.is_empty()
+            && self.users.is_empty()
+            && self.run_states.is_empty()
+    }
+
+    /// Makes the writes on `c` (inside the caller's transaction), each kind with one
+    /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
+    fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
+        let mut insert = c.prepare_cached(es::INSERT_CALL)?;
+        self.calling.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        for call in &self.calling {
+            es::insert_call_with(&mut insert, call, "calling", None)?;
+        }
+        self.ended_calls
+            .sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
+        for (call, result) in &self.ended_calls {
+            es::insert_call_with(&mut insert, call, "ended", Some(result))?;
+        }
+        drop(insert);
+        let mut end = c.prepare_cached(es::END_CALL)?;
+        self.call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (id, result, at) in &self.call_ends {
+            es::end_call_with(&mut end, id, result, *at)?;
+        }
+        drop(end);
+        for (d, at) in &self.deliveries {
+            es::insert_delivery(c, d, *at)?;
+        }
+        for ((campaign_id, result), n) in self.results {
+            es::count_results(c, &campaign_id, result, n)?;
+        }
+        let mut users: Vec<_> = self.users.into_iter().collect();
+        users.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut set = c.prepare_cached(es::SET_USER)?;
+        for ((campaign_id, queue_seq), w) in users {
+            es::set_user(
+                &mut set,
+                &es::UserRef {
+                    campaign_id: &campaign_id,
+                    queue_seq,
+                },
+                w.state,
+                w.attempts,
+                w.due_ms,
+                w.last_result,
+            )?;
+        }
+        drop(set);
+        for (id, state) in &self.run_states {
+            es::set_engine_state(c, id, state)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the writes in a transaction of their own on a thread of their own.
+    fn spawn(self, store: crate::store::Store) -> WriteJob {
+        std::thread::Builder::new()
+            .name("engine-writer".into())
+            .spawn(move || {
+                store.write_blocking(|c| {
+                    let tx = c.transaction()?;
+                    self.apply(&tx)?;
+                    tx.commit()?;
+                    Ok(())
+                })
+            })
+            .expect("a thread for the engine's writes")
+    }
+}
+
+/// A batch's writes in progress on another thread.
+type WriteJob = std::thread::JoinHandle<Result<(), StoreError>>;
+
+/// Waits for the writes in progress, if any.
+fn join(job: &mut Option<WriteJob>) -> Result<(), StoreError> {
+    match job.take() {
+        None => Ok(()),
+        Some(j) => j
+            .join()
+            .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into()))),
+    }
+}
+
+/// The database as one batch of events sees it. Events that only dial and end calls never
+/// touch it (their writes are buffered), so such a batch's writes can be made on another
+/// thread while the next batch is computed. The first event that needs the database waits
+/// for the writes in progress and opens the batch's transaction on the writer connection.
+struct BatchDb<'a> {
+    store: &'a crate::store::Store,
+    job: &'a mut Option<WriteJob>,
+    conn: Option<std::sync::MutexGuard<'a, Connection>>,
+}
+
+impl<'a> BatchDb<'a> {
+    fn new(store: &'a crate::store::Store, job: &'a mut Option<WriteJob>) -> Self {
+        BatchDb {
+            store,
+            job,
+            conn: None,
+        }
+    }
+
+    /// The writer connection, inside the batch's transaction.
+    fn conn(&mut self) -> Result<&Connection, StoreError> {
+        if self.conn.is_none() {
+            join(self.job)?;
+            let c = self.store.writer();
+            c.execute_batch("BEGIN")?;
+            self.conn = Some(c);
+        }
+        Ok(self.conn.as_deref().expect("just opened"))
+    }
+
+    /// Ends the batch: its writes are committed with the transaction when one is open, else
+    /// handed to a writer thread (after the previous one finished).
+    fn finish(mut self, writes: Writes) -> Result<(), StoreError> {
+        match self.conn.take() {
+            Some(c) => {
+                writes.apply(&c)?;
+                c.execute_batch("COMMIT")?;
+                Ok(())
+            }
+            None if writes.is_empty() => Ok(()),
+            None => {
+                join(self.job)?;
+                *self.job = Some(writes.spawn(self.store.clone()));
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Drop for BatchDb<'_> {
+    fn drop(&mut self) {
+        // A batch that failed: nothing of it is kept.
+        if let Some(c) = &self.conn
+            && !c.is_autocommit()
+        {
+            let _ = c.execute_batch("ROLLBACK");
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -222,7 +390,7 @@ struct State {
     outbound: BinaryHeap<Reverse<(i64, Id)>>,
     /// (ends ms, call id) of answered inbound calls.
     inbound: BinaryHeap<Reverse<(i64, Id)>>,
-    holds: HashMap<WorkspaceRef, Hold>,
+    holds: FxMap<WorkspaceRef, Hold>,
     /// Set when an event of the current step held a workspace: the step ends there, so that
     /// the driver fetches the workspace's keys again before the hold lapses (a step's keys
     /// are fixed; going on would run the whole backoff without asking the key service).
@@ -245,6 +413,7 @@ pub struct Engine {
     app: App,
     telephony: Arc<TelephonySim>,
     seed: u64,
+    batch: usize,
     state: Mutex<State>,
 }
 
@@ -262,30 +431,46 @@ fn hold_backoff(tries: u32) -> Duration {
 }
 
 impl State {
-    /// Writes the batch's pending rows.
-    fn flush(&mut self, c: &Connection) -> Result<(), StoreError> {
-        for id in std::mem::take(&mut self.pending.calls) {
-            if let Some(call) = self.inflight.get(&id) {
-                es::insert_call(c, call, "calling", None)?;
+    /// Detaches the pending writes; with `runs`, also the pacing and routing of every run
+    /// that changed.
+    fn take_writes(&mut self, runs: bool) -> Writes {
+        let p = std::mem::take(&mut self.pending);
+        let calling = p
+            .calls
+            .iter()
+            .filter_map(|id| self.inflight.get(id).cloned())
+            .collect();
+        let mut run_states = Vec::new();
+        if runs {
+            for run in self.runs.values_mut() {
+                if run.dirty {
+                    let state = RunState {
+                        pacing: run.pacing,
+                        routing: run.routing.clone(),
+                    };
+                    run_states.push((
+                        run.id.clone(),
+                        serde_json::to_string(&state).expect("state serialises"),
+                    ));
+                    run.dirty = false;
+                }
             }
         }
-        for ((campaign_id, result), n) in std::mem::take(&mut self.pending.results) {
-            es::count_results(c, &campaign_id, result, n)?;
+        Writes {
+            calling,
+            ended_calls: p.ended_calls,
+            call_ends: p.call_ends,
+            deliveries: p.deliveries,
+            results: p.results,
+            users: p.users,
+            run_states,
         }
-        for ((campaign_id, queue_seq), w) in std::mem::take(&mut self.pending.users) {
-            es::set_user(
-                c,
-                &es::UserRef {
-                    campaign_id: &campaign_id,
-                    queue_seq,
-                },
-                w.state,
-                w.attempts,
-                w.due_ms,
-                w.last_result,
-            )?;
-        }
-        Ok(())
+    }
+
+    /// Makes the pending writes now, on `c` (mid-batch, before the batch reads what they
+    /// change).
+    fn flush(&mut self, c: &Connection) -> Result<(), StoreError> {
+        self.take_writes(false).apply(c)
     }
 }
 
@@ -297,8 +482,17 @@ impl Engine {
             app,
             telephony,
             seed,
+            batch: BATCH,
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// Makes at most `events` events per transaction (default 16,384). Small batches are
+    /// for tests: they make every batch boundary, and the overlap of one batch's writes with
+    /// the next batch, happen in a short run.
+    pub fn with_batch_size(mut self, events: usize) -> Self {
+        self.batch = events.max(1);
+        self
     }
 
     /// The app.
@@ -372,53 +566,64 @@ impl Engine {
     /// one transaction each, using `keys` for sealed data. Answers what happened.
     pub fn step(&self, until: DateTime<Utc>, keys: &StepKeys) -> Result<StepReport, EngineError> {
         let mut total = StepReport::default();
+        let mut job: Option<WriteJob> = None;
+        // The state stays locked for the whole step, so that nothing else reads the store
+        // while a batch's writes are in progress.
+        let mut st = self.lock();
+        let result = self.steps(&mut st, until, keys, &mut total, &mut job);
+        // Every write of the step is made before it answers.
+        let result = result.and_then(|()| join(&mut job).map_err(EngineError::from));
+        if result.is_err() {
+            let _ = join(&mut job);
+            // The memory may be ahead of the database: start again from the database.
+            *st = State::default();
+        }
+        result.map(|()| total)
+    }
+
+    fn steps(
+        &self,
+        st: &mut State,
+        until: DateTime<Utc>,
+        keys: &StepKeys,
+        total: &mut StepReport,
+        job: &mut Option<WriteJob>,
+    ) -> Result<(), EngineError> {
         loop {
-            let mut st = self.lock();
-            self.sync(&mut st)?;
+            if self.needs_sync(st) {
+                join(job)?;
+                self.sync(st)?;
+            }
             let mut report = StepReport::default();
-            let more = self.app.store.write_blocking(|c| {
-                let tx = c.transaction()?;
-                let mut n = 0;
-                let mut more = false;
-                while let Some((t, ev)) = next_event(&st) {
-                    if t > until {
-                        break;
-                    }
-                    if n == BATCH {
-                        more = true;
-                        break;
-                    }
-                    st.held_in_step = false;
-                    self.handle(&tx, &mut st, t, ev, keys, &mut report)
-                        .map_err(|EngineError::Store(e)| e)?;
-                    n += 1;
-                    if st.held_in_step {
-                        break;
-                    }
+            let mut db = BatchDb::new(&self.app.store, job);
+            let mut n = 0;
+            let mut more = false;
+            while let Some((t, ev)) = next_event(st) {
+                if t > until {
+                    break;
                 }
-                st.flush(&tx)?;
-                for run in st.runs.values_mut() {
-                    if run.dirty {
-                        let state = RunState {
-                            pacing: run.pacing,
-                            routing: run.routing.clone(),
-                        };
-                        es::set_engine_state(
-                            &tx,
-                            &run.id,
-                            &serde_json::to_string(&state).expect("state serialises"),
-                        )?;
-                        run.dirty = false;
-                    }
+                if n == self.batch {
+                    more = true;
+                    break;
                 }
-                tx.commit()?;
-                Ok(more)
-            })?;
-            total += report;
+                st.held_in_step = false;
+                self.handle(&mut db, st, t, ev, keys, &mut report)?;
+                n += 1;
+                if st.held_in_step {
+                    break;
+                }
+            }
+            let writes = st.take_writes(true);
+            db.finish(writes)?;
+            *total += report;
             if !more {
-                return Ok(total);
+                return Ok(());
             }
         }
+    }
+
+    fn needs_sync(&self, st: &State) -> bool {
+        !st.loaded || st.seen_changes != self.app.changes.current()
     }
 
     /// Reloads what the API changed: new and changed campaigns, completed cohorts, queued
@@ -597,7 +802,7 @@ impl Engine {
 
     fn handle(
         &self,
-        c: &Connection,
+        db: &mut BatchDb<'_>,
         st: &mut State,
         t: DateTime<Utc>,
         ev: Event,
@@ -608,6 +813,7 @@ impl Engine {
         match ev {
             Event::Activate(id) => {
                 let id: &str = &id;
+                let c = db.conn()?;
                 if campaigns::transition(
                     c,
                     id,
@@ -626,6 +832,7 @@ impl Engine {
             Event::End(id) => {
                 let id: &str = &id;
                 let from = [CampaignStatus::Scheduled, CampaignStatus::Active];
+                let c = db.conn()?;
                 if campaigns::transition(c, id, &from, CampaignStatus::Ended)? {
                     st.flush(c)?;
                     es::mark_unfinished(c, id)?;
@@ -635,18 +842,18 @@ impl Engine {
                     self.load_run(c, st, id)?;
                 }
             }
-            Event::Dial(id) => self.dial(c, st, &id, t, keys, report)?,
+            Event::Dial(id) => self.dial(db, st, &id, t, keys, report)?,
             Event::CallEnd(attempt) => {
                 st.calls.pop();
-                self.call_end(c, st, attempt, t, keys, report)?;
+                self.call_end(db, st, attempt, t, keys, report)?;
             }
             Event::Outbound(attempt) => {
                 st.outbound.pop();
-                self.outbound(c, st, attempt, t, keys, report)?;
+                self.outbound(db.conn()?, st, attempt, t, keys, report)?;
             }
             Event::InboundEnd(call) => {
                 st.inbound.pop();
-                self.inbound_end(c, st, call, t, keys, report)?;
+                self.inbound_end(db.conn()?, st, call, t, keys, report)?;
             }
         }
         Ok(())
@@ -654,7 +861,7 @@ impl Engine {
 
     fn dial(
         &self,
-        c: &Connection,
+        db: &mut BatchDb<'_>,
         st: &mut State,
         id: &str,
         t: DateTime<Utc>,
@@ -677,13 +884,15 @@ impl Engine {
             st.held_in_step = true;
             return Ok(());
         };
-        st.holds.remove(&run.ws);
+        if !st.holds.is_empty() {
+            st.holds.remove(&run.ws);
+        }
         let (&key, &user) = run.ready.iter().next().expect("a dial has a user");
         run.ready.remove(&key);
         let cohort_id = run.cohorts[user.cohort_position as usize].clone();
         if let std::collections::hash_map::Entry::Vacant(slot) = run.data.entry(key.1) {
             // Not cached (cannot happen after admission): read it.
-            match cohort_users_row(c, &cohort_id, user.row_no)? {
+            match cohort_users_row(db.conn()?, &cohort_id, user.row_no)? {
                 Some(u) => {
                     slot.insert(UserData {
                         phone_hash: u.phone_hash,
@@ -694,7 +903,8 @@ impl Engine {
             }
         }
         let data = &run.data[&key.1];
-        let excluded = run.has_stop_files && cohort_store::in_stop_file(c, id, &data.phone_hash)?;
+        let excluded =
+            run.has_stop_files && cohort_store::in_stop_file(db.conn()?, id, &data.phone_hash)?;
         let opened = if excluded {
             None
         } else {
@@ -798,7 +1008,7 @@ impl Engine {
 
     fn call_end(
         &self,
-        c: &Connection,
+        db: &mut BatchDb<'_>,
         st: &mut State,
         attempt: Id,
         t: DateTime<Utc>,
@@ -808,7 +1018,7 @@ impl Engine {
         let attempt_id: &str = &attempt;
         let call = match st.inflight.remove(attempt_id) {
             Some(call) => call,
-            None => match es::call(c, attempt_id)? {
+            None => match es::call(db.conn()?, attempt_id)? {
                 Some(call) => call,
                 None => return Ok(()),
             },
@@ -837,7 +1047,7 @@ impl Engine {
         report.calls_ended += 1;
         if call.kind == "outbound" {
             let result = CallResult::classify(outcome, talk, 0);
-            es::end_call(c, attempt_id, result.as_str(), ended)?;
+            es::end_call(db.conn()?, attempt_id, result.as_str(), ended)?;
             let request: OutboundRequest = match keys
                 .open(
                     &crate::store::attempts::payload_context(attempt_id),
@@ -858,8 +1068,15 @@ impl Engine {
             if let Some(hook) = &request.webhook_config {
                 let body = events::outbound_event(self.seed, &call, outcome, talk, &request, hook);
                 self.queue_webhook(
-                    c, keys, &call.ws, "outbound", attempt_id, &hook.url, &body, ended,
-                )?;
+                    &mut st.pending,
+                    keys,
+                    &call.ws,
+                    "outbound",
+                    attempt_id,
+                    &hook.url,
+                    &body,
+                    ended,
+                );
                 report.webhooks_queued += 1;
             }
             return Ok(());
@@ -869,10 +1086,12 @@ impl Engine {
         let row_no = call.row_no.unwrap_or(0);
         let spec_status = match st.runs.get(&campaign_id) {
             Some(run) => Some((run.spec.clone(), run.status)),
-            None => campaigns::get_any(c, &campaign_id)?.map(|r| (Arc::new(r.spec), r.status)),
+            None => {
+                campaigns::get_any(db.conn()?, &campaign_id)?.map(|r| (Arc::new(r.spec), r.status))
+            }
         };
         let Some((spec, status)) = spec_status else {
-            es::end_call(c, attempt_id, "internal_error", ended)?;
+            es::end_call(db.conn()?, attempt_id, "internal_error", ended)?;
             return Ok(());
         };
         let result = CallResult::classify(outcome, talk, spec.retry.threshold_seconds);
@@ -892,11 +1111,12 @@ impl Engine {
             .results
             .entry((cid.clone(), result.as_str()))
             .or_default() += 1;
-        if st.pending.calls.remove(attempt_id) {
-            // Dialled in this batch: written once, ended.
-            es::insert_call(c, &call, "ended", Some(result.as_str()))?;
-        } else {
-            es::end_call(c, attempt_id, result.as_str(), ended)?;
+        // Written at the end of the batch; a call dialled in it is written once, ended.
+        let insert_ended = st.pending.calls.remove(attempt_id);
+        if !insert_ended {
+            st.pending
+                .call_ends
+                .push((attempt.clone(), result.as_str(), ended));
         }
         let seq = match st.runs.get(&campaign_id) {
             Some(run) => run
@@ -904,7 +1124,7 @@ impl Engine {
                 .iter()
                 .position(|k| *k == cohort_id)
                 .map(|p| p as u32),
-            None => es::admitted_cohorts(c, &campaign_id)?
+            None => es::admitted_cohorts(db.conn()?, &campaign_id)?
                 .iter()
                 .position(|k| *k == cohort_id)
                 .map(|p| p as u32),
@@ -912,6 +1132,9 @@ impl Engine {
         .map(|position| (position, es::queue_seq(position, row_no)));
         let Some((position, seq)) = seq else {
             tracing::error!(campaign = %campaign_id, cohort = %cohort_id, "a call of a cohort the campaign never admitted");
+            if insert_ended {
+                st.pending.ended_calls.push((call, result.as_str()));
+            }
             return Ok(());
         };
         // The user's data for the webhook: from the cache while the user goes on (or was
@@ -966,7 +1189,7 @@ impl Engine {
             });
             let sealed = match cached {
                 Some(s) => Some(s),
-                None => cohort_users_row(c, &cohort_id, row_no)?.map(|u| u.data),
+                None => cohort_users_row(db.conn()?, &cohort_id, row_no)?.map(|u| u.data),
             };
             let person =
                 sealed.and_then(|d| cohort_store::open_user(keys, &cohort_id, row_no, &d).ok());
@@ -983,9 +1206,19 @@ impl Engine {
                 hook,
             );
             self.queue_webhook(
-                c, keys, &call.ws, "campaign", attempt_id, &hook.url, &body, ended,
-            )?;
+                &mut st.pending,
+                keys,
+                &call.ws,
+                "campaign",
+                attempt_id,
+                &hook.url,
+                &body,
+                ended,
+            );
             report.webhooks_queued += 1;
+        }
+        if insert_ended {
+            st.pending.ended_calls.push((call, result.as_str()));
         }
         Ok(())
     }
@@ -1081,7 +1314,7 @@ impl Engine {
     #[allow(clippy::too_many_arguments)]
     fn queue_webhook(
         &self,
-        c: &Connection,
+        pending: &mut Pending,
         keys: &WorkspaceKeys,
         ws: &WorkspaceRef,
         kind: &str,
@@ -1089,7 +1322,7 @@ impl Engine {
         url: &str,
         body: &serde_json::Value,
         at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
+    ) {
         let id = format!(
             "whd-{}",
             &dialing::interaction_id(self.seed, &format!("{kind}/{subject}"))[4..]
@@ -1098,9 +1331,8 @@ impl Engine {
             &es::delivery_context(&id),
             &serde_json::to_vec(body).expect("events serialise"),
         );
-        es::insert_delivery(
-            c,
-            &Delivery {
+        pending.deliveries.push((
+            Delivery {
                 id,
                 ws: ws.clone(),
                 kind: kind.to_string(),
@@ -1111,7 +1343,7 @@ impl Engine {
                 created_at: at,
             },
             at,
-        )
+        ));
     }
 }
 

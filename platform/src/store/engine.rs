@@ -3,7 +3,7 @@
 //! resume after a crash is here; the engine's memory is a cache of it.
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, Row, params};
+use rusqlite::{Connection, Row, Statement, params};
 
 use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 
@@ -313,20 +313,20 @@ pub fn queue_seq(position: u32, row_no: u64) -> i64 {
     (i64::from(position) << 32) + row_no as i64
 }
 
-/// Sets a user's state after a dial or a call.
+/// The statement of [`set_user`]: prepare it once for many users.
+pub const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5, last_result = COALESCE(?6, last_result)
+         WHERE campaign_id = ?1 AND queue_seq = ?2";
+
+/// Sets a user's state after a dial or a call, with the statement [`SET_USER`].
 pub fn set_user(
-    c: &Connection,
+    st: &mut Statement<'_>,
     user: &UserRef<'_>,
     state: &str,
     attempts: u32,
     due_ms: i64,
     last_result: Option<&str>,
 ) -> Result<(), StoreError> {
-    c.prepare_cached(
-        "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5, last_result = COALESCE(?6, last_result)
-         WHERE campaign_id = ?1 AND queue_seq = ?2",
-    )?
-    .execute(params![
+    st.execute(params![
         user.campaign_id,
         user.queue_seq,
         state,
@@ -472,14 +472,24 @@ pub fn insert_call(
     status: &str,
     result: Option<&str>,
 ) -> Result<(), StoreError> {
-    let dialed = call.dialed_at.map(ms);
-    c.prepare_cached(
-        "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
+    insert_call_with(&mut *c.prepare_cached(INSERT_CALL)?, call, status, result)
+}
+
+/// The statement of [`insert_call_with`]: prepare it once for many calls.
+pub const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
                                campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
                                failure_reason, talk_ms, connection_id, agent_number, result)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-    )?
-    .execute(params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+
+/// [`insert_call`] with a statement of [`INSERT_CALL`].
+pub fn insert_call_with(
+    st: &mut Statement<'_>,
+    call: &Call,
+    status: &str,
+    result: Option<&str>,
+) -> Result<(), StoreError> {
+    let dialed = call.dialed_at.map(ms);
+    st.execute(params![
         call.id,
         call.kind,
         call.ws.org_id,
@@ -545,10 +555,21 @@ pub fn end_call(
     result: &str,
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    c.prepare_cached(
-        "UPDATE attempts SET status = 'ended', result = ?2, updated_ms = ?3 WHERE id = ?1",
-    )?
-    .execute(params![id, result, ms(at)])?;
+    end_call_with(&mut *c.prepare_cached(END_CALL)?, id, result, at)
+}
+
+/// The statement of [`end_call_with`]: prepare it once for many calls.
+pub const END_CALL: &str =
+    "UPDATE attempts SET status = 'ended', result = ?2, updated_ms = ?3 WHERE id = ?1";
+
+/// [`end_call`] with a statement of [`END_CALL`].
+pub fn end_call_with(
+    st: &mut Statement<'_>,
+    id: &str,
+    result: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    st.execute(params![id, result, ms(at)])?;
     Ok(())
 }
 

@@ -140,6 +140,7 @@ impl Store {
         let path = path.as_ref().to_path_buf();
         let writer = Connection::open(&path)?;
         writer.pragma_update(None, "journal_mode", "WAL")?;
+        writer.pragma_update(None, "wal_autocheckpoint", 8192)?;
         configure(&writer, WRITER_CACHE_MIB)?;
         migrations::run(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
@@ -238,6 +239,12 @@ impl Store {
     ) -> Result<T, StoreError> {
         let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut conn)
+    }
+
+    /// The writer connection, held until the guard is dropped. For the engine, whose
+    /// batches span several calls.
+    pub fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.inner.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs `f` on a reader connection on the calling thread.
