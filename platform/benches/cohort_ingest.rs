@@ -33,10 +33,6 @@ const KEY: &str = "bench-key";
 const TARGET_SECONDS: f64 = 10.0;
 const TARGET_MB: f64 = 200.0;
 
-/// The allocator of the `platform` binary, so that the figures are the binary's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn write_csv(path: &std::path::Path, rows: u64) -> Result<u64> {
     let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     writeln!(w, "phone,customer_id,first_name,plan")?;

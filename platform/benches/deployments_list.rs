@@ -17,10 +17,6 @@ use platform::config::{ApiKeyConfig, PlatformConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// The allocator of the `platform` binary, so that the figures are the binary's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()

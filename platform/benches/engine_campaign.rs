@@ -26,8 +26,6 @@ use serde_json::json;
 use telephony_sim::TelephonySim;
 
 /// The allocator of the `platform` binary, so that the figures are the binary's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)

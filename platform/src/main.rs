@@ -11,11 +11,6 @@ use platform::config::{
     ApiKeyConfig, ByokOverride, ClockMode, Database, DeploymentWebhook, PlatformConfig, Secret,
 };
 
-/// mimalloc: the engine and the HTTP handlers allocate many small, short-lived values, and
-/// the engine frees on one thread what it allocated on another.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The voice-agent platform mock: outbound calls, campaigns, cohorts and inbound deployments
 /// over HTTP, with customer data encrypted at rest.
 #[derive(Parser, Debug)]
