@@ -25,8 +25,6 @@ use platform::store::cohorts::Parent;
 use serde_json::json;
 use telephony_sim::TelephonySim;
 
-/// The allocator of the `platform` binary, so that the figures are the binary's.
-
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
