@@ -23,6 +23,10 @@ pub struct Platform {
     pub driver: Arc<Driver>,
 }
 
+/// How many of the latest dials the telephony journal of a configured platform keeps, so
+/// that a long-running server's memory stays bounded.
+pub const TELEPHONY_JOURNAL_LIMIT: usize = 10_000;
+
 impl Platform {
     /// A platform over `app` dialling through `telephony`, signing webhooks with
     /// `webhook_secret`.
@@ -35,7 +39,8 @@ impl Platform {
     }
 
     /// A platform as configured: the telephony seed and model and the webhook secret from
-    /// the configuration (the secret is drawn from the ids when not set).
+    /// the configuration (the secret is drawn from the ids when not set). The telephony
+    /// journal keeps the latest [`TELEPHONY_JOURNAL_LIMIT`] dials.
     pub fn from_config(app: App) -> Result<Platform, String> {
         let seed = app.config.telephony.seed.unwrap_or_else(|| app.ids.seed());
         let telephony = match &app.config.telephony.model {
@@ -44,6 +49,8 @@ impl Platform {
             }
             None => TelephonySim::new(seed),
         };
+        // A server runs for days: its dial journal keeps only the latest dials.
+        telephony.set_journal_limit(Some(TELEPHONY_JOURNAL_LIMIT));
         let secret = match &app.config.webhook_secret {
             Some(s) => s.as_bytes().to_vec(),
             None => format!("whsec_{}", hex::encode(app.ids.bytes::<16>())).into_bytes(),
@@ -91,4 +98,38 @@ pub async fn serve(
     let _ = engine.await;
     app.cohorts.shutdown().await;
     purge.abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PlatformConfig;
+
+    #[test]
+    fn a_configured_platform_keeps_only_the_latest_dials_in_its_journal() {
+        let config = PlatformConfig {
+            database: ":memory:".into(),
+            seed: Some(1),
+            ..Default::default()
+        };
+        let app = App::builder(config).build().unwrap();
+        let platform = Platform::from_config(app).unwrap();
+        let telephony = platform.driver.engine().telephony();
+        let at = contracts::clock::Clock::now(&contracts::clock::SystemClock);
+        for i in 0..TELEPHONY_JOURNAL_LIMIT + 5 {
+            telephony.dial(&telephony_sim::DialRequest {
+                attempt_id: format!("a-{i}"),
+                from: "+14155550100".into(),
+                to: "+13125550123".into(),
+                at,
+                attempt_index: 0,
+            });
+        }
+        let journal = telephony.journal();
+        assert_eq!(journal.len(), TELEPHONY_JOURNAL_LIMIT);
+        assert_eq!(
+            journal[0].request.attempt_id, "a-5",
+            "the oldest went first"
+        );
+    }
 }
