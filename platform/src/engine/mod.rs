@@ -55,7 +55,7 @@ use crate::store::{StoreError, WorkspaceRef, campaigns, ms};
 use dialing::{CallResult, NextStep, Pacing, Routing, campaign_attempt_id};
 
 /// The most events one transaction holds.
-const BATCH: usize = 16_384;
+const BATCH: usize = 32_768;
 
 /// The keys a step may use, by workspace. A workspace that is missing is held.
 pub type StepKeys = HashMap<WorkspaceRef, WorkspaceKeys>;
@@ -487,7 +487,7 @@ impl Engine {
         }
     }
 
-    /// Makes at most `events` events per transaction (default 16,384). Small batches are
+    /// Makes at most `events` events per transaction (default 32,768). Small batches are
     /// for tests: they make every batch boundary, and the overlap of one batch's writes with
     /// the next batch, happen in a short run.
     pub fn with_batch_size(mut self, events: usize) -> Self {
