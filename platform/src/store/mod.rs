@@ -140,7 +140,6 @@ impl Store {
         let path = path.as_ref().to_path_buf();
         let writer = Connection::open(&path)?;
         writer.pragma_update(None, "journal_mode", "WAL")?;
-        writer.pragma_update(None, "wal_autocheckpoint", 8192)?;
         configure(&writer, WRITER_CACHE_MIB)?;
         migrations::run(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
