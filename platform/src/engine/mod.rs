@@ -233,17 +233,19 @@ impl Writes {
     /// Makes the writes on `c` (inside the caller's transaction), each kind with one
     /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
     fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
-        let mut insert = c.prepare_cached(es::INSERT_CALL)?;
-        self.calling.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        for call in &self.calling {
-            es::insert_call_with(&mut insert, call, "calling", None)?;
-        }
-        self.ended_calls
-            .sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
-        for (call, result) in &self.ended_calls {
-            es::insert_call_with(&mut insert, call, "ended", Some(result))?;
-        }
-        drop(insert);
+        let mut rows: Vec<(&es::Call, &str, Option<&str>)> = self
+            .calling
+            .iter()
+            .map(|call| (call, "calling", None))
+            .chain(
+                self.ended_calls
+                    .iter()
+                    .map(|(call, result)| (call, "ended", Some(*result))),
+            )
+            .collect();
+        rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
+        es::insert_calls(c, &rows)?;
+        drop(rows);
         let mut end = c.prepare_cached(es::END_CALL)?;
         self.call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (id, result, at) in &self.call_ends {
@@ -908,14 +910,14 @@ impl Engine {
         let opened = if excluded {
             None
         } else {
-            Some(cohort_store::open_user(
+            Some(cohort_store::open_phone_number(
                 keys,
                 &cohort_id,
                 user.row_no,
                 &data.sealed,
             ))
         };
-        let person = match opened {
+        let phone_number = match opened {
             None => {
                 run.data.remove(&key.1);
                 st.pending.users.insert(
@@ -965,7 +967,7 @@ impl Engine {
         let result = self.telephony.dial(&DialRequest {
             attempt_id: attempt_id.clone(),
             from: from.clone(),
-            to: person.phone_number.clone(),
+            to: phone_number,
             at: t,
             attempt_index: user.attempts,
         });

@@ -513,6 +513,70 @@ pub fn insert_call_with(
     Ok(())
 }
 
+/// How many calls one statement of [`insert_calls`] inserts.
+const CALLS_PER_INSERT: usize = 32;
+
+/// Inserts many calls, [`CALLS_PER_INSERT`] rows a statement: one statement's start and end
+/// for 32 rows instead of one each. Each entry: the call, its status, its result.
+pub fn insert_calls(
+    c: &Connection,
+    calls: &[(&Call, &str, Option<&str>)],
+) -> Result<(), StoreError> {
+    let mut chunks = calls.chunks_exact(CALLS_PER_INSERT);
+    if chunks.len() > 0 {
+        let values: Vec<String> = (0..CALLS_PER_INSERT)
+            .map(|k| {
+                let b = k * 19;
+                let p: Vec<String> = [
+                    1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                ]
+                .iter()
+                .map(|i| format!("?{}", b + i))
+                .collect();
+                format!("({})", p.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
+                                   campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
+                                   failure_reason, talk_ms, connection_id, agent_number, result)
+             VALUES {}",
+            values.join(", ")
+        );
+        let mut st = c.prepare_cached(&sql)?;
+        for chunk in &mut chunks {
+            for (k, (call, status, result)) in chunk.iter().enumerate() {
+                let b = k * 19;
+                st.raw_bind_parameter(b + 1, &call.id)?;
+                st.raw_bind_parameter(b + 2, &call.kind)?;
+                st.raw_bind_parameter(b + 3, &call.ws.org_id)?;
+                st.raw_bind_parameter(b + 4, &call.ws.workspace_id)?;
+                st.raw_bind_parameter(b + 5, status)?;
+                st.raw_bind_parameter(b + 6, &call.payload)?;
+                st.raw_bind_parameter(b + 7, ms(call.created_at))?;
+                st.raw_bind_parameter(b + 8, &call.campaign_id)?;
+                st.raw_bind_parameter(b + 9, &call.cohort_id)?;
+                st.raw_bind_parameter(b + 10, call.row_no.map(|n| n as i64))?;
+                st.raw_bind_parameter(b + 11, i64::from(call.retry_attempt))?;
+                st.raw_bind_parameter(b + 12, call.dialed_at.map(ms))?;
+                st.raw_bind_parameter(b + 13, call.ends_at.map(ms))?;
+                st.raw_bind_parameter(b + 14, &call.outcome)?;
+                st.raw_bind_parameter(b + 15, &call.failure_reason)?;
+                st.raw_bind_parameter(b + 16, call.talk_ms)?;
+                st.raw_bind_parameter(b + 17, &call.connection_id)?;
+                st.raw_bind_parameter(b + 18, &call.agent_number)?;
+                st.raw_bind_parameter(b + 19, result)?;
+            }
+            st.raw_execute()?;
+        }
+    }
+    let mut one = c.prepare_cached(INSERT_CALL)?;
+    for (call, status, result) in chunks.remainder() {
+        insert_call_with(&mut one, call, status, *result)?;
+    }
+    Ok(())
+}
+
 /// Adds ended attempts of a campaign to its count for `result`.
 pub fn count_results(
     c: &Connection,
@@ -896,4 +960,80 @@ pub fn list_inbound(
         )?
         .collect::<Result<Vec<_>, _>>()?;
     Ok((rows, total as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::store::Store;
+
+    fn a_call(i: usize) -> Call {
+        let at = Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap()
+            + chrono::Duration::seconds(i as i64);
+        Call {
+            id: format!("att-{i:04}"),
+            kind: "campaign".into(),
+            ws: WorkspaceRef::new("org", "ws"),
+            status: "calling".into(),
+            payload: Vec::new(),
+            campaign_id: Some("camp-1".into()),
+            cohort_id: Some("coh-1".into()),
+            row_no: Some(i as u64),
+            retry_attempt: (i % 4) as u32,
+            dialed_at: Some(at),
+            ends_at: Some(at + chrono::Duration::seconds(30)),
+            outcome: Some(if i % 2 == 0 { "busy" } else { "connected" }.into()),
+            failure_reason: (i % 2 == 0).then(|| "busy".to_string()),
+            talk_ms: (i % 2 == 1).then_some(12_345),
+            connection_id: Some("conn-a".into()),
+            agent_number: Some("+14155550100".into()),
+            created_at: at,
+        }
+    }
+
+    #[test]
+    fn many_calls_inserted_32_a_statement_read_back_as_inserted() {
+        let store = Store::in_memory().unwrap();
+        // Two whole statements and a remainder of 6, half of them ended.
+        let calls: Vec<Call> = (0..70).map(a_call).collect();
+        let rows: Vec<(&Call, &str, Option<&str>)> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i % 2 == 0 {
+                    (c, "ended", Some("busy"))
+                } else {
+                    (c, "calling", None)
+                }
+            })
+            .collect();
+        store.write_blocking(|c| insert_calls(c, &rows)).unwrap();
+        store
+            .read_blocking(|c| {
+                for (i, want) in calls.iter().enumerate() {
+                    let got = call(c, &want.id)?.expect("inserted");
+                    let status = if i % 2 == 0 { "ended" } else { "calling" };
+                    assert_eq!(
+                        got,
+                        Call {
+                            status: status.into(),
+                            ..want.clone()
+                        },
+                        "call {i}"
+                    );
+                    let result: Option<String> = c.query_row(
+                        "SELECT result FROM attempts WHERE id = ?1",
+                        params![want.id],
+                        |r| r.get(0),
+                    )?;
+                    assert_eq!(result.as_deref(), (i % 2 == 0).then_some("busy"));
+                }
+                let n: i64 = c.query_row("SELECT COUNT(*) FROM attempts", [], |r| r.get(0))?;
+                assert_eq!(n, 70);
+                Ok(())
+            })
+            .unwrap();
+    }
 }
