@@ -984,8 +984,15 @@ mod tests {
             retry_attempt: (i % 4) as u32,
             dialed_at: Some(at),
             ends_at: Some(at + chrono::Duration::seconds(30)),
-            outcome: Some(if i % 2 == 0 { "busy" } else { "connected" }.into()),
-            failure_reason: (i % 2 == 0).then(|| "busy".to_string()),
+            outcome: Some(
+                if i.is_multiple_of(2) {
+                    "busy"
+                } else {
+                    "connected"
+                }
+                .into(),
+            ),
+            failure_reason: (i.is_multiple_of(2)).then(|| "busy".to_string()),
             talk_ms: (i % 2 == 1).then_some(12_345),
             connection_id: Some("conn-a".into()),
             agent_number: Some("+14155550100".into()),
@@ -1002,7 +1009,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                if i % 2 == 0 {
+                if i.is_multiple_of(2) {
                     (c, "ended", Some("busy"))
                 } else {
                     (c, "calling", None)
@@ -1014,7 +1021,11 @@ mod tests {
             .read_blocking(|c| {
                 for (i, want) in calls.iter().enumerate() {
                     let got = call(c, &want.id)?.expect("inserted");
-                    let status = if i % 2 == 0 { "ended" } else { "calling" };
+                    let status = if i.is_multiple_of(2) {
+                        "ended"
+                    } else {
+                        "calling"
+                    };
                     assert_eq!(
                         got,
                         Call {
@@ -1028,7 +1039,7 @@ mod tests {
                         params![want.id],
                         |r| r.get(0),
                     )?;
-                    assert_eq!(result.as_deref(), (i % 2 == 0).then_some("busy"));
+                    assert_eq!(result.as_deref(), (i.is_multiple_of(2)).then_some("busy"));
                 }
                 let n: i64 = c.query_row("SELECT COUNT(*) FROM attempts", [], |r| r.get(0))?;
                 assert_eq!(n, 70);
