@@ -345,9 +345,13 @@ impl<'a> BatchDb<'a> {
     fn finish(mut self, writes: Writes) -> Result<(), StoreError> {
         match self.conn.take() {
             Some(c) => {
-                writes.apply(&c)?;
-                c.execute_batch("COMMIT")?;
-                Ok(())
+                let done = writes
+                    .apply(&c)
+                    .and_then(|()| Ok(c.execute_batch("COMMIT")?));
+                if done.is_err() && !c.is_autocommit() {
+                    let _ = c.execute_batch("ROLLBACK");
+                }
+                done
             }
             None if writes.is_empty() => Ok(()),
             None => {

@@ -247,3 +247,60 @@ async fn batches_of_two_events_whose_writes_overlap_the_next_batch_give_the_same
     assert_eq!(users_after, ref_users);
     assert_eq!(deliveries_after, ref_deliveries);
 }
+
+#[tokio::test]
+async fn a_step_whose_writes_fail_loses_nothing_and_the_engine_carries_on_from_the_database() {
+    let (reference, ref_users, ref_deliveries, _) = run(false, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("platform.db");
+    let clock = SimClock::at(START);
+    let app = build(&db, &clock);
+    setup(&app).await;
+    // Batches of two events: the failure can hit a batch written on the writer thread.
+    let eng = engine(&app, Some(2));
+    let mut failures = 0;
+    loop {
+        let Some(next) = eng.next_due().unwrap() else {
+            break;
+        };
+        if next > end() {
+            break;
+        }
+        clock.advance_to(next);
+        let k = keys(&app).await;
+        let written: i64 = app
+            .store
+            .read_blocking(|c| Ok(c.query_row("SELECT COUNT(*) FROM attempts", [], |r| r.get(0))?))
+            .unwrap();
+        if failures == 0 && written >= 20 {
+            // The disk refuses the next attempt rows once.
+            app.store
+                .write_blocking(|c| {
+                    c.execute_batch(
+                        "CREATE TRIGGER refuse BEFORE INSERT ON attempts
+                         BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END;",
+                    )?;
+                    Ok(())
+                })
+                .unwrap();
+            let failed = eng.step(next, &k);
+            assert!(failed.is_err(), "the step reports the failed write");
+            failures += 1;
+            app.store
+                .write_blocking(|c| {
+                    c.execute_batch("DROP TRIGGER refuse")?;
+                    Ok(())
+                })
+                .unwrap();
+        }
+        eng.step(next, &k).unwrap();
+    }
+    assert_eq!(failures, 1);
+    assert_eq!(
+        attempts(&app).await,
+        reference,
+        "nothing lost, nothing twice"
+    );
+    assert_eq!(users(&app).await, ref_users);
+    assert_eq!(deliveries(&app).await, ref_deliveries);
+}
