@@ -259,10 +259,7 @@ async fn a_step_whose_writes_fail_loses_nothing_and_the_engine_carries_on_from_t
     // Batches of two events: the failure can hit a batch written on the writer thread.
     let eng = engine(&app, Some(2));
     let mut failures = 0;
-    loop {
-        let Some(next) = eng.next_due().unwrap() else {
-            break;
-        };
+    while let Some(next) = eng.next_due().unwrap() {
         if next > end() {
             break;
         }
