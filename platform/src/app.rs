@@ -46,7 +46,7 @@ pub struct AppInner {
     /// The simulated clock, when the platform runs on one (the same time as `clock`).
     pub sim: Option<SimClock>,
     /// Deployment lists, served from memory.
-    pub deployment_lists: crate::service::deployment_lists::ListCache,
+    pub deployment_lists: Arc<crate::service::deployment_lists::ListCache>,
 }
 
 /// A change counter the engine watches: campaigns created or changed, cohorts completed,

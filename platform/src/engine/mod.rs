@@ -576,9 +576,19 @@ impl Engine {
         // The state stays locked for the whole step, so that nothing else reads the store
         // while a batch's writes are in progress.
         let mut st = self.lock();
-        let result = self.steps(&mut st, until, keys, &mut total, &mut job);
-        // Every write of the step is made before it answers.
-        let result = result.and_then(|()| join(&mut job).map_err(EngineError::from));
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.steps(&mut st, until, keys, &mut total, &mut job)
+        }));
+        let result = match run {
+            // Every write of the step is made before it answers.
+            Ok(result) => result.and_then(|()| join(&mut job).map_err(EngineError::from)),
+            Err(panic) => {
+                // No writer may outlive the step, and the memory is not to be trusted.
+                let _ = join(&mut job);
+                *st = State::default();
+                std::panic::resume_unwind(panic);
+            }
+        };
         if result.is_err() {
             let _ = join(&mut job);
             // The memory may be ahead of the database: start again from the database.
@@ -1097,7 +1107,14 @@ impl Engine {
             }
         };
         let Some((spec, status)) = spec_status else {
-            es::end_call(db.conn()?, attempt_id, "internal_error", ended)?;
+            // The campaign is gone: the call ends as an internal error, written once.
+            if st.pending.calls.remove(attempt_id) {
+                st.pending.ended_calls.push((call, "internal_error"));
+            } else {
+                st.pending
+                    .call_ends
+                    .push((attempt.clone(), "internal_error", ended));
+            }
             return Ok(());
         };
         let result = CallResult::classify(outcome, talk, spec.retry.threshold_seconds);

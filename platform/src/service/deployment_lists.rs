@@ -3,9 +3,9 @@
 //! `GET .../deployments` is the hottest read of an inbound integration (dashboards poll it).
 //! Each workspace's deployments are loaded from SQLite once, each item serialised once, and
 //! kept with its three sort orders; a page is then a walk over one order. Every write to a
-//! workspace's deployments drops its snapshot once the write is over, and a load that
-//! overlapped a write is not kept, so a list never answers with less than a write already
-//! answered.
+//! workspace's deployments drops its snapshot as soon as it commits (inside the write, so
+//! a request dropped meanwhile cannot skip it), and a load that overlapped a write is not
+//! kept, so a list never answers with less than a write already committed.
 //!
 //! Semantics match the SQL list exactly ([`crate::store::deployments::list`], which the
 //! tests compare with): `search` is a substring of the name, the description or a number,
@@ -37,12 +37,17 @@ pub struct ListCache {
 struct State {
     generation: u64,
     workspaces: HashMap<WorkspaceRef, Arc<Snapshot>>,
+    /// Workspaces known to hold more than [`MAX_CACHED`] deployments: listed by SQL
+    /// without loading them first.
+    too_big: std::collections::HashSet<WorkspaceRef>,
 }
 
 /// What [`ListCache::lookup`] found.
 pub enum Lookup {
     /// The workspace is in memory.
     Hit(Arc<Snapshot>),
+    /// The workspace is too large to keep: list it by SQL.
+    TooBig,
     /// It is not: load it, then offer it with [`ListCache::offer`] and this generation.
     Miss(u64),
 }
@@ -53,6 +58,7 @@ impl ListCache {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match state.workspaces.get(ws) {
             Some(s) => Lookup::Hit(s.clone()),
+            None if state.too_big.contains(ws) => Lookup::TooBig,
             None => Lookup::Miss(state.generation),
         }
     }
@@ -66,12 +72,22 @@ impl ListCache {
         }
     }
 
-    /// Drops a workspace's snapshot. Called after every write of its deployments, whether
-    /// it committed or not.
+    /// Records that a workspace loaded under `generation` is too large to keep, unless a
+    /// write happened since.
+    pub fn offer_too_big(&self, ws: &WorkspaceRef, generation: u64) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.generation == generation {
+            state.too_big.insert(ws.clone());
+        }
+    }
+
+    /// Drops what is known of a workspace. Called inside every write of its deployments,
+    /// once it committed (so also when the request that made it is gone by then).
     pub fn invalidate(&self, ws: &WorkspaceRef) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.generation += 1;
         state.workspaces.remove(ws);
+        state.too_big.remove(ws);
     }
 }
 
@@ -333,5 +349,19 @@ mod tests {
         cache.invalidate(&ws);
         cache.offer(&other, g, empty());
         assert!(matches!(cache.lookup(&other), Lookup::Miss(_)));
+        // A workspace too large to keep is remembered as such until its next write.
+        let Lookup::Miss(g) = cache.lookup(&ws) else {
+            panic!("dropped")
+        };
+        cache.offer_too_big(&ws, g);
+        assert!(matches!(cache.lookup(&ws), Lookup::TooBig));
+        cache.invalidate(&ws);
+        assert!(matches!(cache.lookup(&ws), Lookup::Miss(_)));
+        let Lookup::Miss(g) = cache.lookup(&ws) else {
+            panic!("dropped")
+        };
+        cache.invalidate(&other);
+        cache.offer_too_big(&ws, g);
+        assert!(matches!(cache.lookup(&ws), Lookup::Miss(_)), "a stale load");
     }
 }

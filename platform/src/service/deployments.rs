@@ -60,8 +60,8 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
         created_at: now,
         updated_at: now,
     };
-    let result = app
-        .store
+    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
+    app.store
         .write(move |c| {
             let tx = c.transaction()?;
             if let Some(t) = deployments::number_conflict(&tx, &rec.ws, &rec.phone_numbers(), None)?
@@ -70,11 +70,11 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
             }
             deployments::insert(&tx, &rec)?;
             tx.commit()?;
+            // Inside the write: a request dropped while it waits still drops the snapshot.
+            lists.invalidate(&ws_key);
             Ok(Ok(to_wire(&rec)))
         })
-        .await;
-    app.deployment_lists.invalidate(&who.ws);
-    result?
+        .await?
 }
 
 /// One page of the workspace's deployments, from the in-memory snapshot of the workspace
@@ -87,17 +87,21 @@ pub async fn list(
     let params = validate::deployment_list_query(query)?;
     let snapshot = match app.deployment_lists.lookup(&who.ws) {
         Lookup::Hit(s) => Some(s),
+        Lookup::TooBig => None,
         Lookup::Miss(generation) => {
             let ws = who.ws.clone();
             let records = app
                 .store
                 .read(move |c| deployments::all(c, &ws, MAX_CACHED + 1))
                 .await?;
-            (records.len() <= MAX_CACHED).then(|| {
+            if records.len() > MAX_CACHED {
+                app.deployment_lists.offer_too_big(&who.ws, generation);
+                None
+            } else {
                 let s = Arc::new(Snapshot::build(&records));
                 app.deployment_lists.offer(&who.ws, generation, s.clone());
-                s
-            })
+                Some(s)
+            }
         }
     };
     let (items, total) = match snapshot {
@@ -157,8 +161,8 @@ pub async fn patch(
         who.name.clone(),
         app.validation,
     );
-    let result = app
-        .store
+    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
+    app.store
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
@@ -178,11 +182,11 @@ pub async fn patch(
             rec.updated_at = now;
             deployments::update(&tx, &rec)?;
             tx.commit()?;
+            // Inside the write: a request dropped while it waits still drops the snapshot.
+            lists.invalidate(&ws_key);
             Ok(Ok(to_wire(&rec)))
         })
-        .await;
-    app.deployment_lists.invalidate(&who.ws);
-    result?
+        .await?
 }
 
 /// `pause` (from `active`) or `resume` (from `paused`); the same status again is a 409.
@@ -195,8 +199,8 @@ pub async fn set_status(
     let action = validate::deployment_status(body, app.validation)?;
     let now = app.clock.now();
     let (ws, id, name) = (who.ws.clone(), id.to_string(), who.name.clone());
-    let result = app
-        .store
+    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
+    app.store
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
@@ -221,28 +225,29 @@ pub async fn set_status(
             rec.updated_at = now;
             deployments::update(&tx, &rec)?;
             tx.commit()?;
+            // Inside the write: a request dropped while it waits still drops the snapshot.
+            lists.invalidate(&ws_key);
             Ok(Ok(to_wire(&rec)))
         })
-        .await;
-    app.deployment_lists.invalidate(&who.ws);
-    result?
+        .await?
 }
 
 /// Deletes a deployment for good: its numbers are free at once and every later call on
 /// its id is a 404.
 pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError> {
     let (ws, id2) = (who.ws.clone(), id.to_string());
+    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
     let existed = app
         .store
         .write(move |c| {
             let tx = c.transaction()?;
             let existed = deployments::delete(&tx, &ws, &id2)?;
             tx.commit()?;
+            // Inside the write: a request dropped while it waits still drops the snapshot.
+            lists.invalidate(&ws_key);
             Ok(existed)
         })
-        .await;
-    app.deployment_lists.invalidate(&who.ws);
-    let existed = existed?;
+        .await?;
     if existed {
         Ok(())
     } else {
