@@ -47,6 +47,8 @@ pub const LIST_LIMIT_MIN: i64 = 1;
 pub const LIST_LIMIT_MAX: i64 = 100;
 /// `limit` when none is given (assumed).
 pub const LIST_LIMIT_DEFAULT: i64 = 20;
+/// Longest list `search`, in characters (assumed: far longer than any field it matches).
+pub const LIST_SEARCH_MAX_CHARS: usize = 1000;
 /// Least list `offset` (spec).
 pub const LIST_OFFSET_MIN: i64 = 0;
 /// Least users in a cohort stream (reference).

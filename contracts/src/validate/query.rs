@@ -104,9 +104,24 @@ fn list<S: Copy + Default>(
         ),
         None => Some(SortOrder::Desc),
     };
-    let search = last(pairs, "search")
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
+    let search = match last(pairs, "search").filter(|s| !s.is_empty()) {
+        Some(s) if s.chars().count() > limits::LIST_SEARCH_MAX_CHARS => {
+            c.add(
+                &q.at("search"),
+                ErrorType::StringTooLong,
+                format!(
+                    "String should have at most {} characters",
+                    limits::LIST_SEARCH_MAX_CHARS
+                ),
+            );
+            None
+        }
+        Some(s) if s.contains('\0') => {
+            c.value_error(&q.at("search"), "search must not contain a NUL character");
+            None
+        }
+        other => other.map(str::to_string),
+    };
     Some(ListParams {
         offset: offset?,
         limit: limit?,

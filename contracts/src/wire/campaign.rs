@@ -516,6 +516,7 @@ pub struct CampaignListQuery {
     pub sort_by: Option<CampaignSortBy>,
     /// `asc` or `desc` (default).
     pub sort_order: Option<SortOrder>,
-    /// Case-insensitive substring of the name or description.
+    /// Case-insensitive substring of the name or description. At most 1,000 characters, without NUL.
+    #[param(max_length = 1000)]
     pub search: Option<String>,
 }

@@ -217,6 +217,7 @@ pub struct DeploymentListQuery {
     pub sort_by: Option<DeploymentSortBy>,
     /// `asc` or `desc` (default).
     pub sort_order: Option<SortOrder>,
-    /// Case-insensitive substring of the name, the description or a phone number.
+    /// Case-insensitive substring of the name, the description or a phone number. At most 1,000 characters, without NUL.
+    #[param(max_length = 1000)]
     pub search: Option<String>,
 }

@@ -723,6 +723,28 @@ mod queries {
         }
     }
 
+    #[rstest]
+    #[case("a".repeat(1000), None)]
+    #[case("é".repeat(1000), None)]
+    #[case("a".repeat(1001), Some("string_too_long"))]
+    #[case("front\0desk".to_string(), Some("value_error"))]
+    #[case(String::new(), None)]
+    fn search(#[case] raw: String, #[case] err: Option<&str>) {
+        let want = Some(raw.clone()).filter(|s| !s.is_empty());
+        let deployments = validate::deployment_list_query(&q(&[("search", &raw)]));
+        let campaigns = validate::campaign_list_query(&q(&[("search", &raw)]));
+        match err {
+            None => {
+                assert_eq!(deployments.unwrap().search, want);
+                assert_eq!(campaigns.unwrap().0.search, want);
+            }
+            Some(ty) => {
+                assert_single(deployments, "query.search", ty);
+                assert_single(campaigns, "query.search", ty);
+            }
+        }
+    }
+
     #[test]
     fn defaults_and_enums() {
         let p = validate::deployment_list_query(&[]).unwrap();
