@@ -5,7 +5,8 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
 use super::{
-    BodyStream, RequestMeta, authorize, body, meta, ok, page_uris, read_json, respond, with_app,
+    BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
+    with_page_uris,
 };
 use crate::app::App;
 use crate::service::campaigns;
@@ -102,10 +103,8 @@ async fn list(org: String, ws: String, meta: RequestMeta, app: App) -> Response 
     respond(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
-            let (mut page, params) = campaigns::list(&app, &who, &meta.query_pairs()).await?;
-            (page.next_page_uri, page.prev_page_uri) =
-                page_uris(&app, &meta, params.offset, params.limit, page.total);
-            ok(&page)
+            let page = campaigns::list(&app, &who, &meta.query_pairs()).await?;
+            ok(&with_page_uris(&app, &meta, page))
         }
         .await,
     )

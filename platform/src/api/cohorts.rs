@@ -14,7 +14,8 @@ use warp::reply::Response;
 use warp::{Filter, Reply};
 
 use super::{
-    BodyStream, RequestMeta, authorize, body, meta, ok, page_uris, read_json, respond, with_app,
+    BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
+    with_page_uris,
 };
 use crate::app::App;
 use crate::error::ApiError;
@@ -151,11 +152,8 @@ async fn list(org: String, ws: String, parent: Parent, meta: RequestMeta, app: A
     respond(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
-            let (mut page, offset, limit) =
-                cohorts::list(&app, &who, &parent, &meta.query_pairs()).await?;
-            (page.next_page_uri, page.prev_page_uri) =
-                page_uris(&app, &meta, offset, limit, page.total);
-            ok(&page)
+            let page = cohorts::list(&app, &who, &parent, &meta.query_pairs()).await?;
+            ok(&with_page_uris(&app, &meta, page))
         }
         .await,
     )

@@ -22,6 +22,7 @@ use std::pin::Pin;
 
 use bytes::{Buf, Bytes, BytesMut};
 use contracts::error::{ErrorType, Loc, PlatformErrorBody, ValidationErrors};
+use contracts::wire::Page;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use warp::filters::BoxedFilter;
@@ -225,9 +226,15 @@ pub async fn read_json(app: &App, meta: &RequestMeta, body: BodyStream) -> Resul
     Ok(contracts::validate::parse_json_body(&bytes)?)
 }
 
-/// The full URIs of the next and previous pages, keeping the request's other query
-/// parameters; `None` at the ends.
-pub fn page_uris(
+/// The page with the full URIs of the next and previous pages, keeping the request's other
+/// query parameters; `None` at the ends.
+pub fn with_page_uris<T>(app: &App, meta: &RequestMeta, mut page: Page<T>) -> Page<T> {
+    (page.next_page_uri, page.prev_page_uri) =
+        page_uris(app, meta, page.offset, page.limit, page.total);
+    page
+}
+
+fn page_uris(
     app: &App,
     meta: &RequestMeta,
     offset: u64,

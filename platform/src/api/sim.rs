@@ -10,7 +10,8 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
 use super::{
-    BodyStream, RequestMeta, authorize, body, meta, ok, page_uris, read_json, respond, with_app,
+    BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
+    with_page_uris,
 };
 use crate::app::App;
 use crate::engine::driver::{AdvanceError, Driver};
@@ -195,18 +196,21 @@ async fn list_inbound(org: String, ws: String, meta: RequestMeta, app: App) -> R
                 .store
                 .read(move |c| es::list_inbound(c, &w, offset, limit))
                 .await?;
-            let (next_page_uri, prev_page_uri) = page_uris(&app, &meta, offset, limit, total);
-            ok(&Page {
-                items: rows
-                    .iter()
-                    .map(|r| inbound::record(r, keys.as_ref()))
-                    .collect(),
-                total,
-                limit,
-                offset,
-                next_page_uri,
-                prev_page_uri,
-            })
+            ok(&with_page_uris(
+                &app,
+                &meta,
+                Page {
+                    items: rows
+                        .iter()
+                        .map(|r| inbound::record(r, keys.as_ref()))
+                        .collect(),
+                    total,
+                    limit,
+                    offset,
+                    next_page_uri: None,
+                    prev_page_uri: None,
+                },
+            ))
         }
         .await,
     )
@@ -222,7 +226,6 @@ async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -
                 .store
                 .read(move |c| es::list_deliveries(c, &w, offset, limit))
                 .await?;
-            let (next_page_uri, prev_page_uri) = page_uris(&app, &meta, offset, limit, total);
             let items = rows
                 .into_iter()
                 .map(|r| WebhookDeliveryRecord {
@@ -243,14 +246,15 @@ async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -
                     delivered_at: r.delivered_at,
                 })
                 .collect();
-            ok(&Page {
+            let page = Page {
                 items,
                 total,
                 limit,
                 offset,
-                next_page_uri,
-                prev_page_uri,
-            })
+                next_page_uri: None,
+                prev_page_uri: None,
+            };
+            ok(&with_page_uris(&app, &meta, page))
         }
         .await,
     )

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use telephony_sim::InboundCall;
 
 use super::dialing::interaction_id;
-use super::{Engine, EngineError, Hold, State, StepKeys, StepReport, hold_backoff};
+use super::{Engine, EngineError, State, StepKeys, StepReport};
 use crate::crypto::WorkspaceKeys;
 use crate::store::engine::{self as es, InboundRow};
 use crate::store::{WorkspaceRef, cohorts as cohort_store, deployments, ms};
@@ -223,11 +223,7 @@ impl Engine {
             return Ok(());
         };
         let Some(keys) = keys.get(&row.ws) else {
-            let ws = row.ws.clone();
-            let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
-            let until = t + hold_backoff(tries);
-            st.holds.insert(ws, Hold { until, tries });
-            st.held_in_step = true;
+            let until = st.hold_in_step(&row.ws, t);
             st.inbound
                 .push(std::cmp::Reverse((ms(until), call.clone())));
             return Ok(());

@@ -431,6 +431,21 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// The instant outbound request sealed in an attempt's payload, if it opens.
+fn open_outbound_request(
+    keys: &WorkspaceKeys,
+    attempt_id: &str,
+    payload: &[u8],
+) -> Option<OutboundRequest> {
+    let plain = keys
+        .open(
+            &crate::store::attempts::payload_context(attempt_id),
+            payload,
+        )
+        .ok()?;
+    serde_json::from_slice(&plain).ok()
+}
+
 fn hold_backoff(tries: u32) -> Duration {
     // 1 s, 2 s, 4 s ... at most 256 s.
     Duration::seconds(1i64 << tries.min(8))
@@ -471,6 +486,21 @@ impl State {
             users: p.users,
             run_states,
         }
+    }
+
+    /// Holds a workspace whose keys could not be had at `now` (1 s, 2 s, 4 s ... later on
+    /// each try in a row); answers until when.
+    fn hold(&mut self, ws: &WorkspaceRef, now: DateTime<Utc>) -> DateTime<Utc> {
+        let tries = self.holds.get(ws).map_or(0, |h| h.tries + 1);
+        let until = now + hold_backoff(tries);
+        self.holds.insert(ws.clone(), Hold { until, tries });
+        until
+    }
+
+    /// [`State::hold`] from inside a step: the step ends after this event.
+    fn hold_in_step(&mut self, ws: &WorkspaceRef, now: DateTime<Utc>) -> DateTime<Utc> {
+        self.held_in_step = true;
+        self.hold(ws, now)
     }
 
     /// Makes the pending writes now, on `c` (mid-batch, before the batch reads what they
@@ -545,15 +575,7 @@ impl Engine {
 
     /// Holds a workspace whose keys could not be had at `now`: its work waits, with backoff.
     pub fn hold(&self, ws: &WorkspaceRef, now: DateTime<Utc>) {
-        let mut st = self.lock();
-        let tries = st.holds.get(ws).map_or(0, |h| h.tries + 1);
-        st.holds.insert(
-            ws.clone(),
-            Hold {
-                until: now + hold_backoff(tries),
-                tries,
-            },
-        );
+        self.lock().hold(ws, now);
     }
 
     /// Whether a workspace is held, and until when.
@@ -889,15 +911,7 @@ impl Engine {
             // The workspace's key service is down: nothing is dialled or counted; the dial
             // waits for the hold to lapse.
             let ws = run.ws.clone();
-            let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
-            st.holds.insert(
-                ws,
-                Hold {
-                    until: t + hold_backoff(tries),
-                    tries,
-                },
-            );
-            st.held_in_step = true;
+            st.hold_in_step(&ws, t);
             return Ok(());
         };
         if !st.holds.is_empty() {
@@ -1044,11 +1058,7 @@ impl Engine {
         }
         let Some(keys) = keys.get(&call.ws) else {
             // The webhook needs the keys: the end is processed when they are back.
-            let ws = call.ws.clone();
-            let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
-            let until = t + hold_backoff(tries);
-            st.holds.insert(ws, Hold { until, tries });
-            st.held_in_step = true;
+            let until = st.hold_in_step(&call.ws, t);
             st.calls.push(Reverse((ms(until), attempt.clone())));
             st.inflight.insert(attempt, call);
             return Ok(());
@@ -1064,14 +1074,7 @@ impl Engine {
         if call.kind == "outbound" {
             let result = CallResult::classify(outcome, talk, 0);
             es::end_call(db.conn()?, attempt_id, result.as_str(), ended)?;
-            let request: OutboundRequest = match keys
-                .open(
-                    &crate::store::attempts::payload_context(attempt_id),
-                    &call.payload,
-                )
-                .ok()
-                .and_then(|p| serde_json::from_slice(&p).ok())
-            {
+            let request = match open_outbound_request(keys, attempt_id, &call.payload) {
                 Some(r) => r,
                 None => {
                     tracing::error!(
@@ -1263,22 +1266,11 @@ impl Engine {
             return Ok(());
         }
         let Some(keys) = keys.get(&call.ws) else {
-            let ws = call.ws.clone();
-            let tries = st.holds.get(&ws).map_or(0, |h| h.tries + 1);
-            let until = t + hold_backoff(tries);
-            st.holds.insert(ws, Hold { until, tries });
-            st.held_in_step = true;
+            let until = st.hold_in_step(&call.ws, t);
             st.outbound.push(Reverse((ms(until), attempt.clone())));
             return Ok(());
         };
-        let request: OutboundRequest = match keys
-            .open(
-                &crate::store::attempts::payload_context(attempt_id),
-                &call.payload,
-            )
-            .ok()
-            .and_then(|p| serde_json::from_slice(&p).ok())
-        {
+        let request = match open_outbound_request(keys, attempt_id, &call.payload) {
             Some(r) => r,
             None => {
                 tracing::error!(

@@ -1,7 +1,7 @@
 //! Campaigns: create, list, get, patch, status changes.
 
-use contracts::validate::{self, ListParams};
-use contracts::wire::{Campaign, CampaignSortBy, CampaignStatus, CampaignSummary, Page};
+use contracts::validate;
+use contracts::wire::{Campaign, CampaignStatus, CampaignSummary, Page};
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -75,7 +75,7 @@ pub async fn list(
     app: &App,
     who: &Principal,
     query: &[(String, String)],
-) -> Result<(Page<CampaignSummary>, ListParams<CampaignSortBy>), ApiError> {
+) -> Result<Page<CampaignSummary>, ApiError> {
     let (params, status) = validate::campaign_list_query(query)?;
     let now = app.clock.now();
     let ws = who.ws.clone();
@@ -96,7 +96,7 @@ pub async fn list(
         next_page_uri: None,
         prev_page_uri: None,
     };
-    Ok((page, params))
+    Ok(page)
 }
 
 /// The campaign with its statistics.

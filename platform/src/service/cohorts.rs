@@ -850,7 +850,7 @@ pub async fn list(
     who: &Principal,
     parent: &Parent,
     query: &[(String, String)],
-) -> Result<(Page<Cohort>, u64, u32), ApiError> {
+) -> Result<Page<Cohort>, ApiError> {
     let (offset, limit) = validate::cohort_list_query(query)?;
     let (ws, parent) = (who.ws.clone(), parent.clone());
     let found = app
@@ -871,7 +871,7 @@ pub async fn list(
         next_page_uri: None,
         prev_page_uri: None,
     };
-    Ok((page, offset, limit))
+    Ok(page)
 }
 
 async fn find(

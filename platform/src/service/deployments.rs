@@ -1,9 +1,8 @@
 //! Inbound deployments: create, list, get, patch, status, delete.
 
-use contracts::validate::{self, ListParams};
+use contracts::validate;
 use contracts::wire::{
-    ChannelDirection, Deployment, DeploymentAction, DeploymentListItem, DeploymentSortBy,
-    DeploymentStatus, Page,
+    ChannelDirection, Deployment, DeploymentAction, DeploymentListItem, DeploymentStatus, Page,
 };
 use std::sync::Arc;
 
@@ -83,7 +82,7 @@ pub async fn list(
     app: &App,
     who: &Principal,
     query: &[(String, String)],
-) -> Result<(Page<Box<RawValue>>, ListParams<DeploymentSortBy>), ApiError> {
+) -> Result<Page<Box<RawValue>>, ApiError> {
     let params = validate::deployment_list_query(query)?;
     let snapshot = match app.deployment_lists.lookup(&who.ws) {
         Lookup::Hit(s) => Some(s),
@@ -136,7 +135,7 @@ pub async fn list(
         next_page_uri: None,
         prev_page_uri: None,
     };
-    Ok((page, params))
+    Ok(page)
 }
 
 /// A deployment.
