@@ -245,13 +245,11 @@ impl Writes {
             .collect();
         rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
         es::insert_calls(c, &rows)?;
-        drop(rows);
         let mut end = c.prepare_cached(es::END_CALL)?;
         self.call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (id, result, at) in &self.call_ends {
             es::end_call_with(&mut end, id, result, *at)?;
         }
-        drop(end);
         for (d, at) in &self.deliveries {
             es::insert_delivery(c, d, *at)?;
         }
@@ -274,7 +272,6 @@ impl Writes {
                 w.last_result,
             )?;
         }
-        drop(set);
         for (id, state) in &self.run_states {
             es::set_engine_state(c, id, state)?;
         }

@@ -59,7 +59,7 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
         created_at: now,
         updated_at: now,
     };
-    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
+    let lists = app.deployment_lists.clone();
     app.store
         .write(move |c| {
             let tx = c.transaction()?;
@@ -70,7 +70,7 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
             deployments::insert(&tx, &rec)?;
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
-            lists.invalidate(&ws_key);
+            lists.invalidate(&rec.ws);
             Ok(Ok(to_wire(&rec)))
         })
         .await?
@@ -160,7 +160,7 @@ pub async fn patch(
         who.name.clone(),
         app.validation,
     );
-    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
+    let lists = app.deployment_lists.clone();
     app.store
         .write(move |c| {
             let tx = c.transaction()?;
@@ -182,7 +182,7 @@ pub async fn patch(
             deployments::update(&tx, &rec)?;
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
-            lists.invalidate(&ws_key);
+            lists.invalidate(&ws);
             Ok(Ok(to_wire(&rec)))
         })
         .await?
@@ -198,7 +198,7 @@ pub async fn set_status(
     let action = validate::deployment_status(body, app.validation)?;
     let now = app.clock.now();
     let (ws, id, name) = (who.ws.clone(), id.to_string(), who.name.clone());
-    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
+    let lists = app.deployment_lists.clone();
     app.store
         .write(move |c| {
             let tx = c.transaction()?;
@@ -225,7 +225,7 @@ pub async fn set_status(
             deployments::update(&tx, &rec)?;
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
-            lists.invalidate(&ws_key);
+            lists.invalidate(&ws);
             Ok(Ok(to_wire(&rec)))
         })
         .await?
@@ -235,7 +235,7 @@ pub async fn set_status(
 /// its id is a 404.
 pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError> {
     let (ws, id2) = (who.ws.clone(), id.to_string());
-    let (lists, ws_key) = (app.deployment_lists.clone(), who.ws.clone());
+    let lists = app.deployment_lists.clone();
     let existed = app
         .store
         .write(move |c| {
@@ -243,7 +243,7 @@ pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError
             let existed = deployments::delete(&tx, &ws, &id2)?;
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
-            lists.invalidate(&ws_key);
+            lists.invalidate(&ws);
             Ok(existed)
         })
         .await?;
