@@ -1,2 +1,30 @@
-//! Scenario files and their runner: whole stacks on a simulated clock, with reports. The
-//! command-line entry point of the harness lives here.
+//! The harness: the front door of the project, the `harness` command.
+//!
+//! - [`checks`]: one model for every verdict (scenario expectations, the BYOK check, the
+//!   platform check, CI verification).
+//! - [`report`]: that model rendered as a terminal table, JSON and JUnit XML.
+//! - [`up`]: `harness up`, the whole stack on localhost.
+//! - [`runner`]: `harness run`, scenario files played on a simulated clock.
+//! - [`scenario`]: `harness scenario schema|check`, the scenario file format.
+//! - [`verify`]: `harness verify`, the verdict on a client from a running mock's journal.
+//! - `checks::byok`, `checks::platform`: `harness check byok|platform`.
+
+pub mod checks;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod up;
+pub mod verify;
+
+/// Logs to standard error, filtered by `RUST_LOG` (else `default_filter`), with colour
+/// only when standard error is a terminal.
+pub fn init_logging(default_filter: &str) {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| default_filter.into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
