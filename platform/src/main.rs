@@ -221,6 +221,8 @@ async fn main() -> Result<()> {
                 .unwrap_or_else(|_| "info,platform=info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log file or pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let Cli { command } = Cli::parse();
     match command {

@@ -206,21 +206,25 @@ pub async fn read_limited(
     Ok(buf.freeze())
 }
 
-/// Reads a JSON body: the media type must be JSON (or absent), the size within the limit,
-/// the text valid JSON.
+/// Reads a JSON body: the media type must be JSON (`application/json` or `+json`; a missing
+/// `Content-Type` is refused like a wrong one, so a client that forgets it learns so here
+/// rather than from the real platform), the size within the limit, the text valid JSON.
 pub async fn read_json(app: &App, meta: &RequestMeta, body: BodyStream) -> Result<Value, ApiError> {
-    if let Some(ct) = meta.header("content-type") {
-        let essence = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        if essence != "application/json" && !essence.ends_with("+json") {
-            return Err(ApiError::UnsupportedMediaType {
-                message: format!("this route reads application/json, not '{essence}'"),
-            });
-        }
+    let Some(ct) = meta.header("content-type") else {
+        return Err(ApiError::UnsupportedMediaType {
+            message: "this route reads a JSON body: send Content-Type: application/json".into(),
+        });
+    };
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence != "application/json" && !essence.ends_with("+json") {
+        return Err(ApiError::UnsupportedMediaType {
+            message: format!("this route reads application/json, not '{essence}'"),
+        });
     }
     let bytes = read_limited(meta, body, app.config.max_body_bytes).await?;
     Ok(contracts::validate::parse_json_body(&bytes)?)

@@ -18,13 +18,25 @@ struct Running {
 }
 
 fn start(db: &std::path::Path) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_platform"))
+    start_with(db, Stdio::null(), |c| c)
+}
+
+/// Starts `platform serve` over `db` with `stderr` as its standard error and `edit` applied
+/// to the command (more flags, environment).
+fn start_with(
+    db: &std::path::Path,
+    stderr: Stdio,
+    edit: impl FnOnce(&mut Command) -> &mut Command,
+) -> Running {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_platform"));
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--seed", "3"])
         .arg("--database")
         .arg(db)
         .args(["--api-key", &format!("{ORG}/{WS}={KEY}:alice")])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr);
+    let mut child = edit(&mut command)
         .spawn()
         .expect("the platform binary starts");
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -162,4 +174,30 @@ fn serve_on_port_0_finishes_the_request_in_flight_on_ctrl_c_and_keeps_it_after_a
     interrupt(&second);
     let (exit, _) = finish(second);
     assert!(exit.success());
+}
+
+#[test]
+fn logs_written_to_a_file_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let running = start_with(&dir.path().join("p.db"), Stdio::from(log), |c| {
+        c.env("RUST_LOG", "debug")
+    });
+    let mut s = TcpStream::connect(&running.addr).unwrap();
+    s.set_read_timeout(Some(StdDuration::from_secs(20)))
+        .unwrap();
+    s.write_all(request("GET", &running.addr, "/no/such/route", "").as_bytes())
+        .unwrap();
+    assert_eq!(read_response(&mut s).0, 404);
+    drop(s);
+    interrupt(&running);
+    let (exit, _) = finish(running);
+    assert!(exit.success());
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    assert!(!text.trim().is_empty(), "something was logged at debug");
+    assert!(
+        !text.contains('\u{1b}'),
+        "no ANSI escape codes in a log file: {text:?}"
+    );
 }
