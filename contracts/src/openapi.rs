@@ -388,7 +388,7 @@ fn delete_deployment() {}
 #[utoipa::path(get, path = "/sim/v1/clock", tag = "simulation",
     responses(
         (status = 200, description = "The platform's time", body = SimClockState),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key, or a clock admin key)", body = PlatformErrorBody)
     ))]
 fn sim_get_clock() {}
 
@@ -396,7 +396,8 @@ fn sim_get_clock() {}
     request_body = ClockSetRequest,
     responses(
         (status = 200, description = "Set; every step due up to the new time ran first", body = ClockAdvanceResult),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key, or a clock admin key)", body = PlatformErrorBody),
+        (status = 403, description = "The platform restricts moving the clock to its clock admin keys (`--clock-admin-key`), and this is a workspace's key", body = PlatformErrorBody),
         (status = 409, description = "The platform runs on the real clock, or the time is in the past", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
@@ -406,7 +407,8 @@ fn sim_set_clock() {}
     request_body = ClockAdvanceRequest,
     responses(
         (status = 200, description = "Advanced; every step due up to the new time ran first", body = ClockAdvanceResult),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key, or a clock admin key)", body = PlatformErrorBody),
+        (status = 403, description = "The platform restricts moving the clock to its clock admin keys (`--clock-admin-key`), and this is a workspace's key", body = PlatformErrorBody),
         (status = 409, description = "The platform runs on the real clock, or the time is in the past", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]

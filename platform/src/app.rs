@@ -204,7 +204,13 @@ impl AppBuilder {
                 .map_err(StartError::Config)?;
             keys.set_service(entry.workspace(), Arc::new(service));
         }
-        let auth = KeyTable::new(config.api_keys.clone());
+        if config.clock_admin_keys.iter().any(|k| k.trim().is_empty()) {
+            return Err(StartError::Config(
+                "clock_admin_keys: a clock admin key must not be empty".into(),
+            ));
+        }
+        let auth = KeyTable::new(config.api_keys.clone())
+            .with_clock_admins(config.clock_admin_keys.clone());
         let validation = Options {
             strict: config.strict,
         };

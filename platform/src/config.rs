@@ -13,6 +13,7 @@
 //! clock = "simulated"               # or "real" (default); simulated time moves only by
 //! sim_start = "2026-03-02T12:00:00Z" #   /sim/v1/clock; sim_start defaults to the wall clock
 //! webhook_secret = "whsec_..."      # signs webhooks; printed when not set
+//! clock_admin_keys = ["sk-clock"]   # only these keys move the simulated clock
 //!
 //! [[deployment_webhooks]]           # where a workspace's inbound-call events go
 //! org_id = "org-1"
@@ -640,6 +641,11 @@ pub struct PlatformConfig {
     pub telephony: TelephonyConfig,
     /// BYOK: the workspaces whose data keys come from the customer's key service.
     pub byok: Vec<ByokConfig>,
+    /// Keys that may move the simulated clock (`PUT /sim/v1/clock`,
+    /// `POST /sim/v1/clock/advance`); when empty, any workspace's key may. The one clock is
+    /// shared by every workspace, so a platform shared by several teams names its operator's
+    /// keys here.
+    pub clock_admin_keys: Vec<String>,
 }
 
 impl Default for PlatformConfig {
@@ -666,6 +672,7 @@ impl Default for PlatformConfig {
             deployment_webhooks: Vec::new(),
             telephony: TelephonyConfig::default(),
             byok: Vec::new(),
+            clock_admin_keys: Vec::new(),
         }
     }
 }
@@ -749,6 +756,18 @@ impl PlatformConfig {
 #[derive(Debug, Clone)]
 pub struct KeyTable {
     keys: Vec<ApiKeyConfig>,
+    clock_admins: Vec<String>,
+}
+
+/// Who may move the simulated clock, as [`KeyTable::clock_mover`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockMover {
+    /// A clock admin key, or any workspace's key when no clock admin key is configured.
+    Allowed,
+    /// A workspace's key, while clock admin keys are configured.
+    NotAdmin,
+    /// No key of this platform.
+    Unknown,
 }
 
 /// Who is calling.
@@ -763,7 +782,44 @@ pub struct Principal {
 impl KeyTable {
     /// A table of these keys.
     pub fn new(keys: Vec<ApiKeyConfig>) -> Self {
-        KeyTable { keys }
+        KeyTable {
+            keys,
+            clock_admins: Vec::new(),
+        }
+    }
+
+    /// The same table with these clock admin keys (see
+    /// [`PlatformConfig::clock_admin_keys`]).
+    pub fn with_clock_admins(mut self, keys: Vec<String>) -> Self {
+        self.clock_admins = keys;
+        self
+    }
+
+    /// Whether `presented` is a clock admin key (constant time per key).
+    fn is_clock_admin(&self, presented: &str) -> bool {
+        let mut found = false;
+        for k in &self.clock_admins {
+            found |= bool::from(k.as_bytes().ct_eq(presented.as_bytes()));
+        }
+        found
+    }
+
+    /// Whether `presented` may read the clock: a key of any workspace or a clock admin key.
+    pub fn may_read_clock(&self, presented: &str) -> bool {
+        let admin = self.is_clock_admin(presented);
+        self.check_any(presented).is_some() || admin
+    }
+
+    /// Whether `presented` may move the simulated clock.
+    pub fn clock_mover(&self, presented: &str) -> ClockMover {
+        let admin = self.is_clock_admin(presented);
+        let workspace = self.check_any(presented).is_some();
+        match (admin, workspace) {
+            (true, _) => ClockMover::Allowed,
+            (false, true) if self.clock_admins.is_empty() => ClockMover::Allowed,
+            (false, true) => ClockMover::NotAdmin,
+            (false, false) => ClockMover::Unknown,
+        }
     }
 
     /// The keys.
@@ -831,6 +887,7 @@ mod tests {
         assert_eq!(config.api_keys.len(), 1);
         assert_eq!(config.byok.len(), 1);
         assert_eq!(config.deployment_webhooks.len(), 1);
+        assert_eq!(config.clock_admin_keys, vec!["sk-clock".to_string()]);
     }
 
     #[test]
@@ -864,6 +921,25 @@ mod tests {
         assert_eq!(t.check("kall", &b).as_deref(), Some("local"));
         assert_eq!(t.check("k", &a), None);
         assert_eq!(t.check("", &a), None);
+    }
+
+    #[test]
+    fn clock_admin_keys_alone_move_the_clock_once_configured() {
+        let keys = vec![ApiKeyConfig::parse("o/a=ka:alice").unwrap()];
+        let open = KeyTable::new(keys.clone());
+        assert_eq!(open.clock_mover("ka"), ClockMover::Allowed);
+        assert_eq!(open.clock_mover("nope"), ClockMover::Unknown);
+        let closed = KeyTable::new(keys).with_clock_admins(vec!["k-clock".into()]);
+        assert_eq!(closed.clock_mover("ka"), ClockMover::NotAdmin);
+        assert_eq!(closed.clock_mover("k-clock"), ClockMover::Allowed);
+        assert_eq!(closed.clock_mover("nope"), ClockMover::Unknown);
+        assert!(closed.may_read_clock("ka") && closed.may_read_clock("k-clock"));
+        assert!(!closed.may_read_clock("nope"));
+        assert_eq!(
+            closed.check_any("k-clock"),
+            None,
+            "an admin key opens no workspace"
+        );
     }
 
     #[test]

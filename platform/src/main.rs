@@ -76,6 +76,11 @@ struct ServeArgs {
     /// Seed of the simulated telephony's call outcomes (default: --seed).
     #[arg(long, env = "PLATFORM_TELEPHONY_SEED")]
     telephony_seed: Option<u64>,
+    /// A key that may move the simulated clock; once any is given, workspace keys may only
+    /// read it (403 on PUT /sim/v1/clock and POST /sim/v1/clock/advance). Repeat the flag, or
+    /// separate keys with commas in the environment variable.
+    #[arg(long = "clock-admin-key", env = "PLATFORM_CLOCK_ADMIN_KEYS", value_delimiter = ',', hide_env_values = true)]
+    clock_admin_keys: Vec<String>,
     #[command(flatten)]
     byok: ByokArgs,
 }
@@ -205,6 +210,9 @@ impl ServeArgs {
         if let Some(v) = self.telephony_seed {
             config.telephony.seed = Some(v);
         }
+        if !self.clock_admin_keys.is_empty() {
+            config.clock_admin_keys = self.clock_admin_keys;
+        }
         self.byok
             .into_override()
             .apply(&mut config.byok)
@@ -271,8 +279,12 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
     }
     match &app.sim {
         Some(sim) => println!(
-            "clock: simulated, at {} -- move it with POST /sim/v1/clock/advance",
-            contracts::clock::format_instant(contracts::clock::Clock::now(sim))
+            "clock: simulated, at {} -- move it with POST /sim/v1/clock/advance ({})",
+            contracts::clock::format_instant(contracts::clock::Clock::now(sim)),
+            match config.clock_admin_keys.len() {
+                0 => "any workspace's key".to_string(),
+                n => format!("{n} clock admin key(s) only"),
+            }
         ),
         None => println!("clock: real"),
     }
