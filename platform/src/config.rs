@@ -14,6 +14,10 @@
 //! sim_start = "2026-03-02T12:00:00Z" #   /sim/v1/clock; sim_start defaults to the wall clock
 //! webhook_secret = "whsec_..."      # signs webhooks; printed when not set
 //! clock_admin_keys = ["sk-clock"]   # only these keys move the simulated clock
+//! header_read_timeout_ms = 30000    # a request head must arrive within this (408 after);
+//!                                   #   an idle keep-alive connection closes after it too
+//! body_read_timeout_ms = 30000      # longest pause inside a request body (408 after)
+//! max_connections = 1024            # more wait until one closes
 //!
 //! [[deployment_webhooks]]           # where a workspace's inbound-call events go
 //! org_id = "org-1"
@@ -646,7 +650,25 @@ pub struct PlatformConfig {
     /// shared by every workspace, so a platform shared by several teams names its operator's
     /// keys here.
     pub clock_admin_keys: Vec<String>,
+    /// Longest time to receive a request's head, in milliseconds (wall clock); also how
+    /// long an idle keep-alive connection stays open.
+    pub header_read_timeout_ms: u64,
+    /// Longest pause while receiving a request body, in milliseconds (wall clock).
+    pub body_read_timeout_ms: u64,
+    /// Most client connections open at once; further ones wait until one closes.
+    pub max_connections: u64,
 }
+
+/// Default of [`PlatformConfig::header_read_timeout_ms`]: 30 seconds.
+pub const HEADER_READ_TIMEOUT_MS: u64 = 30_000;
+/// Default of [`PlatformConfig::body_read_timeout_ms`]: 30 seconds.
+pub const BODY_READ_TIMEOUT_MS: u64 = 30_000;
+/// Longest allowed read timeout: an hour.
+pub const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
+/// Default of [`PlatformConfig::max_connections`].
+pub const MAX_CONNECTIONS: u64 = 1024;
+/// Largest allowed [`PlatformConfig::max_connections`].
+pub const MAX_CONNECTIONS_MAX: u64 = 1_000_000;
 
 impl Default for PlatformConfig {
     fn default() -> Self {
@@ -673,6 +695,9 @@ impl Default for PlatformConfig {
             telephony: TelephonyConfig::default(),
             byok: Vec::new(),
             clock_admin_keys: Vec::new(),
+            header_read_timeout_ms: HEADER_READ_TIMEOUT_MS,
+            body_read_timeout_ms: BODY_READ_TIMEOUT_MS,
+            max_connections: MAX_CONNECTIONS,
         }
     }
 }
@@ -704,6 +729,44 @@ impl PlatformConfig {
             Ok(())
         } else {
             Err(problems.join("\n"))
+        }
+    }
+
+    /// Checks the connection limits and the clock admin keys.
+    pub fn validate_server(&self) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for (name, v) in [
+            ("header_read_timeout_ms", self.header_read_timeout_ms),
+            ("body_read_timeout_ms", self.body_read_timeout_ms),
+        ] {
+            if !(1..=READ_TIMEOUT_MS_MAX).contains(&v) {
+                problems.push(format!(
+                    "{name} must be 1 to {READ_TIMEOUT_MS_MAX}, not {v}"
+                ));
+            }
+        }
+        if !(1..=MAX_CONNECTIONS_MAX).contains(&self.max_connections) {
+            problems.push(format!(
+                "max_connections must be 1 to {MAX_CONNECTIONS_MAX}, not {}",
+                self.max_connections
+            ));
+        }
+        if self.clock_admin_keys.iter().any(|k| k.trim().is_empty()) {
+            problems.push("clock_admin_keys: a clock admin key must not be empty".into());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    /// The limits of client connections.
+    pub fn connection_limits(&self) -> crate::connection::Limits {
+        crate::connection::Limits {
+            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
+            body_read_timeout: std::time::Duration::from_millis(self.body_read_timeout_ms),
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
         }
     }
 
@@ -888,6 +951,8 @@ mod tests {
         assert_eq!(config.byok.len(), 1);
         assert_eq!(config.deployment_webhooks.len(), 1);
         assert_eq!(config.clock_admin_keys, vec!["sk-clock".to_string()]);
+        assert_eq!(config.max_connections, 1024);
+        config.validate_server().unwrap();
     }
 
     #[test]
@@ -940,6 +1005,27 @@ mod tests {
             None,
             "an admin key opens no workspace"
         );
+    }
+
+    #[test]
+    fn connection_limits_are_checked() {
+        let bad = PlatformConfig {
+            header_read_timeout_ms: 0,
+            body_read_timeout_ms: READ_TIMEOUT_MS_MAX + 1,
+            max_connections: 0,
+            clock_admin_keys: vec![" ".into()],
+            ..Default::default()
+        };
+        let err = bad.validate_server().unwrap_err();
+        for part in [
+            "header_read_timeout_ms must be 1 to 3600000, not 0",
+            "body_read_timeout_ms must be 1 to 3600000, not 3600001",
+            "max_connections must be 1 to 1000000, not 0",
+            "a clock admin key must not be empty",
+        ] {
+            assert!(err.contains(part), "{part} in {err}");
+        }
+        PlatformConfig::default().validate_server().unwrap();
     }
 
     #[test]

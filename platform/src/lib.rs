@@ -17,12 +17,14 @@
 //! - [`webhooks`]: webhook signing, verification and backoff.
 //! - [`error`]: every failure and its answer.
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
+//! - [`connection`]: HTTP/1.1 connections: limits, timeouts, refusals in the error shape.
 
 pub mod api;
 pub mod app;
 pub mod byok;
 pub mod cohort_processing;
 pub mod config;
+pub mod connection;
 pub mod crypto;
 pub mod engine;
 pub mod error;

@@ -79,8 +79,24 @@ struct ServeArgs {
     /// A key that may move the simulated clock; once any is given, workspace keys may only
     /// read it (403 on PUT /sim/v1/clock and POST /sim/v1/clock/advance). Repeat the flag, or
     /// separate keys with commas in the environment variable.
-    #[arg(long = "clock-admin-key", env = "PLATFORM_CLOCK_ADMIN_KEYS", value_delimiter = ',', hide_env_values = true)]
+    #[arg(
+        long = "clock-admin-key",
+        env = "PLATFORM_CLOCK_ADMIN_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
     clock_admin_keys: Vec<String>,
+    /// Milliseconds a request head may take to arrive (408 after); also how long an idle
+    /// keep-alive connection stays open [default: 30000].
+    #[arg(long, env = "PLATFORM_HEADER_READ_TIMEOUT_MS")]
+    header_read_timeout_ms: Option<u64>,
+    /// Longest pause, in milliseconds, while a request body arrives (408 after)
+    /// [default: 30000].
+    #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_MS")]
+    body_read_timeout_ms: Option<u64>,
+    /// Most client connections at once; more wait until one closes [default: 1024].
+    #[arg(long, env = "PLATFORM_MAX_CONNECTIONS")]
+    max_connections: Option<u64>,
     #[command(flatten)]
     byok: ByokArgs,
 }
@@ -212,6 +228,15 @@ impl ServeArgs {
         }
         if !self.clock_admin_keys.is_empty() {
             config.clock_admin_keys = self.clock_admin_keys;
+        }
+        if let Some(v) = self.header_read_timeout_ms {
+            config.header_read_timeout_ms = v;
+        }
+        if let Some(v) = self.body_read_timeout_ms {
+            config.body_read_timeout_ms = v;
+        }
+        if let Some(v) = self.max_connections {
+            config.max_connections = v;
         }
         self.byok
             .into_override()

@@ -1,5 +1,6 @@
 //! A whole platform (its state and its engine) and serving it on a listener the caller bound
-//! (port 0 works), until a shutdown signal; requests in flight finish first.
+//! (port 0 works), until a shutdown signal; requests in flight finish first. Connections are
+//! served by [`crate::connection`] (limits, timeouts, refusals in the error shape).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -51,9 +52,18 @@ impl Platform {
         };
         // A server runs for days: its dial journal keeps only the latest dials.
         telephony.set_journal_limit(Some(TELEPHONY_JOURNAL_LIMIT));
+        // A drawn secret is a fixed function of the seed (its own stream), so a restart with
+        // the same seed signs with the same secret and moves no id stream.
         let secret = match &app.config.webhook_secret {
             Some(s) => s.as_bytes().to_vec(),
-            None => format!("whsec_{}", hex::encode(app.ids.bytes::<16>())).into_bytes(),
+            None => {
+                let drawn = contracts::ids::IdGen::seeded_at(
+                    app.ids.seed(),
+                    contracts::ids::stream::SECRETS,
+                    0,
+                );
+                format!("whsec_{}", hex::encode(drawn.bytes::<16>())).into_bytes()
+            }
         };
         Ok(Platform::new(app, Arc::new(telephony), secret))
     }
@@ -89,11 +99,8 @@ pub async fn serve(
     let engine = tokio::spawn(platform.driver.clone().run(async {
         let _ = engine_stopped.await;
     }));
-    warp::serve(platform.routes())
-        .incoming(listener)
-        .graceful(shutdown)
-        .run()
-        .await;
+    let limits = app.config.connection_limits();
+    crate::connection::serve(listener, platform.routes(), limits, shutdown).await;
     let _ = stop_engine.send(());
     let _ = engine.await;
     app.cohorts.shutdown().await;

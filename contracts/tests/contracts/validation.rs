@@ -217,7 +217,14 @@ fn descriptions_refuse_a_nul_character() {
         "value_error",
     );
     // Other control characters stay allowed: a description may hold a line break or a tab.
-    assert!(create(&set(campaign(), "description", json!("line one\nline\ttwo"))).is_ok());
+    assert!(
+        create(&set(
+            campaign(),
+            "description",
+            json!("line one\nline\ttwo")
+        ))
+        .is_ok()
+    );
 }
 
 #[rstest]
@@ -953,8 +960,12 @@ mod cohorts {
 /// `loc` holds integers for array indices (FastAPI's form), as `docs/interface.md` records.
 #[test]
 fn loc_array_indices_are_json_integers() {
-    let e = create(&set(campaign(), "app_config.connection_configs.0.weight", json!(0)))
-        .unwrap_err();
+    let e = create(&set(
+        campaign(),
+        "app_config.connection_configs.0.weight",
+        json!(0),
+    ))
+    .unwrap_err();
     let body = serde_json::to_value(e.into_body()).unwrap();
     assert_eq!(
         body["detail"][0]["loc"],

@@ -55,7 +55,7 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Campaign
     let now = app.clock.now();
     let spec = validate::campaign_create(body, now, app.validation)?;
     let rec = CampaignRecord {
-        id: app.ids.campaign_id(),
+        id: app.draw_id(|g| g.campaign_id()).await?,
         ws: who.ws.clone(),
         status: CampaignStatus::Scheduled,
         spec,

@@ -50,7 +50,7 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
     let spec = validate::deployment_create(body, app.validation)?;
     let now = app.clock.now();
     let rec = DeploymentRecord {
-        id: app.ids.deployment_id(),
+        id: app.draw_id(|g| g.deployment_id()).await?,
         ws: who.ws.clone(),
         status: DeploymentStatus::Active,
         config: spec.to_create_request(),

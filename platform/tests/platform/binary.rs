@@ -201,3 +201,51 @@ fn logs_written_to_a_file_carry_no_colour_codes() {
         "no ANSI escape codes in a log file: {text:?}"
     );
 }
+
+fn kill_hard(mut r: Running) {
+    let pid = r.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let _ = r.child.wait();
+}
+
+/// Creates a deployment on `number` through a new connection; answers its id.
+fn create_deployment_raw(addr: &str, number: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(StdDuration::from_secs(30)))
+        .unwrap();
+    let body = deployment_body("Front desk", number).to_string();
+    s.write_all(request("POST", addr, &deployments_path(), &body).as_bytes())
+        .unwrap();
+    let (status, created) = read_response(&mut s);
+    assert_eq!(status, 200, "{created}");
+    created["deployment_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn after_a_sigkill_the_same_seed_carries_on_with_new_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    // Never stopped: two creates.
+    let straight = start(&dir.path().join("straight.db"));
+    let expected = [
+        create_deployment_raw(&straight.addr, "+14155550100"),
+        create_deployment_raw(&straight.addr, "+14155550101"),
+    ];
+    interrupt(&straight);
+    assert!(finish(straight).0.success());
+    // Killed between the two (no clean stop), started again with the same seed.
+    let db = dir.path().join("killed.db");
+    let first = start(&db);
+    let before = create_deployment_raw(&first.addr, "+14155550100");
+    kill_hard(first);
+    let second = start(&db);
+    let after = create_deployment_raw(&second.addr, "+14155550101");
+    interrupt(&second);
+    assert!(finish(second).0.success());
+    assert_eq!([before, after], expected);
+}

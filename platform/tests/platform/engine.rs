@@ -824,7 +824,10 @@ async fn no_move_takes_the_shared_clock_more_than_400_days_ahead() {
         );
     }
     let (_, v) = app.get("/sim/v1/clock").await;
-    assert_eq!(v["now"], "2026-03-02T12:00:00.000Z", "the clock did not move");
+    assert_eq!(
+        v["now"], "2026-03-02T12:00:00.000Z",
+        "the clock did not move"
+    );
     // Exactly 400 days is allowed.
     let (s, v) = app
         .post(
