@@ -28,18 +28,23 @@
 //!   while it is stopped wait in the listen queue);
 //! - the telephony simulator and the webhook secret survive a restart, so scripted number
 //!   rules and the dial journal carry on.
+//!
+//! Submodules: `options` ([`StackOptions`] and its parts), `info` ([`StackInfo`]), `kms`
+//! (the key service's configuration completed with a client, an alias and an admin token),
+//! `seed` (the seed remembered beside a kept database).
 
 mod info;
+mod kms;
 mod options;
+mod seed;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use base64::Engine as _;
 use contracts::clock::{SharedClock, SimClock, SystemClock};
 use contracts::ids::IdGen;
-use customer_kms_sim::{KeyService, KmsConfig};
+use customer_kms_sim::KeyService;
 use platform::App;
 use platform::config::{ByokConfig, ClockMode, KeyTable, PlatformConfig, Secret};
 use platform::engine::driver::Driver;
@@ -50,11 +55,14 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use info::{ClockInfo, DatabaseInfo, KeyServiceInfo, PlatformInfo, StackInfo, TelephonyInfo};
+use kms::KmsSetup;
 pub use options::{
     ByokOptions, DEFAULT_CLIENT_ID, DEFAULT_KEY_ALIAS, DEFAULT_ORG, DEFAULT_PARTNER,
     DEFAULT_PORT_BASE, DEFAULT_WORKSPACE, EngineMode, Ports, StackClock, StackDatabase,
     StackOptions, parse_instant,
 };
+pub use seed::seed_file;
+use seed::{draw_seed, remembered_seed};
 
 /// Why a stack could not start, restart or stop. Each says what to change.
 #[derive(Debug, thiserror::Error)]
@@ -209,7 +217,7 @@ impl Stack {
         let seed_given = seed.is_some();
         let seed = match &database {
             StackDatabase::File(p) => remembered_seed(p, seed)?,
-            _ => seed.unwrap_or_else(|| IdGen::from_entropy().seed()),
+            _ => seed.unwrap_or_else(draw_seed),
         };
 
         // One clock.
@@ -572,142 +580,6 @@ fn build_app(
     builder
         .build()
         .map_err(|e| StackError::Platform(e.to_string()))
-}
-
-/// The key service's configuration completed with what the stack needs, and the client and
-/// alias the platform uses.
-struct KmsSetup {
-    config: KmsConfig,
-    client_id: String,
-    client_secret: String,
-    alias: String,
-    admin_token: String,
-}
-
-impl KmsSetup {
-    fn new(
-        config: Option<KmsConfig>,
-        byok: &ByokOptions,
-        seed: u64,
-        seed_given: bool,
-    ) -> Result<Self, StackError> {
-        let mut config = config.unwrap_or_else(|| KmsConfig::new(DEFAULT_PARTNER));
-        if seed_given || config.seed.is_none() {
-            config.seed = Some(seed);
-        }
-        if config.clients.is_empty() {
-            config = config.with_client(DEFAULT_CLIENT_ID, &[&random_secret("kms-secret-")]);
-        }
-        if config.aliases.is_empty() {
-            config = config.with_alias(DEFAULT_KEY_ALIAS, 1);
-        }
-        let admin_token = match &config.admin_token {
-            Some(t) => t.expose().to_string(),
-            None => {
-                let t = random_secret("kms-admin-");
-                config = config.with_admin_token(&t);
-                t
-            }
-        };
-        let client = match &byok.client_id {
-            Some(id) => config.clients.iter().find(|c| &c.id == id).ok_or_else(|| {
-                let ids: Vec<&str> = config.clients.iter().map(|c| c.id.as_str()).collect();
-                StackError::KeyService(format!(
-                    "no client '{id}' in the key service's configuration (clients: {})",
-                    ids.join(", ")
-                ))
-            })?,
-            None => &config.clients[0],
-        };
-        let client_secret = client
-            .secrets
-            .first()
-            .map(|s| s.expose().to_string())
-            .ok_or_else(|| {
-                StackError::KeyService(format!(
-                    "client '{}' has no secret; give it one in `secrets`",
-                    client.id
-                ))
-            })?;
-        let alias = byok
-            .key_alias
-            .clone()
-            .or_else(|| client.default_alias.clone())
-            .or_else(|| config.fallback_alias().map(str::to_string))
-            .expect("the configuration has an alias");
-        if !config.aliases.iter().any(|a| a.name == alias) {
-            let names: Vec<&str> = config.aliases.iter().map(|a| a.name.as_str()).collect();
-            return Err(StackError::KeyService(format!(
-                "no alias '{alias}' in the key service's configuration (aliases: {})",
-                names.join(", ")
-            )));
-        }
-        Ok(KmsSetup {
-            client_id: client.id.clone(),
-            client_secret,
-            alias,
-            admin_token,
-            config,
-        })
-    }
-}
-
-/// A random secret with a readable prefix.
-fn random_secret(prefix: &str) -> String {
-    let bytes: [u8; 16] = IdGen::from_entropy().bytes();
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}{hex}")
-}
-
-/// The file beside a database that remembers the stack's seed.
-pub fn seed_file(database: &Path) -> PathBuf {
-    let mut s = database.as_os_str().to_owned();
-    s.push(".seed");
-    PathBuf::from(s)
-}
-
-/// The stack's seed for a kept database: the one remembered beside it (which `wanted`, when
-/// given, must equal), else `wanted` or a drawn one, then remembered. The key service derives
-/// its master keys from the seed, so a database reopened under another seed could not be
-/// read.
-fn remembered_seed(database: &Path, wanted: Option<u64>) -> Result<u64, StackError> {
-    let path = seed_file(database);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let stored: u64 = text.trim().parse().map_err(|_| {
-                StackError::Seed(format!(
-                    "{} should hold the seed the database was made with, a number; it holds {:?}: fix or delete it",
-                    path.display(),
-                    text.trim()
-                ))
-            })?;
-            match wanted {
-                Some(w) if w != stored => Err(StackError::Seed(format!(
-                    "the database {} was made with seed {stored} (remembered in {}); the key service's master keys come from the seed, so under seed {w} its data could not be read: pass --seed {stored}, or use another database",
-                    database.display(),
-                    path.display()
-                ))),
-                _ => Ok(stored),
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let seed = wanted.unwrap_or_else(|| IdGen::from_entropy().seed());
-            let tmp = path.with_extension("seed.tmp");
-            std::fs::write(&tmp, format!("{seed}\n"))
-                .and_then(|()| std::fs::rename(&tmp, &path))
-                .map_err(|e| {
-                    StackError::Seed(format!(
-                        "cannot write {} (the seed of the database): {e}; check that its directory exists and is writable",
-                        path.display()
-                    ))
-                })?;
-            Ok(seed)
-        }
-        Err(e) => Err(StackError::Seed(format!(
-            "cannot read {} (the seed of the database): {e}",
-            path.display()
-        ))),
-    }
 }
 
 #[cfg(test)]

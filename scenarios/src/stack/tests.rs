@@ -322,8 +322,10 @@ async fn the_key_service_configuration_chooses_client_and_alias() {
 
 #[tokio::test]
 async fn platform_configurations_that_cannot_be_wired_are_refused() {
-    let mut config = PlatformConfig::default();
-    config.api_keys = vec![ApiKeyConfig::parse("org-9/ws-9=sk-other").unwrap()];
+    let config = PlatformConfig {
+        api_keys: vec![ApiKeyConfig::parse("org-9/ws-9=sk-other").unwrap()],
+        ..Default::default()
+    };
     let e = Stack::start(StackOptions {
         platform: config,
         ..simulated()
@@ -346,11 +348,13 @@ async fn platform_configurations_that_cannot_be_wired_are_refused() {
 
 #[tokio::test]
 async fn an_api_key_of_the_configuration_that_opens_the_workspace_is_the_one_shown() {
-    let mut config = PlatformConfig::default();
-    config.api_keys = vec![
-        ApiKeyConfig::parse("org-9/ws-9=sk-other").unwrap(),
-        ApiKeyConfig::parse("org-1/*=sk-mine:ci").unwrap(),
-    ];
+    let config = PlatformConfig {
+        api_keys: vec![
+            ApiKeyConfig::parse("org-9/ws-9=sk-other").unwrap(),
+            ApiKeyConfig::parse("org-1/*=sk-mine:ci").unwrap(),
+        ],
+        ..Default::default()
+    };
     let stack = Stack::start(StackOptions {
         platform: config,
         ..simulated()

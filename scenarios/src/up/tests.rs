@@ -221,3 +221,42 @@ fn file_errors_name_the_file_and_the_fix() {
     let e = error(&["--config", &clock]);
     assert!(e.contains("sim_start") && e.contains("RFC 3339"), "{e}");
 }
+
+/// The stack file example of the README, as a user would paste it.
+fn readme_stack_file() -> String {
+    let readme = include_str!("../../../README.md");
+    let start = readme
+        .find("```toml\n# harness up --config stack.toml\n")
+        .expect("the README shows a stack file");
+    let body = &readme[start + "```toml\n".len()..];
+    body[..body.find("```").expect("the block ends")].to_string()
+}
+
+#[tokio::test]
+async fn the_readme_s_stack_file_starts_a_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "stack.toml", &readme_stack_file());
+    let mut o = options(&["--config", &path, "--port-base", "0"]).unwrap();
+    o.engine = EngineMode::Manual;
+    let stack = Stack::start(o).await.unwrap();
+    let i = stack.info();
+    assert_eq!(i.platform.seed, 42);
+    assert_eq!(i.platform.webhook_secret, "whsec_test");
+    assert_eq!(
+        (
+            i.key_service.partner.as_str(),
+            i.key_service.client_id.as_str(),
+            i.key_service.client_secret.as_str(),
+            i.key_service.key_alias.as_str(),
+            i.key_service.admin_token.as_str()
+        ),
+        (
+            "acme",
+            "platform",
+            "platform-secret-1",
+            "tenant-a",
+            "admin-test-token"
+        )
+    );
+    stack.stop().await.unwrap();
+}
