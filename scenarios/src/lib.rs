@@ -31,3 +31,21 @@ pub fn init_logging(default_filter: &str) {
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
+
+/// Writes `contents` to `path` through a temporary file in the same directory, synced, then
+/// renamed over `path`: a reader sees the whole file or none (ready files, remembered seeds,
+/// reports).
+pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".harness-")
+        .tempfile_in(dir)?;
+    tmp.write_all(contents)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -151,6 +151,9 @@ impl Drop for Running {
 }
 
 /// The whole stack, running. See the [module documentation](self).
+///
+/// End it with [`Stack::stop`]: dropping it only tells both servers to stop, without waiting
+/// for them, and removes a temporary database at once.
 pub struct Stack {
     info: StackInfo,
     sim: Option<SimClock>,

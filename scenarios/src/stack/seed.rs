@@ -46,15 +46,13 @@ pub(super) fn remembered_seed(database: &Path, wanted: Option<u64>) -> Result<u6
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let seed = wanted.unwrap_or_else(draw_seed);
-            let tmp = path.with_extension("seed.tmp");
-            std::fs::write(&tmp, format!("{seed}\n"))
-                .and_then(|()| std::fs::rename(&tmp, &path))
-                .map_err(|e| {
-                    StackError::Seed(format!(
-                        "cannot write {} (the seed of the database): {e}; check that its directory exists and is writable",
-                        path.display()
-                    ))
-                })?;
+            let written = crate::write_atomically(&path, format!("{seed}\n").as_bytes());
+            written.map_err(|e| {
+                StackError::Seed(format!(
+                    "cannot write {} (the seed of the database): {e}; check that its directory exists and is writable",
+                    path.display()
+                ))
+            })?;
             Ok(seed)
         }
         Err(e) => Err(StackError::Seed(format!(

@@ -195,7 +195,8 @@ pub async fn run(args: UpArgs) -> anyhow::Result<ExitCode> {
     let stack = Stack::start(options).await?;
     let details = banner::Details::new(stack.info());
     if let Some(path) = &args.ready_file {
-        write_atomically(path, &details.json())?;
+        crate::write_atomically(path, format!("{}\n", details.json()).as_bytes())
+            .with_context(|| format!("writing the ready file {}", path.display()))?;
     }
     {
         use std::io::Write as _;
@@ -232,27 +233,6 @@ fn remove_stale(path: &Path) -> anyhow::Result<()> {
             )
         }),
     }
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory and a rename, so
-/// a reader sees the whole file or none.
-fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".harness-ready-")
-        .tempfile_in(dir)
-        .with_context(|| format!("writing the ready file {}", path.display()))?;
-    use std::io::Write as _;
-    writeln!(tmp, "{text}")
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("writing the ready file {}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("writing the ready file {}", path.display()))?;
-    Ok(())
 }
 
 #[cfg(test)]
