@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
-use super::{Ctx, Options};
+use super::{Ctx, Options, limits};
 use crate::domain::phone::E164;
 use crate::error::{ErrorType, Loc, ValidationErrors};
 
@@ -23,7 +23,7 @@ pub fn clock_advance(body: &Value, opts: Options) -> Result<Advance, ValidationE
     let loc = Loc::body();
     let out = c.object(body, &loc, &["seconds", "to"]).and_then(|m| {
         let seconds = Ctx::optional(m, "seconds")
-            .map(|v| c.number_in(v, &loc.at("seconds"), 0.0, 400.0 * 86_400.0));
+            .map(|v| c.number_in(v, &loc.at("seconds"), 0.0, limits::CLOCK_ADVANCE_MAX_SECS));
         let to = Ctx::optional(m, "to").map(|v| c.timestamp(v, &loc.at("to")));
         match (seconds, to) {
             (Some(s), None) => {
