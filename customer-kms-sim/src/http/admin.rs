@@ -55,6 +55,11 @@ const MAX_SIM_TIME: &str = "9999-12-31T23:59:59Z";
 /// Largest number of audit entries one `GET /_admin/audit` answers.
 pub const MAX_AUDIT_PAGE: usize = 10_000;
 
+/// GET, and HEAD answered as GET without the body (RFC 9110).
+fn get() -> impl Filter<Extract = (), Error = Rejection> + Copy {
+    warp::get().or(warp::head()).unify()
+}
+
 fn with_svc(svc: KeyService) -> impl Filter<Extract = (KeyService,), Error = Infallible> + Clone {
     warp::any().map(move || svc.clone())
 }
@@ -114,7 +119,7 @@ pub fn filter(
     let body = || warp::header::headers_cloned().and(warp::body::stream());
 
     let info = warp::path!("info")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move {
             let p = svc.partner().to_string();
@@ -133,7 +138,7 @@ pub fn filter(
         });
 
     let faults_list = warp::path!("faults")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"faults": svc.faults().list()})) });
     let faults_add = warp::path!("faults")
@@ -150,7 +155,7 @@ pub fn filter(
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"removed": svc.faults().clear()})) });
     let fault_get = warp::path!("faults" / String)
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|id: String, svc: KeyService| async move {
             match svc.faults().get(&id) {
@@ -175,11 +180,11 @@ pub fn filter(
         .and_then(|svc: KeyService| async move { ok(json!({"epoch": svc.expire_all_tokens()})) });
 
     let keys_list = warp::path!("keys")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"aliases": svc.keys().list()})) });
     let key_get = warp::path!("keys" / String)
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|alias: String, svc: KeyService| async move {
             ok_ser(&svc.keys().info(&alias).map_err(reject)?)
@@ -221,7 +226,7 @@ pub fn filter(
         );
 
     let audit_get = warp::path!("audit")
-        .and(warp::get())
+        .and(get())
         .and(warp::query::<AuditQuery>())
         .and(s())
         .and_then(|q: AuditQuery, svc: KeyService| async move {
@@ -244,7 +249,7 @@ pub fn filter(
         .and_then(|svc: KeyService| async move { ok_ser(&svc.reset()) });
 
     let clock_get = warp::path!("clock")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(clock_json(&svc)) });
     let clock_advance = warp::path!("clock" / "advance")
