@@ -101,8 +101,6 @@ run() {
         --report junit,ndjson --report-dir "$reports" \
         --report-junit-path "$reports/$name.xml" --report-ndjson-path "$reports/$name.ndjson" \
         "$@" || status=1
-    local requests
-    requests=$(grep -c '"ScenarioFinished"\|"NonFatalError"' /dev/null 2>/dev/null || true)
     echo "schemathesis: $name took $((SECONDS - started)) s"
 }
 
