@@ -16,6 +16,7 @@
 
 mod byok_ops;
 mod byok_refine;
+mod examples;
 mod links;
 mod platform_ops;
 mod refine;

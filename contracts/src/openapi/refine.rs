@@ -26,6 +26,7 @@ pub(super) fn platform(doc: &mut Value) {
     cohort_files(doc);
     upload_form(doc);
     super::links::platform(doc);
+    super::examples::platform(doc);
 }
 
 /// Refines the key service's document.
@@ -281,6 +282,12 @@ fn platform_constraints(doc: &mut Value) {
         nullable(doc, schema, property);
     }
     clock_advance(doc);
+    // An instant call reads two overrides; the language override is a cohort's only.
+    let overrides = doc
+        .pointer_mut("/components/schemas/AppOverrides/properties")
+        .and_then(Value::as_object_mut)
+        .expect("AppOverrides");
+    assert!(overrides.remove("initial_language_name").is_some());
 }
 
 /// `{"seconds": n}` or `{"to": instant}`: exactly one of the two, not null.

@@ -550,3 +550,29 @@ fn list_queries_agree_with_the_validator() {
         assert_eq!(schema(name).is_valid(&value), ok, "schema, {name} = {value}");
     }
 }
+
+/// Every example of a component fits its schema, and the platform's validator takes the
+/// request examples (at the walkthrough's time, 2026-03-02T08:00:00Z).
+#[test]
+fn examples_fit_their_schemas_and_the_validators() {
+    let doc = platform_document();
+    let mut seen = 0;
+    for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+        for example in schema["examples"].as_array().into_iter().flatten() {
+            let errors: Vec<String> = schema_validator(&doc, name)
+                .iter_errors(example)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{name} example: {errors:?}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 10, "{seen} examples");
+    let example = |name: &str| doc["components"]["schemas"][name]["examples"][0].clone();
+    let o = Options::default();
+    validate::campaign_create(&example("CampaignCreateRequest"), now(), o).unwrap();
+    validate::deployment_create(&example("DeploymentCreateRequest"), o).unwrap();
+    validate::outbound_request(&example("OutboundRequest"), o).unwrap();
+    validate::cohort_stream(&example("CohortStreamRequest"), o).unwrap();
+    validate::sim::clock_advance(&example("ClockAdvanceRequest"), o).unwrap();
+}
