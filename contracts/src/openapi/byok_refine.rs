@@ -32,14 +32,24 @@ pub(super) fn apply(doc: &mut Value) {
         "/properties/grant_type",
         json!({"enum": [GRANT_TYPE_CLIENT_CREDENTIALS]}),
     );
-    set(doc, "DecryptKeyData", "/properties/key_alias", json!({"minLength": 1}));
+    set(
+        doc,
+        "DecryptKeyData",
+        "/properties/key_alias",
+        json!({"minLength": 1}),
+    );
     set(
         doc,
         "DecryptKeyData",
         "/properties/encrypted_key",
         json!({"pattern": encrypted_key_pattern(), "minLength": encrypted_key_min_length()}),
     );
-    set(doc, "RotateKeyData", "/properties/key_alias", json!({"minLength": 1}));
+    set(
+        doc,
+        "RotateKeyData",
+        "/properties/key_alias",
+        json!({"minLength": 1}),
+    );
     doc["components"]["headers"] = json!({
         "X-Request-Id": header(
             "The caller's x-request-id when it is a UUID, otherwise one the service made",
@@ -84,9 +94,9 @@ pub(super) fn apply(doc: &mut Value) {
         responses
             .entry("404")
             .or_insert_with(|| error("NOT_FOUND: no endpoint at this path (another partner)"));
-        responses
-            .entry("413")
-            .or_insert_with(|| error("PAYLOAD_TOO_LARGE: the body is larger than the service accepts"));
+        responses.entry("413").or_insert_with(|| {
+            error("PAYLOAD_TOO_LARGE: the body is larger than the service accepts")
+        });
         let mut sorted: Vec<(String, Value)> = std::mem::take(responses).into_iter().collect();
         sorted.sort_by(|a, b| a.0.cmp(&b.0));
         for (status, mut r) in sorted {

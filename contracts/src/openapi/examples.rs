@@ -44,7 +44,10 @@ fn examples() -> Vec<(&'static str, Value)> {
                 },
             }),
         ),
-        ("CampaignPatchRequest", json!({"description": null, "app_config": {"attempts_per_second": 2}})),
+        (
+            "CampaignPatchRequest",
+            json!({"description": null, "app_config": {"attempts_per_second": 2}}),
+        ),
         ("CampaignStatusRequest", json!({"action": "pause"})),
         (
             "CohortStreamRequest",
@@ -61,11 +64,17 @@ fn examples() -> Vec<(&'static str, Value)> {
                 "inbound_config": window,
             }),
         ),
-        ("DeploymentPatchRequest", json!({"app_version": 2, "inbound_config": null})),
+        (
+            "DeploymentPatchRequest",
+            json!({"app_version": 2, "inbound_config": null}),
+        ),
         ("DeploymentStatusRequest", json!({"action": "pause"})),
         ("ClockAdvanceRequest", json!({"seconds": 3600})),
         ("ClockSetRequest", json!({"now": "2026-03-02T10:00:00Z"})),
-        ("InboundCallRequest", json!({"caller": "+919876543210", "dialled": "+14155550100"})),
+        (
+            "InboundCallRequest",
+            json!({"caller": "+919876543210", "dialled": "+14155550100"}),
+        ),
     ]
 }
 

@@ -182,61 +182,185 @@ fn platform_constraints(doc: &mut Value) {
     let rules: Vec<(&str, &str, Value)> = vec![
         // Instant outbound
         ("OutboundAppConfig", "/properties/app_id", non_empty()),
-        ("OutboundAppConfig", "/properties/app_version", app_version()),
-        ("OutboundConnectionConfig", "/properties/connection_id", non_empty()),
-        ("OutboundConnectionConfig", "/properties/agent_phone_number", e164()),
+        (
+            "OutboundAppConfig",
+            "/properties/app_version",
+            app_version(),
+        ),
+        (
+            "OutboundConnectionConfig",
+            "/properties/connection_id",
+            non_empty(),
+        ),
+        (
+            "OutboundConnectionConfig",
+            "/properties/agent_phone_number",
+            e164(),
+        ),
         ("UserConfig", "/properties/user_phone_number", e164()),
         ("WebhookConfig", "/properties/url", url()),
         // Campaigns
         ("CampaignCreateRequest", "/properties/name", name()),
-        ("CampaignCreateRequest", "/properties/description", description()),
+        (
+            "CampaignCreateRequest",
+            "/properties/description",
+            description(),
+        ),
         ("AllowedSchedule", "/properties/timezone", time_zone()),
         ("AllowedSchedule", "/properties/allowed_days", days()),
-        ("AllowedSchedule", "/properties/allowed_start_time", time_of_day()),
-        ("AllowedSchedule", "/properties/allowed_end_time", time_of_day()),
-        ("CampaignAppConfigRequest", "/properties/app_id", non_empty()),
-        ("CampaignAppConfigRequest", "/properties/app_version", app_version()),
-        ("CampaignAppConfigRequest", "/properties/attempts_per_second", range(RATE_MIN, RATE_MAX)),
-        ("CampaignAppConfigRequest", "/properties/connection_configs", at_least(CONNECTION_CONFIGS_MIN)),
-        ("CampaignConnectionConfig", "/properties/connection_id", non_empty()),
-        ("CampaignConnectionConfig", "/properties/phone_numbers", phone_list()),
-        ("CampaignConnectionConfig", "/properties/weight", range(WEIGHT_MIN, WEIGHT_MAX)),
-        ("RetryConfigRequest", "/properties/max_retries", range(0, MAX_RETRIES_MAX)),
-        ("RetryConfigRequest", "/properties/threshold_seconds", range(THRESHOLD_MIN, THRESHOLD_MAX)),
-        ("RetryConfigRequest", "/properties/retry_interval_minutes", range(RETRY_INTERVAL_MIN, RETRY_INTERVAL_MAX)),
-        ("ShortDurationToggle", "/properties/threshold_seconds", range(THRESHOLD_MIN, THRESHOLD_MAX)),
+        (
+            "AllowedSchedule",
+            "/properties/allowed_start_time",
+            time_of_day(),
+        ),
+        (
+            "AllowedSchedule",
+            "/properties/allowed_end_time",
+            time_of_day(),
+        ),
+        (
+            "CampaignAppConfigRequest",
+            "/properties/app_id",
+            non_empty(),
+        ),
+        (
+            "CampaignAppConfigRequest",
+            "/properties/app_version",
+            app_version(),
+        ),
+        (
+            "CampaignAppConfigRequest",
+            "/properties/attempts_per_second",
+            range(RATE_MIN, RATE_MAX),
+        ),
+        (
+            "CampaignAppConfigRequest",
+            "/properties/connection_configs",
+            at_least(CONNECTION_CONFIGS_MIN),
+        ),
+        (
+            "CampaignConnectionConfig",
+            "/properties/connection_id",
+            non_empty(),
+        ),
+        (
+            "CampaignConnectionConfig",
+            "/properties/phone_numbers",
+            phone_list(),
+        ),
+        (
+            "CampaignConnectionConfig",
+            "/properties/weight",
+            range(WEIGHT_MIN, WEIGHT_MAX),
+        ),
+        (
+            "RetryConfigRequest",
+            "/properties/max_retries",
+            range(0, MAX_RETRIES_MAX),
+        ),
+        (
+            "RetryConfigRequest",
+            "/properties/threshold_seconds",
+            range(THRESHOLD_MIN, THRESHOLD_MAX),
+        ),
+        (
+            "RetryConfigRequest",
+            "/properties/retry_interval_minutes",
+            range(RETRY_INTERVAL_MIN, RETRY_INTERVAL_MAX),
+        ),
+        (
+            "ShortDurationToggle",
+            "/properties/threshold_seconds",
+            range(THRESHOLD_MIN, THRESHOLD_MAX),
+        ),
         ("RetryOnObject", "", json!({"additionalProperties": false})),
         ("CampaignPatchRequest", "/properties/name", name()),
-        ("CampaignPatchRequest", "/properties/description", description()),
-        ("CampaignAppConfigPatch", "/properties/app_version", app_version()),
-        ("CampaignAppConfigPatch", "/properties/attempts_per_second", range(RATE_MIN, RATE_MAX)),
-        ("CampaignAppConfigPatch", "/properties/connection_configs", at_least(CONNECTION_CONFIGS_MIN)),
+        (
+            "CampaignPatchRequest",
+            "/properties/description",
+            description(),
+        ),
+        (
+            "CampaignAppConfigPatch",
+            "/properties/app_version",
+            app_version(),
+        ),
+        (
+            "CampaignAppConfigPatch",
+            "/properties/attempts_per_second",
+            range(RATE_MIN, RATE_MAX),
+        ),
+        (
+            "CampaignAppConfigPatch",
+            "/properties/connection_configs",
+            at_least(CONNECTION_CONFIGS_MIN),
+        ),
         // Deployments
         ("DeploymentCreateRequest", "/properties/name", name()),
         ("DeploymentCreateRequest", "/properties/app_id", non_empty()),
-        ("DeploymentCreateRequest", "/properties/app_version", app_version()),
-        ("DeploymentCreateRequest", "/properties/connection_configs", at_least(CONNECTION_CONFIGS_MIN)),
-        ("DeploymentCreateRequest", "/properties/description", description()),
-        ("DeploymentConnectionConfig", "/properties/connection_id", non_empty()),
-        ("DeploymentConnectionConfig", "/properties/phone_numbers", phone_list()),
+        (
+            "DeploymentCreateRequest",
+            "/properties/app_version",
+            app_version(),
+        ),
+        (
+            "DeploymentCreateRequest",
+            "/properties/connection_configs",
+            at_least(CONNECTION_CONFIGS_MIN),
+        ),
+        (
+            "DeploymentCreateRequest",
+            "/properties/description",
+            description(),
+        ),
+        (
+            "DeploymentConnectionConfig",
+            "/properties/connection_id",
+            non_empty(),
+        ),
+        (
+            "DeploymentConnectionConfig",
+            "/properties/phone_numbers",
+            phone_list(),
+        ),
         ("InboundConfig", "/properties/start_time", time_of_day()),
         ("InboundConfig", "/properties/end_time", time_of_day()),
         ("InboundConfig", "/properties/allowed_days", days()),
         ("InboundConfig", "/properties/timezone", time_zone()),
         ("DeploymentPatchRequest", "/properties/name", name()),
-        ("DeploymentPatchRequest", "/properties/description", description()),
-        ("DeploymentPatchRequest", "/properties/app_version", app_version()),
-        ("DeploymentPatchRequest", "/properties/connection_configs", at_least(CONNECTION_CONFIGS_MIN)),
+        (
+            "DeploymentPatchRequest",
+            "/properties/description",
+            description(),
+        ),
+        (
+            "DeploymentPatchRequest",
+            "/properties/app_version",
+            app_version(),
+        ),
+        (
+            "DeploymentPatchRequest",
+            "/properties/connection_configs",
+            at_least(CONNECTION_CONFIGS_MIN),
+        ),
         // Cohorts
         ("CohortStreamRequest", "/properties/name", name()),
         ("CohortStreamRequest", "/properties/country_code", region()),
-        ("CohortStreamRequest", "/properties/users", json!({"minItems": STREAM_USERS_MIN, "maxItems": STREAM_USERS_MAX})),
+        (
+            "CohortStreamRequest",
+            "/properties/users",
+            json!({"minItems": STREAM_USERS_MIN, "maxItems": STREAM_USERS_MAX}),
+        ),
         ("CohortUploadForm", "/properties/name", name()),
         ("PhoneNumberMapping", "/properties/column_name", non_empty()),
         ("PhoneNumberMapping", "/properties/country_code", region()),
         ("ColumnMapping", "/properties/column_name", non_empty()),
         ("OverrideMapping", "/properties/column_name", non_empty()),
-        ("TransformationConfig", "/properties/app_variables", json!({"propertyNames": {"minLength": 1}})),
+        (
+            "TransformationConfig",
+            "/properties/app_variables",
+            json!({"propertyNames": {"minLength": 1}}),
+        ),
         // Simulation
         ("InboundCallRequest", "/properties/caller", e164()),
         ("InboundCallRequest", "/properties/dialled", e164()),
@@ -277,7 +401,10 @@ fn platform_constraints(doc: &mut Value) {
         not_null(doc, schema, property);
     }
     // Fields that take `null` as if absent, though the type has no `Option`.
-    for (schema, property) in [("TransformationConfig", "app_variables"), ("ColumnMapping", "required")] {
+    for (schema, property) in [
+        ("TransformationConfig", "app_variables"),
+        ("ColumnMapping", "required"),
+    ] {
         set(doc, schema, &format!("/properties/{property}"), json!({}));
         nullable(doc, schema, property);
     }
@@ -348,7 +475,9 @@ fn parameters(doc: &mut Value) {
             let fragment = match (p["in"].as_str(), p["name"].as_str()) {
                 (Some("path"), _) => non_empty(),
                 (Some("query"), Some("offset")) => range(limits::LIST_OFFSET_MIN, i64::MAX),
-                (Some("query"), Some("limit")) => range(limits::LIST_LIMIT_MIN, limits::LIST_LIMIT_MAX),
+                (Some("query"), Some("limit")) => {
+                    range(limits::LIST_LIMIT_MIN, limits::LIST_LIMIT_MAX)
+                }
                 (Some("query"), Some("search")) => json!({
                     "maxLength": limits::LIST_SEARCH_MAX_CHARS,
                     "pattern": "^[^\\x00]*$",
@@ -392,15 +521,30 @@ fn shared_answers(doc: &mut Value) {
                 .or_insert_with(|| error_answer(description));
         };
         if !open {
-            add("401", "Missing or wrong X-API-Key (code missing_api_key or invalid_api_key)");
+            add(
+                "401",
+                "Missing or wrong X-API-Key (code missing_api_key or invalid_api_key)",
+            );
         }
         if has_body {
-            add("413", "The body is larger than the limit (code request_too_large)");
-            add("415", "The body is not of the media type the route reads (code unsupported_media_type)");
+            add(
+                "413",
+                "The body is larger than the limit (code request_too_large)",
+            );
+            add(
+                "415",
+                "The body is not of the media type the route reads (code unsupported_media_type)",
+            );
         }
         if NEEDS_DATA_KEY.contains(&id.as_str()) {
-            add("502", "The workspace's key service refused (code key_service_refused); nothing was kept");
-            add("503", "The workspace's key service is unavailable (code key_service_unavailable); nothing was kept");
+            add(
+                "502",
+                "The workspace's key service refused (code key_service_refused); nothing was kept",
+            );
+            add(
+                "503",
+                "The workspace's key service is unavailable (code key_service_unavailable); nothing was kept",
+            );
         }
         sort_by_status(responses);
     }
@@ -415,7 +559,10 @@ fn sort_by_status(responses: &mut Map<String, Value>) {
 /// A cohort file is CSV, or JSON for the transformation config.
 fn cohort_files(doc: &mut Value) {
     for (_, _, op) in operations(doc) {
-        if !op["operationId"].as_str().is_some_and(|i| i.ends_with("_cohort_file")) {
+        if !op["operationId"]
+            .as_str()
+            .is_some_and(|i| i.ends_with("_cohort_file"))
+        {
             continue;
         }
         op["responses"]["200"]["content"] = json!({

@@ -25,7 +25,9 @@ fn walk_refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
 }
 
 fn committed(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("openapi")
+        .join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
@@ -49,7 +51,10 @@ fn every_reference_resolves() {
                     .is_none_or(|pointer| doc.pointer(pointer).is_none())
             })
             .collect();
-        assert!(broken.is_empty(), "{name}: unresolved references {broken:?}");
+        assert!(
+            broken.is_empty(),
+            "{name}: unresolved references {broken:?}"
+        );
     }
 }
 
@@ -72,7 +77,11 @@ fn every_link_names_an_operation_and_its_parameters() {
     let mut count = 0;
     for item in doc["paths"].as_object().unwrap().values() {
         for op in item.as_object().unwrap().values() {
-            for (_, link) in op["responses"]["200"]["links"].as_object().into_iter().flatten() {
+            for (_, link) in op["responses"]["200"]["links"]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
                 let target = link["operationId"].as_str().unwrap();
                 let path_params = ops.get(target).unwrap_or_else(|| panic!("no {target}"));
                 let mut given: Vec<&String> =
@@ -85,7 +94,10 @@ fn every_link_names_an_operation_and_its_parameters() {
             }
         }
     }
-    assert!(count >= 19, "links from every create operation, found {count}");
+    assert!(
+        count >= 19,
+        "links from every create operation, found {count}"
+    );
 }
 
 fn at(doc: &Value, pointer: &str) -> Value {
@@ -105,44 +117,196 @@ fn constraints_are_the_validators_constants() {
     use limits::*;
     let doc = platform_document();
     let checks: Vec<(String, &str, Value)> = vec![
-        (prop("DeploymentCreateRequest", "name"), "maxLength", json!(NAME_MAX_CHARS)),
-        (prop("DeploymentCreateRequest", "name"), "pattern", json!(NAME_PATTERN)),
-        (prop("CampaignCreateRequest", "name"), "pattern", json!(NAME_PATTERN)),
-        (prop("CohortStreamRequest", "name"), "pattern", json!(NAME_PATTERN)),
-        (prop("CohortUploadForm", "name"), "pattern", json!(NAME_PATTERN)),
-        (prop("CampaignPatchRequest", "name"), "maxLength", json!(NAME_MAX_CHARS)),
-        (prop("DeploymentPatchRequest", "name"), "maxLength", json!(NAME_MAX_CHARS)),
-        (prop("CampaignCreateRequest", "description"), "maxLength", json!(DESCRIPTION_MAX_CHARS)),
-        (prop("CampaignPatchRequest", "description"), "maxLength", json!(DESCRIPTION_MAX_CHARS)),
-        (prop("DeploymentCreateRequest", "description"), "maxLength", json!(DESCRIPTION_MAX_CHARS)),
-        (prop("DeploymentPatchRequest", "description"), "maxLength", json!(DESCRIPTION_MAX_CHARS)),
-        (prop("CampaignAppConfigRequest", "attempts_per_second"), "minimum", json!(RATE_MIN)),
-        (prop("CampaignAppConfigRequest", "attempts_per_second"), "maximum", json!(RATE_MAX)),
-        (prop("CampaignAppConfigPatch", "attempts_per_second"), "maximum", json!(RATE_MAX)),
-        (prop("RetryConfigRequest", "threshold_seconds"), "minimum", json!(THRESHOLD_MIN)),
-        (prop("RetryConfigRequest", "threshold_seconds"), "maximum", json!(THRESHOLD_MAX)),
-        (prop("ShortDurationToggle", "threshold_seconds"), "maximum", json!(THRESHOLD_MAX)),
-        (prop("RetryConfigRequest", "max_retries"), "maximum", json!(MAX_RETRIES_MAX)),
-        (prop("RetryConfigRequest", "retry_interval_minutes"), "minimum", json!(RETRY_INTERVAL_MIN)),
-        (prop("RetryConfigRequest", "retry_interval_minutes"), "maximum", json!(RETRY_INTERVAL_MAX)),
-        (prop("CampaignConnectionConfig", "weight"), "minimum", json!(WEIGHT_MIN)),
-        (prop("CampaignConnectionConfig", "weight"), "maximum", json!(WEIGHT_MAX)),
-        (prop("OutboundAppConfig", "app_version"), "minimum", json!(APP_VERSION_MIN)),
-        (prop("CampaignAppConfigRequest", "app_version"), "minimum", json!(APP_VERSION_MIN)),
-        (prop("DeploymentCreateRequest", "app_version"), "minimum", json!(APP_VERSION_MIN)),
-        (prop("DeploymentPatchRequest", "app_version"), "minimum", json!(APP_VERSION_MIN)),
-        (prop("DeploymentCreateRequest", "connection_configs"), "minItems", json!(CONNECTION_CONFIGS_MIN)),
-        (prop("CampaignAppConfigRequest", "connection_configs"), "minItems", json!(CONNECTION_CONFIGS_MIN)),
-        (prop("CohortStreamRequest", "users"), "minItems", json!(STREAM_USERS_MIN)),
-        (prop("CohortStreamRequest", "users"), "maxItems", json!(STREAM_USERS_MAX)),
-        (prop("AllowedSchedule", "allowed_days"), "maxItems", json!(WEEKDAYS_MAX)),
-        (prop("InboundConfig", "allowed_days"), "maxItems", json!(WEEKDAYS_MAX)),
-        (prop("ClockAdvanceRequest", "seconds"), "maximum", json!(CLOCK_ADVANCE_MAX_SECS)),
-        (prop("UserConfig", "user_phone_number"), "pattern", json!(phone::e164_pattern())),
-        (prop("InboundCallRequest", "caller"), "pattern", json!(phone::e164_pattern())),
-        (prop("InboundConfig", "start_time"), "pattern", json!(schedule::TIME_OF_DAY_PATTERN)),
-        (prop("AllowedSchedule", "allowed_end_time"), "pattern", json!(schedule::TIME_OF_DAY_PATTERN)),
-        (prop("CohortStreamRequest", "country_code"), "pattern", json!(phone::region_pattern())),
+        (
+            prop("DeploymentCreateRequest", "name"),
+            "maxLength",
+            json!(NAME_MAX_CHARS),
+        ),
+        (
+            prop("DeploymentCreateRequest", "name"),
+            "pattern",
+            json!(NAME_PATTERN),
+        ),
+        (
+            prop("CampaignCreateRequest", "name"),
+            "pattern",
+            json!(NAME_PATTERN),
+        ),
+        (
+            prop("CohortStreamRequest", "name"),
+            "pattern",
+            json!(NAME_PATTERN),
+        ),
+        (
+            prop("CohortUploadForm", "name"),
+            "pattern",
+            json!(NAME_PATTERN),
+        ),
+        (
+            prop("CampaignPatchRequest", "name"),
+            "maxLength",
+            json!(NAME_MAX_CHARS),
+        ),
+        (
+            prop("DeploymentPatchRequest", "name"),
+            "maxLength",
+            json!(NAME_MAX_CHARS),
+        ),
+        (
+            prop("CampaignCreateRequest", "description"),
+            "maxLength",
+            json!(DESCRIPTION_MAX_CHARS),
+        ),
+        (
+            prop("CampaignPatchRequest", "description"),
+            "maxLength",
+            json!(DESCRIPTION_MAX_CHARS),
+        ),
+        (
+            prop("DeploymentCreateRequest", "description"),
+            "maxLength",
+            json!(DESCRIPTION_MAX_CHARS),
+        ),
+        (
+            prop("DeploymentPatchRequest", "description"),
+            "maxLength",
+            json!(DESCRIPTION_MAX_CHARS),
+        ),
+        (
+            prop("CampaignAppConfigRequest", "attempts_per_second"),
+            "minimum",
+            json!(RATE_MIN),
+        ),
+        (
+            prop("CampaignAppConfigRequest", "attempts_per_second"),
+            "maximum",
+            json!(RATE_MAX),
+        ),
+        (
+            prop("CampaignAppConfigPatch", "attempts_per_second"),
+            "maximum",
+            json!(RATE_MAX),
+        ),
+        (
+            prop("RetryConfigRequest", "threshold_seconds"),
+            "minimum",
+            json!(THRESHOLD_MIN),
+        ),
+        (
+            prop("RetryConfigRequest", "threshold_seconds"),
+            "maximum",
+            json!(THRESHOLD_MAX),
+        ),
+        (
+            prop("ShortDurationToggle", "threshold_seconds"),
+            "maximum",
+            json!(THRESHOLD_MAX),
+        ),
+        (
+            prop("RetryConfigRequest", "max_retries"),
+            "maximum",
+            json!(MAX_RETRIES_MAX),
+        ),
+        (
+            prop("RetryConfigRequest", "retry_interval_minutes"),
+            "minimum",
+            json!(RETRY_INTERVAL_MIN),
+        ),
+        (
+            prop("RetryConfigRequest", "retry_interval_minutes"),
+            "maximum",
+            json!(RETRY_INTERVAL_MAX),
+        ),
+        (
+            prop("CampaignConnectionConfig", "weight"),
+            "minimum",
+            json!(WEIGHT_MIN),
+        ),
+        (
+            prop("CampaignConnectionConfig", "weight"),
+            "maximum",
+            json!(WEIGHT_MAX),
+        ),
+        (
+            prop("OutboundAppConfig", "app_version"),
+            "minimum",
+            json!(APP_VERSION_MIN),
+        ),
+        (
+            prop("CampaignAppConfigRequest", "app_version"),
+            "minimum",
+            json!(APP_VERSION_MIN),
+        ),
+        (
+            prop("DeploymentCreateRequest", "app_version"),
+            "minimum",
+            json!(APP_VERSION_MIN),
+        ),
+        (
+            prop("DeploymentPatchRequest", "app_version"),
+            "minimum",
+            json!(APP_VERSION_MIN),
+        ),
+        (
+            prop("DeploymentCreateRequest", "connection_configs"),
+            "minItems",
+            json!(CONNECTION_CONFIGS_MIN),
+        ),
+        (
+            prop("CampaignAppConfigRequest", "connection_configs"),
+            "minItems",
+            json!(CONNECTION_CONFIGS_MIN),
+        ),
+        (
+            prop("CohortStreamRequest", "users"),
+            "minItems",
+            json!(STREAM_USERS_MIN),
+        ),
+        (
+            prop("CohortStreamRequest", "users"),
+            "maxItems",
+            json!(STREAM_USERS_MAX),
+        ),
+        (
+            prop("AllowedSchedule", "allowed_days"),
+            "maxItems",
+            json!(WEEKDAYS_MAX),
+        ),
+        (
+            prop("InboundConfig", "allowed_days"),
+            "maxItems",
+            json!(WEEKDAYS_MAX),
+        ),
+        (
+            prop("ClockAdvanceRequest", "seconds"),
+            "maximum",
+            json!(CLOCK_ADVANCE_MAX_SECS),
+        ),
+        (
+            prop("UserConfig", "user_phone_number"),
+            "pattern",
+            json!(phone::e164_pattern()),
+        ),
+        (
+            prop("InboundCallRequest", "caller"),
+            "pattern",
+            json!(phone::e164_pattern()),
+        ),
+        (
+            prop("InboundConfig", "start_time"),
+            "pattern",
+            json!(schedule::TIME_OF_DAY_PATTERN),
+        ),
+        (
+            prop("AllowedSchedule", "allowed_end_time"),
+            "pattern",
+            json!(schedule::TIME_OF_DAY_PATTERN),
+        ),
+        (
+            prop("CohortStreamRequest", "country_code"),
+            "pattern",
+            json!(phone::region_pattern()),
+        ),
     ];
     for (pointer, keyword, expected) in checks {
         assert_eq!(at(&doc, &pointer)[keyword], expected, "{pointer}/{keyword}");
@@ -186,7 +350,9 @@ fn schema_validator(doc: &Value, schema: &str) -> jsonschema::Validator {
 fn with(base: &Value, pointer: &str, value: Value) -> Value {
     let mut v = base.clone();
     let (parent, key) = pointer.rsplit_once('/').unwrap();
-    let parent = v.pointer_mut(parent).unwrap_or_else(|| panic!("no {parent}"));
+    let parent = v
+        .pointer_mut(parent)
+        .unwrap_or_else(|| panic!("no {parent}"));
     match parent {
         Value::Object(m) if value == json!("~absent") => {
             m.remove(key);
@@ -285,7 +451,11 @@ fn deployment_bodies_agree_with_the_validator() {
         ("/connection_configs", json!([]), false),
         ("/connection_configs/0/connection_id", json!(""), false),
         ("/connection_configs/0/phone_numbers", json!([]), false),
-        ("/connection_configs/0/phone_numbers", json!(["+14155550100", "+14155550100"]), false),
+        (
+            "/connection_configs/0/phone_numbers",
+            json!(["+14155550100", "+14155550100"]),
+            false,
+        ),
         ("/inbound_config", json!(null), true),
         ("/inbound_config/start_time", json!("23:59"), true),
         ("/inbound_config/start_time", json!("00:00"), true),
@@ -294,10 +464,22 @@ fn deployment_bodies_agree_with_the_validator() {
         ("/inbound_config/start_time", json!("09:60"), false),
         ("/inbound_config/timezone", json!("UTC"), true),
         ("/inbound_config/timezone", json!("utc"), false),
-        ("/inbound_config/timezone", json!("Mars/Olympus_Mons"), false),
+        (
+            "/inbound_config/timezone",
+            json!("Mars/Olympus_Mons"),
+            false,
+        ),
         ("/inbound_config/allowed_days", json!([]), false),
-        ("/inbound_config/allowed_days", json!(vec!["Friday"; limits::WEEKDAYS_MAX]), true),
-        ("/inbound_config/allowed_days", json!(vec!["Friday"; limits::WEEKDAYS_MAX + 1]), false),
+        (
+            "/inbound_config/allowed_days",
+            json!(vec!["Friday"; limits::WEEKDAYS_MAX]),
+            true,
+        ),
+        (
+            "/inbound_config/allowed_days",
+            json!(vec!["Friday"; limits::WEEKDAYS_MAX + 1]),
+            false,
+        ),
         ("/inbound_config/allowed_days", json!(["Funday"]), false),
     ];
     let phones = phone_cases("/connection_configs/0/phone_numbers/0");
@@ -351,34 +533,118 @@ fn campaign_bodies_agree_with_the_validator() {
     let base = campaign_body();
     let cases = [
         ("/app_config/attempts_per_second", json!(RATE_MIN), true),
-        ("/app_config/attempts_per_second", json!(RATE_MIN - 0.01), false),
+        (
+            "/app_config/attempts_per_second",
+            json!(RATE_MIN - 0.01),
+            false,
+        ),
         ("/app_config/attempts_per_second", json!(RATE_MAX), true),
-        ("/app_config/attempts_per_second", json!(RATE_MAX + 0.01), false),
+        (
+            "/app_config/attempts_per_second",
+            json!(RATE_MAX + 0.01),
+            false,
+        ),
         ("/app_config/app_type", json!(null), true),
         ("/app_config/app_type", json!("bot"), false),
-        ("/app_config/connection_configs/0/weight", json!(WEIGHT_MIN - 1), false),
-        ("/app_config/connection_configs/0/weight", json!(WEIGHT_MAX), true),
-        ("/app_config/connection_configs/0/weight", json!(WEIGHT_MAX + 1), false),
-        ("/app_config/retry_config/max_retries", json!(MAX_RETRIES_MAX), true),
-        ("/app_config/retry_config/max_retries", json!(MAX_RETRIES_MAX + 1), false),
+        (
+            "/app_config/connection_configs/0/weight",
+            json!(WEIGHT_MIN - 1),
+            false,
+        ),
+        (
+            "/app_config/connection_configs/0/weight",
+            json!(WEIGHT_MAX),
+            true,
+        ),
+        (
+            "/app_config/connection_configs/0/weight",
+            json!(WEIGHT_MAX + 1),
+            false,
+        ),
+        (
+            "/app_config/retry_config/max_retries",
+            json!(MAX_RETRIES_MAX),
+            true,
+        ),
+        (
+            "/app_config/retry_config/max_retries",
+            json!(MAX_RETRIES_MAX + 1),
+            false,
+        ),
         ("/app_config/retry_config/max_retries", json!(null), true),
-        ("/app_config/retry_config/threshold_seconds", json!(THRESHOLD_MIN - 1), false),
-        ("/app_config/retry_config/threshold_seconds", json!(THRESHOLD_MAX), true),
-        ("/app_config/retry_config/threshold_seconds", json!(THRESHOLD_MAX + 1), false),
-        ("/app_config/retry_config/retry_interval_minutes", json!(RETRY_INTERVAL_MIN - 1), false),
-        ("/app_config/retry_config/retry_interval_minutes", json!(RETRY_INTERVAL_MAX), true),
-        ("/app_config/retry_config/retry_interval_minutes", json!(RETRY_INTERVAL_MAX + 1), false),
-        ("/app_config/retry_config/retry_on", json!({"busy": {"enabled": true}}), true),
-        ("/app_config/retry_config/retry_on", json!({"busy": null}), false),
-        ("/app_config/retry_config/retry_on", json!({"voicemail": {"enabled": true}}), false),
-        ("/app_config/retry_config/retry_on", json!(["busy", "busy"]), true),
+        (
+            "/app_config/retry_config/threshold_seconds",
+            json!(THRESHOLD_MIN - 1),
+            false,
+        ),
+        (
+            "/app_config/retry_config/threshold_seconds",
+            json!(THRESHOLD_MAX),
+            true,
+        ),
+        (
+            "/app_config/retry_config/threshold_seconds",
+            json!(THRESHOLD_MAX + 1),
+            false,
+        ),
+        (
+            "/app_config/retry_config/retry_interval_minutes",
+            json!(RETRY_INTERVAL_MIN - 1),
+            false,
+        ),
+        (
+            "/app_config/retry_config/retry_interval_minutes",
+            json!(RETRY_INTERVAL_MAX),
+            true,
+        ),
+        (
+            "/app_config/retry_config/retry_interval_minutes",
+            json!(RETRY_INTERVAL_MAX + 1),
+            false,
+        ),
+        (
+            "/app_config/retry_config/retry_on",
+            json!({"busy": {"enabled": true}}),
+            true,
+        ),
+        (
+            "/app_config/retry_config/retry_on",
+            json!({"busy": null}),
+            false,
+        ),
+        (
+            "/app_config/retry_config/retry_on",
+            json!({"voicemail": {"enabled": true}}),
+            false,
+        ),
+        (
+            "/app_config/retry_config/retry_on",
+            json!(["busy", "busy"]),
+            true,
+        ),
         ("/app_config/retry_config/retry_on", json!(["maybe"]), false),
         ("/app_config/retry_config", json!(null), true),
         ("/app_config/webhook_config", json!(null), true),
-        ("/app_config/webhook_config/url", json!("http://127.0.0.1:8080/hooks?a=b"), true),
-        ("/app_config/webhook_config/url", json!("HTTPS://hooks.example.com"), true),
-        ("/app_config/webhook_config/url", json!("ftp://hooks.example.com/x"), false),
-        ("/app_config/webhook_config/url", json!("hooks.example.com"), false),
+        (
+            "/app_config/webhook_config/url",
+            json!("http://127.0.0.1:8080/hooks?a=b"),
+            true,
+        ),
+        (
+            "/app_config/webhook_config/url",
+            json!("HTTPS://hooks.example.com"),
+            true,
+        ),
+        (
+            "/app_config/webhook_config/url",
+            json!("ftp://hooks.example.com/x"),
+            false,
+        ),
+        (
+            "/app_config/webhook_config/url",
+            json!("hooks.example.com"),
+            false,
+        ),
         ("/app_config/webhook_config/url", json!("http://"), false),
         ("/app_config/webhook_config/metadata", json!({"k": 1}), true),
         ("/app_config/webhook_config/metadata", json!([1]), false),
@@ -422,7 +688,11 @@ fn outbound_bodies_agree_with_the_validator() {
         "user_config": {"user_phone_number": "+14155550101"},
     });
     let mut cases = vec![
-        ("/app_config/app_overrides", json!({"initial_bot_message": null}), true),
+        (
+            "/app_config/app_overrides",
+            json!({"initial_bot_message": null}),
+            true,
+        ),
         ("/app_config/agent_variables", json!(null), true),
         ("/app_config/agent_variables", json!("x"), false),
         ("/webhook_config", json!(null), true),
@@ -443,7 +713,11 @@ fn cohort_bodies_agree_with_the_validator() {
     let base = json!({"name": "Batch", "country_code": "IN", "users": [user]});
     let cases = [
         ("/users", json!(vec![user.clone(); STREAM_USERS_MAX]), true),
-        ("/users", json!(vec![user.clone(); STREAM_USERS_MAX + 1]), false),
+        (
+            "/users",
+            json!(vec![user.clone(); STREAM_USERS_MAX + 1]),
+            false,
+        ),
         ("/users", json!([]), false),
         ("/country_code", json!("in"), true),
         ("/country_code", json!("+91"), true),
@@ -455,7 +729,11 @@ fn cohort_bodies_agree_with_the_validator() {
         ("/cohort_category", json!(null), true),
         ("/cohort_category", json!("stop_file"), true),
         ("/cohort_category", json!("other"), false),
-        ("/users/0/app_overrides", json!({"initial_language_name": "hi"}), true),
+        (
+            "/users/0/app_overrides",
+            json!({"initial_language_name": "hi"}),
+            true,
+        ),
         ("/users/0/app_variables", json!(null), true),
     ];
     agree("CohortStreamRequest", &base, &cases, |b| {
@@ -468,9 +746,21 @@ fn cohort_bodies_agree_with_the_validator() {
         ("/phone_number/country_code", json!("USA"), false),
         ("/app_variables", json!(null), true),
         ("/app_variables", json!({"": {"column_name": "x"}}), false),
-        ("/app_variables", json!({"first": {"column_name": "x", "required": null}}), true),
-        ("/user_identifier", json!({"column_name": "id", "required": true}), true),
-        ("/app_overrides", json!({"initial_bot_message": null}), false),
+        (
+            "/app_variables",
+            json!({"first": {"column_name": "x", "required": null}}),
+            true,
+        ),
+        (
+            "/user_identifier",
+            json!({"column_name": "id", "required": true}),
+            true,
+        ),
+        (
+            "/app_overrides",
+            json!({"initial_bot_message": null}),
+            false,
+        ),
     ];
     let loc = contracts::error::Loc::body();
     agree("TransformationConfig", &base, &cases, |b| {
@@ -511,7 +801,8 @@ fn clock_bodies_agree_with_the_validator() {
 #[test]
 fn list_queries_agree_with_the_validator() {
     let doc = platform_document();
-    let op = &doc["paths"]["/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments"]["get"];
+    let op = &doc["paths"]["/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments"]
+        ["get"];
     let schema = |name: &str| {
         let p = op["parameters"]
             .as_array()
@@ -547,7 +838,11 @@ fn list_queries_agree_with_the_validator() {
         };
         let server = validate::deployment_list_query(&[(name.to_string(), raw)]).is_ok();
         assert_eq!(server, ok, "server, {name} = {value}");
-        assert_eq!(schema(name).is_valid(&value), ok, "schema, {name} = {value}");
+        assert_eq!(
+            schema(name).is_valid(&value),
+            ok,
+            "schema, {name} = {value}"
+        );
     }
 }
 

@@ -94,7 +94,11 @@ static ROUTES: LazyLock<Vec<(Vec<String>, Vec<Method>)>> = LazyLock::new(|| {
 
 /// The methods the document lists for `path`, or `None` when it has no such path.
 pub fn allowed_methods(path: &str) -> Option<&'static [Method]> {
-    let trimmed = if path.len() > 1 { path.strip_suffix('/').unwrap_or(path) } else { path };
+    let trimmed = if path.len() > 1 {
+        path.strip_suffix('/').unwrap_or(path)
+    } else {
+        path
+    };
     let segments: Vec<&str> = trimmed.split('/').collect();
     // Literal segments win over `{param}` ones (`.../cohorts/upload` is not a cohort id).
     ROUTES
@@ -122,7 +126,10 @@ pub fn route_miss(path: warp::path::FullPath, method: Method) -> Response {
                 &PlatformErrorBody::new(
                     "invalid_request_error",
                     "method_not_allowed",
-                    format!("{path} takes {list}, not {method}; see GET /openapi.json", path = path.as_str()),
+                    format!(
+                        "{path} takes {list}, not {method}; see GET /openapi.json",
+                        path = path.as_str()
+                    ),
                 ),
             );
             if let Ok(v) = HeaderValue::from_str(&list) {

@@ -127,7 +127,14 @@ async fn the_served_document_is_the_committed_one() {
 /// The methods the document lists for a path, HEAD beside GET, in the order `Allow` gives them.
 fn documented_methods(item: &Value) -> Vec<Method> {
     let mut out = Vec::new();
-    for m in [Method::GET, Method::HEAD, Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+    for m in [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+    ] {
         let name = if m == Method::HEAD { "get" } else { m.as_str() };
         if item.get(name.to_ascii_lowercase()).is_some() {
             out.push(m);
@@ -171,7 +178,11 @@ async fn every_other_method_is_405_with_the_allowed_ones() {
                     .send()
                     .await
                     .unwrap();
-                assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+                assert_eq!(
+                    r.status(),
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "{method} {path}"
+                );
                 assert_eq!(
                     r.headers()["allow"].to_str().unwrap(),
                     allow,
@@ -209,9 +220,16 @@ async fn head_answers_every_get_route_like_get_without_a_body() {
         let head = send(Method::HEAD).await.unwrap();
         assert_eq!(head.status(), get.status(), "HEAD {path}");
         for h in ["content-type", "content-length"] {
-            assert_eq!(head.headers().get(h), get.headers().get(h), "HEAD {path}: {h}");
+            assert_eq!(
+                head.headers().get(h),
+                get.headers().get(h),
+                "HEAD {path}: {h}"
+            );
         }
-        assert!(head.bytes().await.unwrap().is_empty(), "HEAD {path}: no body");
+        assert!(
+            head.bytes().await.unwrap().is_empty(),
+            "HEAD {path}: no body"
+        );
         checked += 1;
     }
     assert!(checked >= 13, "{checked} GET routes");
