@@ -51,6 +51,8 @@ pub const LIST_LIMIT_DEFAULT: i64 = 20;
 pub const LIST_SEARCH_MAX_CHARS: usize = 1000;
 /// Least list `offset` (spec).
 pub const LIST_OFFSET_MIN: i64 = 0;
+/// Most entries of `allowed_days` (repeats are merged): four weeks' worth (assumed).
+pub const WEEKDAYS_MAX: usize = 7 * 4;
 /// Least users in a cohort stream (reference).
 pub const STREAM_USERS_MIN: usize = 1;
 /// Most users in a cohort stream (reference).

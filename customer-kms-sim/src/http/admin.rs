@@ -55,6 +55,45 @@ const MAX_SIM_TIME: &str = "9999-12-31T23:59:59Z";
 /// Largest number of audit entries one `GET /_admin/audit` answers.
 pub const MAX_AUDIT_PAGE: usize = 10_000;
 
+/// The admin paths (`*` is one segment) and the methods each takes: the `Allow` of a 405.
+const ROUTES: &[(&str, &str)] = &[
+    ("/_admin/info", "GET, HEAD"),
+    ("/_admin/faults", "GET, HEAD, POST, DELETE"),
+    ("/_admin/faults/*", "GET, HEAD, DELETE"),
+    ("/_admin/tokens/expire", "POST"),
+    ("/_admin/keys", "GET, HEAD"),
+    ("/_admin/keys/*", "GET, HEAD"),
+    ("/_admin/keys/*/rotate", "POST"),
+    ("/_admin/keys/*/disable", "POST"),
+    ("/_admin/keys/*/enable", "POST"),
+    ("/_admin/keys/*/revoke", "POST"),
+    ("/_admin/keys/*/wrap", "POST"),
+    ("/_admin/keys/*/min-version", "PUT"),
+    ("/_admin/audit", "GET, HEAD, DELETE"),
+    ("/_admin/reset", "POST"),
+    ("/_admin/clock", "GET, HEAD"),
+    ("/_admin/clock/advance", "POST"),
+];
+
+/// The methods an admin path takes, for `Allow`; `None` off the admin API.
+pub fn allowed_methods(path: &str) -> Option<&'static str> {
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let segments: Vec<&str> = path.split('/').collect();
+    ROUTES.iter().find_map(|(template, allow)| {
+        let t: Vec<&str> = template.split('/').collect();
+        (t.len() == segments.len()
+            && t.iter()
+                .zip(&segments)
+                .all(|(t, s)| (*t == "*" && !s.is_empty()) || t == s))
+        .then_some(*allow)
+    })
+}
+
+/// GET, and HEAD answered as GET without the body (RFC 9110).
+fn get() -> impl Filter<Extract = (), Error = Rejection> + Copy {
+    warp::get().or(warp::head()).unify()
+}
+
 fn with_svc(svc: KeyService) -> impl Filter<Extract = (KeyService,), Error = Infallible> + Clone {
     warp::any().map(move || svc.clone())
 }
@@ -114,7 +153,7 @@ pub fn filter(
     let body = || warp::header::headers_cloned().and(warp::body::stream());
 
     let info = warp::path!("info")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move {
             let p = svc.partner().to_string();
@@ -133,7 +172,7 @@ pub fn filter(
         });
 
     let faults_list = warp::path!("faults")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"faults": svc.faults().list()})) });
     let faults_add = warp::path!("faults")
@@ -149,15 +188,14 @@ pub fn filter(
         .and(warp::delete())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"removed": svc.faults().clear()})) });
-    let fault_get = warp::path!("faults" / String)
-        .and(warp::get())
-        .and(s())
-        .and_then(|id: String, svc: KeyService| async move {
+    let fault_get = warp::path!("faults" / String).and(get()).and(s()).and_then(
+        |id: String, svc: KeyService| async move {
             match svc.faults().get(&id) {
                 Some(f) => ok_ser(&f),
                 None => Err(reject(no_fault())),
             }
-        });
+        },
+    );
     let fault_delete = warp::path!("faults" / String)
         .and(warp::delete())
         .and(s())
@@ -175,15 +213,14 @@ pub fn filter(
         .and_then(|svc: KeyService| async move { ok(json!({"epoch": svc.expire_all_tokens()})) });
 
     let keys_list = warp::path!("keys")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"aliases": svc.keys().list()})) });
-    let key_get = warp::path!("keys" / String)
-        .and(warp::get())
-        .and(s())
-        .and_then(|alias: String, svc: KeyService| async move {
+    let key_get = warp::path!("keys" / String).and(get()).and(s()).and_then(
+        |alias: String, svc: KeyService| async move {
             ok_ser(&svc.keys().info(&alias).map_err(reject)?)
-        });
+        },
+    );
     let key_action = warp::path!("keys" / String / String)
         .and(warp::post())
         .and(s())
@@ -221,7 +258,7 @@ pub fn filter(
         );
 
     let audit_get = warp::path!("audit")
-        .and(warp::get())
+        .and(get())
         .and(warp::query::<AuditQuery>())
         .and(s())
         .and_then(|q: AuditQuery, svc: KeyService| async move {
@@ -244,7 +281,7 @@ pub fn filter(
         .and_then(|svc: KeyService| async move { ok_ser(&svc.reset()) });
 
     let clock_get = warp::path!("clock")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(clock_json(&svc)) });
     let clock_advance = warp::path!("clock" / "advance")

@@ -41,9 +41,20 @@ pub fn routes(
     let rest = warp::any()
         .map(Stopwatch::start)
         .and(warp::header::headers_cloned())
+        .and(warp::path::full())
         .and(rest)
         .map(
-            move |sw: Stopwatch, headers: HeaderMap, mut resp: Response| {
+            move |sw: Stopwatch,
+                  headers: HeaderMap,
+                  path: warp::path::FullPath,
+                  mut resp: Response| {
+                // A 405 of the admin API lists the methods of its path.
+                if resp.status() == StatusCode::METHOD_NOT_ALLOWED
+                    && let Some(allow) = admin::allowed_methods(path.as_str())
+                {
+                    resp.headers_mut()
+                        .insert(ALLOW, HeaderValue::from_static(allow));
+                }
                 let request_id = valid_uuid(&headers, HEADER_REQUEST_ID)
                     .unwrap_or_else(|| ids.ids().uuid_v4().to_string());
                 let trace_id = valid_uuid(&headers, HEADER_TRACE_ID);

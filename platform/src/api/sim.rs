@@ -30,7 +30,7 @@ fn with_driver(
 pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     let clock = || warp::path!("sim" / "v1" / "clock");
     let get_clock = clock()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(get_clock);
@@ -58,13 +58,13 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .and(with_driver(driver.clone()))
         .then(post_inbound);
     let list_inbound = inbound()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list_inbound);
     let deliveries =
         warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "webhook-deliveries")
-            .and(warp::get())
+            .and(super::get())
             .and(meta())
             .and(with_app(app))
             .then(list_deliveries);

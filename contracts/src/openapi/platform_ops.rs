@@ -1,142 +1,10 @@
-//! The OpenAPI 3.1 documents of the interface, generated from the wire types.
-//!
-//! - [`platform_document`]: every platform endpoint (`X-API-Key`), committed as
-//!   `contracts/openapi/platform.json` and served by the platform at `GET /openapi.json`.
-//! - [`byok_document`]: the customer-hosted key endpoints, committed as
-//!   `contracts/openapi/byok.json`.
-//!
-//! A test fails when the committed files differ from what the types generate; regenerate them
-//! with `UPDATE_OPENAPI=1 cargo test -p contracts openapi`.
-//!
-//! The functions below carry no code: each documents one operation for the generator.
+//! The platform's operations, one function per operation for the generator (the functions
+//! carry no code). Responses every operation shares (401, 413, 415, 404 of a route's parent
+//! and the key-service answers) are added by [`super::refine`].
 #![allow(dead_code)]
 
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
-
-use crate::error::{
-    ByokErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo, ValidationErrorBody,
-};
-use crate::wire::byok::{
-    AuthForm, AuthResponse, DecryptKeyRequest, DecryptKeyResponse, RotateKeyRequest,
-    RotateKeyResponse,
-};
+use crate::error::{PlatformErrorBody, ValidationErrorBody};
 use crate::wire::*;
-
-/// Path of the served platform document.
-pub const OPENAPI_PATH: &str = "/openapi.json";
-
-struct ApiKeyAuth;
-
-impl Modify for ApiKeyAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "api_key",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                "X-API-Key",
-                "The workspace's API key.",
-            ))),
-        );
-    }
-}
-
-struct ByokAuth;
-
-impl Modify for ByokAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "client_credentials",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Basic)
-                    .description(Some("Client id as user name, client secret as password."))
-                    .build(),
-            ),
-        );
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some(
-                        "A JWT from /auth, or a long-lived static API key given at set-up.",
-                    ))
-                    .build(),
-            ),
-        );
-    }
-}
-
-/// The platform API.
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "Voice-agent calling platform",
-        version = "v1",
-        description = "Instant outbound calls, campaigns, cohorts and inbound deployments. Every route but /openapi.json requires X-API-Key."
-    ),
-    paths(
-        openapi_document,
-        create_outbound,
-        create_campaign, list_campaigns, get_campaign, patch_campaign, set_campaign_status,
-        upload_campaign_cohort, stream_campaign_cohort, list_campaign_cohorts, get_campaign_cohort, get_campaign_cohort_file,
-        upload_deployment_cohort, stream_deployment_cohort, list_deployment_cohorts, get_deployment_cohort, get_deployment_cohort_file,
-        create_deployment, list_deployments, get_deployment, patch_deployment, set_deployment_status, delete_deployment,
-        sim_get_clock, sim_set_clock, sim_advance_clock, sim_inbound_call, sim_list_inbound_calls, sim_list_webhook_deliveries,
-        admin_list_data_keys, admin_rotate_data_key,
-    ),
-    components(schemas(
-        ValidationErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo,
-        OutboundCallEvent, CampaignCallEvent, DeploymentCallEvent, TranscriptTurn, ChannelInfo,
-        CallStatus, CompletionStatus, ConnectivityStatus, NextActionStatus,
-        TransformationConfig, PhoneNumberMapping, ColumnMapping, OverrideMapping, OverrideMappings,
-    )),
-    modifiers(&ApiKeyAuth),
-    security(("api_key" = [])),
-    tags(
-        (name = "outbound", description = "Instant outbound calls"),
-        (name = "campaigns", description = "Campaigns: schedule, dial rate, retries, weighted connections"),
-        (name = "cohorts", description = "Users of a campaign or a deployment"),
-        (name = "deployments", description = "Inbound deployments"),
-        (name = "meta", description = "This document"),
-        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time, inbound calls by hand, what the engine recorded"),
-        (name = "admin", description = "The harness's own admin API (not part of the platform's interface): a workspace's data keys and their rotation")
-    )
-)]
-pub struct PlatformApi;
-
-/// The customer-hosted key endpoints.
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "Customer-hosted BYOK key service",
-        version = "v1",
-        description = "Endpoints the customer hosts and the platform calls: token exchange, data-key decryption and rotation. Every call carries x-request-id (UUID) and x-request-timestamp (ISO 8601), and may carry x-trace-id. Errors are {error:{code,message}}."
-    ),
-    paths(byok_auth, byok_decrypt_key, byok_rotate_key),
-    components(schemas(ByokErrorBody, AuthForm)),
-    modifiers(&ByokAuth)
-)]
-pub struct ByokApi;
-
-/// The platform document.
-pub fn platform_document() -> utoipa::openapi::OpenApi {
-    PlatformApi::openapi()
-}
-
-/// The BYOK document.
-pub fn byok_document() -> utoipa::openapi::OpenApi {
-    ByokApi::openapi()
-}
-
-/// Pretty JSON of a document, with a final newline, as committed.
-pub fn to_committed_json(doc: &utoipa::openapi::OpenApi) -> String {
-    let mut s = doc.to_pretty_json().expect("OpenAPI documents serialise");
-    s.push('\n');
-    s
-}
 
 // ----- platform operations -----
 
@@ -149,8 +17,6 @@ fn openapi_document() {}
     request_body = OutboundRequest,
     responses(
         (status = 200, description = "The call is queued", body = OutboundResponse),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
-        (status = 413, description = "Body too large", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn create_outbound() {}
@@ -160,8 +26,6 @@ fn create_outbound() {}
     request_body = CampaignCreateRequest,
     responses(
         (status = 200, description = "Created, status scheduled", body = CampaignSummary),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
-        (status = 413, description = "Body too large", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn create_campaign() {}
@@ -170,7 +34,6 @@ fn create_campaign() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), CampaignListQuery),
     responses(
         (status = 200, description = "One page of campaigns", body = Page<CampaignSummary>),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn list_campaigns() {}
@@ -179,7 +42,6 @@ fn list_campaigns() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path)),
     responses(
         (status = 200, description = "The campaign", body = Campaign),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody)
     ))]
 fn get_campaign() {}
@@ -189,10 +51,8 @@ fn get_campaign() {}
     request_body = CampaignPatchRequest,
     responses(
         (status = 200, description = "The updated campaign", body = Campaign),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody),
         (status = 409, description = "Not scheduled or paused", body = PlatformErrorBody),
-        (status = 413, description = "Body too large", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn patch_campaign() {}
@@ -202,7 +62,6 @@ fn patch_campaign() {}
     request_body = CampaignStatusRequest,
     responses(
         (status = 200, description = "The campaign in its new status", body = Campaign),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody),
         (status = 409, description = "The action is not allowed in the current status", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
@@ -214,10 +73,8 @@ fn set_campaign_status() {}
     request_body(content = CohortUploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "Accepted, status processing", body = Cohort),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody),
         (status = 409, description = "The campaign has ended or was cancelled", body = PlatformErrorBody),
-        (status = 413, description = "Upload larger than the limit", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn upload_campaign_cohort() {}
@@ -227,10 +84,8 @@ fn upload_campaign_cohort() {}
     request_body = CohortStreamRequest,
     responses(
         (status = 200, description = "The cohort", body = Cohort),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody),
         (status = 409, description = "The campaign has ended or was cancelled", body = PlatformErrorBody),
-        (status = 413, description = "Body too large", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn stream_campaign_cohort() {}
@@ -239,7 +94,6 @@ fn stream_campaign_cohort() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path), CohortListQuery),
     responses(
         (status = 200, description = "The campaign's cohorts in upload order", body = Page<Cohort>),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
@@ -249,7 +103,6 @@ fn list_campaign_cohorts() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path), ("cohort_id" = String, Path)),
     responses(
         (status = 200, description = "The cohort", body = Cohort),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign or cohort", body = PlatformErrorBody)
     ))]
 fn get_campaign_cohort() {}
@@ -258,7 +111,6 @@ fn get_campaign_cohort() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path), ("cohort_id" = String, Path), CohortFilesQuery),
     responses(
         (status = 200, description = "The file: text/csv for cohort and rejected_records, application/json for cohort_transformation", content_type = "text/csv"),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such campaign, cohort or file", body = PlatformErrorBody),
         (status = 409, description = "The cohort is still processing", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
@@ -270,9 +122,7 @@ fn get_campaign_cohort_file() {}
     request_body(content = CohortUploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "Accepted, status processing", body = Cohort),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody),
-        (status = 413, description = "Upload larger than the limit", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn upload_deployment_cohort() {}
@@ -282,9 +132,7 @@ fn upload_deployment_cohort() {}
     request_body = CohortStreamRequest,
     responses(
         (status = 200, description = "The cohort", body = Cohort),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody),
-        (status = 413, description = "Body too large", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn stream_deployment_cohort() {}
@@ -293,7 +141,6 @@ fn stream_deployment_cohort() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("deployment_id" = String, Path), CohortListQuery),
     responses(
         (status = 200, description = "The deployment's cohorts in upload order", body = Page<Cohort>),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
@@ -303,7 +150,6 @@ fn list_deployment_cohorts() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("deployment_id" = String, Path), ("cohort_id" = String, Path)),
     responses(
         (status = 200, description = "The cohort", body = Cohort),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment or cohort", body = PlatformErrorBody)
     ))]
 fn get_deployment_cohort() {}
@@ -312,7 +158,6 @@ fn get_deployment_cohort() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("deployment_id" = String, Path), ("cohort_id" = String, Path), CohortFilesQuery),
     responses(
         (status = 200, description = "The file: text/csv for cohort and rejected_records, application/json for cohort_transformation", content_type = "text/csv"),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment, cohort or file", body = PlatformErrorBody),
         (status = 409, description = "The cohort is still processing", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
@@ -324,9 +169,7 @@ fn get_deployment_cohort_file() {}
     request_body = DeploymentCreateRequest,
     responses(
         (status = 200, description = "Created, status active", body = Deployment),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 409, description = "A phone number already belongs to another deployment of this workspace", body = PlatformErrorBody),
-        (status = 413, description = "Body too large", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn create_deployment() {}
@@ -335,7 +178,6 @@ fn create_deployment() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), DeploymentListQuery),
     responses(
         (status = 200, description = "One page of deployments", body = Page<DeploymentListItem>),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn list_deployments() {}
@@ -344,7 +186,6 @@ fn list_deployments() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("deployment_id" = String, Path)),
     responses(
         (status = 200, description = "The deployment", body = Deployment),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody)
     ))]
 fn get_deployment() {}
@@ -354,10 +195,8 @@ fn get_deployment() {}
     request_body = DeploymentPatchRequest,
     responses(
         (status = 200, description = "The updated deployment", body = Deployment),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody),
         (status = 409, description = "A phone number already belongs to another deployment of this workspace", body = PlatformErrorBody),
-        (status = 413, description = "Body too large", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn patch_deployment() {}
@@ -367,7 +206,6 @@ fn patch_deployment() {}
     request_body = DeploymentStatusRequest,
     responses(
         (status = 200, description = "The deployment in its new status", body = Deployment),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody),
         (status = 409, description = "Already in that status", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
@@ -378,7 +216,6 @@ fn set_deployment_status() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("deployment_id" = String, Path)),
     responses(
         (status = 204, description = "Deleted, permanently"),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 404, description = "No such deployment in this workspace", body = PlatformErrorBody)
     ))]
 fn delete_deployment() {}
@@ -419,7 +256,6 @@ fn sim_advance_clock() {}
     request_body = InboundCallRequest,
     responses(
         (status = 200, description = "How the platform handled the call (answered or not, and why)", body = InboundCallRecord),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 422, description = "Validation failed", body = ValidationErrorBody)
     ))]
 fn sim_inbound_call() {}
@@ -428,7 +264,6 @@ fn sim_inbound_call() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), CohortListQuery),
     responses(
         (status = 200, description = "Inbound calls of the workspace, oldest first", body = Page<InboundCallRecord>),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_inbound_calls() {}
@@ -437,7 +272,6 @@ fn sim_list_inbound_calls() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path), CohortListQuery),
     responses(
         (status = 200, description = "Webhook deliveries of the workspace, oldest first", body = Page<WebhookDeliveryRecord>),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_webhook_deliveries() {}
@@ -447,8 +281,7 @@ fn sim_list_webhook_deliveries() {}
 #[utoipa::path(get, path = "/admin/v1/orgs/{org_id}/workspaces/{workspace_id}/data-keys", tag = "admin",
     params(("org_id" = String, Path), ("workspace_id" = String, Path)),
     responses(
-        (status = 200, description = "The workspace's data keys, oldest first; the last is active. No key material.", body = DataKeyList),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody)
+        (status = 200, description = "The workspace's data keys, oldest first; the last is active. No key material.", body = DataKeyList)
     ))]
 fn admin_list_data_keys() {}
 
@@ -456,72 +289,7 @@ fn admin_list_data_keys() {}
     params(("org_id" = String, Path), ("workspace_id" = String, Path)),
     responses(
         (status = 200, description = "A new data key from the workspace's key service (BYOK: rotate-key) is active: new data is sealed with it, older data stays readable with the older keys. No body is read; no key material is answered.", body = DataKeyInfo),
-        (status = 401, description = "Missing or wrong X-API-Key", body = PlatformErrorBody),
         (status = 502, description = "The key service refused (code key_service_refused)", body = PlatformErrorBody),
         (status = 503, description = "The key service is unavailable (code key_service_unavailable); nothing changed", body = PlatformErrorBody)
     ))]
 fn admin_rotate_data_key() {}
-
-// ----- customer-hosted operations -----
-
-#[utoipa::path(post, path = "/{partner}/byok/v1/auth", tag = "byok",
-    params(
-        ("partner" = String, Path, description = "A fixed neutral path segment agreed at set-up"),
-        ("x-request-id" = String, Header, description = "Unique id of this call (a UUID)"),
-        ("x-request-timestamp" = String, Header, format = DateTime, description = "When the caller sent the request"),
-        ("x-trace-id" = Option<String>, Header, description = "Traces one request across services (a UUID)")
-    ),
-    request_body(content = AuthForm, content_type = "application/x-www-form-urlencoded"),
-    security(("client_credentials" = [])),
-    responses(
-        (status = 200, description = "A short-lived token", body = AuthResponse),
-        (status = 400, description = "INVALID_REQUEST", body = ByokErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = ByokErrorBody),
-        (status = 429, description = "RATE_LIMITED", body = ByokErrorBody),
-        (status = 500, description = "INTERNAL_ERROR", body = ByokErrorBody),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = ByokErrorBody)
-    ))]
-fn byok_auth() {}
-
-#[utoipa::path(post, path = "/{partner}/byok/v1/decrypt-key", tag = "byok",
-    params(
-        ("partner" = String, Path, description = "A fixed neutral path segment agreed at set-up"),
-        ("x-request-id" = String, Header, description = "Unique id of this call (a UUID)"),
-        ("x-request-timestamp" = String, Header, format = DateTime, description = "When the caller sent the request"),
-        ("x-trace-id" = Option<String>, Header, description = "Traces one request across services (a UUID)")
-    ),
-    request_body = DecryptKeyRequest,
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "The plaintext data key", body = DecryptKeyResponse),
-        (status = 400, description = "INVALID_REQUEST", body = ByokErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = ByokErrorBody),
-        (status = 403, description = "KEY_DISABLED or KEY_REVOKED", body = ByokErrorBody),
-        (status = 404, description = "KEY_NOT_FOUND", body = ByokErrorBody),
-        (status = 422, description = "DECRYPTION_FAILED", body = ByokErrorBody),
-        (status = 429, description = "RATE_LIMITED", body = ByokErrorBody),
-        (status = 500, description = "INTERNAL_ERROR", body = ByokErrorBody),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = ByokErrorBody)
-    ))]
-fn byok_decrypt_key() {}
-
-#[utoipa::path(post, path = "/{partner}/byok/v1/rotate-key", tag = "byok",
-    params(
-        ("partner" = String, Path, description = "A fixed neutral path segment agreed at set-up"),
-        ("x-request-id" = String, Header, description = "Unique id of this call (a UUID)"),
-        ("x-request-timestamp" = String, Header, format = DateTime, description = "When the caller sent the request"),
-        ("x-trace-id" = Option<String>, Header, description = "Traces one request across services (a UUID)")
-    ),
-    request_body(content = Option<RotateKeyRequest>, description = "Optional: the alias to rotate; without it the caller's default alias"),
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "A new data key, wrapped and in plaintext", body = RotateKeyResponse),
-        (status = 400, description = "INVALID_REQUEST", body = ByokErrorBody),
-        (status = 401, description = "UNAUTHORIZED", body = ByokErrorBody),
-        (status = 403, description = "KEY_DISABLED or KEY_REVOKED", body = ByokErrorBody),
-        (status = 404, description = "KEY_NOT_FOUND", body = ByokErrorBody),
-        (status = 429, description = "RATE_LIMITED", body = ByokErrorBody),
-        (status = 500, description = "INTERNAL_ERROR", body = ByokErrorBody),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = ByokErrorBody)
-    ))]
-fn byok_rotate_key() {}
