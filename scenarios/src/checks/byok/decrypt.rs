@@ -13,7 +13,9 @@ use super::context::{Ctx, TargetKey, Want, judge_status, judge_statuses, skip_al
 use super::defs::*;
 use super::jwt;
 use super::plaintext;
-use super::probe::{Call, CallError, Endpoint, Exchange, SecretKind, data_object, decrypt_body};
+use super::probe::{
+    Call, CallError, CallErrorKind, Endpoint, Exchange, SecretKind, data_object, decrypt_body,
+};
 use super::settings::Credentials;
 use crate::checks::{Check, CheckDef, Evidence};
 
@@ -216,7 +218,7 @@ pub async fn checks(
     out.push(judge_status(&DECRYPT_FLIPPED_BYTE, r, &flipped, refused));
     out.push(judge_statuses(&DECRYPT_MISSING_FIELDS, &fields, refused));
     out.push(judge_status(&DECRYPT_CONTENT_TYPE, r, &content_type, refused));
-    out.push(judge_status(&DECRYPT_OVERSIZED, r, &oversized_r, refused));
+    out.push(judge_oversized(&oversized_r));
     for res in [&repeat, &unknown, &missing_prefix, &wrong_prefix, &v2, &bad_b64, &flipped]
         .into_iter()
         .chain(other_r.as_ref())
@@ -226,6 +228,25 @@ pub async fn checks(
         }
     }
     out
+}
+
+/// A 4xx, or the connection closed while the body was still being sent: a service (or a
+/// proxy in front of it) that answers 413 on `Content-Length` and closes can reset the
+/// connection before the answer is read.
+fn judge_oversized(result: &Result<Arc<Exchange>, CallError>) -> Check {
+    match result {
+        Err(e) if e.kind == CallErrorKind::Protocol => Check::pass(
+            &DECRYPT_OVERSIZED,
+            e.evidence("POST /decrypt-key")
+                .with("refused", "the connection was closed before the body was sent"),
+        ),
+        _ => judge_status(
+            &DECRYPT_OVERSIZED,
+            "POST /decrypt-key",
+            result,
+            Want::ClientError,
+        ),
+    }
 }
 
 fn judge_repeat(

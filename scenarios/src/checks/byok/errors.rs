@@ -175,21 +175,21 @@ fn judge_secrets(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) ->
     for ex in journal {
         let body = String::from_utf8_lossy(&ex.body);
         let success = (200..300).contains(&ex.status);
+        let mut found: Vec<String> = Vec::new();
         for (secret, kind) in &scanned {
-            let in_body = body.contains(secret.as_str());
             let allowed_in_body = success && *kind != SecretKind::Credential;
-            if in_body && !allowed_in_body {
-                leaks.push(listed(ex, format!("the body holds {}", kind.label())));
+            if !allowed_in_body && body.contains(secret.as_str()) {
+                found.push(format!("the body holds {}", kind.label()));
             }
             for (name, value) in &ex.headers {
                 if String::from_utf8_lossy(value.as_bytes()).contains(secret.as_str()) {
-                    leaks.push(listed(
-                        ex,
-                        format!("header {name} holds {}", kind.label()),
-                    ));
+                    found.push(format!("header {name} holds {}", kind.label()));
                 }
             }
         }
+        found.sort();
+        found.dedup();
+        leaks.extend(found.into_iter().map(|f| listed(ex, f)));
     }
     verdict(
         &ERRORS_NO_SECRET,

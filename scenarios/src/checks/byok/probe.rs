@@ -332,9 +332,7 @@ impl Probe {
             ids: IdGen::from_entropy(),
             timeout,
         };
-        for s in settings.secrets() {
-            probe.secret(s, SecretKind::Credential);
-        }
+        probe.secret(settings.credential(), SecretKind::Credential);
         if let Some(k) = &settings.key {
             probe.secret(k.expected_plaintext.expose(), SecretKind::Plaintext);
         }

@@ -247,17 +247,13 @@ impl Settings {
         self.base_url.scheme() == "https"
     }
 
-    /// Every secret the settings hold, for redaction.
-    pub fn secrets(&self) -> Vec<String> {
-        let mut out = Vec::new();
+    /// The credential the settings hold (client secret or API key), for redaction and the
+    /// search for echoed secrets. The expected plaintext is a key, not a credential.
+    pub fn credential(&self) -> &str {
         match &self.credentials {
-            Credentials::Client { secret, .. } => out.push(secret.expose().to_string()),
-            Credentials::ApiKey(k) => out.push(k.expose().to_string()),
+            Credentials::Client { secret, .. } => secret.expose(),
+            Credentials::ApiKey(k) => k.expose(),
         }
-        if let Some(k) = &self.key {
-            out.push(k.expected_plaintext.expose().to_string());
-        }
-        out
     }
 
     /// Resolves flags, environment and file into settings, or says what is wrong.
@@ -490,7 +486,7 @@ mod tests {
         assert_eq!(s.latency_budget_ms, 250);
         assert_eq!((s.concurrency, s.calls, s.expiry_wait_secs), (8, 200, 0));
         assert!(!format!("{s:?}").contains("s3cret"), "Debug hides secrets");
-        assert_eq!(s.secrets(), ["s3cret"]);
+        assert_eq!(s.credential(), "s3cret");
     }
 
     #[test]
