@@ -93,6 +93,11 @@ async fn json_report_snapshot() {
 
 fn normalise(v: &mut Value) {
     match v {
+        // A service that answers 413 may close the connection before the answer is read:
+        // then the evidence is the closed connection.
+        Value::Object(map) if map.get("id").is_some_and(|id| id == "decrypt.oversized") => {
+            map.insert("evidence".into(), Value::String("[413 or closed]".into()));
+        }
         Value::Object(map) => {
             for (k, val) in map.iter_mut() {
                 match k.as_str() {
@@ -103,6 +108,7 @@ fn normalise(v: &mut Value) {
                     "sha256" => *val = Value::String("[sha256]".into()),
                     "encrypted_dek" => *val = Value::String("[encrypted_dek]".into()),
                     "target" => *val = Value::String("[target]".into()),
+                    "answers" => *val = Value::String("[n]".into()),
                     _ => normalise(val),
                 }
             }
