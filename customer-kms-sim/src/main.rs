@@ -105,7 +105,10 @@ struct ServeArgs {
 fn parse_mutant(name: &str) -> Result<Mutant, String> {
     Mutant::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
-        format!("no mutant named {name:?}; the mutants are: {}", names.join(", "))
+        format!(
+            "no mutant named {name:?}; the mutants are: {}",
+            names.join(", ")
+        )
     })
 }
 

@@ -369,10 +369,7 @@ impl Mutants {
 
     /// The mutants switched on, in documentation order.
     pub fn active(&self) -> Vec<Mutant> {
-        Mutant::ALL
-            .into_iter()
-            .filter(|m| self.is_on(*m))
-            .collect()
+        Mutant::ALL.into_iter().filter(|m| self.is_on(*m)).collect()
     }
 
     /// Every mutant with its rule and whether it is on.

@@ -97,8 +97,12 @@ fn main() {
         let elapsed = watch.elapsed();
         let cpu_used = cpu_before.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
         assert!(
-            report.summary.failed == 0 || report.checks.iter().all(|c| c.id.starts_with("load.")
-                || c.result != scenarios::checks::Outcome::Fail),
+            report.summary.failed == 0
+                || report
+                    .checks
+                    .iter()
+                    .all(|c| c.id.starts_with("load.")
+                        || c.result != scenarios::checks::Outcome::Fail),
             "the simulator failed a check: {report:#?}"
         );
         wall.push(elapsed.as_secs_f64());
@@ -120,7 +124,8 @@ fn main() {
             let client = reqwest::Client::new();
             let base = format!("http://{addr}/acme/byok/v1");
             let token = svc.issue_token("platform").expect("token");
-            let body = serde_json::json!({"data": {"key_alias": "tenant-a", "encrypted_key": encrypted}});
+            let body =
+                serde_json::json!({"data": {"key_alias": "tenant-a", "encrypted_key": encrypted}});
             let watch = Stopwatch::start();
             for _ in 0..calls {
                 let resp = client

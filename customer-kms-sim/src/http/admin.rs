@@ -280,10 +280,12 @@ pub fn filter(
                 match method {
                     warp::http::Method::POST => svc.mutants().set(m, true),
                     warp::http::Method::DELETE => svc.mutants().set(m, false),
-                    _ => return Err(warp::reject::custom(KmsError::new(
-                        ByokErrorCode::MethodNotAllowed,
-                        "POST switches a mutant on, DELETE switches it off",
-                    ))),
+                    _ => {
+                        return Err(warp::reject::custom(KmsError::new(
+                            ByokErrorCode::MethodNotAllowed,
+                            "POST switches a mutant on, DELETE switches it off",
+                        )));
+                    }
                 }
                 ok_ser(&MutantInfo {
                     name: m.name().into(),

@@ -36,12 +36,11 @@ use warp::reply::Response;
 use warp::{Filter, Rejection};
 use zeroize::Zeroizing;
 
+use super::mutated;
 use super::{
-    authorization, bytes_response, has_content_type, millis, read_body, stamp,
-    valid_uuid,
+    authorization, bytes_response, has_content_type, millis, read_body, stamp, valid_uuid,
 };
 use crate::audit::{self, AuditEntry};
-use super::mutated;
 use crate::auth::Caller;
 use crate::error::KmsError;
 use crate::faults::{ArrivalOutcome, Endpoint, SuccessFault};
@@ -435,8 +434,7 @@ fn rotate_key(
     }
     if m.is_on(Mutant::RotateForgetsOldKeys) {
         let info = svc.keys().rotate(&alias, now)?;
-        svc.keys()
-            .set_min_version(&alias, info.current_version)?;
+        svc.keys().set_min_version(&alias, info.current_version)?;
     }
     let wrapped = svc.new_data_key(&alias)?;
     pending.entry().key_version = Some(wrapped.key_version);

@@ -61,11 +61,9 @@ pub fn bearer(
         });
     }
     let substituted;
-    let header = match bearer_token(header).and_then(|t| {
-        m.is_on(Mutant::OpaqueToken)
-            .then(|| m.jwt_of(t))
-            .flatten()
-    }) {
+    let header = match bearer_token(header)
+        .and_then(|t| m.is_on(Mutant::OpaqueToken).then(|| m.jwt_of(t)).flatten())
+    {
         Some(jwt) => {
             substituted = format!("Bearer {jwt}");
             Some(substituted.as_str())
@@ -99,8 +97,7 @@ pub fn bearer(
     if !alg_none && m.is_on(Mutant::UncheckedSignature) {
         return auth.check_unsigned_claims(&claims, now, true);
     }
-    if !alg_none && m.is_on(Mutant::ExpiredTokenAccepted) && err.message == "access token expired"
-    {
+    if !alg_none && m.is_on(Mutant::ExpiredTokenAccepted) && err.message == "access token expired" {
         return auth.check_unsigned_claims(&claims, now, false);
     }
     Err(err)
@@ -263,8 +260,7 @@ pub fn decrypted_key(
     key: Zeroizing<Vec<u8>>,
 ) -> Zeroizing<Vec<u8>> {
     let mut key = key;
-    if m.is_on(Mutant::UnstablePlaintext) && m.decrypted_before(encrypted_key) && !key.is_empty()
-    {
+    if m.is_on(Mutant::UnstablePlaintext) && m.decrypted_before(encrypted_key) && !key.is_empty() {
         key[0] ^= 1;
     }
     if m.is_on(Mutant::ShortPlaintext) {

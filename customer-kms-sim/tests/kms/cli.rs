@@ -287,7 +287,10 @@ async fn serve_flags_override_the_file_and_generate_an_admin_token() {
 #[test]
 fn serve_switches_mutants_on_and_says_so() {
     let cfg = config_file(CONFIG);
-    let server = serve(cfg.path(), &["--mutant", "any_method", "--mutant", "no_trace_echo"]);
+    let server = serve(
+        cfg.path(),
+        &["--mutant", "any_method", "--mutant", "no_trace_echo"],
+    );
     let (status, rest) = stop(server);
     assert!(status.success());
     assert!(
@@ -298,7 +301,11 @@ fn serve_switches_mutants_on_and_says_so() {
     );
     let out = run(&["serve", "--mutant", "nope"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no mutant named \"nope\""), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no mutant named \"nope\""),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

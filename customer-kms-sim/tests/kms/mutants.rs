@@ -23,7 +23,11 @@ async fn the_admin_api_lists_and_switches_mutants() {
     assert_eq!(on.status, StatusCode::OK);
     assert_eq!(on.json()["on"], true);
     let auth = read(app.auth_request(CLIENT, SECRET_1)).await;
-    assert_eq!(auth.json()["data"]["token_type"], "bearer", "the rule is broken");
+    assert_eq!(
+        auth.json()["data"]["token_type"],
+        "bearer",
+        "the rule is broken"
+    );
 
     let put = read(
         app.admin(Method::PUT, "/mutants")
@@ -36,9 +40,16 @@ async fn the_admin_api_lists_and_switches_mutants() {
         [Mutant::NoTraceEcho, Mutant::AnyMethod]
     );
     let info = read(app.admin(Method::GET, "/info")).await;
-    assert_eq!(info.json()["mutants"], json!(["no_trace_echo", "any_method"]));
+    assert_eq!(
+        info.json()["mutants"],
+        json!(["no_trace_echo", "any_method"])
+    );
     let auth = read(app.auth_request(CLIENT, SECRET_1)).await;
-    assert_eq!(auth.json()["data"]["token_type"], "Bearer", "PUT replaced the set");
+    assert_eq!(
+        auth.json()["data"]["token_type"],
+        "Bearer",
+        "PUT replaced the set"
+    );
 
     let off = read(app.admin(Method::DELETE, "/mutants/any_method")).await;
     assert_eq!(off.json()["on"], false);
@@ -48,8 +59,16 @@ async fn the_admin_api_lists_and_switches_mutants() {
 
     let unknown = read(app.admin(Method::POST, "/mutants/nope")).await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
-    assert!(unknown.body.contains("GET /_admin/mutants lists them"), "{}", unknown.body);
-    let bad_put = read(app.admin(Method::PUT, "/mutants").json(&json!({"on": ["nope"]}))).await;
+    assert!(
+        unknown.body.contains("GET /_admin/mutants lists them"),
+        "{}",
+        unknown.body
+    );
+    let bad_put = read(
+        app.admin(Method::PUT, "/mutants")
+            .json(&json!({"on": ["nope"]})),
+    )
+    .await;
     assert_eq!(bad_put.status, StatusCode::NOT_FOUND);
 }
 
@@ -67,13 +86,24 @@ async fn a_mutant_breaks_its_rule_and_keeps_the_others() {
     let token = app.token().await;
     let key = app.wrapped(ALIAS_A);
     let other = read(app.decrypt_request(&token, ALIAS_B, &key)).await;
-    assert_eq!(other.status, StatusCode::OK, "the key decrypts under another alias");
-    assert_eq!(unb64(other.json()["data"]["plaintext_key"].as_str().unwrap()), DATA_KEY);
+    assert_eq!(
+        other.status,
+        StatusCode::OK,
+        "the key decrypts under another alias"
+    );
+    assert_eq!(
+        unb64(other.json()["data"]["plaintext_key"].as_str().unwrap()),
+        DATA_KEY
+    );
     let mut bytes = unb64(key.strip_prefix("byok:v1:").unwrap());
     bytes[30] ^= 1;
     let tampered = format!("byok:v1:{}", b64(&bytes));
     let refused = read(app.decrypt_request(&token, ALIAS_A, &tampered)).await;
-    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "tampering still fails");
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "tampering still fails"
+    );
     let no_token = read(
         app.byok("decrypt-key")
             .json(&json!({"data": {"key_alias": ALIAS_A, "encrypted_key": key}})),

@@ -48,10 +48,8 @@ impl Redactor {
     /// `value` with every secret replaced in every string, object keys included.
     pub fn value(&self, value: &mut Value) {
         match value {
-            Value::String(s) => {
-                if self.secrets.iter().any(|x| s.contains(x.as_str())) {
-                    *s = self.text(s);
-                }
+            Value::String(s) if self.secrets.iter().any(|x| s.contains(x.as_str())) => {
+                *s = self.text(s);
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::Object(map) => {
@@ -98,8 +96,9 @@ mod tests {
             vec![
                 Check::fail(
                     &D,
-                    Evidence::new()
-                        .body(json!({"error": {"message": "bad secret hunter2"}, "hunter2": ["tok-abc"]})),
+                    Evidence::new().body(
+                        json!({"error": {"message": "bad secret hunter2"}, "hunter2": ["tok-abc"]}),
+                    ),
                     "not to see tok-abc",
                 ),
                 Check::skip(&D, "hunter2 was wrong"),
@@ -107,7 +106,10 @@ mod tests {
         );
         report.redact(&Redactor::new(["hunter2", "tok-abc", "", "hunter"]));
         let text = serde_json::to_string(&report).unwrap();
-        assert!(!text.contains("hunter") && !text.contains("tok-abc"), "{text}");
+        assert!(
+            !text.contains("hunter") && !text.contains("tok-abc"),
+            "{text}"
+        );
         assert!(text.contains("bad secret [redacted]"), "{text}");
         assert_eq!(
             report.checks[0].expected.as_deref(),

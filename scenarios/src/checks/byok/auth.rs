@@ -33,10 +33,7 @@ const EXP_CLOCK_TOLERANCE_SECS: i64 = 120;
 
 /// The checks of the group, judged on `baseline` (the answer to the right credentials)
 /// and on the refusals this sends. `None`: a static API key, the group is skipped.
-pub async fn checks(
-    ctx: &Ctx,
-    baseline: Option<&Result<Arc<Exchange>, CallError>>,
-) -> Vec<Check> {
+pub async fn checks(ctx: &Ctx, baseline: Option<&Result<Arc<Exchange>, CallError>>) -> Vec<Check> {
     let Some(baseline) = baseline else {
         let reason = "a static API key: /auth is not used";
         let mut v = skip_all(BASELINE, reason);
@@ -63,11 +60,19 @@ pub async fn checks(
 
 fn judge_baseline(result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
     let request = "POST /auth";
-    let mut out = vec![judge_status(&AUTH_STATUS, request, result, Want::Status(200))];
+    let mut out = vec![judge_status(
+        &AUTH_STATUS,
+        request,
+        result,
+        Want::Status(200),
+    )];
     let ex = match result {
         Ok(ex) if ex.status == 200 => ex,
         _ => {
-            out.extend(skip_all(&BASELINE[1..], "/auth did not answer 200 (see auth.status)"));
+            out.extend(skip_all(
+                &BASELINE[1..],
+                "/auth did not answer 200 (see auth.status)",
+            ));
             return out;
         }
     };
@@ -120,7 +125,9 @@ fn judge_baseline(result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
         ),
         None => Check::skip(&AUTH_TOKEN_TYPE, "no data.token_type (see auth.shape)"),
     });
-    let expires_in = field("expires_in").and_then(Value::as_u64).filter(|e| *e > 0);
+    let expires_in = field("expires_in")
+        .and_then(Value::as_u64)
+        .filter(|e| *e > 0);
     out.push(match field("expires_in") {
         Some(_) => Check::judge(
             &AUTH_EXPIRES_IN,

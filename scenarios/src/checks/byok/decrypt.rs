@@ -30,14 +30,16 @@ const BASELINE: &[CheckDef] = &[DECRYPT_STATUS, DECRYPT_SHAPE, DECRYPT_PLAINTEXT
 /// The plaintext an answer carries, when it has the contract's shape.
 pub fn plaintext_of(ex: &Exchange) -> Option<String> {
     let body = ex.json()?;
-    Some(data_object(&body)?.get("plaintext_key")?.as_str()?.to_string())
+    Some(
+        data_object(&body)?
+            .get("plaintext_key")?
+            .as_str()?
+            .to_string(),
+    )
 }
 
 /// Judges the first decrypt of `target`: status, shape, plaintext.
-pub fn judge_baseline(
-    target: &TargetKey,
-    result: &Result<Arc<Exchange>, CallError>,
-) -> Vec<Check> {
+pub fn judge_baseline(target: &TargetKey, result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
     let mut out = vec![judge_status(
         &DECRYPT_STATUS,
         "POST /decrypt-key",
@@ -64,7 +66,10 @@ pub fn judge_baseline(
     ));
     out.push(match got {
         Some(p) => judge_plaintext(&DECRYPT_PLAINTEXT, &p, &target.plaintext),
-        None => Check::skip(&DECRYPT_PLAINTEXT, "no data.plaintext_key (see decrypt.shape)"),
+        None => Check::skip(
+            &DECRYPT_PLAINTEXT,
+            "no data.plaintext_key (see decrypt.shape)",
+        ),
     });
     out
 }
@@ -119,11 +124,7 @@ pub async fn checks(
     // Keys.
     let key = |text: String| decrypt_body(alias, &text);
     let payload = e.strip_prefix(PREFIX).unwrap_or(e);
-    let other = ctx
-        .s
-        .other_key_alias
-        .as_ref()
-        .map(|b| decrypt_body(b, e));
+    let other = ctx.s.other_key_alias.as_ref().map(|b| decrypt_body(b, e));
     let mut oversized = body.clone();
     oversized["padding"] = Value::String("a".repeat(OVERSIZED_BYTES));
 
@@ -151,8 +152,14 @@ pub async fn checks(
     ) = tokio::join!(
         p.send(DECRYPT_REPEATABLE.id, post(bearer.clone())),
         p.send(DECRYPT_NO_TOKEN.id, post(None)),
-        p.send(DECRYPT_GARBAGE_TOKEN.id, post(Some(format!("Bearer {garbage}")))),
-        p.send(DECRYPT_TAMPERED_TOKEN.id, post(Some(format!("Bearer {tampered}")))),
+        p.send(
+            DECRYPT_GARBAGE_TOKEN.id,
+            post(Some(format!("Bearer {garbage}")))
+        ),
+        p.send(
+            DECRYPT_TAMPERED_TOKEN.id,
+            post(Some(format!("Bearer {tampered}")))
+        ),
         p.send(DECRYPT_ALG_NONE.id, post(Some(format!("Bearer {none}")))),
         send_body(DECRYPT_UNKNOWN_ALIAS.id, decrypt_body(UNKNOWN_ALIAS, e)),
         send_body(DECRYPT_MISSING_PREFIX.id, key(payload.to_string())),
@@ -191,15 +198,44 @@ pub async fn checks(
     let mut out = vec![judge_repeat(baseline, &repeat)];
     if bearer.is_none() {
         out.extend(skip_all(
-            &[DECRYPT_GARBAGE_TOKEN, DECRYPT_TAMPERED_TOKEN, DECRYPT_ALG_NONE],
+            &[
+                DECRYPT_GARBAGE_TOKEN,
+                DECRYPT_TAMPERED_TOKEN,
+                DECRYPT_ALG_NONE,
+            ],
             "no access token to start from (see auth.status)",
         ));
-        out.push(judge_status(&DECRYPT_NO_TOKEN, r, &no_token, Want::Status(401)));
+        out.push(judge_status(
+            &DECRYPT_NO_TOKEN,
+            r,
+            &no_token,
+            Want::Status(401),
+        ));
     } else {
-        out.push(judge_status(&DECRYPT_NO_TOKEN, r, &no_token, Want::Status(401)));
-        out.push(judge_status(&DECRYPT_GARBAGE_TOKEN, r, &garbage_r, Want::Status(401)));
-        out.push(judge_status(&DECRYPT_TAMPERED_TOKEN, r, &tampered_r, Want::Status(401)));
-        out.push(judge_status(&DECRYPT_ALG_NONE, r, &none_r, Want::Status(401)));
+        out.push(judge_status(
+            &DECRYPT_NO_TOKEN,
+            r,
+            &no_token,
+            Want::Status(401),
+        ));
+        out.push(judge_status(
+            &DECRYPT_GARBAGE_TOKEN,
+            r,
+            &garbage_r,
+            Want::Status(401),
+        ));
+        out.push(judge_status(
+            &DECRYPT_TAMPERED_TOKEN,
+            r,
+            &tampered_r,
+            Want::Status(401),
+        ));
+        out.push(judge_status(
+            &DECRYPT_ALG_NONE,
+            r,
+            &none_r,
+            Want::Status(401),
+        ));
     }
     let refused = Want::ClientError;
     out.push(judge_status(&DECRYPT_UNKNOWN_ALIAS, r, &unknown, refused));
@@ -211,21 +247,43 @@ pub async fn checks(
              only decrypts under its own alias",
         ),
     });
-    out.push(judge_status(&DECRYPT_MISSING_PREFIX, r, &missing_prefix, refused));
-    out.push(judge_status(&DECRYPT_WRONG_PREFIX, r, &wrong_prefix, refused));
+    out.push(judge_status(
+        &DECRYPT_MISSING_PREFIX,
+        r,
+        &missing_prefix,
+        refused,
+    ));
+    out.push(judge_status(
+        &DECRYPT_WRONG_PREFIX,
+        r,
+        &wrong_prefix,
+        refused,
+    ));
     out.push(judge_status(&DECRYPT_V2_PREFIX, r, &v2, refused));
     out.push(judge_status(&DECRYPT_BAD_BASE64, r, &bad_b64, refused));
     out.push(judge_status(&DECRYPT_FLIPPED_BYTE, r, &flipped, refused));
     out.push(judge_statuses(&DECRYPT_MISSING_FIELDS, &fields, refused));
-    out.push(judge_status(&DECRYPT_CONTENT_TYPE, r, &content_type, refused));
+    out.push(judge_status(
+        &DECRYPT_CONTENT_TYPE,
+        r,
+        &content_type,
+        refused,
+    ));
     out.push(judge_oversized(&oversized_r));
-    for res in [&repeat, &unknown, &missing_prefix, &wrong_prefix, &v2, &bad_b64, &flipped]
-        .into_iter()
-        .chain(other_r.as_ref())
+    for res in [
+        &repeat,
+        &unknown,
+        &missing_prefix,
+        &wrong_prefix,
+        &v2,
+        &bad_b64,
+        &flipped,
+    ]
+    .into_iter()
+    .chain(other_r.as_ref())
+    .flatten()
     {
-        if let Ok(ex) = res {
-            ctx.note_plaintexts(ex);
-        }
+        ctx.note_plaintexts(res);
     }
     out
 }
@@ -237,8 +295,10 @@ fn judge_oversized(result: &Result<Arc<Exchange>, CallError>) -> Check {
     match result {
         Err(e) if e.kind == CallErrorKind::Protocol => Check::pass(
             &DECRYPT_OVERSIZED,
-            e.evidence("POST /decrypt-key")
-                .with("refused", "the connection was closed before the body was sent"),
+            e.evidence("POST /decrypt-key").with(
+                "refused",
+                "the connection was closed before the body was sent",
+            ),
         ),
         _ => judge_status(
             &DECRYPT_OVERSIZED,
@@ -266,12 +326,10 @@ fn judge_repeat(
             Check::judge(
                 &DECRYPT_REPEATABLE,
                 ex.status == 200 && same,
-                ex.evidence()
-                    .with("first", plaintext::describe(&a))
-                    .with(
-                        "second",
-                        b.map(|b| plaintext::describe(&b)).unwrap_or(Value::Null),
-                    ),
+                ex.evidence().with("first", plaintext::describe(&a)).with(
+                    "second",
+                    b.map(|b| plaintext::describe(&b)).unwrap_or(Value::Null),
+                ),
                 "200 with the same plaintext_key as the first call",
             )
         }
@@ -287,7 +345,10 @@ fn judge_repeat(
 pub fn with_bad_character(encrypted_key: &str) -> String {
     let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
     let mid = payload.len() / 2;
-    let mid = (0..=mid).rev().find(|i| payload.is_char_boundary(*i)).unwrap_or(0);
+    let mid = (0..=mid)
+        .rev()
+        .find(|i| payload.is_char_boundary(*i))
+        .unwrap_or(0);
     format!("{PREFIX}{}!{}", &payload[..mid], &payload[mid..])
 }
 

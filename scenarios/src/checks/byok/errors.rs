@@ -60,7 +60,10 @@ fn verdict(def: &CheckDef, judged: usize, bad: Vec<Value>, expected: &str) -> Ch
         Evidence::new()
             .with("answers", judged)
             .with("failing", n)
-            .with("examples", bad.into_iter().take(MAX_LISTED).collect::<Vec<_>>()),
+            .with(
+                "examples",
+                bad.into_iter().take(MAX_LISTED).collect::<Vec<_>>(),
+            ),
         expected,
     )
 }
@@ -133,10 +136,7 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
     for (ex, code, message) in &shaped {
         let allowed = codes_for(ex.status);
         if !allowed.contains(&code.as_str()) {
-            bad_code.push(listed(
-                ex,
-                json!({"code": code, "documented": allowed}),
-            ));
+            bad_code.push(listed(ex, json!({"code": code, "documented": allowed})));
         }
         let chars = message.chars().count();
         if message.trim().is_empty()
@@ -144,7 +144,10 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
             || message.chars().any(char::is_control)
         {
             let shown: String = message.chars().take(80).collect();
-            bad_message.push(listed(ex, json!({"message_start": shown, "characters": chars})));
+            bad_message.push(listed(
+                ex,
+                json!({"message_start": shown, "characters": chars}),
+            ));
         }
     }
     out.push(verdict(
@@ -159,9 +162,7 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
         &ERRORS_MESSAGE,
         shaped.len(),
         bad_message,
-        &format!(
-            "a message of 1 to {MAX_MESSAGE_CHARS} characters without control characters"
-        ),
+        &format!("a message of 1 to {MAX_MESSAGE_CHARS} characters without control characters"),
     ));
     out
 }

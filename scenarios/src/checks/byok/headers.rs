@@ -34,7 +34,10 @@ pub async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
     let p = &ctx.probe;
     let (no_trace, skewed) = tokio::join!(
         p.send(HEADERS_NO_TRACE_ID.id, call(Headers::NoTraceId)),
-        p.send(HEADERS_SKEWED_TIMESTAMP.id, call(Headers::TimestampAgo(SKEW_SECS))),
+        p.send(
+            HEADERS_SKEWED_TIMESTAMP.id,
+            call(Headers::TimestampAgo(SKEW_SECS))
+        ),
     );
     for ex in [&no_trace, &skewed].into_iter().flatten() {
         ctx.note_plaintexts(ex);
@@ -98,7 +101,10 @@ pub fn judge_journal(journal: &[Arc<Exchange>]) -> Vec<Check> {
             Evidence::new()
                 .with("answers", traced.len())
                 .with("without", n)
-                .with("examples", bad.into_iter().take(MAX_LISTED).collect::<Vec<_>>()),
+                .with(
+                    "examples",
+                    bad.into_iter().take(MAX_LISTED).collect::<Vec<_>>(),
+                ),
             expected,
         )
     };
@@ -131,8 +137,11 @@ pub async fn methods(ctx: &Ctx) -> Vec<Check> {
         async {
             match &auth {
                 Some(basic) => Some(
-                    p.send(METHODS_AUTH_GET.id, get(Endpoint::Auth, Some(basic.clone())))
-                        .await,
+                    p.send(
+                        METHODS_AUTH_GET.id,
+                        get(Endpoint::Auth, Some(basic.clone())),
+                    )
+                    .await,
                 ),
                 None => None,
             }
@@ -144,8 +153,11 @@ pub async fn methods(ctx: &Ctx) -> Vec<Check> {
         async {
             if ctx.s.use_rotate {
                 Some(
-                    p.send(METHODS_ROTATE_GET.id, get(Endpoint::RotateKey, bearer.clone()))
-                        .await,
+                    p.send(
+                        METHODS_ROTATE_GET.id,
+                        get(Endpoint::RotateKey, bearer.clone()),
+                    )
+                    .await,
                 )
             } else {
                 None
@@ -160,11 +172,19 @@ pub async fn methods(ctx: &Ctx) -> Vec<Check> {
             Some(res) => judge_status(&METHODS_AUTH_GET, "GET /auth", res, Want::Status(405)),
             None => Check::skip(&METHODS_AUTH_GET, "a static API key: /auth is not used"),
         },
-        judge_status(&METHODS_DECRYPT_GET, "GET /decrypt-key", &d, Want::Status(405)),
+        judge_status(
+            &METHODS_DECRYPT_GET,
+            "GET /decrypt-key",
+            &d,
+            Want::Status(405),
+        ),
         match &r {
-            Some(res) => {
-                judge_status(&METHODS_ROTATE_GET, "GET /rotate-key", res, Want::Status(405))
-            }
+            Some(res) => judge_status(
+                &METHODS_ROTATE_GET,
+                "GET /rotate-key",
+                res,
+                Want::Status(405),
+            ),
             None => Check::skip(
                 &METHODS_ROTATE_GET,
                 "/rotate-key is not checked: give --use-rotate",

@@ -31,8 +31,7 @@ fn decode_part(part: &str, what: &str) -> Result<Value, String> {
     let bytes = URL_SAFE_NO_PAD
         .decode(part.trim_end_matches('='))
         .map_err(|_| format!("the {what} is not base64url"))?;
-    let v: Value =
-        serde_json::from_slice(&bytes).map_err(|_| format!("the {what} is not JSON"))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| format!("the {what} is not JSON"))?;
     if v.is_object() {
         Ok(v)
     } else {
@@ -44,10 +43,7 @@ fn decode_part(part: &str, what: &str) -> Result<Value, String> {
 pub fn parse(token: &str) -> Result<Jwt, String> {
     let parts: Vec<&str> = token.split('.').collect();
     if parts.len() != 3 {
-        return Err(format!(
-            "{} dot-separated parts, a JWT has 3",
-            parts.len()
-        ));
+        return Err(format!("{} dot-separated parts, a JWT has 3", parts.len()));
     }
     Ok(Jwt {
         header: decode_part(parts[0], "header")?,
@@ -107,7 +103,10 @@ mod tests {
     fn reads_a_jwt_and_refuses_the_rest() {
         let j = parse(&token()).unwrap();
         assert_eq!(j.alg(), Some("HS256"));
-        assert_eq!((j.int_claim("iat"), j.int_claim("exp")), (Some(100), Some(3700)));
+        assert_eq!(
+            (j.int_claim("iat"), j.int_claim("exp")),
+            (Some(100), Some(3700))
+        );
         assert!(parse("opaque").unwrap_err().contains("1 dot-separated"));
         assert!(parse("a.b.c").unwrap_err().contains("not"));
     }

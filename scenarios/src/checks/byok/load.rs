@@ -34,11 +34,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// The group's checks; `reference` is the plaintext the first decrypt answered.
-pub async fn checks(
-    ctx: &Arc<Ctx>,
-    target: &TargetKey,
-    reference: Option<String>,
-) -> Vec<Check> {
+pub async fn checks(ctx: &Arc<Ctx>, target: &TargetKey, reference: Option<String>) -> Vec<Check> {
     if !ctx.runs("load") {
         return Vec::new();
     }
@@ -122,7 +118,9 @@ async fn one(ctx: &Ctx, body: &Value, reference: &str) -> Sample {
             let ms = ex.elapsed.as_secs_f64() * 1000.0;
             let got = plaintext_of(&ex);
             let error = match got {
-                _ if ex.status != 200 => Some(json!({"status": ex.status, "body": ex.body_evidence()})),
+                _ if ex.status != 200 => {
+                    Some(json!({"status": ex.status, "body": ex.body_evidence()}))
+                }
                 None => Some(json!({"status": 200, "body": ex.body_evidence()})),
                 Some(p) if !plaintext::same_key(&p, reference) => {
                     ctx.probe

@@ -123,8 +123,8 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
         }
         let key = r.key.clone();
         if key.is_none() {
-            missing = "no key to decrypt: /rotate-key did not answer one (see rotate.status)"
-                .into();
+            missing =
+                "no key to decrypt: /rotate-key did not answer one (see rotate.status)".into();
         }
         early_rotation = Some(r);
         key
@@ -183,8 +183,7 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
             v.extend(skip_group("rotate", &missing));
         } else {
             v.extend(
-                rotate::checks(&ctx, early_rotation, target.as_ref(), decrypt_base.as_ref())
-                    .await,
+                rotate::checks(&ctx, early_rotation, target.as_ref(), decrypt_base.as_ref()).await,
             );
         }
         v
@@ -226,21 +225,29 @@ async fn first_contact(
                 );
             }
             let hint = match e.kind {
-                CallErrorKind::Connect => "is the service running, and are --base-url and the \
-                                           port right?",
-                CallErrorKind::Timeout => "the service did not answer; raise --timeout-ms if it \
-                                           is slow",
-                CallErrorKind::Tls => "the TLS handshake failed; a service that wants a client \
-                                       certificate needs --client-cert and --client-key",
+                CallErrorKind::Connect => {
+                    "is the service running, and are --base-url and the \
+                                           port right?"
+                }
+                CallErrorKind::Timeout => {
+                    "the service did not answer; raise --timeout-ms if it \
+                                           is slow"
+                }
+                CallErrorKind::Tls => {
+                    "the TLS handshake failed; a service that wants a client \
+                                       certificate needs --client-cert and --client-key"
+                }
                 CallErrorKind::Protocol => "the service did not answer HTTP; check --base-url",
                 CallErrorKind::Certificate => unreachable!("handled above"),
             };
             anyhow::bail!("cannot check {}: {e}; {hint}", s.target())
         }
         Ok(ex) if ex.status == 404 => {
-            let code = ex
-                .json()
-                .and_then(|b| b.pointer("/error/code").and_then(|c| c.as_str()).map(str::to_string));
+            let code = ex.json().and_then(|b| {
+                b.pointer("/error/code")
+                    .and_then(|c| c.as_str())
+                    .map(str::to_string)
+            });
             if code.as_deref() == Some("KEY_NOT_FOUND") {
                 return Ok(None);
             }

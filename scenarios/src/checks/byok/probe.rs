@@ -186,7 +186,13 @@ impl Exchange {
     /// Whether `Content-Type` is JSON (`application/json` or `+json`, any parameters).
     pub fn is_json_labelled(&self) -> bool {
         self.header(CONTENT_TYPE.as_str())
-            .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
             .is_some_and(|v| v == "application/json" || v.ends_with("+json"))
     }
 
@@ -303,9 +309,11 @@ impl Probe {
                 anyhow::anyhow!("cannot read --client-cert {}: {e}", cert.display())
             })?;
             pem.push(b'\n');
-            pem.extend(std::fs::read(key).map_err(|e| {
-                anyhow::anyhow!("cannot read --client-key {}: {e}", key.display())
-            })?);
+            pem.extend(
+                std::fs::read(key).map_err(|e| {
+                    anyhow::anyhow!("cannot read --client-key {}: {e}", key.display())
+                })?,
+            );
             let identity = reqwest::Identity::from_pem(&pem).map_err(|e| {
                 anyhow::anyhow!(
                     "--client-cert {} and --client-key {} are not a PEM certificate and \
@@ -392,7 +400,11 @@ impl Probe {
     }
 
     async fn exchange(&self, check: &'static str, call: Call) -> Result<Exchange, CallError> {
-        let _permit = self.limit.acquire().await.expect("the semaphore is never closed");
+        let _permit = self
+            .limit
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
         let url = self.url(call.endpoint);
         let mut req = self
             .client

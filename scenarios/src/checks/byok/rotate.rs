@@ -94,7 +94,11 @@ pub async fn checks(
             &own
         }
     };
-    out.push(judge_decrypts_to(&ROTATE_ROUNDTRIP, roundtrip, &k1.plaintext));
+    out.push(judge_decrypts_to(
+        &ROTATE_ROUNDTRIP,
+        roundtrip,
+        &k1.plaintext,
+    ));
 
     let r2 = mint(ctx, ROTATE_FRESH.id).await;
     out.push(match &r2.key {
@@ -115,7 +119,11 @@ pub async fn checks(
         ),
     });
 
-    let mut old = vec![("the first rotated key", k1.encrypted_key.clone(), k1.plaintext.clone())];
+    let mut old = vec![(
+        "the first rotated key",
+        k1.encrypted_key.clone(),
+        k1.plaintext.clone(),
+    )];
     if let Some(given) = &ctx.s.key {
         old.push((
             "--encrypted-key",
@@ -225,7 +233,10 @@ fn judge_answer(ctx: &Ctx, result: &Result<Arc<Exchange>, CallError>) -> Vec<Che
             Evidence::new().with("plaintext_dek", plaintext::describe(p)),
             "base64 of 32 bytes",
         ),
-        None => Check::skip(&ROTATE_PLAINTEXT, "no data.plaintext_dek (see rotate.shape)"),
+        None => Check::skip(
+            &ROTATE_PLAINTEXT,
+            "no data.plaintext_dek (see rotate.shape)",
+        ),
     });
     out
 }

@@ -57,7 +57,12 @@ pub struct ByokArgs {
     #[arg(long, value_name = "ID")]
     pub client_id: Option<String>,
     /// Client secret for /auth; better from the environment.
-    #[arg(long, value_name = "S", env = "BYOK_CLIENT_SECRET", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "S",
+        env = "BYOK_CLIENT_SECRET",
+        hide_env_values = true
+    )]
     pub client_secret: Option<String>,
     /// A static API key instead of client credentials; better from the environment.
     #[arg(long, value_name = "K", env = "BYOK_API_KEY", hide_env_values = true)]
@@ -367,9 +372,7 @@ impl Settings {
             _ => anyhow::bail!("--client-cert and --client-key go together"),
         };
         if base_url.scheme() == "http" && (ca_cert.is_some() || client_identity.is_some()) {
-            anyhow::bail!(
-                "--ca-cert, --client-cert and --client-key need an https:// --base-url"
-            );
+            anyhow::bail!("--ca-cert, --client-cert and --client-key need an https:// --base-url");
         }
 
         let filter = GroupFilter {
@@ -446,7 +449,10 @@ fn parse_base_url(text: &str) -> anyhow::Result<url::Url> {
         anyhow::anyhow!("--base-url {text:?} is not a URL ({e}); e.g. https://kms.example.com")
     })?;
     if !matches!(url.scheme(), "http" | "https") {
-        anyhow::bail!("--base-url must be http:// or https://, not {}://", url.scheme());
+        anyhow::bail!(
+            "--base-url must be http:// or https://, not {}://",
+            url.scheme()
+        );
     }
     if !url.username().is_empty() || url.password().is_some() {
         anyhow::bail!("--base-url must not carry credentials; use the credential flags");

@@ -63,7 +63,10 @@ async fn a_static_api_key_and_a_key_minted_by_rotate_key() {
         || id.starts_with("auth.")
         || id.starts_with("token.")
         || id == "methods.auth_get"));
-    assert_eq!(ids_with(&report, Outcome::Pass).len() + skipped.len(), ALL.len());
+    assert_eq!(
+        ids_with(&report, Outcome::Pass).len() + skipped.len(),
+        ALL.len()
+    );
 }
 
 #[tokio::test]
@@ -75,7 +78,10 @@ async fn only_and_skip_choose_the_groups() {
         ..kms.args()
     };
     let report = check(&args).await;
-    assert!(report.checks.iter().all(|c| c.group == "auth"), "{report:#?}");
+    assert!(
+        report.checks.iter().all(|c| c.group == "auth"),
+        "{report:#?}"
+    );
     assert_eq!(report.checks.len(), 13);
     assert!(report.holds());
 }
@@ -129,7 +135,10 @@ async fn a_wrong_partner_or_port_stops_the_check_with_a_clear_error() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("nothing answers POST") && err.contains("--partner"), "{err}");
+    assert!(
+        err.contains("nothing answers POST") && err.contains("--partner"),
+        "{err}"
+    );
 
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
@@ -142,21 +151,36 @@ async fn a_wrong_partner_or_port_stops_the_check_with_a_clear_error() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("could not connect") && err.contains("is the service running"), "{err}");
+    assert!(
+        err.contains("could not connect") && err.contains("is the service running"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn a_service_that_refuses_the_credentials_fails_auth_and_skips_what_needs_a_token() {
-    let kms = spawn_kms(KmsConfig::new(PARTNER)
-        .with_seed(11)
-        .with_client(CLIENT, &["another-secret-entirely"])
-        .with_alias(ALIAS, 1)).await;
+    let kms = spawn_kms(
+        KmsConfig::new(PARTNER)
+            .with_seed(11)
+            .with_client(CLIENT, &["another-secret-entirely"])
+            .with_alias(ALIAS, 1),
+    )
+    .await;
     let mut args = kms.args();
     args.other_key_alias = None;
     let report = check(&args).await;
     assert!(!report.holds());
     assert!(failing(&report).contains("auth.status"));
-    let skip = report.checks.iter().find(|c| c.id == "decrypt.status").unwrap();
+    let skip = report
+        .checks
+        .iter()
+        .find(|c| c.id == "decrypt.status")
+        .unwrap();
     assert_eq!(skip.result, Outcome::Skip);
-    assert!(skip.skip_reason.as_deref().unwrap().contains("no access token"));
+    assert!(
+        skip.skip_reason
+            .as_deref()
+            .unwrap()
+            .contains("no access token")
+    );
 }

@@ -14,7 +14,12 @@ use super::*;
 async fn harness(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
     cmd.arg("check").arg("byok").args(args);
-    for v in ["BYOK_CLIENT_SECRET", "BYOK_API_KEY", "BYOK_EXPECTED_PLAINTEXT", "NO_COLOR"] {
+    for v in [
+        "BYOK_CLIENT_SECRET",
+        "BYOK_API_KEY",
+        "BYOK_EXPECTED_PLAINTEXT",
+        "NO_COLOR",
+    ] {
         cmd.env_remove(v);
     }
     cmd.envs(env.iter().copied());
@@ -88,7 +93,12 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("  PASS  auth.token_type"), "{stdout}");
     assert!(stdout.contains("  SKIP  tls.chain"), "{stdout}");
-    assert!(stdout.trim_end().ends_with("53 passed, 0 failed, 4 skipped"), "{stdout}");
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("53 passed, 0 failed, 4 skipped"),
+        "{stdout}"
+    );
     assert!(!stdout.contains('\u{1b}'), "no colour into a pipe");
     assert!(stderr.contains("finished in"), "{stderr}");
 
@@ -104,7 +114,10 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
     }
     assert_eq!(json["summary"]["passed"], 53);
     let junit = std::fs::read_to_string(dir.path().join("out/byok.xml")).unwrap();
-    assert!(junit.contains("<testsuite name=\"check byok\" tests=\"57\" failures=\"0\""), "{junit}");
+    assert!(
+        junit.contains("<testsuite name=\"check byok\" tests=\"57\" failures=\"0\""),
+        "{junit}"
+    );
 
     let all = everything(&out, dir.path());
     for secret in [SECRET, plaintext().as_str()] {
@@ -130,16 +143,24 @@ async fn a_service_that_echoes_the_secret_fails_and_the_report_still_hides_it() 
         .iter()
         .find(|c| c["id"] == "auth.wrong_secret")
         .unwrap();
-    let message = wrong_secret["evidence"]["body"]["error"]["message"].as_str().unwrap();
+    let message = wrong_secret["evidence"]["body"]["error"]["message"]
+        .as_str()
+        .unwrap();
     assert!(
         message.starts_with("invalid client credentials platform:[redacted]"),
         "the echoed message is kept, the secret in it redacted: {message}"
     );
     let all = everything(&out, dir.path());
-    assert!(!all.contains(SECRET), "the echoed secret reached the report");
+    assert!(
+        !all.contains(SECRET),
+        "the echoed secret reached the report"
+    );
     assert!(!all.contains(&plaintext()));
     let junit = std::fs::read_to_string(dir.path().join("out/byok.xml")).unwrap();
-    assert!(junit.contains("<failure message=\"no answer echoes a secret"), "{junit}");
+    assert!(
+        junit.contains("<failure message=\"no answer echoes a secret"),
+        "{junit}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,7 +170,15 @@ async fn a_service_that_cannot_be_reached_exits_2_with_a_clear_message() {
     drop(closed);
     let url = format!("http://127.0.0.1:{port}");
     let out = harness(
-        &["--base-url", &url, "--partner", "acme", "--key-alias", "a", "--use-rotate"],
+        &[
+            "--base-url",
+            &url,
+            "--partner",
+            "acme",
+            "--key-alias",
+            "a",
+            "--use-rotate",
+        ],
         &[("BYOK_API_KEY", "k-0123456789")],
     )
     .await;
@@ -168,14 +197,26 @@ async fn a_service_that_answers_garbage_exits_2_with_a_clear_message() {
     tokio::spawn(async move {
         while let Ok((mut s, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let _ = s.write_all(b"\x00\x01 this is not HTTP at all\r\n\r\n").await;
+                let _ = s
+                    .write_all(b"\x00\x01 this is not HTTP at all\r\n\r\n")
+                    .await;
                 let _ = s.shutdown().await;
             });
         }
     });
     let url = format!("http://{addr}");
     let out = harness(
-        &["--base-url", &url, "--partner", "acme", "--client-id", "c", "--key-alias", "a", "--use-rotate"],
+        &[
+            "--base-url",
+            &url,
+            "--partner",
+            "acme",
+            "--client-id",
+            "c",
+            "--key-alias",
+            "a",
+            "--use-rotate",
+        ],
         &[("BYOK_CLIENT_SECRET", "s-0123456789")],
     )
     .await;
@@ -189,14 +230,26 @@ async fn a_service_that_answers_garbage_exits_2_with_a_clear_message() {
 async fn bad_flags_and_files_exit_2_naming_the_fix() {
     let out = harness(&["--partner", "acme"], &[]).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).1.contains("--base-url is required"), "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("--base-url is required"),
+        "{:?}",
+        text(&out)
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("byok.toml");
-    std::fs::write(&file, "base_url = \"http://127.0.0.1:1\"\nparnter = \"acme\"\n").unwrap();
+    std::fs::write(
+        &file,
+        "base_url = \"http://127.0.0.1:1\"\nparnter = \"acme\"\n",
+    )
+    .unwrap();
     let out = harness(&["--config", file.to_str().unwrap()], &[]).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).1.contains("unknown field `parnter`"), "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("unknown field `parnter`"),
+        "{:?}",
+        text(&out)
+    );
 }
 
 #[tokio::test]
@@ -205,8 +258,16 @@ async fn list_checks_prints_the_table() {
     assert_eq!(out.status.code(), Some(0));
     let stdout = text(&out).0;
     assert_eq!(stdout.lines().count(), 57);
-    assert!(stdout.lines().any(|l| l.starts_with("auth.token_type") && l.contains("error")));
-    assert!(stdout.lines().any(|l| l.starts_with("load.p99") && l.contains("warning")));
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("auth.token_type") && l.contains("error"))
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("load.p99") && l.contains("warning"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,6 +292,14 @@ async fn a_config_file_holds_everything_but_the_secret() {
     .await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.trim_end().ends_with("20 passed, 0 failed, 0 skipped"), "{stdout}");
-    assert!(dir.path().join("report.json").exists(), "json relative to the file");
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("20 passed, 0 failed, 0 skipped"),
+        "{stdout}"
+    );
+    assert!(
+        dir.path().join("report.json").exists(),
+        "json relative to the file"
+    );
 }

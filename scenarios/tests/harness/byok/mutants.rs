@@ -23,34 +23,110 @@ enum Setup {
 
 /// Mutant, the checks it must fail (and no other), how it runs.
 const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
-    (Mutant::WrongTokenType, &["auth.token_type"], Setup::Standard),
+    (
+        Mutant::WrongTokenType,
+        &["auth.token_type"],
+        Setup::Standard,
+    ),
     (Mutant::ZeroExpiresIn, &["auth.expires_in"], Setup::Standard),
     (Mutant::ShortTokenExp, &["auth.jwt_exp"], Setup::Standard),
     (Mutant::OpaqueToken, &["auth.jwt"], Setup::Standard),
-    (Mutant::AcceptWrongSecret, &["auth.wrong_secret"], Setup::Standard),
-    (Mutant::AcceptUnknownClient, &["auth.unknown_client"], Setup::Standard),
-    (Mutant::NoCredentials500, &["auth.no_authorization"], Setup::Standard),
-    (Mutant::MalformedBasic500, &["auth.malformed_basic"], Setup::Standard),
-    (Mutant::AnyGrantType, &["auth.wrong_grant_type"], Setup::Standard),
+    (
+        Mutant::AcceptWrongSecret,
+        &["auth.wrong_secret"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AcceptUnknownClient,
+        &["auth.unknown_client"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::NoCredentials500,
+        &["auth.no_authorization"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::MalformedBasic500,
+        &["auth.malformed_basic"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AnyGrantType,
+        &["auth.wrong_grant_type"],
+        Setup::Standard,
+    ),
     (Mutant::JsonAuthBody, &["auth.json_body"], Setup::Standard),
-    (Mutant::NoTokenAccepted, &["decrypt.no_token"], Setup::Standard),
-    (Mutant::GarbageToken500, &["decrypt.garbage_token"], Setup::Standard),
-    (Mutant::UncheckedSignature, &["decrypt.tampered_token"], Setup::Standard),
-    (Mutant::AlgNoneAccepted, &["decrypt.alg_none"], Setup::Standard),
-    (Mutant::ExpiredTokenAccepted, &["token.expired"], Setup::ShortToken),
-    (Mutant::NoAliasBinding, &["decrypt.other_alias"], Setup::Standard),
-    (Mutant::UnknownAlias500, &["decrypt.unknown_alias"], Setup::Standard),
-    (Mutant::MissingPrefixAccepted, &["decrypt.missing_prefix"], Setup::Standard),
-    (Mutant::WrongPrefix500, &["decrypt.wrong_prefix"], Setup::Standard),
-    (Mutant::AnyEnvelopeVersion, &["decrypt.v2_prefix"], Setup::Standard),
-    (Mutant::LenientBase64, &["decrypt.bad_base64"], Setup::Standard),
+    (
+        Mutant::NoTokenAccepted,
+        &["decrypt.no_token"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::GarbageToken500,
+        &["decrypt.garbage_token"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::UncheckedSignature,
+        &["decrypt.tampered_token"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AlgNoneAccepted,
+        &["decrypt.alg_none"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::ExpiredTokenAccepted,
+        &["token.expired"],
+        Setup::ShortToken,
+    ),
+    (
+        Mutant::NoAliasBinding,
+        &["decrypt.other_alias"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::UnknownAlias500,
+        &["decrypt.unknown_alias"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::MissingPrefixAccepted,
+        &["decrypt.missing_prefix"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::WrongPrefix500,
+        &["decrypt.wrong_prefix"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AnyEnvelopeVersion,
+        &["decrypt.v2_prefix"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::LenientBase64,
+        &["decrypt.bad_base64"],
+        Setup::Standard,
+    ),
     (
         Mutant::DecryptionFailure500,
         &["decrypt.flipped_byte", "decrypt.other_alias"],
         Setup::Standard,
     ),
-    (Mutant::MissingFields500, &["decrypt.missing_fields"], Setup::Standard),
-    (Mutant::AnyContentType, &["decrypt.content_type"], Setup::Standard),
+    (
+        Mutant::MissingFields500,
+        &["decrypt.missing_fields"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AnyContentType,
+        &["decrypt.content_type"],
+        Setup::Standard,
+    ),
     (Mutant::NoBodyLimit, &["decrypt.oversized"], Setup::Standard),
     (
         Mutant::ShortPlaintext,
@@ -62,25 +138,57 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
         &["decrypt.repeatable", "rotate.old_keys", "load.errors"],
         Setup::Standard,
     ),
-    (Mutant::RotateForgetsOldKeys, &["rotate.old_keys"], Setup::Standard),
+    (
+        Mutant::RotateForgetsOldKeys,
+        &["rotate.old_keys"],
+        Setup::Standard,
+    ),
     (Mutant::RotateSameKey, &["rotate.fresh"], Setup::Standard),
     (Mutant::RotateWrongAlias, &["rotate.alias"], Setup::Standard),
-    (Mutant::NoTraceEcho, &["headers.trace_echo"], Setup::Standard),
-    (Mutant::TraceIdRequired, &["headers.no_trace_id"], Setup::Standard),
-    (Mutant::SkewIgnored, &["headers.skewed_timestamp"], Setup::Standard),
-    (Mutant::NoRequestDuration, &["headers.request_duration"], Setup::Standard),
+    (
+        Mutant::NoTraceEcho,
+        &["headers.trace_echo"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::TraceIdRequired,
+        &["headers.no_trace_id"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::SkewIgnored,
+        &["headers.skewed_timestamp"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::NoRequestDuration,
+        &["headers.request_duration"],
+        Setup::Standard,
+    ),
     (
         Mutant::AnyMethod,
-        &["methods.auth_get", "methods.decrypt_get", "methods.rotate_get"],
+        &[
+            "methods.auth_get",
+            "methods.decrypt_get",
+            "methods.rotate_get",
+        ],
         Setup::Standard,
     ),
     (Mutant::SlowDecrypt, &["load.p50", "load.p99"], Setup::Slow),
     (Mutant::SmallPool, &["load.errors"], Setup::Standard),
-    (Mutant::SecretInError, &["errors.no_secret"], Setup::Standard),
+    (
+        Mutant::SecretInError,
+        &["errors.no_secret"],
+        Setup::Standard,
+    ),
     (Mutant::ErrorNotJson, &["errors.json"], Setup::Standard),
     (Mutant::FlatErrorBody, &["errors.shape"], Setup::Standard),
     (Mutant::GenericErrorCode, &["errors.code"], Setup::Standard),
-    (Mutant::VerboseErrorMessage, &["errors.message"], Setup::Standard),
+    (
+        Mutant::VerboseErrorMessage,
+        &["errors.message"],
+        Setup::Standard,
+    ),
 ];
 
 /// Runs the validator against one mutant; answers what failed.
@@ -163,7 +271,10 @@ fn every_error_check_has_a_mutant_or_a_reason() {
         "rotate.plaintext",
         "token.reuse",
     ];
-    let caught: BTreeSet<&str> = EXPECTED.iter().flat_map(|(_, c, _)| c.iter().copied()).collect();
+    let caught: BTreeSet<&str> = EXPECTED
+        .iter()
+        .flat_map(|(_, c, _)| c.iter().copied())
+        .collect();
     for d in scenarios::checks::byok::defs::ALL {
         assert!(
             caught.contains(d.id) != NOT_MUTATED.contains(&d.id),

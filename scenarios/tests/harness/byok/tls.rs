@@ -35,7 +35,8 @@ impl Pki {
 fn pki() -> Pki {
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "check byok test CA");
+    ca.distinguished_name
+        .push(DnType::CommonName, "check byok test CA");
     ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     let ca_key = KeyPair::generate().unwrap();
     let ca_cert = ca.self_signed(&ca_key).unwrap();
@@ -46,7 +47,9 @@ fn pki() -> Pki {
     let server_cert = server.signed_by(&server_key, &ca_cert, &ca_key).unwrap();
 
     let mut client = CertificateParams::new(vec!["platform".into()]).unwrap();
-    client.distinguished_name.push(DnType::CommonName, "platform");
+    client
+        .distinguished_name
+        .push(DnType::CommonName, "platform");
     client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     let client_key = KeyPair::generate().unwrap();
     let client_cert = client.signed_by(&client_key, &ca_cert, &ca_key).unwrap();
@@ -121,7 +124,10 @@ async fn with_the_ca_the_chain_verifies_and_every_check_passes_over_https() {
     let report = check(&https_args(&kms, front, Some(&pki.path("ca.pem")))).await;
     assert_eq!(failing(&report), BTreeSet::new(), "{report:#?}");
     let passed = ids_with(&report, Outcome::Pass);
-    assert!(passed.contains("tls.https") && passed.contains("tls.chain"), "{passed:?}");
+    assert!(
+        passed.contains("tls.https") && passed.contains("tls.chain"),
+        "{passed:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,7 +141,10 @@ async fn without_the_ca_tls_chain_fails_and_the_rest_is_skipped() {
     let chain = report.checks.iter().find(|c| c.id == "tls.chain").unwrap();
     let evidence = serde_json::to_string(&chain.evidence).unwrap();
     assert!(evidence.contains("invalid peer certificate"), "{evidence}");
-    assert_eq!(ids_with(&report, Outcome::Skip).len(), report.checks.len() - 2);
+    assert_eq!(
+        ids_with(&report, Outcome::Skip).len(),
+        report.checks.len() - 2
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,7 +158,10 @@ async fn mutual_tls_needs_the_client_certificate() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("TLS") && err.contains("--client-cert"), "{err}");
+    assert!(
+        err.contains("TLS") && err.contains("--client-cert"),
+        "{err}"
+    );
 
     args.client_cert = Some(pki.path("client.pem"));
     args.client_key = Some(pki.path("client.key"));
