@@ -191,7 +191,13 @@ pub async fn checks(
             DECRYPT_CONTENT_TYPE.id,
             post(bearer.clone()).content_type("text/plain")
         ),
-        send_body(DECRYPT_OVERSIZED.id, oversized),
+        p.send(
+            DECRYPT_OVERSIZED.id,
+            Call::post(Endpoint::DecryptKey)
+                .maybe_authorization(bearer.clone())
+                .json(&oversized)
+                .close_connection()
+        ),
     );
 
     let r = "POST /decrypt-key";

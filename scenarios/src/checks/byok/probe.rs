@@ -94,6 +94,9 @@ pub struct Call {
     pub body: Vec<u8>,
     /// Which tracing headers.
     pub headers: Headers,
+    /// Sends `Connection: close`: the connection is not used again (for a body the service
+    /// may refuse without reading, which would leave the connection unusable).
+    pub close: bool,
 }
 
 impl Call {
@@ -106,7 +109,14 @@ impl Call {
             content_type: None,
             body: Vec::new(),
             headers: Headers::Standard,
+            close: false,
         }
+    }
+
+    /// Closes the connection after this call.
+    pub fn close_connection(mut self) -> Call {
+        self.close = true;
+        self
     }
 
     /// Sets `Authorization`.
@@ -425,6 +435,9 @@ impl Probe {
         }
         if let Some(ct) = call.content_type {
             req = req.header(CONTENT_TYPE, ct);
+        }
+        if call.close {
+            req = req.header(reqwest::header::CONNECTION, "close");
         }
         if !call.body.is_empty() {
             req = req.body(call.body);
