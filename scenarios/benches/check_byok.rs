@@ -96,15 +96,14 @@ fn main() {
         let report = rt.block_on(validate(settings)).expect("the check runs");
         let elapsed = watch.elapsed();
         let cpu_used = cpu_before.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
-        assert!(
-            report.summary.failed == 0
-                || report
-                    .checks
-                    .iter()
-                    .all(|c| c.id.starts_with("load.")
-                        || c.result != scenarios::checks::Outcome::Fail),
-            "the simulator failed a check: {report:#?}"
-        );
+        // The latency budget may fail on a loaded machine; nothing else may.
+        let failed: Vec<&str> = report
+            .checks
+            .iter()
+            .filter(|c| c.result == scenarios::checks::Outcome::Fail && c.group != "load")
+            .map(|c| c.id.as_str())
+            .collect();
+        assert!(failed.is_empty(), "the simulator failed {failed:?}");
         wall.push(elapsed.as_secs_f64());
         if let Some(c) = cpu_used {
             cpu.push(c.as_secs_f64());
