@@ -18,33 +18,13 @@ use tokio::sync::Semaphore;
 
 use super::settings::Settings;
 use crate::checks::Evidence;
+/// The three customer-hosted endpoints (the simulator's own names for them).
+pub use customer_kms_sim::Endpoint;
 
 /// Most bytes of an answer read.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// Most characters of a non-JSON body shown as evidence.
 const MAX_EVIDENCE_TEXT: usize = 300;
-
-/// One of the three customer-hosted endpoints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Endpoint {
-    /// `/auth`.
-    Auth,
-    /// `/decrypt-key`.
-    DecryptKey,
-    /// `/rotate-key`.
-    RotateKey,
-}
-
-impl Endpoint {
-    /// The last path segment.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Endpoint::Auth => "auth",
-            Endpoint::DecryptKey => "decrypt-key",
-            Endpoint::RotateKey => "rotate-key",
-        }
-    }
-}
 
 /// Which tracing headers a call carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -359,7 +339,12 @@ impl Probe {
 
     /// The URL of an endpoint.
     pub fn url(&self, endpoint: Endpoint) -> &str {
-        &self.urls[endpoint as usize]
+        let i = match endpoint {
+            Endpoint::Auth => 0,
+            Endpoint::DecryptKey => 1,
+            Endpoint::RotateKey => 2,
+        };
+        &self.urls[i]
     }
 
     /// Remembers a secret: it is redacted from the report and looked for in answers.

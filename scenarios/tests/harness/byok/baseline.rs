@@ -131,10 +131,7 @@ async fn a_wrong_partner_or_port_stops_the_check_with_a_clear_error() {
         partner: Some("nobody".into()),
         ..kms.args()
     };
-    let err = scenarios::checks::byok::validate(Settings::resolve(&args).unwrap())
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = cannot_run(&args).await;
     assert!(
         err.contains("nothing answers POST") && err.contains("--partner"),
         "{err}"
@@ -147,10 +144,7 @@ async fn a_wrong_partner_or_port_stops_the_check_with_a_clear_error() {
         base_url: Some(format!("http://127.0.0.1:{port}")),
         ..kms.args()
     };
-    let err = scenarios::checks::byok::validate(Settings::resolve(&args).unwrap())
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = cannot_run(&args).await;
     assert!(
         err.contains("could not connect") && err.contains("is the service running"),
         "{err}"

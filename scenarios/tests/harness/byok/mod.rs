@@ -107,6 +107,15 @@ pub async fn check(args: &ByokArgs) -> CheckReport {
     validate(settings).await.expect("the check runs")
 }
 
+/// Runs the validator where it cannot run; answers its message.
+pub async fn cannot_run(args: &ByokArgs) -> String {
+    let settings = Settings::resolve(args).expect("valid settings");
+    validate(settings)
+        .await
+        .expect_err("the check cannot run")
+        .to_string()
+}
+
 /// The ids of the checks that failed, of either severity.
 pub fn failing(report: &CheckReport) -> BTreeSet<String> {
     ids_with(report, Outcome::Fail)

@@ -154,10 +154,7 @@ async fn mutual_tls_needs_the_client_certificate() {
     let front = tls_front(&pki, kms.addr, true).await;
     let mut args = https_args(&kms, front, Some(&pki.path("ca.pem")));
     args.only = vec!["tls".into(), "auth".into(), "decrypt".into()];
-    let err = validate(Settings::resolve(&args).unwrap())
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = cannot_run(&args).await;
     assert!(
         err.contains("TLS") && err.contains("--client-cert"),
         "{err}"
@@ -180,10 +177,7 @@ async fn plain_http_to_an_https_only_service_is_reported() {
         base_url: Some(format!("http://{front}")),
         ..kms.args()
     };
-    let err = validate(Settings::resolve(&args).unwrap())
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = cannot_run(&args).await;
     assert!(err.contains("speaks TLS"), "{err}");
     assert!(err.contains(&format!("https://{front}")), "{err}");
 }
