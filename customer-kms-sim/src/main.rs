@@ -14,7 +14,7 @@ use contracts::envelope;
 use contracts::wire::byok::{auth_path, decrypt_key_path, rotate_key_path};
 use customer_kms_sim::config::{EXAMPLE_TOML, KmsConfig, Secret};
 use customer_kms_sim::keys::{DATA_KEY_LEN, KeyRing, KeySource, master_keys};
-use customer_kms_sim::{KeyService, serve};
+use customer_kms_sim::{KeyService, Mutant, serve};
 use rand::RngCore;
 use rand::rngs::OsRng;
 use zeroize::Zeroizing;
@@ -96,6 +96,20 @@ struct ServeArgs {
     /// Allowed x-request-timestamp skew in seconds; overrides `skew_secs`.
     #[arg(long)]
     skew_secs: Option<u64>,
+    /// Switch a mutant on: the service then breaks one rule of the contract on purpose
+    /// (repeatable; `GET /_admin/mutants` lists them with their rules).
+    #[arg(long, value_name = "NAME", value_parser = parse_mutant)]
+    mutant: Vec<Mutant>,
+}
+
+fn parse_mutant(name: &str) -> Result<Mutant, String> {
+    Mutant::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
+        format!(
+            "no mutant named {name:?}; the mutants are: {}",
+            names.join(", ")
+        )
+    })
 }
 
 #[derive(Args, Debug)]
@@ -180,6 +194,9 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(s) = args.skew_secs {
         config.skew_secs = s;
     }
+    for m in args.mutant {
+        config = config.with_mutant(m);
+    }
     let mut generated_admin = None;
     if let Some(t) = args.admin_token {
         config.admin_token = Some(Secret::new(t));
@@ -232,6 +249,15 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
             format_instant(svc.now())
         )?;
         writeln!(out, "aliases: {}", alias_names(&svc).join(", "))?;
+        let mutants = svc.mutants().active();
+        if !mutants.is_empty() {
+            let names: Vec<&str> = mutants.iter().map(|m| m.name()).collect();
+            writeln!(
+                out,
+                "mutants on: {} (this service breaks the contract on purpose)",
+                names.join(", ")
+            )?;
+        }
         out.flush()?;
         drop(out);
         serve(listener, svc, shutdown).await;

@@ -23,6 +23,10 @@
 //! | GET | `/_admin/audit?after=N&limit=M` | | `{"entries": [AuditEntry], "next_seq", "dropped"}` |
 //! | DELETE | `/_admin/audit` | | `{"removed": n}` |
 //! | POST | `/_admin/reset` | | `{"faults_removed", "audit_removed"}` |
+//! | GET | `/_admin/mutants` | | `{"mutants": [MutantInfo]}` |
+//! | PUT | `/_admin/mutants` | `{"on": [name]}` | the list; exactly these are on |
+//! | DELETE | `/_admin/mutants` | | `{"removed": n}`; every mutant off |
+//! | POST, DELETE | `/_admin/mutants/{name}` | | the mutant, switched on or off |
 //! | GET | `/_admin/clock` | | `{"now", "simulated"}` |
 //! | POST | `/_admin/clock/advance` | `{"secs": n}` | `{"now", "simulated"}`; 400 on a system clock |
 
@@ -47,6 +51,7 @@ use super::{json_response, read_body};
 use crate::error::KmsError;
 use crate::faults::FaultSpec;
 use crate::keys::{AliasStatus, DATA_KEY_LEN, KeyError};
+use crate::mutants::{Mutant, MutantInfo};
 use crate::service::KeyService;
 
 /// The simulated clock is not advanced past this instant (RFC 3339 ends at year 9999).
@@ -168,6 +173,7 @@ pub fn filter(
                 "clock": {"now": format_instant(svc.now()), "simulated": svc.clock().is_simulated()},
                 "token_epoch": svc.authenticator().epoch(),
                 "aliases": svc.keys().list().into_iter().map(|a| a.key_alias).collect::<Vec<_>>(),
+                "mutants": svc.mutants().active(),
             }))
         });
 
@@ -280,6 +286,52 @@ pub fn filter(
         .and(s())
         .and_then(|svc: KeyService| async move { ok_ser(&svc.reset()) });
 
+    let mutants_list = warp::path!("mutants")
+        .and(warp::get())
+        .and(s())
+        .and_then(|svc: KeyService| async move { ok(json!({"mutants": svc.mutants().list()})) });
+    let mutants_put = warp::path!("mutants")
+        .and(warp::put())
+        .and(s())
+        .and(body())
+        .and_then(|svc: KeyService, headers: HeaderMap, b| async move {
+            let req: MutantsBody = required(json_body(&svc, &headers, b).await?)?;
+            let on = req
+                .on
+                .iter()
+                .map(|n| mutant_named(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            svc.mutants().replace(&on);
+            ok(json!({"mutants": svc.mutants().list()}))
+        });
+    let mutants_clear = warp::path!("mutants")
+        .and(warp::delete())
+        .and(s())
+        .and_then(|svc: KeyService| async move { ok(json!({"removed": svc.mutants().clear()})) });
+    let mutant_switch = warp::path!("mutants" / String)
+        .and(warp::method())
+        .and(s())
+        .and_then(
+            |name: String, method: warp::http::Method, svc: KeyService| async move {
+                let m = mutant_named(&name)?;
+                match method {
+                    warp::http::Method::POST => svc.mutants().set(m, true),
+                    warp::http::Method::DELETE => svc.mutants().set(m, false),
+                    _ => {
+                        return Err(warp::reject::custom(KmsError::new(
+                            ByokErrorCode::MethodNotAllowed,
+                            "POST switches a mutant on, DELETE switches it off",
+                        )));
+                    }
+                }
+                ok_ser(&MutantInfo {
+                    name: m.name().into(),
+                    rule: m.rule().into(),
+                    on: svc.mutants().is_on(m),
+                })
+            },
+        );
+
     let clock_get = warp::path!("clock")
         .and(get())
         .and(s())
@@ -313,38 +365,66 @@ pub fn filter(
             ok(clock_json(&svc))
         });
 
+    // Boxed by concern: one long chain of `or` makes the type (and the compile time) grow
+    // with every route.
+    let faults = faults_list
+        .or(faults_add)
+        .unify()
+        .or(faults_clear)
+        .unify()
+        .or(fault_get)
+        .unify()
+        .or(fault_delete)
+        .unify()
+        .boxed();
+    let keys = keys_list
+        .or(key_get)
+        .unify()
+        .or(key_action)
+        .unify()
+        .or(key_min)
+        .unify()
+        .boxed();
+    let state = info
+        .or(expire)
+        .unify()
+        .or(audit_get)
+        .unify()
+        .or(audit_clear)
+        .unify()
+        .or(reset)
+        .unify()
+        .or(clock_get)
+        .unify()
+        .or(clock_advance)
+        .unify()
+        .boxed();
+    let mutants = mutants_list
+        .or(mutants_put)
+        .unify()
+        .or(mutants_clear)
+        .unify()
+        .or(mutant_switch)
+        .unify()
+        .boxed();
     warp::path("_admin").and(auth).and(
-        info.or(faults_list)
+        state
+            .or(faults)
             .unify()
-            .or(faults_add)
+            .or(keys)
             .unify()
-            .or(faults_clear)
-            .unify()
-            .or(fault_get)
-            .unify()
-            .or(fault_delete)
-            .unify()
-            .or(expire)
-            .unify()
-            .or(keys_list)
-            .unify()
-            .or(key_get)
-            .unify()
-            .or(key_action)
-            .unify()
-            .or(key_min)
-            .unify()
-            .or(audit_get)
-            .unify()
-            .or(audit_clear)
-            .unify()
-            .or(reset)
-            .unify()
-            .or(clock_get)
-            .unify()
-            .or(clock_advance)
+            .or(mutants)
             .unify(),
     )
+}
+
+fn mutant_named(name: &str) -> Result<Mutant, Rejection> {
+    Mutant::from_name(name).ok_or_else(|| {
+        reject(KmsError::new(
+            ByokErrorCode::NotFound,
+            format!("no mutant named {name:?}; GET /_admin/mutants lists them"),
+        ))
+    })
 }
 
 fn no_fault() -> KmsError {
@@ -393,6 +473,12 @@ struct WrapBody {
 #[serde(deny_unknown_fields)]
 struct MinVersionBody {
     min_version: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MutantsBody {
+    on: Vec<String>,
 }
 
 #[derive(Deserialize)]

@@ -3,6 +3,7 @@
 //!
 //! - [`byok`]: `POST /{partner}/byok/v1/{auth,decrypt-key,rotate-key}`.
 //! - [`admin`]: `/_admin/...`, guarded by the admin bearer token.
+//! - [`mutated`]: the steps of the endpoints that [mutants](crate::mutants) bend.
 //!
 //! Every answer, errors included, carries `X-Request-Id` (the caller's `x-request-id` when
 //! it is a UUID, otherwise one the service generates), `X-Request-Duration` (milliseconds,
@@ -10,6 +11,7 @@
 
 pub mod admin;
 pub mod byok;
+pub mod mutated;
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -296,6 +296,30 @@ async fn serve_flags_override_the_file_and_generate_an_admin_token() {
 }
 
 #[test]
+fn serve_switches_mutants_on_and_says_so() {
+    let cfg = config_file(CONFIG);
+    let server = serve(
+        cfg.path(),
+        &["--mutant", "any_method", "--mutant", "no_trace_echo"],
+    );
+    let (status, rest) = stop(server);
+    assert!(status.success());
+    assert!(
+        rest.starts_with(
+            "mutants on: no_trace_echo, any_method (this service breaks the contract on purpose)\n"
+        ),
+        "the line after the aliases: {rest}"
+    );
+    let out = run(&["serve", "--mutant", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no mutant named \"nope\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn wrap_and_unwrap_refuse_bad_input_with_clear_errors() {
     let cfg = config_file(CONFIG);
     let path = cfg.path().to_str().unwrap();

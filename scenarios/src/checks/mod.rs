@@ -7,10 +7,12 @@
 //!
 //! A check has a stable [`Check::id`] (`auth.token_type`), a [`Check::group`] (`auth`), a
 //! one-line description, a [`Severity`] and an [`Outcome`], with the [`Evidence`] it was
-//! judged on and, when it fails, what the contract expects.
+//! judged on and, when it fails, what the contract expects. [`redact`] keeps secrets out of
+//! a report before it is rendered.
 
 pub mod byok;
 pub mod platform;
+pub mod redact;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

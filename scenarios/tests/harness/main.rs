@@ -1,0 +1,3 @@
+//! The `harness` command's tests: one binary, a module per command.
+
+mod byok;
