@@ -265,16 +265,11 @@ impl Checker<'_> {
             self.campaign(c, start);
         }
         for d in &s.deployments {
-            let mut body = d.request.clone();
-            if d.webhooks
-                && let Some(o) = body.as_object_mut()
-            {
-                o.remove("webhook_config");
-            }
+            let body = &d.request;
             if !body.is_object() {
                 self.at(&d.span, format!("deployment {:?}: request must be a table", d.key));
             } else if let Err(e) = contracts::validate::deployment_create(
-                &body,
+                body,
                 Options { strict: true },
             ) {
                 self.api_errors(&d.span, &format!("deployment {:?}", d.key), &e);
@@ -338,17 +333,6 @@ impl Checker<'_> {
                 Action::KeyServiceOutage { duration, .. } if duration.0 <= Duration::zero() => {
                     self.at(&st.span, "an outage needs a duration above 0 in `for`".into());
                 }
-                Action::KeyServiceOutage { .. } | Action::RotateDataKey {}
-                    if !s.key_service.byok =>
-                {
-                    self.at(
-                        &st.span,
-                        format!(
-                            "{} needs BYOK, but key_service.byok is false",
-                            st.action.name()
-                        ),
-                    );
-                }
                 _ => {}
             }
         }
@@ -391,9 +375,6 @@ impl Checker<'_> {
     fn key_service(&mut self, s: &Scenario, start: DateTime<Utc>) {
         let ks = &s.key_service;
         for f in &ks.faults {
-            if !ks.byok {
-                self.at(&f.span, "a key-service fault needs BYOK, but key_service.byok is false".into());
-            }
             let from = f.from.map_or(start, |a| a.resolve(start));
             if from < start {
                 self.at(&f.span, format!("fault from {} is before the start", f.from.unwrap_or(At::AfterStart(Duration::zero()))));
@@ -653,12 +634,6 @@ impl Checker<'_> {
                         format!("shares add up to {sum}: give each connection's share, adding up to 1"),
                     );
                 }
-            }
-            Expect::KeyServiceCalls { .. } if !s.key_service.byok => {
-                self.at(
-                    &e.span,
-                    "key_service_calls needs BYOK, but key_service.byok is false".into(),
-                );
             }
             Expect::Webhooks { campaign, .. } => {
                 if s.campaigns.iter().any(|c| &c.key == campaign && !c.webhooks) {

@@ -60,21 +60,14 @@ fn default_seed() -> u64 {
     1
 }
 
-/// The simulated key service (customer-kms-sim) and how the platform uses it.
+/// The simulated key service (customer-kms-sim) and how the platform uses it: the scenario's
+/// workspace always uses BYOK, with client credentials.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyServiceSection {
-    /// Whether the scenario's workspace uses BYOK (default true). `false`: local data keys,
-    /// the key service is not called.
-    #[serde(default = "yes")]
-    pub byok: bool,
     /// The `{partner}` path segment (default `acme`).
     #[serde(default = "default_partner")]
     pub partner: String,
-    /// How the platform authenticates: `client_credentials` (default: `/auth` then a
-    /// bearer token) or `api_key` (a static key, no `/auth`).
-    #[serde(default)]
-    pub auth: KmsAuth,
     /// Clients that may call `/auth` (default: one, `platform` / `platform-secret-1`). The
     /// platform uses the first.
     #[serde(default)]
@@ -100,9 +93,7 @@ pub struct KeyServiceSection {
 impl Default for KeyServiceSection {
     fn default() -> Self {
         KeyServiceSection {
-            byok: true,
             partner: default_partner(),
-            auth: KmsAuth::default(),
             clients: vec![],
             aliases: vec![],
             token_lifetime: None,
@@ -113,23 +104,8 @@ impl Default for KeyServiceSection {
     }
 }
 
-fn yes() -> bool {
-    true
-}
-
 fn default_partner() -> String {
     "acme".into()
-}
-
-/// How the platform authenticates to the key service.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum KmsAuth {
-    /// Client id and secret exchanged at `/auth` for a token, reused until it expires.
-    #[default]
-    ClientCredentials,
-    /// A long-lived static key sent as the bearer token.
-    ApiKey,
 }
 
 /// A client of the key service.

@@ -31,15 +31,13 @@ pub struct CampaignDef {
     pub request: Value,
 }
 
-/// A deployment, created at the scenario's start with `POST .../deployments`.
+/// A deployment, created at the scenario's start with `POST .../deployments`. Its inbound-call
+/// events go to the runner's receiver.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeploymentDef {
     /// The scenario's name for it.
     pub key: String,
-    /// Send its inbound-call events to the runner's receiver (default false).
-    #[serde(default)]
-    pub webhooks: bool,
     /// The create request, as the API takes it: `name`, `app_id`, `app_version`,
     /// `connection_configs`, `inbound_config`, ...
     #[schemars(with = "BTreeMap<String, Value>")]
