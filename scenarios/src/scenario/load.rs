@@ -261,8 +261,22 @@ impl Checker<'_> {
         let not_before_start = |a: At| a.resolve(start) >= start;
         self.key_service(s, start);
         self.telephony(s);
+        let mut agent_numbers: BTreeMap<String, String> = BTreeMap::new();
         for c in &s.campaigns {
             self.campaign(c, start);
+            for n in agent_numbers_of(&c.request) {
+                if let Some(other) = agent_numbers.insert(n.clone(), c.key.clone())
+                    && other != c.key
+                {
+                    self.at(
+                        &c.span,
+                        format!(
+                            "campaigns {other:?} and {:?} both dial from {n}: give each campaign its own numbers, so that the report can tell their dials apart",
+                            c.key
+                        ),
+                    );
+                }
+            }
         }
         for d in &s.deployments {
             let body = &d.request;
@@ -654,6 +668,17 @@ impl Checker<'_> {
             self.at(span, format!("tolerance {t} must be from 0 to 1"));
         }
     }
+}
+
+/// The agent numbers of a campaign request's connections.
+fn agent_numbers_of(request: &Value) -> Vec<String> {
+    request["app_config"]["connection_configs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["phone_numbers"].as_array().into_iter().flatten())
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect()
 }
 
 /// The fault kind's name as written in files.
