@@ -121,7 +121,7 @@ impl<'a> Run<'a> {
             ..Default::default()
         };
         config.telephony.seed = Some(s.telephony.seed.unwrap_or(seed));
-        config.telephony.model = s.telephony.model.clone();
+        config.telephony.model = s.telephony.model.as_ref().map(|m| m.value.clone());
         config.deployment_webhooks = vec![platform::config::DeploymentWebhook {
             org_id: org.into(),
             workspace_id: ws.into(),

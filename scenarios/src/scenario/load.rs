@@ -205,7 +205,11 @@ pub fn load_str(
 
 /// toml's messages end with a newline and sometimes name internal types.
 fn tidy_toml_message(m: &str) -> String {
-    m.trim().replace("`$__toml_private_datetime`", "a date-time")
+    let m = m.trim().replace("`$__toml_private_datetime`", "a date-time");
+    if m == "missing field `start`" {
+        return format!("{m}: add start = \"2026-03-02T08:00:00Z\" (where the simulated clock starts)");
+    }
+    m
 }
 
 /// One hour after the latest time the file names.
@@ -458,8 +462,7 @@ impl Checker<'_> {
         if let Some(m) = &s.telephony.model
             && let Err(e) = m.validate()
         {
-            let span = s.start.span.clone();
-            self.at(&span, format!("telephony.model: {e}"));
+            self.at(&m.span, format!("telephony.model: {e}"));
         }
         for r in &s.telephony.rules {
             let matchers = [&r.number, &r.prefix, &r.suffix]

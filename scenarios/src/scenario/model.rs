@@ -233,7 +233,7 @@ pub struct TelephonySection {
     /// ...); missing fields keep their defaults.
     #[serde(default)]
     #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
-    pub model: Option<telephony_sim::Model>,
+    pub model: Option<Located<telephony_sim::Model>>,
     /// Scripted numbers, checked before magic numbers and the model; newest rule first.
     #[serde(default)]
     pub rules: Vec<Located<NumberRule>>,
