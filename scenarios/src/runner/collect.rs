@@ -95,9 +95,8 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
 
     let mut cohorts = vec![];
     for c in &l.scenario.cohorts {
-        let (id, status, result) = match run.cohorts.get(&c.key) {
-            Some(path) => {
-                let v = run.api.get(path).await?;
+        let (id, status, result) = match run.cohort(&c.key).await {
+            Some(v) => {
                 (
                     v["cohort_id"].as_str().map(str::to_string),
                     v["status"].as_str().unwrap_or("?").to_string(),

@@ -235,9 +235,8 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 call.clone(),
             )
         }
-        Expect::RejectedRecords { cohort, rejected } => match run.cohorts.get(cohort) {
-            Some(path) => {
-                let v = run.api.get(path).await?;
+        Expect::RejectedRecords { cohort, rejected } => match run.cohort(cohort).await {
+            Some(v) => {
                 let n = v["result"]["rejected_records"].as_u64();
                 let (ok, want) = count(rejected, n.unwrap_or(0));
                 (

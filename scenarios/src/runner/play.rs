@@ -78,8 +78,8 @@ pub struct Run<'a> {
     pub campaigns: BTreeMap<String, Created>,
     /// Deployments by key: their ids.
     pub deployments: BTreeMap<String, String>,
-    /// Cohorts by key: their path (below the scheduling prefix) once uploaded.
-    pub cohorts: BTreeMap<String, String>,
+    /// Cohorts by key: their path once uploaded, and the record last read.
+    pub cohorts: BTreeMap<String, (String, Value)>,
     /// Inbound calls by key: the platform's record.
     pub inbound: BTreeMap<String, Value>,
     /// What happened.
@@ -353,6 +353,13 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// A cohort's record now, or the last one read when it cannot be read any more (its
+    /// deployment was deleted).
+    pub async fn cohort(&self, key: &str) -> Option<Value> {
+        let (path, last) = self.cohorts.get(key)?;
+        Some(self.api.get(path).await.unwrap_or_else(|_| last.clone()))
+    }
+
     /// `GET` of a campaign by key.
     pub async fn campaign(&self, key: &str) -> Result<Value> {
         let id = &self.campaigns.get(key).ok_or_else(|| anyhow!("no campaign {key:?}"))?.id;
@@ -389,15 +396,15 @@ impl<'a> Run<'a> {
 
     async fn upload(&mut self, i: usize) -> Result<()> {
         let c = &self.loaded.scenario.cohorts[i];
-        let (parent, key) = match (&c.campaign, &c.deployment) {
+        let (parent, parent_key) = match (&c.campaign, &c.deployment) {
             (Some(k), _) => ("campaigns", k),
             (_, Some(k)) => ("deployments", k),
             _ => bail!("a cohort without a parent passed the checks"),
         };
         let id = if parent == "campaigns" {
-            self.campaigns[key].id.clone()
+            self.campaigns[parent_key].id.clone()
         } else {
-            self.deployments[key].clone()
+            self.deployments[parent_key].clone()
         };
         let (csv, transformation) = super::cohorts::build(c, &self.loaded.dir)?;
         let rows = csv.iter().filter(|b| **b == b'\n').count().saturating_sub(1);
@@ -429,17 +436,18 @@ impl<'a> Run<'a> {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         };
         let key = c.key.clone();
+        let record = v.clone();
         self.note(
             "cohort",
             &key,
             format!(
-                "uploaded to {parent} {} ({cohort_id}, about {rows} rows): {}, {} rejected",
+                "uploaded to {} {parent_key} ({cohort_id}, about {rows} rows): {}, {} rejected",
                 parent.trim_end_matches('s'),
                 v["status"].as_str().unwrap_or("?"),
                 v["result"]["rejected_records"]
             ),
         );
-        self.cohorts.insert(key, path);
+        self.cohorts.insert(key, (path, record));
         Ok(())
     }
 
