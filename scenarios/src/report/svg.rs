@@ -86,8 +86,9 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
     }
     s.push_str("</g>");
     // Gridlines and the y axis.
-    for k in 0..=4 {
-        let n = top as f64 * f64::from(k) / 4.0;
+    let parts = [5u64, 4, 2, 1].into_iter().find(|p| top % p == 0).unwrap_or(1);
+    for k in 0..=parts {
+        let n = (top / parts * k) as f64;
         let yy = y(n);
         let _ = write!(
             s,
