@@ -5,8 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use scenarios::checks::byok::ByokArgs;
 use scenarios::checks::platform::PlatformArgs;
-#[derive(clap::Args, Debug)]
-struct RunArgs {}
+use scenarios::runner::RunArgs;
 use scenarios::scenario::ScenarioCommand;
 use scenarios::up::UpArgs;
 use scenarios::verify::VerifyArgs;
@@ -52,7 +51,7 @@ async fn main() -> ExitCode {
     let Cli { command } = Cli::parse();
     let result = match command {
         Command::Up(args) => scenarios::up::run(args).await,
-        Command::Run(_) => anyhow::Result::Err(anyhow::anyhow!("not built yet")),
+        Command::Run(args) => scenarios::runner::run(args).await,
         Command::Scenario(cmd) => scenarios::scenario::run(cmd).await,
         Command::Check(CheckCommand::Byok(args)) => scenarios::checks::byok::run(args).await,
         Command::Check(CheckCommand::Platform(args)) => {
