@@ -65,9 +65,17 @@ fn main() {
         scenarios::runner::write_reports(&report, dir.path()).unwrap();
         run_wall.push(w.elapsed().as_secs_f64());
         run_cpu.push(cpu_seconds() - c);
-        html_bytes = std::fs::metadata(dir.path().join("report.html")).unwrap().len();
-        json_bytes = std::fs::metadata(dir.path().join("report.json")).unwrap().len();
-        let attempts: u64 = report.campaigns[0].dials_by_result.iter().map(|c| c.count).sum();
+        html_bytes = std::fs::metadata(dir.path().join("report.html"))
+            .unwrap()
+            .len();
+        json_bytes = std::fs::metadata(dir.path().join("report.json"))
+            .unwrap()
+            .len();
+        let attempts: u64 = report.campaigns[0]
+            .dials_by_result
+            .iter()
+            .map(|c| c.count)
+            .sum();
         println!(
             "runner, reports included: wall {:.2} s, CPU {:.2} s; {attempts} attempts; {}; report.html {} bytes, report.json {} bytes",
             run_wall[i - 1],
@@ -84,9 +92,19 @@ fn main() {
         median(run_wall.clone()),
         median(run_cpu.clone()),
     );
-    println!("\n{runs} rounds on {cores} cores (a shared machine: compare the medians, and rounds taken minutes apart differ)");
-    println!("bare engine:  wall median {bw:.2} s (range {}), CPU median {bc:.2} s (range {})", range(&bare_wall), range(&bare_cpu));
-    println!("runner:       wall median {rw:.2} s (range {}), CPU median {rc:.2} s (range {})", range(&run_wall), range(&run_cpu));
+    println!(
+        "\n{runs} rounds on {cores} cores (a shared machine: compare the medians, and rounds taken minutes apart differ)"
+    );
+    println!(
+        "bare engine:  wall median {bw:.2} s (range {}), CPU median {bc:.2} s (range {})",
+        range(&bare_wall),
+        range(&bare_cpu)
+    );
+    println!(
+        "runner:       wall median {rw:.2} s (range {}), CPU median {rc:.2} s (range {})",
+        range(&run_wall),
+        range(&run_cpu)
+    );
     println!(
         "overhead of the runner: wall {:+.1} %, CPU {:+.1} % (target: under 25 %)",
         (rw / bw - 1.0) * 100.0,

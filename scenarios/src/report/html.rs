@@ -164,7 +164,11 @@ pub fn render(r: &ScenarioReport) -> String {
     if !r.webhooks.is_empty() {
         s.push_str("<h2>Webhooks received</h2>\n<table id=\"webhooks\"><tr><th>Path</th><th>Events</th><th>Attempts</th><th>Bad signatures</th><th>By status</th></tr>\n");
         for w in &r.webhooks {
-            let by: Vec<String> = w.by_status.iter().map(|c| format!("{} {}", c.name, c.count)).collect();
+            let by: Vec<String> = w
+                .by_status
+                .iter()
+                .map(|c| format!("{} {}", c.name, c.count))
+                .collect();
             let _ = writeln!(
                 s,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
@@ -215,7 +219,12 @@ pub fn render(r: &ScenarioReport) -> String {
     if !r.telephony_rules.is_empty() {
         s.push_str("<h2>Telephony rules</h2>\n<table id=\"rules\"><tr><th>Rule</th><th>Dials answered</th></tr>\n");
         for t in &r.telephony_rules {
-            let _ = writeln!(s, "<tr><td>{}</td><td class=\"num\">{}</td></tr>", escape(&t.name), t.dials);
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td class=\"num\">{}</td></tr>",
+                escape(&t.name),
+                t.dials
+            );
         }
         s.push_str("</table>\n");
     }

@@ -220,11 +220,19 @@ pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
         if !r.timeline.is_empty() {
             let _ = writeln!(out, "\ntimeline:");
             for e in &r.timeline {
-                let _ = writeln!(out, "  {}  {:<7} {:<12} {}", e.at, e.kind, e.subject, e.detail);
+                let _ = writeln!(
+                    out,
+                    "  {}  {:<7} {:<12} {}",
+                    e.at, e.kind, e.subject, e.detail
+                );
             }
         }
         for c in &r.campaigns {
-            let _ = writeln!(out, "\ncampaign {} ({}): {}", c.key, c.campaign_id, c.status);
+            let _ = writeln!(
+                out,
+                "\ncampaign {} ({}): {}",
+                c.key, c.campaign_id, c.status
+            );
             let results: Vec<String> = c
                 .dials_by_result
                 .iter()
@@ -248,7 +256,11 @@ pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
                 );
             }
             if c.windows.len() > shown {
-                let _ = writeln!(out, "  ... {} more windows (see report.html)", c.windows.len() - shown);
+                let _ = writeln!(
+                    out,
+                    "  ... {} more windows (see report.html)",
+                    c.windows.len() - shown
+                );
             }
         }
         if !r.key_service.is_empty() {

@@ -44,7 +44,9 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
         return String::new();
     };
     let span = (t1 - t0).num_seconds().max(1) as f64;
-    let x = |t: DateTime<Utc>| ML + ((t - t0).num_seconds() as f64 / span).clamp(0.0, 1.0) * (W - ML - MR);
+    let x = |t: DateTime<Utc>| {
+        ML + ((t - t0).num_seconds() as f64 / span).clamp(0.0, 1.0) * (W - ML - MR)
+    };
     let chart_from = parse(&c.from).unwrap_or(t0);
     let bucket_x = |i: u64| x(chart_from + chrono::Duration::seconds(i as i64 * c.bucket_secs));
     let max = c
@@ -86,7 +88,10 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
     }
     s.push_str("</g>");
     // Gridlines and the y axis.
-    let parts = [5u64, 4, 2, 1].into_iter().find(|p| top % p == 0).unwrap_or(1);
+    let parts = [5u64, 4, 2, 1]
+        .into_iter()
+        .find(|p| top % p == 0)
+        .unwrap_or(1);
     for k in 0..=parts {
         let n = (top / parts * k) as f64;
         let yy = y(n);
@@ -111,7 +116,11 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
             }
             let below: u64 = b[1..=k].iter().sum();
             let (y0, y1) = (y(below as f64), y((below + n) as f64));
-            let _ = write!(d, "M{:.1} {y1:.1}h{bar_w:.1}V{y0:.1}h-{bar_w:.1}Z", bucket_x(b[0]));
+            let _ = write!(
+                d,
+                "M{:.1} {y1:.1}h{bar_w:.1}V{y0:.1}h-{bar_w:.1}Z",
+                bucket_x(b[0])
+            );
         }
         if !d.is_empty() {
             let _ = write!(

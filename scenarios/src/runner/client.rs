@@ -32,12 +32,18 @@ impl Api {
 
     /// `/api/scheduling/v1/orgs/{org}/workspaces/{ws}`.
     pub fn scheduling(&self) -> String {
-        format!("/api/scheduling/v1/orgs/{}/workspaces/{}", self.org, self.ws)
+        format!(
+            "/api/scheduling/v1/orgs/{}/workspaces/{}",
+            self.org, self.ws
+        )
     }
 
     /// `/api/app-authoring/v1/orgs/{org}/workspaces/{ws}`.
     pub fn authoring(&self) -> String {
-        format!("/api/app-authoring/v1/orgs/{}/workspaces/{}", self.org, self.ws)
+        format!(
+            "/api/app-authoring/v1/orgs/{}/workspaces/{}",
+            self.org, self.ws
+        )
     }
 
     /// `/sim/v1/orgs/{org}/workspaces/{ws}`.

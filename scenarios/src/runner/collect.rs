@@ -21,11 +21,18 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
         if let Some(n) = expected {
             let hits = handle.hits();
             checks.push(Check {
-                id: format!("telephony_rule.line{}", location.rsplit(':').next().unwrap_or("0")),
+                id: format!(
+                    "telephony_rule.line{}",
+                    location.rsplit(':').next().unwrap_or("0")
+                ),
                 group: "telephony_rule".into(),
                 description: format!("telephony rule {name} answers {n} dials"),
                 severity: Severity::Error,
-                result: if hits == *n { Outcome::Pass } else { Outcome::Fail },
+                result: if hits == *n {
+                    Outcome::Pass
+                } else {
+                    Outcome::Fail
+                },
                 evidence: Evidence::new()
                     .with("at", format_instant(run.now))
                     .with("observed", hits),
@@ -54,7 +61,11 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
                     connection_id: c.connection_id.clone(),
                     weight: c.weight,
                     dials: n,
-                    share: if total > 0 { round4(n as f64 / total as f64) } else { 0.0 },
+                    share: if total > 0 {
+                        round4(n as f64 / total as f64)
+                    } else {
+                        0.0
+                    },
                 }
             })
             .collect();
@@ -96,13 +107,11 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
     let mut cohorts = vec![];
     for c in &l.scenario.cohorts {
         let (id, status, result) = match run.cohort(&c.key).await {
-            Some(v) => {
-                (
-                    v["cohort_id"].as_str().map(str::to_string),
-                    v["status"].as_str().unwrap_or("?").to_string(),
-                    v["result"].clone(),
-                )
-            }
+            Some(v) => (
+                v["cohort_id"].as_str().map(str::to_string),
+                v["status"].as_str().unwrap_or("?").to_string(),
+                v["result"].clone(),
+            ),
             None => (None, "not uploaded".into(), serde_json::Value::Null),
         };
         cohorts.push(CohortReport {

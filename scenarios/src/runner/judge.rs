@@ -17,7 +17,10 @@ pub async fn judge(run: &Run<'_>, i: usize) -> Result<Check> {
     let kind = e.check.name();
     let now = run.now;
     let (ok, expected, observed, about) = verdict(run, &e.check, now).await?;
-    let name = e.name.clone().unwrap_or_else(|| format!("{kind} {about}").trim().to_string());
+    let name = e
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{kind} {about}").trim().to_string());
     let location = run.loaded.location(&e.span);
     let line = location.rsplit(':').next().unwrap_or("0");
     Ok(Check {
@@ -47,9 +50,18 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
         Expect::CampaignStatus { campaign, status } => {
             let v = run.campaign(campaign).await?;
             let seen = v["status"].as_str().unwrap_or("?").to_string();
-            (seen == status.as_str(), format!("status {}", status.as_str()), json!(seen), campaign.clone())
+            (
+                seen == status.as_str(),
+                format!("status {}", status.as_str()),
+                json!(seen),
+                campaign.clone(),
+            )
         }
-        Expect::AttemptsPerUser { campaign, number, attempts } => {
+        Expect::AttemptsPerUser {
+            campaign,
+            number,
+            attempts,
+        } => {
             let d = dials(campaign);
             let mut histogram = std::collections::BTreeMap::<u32, u64>::new();
             match number {
@@ -69,13 +81,19 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                     }
                 }
             }
-            let ok = !histogram.is_empty() && histogram.keys().all(|a| attempts.admits(u64::from(*a)));
+            let ok =
+                !histogram.is_empty() && histogram.keys().all(|a| attempts.admits(u64::from(*a)));
             let observed: serde_json::Map<String, Value> = histogram
                 .iter()
                 .map(|(a, n)| (format!("{a} attempts"), json!(format!("{n} users"))))
                 .collect();
             let whom = number.clone().unwrap_or_else(|| "every user".into());
-            (ok, format!("{attempts} attempts for {whom}"), Value::Object(observed), campaign.clone())
+            (
+                ok,
+                format!("{attempts} attempts for {whom}"),
+                Value::Object(observed),
+                campaign.clone(),
+            )
         }
         Expect::Outcomes {
             campaign,
@@ -93,17 +111,44 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             let by = &s["attempts_by_outcome"];
             let wanted: Vec<(&str, &Option<Count>, u64)> = vec![
                 ("total", total, s["attempts_total"].as_u64().unwrap_or(0)),
-                ("connected", connected, by["connected"].as_u64().unwrap_or(0)),
-                ("short_duration", short_duration, by["short_duration"].as_u64().unwrap_or(0)),
+                (
+                    "connected",
+                    connected,
+                    by["connected"].as_u64().unwrap_or(0),
+                ),
+                (
+                    "short_duration",
+                    short_duration,
+                    by["short_duration"].as_u64().unwrap_or(0),
+                ),
                 ("busy", busy, by["busy"].as_u64().unwrap_or(0)),
-                ("no_answer", no_answer, by["no_answer"].as_u64().unwrap_or(0)),
+                (
+                    "no_answer",
+                    no_answer,
+                    by["no_answer"].as_u64().unwrap_or(0),
+                ),
                 ("failed", failed, by["failed"].as_u64().unwrap_or(0)),
-                ("provider_error", provider_error, by["provider_error"].as_u64().unwrap_or(0)),
-                ("internal_error", internal_error, by["internal_error"].as_u64().unwrap_or(0)),
+                (
+                    "provider_error",
+                    provider_error,
+                    by["provider_error"].as_u64().unwrap_or(0),
+                ),
+                (
+                    "internal_error",
+                    internal_error,
+                    by["internal_error"].as_u64().unwrap_or(0),
+                ),
             ];
             counts(campaign, &wanted)
         }
-        Expect::Users { campaign, total, done, unfinished, excluded, pending } => {
+        Expect::Users {
+            campaign,
+            total,
+            done,
+            unfinished,
+            excluded,
+            pending,
+        } => {
             let v = run.campaign(campaign).await?;
             let s = &v["statistics"];
             let n = |k: &str| s[k].as_u64().unwrap_or(0);
@@ -116,14 +161,28 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             ];
             counts(campaign, &wanted)
         }
-        Expect::DialRate { campaign, from, until, rate, tolerance } => {
+        Expect::DialRate {
+            campaign,
+            from,
+            until,
+            rate,
+            tolerance,
+        } => {
             let w = &run.observer.watched[campaign];
             let spec = w.spec_at(now);
             let from = from.map_or(spec.start, |a| run.loaded.at(a));
-            let until = until.map_or(spec.end.min(now), |a| run.loaded.at(a)).min(now);
-            let open = spec.window.open_seconds_between(from.max(spec.start), until.min(spec.end));
+            let until = until
+                .map_or(spec.end.min(now), |a| run.loaded.at(a))
+                .min(now);
+            let open = spec
+                .window
+                .open_seconds_between(from.max(spec.start), until.min(spec.end));
             let n = dials(campaign).dials_between(from, until);
-            let achieved = if open > 0 { n as f64 / open as f64 } else { 0.0 };
+            let achieved = if open > 0 {
+                n as f64 / open as f64
+            } else {
+                0.0
+            };
             let tol = tolerance.unwrap_or(0.05);
             let ok = open > 0 && (achieved - rate).abs() <= rate * tol;
             (
@@ -134,7 +193,11 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 campaign.clone(),
             )
         }
-        Expect::WeightSplit { campaign, shares, tolerance } => {
+        Expect::WeightSplit {
+            campaign,
+            shares,
+            tolerance,
+        } => {
             let d = dials(campaign);
             let total = d.total().max(1) as f64;
             let tol = tolerance.unwrap_or(0.02);
@@ -152,7 +215,12 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 }
             }
             let want: Vec<String> = shares.iter().map(|(c, s)| format!("{c} {s}")).collect();
-            (ok, format!("shares {} (each within {tol})", want.join(", ")), Value::Object(observed), campaign.clone())
+            (
+                ok,
+                format!("shares {} (each within {tol})", want.join(", ")),
+                Value::Object(observed),
+                campaign.clone(),
+            )
         }
         Expect::NoDialOutsideWindow { campaign } => {
             let d = dials(campaign);
@@ -173,7 +241,11 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 campaign.clone(),
             )
         }
-        Expect::KeyServiceCalls { endpoint, outcome, calls } => {
+        Expect::KeyServiceCalls {
+            endpoint,
+            outcome,
+            calls,
+        } => {
             let n = run.stack.kms().audit().count(|e| {
                 (endpoint.as_str() == "all" || e.endpoint.as_str() == endpoint.as_str())
                     && outcome.as_ref().is_none_or(|o| &e.outcome == o)
@@ -183,9 +255,17 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 Some(o) => format!("{} calls ({o})", endpoint.as_str()),
                 None => format!("{} calls", endpoint.as_str()),
             };
-            (ok, format!("{want} {what}"), json!(n), endpoint.as_str().to_string())
+            (
+                ok,
+                format!("{want} {what}"),
+                json!(n),
+                endpoint.as_str().to_string(),
+            )
         }
-        Expect::Webhooks { campaign, per_attempt } => {
+        Expect::Webhooks {
+            campaign,
+            per_attempt,
+        } => {
             let want = per_attempt.unwrap_or(Count::exactly(1));
             let got = run.receiver.received(&format!("campaigns/{campaign}"));
             let ids = dials(campaign).attempt_ids.unwrap_or_default();
@@ -211,7 +291,12 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 campaign.clone(),
             )
         }
-        Expect::Inbound { call, answered, rejection, variables } => {
+        Expect::Inbound {
+            call,
+            answered,
+            rejection,
+            variables,
+        } => {
             let v = run.inbound.get(call).cloned().unwrap_or(Value::Null);
             let got_answered = v["answered"].as_bool();
             let mut ok = got_answered == Some(*answered);
@@ -221,7 +306,11 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             if let Some(vars) = variables {
                 ok &= &v["agent_variables"] == vars;
             }
-            let mut want = if *answered { "answered".to_string() } else { "not answered".to_string() };
+            let mut want = if *answered {
+                "answered".to_string()
+            } else {
+                "not answered".to_string()
+            };
             if let Some(r) = rejection {
                 want.push_str(&format!(" ({r})"));
             }
@@ -246,7 +335,12 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                     cohort.clone(),
                 )
             }
-            None => (false, format!("{rejected} rejected records"), json!("the cohort was not uploaded by then"), cohort.clone()),
+            None => (
+                false,
+                format!("{rejected} rejected records"),
+                json!("the cohort was not uploaded by then"),
+                cohort.clone(),
+            ),
         },
     })
 }
@@ -262,7 +356,12 @@ fn counts(campaign: &str, wanted: &[(&str, &Option<Count>, u64)]) -> Verdict {
             observed.insert(name.to_string(), json!(n));
         }
     }
-    (ok, want.join(", "), Value::Object(observed), campaign.to_string())
+    (
+        ok,
+        want.join(", "),
+        Value::Object(observed),
+        campaign.to_string(),
+    )
 }
 
 /// Rounds to 4 decimals (so reports do not carry float noise).

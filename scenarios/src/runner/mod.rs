@@ -76,7 +76,9 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     if invalid {
-        anyhow::bail!("nothing was run: fix the files above (`harness scenario check` checks them)");
+        anyhow::bail!(
+            "nothing was run: fix the files above (`harness scenario check` checks them)"
+        );
     }
     let colour = Colour::for_stream(&std::io::stdout());
     let show_progress = !args.quiet && !args.json && std::io::stderr().is_terminal();
@@ -100,7 +102,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         let report = run_loaded(l, args.seed, &progress).await?;
         progress.finish_and_clear();
         if let Some(dir) = &args.report_dir {
-            let dir = if several { dir.join(dir_name(l)) } else { dir.clone() };
+            let dir = if several {
+                dir.join(dir_name(l))
+            } else {
+                dir.clone()
+            };
             write_reports(&report, &dir)?;
         }
         if !args.json {
@@ -125,7 +131,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
             reports.len() - failed
         );
     }
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn dir_name(l: &Loaded) -> String {
@@ -137,7 +147,10 @@ fn dir_name(l: &Loaded) -> String {
 /// Writes `report.json`, `report.html` and `junit.xml` into `dir`.
 pub fn write_reports(report: &ScenarioReport, dir: &Path) -> Result<()> {
     crate::report::write_file(&dir.join("report.json"), &to_json(report))?;
-    crate::report::write_file(&dir.join("report.html"), &crate::report::html::render(report))?;
+    crate::report::write_file(
+        &dir.join("report.html"),
+        &crate::report::html::render(report),
+    )?;
     crate::report::write_file(
         &dir.join("junit.xml"),
         &crate::report::junit::render(&report.expectations),
@@ -165,7 +178,9 @@ pub async fn run_loaded(
     }
     .await
     .with_context(|| format!("running {}", l.file));
-    let play::Run { stack, receiver, .. } = run;
+    let play::Run {
+        stack, receiver, ..
+    } = run;
     stack.stop().await.context("stopping the stack")?;
     receiver.stop().await;
     outcome

@@ -180,10 +180,13 @@ impl Observer {
                 );
             }
         }
-        let w = self.watched.entry(key.to_string()).or_insert_with(|| Watched {
-            key: key.to_string(),
-            specs: vec![],
-        });
+        let w = self
+            .watched
+            .entry(key.to_string())
+            .or_insert_with(|| Watched {
+                key: key.to_string(),
+                specs: vec![],
+            });
         w.specs.push((at, spec));
         let d = self.campaigns.entry(key.to_string()).or_default();
         if keep_ids && d.attempt_ids.is_none() {
@@ -208,7 +211,10 @@ impl Observer {
             );
             let ri = result_index(result);
             self.chart.add(req.at, ri);
-            let d = self.campaigns.get_mut(key).expect("watched campaigns have dials");
+            let d = self
+                .campaigns
+                .get_mut(key)
+                .expect("watched campaigns have dials");
             d.by_result[ri] += 1;
             *d.by_connection.entry(connection.clone()).or_default() += 1;
             d.times.push(req.at.timestamp_millis());

@@ -20,11 +20,13 @@ use super::observe::Observer;
 use super::webhooks::{Receiver, Signing};
 use crate::checks::Check;
 use crate::report::scenario::TimelineEntry;
+use crate::scenario::Loaded;
 use crate::scenario::load::campaign_body;
-use crate::scenario::model::{Answer, AnswerOutcome, KmsEndpointScope, KmsFaultDef, KmsFaultKind, ScriptKind};
+use crate::scenario::model::{
+    Answer, AnswerOutcome, KmsEndpointScope, KmsFaultDef, KmsFaultKind, ScriptKind,
+};
 use crate::scenario::time::At;
 use crate::scenario::timeline::Action;
-use crate::scenario::Loaded;
 use crate::stack::{ByokOptions, EngineMode, Stack, StackClock, StackDatabase, StackOptions};
 
 /// The platform's webhook secret in scenario runs (fixed, so reports do not depend on it).
@@ -132,9 +134,15 @@ impl<'a> Run<'a> {
             .with_seed(seed)
             .with_admin_token("scenario-admin");
         let clients = if ks.clients.is_empty() {
-            vec![("platform".to_string(), vec!["platform-secret-1".to_string()])]
+            vec![(
+                "platform".to_string(),
+                vec!["platform-secret-1".to_string()],
+            )]
         } else {
-            ks.clients.iter().map(|c| (c.id.clone(), c.secrets.clone())).collect()
+            ks.clients
+                .iter()
+                .map(|c| (c.id.clone(), c.secrets.clone()))
+                .collect()
         };
         for (id, secrets) in &clients {
             let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
@@ -143,7 +151,10 @@ impl<'a> Run<'a> {
         let aliases = if ks.aliases.is_empty() {
             vec![("tenant-a".to_string(), 1)]
         } else {
-            ks.aliases.iter().map(|a| (a.name.clone(), a.versions)).collect()
+            ks.aliases
+                .iter()
+                .map(|a| (a.name.clone(), a.versions))
+                .collect()
         };
         for (name, versions) in &aliases {
             kms = kms.with_alias(name, *versions);
@@ -155,19 +166,19 @@ impl<'a> Run<'a> {
         options.byok = ByokOptions {
             client_id: Some(clients[0].0.clone()),
             key_alias: Some(aliases[0].0.clone()),
-            data_key_cache_secs: ks.data_key_cache.map_or(
-                platform::config::BYOK_DATA_KEY_CACHE_SECS,
-                |d| d.0.num_seconds().max(1) as u64,
-            ),
-            request_timeout_ms: ks.request_timeout.map_or(
-                platform::config::BYOK_REQUEST_TIMEOUT_MS,
-                |d| d.0.num_milliseconds().max(1) as u64,
-            ),
+            data_key_cache_secs: ks
+                .data_key_cache
+                .map_or(platform::config::BYOK_DATA_KEY_CACHE_SECS, |d| {
+                    d.0.num_seconds().max(1) as u64
+                }),
+            request_timeout_ms: ks
+                .request_timeout
+                .map_or(platform::config::BYOK_REQUEST_TIMEOUT_MS, |d| {
+                    d.0.num_milliseconds().max(1) as u64
+                }),
             rotation_period_secs: None,
         };
-        let stack = Stack::start(options)
-            .await
-            .context("starting the stack")?;
+        let stack = Stack::start(options).await.context("starting the stack")?;
         let telephony = stack.telephony().clone();
         telephony.set_journal_limit(None);
         let mut rules = vec![];
@@ -238,23 +249,41 @@ impl<'a> Run<'a> {
                 .api
                 .post(&format!("{}/deployments", self.api.authoring()), &d.request)
                 .await
-                .with_context(|| format!("creating deployment {:?} ({})", d.key, self.loaded.location(&d.span)))?;
+                .with_context(|| {
+                    format!(
+                        "creating deployment {:?} ({})",
+                        d.key,
+                        self.loaded.location(&d.span)
+                    )
+                })?;
             let id = str_field(&v, "deployment_id")?;
             self.deployments.insert(d.key.clone(), id.clone());
             self.note("action", &d.key, format!("deployment created ({id})"));
         }
         for c in &s.campaigns {
-            let body = campaign_body(c, self.loaded.start, &format!("{}/campaigns/{}", self.receiver.base, c.key));
+            let body = campaign_body(
+                c,
+                self.loaded.start,
+                &format!("{}/campaigns/{}", self.receiver.base, c.key),
+            );
             let v = self
                 .api
                 .post(&format!("{}/campaigns", self.api.scheduling()), &body)
                 .await
-                .with_context(|| format!("creating campaign {:?} ({})", c.key, self.loaded.location(&c.span)))?;
+                .with_context(|| {
+                    format!(
+                        "creating campaign {:?} ({})",
+                        c.key,
+                        self.loaded.location(&c.span)
+                    )
+                })?;
             let id = str_field(&v, "campaign_id")?;
             let status = str_field(&v, "status")?;
-            let spec = contracts::validate::campaign_create(&body, self.loaded.start, Default::default())
-                .map_err(|e| anyhow!("campaign {:?}: {e}", c.key))?;
-            self.observer.watch(&c.key, self.loaded.start, spec, c.webhooks);
+            let spec =
+                contracts::validate::campaign_create(&body, self.loaded.start, Default::default())
+                    .map_err(|e| anyhow!("campaign {:?}: {e}", c.key))?;
+            self.observer
+                .watch(&c.key, self.loaded.start, spec, c.webhooks);
             self.note("status", &c.key, format!("created ({id}): {status}"));
             self.campaigns.insert(c.key.clone(), Created { id, status });
             self.stop_at(self.at(c.start), Event::Look);
@@ -362,18 +391,25 @@ impl<'a> Run<'a> {
 
     /// `GET` of a campaign by key.
     pub async fn campaign(&self, key: &str) -> Result<Value> {
-        let id = &self.campaigns.get(key).ok_or_else(|| anyhow!("no campaign {key:?}"))?.id;
-        self.api.get(&format!("{}/campaigns/{id}", self.api.scheduling())).await
+        let id = &self
+            .campaigns
+            .get(key)
+            .ok_or_else(|| anyhow!("no campaign {key:?}"))?
+            .id;
+        self.api
+            .get(&format!("{}/campaigns/{id}", self.api.scheduling()))
+            .await
     }
 
     fn fault_on(&mut self, i: usize) -> Result<()> {
         let f = &self.loaded.scenario.key_service.faults[i];
         let spec = fault_spec(f);
-        let info = self
-            .stack
-            .kms()
-            .add_fault(spec)
-            .map_err(|e| anyhow!("setting a key-service fault ({}): {e}", self.loaded.location(&f.span)))?;
+        let info = self.stack.kms().add_fault(spec).map_err(|e| {
+            anyhow!(
+                "setting a key-service fault ({}): {e}",
+                self.loaded.location(&f.span)
+            )
+        })?;
         let until = f.until.map(|a| self.at(a));
         self.faults.push(info.id.clone());
         let idx = self.faults.len() - 1;
@@ -407,7 +443,11 @@ impl<'a> Run<'a> {
             self.deployments[parent_key].clone()
         };
         let (csv, transformation) = super::cohorts::build(c, &self.loaded.dir)?;
-        let rows = csv.iter().filter(|b| **b == b'\n').count().saturating_sub(1);
+        let rows = csv
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            .saturating_sub(1);
         let base = format!("{}/{parent}/{id}/cohorts", self.api.scheduling());
         let v = self
             .api
@@ -419,7 +459,13 @@ impl<'a> Run<'a> {
                 &transformation,
             )
             .await
-            .with_context(|| format!("uploading cohort {:?} ({})", c.key, self.loaded.location(&c.span)))?;
+            .with_context(|| {
+                format!(
+                    "uploading cohort {:?} ({})",
+                    c.key,
+                    self.loaded.location(&c.span)
+                )
+            })?;
         let cohort_id = str_field(&v, "cohort_id")?;
         let path = format!("{base}/{cohort_id}");
         // The cohort worker runs beside the simulated clock: wait for it (wall clock) so that
@@ -457,7 +503,9 @@ impl<'a> Run<'a> {
         let sched = self.api.scheduling();
         let auth = self.api.authoring();
         let (subject, detail) = match &st.action {
-            Action::Pause { campaign } | Action::Resume { campaign } | Action::Cancel { campaign } => {
+            Action::Pause { campaign }
+            | Action::Resume { campaign }
+            | Action::Cancel { campaign } => {
                 let id = &self.campaigns[campaign].id;
                 self.api
                     .call(
@@ -473,7 +521,11 @@ impl<'a> Run<'a> {
                 let id = self.campaigns[campaign].id.clone();
                 let v = self
                     .api
-                    .call(Method::PATCH, &format!("{sched}/campaigns/{id}"), Some(patch))
+                    .call(
+                        Method::PATCH,
+                        &format!("{sched}/campaigns/{id}"),
+                        Some(patch),
+                    )
                     .await
                     .with_context(|| format!("patch_campaign ({loc})"))?;
                 let spec = spec_of(&v)?;
@@ -494,9 +546,17 @@ impl<'a> Run<'a> {
             }
             Action::PauseDeployment { deployment } | Action::ResumeDeployment { deployment } => {
                 let id = &self.deployments[deployment];
-                let action = if matches!(st.action, Action::PauseDeployment { .. }) { "pause" } else { "resume" };
+                let action = if matches!(st.action, Action::PauseDeployment { .. }) {
+                    "pause"
+                } else {
+                    "resume"
+                };
                 self.api
-                    .call(Method::PUT, &format!("{auth}/deployments/{id}/status"), Some(&json!({"action": action})))
+                    .call(
+                        Method::PUT,
+                        &format!("{auth}/deployments/{id}/status"),
+                        Some(&json!({"action": action})),
+                    )
                     .await
                     .with_context(|| format!("{} ({loc})", st.action.name()))?;
                 (deployment.clone(), format!("deployment {action}d"))
@@ -512,12 +572,20 @@ impl<'a> Run<'a> {
             Action::PatchDeployment { deployment, patch } => {
                 let id = &self.deployments[deployment];
                 self.api
-                    .call(Method::PATCH, &format!("{auth}/deployments/{id}"), Some(patch))
+                    .call(
+                        Method::PATCH,
+                        &format!("{auth}/deployments/{id}"),
+                        Some(patch),
+                    )
                     .await
                     .with_context(|| format!("patch_deployment ({loc})"))?;
                 (deployment.clone(), format!("deployment patched: {patch}"))
             }
-            Action::InboundCall { key, caller, dialled } => {
+            Action::InboundCall {
+                key,
+                caller,
+                dialled,
+            } => {
                 let v = self
                     .api
                     .post(
@@ -530,7 +598,10 @@ impl<'a> Run<'a> {
                 let detail = if answered {
                     format!("{caller} -> {dialled}: answered")
                 } else {
-                    format!("{caller} -> {dialled}: not answered ({})", v["rejection"].as_str().unwrap_or("?"))
+                    format!(
+                        "{caller} -> {dialled}: not answered ({})",
+                        v["rejection"].as_str().unwrap_or("?")
+                    )
                 };
                 self.inbound.insert(key.clone(), v);
                 (key.clone(), detail)
@@ -548,24 +619,45 @@ impl<'a> Run<'a> {
                 self.note(
                     "fault",
                     "key service",
-                    format!("outage (503) on {} ({}) until {}", endpoint.as_str(), info.id, format_instant(until)),
+                    format!(
+                        "outage (503) on {} ({}) until {}",
+                        endpoint.as_str(),
+                        info.id,
+                        format_instant(until)
+                    ),
                 );
                 return Ok(());
             }
             Action::RotateDataKey {} => {
                 let v = self
                     .api
-                    .post(&format!("{}/data-keys/rotate", self.api.admin()), &json!({}))
+                    .post(
+                        &format!("{}/data-keys/rotate", self.api.admin()),
+                        &json!({}),
+                    )
                     .await
                     .with_context(|| format!("rotate_data_key ({loc})"))?;
-                ("data keys".to_string(), format!("rotated: key {} active", v["key_id"]))
+                (
+                    "data keys".to_string(),
+                    format!("rotated: key {} active", v["key_id"]),
+                )
             }
             Action::RestartPlatform {} => {
-                self.stack.restart_platform().await.context("restarting the platform")?;
-                ("platform".to_string(), "restarted on the same database".into())
+                self.stack
+                    .restart_platform()
+                    .await
+                    .context("restarting the platform")?;
+                (
+                    "platform".to_string(),
+                    "restarted on the same database".into(),
+                )
             }
         };
-        let kind = if matches!(st.action, Action::RestartPlatform {}) { "restart" } else { "action" };
+        let kind = if matches!(st.action, Action::RestartPlatform {}) {
+            "restart"
+        } else {
+            "action"
+        };
         self.note(kind, &subject, detail);
         Ok(())
     }
@@ -574,7 +666,14 @@ impl<'a> Run<'a> {
 /// The spec of a campaign as `GET` answers it (after a patch).
 pub fn spec_of(v: &Value) -> Result<contracts::model::CampaignSpec> {
     let mut body = serde_json::Map::new();
-    for k in ["name", "description", "start_timestamp", "end_timestamp", "allowed_schedule", "app_config"] {
+    for k in [
+        "name",
+        "description",
+        "start_timestamp",
+        "end_timestamp",
+        "allowed_schedule",
+        "app_config",
+    ] {
         if let Some(x) = v.get(k).filter(|x| !x.is_null()) {
             body.insert(k.into(), x.clone());
         }
@@ -583,8 +682,12 @@ pub fn spec_of(v: &Value) -> Result<contracts::model::CampaignSpec> {
         .as_str()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| anyhow!("the campaign has no start_timestamp"))?;
-    contracts::validate::campaign_create(&Value::Object(body), start - Duration::hours(1), Default::default())
-        .map_err(|e| anyhow!("the campaign as answered does not read back: {e}"))
+    contracts::validate::campaign_create(
+        &Value::Object(body),
+        start - Duration::hours(1),
+        Default::default(),
+    )
+    .map_err(|e| anyhow!("the campaign as answered does not read back: {e}"))
 }
 
 /// A string field of an answer.
@@ -612,7 +715,9 @@ fn fault_spec(f: &KmsFaultDef) -> FaultSpec {
         },
         KmsFaultKind::InternalError => FaultKind::InternalError,
         KmsFaultKind::Latency => FaultKind::Latency {
-            ms: f.delay.map_or(100, |d| d.0.num_milliseconds().max(0) as u64),
+            ms: f
+                .delay
+                .map_or(100, |d| d.0.num_milliseconds().max(0) as u64),
             jitter_ms: 0,
         },
         KmsFaultKind::Hang => FaultKind::Hang,
@@ -633,14 +738,18 @@ fn fault_spec(f: &KmsFaultDef) -> FaultSpec {
 
 fn response(a: &Answer) -> Response {
     let secs = |s: Option<crate::scenario::time::Span>, d: u32| {
-        s.map_or(d, |s| s.0.num_seconds().clamp(0, i64::from(u32::MAX)) as u32)
+        s.map_or(d, |s| {
+            s.0.num_seconds().clamp(0, i64::from(u32::MAX)) as u32
+        })
     };
     let r = match a.outcome {
         AnswerOutcome::Connected => Response::connected(secs(a.talk, 60)),
         AnswerOutcome::Busy => Response::busy(),
         AnswerOutcome::NoAnswer => Response::no_answer(),
         AnswerOutcome::Voicemail => Response::voicemail_for(secs(a.talk, 25)),
-        AnswerOutcome::Failed => Response::failed(a.reason.clone().unwrap_or_else(|| "call_rejected".into())),
+        AnswerOutcome::Failed => {
+            Response::failed(a.reason.clone().unwrap_or_else(|| "call_rejected".into()))
+        }
         AnswerOutcome::ProviderError => Response::provider_error(),
         AnswerOutcome::InternalError => Response::internal_error(),
     };

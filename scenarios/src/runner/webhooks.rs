@@ -59,10 +59,14 @@ impl Receiver {
             .and(warp::path::tail())
             .and(warp::header::headers_cloned())
             .and(warp::body::bytes())
-            .map(move |tail: warp::path::Tail, headers: warp::http::HeaderMap, body: bytes::Bytes| {
-                record(&store, &signing, tail.as_str(), &headers, &body);
-                warp::reply()
-            });
+            .map(
+                move |tail: warp::path::Tail,
+                      headers: warp::http::HeaderMap,
+                      body: bytes::Bytes| {
+                    record(&store, &signing, tail.as_str(), &headers, &body);
+                    warp::reply()
+                },
+            );
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(
             warp::serve(route)

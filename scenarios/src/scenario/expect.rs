@@ -302,7 +302,10 @@ impl<'de> Deserialize<'de> for Count {
                 Ok(Count::exactly(v))
             }
 
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Count, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Count, A::Error> {
                 let mut c = Count {
                     at_least: None,
                     at_most: None,

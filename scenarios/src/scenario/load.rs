@@ -182,7 +182,10 @@ pub fn load_str(
     if let Some(u) = &scenario.until
         && until <= start
     {
-        v.at(&u.span, format!("until ({}) must be after the start", u.value));
+        v.at(
+            &u.span,
+            format!("until ({}) must be after the start", u.value),
+        );
     }
     if !v.problems.is_empty() {
         v.problems.sort_by_key(|p| (p.line, p.col));
@@ -205,9 +208,13 @@ pub fn load_str(
 
 /// toml's messages end with a newline and sometimes name internal types.
 fn tidy_toml_message(m: &str) -> String {
-    let m = m.trim().replace("`$__toml_private_datetime`", "a date-time");
+    let m = m
+        .trim()
+        .replace("`$__toml_private_datetime`", "a date-time");
     if m == "missing field `start`" {
-        return format!("{m}: add start = \"2026-03-02T08:00:00Z\" (where the simulated clock starts)");
+        return format!(
+            "{m}: add start = \"2026-03-02T08:00:00Z\" (where the simulated clock starts)"
+        );
     }
     m
 }
@@ -252,8 +259,10 @@ impl Checker<'_> {
 
     fn check(&mut self, s: &Scenario, start: DateTime<Utc>) {
         let campaigns = self.keys("campaign", s.campaigns.iter().map(|c| (&c.key, &c.span)));
-        let deployments =
-            self.keys("deployment", s.deployments.iter().map(|d| (&d.key, &d.span)));
+        let deployments = self.keys(
+            "deployment",
+            s.deployments.iter().map(|d| (&d.key, &d.span)),
+        );
         let cohorts = self.keys("cohort", s.cohorts.iter().map(|c| (&c.key, &c.span)));
         let calls = self.keys(
             "inbound call",
@@ -285,11 +294,13 @@ impl Checker<'_> {
         for d in &s.deployments {
             let body = &d.request;
             if !body.is_object() {
-                self.at(&d.span, format!("deployment {:?}: request must be a table", d.key));
-            } else if let Err(e) = contracts::validate::deployment_create(
-                body,
-                Options { strict: true },
-            ) {
+                self.at(
+                    &d.span,
+                    format!("deployment {:?}: request must be a table", d.key),
+                );
+            } else if let Err(e) =
+                contracts::validate::deployment_create(body, Options { strict: true })
+            {
                 self.api_errors(&d.span, &format!("deployment {:?}", d.key), &e);
             }
         }
@@ -314,7 +325,10 @@ impl Checker<'_> {
                     );
                 }
                 if !not_before_start(a) {
-                    self.at(&c.span, format!("cohort {:?}: upload_at {a} is before the start", c.key));
+                    self.at(
+                        &c.span,
+                        format!("cohort {:?}: upload_at {a} is before the start", c.key),
+                    );
                 }
             }
         }
@@ -326,7 +340,9 @@ impl Checker<'_> {
                 Action::Pause { campaign }
                 | Action::Resume { campaign }
                 | Action::Cancel { campaign }
-                | Action::PatchCampaign { campaign, .. } => vec![("campaign", campaign, &campaigns)],
+                | Action::PatchCampaign { campaign, .. } => {
+                    vec![("campaign", campaign, &campaigns)]
+                }
                 Action::UploadCohort { cohort } => vec![("cohort", cohort, &cohorts)],
                 Action::PauseDeployment { deployment }
                 | Action::ResumeDeployment { deployment }
@@ -349,7 +365,10 @@ impl Checker<'_> {
                     self.at(&st.span, "patch must be a table".into());
                 }
                 Action::KeyServiceOutage { duration, .. } if duration.0 <= Duration::zero() => {
-                    self.at(&st.span, "an outage needs a duration above 0 in `for`".into());
+                    self.at(
+                        &st.span,
+                        "an outage needs a duration above 0 in `for`".into(),
+                    );
                 }
                 _ => {}
             }
@@ -370,7 +389,10 @@ impl Checker<'_> {
             if key.trim().is_empty() {
                 self.at(span, format!("a {kind} needs a non-empty key"));
             } else if !seen.insert(key.clone()) {
-                self.at(span, format!("a second {kind} with key {key:?}: keys must be unique"));
+                self.at(
+                    span,
+                    format!("a second {kind} with key {key:?}: keys must be unique"),
+                );
             }
         }
         seen
@@ -383,7 +405,11 @@ impl Checker<'_> {
             } else {
                 format!(
                     "the {kind}s are: {}",
-                    known.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ")
+                    known
+                        .iter()
+                        .map(|k| format!("{k:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             };
             self.at(span, format!("no {kind} with key {key:?}; {list}"));
@@ -395,7 +421,13 @@ impl Checker<'_> {
         for f in &ks.faults {
             let from = f.from.map_or(start, |a| a.resolve(start));
             if from < start {
-                self.at(&f.span, format!("fault from {} is before the start", f.from.unwrap_or(At::AfterStart(Duration::zero()))));
+                self.at(
+                    &f.span,
+                    format!(
+                        "fault from {} is before the start",
+                        f.from.unwrap_or(At::AfterStart(Duration::zero()))
+                    ),
+                );
             }
             if let Some(u) = f.until
                 && u.resolve(start) <= from
@@ -414,7 +446,11 @@ impl Checker<'_> {
                 self.at(&f.span, "give next or probability, not both".into());
             }
             let misplaced = [
-                ("retry_after_secs", f.retry_after_secs.is_some(), KmsFaultKind::RateLimited),
+                (
+                    "retry_after_secs",
+                    f.retry_after_secs.is_some(),
+                    KmsFaultKind::RateLimited,
+                ),
                 ("delay", f.delay.is_some(), KmsFaultKind::Latency),
                 ("len", f.len.is_some(), KmsFaultKind::TruncatedKey),
             ];
@@ -434,7 +470,10 @@ impl Checker<'_> {
             if let Some(l) = f.len
                 && l >= 32
             {
-                self.at(&f.span, format!("len {l}: a truncated key keeps fewer than 32 bytes"));
+                self.at(
+                    &f.span,
+                    format!("len {l}: a truncated key keeps fewer than 32 bytes"),
+                );
             }
         }
         for c in &ks.clients {
@@ -453,7 +492,10 @@ impl Checker<'_> {
             if let Some(d) = d
                 && d.0 < Duration::seconds(1)
             {
-                self.at(&s.start.span, format!("key_service.{what} must be at least 1s"));
+                self.at(
+                    &s.start.span,
+                    format!("key_service.{what} must be at least 1s"),
+                );
             }
         }
     }
@@ -483,7 +525,10 @@ impl Checker<'_> {
 
     fn campaign(&mut self, c: &Located<super::setup::CampaignDef>, start: DateTime<Utc>) {
         let Some(obj) = c.request.as_object() else {
-            self.at(&c.span, format!("campaign {:?}: request must be a table", c.key));
+            self.at(
+                &c.span,
+                format!("campaign {:?}: request must be a table", c.key),
+            );
             return;
         };
         for field in ["start_timestamp", "end_timestamp"] {
@@ -493,14 +538,17 @@ impl Checker<'_> {
                     format!(
                         "campaign {:?}: set {field} with the campaign's `{}`, not in request",
                         c.key,
-                        if field == "start_timestamp" { "start" } else { "end" }
+                        if field == "start_timestamp" {
+                            "start"
+                        } else {
+                            "end"
+                        }
                     ),
                 );
             }
         }
         let body = campaign_body(c, start, "http://127.0.0.1:9/scenario-webhooks");
-        if let Err(e) =
-            contracts::validate::campaign_create(&body, start, Options { strict: true })
+        if let Err(e) = contracts::validate::campaign_create(&body, start, Options { strict: true })
         {
             self.api_errors(&c.span, &format!("campaign {:?}", c.key), &e);
         }
@@ -545,7 +593,10 @@ impl Checker<'_> {
             (None, Some(k)) => self.reference(&c.span, "deployment", k, deployments),
             _ => self.at(
                 &c.span,
-                format!("cohort {:?} needs exactly one of campaign or deployment", c.key),
+                format!(
+                    "cohort {:?} needs exactly one of campaign or deployment",
+                    c.key
+                ),
             ),
         }
         let sources = [c.csv.is_some(), c.file.is_some(), c.generate.is_some()]
@@ -555,7 +606,10 @@ impl Checker<'_> {
         if sources != 1 {
             self.at(
                 &c.span,
-                format!("cohort {:?} needs exactly one of csv, file or generate", c.key),
+                format!(
+                    "cohort {:?} needs exactly one of csv, file or generate",
+                    c.key
+                ),
             );
         }
         if let Some(g) = &c.generate
@@ -581,7 +635,10 @@ impl Checker<'_> {
         {
             self.at(
                 &c.span,
-                format!("cohort {:?}: category {cat:?} is not cohort or stop_file", c.key),
+                format!(
+                    "cohort {:?}: category {cat:?} is not cohort or stop_file",
+                    c.key
+                ),
             );
         }
         if let Some(t) = &c.transformation
@@ -621,14 +678,20 @@ impl Checker<'_> {
             Expect::RejectedRecords { cohort, .. } => {
                 self.reference(&e.span, "cohort", cohort, cohorts)
             }
-            Expect::Inbound { call, variables, .. } => {
+            Expect::Inbound {
+                call, variables, ..
+            } => {
                 self.reference(&e.span, "inbound call", call, calls);
                 if variables.as_ref().is_some_and(|v| !v.is_object()) {
                     self.at(&e.span, "variables must be a table".into());
                 }
             }
             Expect::DialRate {
-                rate, tolerance, from, until, ..
+                rate,
+                tolerance,
+                from,
+                until,
+                ..
             } => {
                 if !(*rate > 0.0 && rate.is_finite()) {
                     self.at(&e.span, format!("rate {rate} must be above 0"));
@@ -645,15 +708,23 @@ impl Checker<'_> {
             } => {
                 self.tolerance(&e.span, *tolerance);
                 let sum: f64 = shares.values().sum();
-                if shares.is_empty() || (sum - 1.0).abs() > 1e-6 || shares.values().any(|v| *v < 0.0) {
+                if shares.is_empty()
+                    || (sum - 1.0).abs() > 1e-6
+                    || shares.values().any(|v| *v < 0.0)
+                {
                     self.at(
                         &e.span,
-                        format!("shares add up to {sum}: give each connection's share, adding up to 1"),
+                        format!(
+                            "shares add up to {sum}: give each connection's share, adding up to 1"
+                        ),
                     );
                 }
             }
             Expect::Webhooks { campaign, .. } => {
-                if s.campaigns.iter().any(|c| &c.key == campaign && !c.webhooks) {
+                if s.campaigns
+                    .iter()
+                    .any(|c| &c.key == campaign && !c.webhooks)
+                {
                     self.at(
                         &e.span,
                         format!("webhooks of campaign {campaign:?} are judged only with webhooks = true on the campaign"),

@@ -192,7 +192,20 @@ pub enum KmsFaultKind {
 }
 
 /// Which key-service endpoint a fault or count covers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Deserialize,
+    Serialize,
+    JsonSchema,
+)]
 pub enum KmsEndpointScope {
     /// Every endpoint.
     #[default]

@@ -232,10 +232,26 @@ mod tests {
             ("250ms", 250),
             ("0s", 0),
         ] {
-            assert_eq!(parse_span(text).unwrap(), Duration::milliseconds(ms), "{text}");
+            assert_eq!(
+                parse_span(text).unwrap(),
+                Duration::milliseconds(ms),
+                "{text}"
+            );
         }
-        assert_eq!(format_span(Duration::milliseconds(93_784_005)), "1d2h3m4s5ms");
-        for bad in ["", "10", "h", "1x", "1.5h", "-1h", "99999999999999999999d", "4000d"] {
+        assert_eq!(
+            format_span(Duration::milliseconds(93_784_005)),
+            "1d2h3m4s5ms"
+        );
+        for bad in [
+            "",
+            "10",
+            "h",
+            "1x",
+            "1.5h",
+            "-1h",
+            "99999999999999999999d",
+            "4000d",
+        ] {
             let err = parse_span(bad).unwrap_err();
             assert!(!err.is_empty(), "{bad}");
         }
@@ -249,7 +265,9 @@ mod tests {
             start + Duration::hours(1)
         );
         assert_eq!(
-            parse_at("2026-03-03T00:00:00+01:00").unwrap().resolve(start),
+            parse_at("2026-03-03T00:00:00+01:00")
+                .unwrap()
+                .resolve(start),
             "2026-03-02T23:00:00Z".parse::<DateTime<Utc>>().unwrap()
         );
         assert!(parse_at("tomorrow").unwrap_err().contains("RFC 3339"));

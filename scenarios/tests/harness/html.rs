@@ -65,10 +65,21 @@ async fn the_html_report_renders_in_chromium_with_its_chart() {
     scenarios::runner::write_reports(&report, dir.path()).unwrap();
     let page = dir.path().join("report.html");
 
-    let dom = headless(&browser, &["--dump-dom", "--virtual-time-budget=2000"], &page);
-    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let dom = headless(
+        &browser,
+        &["--dump-dom", "--virtual-time-budget=2000"],
+        &page,
+    );
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
     let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.contains("<svg id=\"dials-chart\""), "the chart is in the page");
+    assert!(
+        dom.contains("<svg id=\"dials-chart\""),
+        "the chart is in the page"
+    );
     for needle in [
         "class=\"window\"",
         "class=\"series series-connected\"",
@@ -79,19 +90,33 @@ async fn the_html_report_renders_in_chromium_with_its_chart() {
         "id=\"key-service\"",
         "id=\"verdict\" class=\"verdict pass\"",
     ] {
-        assert!(dom.contains(needle), "{needle} missing from the rendered DOM");
+        assert!(
+            dom.contains(needle),
+            "{needle} missing from the rendered DOM"
+        );
     }
 
     let png = dir.path().join("report.png");
     let shot = headless(
         &browser,
-        &[&format!("--screenshot={}", png.display()), "--window-size=1200,1400"],
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1200,1400",
+        ],
         &page,
     );
-    assert!(shot.status.success(), "{}", String::from_utf8_lossy(&shot.stderr));
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
     let bytes = std::fs::read(&png).expect("a screenshot was written");
     assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
-    assert!(bytes.len() > 10_000, "a screenshot with content ({} bytes)", bytes.len());
+    assert!(
+        bytes.len() > 10_000,
+        "a screenshot with content ({} bytes)",
+        bytes.len()
+    );
     if let Some(keep) = std::env::var_os("HARNESS_KEEP_SCREENSHOT") {
         std::fs::copy(&png, keep).unwrap();
     }
@@ -102,7 +127,11 @@ fn the_largest_chart_keeps_the_page_under_2_mb() {
     use scenarios::report::scenario::{ChartReport, ScenarioReport, TimelineEntry};
     let series: Vec<String> = scenarios::runner::judge::result_names();
     let buckets: Vec<Vec<u64>> = (0..scenarios::runner::observe::MAX_BUCKETS as u64)
-        .map(|i| std::iter::once(i).chain((0..7).map(|k| 1000 + i * 7 + k)).collect())
+        .map(|i| {
+            std::iter::once(i)
+                .chain((0..7).map(|k| 1000 + i * 7 + k))
+                .collect()
+        })
         .collect();
     let marks: Vec<TimelineEntry> = (0..200)
         .map(|i| TimelineEntry {
@@ -133,7 +162,12 @@ fn the_largest_chart_keeps_the_page_under_2_mb() {
             series,
             buckets,
             windows: (2..31)
-                .map(|d| [format!("2026-03-{d:02}T09:00:00.000Z"), format!("2026-03-{d:02}T17:00:00.000Z")])
+                .map(|d| {
+                    [
+                        format!("2026-03-{d:02}T09:00:00.000Z"),
+                        format!("2026-03-{d:02}T17:00:00.000Z"),
+                    ]
+                })
                 .collect(),
             marks,
         },
@@ -141,5 +175,9 @@ fn the_largest_chart_keeps_the_page_under_2_mb() {
     };
     let html = scenarios::report::html::render(&report);
     assert!(html.len() < 2_000_000, "{} bytes", html.len());
-    assert_eq!(html.matches("<path class=\"series").count(), 7, "one path per result");
+    assert_eq!(
+        html.matches("<path class=\"series").count(),
+        7,
+        "one path per result"
+    );
 }

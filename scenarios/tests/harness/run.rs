@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
 }
 
 /// Runs `harness run -q FILE --report-dir DIR` and answers the exit code and output.
@@ -59,7 +61,10 @@ fn every_example_has_a_test_here() {
     for entry in std::fs::read_dir(example("")).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
         if name.ends_with(".toml") {
-            assert!(listed.contains(&format!("\"{name}\"")), "{name} has no example_passes! line");
+            assert!(
+                listed.contains(&format!("\"{name}\"")),
+                "{name} has no example_passes! line"
+            );
         }
     }
 }
@@ -67,8 +72,12 @@ fn every_example_has_a_test_here() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_file_and_seed_give_the_same_report_bytes() {
     for file in ["lifecycle.toml", "key_service_outage.toml", "restart.toml"] {
-        let a = scenarios::runner::run_file(&example(file), None).await.unwrap();
-        let b = scenarios::runner::run_file(&example(file), None).await.unwrap();
+        let a = scenarios::runner::run_file(&example(file), None)
+            .await
+            .unwrap();
+        let b = scenarios::runner::run_file(&example(file), None)
+            .await
+            .unwrap();
         let (ja, jb) = (
             scenarios::report::scenario::to_json(&a),
             scenarios::report::scenario::to_json(&b),
@@ -81,8 +90,12 @@ async fn the_same_file_and_seed_give_the_same_report_bytes() {
         );
     }
     // Another seed gives other ids and outcomes.
-    let c = scenarios::runner::run_file(&example("lifecycle.toml"), Some(43)).await.unwrap();
-    let a = scenarios::runner::run_file(&example("lifecycle.toml"), None).await.unwrap();
+    let c = scenarios::runner::run_file(&example("lifecycle.toml"), Some(43))
+        .await
+        .unwrap();
+    let a = scenarios::runner::run_file(&example("lifecycle.toml"), None)
+        .await
+        .unwrap();
     assert_ne!(a.campaigns[0].campaign_id, c.campaigns[0].campaign_id);
     assert_eq!(c.seed, 43);
 }
@@ -106,7 +119,10 @@ fn a_failing_expectation_names_its_line_the_expected_and_observed_values_and_the
         out.contains(&format!("at:       {}:{line}", file.display())),
         "the [[expect]] line {line}: {out}"
     );
-    assert!(out.contains("expected: total exactly 12, connected exactly 3"), "{out}");
+    assert!(
+        out.contains("expected: total exactly 12, connected exactly 3"),
+        "{out}"
+    );
     assert!(out.contains("\"total\":11"), "{out}");
     assert!(out.contains("\"at\":\"2026-03-04T09:00:00.000Z\""), "{out}");
     assert!(out.contains("14 passed, 1 failed"), "{out}");

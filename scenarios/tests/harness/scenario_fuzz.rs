@@ -13,12 +13,22 @@ fn judge(text: &str) {
     match load_str(text, "fuzz.toml", Path::new("/nonexistent"), "fuzz") {
         Ok(_) => {}
         Err(e) => {
-            assert!(!e.problems.is_empty(), "a refusal names at least one problem");
+            assert!(
+                !e.problems.is_empty(),
+                "a refusal names at least one problem"
+            );
             let lines = text.lines().count().max(1);
             for p in &e.problems {
-                assert!(p.line >= 1 && p.line <= lines + 1, "line {} of {lines}: {text:?}", p.line);
+                assert!(
+                    p.line >= 1 && p.line <= lines + 1,
+                    "line {} of {lines}: {text:?}",
+                    p.line
+                );
                 assert!(p.col >= 1);
-                assert!(!p.message.trim().is_empty(), "an empty message for {text:?}");
+                assert!(
+                    !p.message.trim().is_empty(),
+                    "an empty message for {text:?}"
+                );
             }
             let shown = e.to_string();
             assert!(shown.contains("fuzz.toml:"), "{shown}");
