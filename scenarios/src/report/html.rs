@@ -110,9 +110,9 @@ pub fn render(r: &ScenarioReport) -> String {
             );
         }
         s.push_str("</table>\n");
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<details{}><summary>Rate per calling window ({} windows, {} dials/s asked)</summary><table class=\"windows\"><tr><th>Opens</th><th>Closes</th><th>Dials</th><th>Dials/s</th></tr>\n",
+            "<details{}><summary>Rate per calling window ({} windows, {} dials/s asked)</summary><table class=\"windows\"><tr><th>Opens</th><th>Closes</th><th>Dials</th><th>Dials/s</th></tr>",
             if c.windows.len() <= 10 { " open" } else { "" },
             c.windows.len(),
             c.attempts_per_second

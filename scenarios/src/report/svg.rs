@@ -90,7 +90,7 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
     // Gridlines and the y axis.
     let parts = [5u64, 4, 2, 1]
         .into_iter()
-        .find(|p| top % p == 0)
+        .find(|p| top.is_multiple_of(*p))
         .unwrap_or(1);
     for k in 0..=parts {
         let n = (top / parts * k) as f64;
@@ -206,7 +206,7 @@ pub fn bucket_label(secs: i64) -> String {
 
 fn plural(n: i64, unit: &str) -> String {
     if n == 1 {
-        format!("{unit}")
+        unit.to_string()
     } else {
         format!("{n} {unit}s")
     }

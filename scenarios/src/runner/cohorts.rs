@@ -44,7 +44,7 @@ fn generate(g: &Generate) -> Result<Vec<u8>> {
         row.extend(g.variables.values().map(|v| v.replace("{i}", &n)));
         w.write_record(&row)?;
     }
-    Ok(w.into_inner().context("writing the generated CSV")?)
+    w.into_inner().context("writing the generated CSV")
 }
 
 /// The default config: `phone_number` and `user_identifier` columns when present (else the

@@ -720,16 +720,17 @@ impl Checker<'_> {
                     );
                 }
             }
-            Expect::Webhooks { campaign, .. } => {
+            Expect::Webhooks { campaign, .. }
                 if s.campaigns
                     .iter()
-                    .any(|c| &c.key == campaign && !c.webhooks)
-                {
-                    self.at(
-                        &e.span,
-                        format!("webhooks of campaign {campaign:?} are judged only with webhooks = true on the campaign"),
-                    );
-                }
+                    .any(|c| &c.key == campaign && !c.webhooks) =>
+            {
+                self.at(
+                    &e.span,
+                    format!(
+                        "webhooks of campaign {campaign:?} are judged only with webhooks = true on the campaign"
+                    ),
+                );
             }
             _ => {}
         }
