@@ -1,7 +1,10 @@
 //! Renderers of a [`CheckReport`]: a terminal table ([`table`]), JSON and JUnit XML
 //! ([`junit`]). Every command that judges writes through these, so its outputs look alike.
 
+pub mod html;
 pub mod junit;
+pub mod scenario;
+pub mod svg;
 pub mod table;
 
 use std::path::Path;

@@ -1,3 +1,7 @@
 //! The `harness` command's tests: one binary, a module per command.
 
 mod byok;
+mod html;
+mod run;
+mod scenario_check;
+mod scenario_fuzz;
