@@ -130,7 +130,6 @@ mod tests {
             ids.draw(&c, |g| g.campaign_id()).unwrap(),
             ids.draw(&c, |g| g.campaign_id()).unwrap(),
         ];
-        drop(ids);
         let again = PersistentIds::load(&c, 9).unwrap();
         got.push(again.draw(&c, |g| g.campaign_id()).unwrap());
         got.push(again.draw(&c, |g| g.campaign_id()).unwrap());
