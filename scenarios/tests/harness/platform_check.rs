@@ -1,0 +1,1 @@
+//! `harness check platform` against the mock.
