@@ -264,13 +264,12 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
         "a 4xx for every route of this workspace with the other workspace's key",
     );
 
-    let mut calls = call_all(cx, id_routes(cx, &other.paths, &fixture), key).await;
-    let d = cx.names.number();
+    let mut calls = call_all(cx, id_routes(&other.paths, &fixture), key).await;
     let victim = cx
         .create_deployment(fixtures::deployment(
             &cx.settings.agent,
             &cx.names.name("auth-delete-other"),
-            &[d],
+            &[cx.names.number()],
         ))
         .await;
     if let Some(id) = victim.str_field("deployment_id") {
@@ -295,7 +294,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
 }
 
 /// The routes that take an id, with this workspace's ids on `paths` (another workspace's).
-fn id_routes(cx: &Ctx, paths: &Paths, f: &Fixture) -> Vec<Route> {
+fn id_routes(paths: &Paths, f: &Fixture) -> Vec<Route> {
     let ids = [
         paths.campaign(&f.campaign),
         paths.deployment(&f.deployment),
@@ -325,7 +324,6 @@ fn id_routes(cx: &Ctx, paths: &Paths, f: &Fixture) -> Vec<Route> {
         query: Vec::new(),
         body: Body::Json(json!({"description": "patched through another workspace"})),
     });
-    let _ = cx;
     v
 }
 

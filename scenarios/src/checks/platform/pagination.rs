@@ -230,19 +230,17 @@ fn exactly_once(w: &Walk, ids: &[String]) -> bool {
 async fn walk(cx: &Ctx, v: &mut Verdicts, first: &Exchange, last: &Exchange, ids: &[String]) {
     let max = DEPLOYMENTS.div_ceil(PAGE) + 2;
     let forward = follow(cx, first, "next_page_uri", "deployment_id", max).await;
-    let backward = Some(follow(cx, last, "prev_page_uri", "deployment_id", max).await);
-    let ok = exactly_once(&forward, ids) && backward.as_ref().is_some_and(|b| exactly_once(b, ids));
+    let backward = follow(cx, last, "prev_page_uri", "deployment_id", max).await;
+    let ok = exactly_once(&forward, ids) && exactly_once(&backward, ids);
     let mut e = Evidence::new()
         .with("expected_ids", ids.to_vec())
         .with("forward", forward.pages.clone());
     if let Some(why) = &forward.broken {
         e = e.with("forward_broken", why.clone());
     }
-    if let Some(b) = &backward {
-        e = e.with("backward", b.pages.clone());
-        if let Some(why) = &b.broken {
-            e = e.with("backward_broken", why.clone());
-        }
+    e = e.with("backward", backward.pages.clone());
+    if let Some(why) = &backward.broken {
+        e = e.with("backward_broken", why.clone());
     }
     v.judge(
         &WALK,

@@ -81,6 +81,13 @@ pub const CHECKS: &[CheckDef] = &[
     sim_inbound::DELETED,
 ];
 
+/// The checks judged from the campaigns' timeline (the rest are the inbound ones).
+fn campaign_checks() -> Vec<&'static CheckDef> {
+    vec![
+        &ACTIVATES, &ENDS, &WINDOW, &RULE1, &RETRY_GAP, &RULE2, &RULE3, &RULE4, &RULE5, &EVENTS,
+    ]
+}
+
 /// Why the group is skipped without `--sim`.
 pub const NEEDS_SIM: &str = "needs the simulation API: run with --sim against a target that offers /sim/v1 on a simulated clock (the harness's mock with --clock simulated)";
 
@@ -148,7 +155,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     {
         Ok(recv) => campaigns(cx, v, &recv).await,
         Err(e) => v.blocked_only(
-            &CHECKS[..10].iter().collect::<Vec<_>>(),
+            &campaign_checks(),
             "listening for the campaigns' webhooks",
             Evidence::new().with("error", format!("{e:#}")),
         ),
@@ -170,7 +177,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
         Ok(n) => n.at,
         Err(x) => {
             return v.blocked_only(
-                &CHECKS[..10].iter().collect::<Vec<_>>(),
+                &campaign_checks(),
                 "reading the simulated clock",
                 x.evidence(),
             );
@@ -280,7 +287,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
         let x = cx.create_campaign(body(cx, recv, p, start)).await;
         let Some(id) = x.str_field("campaign_id").map(str::to_string) else {
             return v.blocked_only(
-                &CHECKS[..10].iter().collect::<Vec<_>>(),
+                &campaign_checks(),
                 &format!("creating the campaign {}", p.label),
                 x.evidence(),
             );
@@ -295,7 +302,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
                 .await;
             if !c.is_success() {
                 return v.blocked_only(
-                    &CHECKS[..10].iter().collect::<Vec<_>>(),
+                    &campaign_checks(),
                     &format!("adding users to the campaign {}", p.label),
                     c.evidence(),
                 );
@@ -336,7 +343,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
     );
     if !step3.is_success() || !step4.is_success() {
         return v.blocked_only(
-            &CHECKS[2..10].iter().collect::<Vec<_>>(),
+            &campaign_checks()[2..],
             "moving the simulated clock",
             Exchange::all(&[&step3, &step4]),
         );

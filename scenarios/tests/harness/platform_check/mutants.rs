@@ -144,13 +144,13 @@ async fn a_deleted_deployment_still_listed() {
             item["phone_numbers"] = json!(numbers);
             known.lock().unwrap().insert(id.to_string(), item);
         }
-        if req.method == Method::DELETE && resp.status == 204 {
-            if let Some(item) = req
+        if req.method == Method::DELETE
+            && resp.status == 204
+            && let Some(item) = req
                 .deployment_id()
                 .and_then(|id| known.lock().unwrap().get(id).cloned())
-            {
-                ghosts.lock().unwrap().push(item);
-            }
+        {
+            ghosts.lock().unwrap().push(item);
         }
         if req.method == Method::GET && req.is_deployments() && resp.status == 200 {
             let search = req.param("search").unwrap_or_default().to_lowercase();
