@@ -67,7 +67,9 @@ pub struct Ctx {
 pub struct Now {
     /// The time.
     pub at: DateTime<Utc>,
-    /// How far a check must stay from a limit that depends on it (0 on a simulated clock).
+    /// How far a check must stay from a limit that depends on it: on a simulated clock the
+    /// millisecond its answer shows (its time may carry digits beyond it), else
+    /// `--clock-margin`.
     pub margin: chrono::Duration,
 }
 
@@ -107,7 +109,7 @@ impl Ctx {
             return match at {
                 Some(at) if x.status == 200 => Ok(Now {
                     at,
-                    margin: chrono::Duration::zero(),
+                    margin: chrono::Duration::milliseconds(1),
                 }),
                 _ => Err(x),
             };

@@ -2,8 +2,9 @@
 //! is accepted; the invalid side is a 422 whose `detail` names the field (`loc`).
 //!
 //! Limits that depend on the time of the request (campaign start) use the target's simulated
-//! clock with `--sim`, exact to the second; on a real clock both sides stay `--clock-margin`
-//! seconds away from the boundary, for clock skew and latency.
+//! clock with `--sim`: the valid side is within a millisecond of the boundary, the invalid
+//! side a second past it. On a real clock both sides stay `--clock-margin` seconds further
+//! away, for clock skew and latency.
 
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! simulation API (`--sim`): activation and end, the calling window, retries and the rules 1
 //! to 6 of the spec.
 //!
-//! Several campaigns are created at once, each starting 120 s ahead and sending its call
+//! Several campaigns are created at once, each starting 3 minutes ahead and sending its call
 //! events to a local [`Receiver`]; the target's clock is then moved through their lives in a
 //! few steps (`POST /sim/v1/clock/advance`), with observations between steps, and the events
 //! are judged at the end. The users' numbers are the simulated telephony's magic numbers
@@ -183,7 +183,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
             );
         }
     };
-    let start = t + secs(120);
+    let start = t + secs(180);
     let day = all_day(t);
     // The window campaign's window: the first full hour at least 30 minutes after the start.
     let half = start + secs(1800);

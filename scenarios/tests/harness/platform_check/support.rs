@@ -17,8 +17,9 @@ use tokio::sync::oneshot;
 use warp::Filter;
 use warp::http::HeaderMap;
 
-/// Where the simulated clock starts (a Monday).
-pub const START: &str = "2026-03-02T08:00:00Z";
+/// Where the simulated clock starts (a Monday), with digits beyond the millisecond the
+/// clock's answers show, as a clock started at the real time has.
+pub const START: &str = "2026-03-02T08:00:00.123456789Z";
 pub const ORG: &str = "org-1";
 pub const WS: &str = "ws-1";
 pub const KEY: &str = "sk-test-1";
