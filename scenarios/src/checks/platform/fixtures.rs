@@ -16,16 +16,14 @@ use super::target::FormPart;
 /// The prefix of every name a run creates.
 pub const NAME_PREFIX: &str = "harness-check-";
 
-/// Every day of the week, as the contract spells them.
-pub const ALL_DAYS: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
+/// Every day of the week, Monday first, as the contract spells them.
+pub fn all_days() -> Vec<&'static str> {
+    use chrono::Weekday::*;
+    [Mon, Tue, Wed, Thu, Fri, Sat, Sun]
+        .into_iter()
+        .map(contracts::domain::schedule::weekday_name)
+        .collect()
+}
 
 /// Names and numbers of one run.
 #[derive(Debug)]
@@ -109,7 +107,7 @@ pub fn campaign(
         "end_timestamp": ts(end),
         "allowed_schedule": {
             "timezone": "UTC",
-            "allowed_days": ALL_DAYS,
+            "allowed_days": all_days(),
             "allowed_start_time": "00:00",
             "allowed_end_time": "23:59"
         },

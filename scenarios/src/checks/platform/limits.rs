@@ -161,6 +161,15 @@ fn campaign_with(
     body
 }
 
+/// One campaign limit: the fields at fault, then what is sent on the valid and the invalid
+/// side (a description and the body).
+type CampaignCase = (
+    &'static CheckDef,
+    Vec<&'static str>,
+    (String, Value),
+    (String, Value),
+);
+
 async fn campaign_limits(cx: &Ctx, v: &mut Verdicts) {
     let now = match cx.now().await {
         Ok(n) => n,
@@ -173,64 +182,25 @@ async fn campaign_limits(cx: &Ctx, v: &mut Verdicts) {
         }
     };
     let (t, m) = (now.at, now.margin);
-    let start = |at: chrono::DateTime<chrono::Utc>, label: &str| {
-        let at_s = ts(at);
+    let start = |at: chrono::DateTime<chrono::Utc>| {
         (
-            format!("start_timestamp {at_s} (now {})", ts(t)),
-            campaign_with(cx, label, at, |_| ()),
+            format!("start_timestamp {} (now {})", ts(at), ts(t)),
+            campaign_with(cx, "limits-start", at, |_| ()),
         )
     };
-    // Start: 120 s to 7 days from now.
-    let pairs = [
-        (&START_MIN, t + secs(120) + m, t + secs(119) - m),
-        (
-            &START_MAX,
-            t + secs(7 * 86_400) - m,
-            t + secs(7 * 86_400 + 1) + m,
-        ),
-    ];
-    for (def, good, bad) in pairs {
-        let (gw, gb) = start(good, "limits-start");
-        let (bw, bb) = start(bad, "limits-start-bad");
-        let ok = cx.create_campaign(gb).await;
-        let refused = cx.create_campaign(bb).await;
-        boundary(
-            v,
-            def,
-            &[(gw, ok)],
-            &[(bw, refused)],
-            &["body", "start_timestamp"],
-        );
-    }
     // The rest is relative to a start an hour ahead.
     let s = t + secs(3600) + m;
-    let end = |after: i64, label: &str| {
+    let end = |after: i64| {
         (
             format!("end_timestamp start + {after} s"),
-            campaign_with(cx, label, s, |b| {
+            campaign_with(cx, "limits-end", s, |b| {
                 b["end_timestamp"] = json!(ts(s + secs(after)))
             }),
         )
     };
-    for (def, good, bad) in [
-        (&END_MIN, 120, 119),
-        (&END_MAX, 30 * 86_400, 30 * 86_400 + 1),
-    ] {
-        let (gw, gb) = end(good, "limits-end");
-        let (bw, bb) = end(bad, "limits-end-bad");
-        let ok = cx.create_campaign(gb).await;
-        let refused = cx.create_campaign(bb).await;
-        boundary(
-            v,
-            def,
-            &[(gw, ok)],
-            &[(bw, refused)],
-            &["body", "end_timestamp"],
-        );
-    }
-    let field = |path: &[&str], value: Value, label: &str| {
+    let field = |path: &[&str], value: Value| {
         let what = format!("{} {value}", path.last().copied().unwrap_or_default());
-        let body = campaign_with(cx, label, s, |b| {
+        let body = campaign_with(cx, "limits-field", s, |b| {
             let mut at = &mut *b;
             for p in &path[..path.len() - 1] {
                 at = &mut at[*p];
@@ -239,27 +209,67 @@ async fn campaign_limits(cx: &Ctx, v: &mut Verdicts) {
         });
         (what, body)
     };
-    let rate: &[&str] = &["app_config", "attempts_per_second"];
-    let threshold: &[&str] = &["app_config", "retry_config", "threshold_seconds"];
-    let cases: [(&CheckDef, &[&str], Value, Value); 5] = [
-        (&RATE_MIN, rate, json!(0.1), json!(0.099)),
-        (&RATE_MAX, rate, json!(500), json!(500.01)),
-        (&THRESHOLD_MIN, threshold, json!(1), json!(0)),
-        (&THRESHOLD_MAX, threshold, json!(1200), json!(1201)),
+    let rate = ["app_config", "attempts_per_second"];
+    let threshold = ["app_config", "retry_config", "threshold_seconds"];
+    let day = 86_400;
+    let cases: Vec<CampaignCase> = vec![
+        // Start: 120 s to 7 days from now.
+        (
+            &START_MIN,
+            vec!["start_timestamp"],
+            start(t + secs(120) + m),
+            start(t + secs(119) - m),
+        ),
+        (
+            &START_MAX,
+            vec!["start_timestamp"],
+            start(t + secs(7 * day) - m),
+            start(t + secs(7 * day + 1) + m),
+        ),
+        // End: 120 s to 30 days after the start.
+        (&END_MIN, vec!["end_timestamp"], end(120), end(119)),
+        (
+            &END_MAX,
+            vec!["end_timestamp"],
+            end(30 * day),
+            end(30 * day + 1),
+        ),
+        (
+            &RATE_MIN,
+            rate.to_vec(),
+            field(&rate, json!(0.1)),
+            field(&rate, json!(0.099)),
+        ),
+        (
+            &RATE_MAX,
+            rate.to_vec(),
+            field(&rate, json!(500)),
+            field(&rate, json!(500.01)),
+        ),
+        (
+            &THRESHOLD_MIN,
+            threshold.to_vec(),
+            field(&threshold, json!(1)),
+            field(&threshold, json!(0)),
+        ),
+        (
+            &THRESHOLD_MAX,
+            threshold.to_vec(),
+            field(&threshold, json!(1200)),
+            field(&threshold, json!(1201)),
+        ),
         (
             &CAMPAIGN_DESCRIPTION,
-            &["description"],
-            json!("d".repeat(150)),
-            json!("d".repeat(151)),
+            vec!["description"],
+            field(&["description"], json!("d".repeat(150))),
+            field(&["description"], json!("d".repeat(151))),
         ),
     ];
-    for (def, path, good, bad) in cases {
-        let (gw, gb) = field(path, good, "limits-field");
-        let (bw, bb) = field(path, bad, "limits-field-bad");
+    for (def, path, (gw, gb), (bw, bb)) in cases {
         let ok = cx.create_campaign(gb).await;
         let refused = cx.create_campaign(bb).await;
         let mut at = vec!["body"];
-        at.extend_from_slice(path);
+        at.extend(path);
         boundary(v, def, &[(gw, ok)], &[(bw, refused)], &at);
     }
 }

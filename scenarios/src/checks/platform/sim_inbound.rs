@@ -7,7 +7,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::context::{Ctx, Verdicts};
-use super::fixtures::{self, ALL_DAYS, cohort_stream, secs};
+use super::fixtures::{self, all_days, cohort_stream, secs};
 use super::target::{Exchange, Parent};
 use crate::checks::CheckDef;
 
@@ -130,7 +130,7 @@ async fn schedule(cx: &Ctx, v: &mut Verdicts, caller: &str) {
     let window = |from: chrono::DateTime<chrono::Utc>,
                   to: chrono::DateTime<chrono::Utc>|
      -> Value {
-        json!({"start_time": hm(from), "end_time": hm(to), "allowed_days": ALL_DAYS, "timezone": "UTC"})
+        json!({"start_time": hm(from), "end_time": hm(to), "allowed_days": all_days(), "timezone": "UTC"})
     };
     // Closed now: open from two to three hours ahead.
     let closed = window(now + secs(2 * 3600), now + secs(3 * 3600));

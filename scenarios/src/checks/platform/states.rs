@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::context::{Ctx, Verdicts};
-use super::fixtures::{self, ALL_DAYS, secs};
+use super::fixtures::{self, all_days, secs};
 use super::target::{Body, Exchange};
 use crate::checks::CheckDef;
 
@@ -269,7 +269,7 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str) {
     let schedule = json!({
         "start_time": "08:00",
         "end_time": "18:30",
-        "allowed_days": &ALL_DAYS[..5],
+        "allowed_days": &all_days()[..5],
         "timezone": "Europe/Paris"
     });
     let patched = cx
