@@ -206,7 +206,7 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let addr = listener.local_addr()?;
-        let shutdown = shutdown_signal();
+        let shutdown = contracts::shutdown::signal();
         let p = svc.partner().to_string();
         let mut out = std::io::stdout().lock();
         writeln!(out, "customer-kms-sim listening on http://{addr}")?;
@@ -251,34 +251,6 @@ fn alias_names(svc: &KeyService) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Listens for Ctrl-C (SIGINT) and SIGTERM. The handlers are registered when this is called,
-/// before the banner is printed, so a signal sent as soon as the banner is read is not lost.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let int = signal(SignalKind::interrupt());
-        let term = signal(SignalKind::terminate());
-        async move {
-            match (int, term) {
-                (Ok(mut int), Ok(mut term)) => {
-                    tokio::select! {
-                        _ = int.recv() => {}
-                        _ = term.recv() => {}
-                    }
-                }
-                _ => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 /// The key ring `wrap` and `unwrap` use: the same as `serve` with this configuration.

@@ -193,8 +193,11 @@ impl AppBuilder {
             Some(s) => s,
             None => Arc::new(LocalKeyService::new(&local_master_key(&config)?)),
         };
+        // Each start over the same database draws its ids from another stream of the seed:
+        // ids made before a restart are never made again.
+        let run = store.next_run()?;
         let ids = Arc::new(match config.seed {
-            Some(seed) => IdGen::seeded(seed),
+            Some(seed) => IdGen::seeded_run(seed, run),
             None => IdGen::from_entropy(),
         });
         config.validate_byok().map_err(StartError::Config)?;

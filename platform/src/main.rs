@@ -244,7 +244,7 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let shutdown = shutdown_signal();
+    let shutdown = contracts::shutdown::signal();
     let app = App::builder(config.clone()).build()?;
     let platform =
         platform::server::Platform::from_config(app.clone()).map_err(anyhow::Error::msg)?;
@@ -286,32 +286,4 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
     store.checkpoint().context("checkpointing the database")?;
     println!("platform stopped");
     Ok(())
-}
-
-/// Listens for Ctrl-C (SIGINT) and SIGTERM. The handlers are registered when this is called,
-/// before the banner is printed, so a signal sent as soon as the banner is read is not lost.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let int = signal(SignalKind::interrupt());
-        let term = signal(SignalKind::terminate());
-        async move {
-            match (int, term) {
-                (Ok(mut int), Ok(mut term)) => {
-                    tokio::select! {
-                        _ = int.recv() => {}
-                        _ = term.recv() => {}
-                    }
-                }
-                _ => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

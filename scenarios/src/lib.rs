@@ -3,6 +3,8 @@
 //! - [`checks`]: one model for every verdict (scenario expectations, the BYOK check, the
 //!   platform check, CI verification).
 //! - [`report`]: that model rendered as a terminal table, JSON and JUnit XML.
+//! - [`stack`]: the whole stack in one process (key service, platform, telephony, BYOK
+//!   wired), for `harness up` and the scenario runner.
 //! - [`up`]: `harness up`, the whole stack on localhost.
 //! - [`runner`]: `harness run`, scenario files played on a simulated clock.
 //! - [`scenario`]: `harness scenario schema|check`, the scenario file format.
@@ -13,6 +15,7 @@ pub mod checks;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod stack;
 pub mod up;
 pub mod verify;
 

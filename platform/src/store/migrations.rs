@@ -164,6 +164,15 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE data_keys ADD COLUMN key_check BLOB;
     "#,
+    // 5: how many times a platform has started over this database, so that each start draws
+    // its ids from another stream of the seed (see Store::next_run).
+    r#"
+    CREATE TABLE runs (
+        id    INTEGER PRIMARY KEY CHECK (id = 1),
+        count INTEGER NOT NULL
+    );
+    INSERT INTO runs (id, count) VALUES (1, 0);
+    "#,
 ];
 
 /// Brings the schema up to date.

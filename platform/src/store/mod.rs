@@ -254,6 +254,19 @@ impl Store {
         self.inner.read_blocking(f)
     }
 
+    /// Counts one more start of a platform over this database and answers how many came
+    /// before it (0 for a new database): the run number its ids are drawn with.
+    pub fn next_run(&self) -> Result<u64, StoreError> {
+        self.write_blocking(|c| {
+            let before: i64 = c.query_row(
+                "UPDATE runs SET count = count + 1 WHERE id = 1 RETURNING count - 1",
+                [],
+                |r| r.get(0),
+            )?;
+            Ok(u64::try_from(before).unwrap_or(0))
+        })
+    }
+
     /// Writes the WAL back into the main file (for a clean shutdown or a file scan).
     pub fn checkpoint(&self) -> Result<(), StoreError> {
         self.write_blocking(|c| {
@@ -423,6 +436,16 @@ mod tests {
         assert_eq!(rows[0].encrypted_key, "byok:v1:x");
         assert_eq!(rows[0].created_at, now);
         assert_eq!(rows[0].key_check.as_deref(), Some(&[7u8; 16][..]));
+    }
+
+    #[test]
+    fn each_start_over_a_file_counts_one_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.db");
+        let runs: Vec<u64> = (0..3)
+            .map(|_| Store::open(&path).unwrap().next_run().unwrap())
+            .collect();
+        assert_eq!(runs, [0, 1, 2]);
     }
 
     #[tokio::test]
