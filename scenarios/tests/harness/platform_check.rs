@@ -1,13 +1,11 @@
 //! `harness check platform` against the mock: the unmodified mock passes every check and is
 //! left as it was found; each mutant fails exactly its checks ([`mutants`]); the command as a
-//! process against `platform serve` as a process (the CI run); `--dry-run` and bad set-ups.
+//! process against `harness up` as a process (the CI run); `--dry-run` and bad set-ups.
 
 mod mutants;
 mod support;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use scenarios::checks::Outcome;
@@ -120,66 +118,82 @@ fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
 }
 
-/// `platform serve` as a process on a free port, on a simulated clock when `sim`.
-struct Served {
+/// `harness up` as a process on free ports, with the two workspaces' keys, on a simulated
+/// clock when `sim`; stopped with SIGTERM when dropped.
+struct Up {
     child: Child,
     url: String,
+    _dir: tempfile::TempDir,
 }
 
-impl Drop for Served {
+impl Drop for Up {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
         let _ = self.child.wait();
     }
 }
 
-fn platform_binary() -> PathBuf {
-    let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
-    let path = harness.with_file_name(format!("platform{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build --workspace` (`cargo test --workspace` builds it)",
-        path.display()
-    );
-    path
-}
-
-fn serve(sim: bool) -> Served {
+fn up(sim: bool) -> Up {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("platform.toml");
+    std::fs::write(
+        &keys,
+        format!(
+            "[[api_keys]]\norg_id = \"{ORG}\"\nworkspace_id = \"{WS}\"\nkey = \"{KEY}\"\nname = \"ci\"\n\n\
+             [[api_keys]]\norg_id = \"{ORG}\"\nworkspace_id = \"{WS2}\"\nkey = \"{KEY2}\"\nname = \"other\"\n"
+        ),
+    )
+    .unwrap();
+    let ready = dir.path().join("stack.json");
     let clock: &[&str] = if sim {
         &["--clock", "simulated", "--sim-start", support::START]
     } else {
         &["--clock", "real"]
     };
-    let mut child = Command::new(platform_binary())
-        .args(["serve", "--listen", "127.0.0.1:0", "--database", ":memory:"])
+    let mut child = harness()
+        .args(["up", "--port-base", "0", "--database", ":memory:"])
         .args(clock)
-        .args(["--api-key", &format!("{ORG}/{WS}={KEY}:ci")])
-        .args(["--api-key", &format!("{ORG}/{WS2}={KEY2}:other")])
-        .stdout(Stdio::piped())
+        .arg("--platform-config")
+        .arg(&keys)
+        .arg("--ready-file")
+        .arg(&ready)
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("platform serve starts");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("platform listening on ")
-        .unwrap_or_else(|| panic!("unexpected banner: {first:?}"))
-        .to_string();
-    // Keep reading the banner so the pipe never fills.
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        while out.read_line(&mut line).unwrap_or(0) > 0 {
-            line.clear();
+        .expect("harness up starts");
+    // Wait for the ready file (normally well under a second; generous for a loaded machine).
+    let watch = contracts::clock::Stopwatch::start();
+    let info: Value = loop {
+        if let Ok(text) = std::fs::read_to_string(&ready)
+            && let Ok(v) = serde_json::from_str(&text)
+        {
+            break v;
         }
-    });
-    Served { child, url }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("harness up exited early: {status}");
+        }
+        assert!(
+            watch.elapsed() < std::time::Duration::from_secs(60),
+            "harness up did not write {} within 60 s",
+            ready.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(info["platform"]["api_key"], KEY, "{info}");
+    Up {
+        child,
+        url: info["platform"]["url"].as_str().unwrap().to_string(),
+        _dir: dir,
+    }
 }
 
+/// The CI run: the whole suite against `harness up` (the platform with BYOK wired to the
+/// simulated key service) as a process.
 #[test]
-fn the_command_passes_against_platform_serve_with_json_and_junit_reports() {
-    let served = serve(true);
+fn the_command_passes_against_harness_up_with_json_and_junit_reports() {
+    let served = up(true);
     let dir = tempfile::tempdir().unwrap();
     let (json, junit) = (
         dir.path().join("report.json"),
@@ -345,7 +359,7 @@ fn set_up_errors_exit_2_and_say_how_to_fix_them() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot reach the target"), "{stderr}");
 
-    let served = serve(false);
+    let served = up(false);
     let out = harness()
         .args(["check", "platform", "--base-url", &served.url])
         .args(["--org", ORG, "--workspace", WS, "--api-key", "not-the-key"])
