@@ -498,7 +498,7 @@ pub async fn check(
             left.join("; ")
         ));
     }
-    Ok(CheckReport::new(SUITE, cx.http.base().as_str(), checks))
+    Ok(CheckReport::new(SUITE, cx.http.shown(), checks))
 }
 
 async fn run_group(name: &str, cx: &Ctx, v: &mut Verdicts) {

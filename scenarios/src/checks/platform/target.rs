@@ -296,9 +296,17 @@ impl Http {
         Ok(Http { base, client })
     }
 
-    /// The base URL as given (no credentials are part of it).
+    /// The base URL as given.
     pub fn base(&self) -> &Url {
         &self.base
+    }
+
+    /// The base URL for reports: any user name and password in it left out.
+    pub fn shown(&self) -> String {
+        let mut u = self.base.clone();
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
+        u.to_string()
     }
 
     /// The URL of `segments` (each percent-encoded) below the base, with `query`.
@@ -439,6 +447,8 @@ mod tests {
             "/prefix/api/outbounds/v1/orgs/o/workspaces/w/outbounds"
         );
         assert!(Http::new("ftp://x", Duration::from_secs(1)).is_err());
+        let secret = Http::new("https://u:p@h/", Duration::from_secs(1)).unwrap();
+        assert_eq!(secret.shown(), "https://h/");
         assert!(Http::new("localhost:8080", Duration::from_secs(1)).is_err());
     }
 
