@@ -43,7 +43,7 @@ enum CheckCommand {
     /// Check a customer's key endpoints (/auth, /decrypt-key, /rotate-key).
     Byok(Box<ByokArgs>),
     /// Check a platform deployment against the platform API contract.
-    Platform(PlatformArgs),
+    Platform(Box<PlatformArgs>),
 }
 
 #[tokio::main]
@@ -55,7 +55,7 @@ async fn main() -> ExitCode {
         Command::Scenario(cmd) => scenarios::scenario::run(cmd).await,
         Command::Check(CheckCommand::Byok(args)) => scenarios::checks::byok::run(*args).await,
         Command::Check(CheckCommand::Platform(args)) => {
-            scenarios::checks::platform::run(args).await
+            scenarios::checks::platform::run(*args).await
         }
         Command::Verify(args) => scenarios::verify::run(args).await,
     };

@@ -2,6 +2,7 @@
 
 mod byok;
 mod html;
+mod platform_check;
 mod run;
 mod scenario_check;
 mod scenario_fuzz;
