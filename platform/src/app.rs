@@ -192,7 +192,7 @@ impl AppBuilder {
                 Some(s) => chrono::DateTime::parse_from_rfc3339(s)
                     .map_err(|e| StartError::Config(format!("sim_start '{s}': {e}")))?
                     .to_utc(),
-                None => contracts::clock::Clock::now(&SystemClock),
+                None => contracts::clock::sim_start_now(),
             };
             sim = Some(SimClock::new(start));
         }

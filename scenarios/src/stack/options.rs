@@ -93,7 +93,7 @@ impl StackOptions {
             ClockMode::Real => Ok(None),
             ClockMode::Simulated => Ok(Some(StackClock::Simulated(match &config.sim_start {
                 Some(s) => parse_instant(s).map_err(|e| format!("sim_start: {e}"))?,
-                None => contracts::clock::Clock::now(&contracts::clock::SystemClock),
+                None => contracts::clock::sim_start_now(),
             }))),
         }
     }

@@ -146,9 +146,11 @@ impl UpArgs {
             ),
             (Some(ClockArg::Real), None, _) => StackClock::Real,
             (Some(ClockArg::Simulated), start, file) | (None, start, file @ Some(_)) => {
-                StackClock::Simulated(start.or(file).unwrap_or_else(|| {
-                    contracts::clock::Clock::now(&contracts::clock::SystemClock)
-                }))
+                StackClock::Simulated(
+                    start
+                        .or(file)
+                        .unwrap_or_else(contracts::clock::sim_start_now),
+                )
             }
             (None, Some(_), None) => bail!(
                 "--sim-start needs --clock simulated (or clock = \"simulated\" in the platform's file)"
