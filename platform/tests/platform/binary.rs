@@ -249,3 +249,28 @@ fn after_a_sigkill_the_same_seed_carries_on_with_new_ids() {
     assert!(finish(second).0.success());
     assert_eq!([before, after], expected);
 }
+
+#[test]
+fn the_server_runs_with_two_malloc_arenas_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let arenas = |r: &Running| -> Option<String> {
+        let environ = std::fs::read(format!("/proc/{}/environ", r.child.id())).ok()?;
+        environ
+            .split(|b| *b == 0)
+            .filter_map(|kv| std::str::from_utf8(kv).ok())
+            .find_map(|kv| kv.strip_prefix("MALLOC_ARENA_MAX=").map(str::to_string))
+    };
+    let running = start_with(&dir.path().join("a.db"), Stdio::null(), |c| {
+        c.env_remove("MALLOC_ARENA_MAX")
+    });
+    assert_eq!(arenas(&running).as_deref(), Some("2"));
+    interrupt(&running);
+    assert!(finish(running).0.success());
+    // An operator's value wins.
+    let running = start_with(&dir.path().join("b.db"), Stdio::null(), |c| {
+        c.env("MALLOC_ARENA_MAX", "4")
+    });
+    assert_eq!(arenas(&running).as_deref(), Some("4"));
+    interrupt(&running);
+    assert!(finish(running).0.success());
+}
