@@ -1,5 +1,6 @@
 //! Integration tests of the contract: validation boundaries, all-at-once reporting, the
-//! OpenAPI documents.
+//! OpenAPI documents, property tests over untrusted input.
 
+mod fuzz;
 mod openapi;
 mod validation;

@@ -117,6 +117,18 @@ fn read_response(s: &mut TcpStream) -> (u16, Value) {
     }
 }
 
+/// Reads one response head (up to the blank line), for an interim `100 Continue`.
+fn read_head(s: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        let n = s.read(&mut byte).unwrap();
+        assert!(n > 0, "connection closed before a head");
+        buf.push(byte[0]);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
 fn request(method: &str, addr: &str, path: &str, body: &str) -> String {
     format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nX-API-Key: {KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -139,18 +151,34 @@ fn serve_on_port_0_finishes_the_request_in_flight_on_ctrl_c_and_keeps_it_after_a
     assert!(banner.contains("seed: 3"), "{banner}");
     assert!(banner.contains("clock: real"), "{banner}");
 
-    // A create whose body is only half sent when Ctrl-C arrives.
+    // A create whose body is only half sent when Ctrl-C arrives. `Expect: 100-continue`
+    // makes the platform say when the request has reached its handler (it asks for the
+    // body), and the listener closing says when the signal was taken: no sleeping on either.
     let body = deployment_body("Front desk", "+14155550100").to_string();
-    let req = request("POST", &first.addr, &deployments_path(), &body);
-    let (head, tail) = req.split_at(req.len() - body.len() / 2);
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nX-API-Key: {KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        deployments_path(),
+        first.addr,
+        body.len()
+    );
+    let (half, rest) = body.split_at(body.len() / 2);
     let mut s = TcpStream::connect(&first.addr).unwrap();
-    s.set_read_timeout(Some(StdDuration::from_secs(20)))
+    s.set_read_timeout(Some(StdDuration::from_secs(30)))
         .unwrap();
     s.write_all(head.as_bytes()).unwrap();
-    std::thread::sleep(StdDuration::from_millis(200));
+    let interim = read_head(&mut s);
+    assert!(interim.starts_with("HTTP/1.1 100"), "{interim}");
+    s.write_all(half.as_bytes()).unwrap();
     interrupt(&first);
-    std::thread::sleep(StdDuration::from_millis(300));
-    s.write_all(tail.as_bytes()).unwrap();
+    let watch = contracts::clock::Stopwatch::start();
+    while TcpStream::connect(&first.addr).is_ok() {
+        assert!(
+            watch.elapsed() < StdDuration::from_secs(30),
+            "still accepting after Ctrl-C"
+        );
+        std::thread::sleep(StdDuration::from_millis(10));
+    }
+    s.write_all(rest.as_bytes()).unwrap();
     let (status, created) = read_response(&mut s);
     assert_eq!(status, 200, "{created}");
     let id = created["deployment_id"].as_str().unwrap().to_string();

@@ -14,5 +14,6 @@ mod deployments;
 mod durability;
 mod engine;
 mod errors;
+mod fuzz;
 mod outbound;
 mod routes;
