@@ -12,11 +12,12 @@
 //! unanswered, 25 % voicemail, 7 % busy, 8 % failed), every failure retried, every 30
 //! minutes, inside 09:00-17:00 on weekdays. No webhook: only the engine is measured.
 
-#[path = "support/proc_stats.rs"]
-mod proc_stats;
+#[path = "support/bench.rs"]
+mod bench;
 
 use std::sync::Arc;
 
+use bench::{cpu_seconds, env, peak_rss_mb};
 use contracts::clock::{Clock, SimClock, Stopwatch};
 use contracts::validate::sim::Advance;
 use platform::App;
@@ -25,16 +26,8 @@ use platform::server::Platform;
 use platform::service::{campaigns, cohorts};
 use platform::store::WorkspaceRef;
 use platform::store::cohorts::Parent;
-use proc_stats::{cpu_seconds, peak_rss_mb};
 use serde_json::json;
 use telephony_sim::TelephonySim;
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     let users = env("BENCH_USERS", 100_000) as usize;

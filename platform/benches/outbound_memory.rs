@@ -14,24 +14,17 @@
 //! ring and talk time, up to an hour). The platform is configured as `platform serve`
 //! configures it; the client runs in the same process, so its memory counts too.
 
-#[path = "support/proc_stats.rs"]
-mod proc_stats;
+#[path = "support/bench.rs"]
+mod bench;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use bench::{cpu_seconds, env, peak_rss_mb, rss_mb};
 use contracts::clock::{SimClock, Stopwatch};
 use contracts::validate::sim::Advance;
 use platform::App;
 use platform::config::{ApiKeyConfig, ClockMode, PlatformConfig};
-use proc_stats::{cpu_seconds, peak_rss_mb, rss_mb};
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Set in the measuring child processes.
 const CHILD: &str = "BENCH_OUTBOUND_MEMORY_CHILD";

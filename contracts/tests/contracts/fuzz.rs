@@ -7,8 +7,6 @@
 //! failed are replayed first, from `fuzz_corpus/` (and proptest's own
 //! `proptest-regressions/` files, written when a run fails).
 
-use chrono::{DateTime, Duration, Utc};
-use contracts::clock::{Clock, SimClock, format_instant};
 use contracts::domain::phone::{normalize, parse_e164};
 use contracts::envelope;
 use contracts::error::{LocItem, ValidationErrors};
@@ -16,23 +14,7 @@ use contracts::validate::{self, Options};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-const NOW: &str = "2026-03-02T12:00:00Z";
-
-fn now() -> DateTime<Utc> {
-    SimClock::at(NOW).now()
-}
-
-/// Cases per property: `PROPTEST_CASES` when set (a longer run), else a bounded run.
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
+use crate::fixtures::{campaign, deployment, now};
 
 // ----- strategies -----
 
@@ -187,49 +169,6 @@ fn apply(mut doc: Value, changes: &[Change]) -> Value {
     doc
 }
 
-fn ts(offset: Duration) -> String {
-    format_instant(now() + offset)
-}
-
-fn campaign() -> Value {
-    json!({
-        "name": "Spring outreach",
-        "description": "Reminder calls",
-        "start_timestamp": ts(Duration::hours(1)),
-        "end_timestamp": ts(Duration::days(3)),
-        "allowed_schedule": {
-            "timezone": "America/New_York",
-            "allowed_days": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
-            "allowed_start_time": "09:00",
-            "allowed_end_time": "17:00"
-        },
-        "app_config": {
-            "app_id": "app-1",
-            "app_version": 3,
-            "app_type": "agent",
-            "attempts_per_second": 2,
-            "connection_configs": [
-                {"connection_id": "conn-a", "phone_numbers": ["+14155550100"], "weight": 3},
-                {"connection_id": "conn-b", "phone_numbers": ["+14155550101", "+14155550102"], "weight": 1}
-            ],
-            "retry_config": {"max_retries": 2, "retry_on": ["busy", "short_duration"], "threshold_seconds": 10,
-                             "retry_interval_minutes": 30},
-            "webhook_config": {"url": "https://hooks.example.com/calls", "metadata": {"team": "a"}}
-        }
-    })
-}
-
-fn deployment() -> Value {
-    json!({
-        "name": "Front desk",
-        "app_id": "app-1",
-        "app_version": 1,
-        "connection_configs": [{"connection_id": "conn-a", "phone_numbers": ["+14155550100", "+14155550109"]}],
-        "description": "Weekdays",
-        "inbound_config": {"start_time": "09:00", "end_time": "17:00", "allowed_days": ["Monday"], "timezone": "Asia/Kolkata"}
-    })
-}
-
 /// A campaign or deployment body: valid with a few changes (most), or arbitrary JSON.
 fn body_from(base: fn() -> Value) -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -298,7 +237,8 @@ fn strictness() -> impl Strategy<Value = Options> {
 }
 
 proptest! {
-    #![proptest_config(config(256))]
+    // proptest's default: 256 cases, or `PROPTEST_CASES`.
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn campaign_bodies_are_accepted_or_refused_in_the_documented_shape(

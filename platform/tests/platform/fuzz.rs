@@ -5,7 +5,7 @@
 //! rejected rows a CSV file with a `rejected_reason`) or `failed` with a reason; never stuck,
 //! never a 500.
 //!
-//! A bounded run is part of `cargo test`; a longer one:
+//! A bounded run (proptest's default of 256 cases) is part of `cargo test`; a longer one:
 //! `PROPTEST_CASES=2000 cargo test -p platform --test platform fuzz`.
 
 use std::time::Duration;
@@ -17,18 +17,6 @@ use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-
-/// Cases: `PROPTEST_CASES` when set (a longer run), else a bounded run.
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
 
 /// The platform every case uploads to, and the cohorts path of a deployment of it.
 struct Target {
@@ -298,7 +286,7 @@ async fn check(s: &Target, u: Upload) -> Result<(), TestCaseError> {
                     .flexible(true)
                     .from_reader(&bytes[..]);
                 let header = reader.byte_headers().unwrap().clone();
-                prop_assert_eq!(header.iter().last(), Some(&b"rejected_reason"[..]));
+                prop_assert_eq!(header.iter().next_back(), Some(&b"rejected_reason"[..]));
                 let rows = reader.byte_records().count() as u64;
                 prop_assert_eq!(rows, rejected, "{}", String::from_utf8_lossy(&bytes));
             }
@@ -338,7 +326,16 @@ fn any_cohort_upload_is_refused_in_shape_or_completes_or_fails_with_a_reason() {
             tally: Default::default(),
         }
     });
-    let mut runner = proptest::test_runner::TestRunner::new(config(24));
+    // Seeds of failing cases are written to (and replayed from) the regressions file.
+    let config = ProptestConfig {
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct(
+                "tests/platform/proptest-regressions/fuzz.txt",
+            ),
+        )),
+        ..ProptestConfig::default()
+    };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
     let outcome = runner.run(&upload(), |u| rt.block_on(check(&target, u)));
     let [refused, completed, failed] = *target.tally.lock().unwrap();
     eprintln!("uploads: {refused} refused, {completed} completed, {failed} failed");

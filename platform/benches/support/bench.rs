@@ -1,7 +1,16 @@
-//! What the benchmarks read about their own process from Linux's `/proc`: resident memory
-//! now and at its peak, and CPU time. `NaN` where `/proc` is not there.
+//! What the benchmarks share: options from the environment, and what they read about their
+//! own process from Linux's `/proc` (resident memory now and at its peak, CPU time; `NaN`
+//! where `/proc` is not there).
 
 #![allow(dead_code)]
+
+/// A numeric option from the environment, or `default`.
+pub fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 /// A field of `/proc/self/status` in kB, as MB.
 fn status_mb(field: &str) -> f64 {
