@@ -88,16 +88,15 @@ async fn latency_is_real_wall_time_even_on_a_simulated_clock() {
     let reported: f64 = r.header("x-request-duration").unwrap().parse().unwrap();
     assert!(reported >= 300.0, "{reported}");
     assert_eq!(app.svc.now(), before, "the simulated clock did not move");
-    let sw = Stopwatch::start();
-    decrypt(&app).await;
-    assert!(
-        sw.elapsed() < Duration::from_millis(300),
-        "only the next call"
-    );
+    // Only the next call: the fault fired once and is spent (counted, not timed, so that a
+    // loaded machine cannot fail this).
+    assert_eq!(decrypt(&app).await.status, StatusCode::OK);
+    let f = &app.svc.faults().list()[0];
+    assert_eq!((f.fired, f.remaining), (1, Some(0)), "only the next call");
 }
 
 #[tokio::test]
-async fn latency_jitter_stays_in_its_range() {
+async fn latency_with_jitter_delays_every_call_it_fires_on() {
     let app = spawn_app().await;
     app.svc
         .add_fault(
@@ -113,11 +112,12 @@ async fn latency_jitter_stays_in_its_range() {
         assert_eq!(decrypt(&app).await.status, StatusCode::OK);
         let ms = sw.elapsed().as_millis();
         assert!(ms >= 50, "{ms}");
-        assert!(
-            ms < 150 + 1000,
-            "{ms}: at most ms + jitter_ms, plus scheduling slack"
-        );
     }
+    // The drawn delays stay within ms..=ms + jitter_ms: a unit test of the fault engine
+    // checks that on the draws themselves (a wall-clock upper bound would fail on a loaded
+    // machine).
+    let f = &app.svc.faults().list()[0];
+    assert_eq!((f.fired, f.remaining), (5, Some(0)));
 }
 
 #[tokio::test]
