@@ -18,7 +18,7 @@
 //! - [`error`]: every failure and its answer.
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
 //! - [`connection`]: HTTP/1.1 connections: limits, timeouts, refusals in the error shape.
-//! - [`process`]: settings of the server process (malloc arenas).
+//! - [`process`]: settings and limits of the server process (malloc arenas, open files).
 
 pub mod api;
 pub mod app;

@@ -94,7 +94,8 @@ struct ServeArgs {
     /// [default: 30000].
     #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_MS")]
     body_read_timeout_ms: Option<u64>,
-    /// Most client connections at once; more wait until one closes [default: 1024].
+    /// Most client connections at once; more wait until one closes. Lowered at start when
+    /// the limit of open files (`ulimit -n`) leaves no room for it [default: 1024].
     #[arg(long, env = "PLATFORM_MAX_CONNECTIONS")]
     max_connections: Option<u64>,
     #[command(flatten)]

@@ -1,4 +1,5 @@
-//! Settings of the server process itself.
+//! Settings and limits of the server process itself: its malloc arenas, and how many files
+//! it may open.
 
 /// The variable glibc reads, once, for how many malloc arenas it may make.
 pub const MALLOC_ARENA_MAX: &str = "MALLOC_ARENA_MAX";
@@ -37,5 +38,42 @@ pub fn limit_malloc_arenas() {
             "warning: could not start again with {MALLOC_ARENA_MAX}={ARENAS} ({err}); \
              memory may grow with load"
         );
+    }
+}
+
+/// How many files (sockets included) this process may open: the soft `RLIMIT_NOFILE`, read
+/// from `/proc/self/limits` on Linux; `None` when unlimited or not known (other systems).
+pub fn open_file_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    parse_open_file_limit(&limits)
+}
+
+/// The soft limit of the `Max open files` line of a `/proc/<pid>/limits` text.
+fn parse_open_file_limit(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    let soft = line
+        .strip_prefix("Max open files")?
+        .split_whitespace()
+        .next()?;
+    soft.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_soft_open_file_limit_is_read_from_proc_limits() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max processes             94857                94857                processes \n\
+                      Max open files            1024                 524288               files     \n\
+                      Max locked memory         8388608              8388608              bytes     \n";
+        assert_eq!(parse_open_file_limit(limits), Some(1024));
+        let unlimited =
+            "Max open files            unlimited            unlimited            files\n";
+        assert_eq!(parse_open_file_limit(unlimited), None);
+        assert_eq!(parse_open_file_limit(""), None);
+        #[cfg(target_os = "linux")]
+        assert!(open_file_limit().is_some_and(|n| n > 0));
     }
 }

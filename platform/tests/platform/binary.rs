@@ -1,5 +1,6 @@
 //! The `platform serve` binary: port 0, the banner, a clean stop on Ctrl-C that finishes
-//! the request in flight, and a restart over the same file that keeps what was answered.
+//! the request in flight, a restart over the same file that keeps what was answered, and a
+//! connection cap that stays below the process's limit of open files.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -28,7 +29,22 @@ fn start_with(
     stderr: Stdio,
     edit: impl FnOnce(&mut Command) -> &mut Command,
 ) -> Running {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_platform"));
+    launch(
+        Command::new(env!("CARGO_BIN_EXE_platform")),
+        db,
+        stderr,
+        edit,
+    )
+}
+
+/// Starts `command` (the platform binary, or a shell that executes it) with the arguments
+/// of `platform serve` over `db`, and reads its banner.
+fn launch(
+    mut command: Command,
+    db: &std::path::Path,
+    stderr: Stdio,
+    edit: impl FnOnce(&mut Command) -> &mut Command,
+) -> Running {
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--seed", "3"])
         .arg("--database")
@@ -301,4 +317,65 @@ fn the_server_runs_with_two_malloc_arenas_unless_told_otherwise() {
     assert_eq!(arenas(&running).as_deref(), Some("4"));
     interrupt(&running);
     assert!(finish(running).0.success());
+}
+
+#[test]
+fn connections_never_take_every_file_the_process_may_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    // A process that may open 160 files: at most 96 connections (64 files kept for the rest),
+    // below the default cap of 1024. Idle connections are kept for an hour, so that none
+    // closes by itself while the test runs.
+    let mut shell = Command::new("sh");
+    shell.args([
+        "-c",
+        "ulimit -n 160 && exec \"$0\" \"$@\"",
+        env!("CARGO_BIN_EXE_platform"),
+    ]);
+    let running = launch(shell, &dir.path().join("p.db"), Stdio::from(log), |c| {
+        c.args(["--header-read-timeout-ms", "3600000"])
+    });
+    let get = request("GET", &running.addr, &campaigns_path(), "");
+    let open = || {
+        let mut s = TcpStream::connect(&running.addr).unwrap();
+        s.set_read_timeout(Some(StdDuration::from_secs(30)))
+            .unwrap();
+        s.write_all(get.as_bytes()).unwrap();
+        s
+    };
+    let mut held: Vec<TcpStream> = (0..96)
+        .map(|_| {
+            let mut s = open();
+            assert_eq!(read_response(&mut s).0, 200);
+            s
+        })
+        .collect();
+    // The next connection waits in the listen queue...
+    let mut waiting = open();
+    waiting
+        .set_read_timeout(Some(StdDuration::from_millis(300)))
+        .unwrap();
+    let early = waiting.read(&mut [0u8; 1]);
+    assert!(
+        early.as_ref().is_err_and(|e| matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )),
+        "served past the cap: {early:?}"
+    );
+    // ... until a connection closes.
+    drop(held.pop());
+    waiting
+        .set_read_timeout(Some(StdDuration::from_secs(30)))
+        .unwrap();
+    assert_eq!(read_response(&mut waiting).0, 200);
+    drop((held, waiting));
+    interrupt(&running);
+    assert!(finish(running).0.success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        log.contains("may open only 160 files") && log.contains("at most 96 connections"),
+        "the lowered cap is logged: {log}"
+    );
 }
