@@ -3,7 +3,7 @@
 //! Nothing panics, and every refusal is in the documented shape.
 //!
 //! A bounded run is part of `cargo test`; a longer one:
-//! `PROPTEST_CASES=20000 cargo test -p contracts --test contracts fuzz`. Inputs that once
+//! `PROPTEST_CASES=20000 cargo test --workspace --test contracts fuzz`. Inputs that once
 //! failed are replayed first, from `fuzz_corpus/` (and proptest's own
 //! `proptest-regressions/` files, written when a run fails).
 

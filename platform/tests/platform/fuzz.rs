@@ -6,7 +6,7 @@
 //! never a 500.
 //!
 //! A bounded run (proptest's default of 256 cases) is part of `cargo test`; a longer one:
-//! `PROPTEST_CASES=2000 cargo test -p platform --test platform fuzz`.
+//! `PROPTEST_CASES=2000 cargo test --workspace --test platform fuzz`.
 
 use std::time::Duration;
 
