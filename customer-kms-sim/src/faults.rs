@@ -691,6 +691,29 @@ mod tests {
     }
 
     #[test]
+    fn latency_jitter_is_drawn_within_its_range() {
+        let e = FaultEngine::new(7);
+        e.add(
+            FaultSpec::new(FaultKind::Latency {
+                ms: 50,
+                jitter_ms: 100,
+            }),
+            t0(),
+        )
+        .unwrap();
+        let draws: Vec<Duration> = (0..500)
+            .map(|_| e.on_arrival(Endpoint::DecryptKey, t0()).delay)
+            .collect();
+        let (lo, hi) = (Duration::from_millis(50), Duration::from_millis(150));
+        assert!(draws.iter().all(|d| (lo..=hi).contains(d)), "{draws:?}");
+        let distinct: std::collections::BTreeSet<_> = draws.iter().collect();
+        assert!(distinct.len() > 50, "jitter varies: {distinct:?}");
+        // Both ends are reached (the engine is seeded: the same draws every run).
+        assert!(draws.iter().any(|d| *d < lo + Duration::from_millis(5)));
+        assert!(draws.iter().any(|d| *d > hi - Duration::from_millis(5)));
+    }
+
+    #[test]
     fn windows_follow_the_clock() {
         let e = FaultEngine::new(1);
         let info = e

@@ -244,9 +244,15 @@ impl KeyService {
         self.inner.release.send_modify(|g| *g += 1);
     }
 
-    /// Waits until [`KeyService::release_hangs`] or `max_hang_secs` of wall time.
-    pub(crate) async fn hang(&self) {
-        let mut rx = self.inner.release.subscribe();
+    /// A ticket for [`KeyService::hang`], taken before a request's faults are decided, so
+    /// that a release that comes after a hang fault fired always lets that request go.
+    pub(crate) fn hang_ticket(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.release.subscribe()
+    }
+
+    /// Waits until [`KeyService::release_hangs`] is called after `ticket` was taken, or
+    /// `max_hang_secs` of wall time.
+    pub(crate) async fn hang(&self, mut rx: tokio::sync::watch::Receiver<u64>) {
         let max = Duration::from_secs(self.inner.config.max_hang_secs);
         tokio::select! {
             _ = rx.changed() => {}

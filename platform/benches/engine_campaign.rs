@@ -12,8 +12,12 @@
 //! unanswered, 25 % voicemail, 7 % busy, 8 % failed), every failure retried, every 30
 //! minutes, inside 09:00-17:00 on weekdays. No webhook: only the engine is measured.
 
+#[path = "support/bench.rs"]
+mod bench;
+
 use std::sync::Arc;
 
+use bench::{cpu_seconds, env, peak_rss_mb};
 use contracts::clock::{Clock, SimClock, Stopwatch};
 use contracts::validate::sim::Advance;
 use platform::App;
@@ -24,39 +28,6 @@ use platform::store::WorkspaceRef;
 use platform::store::cohorts::Parent;
 use serde_json::json;
 use telephony_sim::TelephonySim;
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-/// CPU seconds this process used (user and system), from /proc (clock ticks of 10 ms).
-pub(crate) fn cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let utime: f64 = f.get(11)?.parse().ok()?;
-            let stime: f64 = f.get(12)?.parse().ok()?;
-            Some((utime + stime) / 100.0)
-        })
-        .unwrap_or(f64::NAN)
-}
 
 fn main() {
     let users = env("BENCH_USERS", 100_000) as usize;

@@ -17,7 +17,7 @@
 //! header_read_timeout_ms = 30000    # a request head must arrive within this (408 after);
 //!                                   #   an idle keep-alive connection closes after it too
 //! body_read_timeout_ms = 30000      # longest pause inside a request body (408 after)
-//! max_connections = 1024            # more wait until one closes
+//! max_connections = 1024            # more wait until one closes (lowered to fit ulimit -n)
 //!
 //! [[deployment_webhooks]]           # where a workspace's inbound-call events go
 //! org_id = "org-1"

@@ -900,7 +900,7 @@ mod tests {
     }
 
     /// A key service over the local envelope, counting calls, that can be made to fail,
-    /// answer wrong keys, or take its time.
+    /// answer wrong keys, or wait at a gate the test opens.
     #[derive(Debug)]
     struct Fake {
         provider: &'static str,
@@ -912,6 +912,8 @@ mod tests {
         wrong: std::sync::atomic::AtomicBool,
         lifetime: Duration,
         period: Option<Duration>,
+        /// When set, a decrypt waits for a permit of it.
+        gate: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
     }
 
     impl Fake {
@@ -926,11 +928,19 @@ mod tests {
                 wrong: Default::default(),
                 lifetime: Duration::seconds(300),
                 period: None,
+                gate: Mutex::new(None),
             }
         }
 
         fn decrypts(&self) -> usize {
             self.decrypts.load(Ordering::SeqCst)
+        }
+
+        /// Makes decrypts wait until the returned gate gets permits.
+        fn close_gate(&self) -> Arc<tokio::sync::Semaphore> {
+            let gate = Arc::new(tokio::sync::Semaphore::new(0));
+            *self.gate.lock().unwrap() = Some(gate.clone());
+            gate
         }
     }
 
@@ -952,8 +962,10 @@ mod tests {
         ) -> KeyFuture<'a, Zeroizing<[u8; 32]>> {
             Box::pin(async move {
                 self.decrypts.fetch_add(1, Ordering::SeqCst);
-                // Long enough for concurrent callers to queue behind this call.
-                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+                let gate = self.gate.lock().unwrap().clone();
+                if let Some(gate) = gate {
+                    let _permit = gate.acquire().await;
+                }
                 if let Some(e) = self.fail.lock().unwrap().clone() {
                     return Err(e);
                 }
@@ -1002,28 +1014,44 @@ mod tests {
         WorkspaceRef::new("o", "w")
     }
 
+    /// `n` concurrent callers of a workspace's keys, while the key service holds its first
+    /// decrypt at a gate: on this one-thread runtime every caller has reached the flight (or
+    /// waits behind it) before the gate opens, however loaded the machine is.
     async fn concurrently(
         ring: &Arc<KeyRing>,
+        fake: &Fake,
         n: usize,
     ) -> Vec<Result<WorkspaceKeys, KeyRingError>> {
+        let gate = fake.close_gate();
+        let before = fake.decrypts();
         let tasks: Vec<_> = (0..n)
             .map(|_| {
                 let ring = ring.clone();
                 tokio::spawn(async move { ring.workspace(&ws(), None).await })
             })
             .collect();
+        // The flight reaches the key service; the other tasks, queued before this one on the
+        // one thread, have each run until they wait.
+        while fake.decrypts() == before {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..n {
+            tokio::task::yield_now().await;
+        }
+        gate.add_permits(usize::MAX >> 4);
         let mut out = Vec::new();
         for t in tasks {
             out.push(t.await.unwrap());
         }
+        *fake.gate.lock().unwrap() = None;
         out
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test]
     async fn concurrent_callers_on_a_cold_or_expired_cache_share_one_flight() {
         let fake = Arc::new(Fake::new("local"));
         let (ring, clock, _) = ring(fake.clone());
-        let results = concurrently(&ring, 50).await;
+        let results = concurrently(&ring, &fake, 50).await;
         assert!(results.iter().all(Result::is_ok));
         assert_eq!(fake.generates.load(Ordering::SeqCst), 1, "one key made");
         assert_eq!(fake.decrypts(), 1, "and decrypted back once to check it");
@@ -1031,7 +1059,7 @@ mod tests {
         assert!(ring.workspace(&ws(), None).await.is_ok());
         assert_eq!(fake.decrypts(), 1, "still cached");
         clock.advance(Duration::seconds(1)).unwrap();
-        let results = concurrently(&ring, 50).await;
+        let results = concurrently(&ring, &fake, 50).await;
         assert!(results.iter().all(Result::is_ok));
         assert_eq!(
             fake.decrypts(),
@@ -1040,7 +1068,7 @@ mod tests {
         );
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test]
     async fn callers_that_waited_for_a_failed_flight_get_its_error_without_calling_again() {
         let fake = Arc::new(Fake::new("local"));
         let (ring, clock, _) = ring(fake.clone());
@@ -1048,7 +1076,7 @@ mod tests {
         clock.advance(Duration::seconds(300)).unwrap();
         *fake.fail.lock().unwrap() = Some(KeyServiceError::Unavailable("down".into()));
         let before = fake.decrypts();
-        let results = concurrently(&ring, 20).await;
+        let results = concurrently(&ring, &fake, 20).await;
         assert!(results.iter().all(|r| matches!(
             r,
             Err(KeyRingError::Service(KeyServiceError::Unavailable(m))) if m == "down"

@@ -18,6 +18,7 @@
 //! - [`error`]: every failure and its answer.
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
 //! - [`connection`]: HTTP/1.1 connections: limits, timeouts, refusals in the error shape.
+//! - [`process`]: settings and limits of the server process (malloc arenas, open files).
 
 pub mod api;
 pub mod app;
@@ -29,6 +30,7 @@ pub mod crypto;
 pub mod engine;
 pub mod error;
 pub mod lifecycle;
+pub mod process;
 pub mod server;
 pub mod service;
 pub mod stats;

@@ -94,7 +94,8 @@ struct ServeArgs {
     /// [default: 30000].
     #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_MS")]
     body_read_timeout_ms: Option<u64>,
-    /// Most client connections at once; more wait until one closes [default: 1024].
+    /// Most client connections at once; more wait until one closes. Lowered at start when
+    /// the limit of open files (`ulimit -n`) leaves no room for it [default: 1024].
     #[arg(long, env = "PLATFORM_MAX_CONNECTIONS")]
     max_connections: Option<u64>,
     #[command(flatten)]
@@ -246,8 +247,17 @@ impl ServeArgs {
     }
 }
 
-#[tokio::main]
-async fn main() -> Result<()> {
+fn main() -> Result<()> {
+    // Before any thread or allocation of note: it may start the process again.
+    platform::process::limit_malloc_arenas();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?
+        .block_on(run())
+}
+
+async fn run() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -16,7 +16,10 @@ use contracts::clock::Stopwatch;
 #[path = "../../platform/benches/engine_campaign.rs"]
 mod engine_campaign;
 
-use engine_campaign::cpu_seconds;
+#[path = "../../platform/benches/support/bench.rs"]
+mod bench;
+
+use bench::cpu_seconds;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

@@ -180,6 +180,7 @@ where
         ));
     }
 
+    let ticket = svc.hang_ticket();
     let arrival = svc.faults().on_arrival(endpoint, now);
     pending.entry().faults = arrival.fired;
     if !arrival.delay.is_zero() {
@@ -196,7 +197,7 @@ where
             ));
         }
         Some(ArrivalOutcome::Hang) => {
-            svc.hang().await;
+            svc.hang(ticket).await;
             return Err(KmsError::unavailable());
         }
     }

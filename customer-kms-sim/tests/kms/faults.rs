@@ -88,16 +88,15 @@ async fn latency_is_real_wall_time_even_on_a_simulated_clock() {
     let reported: f64 = r.header("x-request-duration").unwrap().parse().unwrap();
     assert!(reported >= 300.0, "{reported}");
     assert_eq!(app.svc.now(), before, "the simulated clock did not move");
-    let sw = Stopwatch::start();
-    decrypt(&app).await;
-    assert!(
-        sw.elapsed() < Duration::from_millis(300),
-        "only the next call"
-    );
+    // Only the next call: the fault fired once and is spent (counted, not timed, so that a
+    // loaded machine cannot fail this).
+    assert_eq!(decrypt(&app).await.status, StatusCode::OK);
+    let f = &app.svc.faults().list()[0];
+    assert_eq!((f.fired, f.remaining), (1, Some(0)), "only the next call");
 }
 
 #[tokio::test]
-async fn latency_jitter_stays_in_its_range() {
+async fn latency_with_jitter_delays_every_call_it_fires_on() {
     let app = spawn_app().await;
     app.svc
         .add_fault(
@@ -113,11 +112,12 @@ async fn latency_jitter_stays_in_its_range() {
         assert_eq!(decrypt(&app).await.status, StatusCode::OK);
         let ms = sw.elapsed().as_millis();
         assert!(ms >= 50, "{ms}");
-        assert!(
-            ms < 150 + 1000,
-            "{ms}: at most ms + jitter_ms, plus scheduling slack"
-        );
     }
+    // The drawn delays stay within ms..=ms + jitter_ms: a unit test of the fault engine
+    // checks that on the draws themselves (a wall-clock upper bound would fail on a loaded
+    // machine).
+    let f = &app.svc.faults().list()[0];
+    assert_eq!((f.fired, f.remaining), (5, Some(0)));
 }
 
 #[tokio::test]
@@ -136,16 +136,17 @@ async fn hang_until_the_client_gives_up() {
     assert!(err.is_timeout(), "{err:?}");
     assert!(sw.elapsed() >= Duration::from_millis(300));
 
-    // The call is in the audit log once the client has gone.
-    let mut seen = false;
-    for _ in 0..100 {
-        if app.svc.audit().count(|e| e.outcome == "NO_RESPONSE") == 1 {
-            seen = true;
-            break;
-        }
+    // The call is in the audit log once the client has gone (waited for with a generous
+    // deadline: it normally takes milliseconds).
+    let watch = Stopwatch::start();
+    while app.svc.audit().count(|e| e.outcome == "NO_RESPONSE") != 1 {
+        assert!(
+            watch.elapsed() < Duration::from_secs(30),
+            "audit: {:?}",
+            app.svc.audit().entries()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(seen, "audit: {:?}", app.svc.audit().entries());
 
     // Other endpoints are not held.
     assert_eq!(
@@ -160,11 +161,16 @@ async fn a_reset_lets_held_requests_go() {
     app.svc.add_fault(fault(FaultKind::Hang)).unwrap();
     let req = app.decrypt_request(API_KEY, ALIAS_A, &app.wrapped(ALIAS_A));
     let pending = tokio::spawn(async move { read(req).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Held once the fault fired on it (waited for, not slept on).
+    let watch = Stopwatch::start();
+    while app.svc.faults().list()[0].fired == 0 {
+        assert!(watch.elapsed() < Duration::from_secs(30), "never arrived");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(!pending.is_finished(), "held");
     let r = read(app.admin(Method::POST, "/reset")).await;
     assert_eq!(r.status, StatusCode::OK);
-    let held = tokio::time::timeout(Duration::from_secs(5), pending)
+    let held = tokio::time::timeout(Duration::from_secs(30), pending)
         .await
         .expect("released")
         .unwrap();

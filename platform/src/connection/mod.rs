@@ -2,7 +2,9 @@
 //! in time and in size, and answering every refusal in the platform's error shape.
 //!
 //! - At most `max_connections` connections at once; further ones wait in the listen queue
-//!   until one closes (a warning is logged when the cap is reached).
+//!   until one closes (a warning is logged when the cap is reached). The cap is lowered, with
+//!   a warning, to what the process's limit of open files leaves room for
+//!   ([`connection_cap`]), so that connections can never take every file descriptor.
 //! - A request head must arrive within `header_read_timeout` (which also closes an idle
 //!   keep-alive connection); a partly received head is answered 408. A request body that
 //!   stalls for `body_read_timeout` is answered 408.
@@ -53,6 +55,22 @@ pub const DRAIN_MAX_BYTES: u64 = 64 * 1024;
 /// Longest wait for that rest to arrive.
 pub const DRAIN_MAX_WAIT: Duration = Duration::from_secs(1);
 
+/// File descriptors kept free for everything but client connections (SQLite's files, the
+/// listener, the runtime, the clients of webhooks and of the key service).
+pub const RESERVED_FILES: u64 = 64;
+
+/// The connection cap to serve with: `configured`, lowered so that the connections leave
+/// [`RESERVED_FILES`] of the process's `open_files` limit free (at least half of it when the
+/// limit is small). `None` for the limit means unlimited or unknown: the configured cap.
+pub fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
+    let Some(open_files) = open_files else {
+        return configured.max(1);
+    };
+    let room = open_files.saturating_sub(RESERVED_FILES.min(open_files / 2));
+    let room = usize::try_from(room).unwrap_or(usize::MAX);
+    configured.min(room).max(1)
+}
+
 /// The limits of connections (from the platform's configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -72,7 +90,22 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let open_files = crate::process::open_file_limit();
+    let max_connections = connection_cap(limits.max_connections, open_files);
+    if max_connections < limits.max_connections {
+        // Lowered: the limit is known.
+        let open_files = open_files.unwrap_or_default();
+        tracing::warn!(
+            configured = limits.max_connections,
+            max_connections,
+            open_files,
+            "the process may open only {open_files} files (ulimit -n): at most \
+             {max_connections} connections at once instead of {}, keeping the rest for the \
+             database and outgoing calls; raise `ulimit -n` to allow more",
+            limits.max_connections,
+        );
+    }
+    let permits = Arc::new(Semaphore::new(max_connections));
     let (stop_tx, stop_rx) = watch::channel(false);
     // Each connection holds a sender; when all are gone, every connection has ended.
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
@@ -80,7 +113,7 @@ pub async fn serve(
     let mut full = false;
     tracing::info!(
         addr = ?listener.local_addr().ok(),
-        max_connections = limits.max_connections,
+        max_connections,
         header_read_timeout_ms = limits.header_read_timeout.as_millis() as u64,
         body_read_timeout_ms = limits.body_read_timeout.as_millis() as u64,
         "serving HTTP/1.1"
@@ -89,7 +122,7 @@ pub async fn serve(
         if permits.available_permits() == 0 && !full {
             full = true;
             tracing::warn!(
-                max_connections = limits.max_connections,
+                max_connections,
                 "every connection slot is taken; new connections wait until one closes"
             );
         }
@@ -249,6 +282,22 @@ async fn stopped(mut stop: watch::Receiver<bool>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_connection_cap_leaves_room_for_the_processs_other_files() {
+        assert_eq!(connection_cap(1024, None), 1024, "no known limit");
+        assert_eq!(connection_cap(1024, Some(1_048_576)), 1024, "room enough");
+        assert_eq!(connection_cap(1024, Some(1024)), 1024 - 64);
+        assert_eq!(connection_cap(1024, Some(160)), 96);
+        assert_eq!(connection_cap(1024, Some(100)), 50, "half of a small limit");
+        assert_eq!(
+            connection_cap(10, Some(160)),
+            10,
+            "the configured cap when lower"
+        );
+        assert_eq!(connection_cap(1024, Some(1)), 1, "never none");
+        assert_eq!(connection_cap(0, None), 1);
+    }
 
     #[test]
     fn a_long_target_is_found_in_a_head_cut_short() {

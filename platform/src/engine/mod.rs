@@ -36,6 +36,7 @@ pub mod dialing;
 pub mod driver;
 pub mod events;
 pub mod inbound;
+mod inflight;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
@@ -387,8 +388,10 @@ struct State {
     runs: BTreeMap<String, Run>,
     /// (processing time ms, attempt id) of calls in progress.
     calls: BinaryHeap<Reverse<(i64, Id)>>,
-    /// What the engine knows of the calls in progress (a cache of their rows).
-    inflight: FxMap<Id, es::Call>,
+    /// What the engine knows of the calls in progress (a cache of their rows, without the
+    /// sealed request of an instant outbound call, which is read back when the call ends:
+    /// every call in progress is here, so each byte kept counts many times).
+    inflight: inflight::Inflight,
     /// (created ms, attempt id) of queued instant outbound calls.
     outbound: BinaryHeap<Reverse<(i64, Id)>>,
     /// (ends ms, call id) of answered inbound calls.
@@ -547,11 +550,14 @@ impl Engine {
         let mut st = self.lock();
         self.sync(&mut st)?;
         let mut out: Vec<WorkspaceRef> = st.runs.values().map(|r| r.ws.clone()).collect();
+        // Calls in progress from memory (reading them all from the database at every step
+        // cost time and filled the page caches in proportion to the calls in progress), queued
+        // work and open inbound calls of any workspace from the database (few, and indexed).
+        out.extend(st.inflight.workspaces().cloned());
         drop(st);
-        // Calls and queued work of any workspace.
         let extra: Vec<WorkspaceRef> = self.app.store.read_blocking(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status IN ('queued', 'calling')
+                "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status = 'queued'
                  UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
             )?;
             let rows = stmt
@@ -671,10 +677,11 @@ impl Engine {
         self.app.store.write_blocking(|c| {
             let tx = c.transaction()?;
             if !st.loaded {
-                for call in es::calls_in_progress(&tx)? {
+                for mut call in es::calls_in_progress(&tx)? {
                     let ends = call.ends_at.map_or(0, ms);
                     let id = Id::from(call.id.as_str());
                     st.calls.push(Reverse((ends, id.clone())));
+                    call.payload = Vec::new();
                     st.inflight.insert(id, call);
                 }
                 st.inbound = es::open_inbound(&tx)?
@@ -1071,7 +1078,12 @@ impl Engine {
         if call.kind == "outbound" {
             let result = CallResult::classify(outcome, talk, 0);
             es::end_call(db.conn()?, attempt_id, result.as_str(), ended)?;
-            let request = match open_outbound_request(keys, attempt_id, &call.payload) {
+            let payload = if call.payload.is_empty() {
+                es::call_payload(db.conn()?, attempt_id)?
+            } else {
+                call.payload.clone()
+            };
+            let request = match open_outbound_request(keys, attempt_id, &payload) {
                 Some(r) => r,
                 None => {
                     tracing::error!(
@@ -1316,6 +1328,8 @@ impl Engine {
                 talk_ms: Some(result.talk.num_milliseconds()),
                 connection_id: Some(request.app_config.connection_config.connection_id.clone()),
                 agent_number: Some(from),
+                // Read back from the database when the call ends.
+                payload: Vec::new(),
                 ..call
             },
         );

@@ -421,6 +421,12 @@ pub fn call(c: &Connection, id: &str) -> Result<Option<Call>, StoreError> {
     optional(st.query_row(params![id], read_call))
 }
 
+/// The sealed request of an attempt (empty for a campaign dial or an unknown attempt).
+pub fn call_payload(c: &Connection, id: &str) -> Result<Vec<u8>, StoreError> {
+    let mut st = c.prepare_cached("SELECT payload FROM attempts WHERE id = ?1")?;
+    Ok(optional(st.query_row(params![id], |r| r.get(0)))?.unwrap_or_default())
+}
+
 /// Calls in progress, ending first first.
 pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
     let mut st = c.prepare_cached(&format!(

@@ -125,11 +125,14 @@ mod tests {
         let c = db();
         let straight = IdGen::seeded(9);
         let expected: Vec<String> = (0..4).map(|_| straight.campaign_id()).collect();
-        let ids = PersistentIds::load(&c, 9).unwrap();
-        let mut got = vec![
-            ids.draw(&c, |g| g.campaign_id()).unwrap(),
-            ids.draw(&c, |g| g.campaign_id()).unwrap(),
-        ];
+        let mut got = {
+            let ids = PersistentIds::load(&c, 9).unwrap();
+            vec![
+                ids.draw(&c, |g| g.campaign_id()).unwrap(),
+                ids.draw(&c, |g| g.campaign_id()).unwrap(),
+            ]
+        };
+        // As after a restart: a new generator from what the database kept.
         let again = PersistentIds::load(&c, 9).unwrap();
         got.push(again.draw(&c, |g| g.campaign_id()).unwrap());
         got.push(again.draw(&c, |g| g.campaign_id()).unwrap());

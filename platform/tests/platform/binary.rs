@@ -1,5 +1,6 @@
 //! The `platform serve` binary: port 0, the banner, a clean stop on Ctrl-C that finishes
-//! the request in flight, and a restart over the same file that keeps what was answered.
+//! the request in flight, a restart over the same file that keeps what was answered, and a
+//! connection cap that stays below the process's limit of open files.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -28,7 +29,22 @@ fn start_with(
     stderr: Stdio,
     edit: impl FnOnce(&mut Command) -> &mut Command,
 ) -> Running {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_platform"));
+    launch(
+        Command::new(env!("CARGO_BIN_EXE_platform")),
+        db,
+        stderr,
+        edit,
+    )
+}
+
+/// Starts `command` (the platform binary, or a shell that executes it) with the arguments
+/// of `platform serve` over `db`, and reads its banner.
+fn launch(
+    mut command: Command,
+    db: &std::path::Path,
+    stderr: Stdio,
+    edit: impl FnOnce(&mut Command) -> &mut Command,
+) -> Running {
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--seed", "3"])
         .arg("--database")
@@ -117,6 +133,18 @@ fn read_response(s: &mut TcpStream) -> (u16, Value) {
     }
 }
 
+/// Reads one response head (up to the blank line), for an interim `100 Continue`.
+fn read_head(s: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        let n = s.read(&mut byte).unwrap();
+        assert!(n > 0, "connection closed before a head");
+        buf.push(byte[0]);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
 fn request(method: &str, addr: &str, path: &str, body: &str) -> String {
     format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nX-API-Key: {KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -139,18 +167,34 @@ fn serve_on_port_0_finishes_the_request_in_flight_on_ctrl_c_and_keeps_it_after_a
     assert!(banner.contains("seed: 3"), "{banner}");
     assert!(banner.contains("clock: real"), "{banner}");
 
-    // A create whose body is only half sent when Ctrl-C arrives.
+    // A create whose body is only half sent when Ctrl-C arrives. `Expect: 100-continue`
+    // makes the platform say when the request has reached its handler (it asks for the
+    // body), and the listener closing says when the signal was taken: no sleeping on either.
     let body = deployment_body("Front desk", "+14155550100").to_string();
-    let req = request("POST", &first.addr, &deployments_path(), &body);
-    let (head, tail) = req.split_at(req.len() - body.len() / 2);
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nX-API-Key: {KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        deployments_path(),
+        first.addr,
+        body.len()
+    );
+    let (half, rest) = body.split_at(body.len() / 2);
     let mut s = TcpStream::connect(&first.addr).unwrap();
-    s.set_read_timeout(Some(StdDuration::from_secs(20)))
+    s.set_read_timeout(Some(StdDuration::from_secs(30)))
         .unwrap();
     s.write_all(head.as_bytes()).unwrap();
-    std::thread::sleep(StdDuration::from_millis(200));
+    let interim = read_head(&mut s);
+    assert!(interim.starts_with("HTTP/1.1 100"), "{interim}");
+    s.write_all(half.as_bytes()).unwrap();
     interrupt(&first);
-    std::thread::sleep(StdDuration::from_millis(300));
-    s.write_all(tail.as_bytes()).unwrap();
+    let watch = contracts::clock::Stopwatch::start();
+    while TcpStream::connect(&first.addr).is_ok() {
+        assert!(
+            watch.elapsed() < StdDuration::from_secs(30),
+            "still accepting after Ctrl-C"
+        );
+        std::thread::sleep(StdDuration::from_millis(10));
+    }
+    s.write_all(rest.as_bytes()).unwrap();
     let (status, created) = read_response(&mut s);
     assert_eq!(status, 200, "{created}");
     let id = created["deployment_id"].as_str().unwrap().to_string();
@@ -248,4 +292,90 @@ fn after_a_sigkill_the_same_seed_carries_on_with_new_ids() {
     interrupt(&second);
     assert!(finish(second).0.success());
     assert_eq!([before, after], expected);
+}
+
+#[test]
+fn the_server_runs_with_two_malloc_arenas_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let arenas = |r: &Running| -> Option<String> {
+        let environ = std::fs::read(format!("/proc/{}/environ", r.child.id())).ok()?;
+        environ
+            .split(|b| *b == 0)
+            .filter_map(|kv| std::str::from_utf8(kv).ok())
+            .find_map(|kv| kv.strip_prefix("MALLOC_ARENA_MAX=").map(str::to_string))
+    };
+    let running = start_with(&dir.path().join("a.db"), Stdio::null(), |c| {
+        c.env_remove("MALLOC_ARENA_MAX")
+    });
+    assert_eq!(arenas(&running).as_deref(), Some("2"));
+    interrupt(&running);
+    assert!(finish(running).0.success());
+    // An operator's value wins.
+    let running = start_with(&dir.path().join("b.db"), Stdio::null(), |c| {
+        c.env("MALLOC_ARENA_MAX", "4")
+    });
+    assert_eq!(arenas(&running).as_deref(), Some("4"));
+    interrupt(&running);
+    assert!(finish(running).0.success());
+}
+
+#[test]
+fn connections_never_take_every_file_the_process_may_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    // A process that may open 160 files: at most 96 connections (64 files kept for the rest),
+    // below the default cap of 1024. Idle connections are kept for an hour, so that none
+    // closes by itself while the test runs.
+    let mut shell = Command::new("sh");
+    shell.args([
+        "-c",
+        "ulimit -n 160 && exec \"$0\" \"$@\"",
+        env!("CARGO_BIN_EXE_platform"),
+    ]);
+    let running = launch(shell, &dir.path().join("p.db"), Stdio::from(log), |c| {
+        c.args(["--header-read-timeout-ms", "3600000"])
+    });
+    let get = request("GET", &running.addr, &campaigns_path(), "");
+    let open = || {
+        let mut s = TcpStream::connect(&running.addr).unwrap();
+        s.set_read_timeout(Some(StdDuration::from_secs(30)))
+            .unwrap();
+        s.write_all(get.as_bytes()).unwrap();
+        s
+    };
+    let mut held: Vec<TcpStream> = (0..96)
+        .map(|_| {
+            let mut s = open();
+            assert_eq!(read_response(&mut s).0, 200);
+            s
+        })
+        .collect();
+    // The next connection waits in the listen queue...
+    let mut waiting = open();
+    waiting
+        .set_read_timeout(Some(StdDuration::from_millis(300)))
+        .unwrap();
+    let early = waiting.read(&mut [0u8; 1]);
+    assert!(
+        early.as_ref().is_err_and(|e| matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )),
+        "served past the cap: {early:?}"
+    );
+    // ... until a connection closes.
+    drop(held.pop());
+    waiting
+        .set_read_timeout(Some(StdDuration::from_secs(30)))
+        .unwrap();
+    assert_eq!(read_response(&mut waiting).0, 200);
+    drop((held, waiting));
+    interrupt(&running);
+    assert!(finish(running).0.success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        log.contains("may open only 160 files") && log.contains("at most 96 connections"),
+        "the lowered cap is logged: {log}"
+    );
 }

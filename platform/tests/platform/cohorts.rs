@@ -1252,6 +1252,8 @@ async fn callers_are_found_in_the_latest_cohort_of_a_deployment() {
 struct Switchable {
     inner: platform::crypto::LocalKeyService,
     mode: std::sync::Mutex<Option<platform::crypto::KeyServiceError>>,
+    /// Decrypts answered with the error of `mode`.
+    failed: std::sync::atomic::AtomicUsize,
 }
 
 impl platform::crypto::KeyService for Switchable {
@@ -1271,6 +1273,8 @@ impl platform::crypto::KeyService for Switchable {
         trace_id: Option<&'a str>,
     ) -> platform::crypto::KeyFuture<'a, zeroize::Zeroizing<[u8; 32]>> {
         if let Some(e) = self.mode.lock().unwrap().clone() {
+            self.failed
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             return Box::pin(async move { Err(e) });
         }
         self.inner.decrypt(ws, alias, encrypted_key, trace_id)
@@ -1304,6 +1308,7 @@ async fn processing_waits_for_an_unavailable_key_service_and_fails_on_a_refusal(
     let service = std::sync::Arc::new(Switchable {
         inner: platform::crypto::LocalKeyService::new(&master),
         mode: std::sync::Mutex::new(None),
+        failed: Default::default(),
     });
     t.app.keys.set_service(ws(), service.clone());
     t.app.cohorts.shutdown().await;
@@ -1313,7 +1318,15 @@ async fn processing_waits_for_an_unavailable_key_service_and_fails_on_a_refusal(
         Some(KeyServiceError::Unavailable("down for maintenance".into()));
     t.app.keys.clear_cache();
     platform::cohort_processing::start(&t.app);
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Once the worker has met the outage (waited for, not slept on), the upload still waits.
+    let watch = Stopwatch::start();
+    while service.failed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            watch.elapsed() < Duration::from_secs(30),
+            "the worker never asked the key service"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let (_, v) = t.get(&format!("{base}/{waiting}")).await;
     assert_eq!(
         v["status"], "processing",

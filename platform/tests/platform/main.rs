@@ -14,6 +14,7 @@ mod deployments;
 mod durability;
 mod engine;
 mod errors;
+mod fuzz;
 mod outbound;
 mod routes;
 mod webhooks;

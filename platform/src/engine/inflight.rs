@@ -1,0 +1,101 @@
+//! The calls in progress the engine keeps in memory, and how many each workspace has, so
+//! that the workspaces whose keys the next step may need are known without reading every
+//! call in progress from the database.
+
+use std::collections::BTreeMap;
+
+use super::{FxMap, Id};
+use crate::store::WorkspaceRef;
+use crate::store::engine as es;
+
+/// Calls in progress by attempt id, with a count per workspace.
+#[derive(Debug, Default)]
+pub(super) struct Inflight {
+    calls: FxMap<Id, es::Call>,
+    per_ws: BTreeMap<WorkspaceRef, usize>,
+}
+
+impl Inflight {
+    /// The call, if in progress.
+    pub(super) fn get(&self, id: &str) -> Option<&es::Call> {
+        self.calls.get(id)
+    }
+
+    /// Records a call in progress (replacing any earlier record of it).
+    pub(super) fn insert(&mut self, id: Id, call: es::Call) {
+        *self.per_ws.entry(call.ws.clone()).or_default() += 1;
+        if let Some(old) = self.calls.insert(id, call) {
+            self.forget_ws(&old.ws);
+        }
+    }
+
+    /// Takes a call out.
+    pub(super) fn remove(&mut self, id: &str) -> Option<es::Call> {
+        let call = self.calls.remove(id)?;
+        self.forget_ws(&call.ws);
+        Some(call)
+    }
+
+    /// The workspaces with a call in progress.
+    pub(super) fn workspaces(&self) -> impl Iterator<Item = &WorkspaceRef> {
+        self.per_ws.keys()
+    }
+
+    fn forget_ws(&mut self, ws: &WorkspaceRef) {
+        if let Some(n) = self.per_ws.get_mut(ws) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_ws.remove(ws);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str, ws: &str) -> es::Call {
+        es::Call {
+            id: id.into(),
+            kind: "outbound".into(),
+            ws: WorkspaceRef::new("o", ws),
+            status: "calling".into(),
+            payload: Vec::new(),
+            campaign_id: None,
+            cohort_id: None,
+            row_no: None,
+            retry_attempt: 0,
+            dialed_at: None,
+            ends_at: None,
+            outcome: None,
+            failure_reason: None,
+            talk_ms: None,
+            connection_id: None,
+            agent_number: None,
+            created_at: chrono::DateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn workspaces_follow_the_calls_in_progress() {
+        let mut f = Inflight::default();
+        f.insert("a".into(), call("a", "w1"));
+        f.insert("b".into(), call("b", "w1"));
+        f.insert("c".into(), call("c", "w2"));
+        f.insert("c".into(), call("c", "w2"));
+        let ws = |f: &Inflight| {
+            f.workspaces()
+                .map(|w| w.workspace_id.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ws(&f), ["w1", "w2"]);
+        assert!(f.remove("c").is_some());
+        assert_eq!(ws(&f), ["w1"], "a replaced record counts once");
+        assert!(f.remove("a").is_some() && f.remove("a").is_none());
+        assert_eq!(ws(&f), ["w1"]);
+        f.remove("b");
+        assert!(ws(&f).is_empty());
+        assert!(f.get("b").is_none());
+    }
+}
