@@ -13,7 +13,7 @@
 //! minutes, inside 09:00-17:00 on weekdays. No webhook: only the engine is measured.
 
 #[path = "support/bench.rs"]
-mod bench;
+pub(crate) mod bench;
 
 use std::sync::Arc;
 

@@ -16,10 +16,7 @@ use contracts::clock::Stopwatch;
 #[path = "../../platform/benches/engine_campaign.rs"]
 mod engine_campaign;
 
-#[path = "../../platform/benches/support/bench.rs"]
-mod bench;
-
-use bench::cpu_seconds;
+use engine_campaign::bench::cpu_seconds;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
