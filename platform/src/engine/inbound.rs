@@ -2,7 +2,8 @@
 //! inside its `inbound_config` (none: always). The caller's number is looked up in the
 //! deployment's cohorts (the latest upload wins) and the agent gets that user's variables.
 //! A paused deployment, a call outside the schedule, a deleted or unknown number: not
-//! answered, recorded with the reason.
+//! answered, recorded with the reason (rule 6: a deleted deployment's numbers are
+//! `no_deployment` at once).
 
 use chrono::{DateTime, Duration, Utc};
 use contracts::domain::phone::E164;
