@@ -258,7 +258,7 @@ impl Engine {
             &mut st.pending,
             keys,
             &row.ws,
-            "deployment",
+            crate::store::states::DeliveryKind::Deployment,
             &interaction,
             &url,
             &body,

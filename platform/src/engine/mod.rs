@@ -51,6 +51,7 @@ use crate::app::App;
 use crate::crypto::WorkspaceKeys;
 use crate::store::cohorts::{self as cohort_store, Parent};
 use crate::store::engine::{self as es, Delivery, Dialed};
+use crate::store::states::{CallKind, CallStatus, DeliveryKind, UserState};
 use crate::store::{StoreError, WorkspaceRef, campaigns, ms};
 use dialing::{CallResult, NextStep, Pacing, Routing, campaign_attempt_id};
 
@@ -233,14 +234,14 @@ impl Writes {
     /// Makes the writes on `c` (inside the caller's transaction), each kind with one
     /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
     fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
-        let mut rows: Vec<(&es::Call, &str, Option<&str>)> = self
+        let mut rows: Vec<(&es::Call, CallStatus, Option<&str>)> = self
             .calling
             .iter()
-            .map(|call| (call, "calling", None))
+            .map(|call| (call, CallStatus::Calling, None))
             .chain(
                 self.ended_calls
                     .iter()
-                    .map(|(call, result)| (call, "ended", Some(*result))),
+                    .map(|(call, result)| (call, CallStatus::Ended, Some(*result))),
             )
             .collect();
         rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
@@ -373,7 +374,7 @@ impl Drop for BatchDb<'_> {
 
 #[derive(Debug, Clone, Copy)]
 struct UserWrite {
-    state: &'static str,
+    state: UserState,
     attempts: u32,
     due_ms: i64,
     last_result: Option<&'static str>,
@@ -948,7 +949,7 @@ impl Engine {
                 st.pending.users.insert(
                     (run.id.clone(), key.1),
                     UserWrite {
-                        state: "excluded",
+                        state: UserState::Excluded,
                         attempts: user.attempts,
                         due_ms: key.0,
                         last_result: None,
@@ -963,10 +964,10 @@ impl Engine {
                 st.pending.users.insert(
                     (run.id.clone(), key.1),
                     UserWrite {
-                        state: "done",
+                        state: UserState::Done,
                         attempts: user.attempts,
                         due_ms: key.0,
-                        last_result: Some("internal_error"),
+                        last_result: Some(CallResult::InternalError.as_str()),
                     },
                 );
                 return Ok(());
@@ -999,9 +1000,9 @@ impl Engine {
         let ends = result.ends_at(t);
         let call = es::Call {
             id: attempt_id.clone(),
-            kind: "campaign".into(),
+            kind: CallKind::Campaign,
             ws: run.ws.clone(),
-            status: "calling".into(),
+            status: CallStatus::Calling,
             payload: Vec::new(),
             campaign_id: Some(id.to_string()),
             cohort_id: Some(cohort_id),
@@ -1022,7 +1023,7 @@ impl Engine {
         st.pending.users.insert(
             (run.id.clone(), key.1),
             UserWrite {
-                state: "calling",
+                state: UserState::Calling,
                 attempts: user.attempts + 1,
                 due_ms: key.0,
                 last_result: None,
@@ -1050,7 +1051,7 @@ impl Engine {
                 None => return Ok(()),
             },
         };
-        if call.status != "calling" {
+        if call.status != CallStatus::Calling {
             return Ok(());
         }
         let Some(keys) = keys.get(&call.ws) else {
@@ -1068,7 +1069,7 @@ impl Engine {
             .unwrap_or(Outcome::InternalError);
         let talk = Duration::milliseconds(call.talk_ms.unwrap_or(0));
         report.calls_ended += 1;
-        if call.kind == "outbound" {
+        if call.kind == CallKind::Outbound {
             let result = CallResult::classify(outcome, talk, 0);
             es::end_call(db.conn()?, attempt_id, result.as_str(), ended)?;
             let request = match open_outbound_request(keys, attempt_id, &call.payload) {
@@ -1087,7 +1088,7 @@ impl Engine {
                     &mut st.pending,
                     keys,
                     &call.ws,
-                    "outbound",
+                    DeliveryKind::Outbound,
                     attempt_id,
                     &hook.url,
                     &body,
@@ -1109,11 +1110,15 @@ impl Engine {
         let Some((spec, status)) = spec_status else {
             // The campaign is gone: the call ends as an internal error, written once.
             if st.pending.calls.remove(attempt_id) {
-                st.pending.ended_calls.push((call, "internal_error"));
-            } else {
                 st.pending
-                    .call_ends
-                    .push((attempt.clone(), "internal_error", ended));
+                    .ended_calls
+                    .push((call, CallResult::InternalError.as_str()));
+            } else {
+                st.pending.call_ends.push((
+                    attempt.clone(),
+                    CallResult::InternalError.as_str(),
+                    ended,
+                ));
             }
             return Ok(());
         };
@@ -1168,7 +1173,7 @@ impl Engine {
                 st.pending.users.insert(
                     (cid.clone(), seq),
                     UserWrite {
-                        state: "ready",
+                        state: UserState::Ready,
                         attempts,
                         due_ms: ms(due),
                         last_result: Some(result.as_str()),
@@ -1186,7 +1191,11 @@ impl Engine {
                 }
             }
             NextStep::Done => {
-                let state = if cut_short { "unfinished" } else { "done" };
+                let state = if cut_short {
+                    UserState::Unfinished
+                } else {
+                    UserState::Done
+                };
                 let cached = st
                     .runs
                     .get_mut(&campaign_id)
@@ -1232,7 +1241,7 @@ impl Engine {
                 &mut st.pending,
                 keys,
                 &call.ws,
-                "campaign",
+                DeliveryKind::Campaign,
                 attempt_id,
                 &hook.url,
                 &body,
@@ -1259,7 +1268,7 @@ impl Engine {
         let Some(call) = es::call(c, attempt_id)? else {
             return Ok(());
         };
-        if call.status != "queued" {
+        if call.status != CallStatus::Queued {
             return Ok(());
         }
         let Some(keys) = keys.get(&call.ws) else {
@@ -1274,7 +1283,7 @@ impl Engine {
                     attempt = attempt_id,
                     "an outbound request does not open; dropped as failed"
                 );
-                es::end_call(c, attempt_id, "internal_error", t)?;
+                es::end_call(c, attempt_id, CallResult::InternalError.as_str(), t)?;
                 return Ok(());
             }
         };
@@ -1308,7 +1317,7 @@ impl Engine {
         st.inflight.insert(
             attempt.clone(),
             es::Call {
-                status: "calling".into(),
+                status: CallStatus::Calling,
                 dialed_at: Some(t),
                 ends_at: Some(ends),
                 outcome: Some(result.outcome.as_str().to_string()),
@@ -1329,7 +1338,7 @@ impl Engine {
         pending: &mut Pending,
         keys: &WorkspaceKeys,
         ws: &WorkspaceRef,
-        kind: &str,
+        kind: DeliveryKind,
         subject: &str,
         url: &str,
         body: &serde_json::Value,
@@ -1347,7 +1356,7 @@ impl Engine {
             Delivery {
                 id,
                 ws: ws.clone(),
-                kind: kind.to_string(),
+                kind,
                 subject_id: subject.to_string(),
                 url: url.to_string(),
                 body: sealed,

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Row, Statement, params};
 
+use super::states::{CallKind, CallStatus, DeliveryKind, DeliveryState, UserState};
 use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 
 /// The engine's schema (a migration).
@@ -321,7 +322,7 @@ pub const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4,
 pub fn set_user(
     st: &mut Statement<'_>,
     user: &UserRef<'_>,
-    state: &str,
+    state: UserState,
     attempts: u32,
     due_ms: i64,
     last_result: Option<&str>,
@@ -354,12 +355,12 @@ pub fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreEr
 pub struct Call {
     /// The attempt id.
     pub id: String,
-    /// `campaign` or `outbound`.
-    pub kind: String,
+    /// A campaign dial or an instant outbound call.
+    pub kind: CallKind,
     /// Its workspace.
     pub ws: WorkspaceRef,
-    /// `queued`, `calling` or `ended`.
-    pub status: String,
+    /// Queued, calling or ended.
+    pub status: CallStatus,
     /// Sealed request (instant outbound) or empty.
     pub payload: Vec<u8>,
     /// The campaign, cohort and row of a campaign dial.
@@ -469,7 +470,7 @@ pub struct Dialed<'a> {
 pub fn insert_call(
     c: &Connection,
     call: &Call,
-    status: &str,
+    status: CallStatus,
     result: Option<&str>,
 ) -> Result<(), StoreError> {
     insert_call_with(&mut *c.prepare_cached(INSERT_CALL)?, call, status, result)
@@ -485,7 +486,7 @@ pub const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace
 pub fn insert_call_with(
     st: &mut Statement<'_>,
     call: &Call,
-    status: &str,
+    status: CallStatus,
     result: Option<&str>,
 ) -> Result<(), StoreError> {
     let dialed = call.dialed_at.map(ms);
@@ -520,7 +521,7 @@ const CALLS_PER_INSERT: usize = 32;
 /// for 32 rows instead of one each. Each entry: the call, its status, its result.
 pub fn insert_calls(
     c: &Connection,
-    calls: &[(&Call, &str, Option<&str>)],
+    calls: &[(&Call, CallStatus, Option<&str>)],
 ) -> Result<(), StoreError> {
     let mut chunks = calls.chunks_exact(CALLS_PER_INSERT);
     if chunks.len() > 0 {
@@ -572,7 +573,7 @@ pub fn insert_calls(
     }
     let mut one = c.prepare_cached(INSERT_CALL)?;
     for (call, status, result) in chunks.remainder() {
-        insert_call_with(&mut one, call, status, *result)?;
+        insert_call_with(&mut one, call, *status, *result)?;
     }
     Ok(())
 }
@@ -646,8 +647,8 @@ pub struct Delivery {
     pub id: String,
     /// Its workspace.
     pub ws: WorkspaceRef,
-    /// `outbound`, `campaign` or `deployment`.
-    pub kind: String,
+    /// What it tells of.
+    pub kind: DeliveryKind,
     /// The attempt or interaction.
     pub subject_id: String,
     /// Where.
@@ -736,11 +737,7 @@ pub fn record_try(
     status_code: Option<u16>,
     error: Option<&str>,
 ) -> Result<(), StoreError> {
-    let status = match (delivered_at, next) {
-        (Some(_), _) => "delivered",
-        (None, Some(_)) => "pending",
-        (None, None) => "failed",
-    };
+    let status = DeliveryState::after_try(delivered_at.is_some(), next.is_some());
     c.prepare_cached(
         "UPDATE webhook_deliveries SET status = ?2, tries = ?3, next_try_ms = ?4, last_status = ?5,
                 last_error = ?6, delivered_ms = ?7 WHERE id = ?1",
@@ -762,14 +759,14 @@ pub fn record_try(
 pub struct DeliveryRow {
     /// Its id.
     pub id: String,
-    /// Its kind.
-    pub kind: String,
+    /// What it tells of.
+    pub kind: DeliveryKind,
     /// Its subject.
     pub subject_id: String,
     /// Where.
     pub url: String,
-    /// `pending`, `delivered` or `failed`.
-    pub status: String,
+    /// Pending, delivered or failed.
+    pub status: DeliveryState,
     /// Tries so far.
     pub tries: u32,
     /// Last status code.
@@ -804,13 +801,13 @@ pub fn list_deliveries(
         .query_map(
             params![ws.org_id, ws.workspace_id, i64::from(limit), offset as i64],
             |r| {
-                let status: String = r.get(4)?;
+                let status: DeliveryState = r.get(4)?;
                 Ok(DeliveryRow {
                     id: r.get(0)?,
                     kind: r.get(1)?,
                     subject_id: r.get(2)?,
                     url: r.get(3)?,
-                    next_try_at: if status == "pending" {
+                    next_try_at: if status == DeliveryState::Pending {
                         r.get::<_, Option<i64>>(9)?.map(from_ms)
                     } else {
                         None
@@ -974,9 +971,9 @@ mod tests {
             + chrono::Duration::seconds(i as i64);
         Call {
             id: format!("att-{i:04}"),
-            kind: "campaign".into(),
+            kind: CallKind::Campaign,
             ws: WorkspaceRef::new("org", "ws"),
-            status: "calling".into(),
+            status: CallStatus::Calling,
             payload: Vec::new(),
             campaign_id: Some("camp-1".into()),
             cohort_id: Some("coh-1".into()),
@@ -1005,14 +1002,14 @@ mod tests {
         let store = Store::in_memory().unwrap();
         // Two whole statements and a remainder of 6, half of them ended.
         let calls: Vec<Call> = (0..70).map(a_call).collect();
-        let rows: Vec<(&Call, &str, Option<&str>)> = calls
+        let rows: Vec<(&Call, CallStatus, Option<&str>)> = calls
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 if i.is_multiple_of(2) {
-                    (c, "ended", Some("busy"))
+                    (c, CallStatus::Ended, Some("busy"))
                 } else {
-                    (c, "calling", None)
+                    (c, CallStatus::Calling, None)
                 }
             })
             .collect();
@@ -1022,14 +1019,14 @@ mod tests {
                 for (i, want) in calls.iter().enumerate() {
                     let got = call(c, &want.id)?.expect("inserted");
                     let status = if i.is_multiple_of(2) {
-                        "ended"
+                        CallStatus::Ended
                     } else {
-                        "calling"
+                        CallStatus::Calling
                     };
                     assert_eq!(
                         got,
                         Call {
-                            status: status.into(),
+                            status,
                             ..want.clone()
                         },
                         "call {i}"

@@ -15,6 +15,7 @@ pub mod deployments;
 pub mod engine;
 pub mod files;
 pub mod ids;
+pub mod states;
 mod migrations;
 
 use std::fmt;
