@@ -7,8 +7,8 @@
 //! - [`api`]: warp routes, one module per resource.
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
-//! - [`crypto`]: data keys, sealed blobs, keyed lookup hashes, the key ring.
-//! - [`byok`]: the client of the customer's key service (BYOK), behind the key ring.
+//! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources
+//!   (local, and the customer's key service: BYOK), the data-key ring (single flight, cache).
 //! - [`cohort_processing`]: the background worker that turns uploaded CSV files into users.
 //! - [`lifecycle`]: the campaign life cycle as one function of the clock.
 //! - [`stats`]: campaign statistics.
@@ -48,13 +48,12 @@
 
 pub mod api;
 pub mod app;
-pub mod byok;
 pub mod cohort_processing;
 pub mod config;
 pub mod connection;
-pub mod crypto;
 pub mod engine;
 pub mod error;
+pub mod keys;
 pub mod lifecycle;
 pub mod server;
 pub mod service;
@@ -63,3 +62,12 @@ pub mod store;
 pub mod webhooks;
 
 pub use app::App;
+
+/// The key types under their earlier path, `platform::crypto`, for code written against it;
+/// their home is [`keys`] (where the key-service trait is named [`keys::DataKeySource`]).
+pub mod crypto {
+    pub use crate::keys::{
+        CryptoError, DataKeySource as KeyService, KeyFuture, KeyServiceError, LocalKeyService,
+        WorkspaceKeys, blob_key_id,
+    };
+}

@@ -15,7 +15,7 @@ use telephony_sim::InboundCall;
 
 use super::dialing::interaction_id;
 use super::{Engine, EngineError, State, StepKeys, StepReport};
-use crate::crypto::WorkspaceKeys;
+use crate::keys::WorkspaceKeys;
 use crate::store::engine::{self as es, InboundRow};
 use crate::store::{WorkspaceRef, cohorts as cohort_store, deployments, ms};
 

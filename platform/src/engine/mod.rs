@@ -48,7 +48,7 @@ use rusqlite::Connection;
 use telephony_sim::{DialRequest, Outcome, TelephonySim};
 
 use crate::app::App;
-use crate::crypto::WorkspaceKeys;
+use crate::keys::WorkspaceKeys;
 use crate::store::cohorts::{self as cohort_store, Parent};
 use crate::store::engine::{self as es, Delivery, Dialed};
 use crate::store::states::{CallKind, CallStatus, DeliveryKind, UserState};
