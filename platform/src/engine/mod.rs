@@ -550,16 +550,10 @@ impl Engine {
         let mut out: Vec<WorkspaceRef> = st.runs.values().map(|r| r.ws.clone()).collect();
         drop(st);
         // Calls and queued work of any workspace.
-        let extra: Vec<WorkspaceRef> = self.app.store.read_blocking(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status IN ('queued', 'calling')
-                 UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
-            )?;
-            let rows = stmt
-                .query_map([], |r| Ok(WorkspaceRef::new(r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
+        let extra = self
+            .app
+            .store
+            .read_blocking(es::workspaces_with_live_calls)?;
         out.extend(extra);
         out.sort();
         out.dedup();
@@ -809,7 +803,8 @@ impl Engine {
                 drop_excluded(c, run)?;
             } else {
                 es::admit_cohort(c, id, &cohort_id, position, at)?;
-                for (row_no, queue_seq, phone_hash, sealed) in cohort_rows(c, &cohort_id, position)?
+                for (row_no, queue_seq, phone_hash, sealed) in
+                    es::admitted_rows(c, &cohort_id, position)?
                 {
                     run.ready.insert(
                         (ms(at), queue_seq),
@@ -1366,39 +1361,6 @@ impl Engine {
             at,
         ));
     }
-}
-
-/// The (row, queue order) of every user of a cohort at admission `position`.
-/// A user at admission: row, queue order, number hash, sealed data.
-type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
-
-/// Every user of a cohort admitted at `position`.
-fn cohort_rows(
-    c: &Connection,
-    cohort_id: &str,
-    position: u32,
-) -> Result<Vec<AdmittedRow>, StoreError> {
-    let mut st = c.prepare_cached(
-        "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
-    )?;
-    let rows = st
-        .query_map(rusqlite::params![cohort_id], |r| {
-            let n: i64 = r.get(0)?;
-            let hash: Vec<u8> = r.get(1)?;
-            let mut phone_hash = [0u8; 16];
-            if hash.len() == 16 {
-                phone_hash.copy_from_slice(&hash);
-            }
-            let data: Vec<u8> = r.get(2)?;
-            Ok((
-                n as u64,
-                es::queue_seq(position, n as u64),
-                phone_hash,
-                data.into_boxed_slice(),
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
 }
 
 /// One stored user.

@@ -300,6 +300,38 @@ pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, 
     Ok(rows)
 }
 
+/// A user at admission: row, queue order, number hash, sealed data.
+pub type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
+
+/// Every user of a cohort admitted at `position`.
+pub fn admitted_rows(
+    c: &Connection,
+    cohort_id: &str,
+    position: u32,
+) -> Result<Vec<AdmittedRow>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
+    )?;
+    let rows = st
+        .query_map(params![cohort_id], |r| {
+            let n: i64 = r.get(0)?;
+            let hash: Vec<u8> = r.get(1)?;
+            let mut phone_hash = [0u8; 16];
+            if hash.len() == 16 {
+                phone_hash.copy_from_slice(&hash);
+            }
+            let data: Vec<u8> = r.get(2)?;
+            Ok((
+                n as u64,
+                queue_seq(position, n as u64),
+                phone_hash,
+                data.into_boxed_slice(),
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 /// A user of a campaign: the campaign and the user's queue order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UserRef<'a> {
@@ -429,6 +461,24 @@ pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
     ))?;
     let rows = st
         .query_map([], read_call)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The workspaces with calls queued or in progress (instant outbound, campaign, inbound):
+/// the keys the engine's next steps may need.
+pub fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status IN ('queued', 'calling')
+         UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
+    )?;
+    let rows = st
+        .query_map([], |r| {
+            Ok(WorkspaceRef::new(
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+            ))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
