@@ -9,10 +9,14 @@ use crate::envelope::{MIN_BODY_LEN, PREFIX};
 use crate::wire::byok::GRANT_TYPE_CLIENT_CREDENTIALS;
 
 /// `byok:v1:` and the standard, padded base64 of at least [`MIN_BODY_LEN`] bytes (the last
-/// symbol without stray bits, as the key service's decoder demands).
+/// symbol without stray bits, as the key service's decoder demands). A base64 text of `q`
+/// full quads holds `3q` bytes, plus 1 with a last quad ending `==` or 2 with one ending `=`,
+/// so each ending has its own least number of quads.
 pub fn encrypted_key_pattern() -> String {
+    let quads = |extra: usize| (MIN_BODY_LEN.saturating_sub(extra)).div_ceil(3);
+    let (none, one, two) = (quads(0), quads(1), quads(2));
     format!(
-        r"^{PREFIX}([A-Za-z0-9+/]{{4}})*([A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{{2}}[AEIMQUYcgkosw048]=)?$"
+        r"^{PREFIX}(([A-Za-z0-9+/]{{4}}){{{none},}}|([A-Za-z0-9+/]{{4}}){{{one},}}[A-Za-z0-9+/][AQgw]==|([A-Za-z0-9+/]{{4}}){{{two},}}[A-Za-z0-9+/]{{2}}[AEIMQUYcgkosw048]=)$"
     )
 }
 
@@ -74,10 +78,20 @@ pub(super) fn apply(doc: &mut Value) {
         "X-Trace-Id": {"$ref": "#/components/headers/X-Trace-Id"},
     });
     for (_, _, op) in operations(doc) {
+        // The rotate body is optional: absent, or the object (a JSON `null` is neither).
+        if op["operationId"] == "byok_rotate_key" {
+            op["requestBody"]["required"] = json!(false);
+            op["requestBody"]["content"]["application/json"]["schema"] =
+                json!({"$ref": "#/components/schemas/RotateKeyRequest"});
+        }
         for p in op["parameters"].as_array_mut().into_iter().flatten() {
             let extra = match p["name"].as_str() {
                 Some("partner") => json!({"minLength": 1}),
-                Some("x-request-id") | Some("x-trace-id") => json!({"format": "uuid"}),
+                // A header is absent or a string, never null: an optional one is
+                // `required: false`, not a nullable type.
+                Some("x-request-id") | Some("x-trace-id") => {
+                    json!({"type": "string", "format": "uuid"})
+                }
                 _ => continue,
             };
             for (k, v) in extra.as_object().expect("an object") {

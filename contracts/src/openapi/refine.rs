@@ -356,6 +356,13 @@ fn platform_constraints(doc: &mut Value) {
         ("PhoneNumberMapping", "/properties/country_code", region()),
         ("ColumnMapping", "/properties/column_name", non_empty()),
         ("OverrideMapping", "/properties/column_name", non_empty()),
+        // Every override, named or not, maps a column: an unknown name passes the upload and
+        // fails the cohort (`validate::transformation_config`).
+        (
+            "OverrideMappings",
+            "",
+            json!({"additionalProperties": {"$ref": "#/components/schemas/OverrideMapping"}}),
+        ),
         (
             "TransformationConfig",
             "/properties/app_variables",
@@ -573,7 +580,15 @@ fn cohort_files(doc: &mut Value) {
 }
 
 /// The upload form's parts: the CSV as a file, the transformation config as a JSON part.
+/// Other parts are read past, but a part's name travels in its `Content-Disposition` header,
+/// where control characters cannot appear (RFC 9110): such a body is refused as unreadable.
 fn upload_form(doc: &mut Value) {
+    set(
+        doc,
+        "CohortUploadForm",
+        "",
+        json!({"propertyNames": {"pattern": "^[^\\u0000-\\u001f\\u007f]*$"}}),
+    );
     set(
         doc,
         "CohortUploadForm",

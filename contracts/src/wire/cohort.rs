@@ -181,7 +181,8 @@ pub struct TransformationConfig {
     /// Agent variables, each from a column.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub app_variables: BTreeMap<String, ColumnMapping>,
-    /// Agent overrides, each from a column; keys other than the three are refused.
+    /// Agent overrides, each from a column; a key other than the three passes the upload and
+    /// fails the cohort (status `failed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_overrides: Option<OverrideMappings>,
 }

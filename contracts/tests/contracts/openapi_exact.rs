@@ -871,3 +871,40 @@ fn examples_fit_their_schemas_and_the_validators() {
     validate::cohort_stream(&example("CohortStreamRequest"), o).unwrap();
     validate::sim::clock_advance(&example("ClockAdvanceRequest"), o).unwrap();
 }
+
+/// The document's `encrypted_key` accepts a `byok:v1:` text exactly when the envelope parser
+/// reads it (every body length around the minimum, and bodies that are not base64), so a
+/// generator that keeps to the schema never meets a 400 for a short or malformed key.
+#[test]
+fn the_encrypted_key_schema_is_the_envelope_parser() {
+    use base64::Engine;
+    use contracts::envelope::{MIN_BODY_LEN, PREFIX, parse};
+    let doc = byok_document();
+    let validator = schema_validator(&doc, "DecryptKeyData");
+    let body = |key: &str| json!({"key_alias": "k", "encrypted_key": key});
+    let mut texts: Vec<String> = (0..=MIN_BODY_LEN + 8)
+        .map(|n| {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            format!(
+                "{PREFIX}{}",
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            )
+        })
+        .collect();
+    let long = texts.last().unwrap().clone();
+    texts.extend([
+        long.trim_end_matches('=').to_string(),
+        format!("{long}="),
+        long.replace('A', "-"),
+        long.replacen(PREFIX, "byok:v2:", 1),
+        long[PREFIX.len()..].to_string(),
+    ]);
+    for text in texts {
+        assert_eq!(
+            validator.is_valid(&body(&text)),
+            parse(&text).is_ok(),
+            "{text:?}: {:?}",
+            parse(&text).err()
+        );
+    }
+}
