@@ -599,7 +599,7 @@ pub fn insert_calls(
             for (k, (call, status, result)) in chunk.iter().enumerate() {
                 let b = k * 19;
                 st.raw_bind_parameter(b + 1, &call.id)?;
-                st.raw_bind_parameter(b + 2, &call.kind)?;
+                st.raw_bind_parameter(b + 2, call.kind)?;
                 st.raw_bind_parameter(b + 3, &call.ws.org_id)?;
                 st.raw_bind_parameter(b + 4, &call.ws.workspace_id)?;
                 st.raw_bind_parameter(b + 5, status)?;
