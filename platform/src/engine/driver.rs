@@ -12,20 +12,75 @@
 //!   still run at once at the current simulated time (an instant outbound call is dialled
 //!   when it is made).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use contracts::clock::{ClockError, SimClock};
 use contracts::validate::sim::Advance;
 use contracts::wire::ClockAdvanceResult;
+use futures_util::StreamExt;
 
 use super::{Engine, EngineError, StepKeys};
+use crate::crypto::WorkspaceKeys;
 use crate::store::engine as es;
 use crate::store::{StoreError, WorkspaceRef};
-use crate::webhooks::{TryResult, WebhookClient, backoff};
+use crate::webhooks::{TryResult, WebhookClient, WebhookSettings, backoff};
 
 /// How many deliveries one round sends at most.
-const DELIVERY_BATCH: u32 = 256;
+pub const DELIVERY_BATCH: u32 = 256;
+/// How many webhook tries are in flight at once. A try may take up to `webhook_timeout_ms`
+/// (wall time) when a receiver hangs; tries in parallel keep a few slow or unreachable
+/// receivers from holding back everyone else's events, and a clock move from taking one
+/// timeout per delivery.
+pub const DELIVERY_CONCURRENCY: usize = 32;
+
+/// A try to make in a round.
+struct PlannedTry {
+    id: String,
+    url: String,
+    body: Vec<u8>,
+    /// Tries so far, this one included.
+    tries: u32,
+    /// When it was due: a try is never stamped earlier.
+    due_at: DateTime<Utc>,
+}
+
+impl PlannedTry {
+    /// What to record of the try's `result`, made at `now`: delivered, or failed with the
+    /// next try after the backoff (none once the tries are used up).
+    fn record(
+        self,
+        now: DateTime<Utc>,
+        result: TryResult,
+        settings: &WebhookSettings,
+    ) -> es::TryRecord {
+        match result {
+            TryResult::Delivered { status } => es::TryRecord {
+                id: self.id,
+                tries: self.tries,
+                delivered_at: Some(now),
+                next: None,
+                status_code: Some(status),
+                error: None,
+            },
+            TryResult::Failed { status, error } => {
+                tracing::info!(delivery = %self.id, url = %self.url, tries = self.tries, %error, "webhook try failed");
+                let next = (self.tries < settings.max_tries).then(|| {
+                    now + backoff(self.tries, settings.initial_backoff, settings.max_backoff)
+                });
+                es::TryRecord {
+                    id: self.id,
+                    tries: self.tries,
+                    delivered_at: None,
+                    next,
+                    status_code: status,
+                    error: Some(error),
+                }
+            }
+        }
+    }
+}
 
 /// Why the clock could not be moved.
 #[derive(Debug, thiserror::Error)]
@@ -168,68 +223,84 @@ impl Driver {
         Ok(out)
     }
 
-    /// Sends the deliveries due up to `bound`, one round.
+    /// Sends the deliveries due up to `bound`, one round: at most [`DELIVERY_BATCH`], oldest
+    /// due first, up to [`DELIVERY_CONCURRENCY`] tries in flight at once (the deliveries of
+    /// one subject one after the other, in order), then records every result in one
+    /// transaction. Answers the tries made and the deliveries delivered.
     async fn deliver(&self, bound: DateTime<Utc>) -> Result<(u64, u64), EngineError> {
         let app = self.engine.app().clone();
         let due = app
             .store
             .read(move |c| es::due_deliveries(c, bound, DELIVERY_BATCH))
             .await?;
-        let mut attempts = 0;
-        let mut delivered = 0;
-        let settings = self.webhooks.settings().clone();
+        let settings = self.webhooks.settings();
+        let mut keys: HashMap<WorkspaceRef, Option<WorkspaceKeys>> = HashMap::new();
+        for (_, d) in &due {
+            if !keys.contains_key(&d.ws) {
+                let k = app.keys.workspace(&d.ws, None).await.ok();
+                keys.insert(d.ws.clone(), k);
+            }
+        }
+        let mut records = Vec::with_capacity(due.len());
+        // The tries to make, by subject, subjects in the order of their oldest delivery.
+        let mut groups: Vec<Vec<PlannedTry>> = vec![];
+        let mut group_of: HashMap<String, usize> = HashMap::new();
         for (due_at, d) in due {
-            let keys = app.keys.workspace(&d.ws, None).await;
             let now = app.clock.now().max(due_at);
             let body = keys
-                .as_ref()
-                .ok()
+                .get(&d.ws)
+                .and_then(Option::as_ref)
                 .and_then(|k| k.open(&es::delivery_context(&d.id), &d.body).ok());
             let Some(body) = body else {
                 // The workspace's key service is down: the body cannot be read; try later
                 // without counting a try.
-                let next = now + backoff(1, settings.initial_backoff, settings.max_backoff);
-                let (id, tries) = (d.id.clone(), d.tries);
-                app.store
-                    .write(move |c| {
-                        es::record_try(
-                            c,
-                            &id,
-                            tries,
-                            None,
-                            Some(next),
-                            None,
-                            Some("key service unavailable"),
-                        )
-                    })
-                    .await?;
+                records.push(es::TryRecord {
+                    id: d.id,
+                    tries: d.tries,
+                    delivered_at: None,
+                    next: Some(now + backoff(1, settings.initial_backoff, settings.max_backoff)),
+                    status_code: None,
+                    error: Some("key service unavailable".into()),
+                });
                 continue;
             };
-            let result = self.webhooks.send(&d.url, body, now.timestamp()).await;
-            attempts += 1;
-            let tries = d.tries + 1;
-            let id = d.id.clone();
-            match result {
-                TryResult::Delivered { status } => {
-                    delivered += 1;
-                    app.store
-                        .write(move |c| {
-                            es::record_try(c, &id, tries, Some(now), None, Some(status), None)
-                        })
-                        .await?;
+            let i = *group_of.entry(d.subject_id.clone()).or_insert_with(|| {
+                groups.push(vec![]);
+                groups.len() - 1
+            });
+            groups[i].push(PlannedTry {
+                id: d.id,
+                url: d.url,
+                body,
+                tries: d.tries + 1,
+                due_at,
+            });
+        }
+        let webhooks = &self.webhooks;
+        let clock = &app.clock;
+        let tried: Vec<Vec<es::TryRecord>> = futures_util::stream::iter(groups)
+            .map(|group| async move {
+                let mut out = Vec::with_capacity(group.len());
+                for mut t in group {
+                    // Stamped when it is made: on the real clock a round may last a while.
+                    let now = clock.now().max(t.due_at);
+                    let body = std::mem::take(&mut t.body);
+                    let result = webhooks.send(&t.url, body, now.timestamp()).await;
+                    out.push(t.record(now, result, webhooks.settings()));
                 }
-                TryResult::Failed { status, error } => {
-                    let next = (tries < settings.max_tries).then(|| {
-                        now + backoff(tries, settings.initial_backoff, settings.max_backoff)
-                    });
-                    tracing::info!(delivery = %d.id, url = %d.url, tries, %error, "webhook try failed");
-                    app.store
-                        .write(move |c| {
-                            es::record_try(c, &id, tries, None, next, status, Some(&error))
-                        })
-                        .await?;
-                }
-            }
+                out
+            })
+            .buffer_unordered(DELIVERY_CONCURRENCY)
+            .collect()
+            .await;
+        let tried: Vec<es::TryRecord> = tried.into_iter().flatten().collect();
+        let attempts = tried.len() as u64;
+        let delivered = tried.iter().filter(|r| r.delivered_at.is_some()).count() as u64;
+        records.extend(tried);
+        if !records.is_empty() {
+            app.store
+                .write(move |c| es::record_tries(c, &records))
+                .await?;
         }
         Ok((attempts, delivered))
     }

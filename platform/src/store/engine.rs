@@ -776,31 +776,46 @@ pub fn due_deliveries(
     Ok(rows)
 }
 
-/// Records a try: delivered, or failed with the next try at `next` (`None`: given up).
-#[allow(clippy::too_many_arguments)]
-pub fn record_try(
-    c: &Connection,
-    id: &str,
-    tries: u32,
-    delivered_at: Option<DateTime<Utc>>,
-    next: Option<DateTime<Utc>>,
-    status_code: Option<u16>,
-    error: Option<&str>,
-) -> Result<(), StoreError> {
-    let status = DeliveryState::after_try(delivered_at.is_some(), next.is_some());
-    c.prepare_cached(
-        "UPDATE webhook_deliveries SET status = ?2, tries = ?3, next_try_ms = ?4, last_status = ?5,
-                last_error = ?6, delivered_ms = ?7 WHERE id = ?1",
-    )?
-    .execute(params![
-        id,
-        status,
-        i64::from(tries),
-        next.map(ms),
-        status_code.map(i64::from),
-        error,
-        delivered_at.map(ms)
-    ])?;
+/// What became of one delivery in a round: a try delivered it, or failed with the next try
+/// at `next` (`None`: given up), or no try was made and it waits until `next`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TryRecord {
+    /// The delivery.
+    pub id: String,
+    /// Tries so far, this one included.
+    pub tries: u32,
+    /// When it was delivered (the platform's clock), if it was.
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// When the next try is due; `None` with `delivered_at` also `None`: given up.
+    pub next: Option<DateTime<Utc>>,
+    /// The receiver's answer, when there was one.
+    pub status_code: Option<u16>,
+    /// What went wrong, when something did.
+    pub error: Option<String>,
+}
+
+/// Records the tries of a round, in one transaction.
+pub fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<(), StoreError> {
+    let tx = c.transaction()?;
+    {
+        let mut st = tx.prepare_cached(
+            "UPDATE webhook_deliveries SET status = ?2, tries = ?3, next_try_ms = ?4, last_status = ?5,
+                    last_error = ?6, delivered_ms = ?7 WHERE id = ?1",
+        )?;
+        for r in records {
+            let status = DeliveryState::after_try(r.delivered_at.is_some(), r.next.is_some());
+            st.execute(params![
+                r.id,
+                status,
+                i64::from(r.tries),
+                r.next.map(ms),
+                r.status_code.map(i64::from),
+                r.error,
+                r.delivered_at.map(ms)
+            ])?;
+        }
+    }
+    tx.commit()?;
     Ok(())
 }
 

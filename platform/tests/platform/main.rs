@@ -16,3 +16,4 @@ mod engine;
 mod errors;
 mod outbound;
 mod routes;
+mod webhooks;
