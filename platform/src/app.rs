@@ -12,9 +12,9 @@ use contracts::ids::IdGen;
 use contracts::validate::Options;
 use rand::RngCore;
 
-use crate::byok::ByokKeyService;
 use crate::config::{ApiKeyConfig, Database, KeyTable, PlatformConfig};
-use crate::crypto::{KeyRing, KeyService, LocalKeyService};
+use crate::keys::byok::ByokKeyService;
+use crate::keys::{DataKeyRing, DataKeySource, LocalKeyService};
 use crate::store::ids::PersistentIds;
 use crate::store::{Store, StoreError};
 
@@ -40,7 +40,7 @@ pub struct AppInner {
     /// [`App::draw_id`] (or [`PersistentIds::draw`] on the writer connection).
     pub resource_ids: Arc<PersistentIds>,
     /// Data keys of every workspace.
-    pub keys: Arc<KeyRing>,
+    pub keys: Arc<DataKeyRing>,
     /// API keys.
     pub auth: KeyTable,
     /// How strictly requests are read.
@@ -136,7 +136,7 @@ pub struct AppBuilder {
     clock: Option<SharedClock>,
     sim: Option<SimClock>,
     store: Option<Store>,
-    key_service: Option<Arc<dyn KeyService>>,
+    key_service: Option<Arc<dyn DataKeySource>>,
 }
 
 impl App {
@@ -175,7 +175,7 @@ impl AppBuilder {
 
     /// Uses this key service for workspaces without their own (default: the local one; the
     /// workspaces of `config.byok` get a [`ByokKeyService`] each).
-    pub fn key_service(mut self, service: Arc<dyn KeyService>) -> Self {
+    pub fn key_service(mut self, service: Arc<dyn DataKeySource>) -> Self {
         self.key_service = Some(service);
         self
     }
@@ -216,7 +216,7 @@ impl AppBuilder {
         let resource_ids = Arc::new(store.write_blocking(|c| PersistentIds::load(c, seed))?);
         let ids = Arc::new(store.write_blocking(|c| crate::store::ids::request_ids(c, seed))?);
         config.validate_byok().map_err(StartError::Config)?;
-        let keys = Arc::new(KeyRing::new(store.clone(), clock.clone(), key_service));
+        let keys = Arc::new(DataKeyRing::new(store.clone(), clock.clone(), key_service));
         for entry in &config.byok {
             let service = ByokKeyService::new(entry, clock.clone(), ids.clone())
                 .map_err(StartError::Config)?;

@@ -71,7 +71,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::app::App;
-use crate::crypto::{KeyRingError, KeyServiceError, WorkspaceKeys};
+use crate::keys::{DataKeyRingError, KeyServiceError, WorkspaceKeys};
 use crate::store::cohorts::{self, CohortRecord, NewUser};
 use crate::store::files::{self, FileError, SealedFileReader, SealedFileWriter};
 use crate::store::{Store, StoreError};
@@ -297,17 +297,17 @@ async fn finish_failed(app: &App, id: &str, reason: String) -> Result<(), StoreE
 async fn process_one(app: &App, job: &CohortRecord) -> Result<Step, ProcessError> {
     let keys = match app.keys.workspace(&job.ws, None).await {
         Ok(k) => k,
-        Err(KeyRingError::Service(KeyServiceError::Unavailable(m))) => {
+        Err(DataKeyRingError::Service(KeyServiceError::Unavailable(m))) => {
             return Ok(Step::RetryLater(m));
         }
-        Err(KeyRingError::Service(KeyServiceError::Refused(m))) => {
+        Err(DataKeyRingError::Service(KeyServiceError::Refused(m))) => {
             let reason = format!(
                 "the key service that protects this workspace's data refused to give the key that opens the upload: {m}"
             );
             finish_failed(app, &job.id, reason).await?;
             return Ok(Step::Done);
         }
-        Err(KeyRingError::Store(e)) => return Err(e.into()),
+        Err(DataKeyRingError::Store(e)) => return Err(e.into()),
     };
     let (app2, job2) = (app.clone(), job.clone());
     tokio::task::spawn_blocking(move || ingest(&app2, &keys, &job2))

@@ -225,7 +225,7 @@ fn default_request_timeout_ms() -> u64 {
 }
 
 /// BYOK for one workspace: its data keys are decrypted by the customer's key service at
-/// `{customer_base_url}/{partner}/byok/v1/...` (see [`crate::byok`]). A workspace without an
+/// `{customer_base_url}/{partner}/byok/v1/...` (see [`crate::keys::byok`]). A workspace without an
 /// entry uses the platform's local key.
 ///
 /// Authentication is one of two methods: client credentials (`client_id` and

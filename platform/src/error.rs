@@ -6,7 +6,7 @@ use contracts::error::{PlatformErrorBody, ValidationErrors};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use crate::crypto::KeyRingError;
+use crate::keys::DataKeyRingError;
 use crate::store::StoreError;
 
 /// A failed request.
@@ -61,7 +61,7 @@ pub enum ApiError {
     },
     /// The key service that protects the workspace's data cannot be used now (503).
     #[error("{0}")]
-    KeyService(String),
+    DataKeySource(String),
     /// The key service refused (configuration problem) (502).
     #[error("{0}")]
     KeyServiceRefused(String),
@@ -96,7 +96,7 @@ impl ApiError {
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::KeyService(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::DataKeySource(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::KeyServiceRefused(_) => StatusCode::BAD_GATEWAY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -121,7 +121,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { message } => {
                 ("invalid_request_error", "unsupported_media_type", message)
             }
-            ApiError::KeyService(message) => {
+            ApiError::DataKeySource(message) => {
                 ("key_service_error", "key_service_unavailable", message)
             }
             ApiError::KeyServiceRefused(message) => {
@@ -153,26 +153,26 @@ impl From<StoreError> for ApiError {
     }
 }
 
-impl From<KeyRingError> for ApiError {
-    fn from(e: KeyRingError) -> Self {
+impl From<DataKeyRingError> for ApiError {
+    fn from(e: DataKeyRingError) -> Self {
         match e {
-            KeyRingError::Service(crate::crypto::KeyServiceError::Unavailable(m)) => {
-                ApiError::KeyService(format!(
+            DataKeyRingError::Service(crate::keys::KeyServiceError::Unavailable(m)) => {
+                ApiError::DataKeySource(format!(
                     "the key service that protects this workspace's data is unavailable: {m}"
                 ))
             }
-            KeyRingError::Service(crate::crypto::KeyServiceError::Refused(m)) => {
+            DataKeyRingError::Service(crate::keys::KeyServiceError::Refused(m)) => {
                 ApiError::KeyServiceRefused(format!(
                     "the key service that protects this workspace's data refused: {m}"
                 ))
             }
-            KeyRingError::Store(s) => ApiError::from(s),
+            DataKeyRingError::Store(s) => ApiError::from(s),
         }
     }
 }
 
-impl From<crate::crypto::CryptoError> for ApiError {
-    fn from(e: crate::crypto::CryptoError) -> Self {
+impl From<crate::keys::CryptoError> for ApiError {
+    fn from(e: crate::keys::CryptoError) -> Self {
         ApiError::Internal(e.to_string())
     }
 }

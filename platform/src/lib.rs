@@ -7,8 +7,8 @@
 //! - [`api`]: warp routes, one module per resource.
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
-//! - [`crypto`]: data keys, sealed blobs, keyed lookup hashes, the key ring.
-//! - [`byok`]: the client of the customer's key service (BYOK), behind the key ring.
+//! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources
+//!   (local, and the customer's key service: BYOK), the data-key ring (single flight, cache).
 //! - [`cohort_processing`]: the background worker that turns uploaded CSV files into users.
 //! - [`lifecycle`]: the campaign life cycle as one function of the clock.
 //! - [`stats`]: campaign statistics.
@@ -19,16 +19,42 @@
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
 //! - [`connection`]: HTTP/1.1 connections: limits, timeouts, refusals in the error shape.
 //! - [`process`]: settings and limits of the server process (malloc arenas, open files).
+//!
+//! # The spec's rules and the state transitions, in one hop
+//!
+//! The interface spec is `../shared/seeds/000_1e05a60a91bd1e66.txt` (its "Rules:" list is
+//! numbered 1 to 6). Each rule, and each change of a stored state, names the function that
+//! makes it happen and the tests that prove it (`tests/platform/<file>.rs::<test>` are the
+//! integration tests of this crate; `mod::tests::<test>` are unit tests).
+//!
+//! | Rule | Code | Tests |
+//! |---|---|---|
+//! | 1. every dial is one attempt; `max_retries: N` gives N+1 | [`engine::dialing::next_step`], [`contracts::model::RetryPolicy::max_attempts`] | `engine.rs::rule_1_max_retries_2_gives_exactly_3_attempts_of_an_always_busy_number`, `engine::dialing::tests::classification_and_retries` |
+//! | 2. `attempts_per_second` is a dial rate | [`engine::dialing::Pacing`] (the slots), `Engine::dial` (takes a slot), `engine::next_dial` (waits for it) | `engine.rs::rule_2_the_rate_is_a_dial_rate_120_dials_in_the_first_window_minute_at_2_per_second`, `engine::dialing::tests::pacing_places_exactly_the_rate` |
+//! | 3. budget = users x (1 + max_retries), warned when above capacity | [`stats::campaign_statistics`] | `engine.rs::rule_3_warns_when_the_budget_exceeds_the_capacity`, `campaigns.rs::statistics_show_the_budget_beside_the_capacity` |
+//! | 4. dials split by `weight`, numbers of a connection used equally | [`engine::dialing::Routing::pick`] | `engine.rs::rule_4_weights_3_and_1_split_1000_dials_750_250_within_one_at_every_prefix`, `engine::dialing::tests::weights_3_and_1_split_750_250_within_one_at_every_prefix`, `engine::dialing::tests::any_weights_track_their_share` |
+//! | 5. connected but shorter than `threshold_seconds` is short, retried only with `short_duration` in `retry_on` | [`engine::dialing::CallResult::classify`], [`engine::dialing::next_step`] | `engine.rs::rule_5_a_short_call_is_retried_only_with_short_duration_in_retry_on`, `engine::dialing::tests::classification_and_retries` |
+//! | 6. deleting a deployment is permanent and stops inbound handling at once | [`service::deployments::delete`], [`engine::inbound`] (`no_deployment`) | `engine.rs::rule_6_after_delete_an_inbound_call_to_its_number_is_not_answered`, `deployments.rs::delete_is_permanent` |
+//!
+//! | Transition | Code | Tests |
+//! |---|---|---|
+//! | campaign `scheduled` -> `active` -> `ended` with the clock | [`lifecycle::effective_status`] (every read), the engine's `Activate` and `End` events (`Engine::handle`) | `lifecycle::tests::time_moves_status`, `campaigns.rs::status_follows_the_clock`, `engine.rs::the_end_leaves_unfinished_users_counted` |
+//! | campaign pause, resume, cancel | [`lifecycle::apply_action`] via [`service::campaigns::set_status`] | `lifecycle::tests::actions`, `campaigns.rs::pause_resume_cancel_and_their_409s`, `engine.rs::pause_stops_dialling_at_once_resume_continues_cancel_stops_for_good` |
+//! | campaign user `ready` -> `calling` -> `ready` (retry) / `done` / `unfinished`; `ready` -> `excluded` (stop file) | `Engine::dial`, `Engine::call_end`, [`store::engine::mark_unfinished`], [`store::engine::exclude_by_stop_file`] | `engine.rs::rule_1_max_retries_2_gives_exactly_3_attempts_of_an_always_busy_number`, `engine.rs::the_end_leaves_unfinished_users_counted`, `engine.rs::stop_files_exclude_users_already_in_the_campaign`, `durability.rs::an_engine_rebuilt_between_every_two_steps_carries_on_exactly` |
+//! | call (attempt) `queued` -> `calling` -> `ended` | [`service::outbound`] (queued), `Engine::outbound` and `Engine::dial` (calling), `Engine::call_end` (ended) | `engine.rs::instant_outbound_is_dialled_at_once_and_its_webhook_sent_when_it_ends`, `durability.rs::batches_of_two_events_whose_writes_overlap_the_next_batch_give_the_same_run` |
+//! | webhook delivery `pending` -> `delivered` / `failed` (retried with backoff while `pending`) | [`store::engine::record_tries`], [`webhooks::backoff`], [`engine::driver`] | `engine.rs::failed_webhooks_are_retried_with_backoff_on_the_clock`, `webhooks.rs::a_failed_try_in_a_parallel_round_is_retried_after_its_backoff`, `webhooks::tests::backoff_doubles_up_to_the_cap` |
+//! | cohort `processing` -> `completed` / `failed` | [`cohort_processing`], [`store::cohorts::mark_completed`], [`store::cohorts::mark_failed`] | `cohorts.rs::an_upload_is_answered_processing_and_completes_with_its_rejections`, `cohorts.rs::whole_upload_failures_say_why` |
+//! | deployment `active` <-> `paused`, deleted | [`service::deployments::set_status`], [`service::deployments::delete`] | `deployments.rs::create_get_patch_and_status_bodies`, `deployments.rs::delete_is_permanent` |
+//! | inbound call answered or refused (`no_deployment`, `deployment_paused`, `outside_schedule`, `key_service_unavailable`) | [`engine::inbound`] | `engine.rs::inbound_calls_are_personalised_from_the_latest_cohort_and_refused_when_paused_or_outside`, `engine.rs::rule_6_after_delete_an_inbound_call_to_its_number_is_not_answered` |
 
 pub mod api;
 pub mod app;
-pub mod byok;
 pub mod cohort_processing;
 pub mod config;
 pub mod connection;
-pub mod crypto;
 pub mod engine;
 pub mod error;
+pub mod keys;
 pub mod lifecycle;
 pub mod process;
 pub mod server;
@@ -38,3 +64,12 @@ pub mod store;
 pub mod webhooks;
 
 pub use app::App;
+
+/// The key types under their earlier path, `platform::crypto`, for code written against it;
+/// their home is [`keys`] (where the key-service trait is named [`keys::DataKeySource`]).
+pub mod crypto {
+    pub use crate::keys::{
+        CryptoError, DataKeySource as KeyService, KeyFuture, KeyServiceError, LocalKeyService,
+        WorkspaceKeys, blob_key_id,
+    };
+}

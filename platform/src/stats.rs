@@ -5,7 +5,9 @@ use chrono::{DateTime, Utc};
 use contracts::wire::{AttemptCounts, CampaignStatistics};
 use rusqlite::{Connection, params};
 
+use crate::engine::dialing::CallResult;
 use crate::store::campaigns::CampaignRecord;
+use crate::store::states::UserState;
 use crate::store::{StoreError, ms};
 
 /// The statistics of a campaign at `now`.
@@ -23,23 +25,22 @@ pub fn campaign_statistics(
     let rows = st
         .query_map(params![rec.id, ms(now)], |r| {
             Ok((
-                r.get::<_, String>(0)?,
+                r.get::<_, UserState>(0)?,
                 r.get::<_, i64>(1)? as u64,
                 r.get::<_, Option<i64>>(2)?,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     for (state, n, due) in rows {
-        match state.as_str() {
-            "ready" => {
+        match state {
+            UserState::Ready => {
                 s.users_pending += n;
                 s.retries_due = due.unwrap_or(0) as u64;
             }
-            "calling" => s.users_in_progress += n,
-            "done" => s.users_done += n,
-            "excluded" => s.users_excluded += n,
-            "unfinished" => s.users_unfinished += n,
-            _ => {}
+            UserState::Calling => s.users_in_progress += n,
+            UserState::Done => s.users_done += n,
+            UserState::Excluded => s.users_excluded += n,
+            UserState::Unfinished => s.users_unfinished += n,
         }
     }
     // Users of completed uploads the engine has not admitted yet (it does so at its next
@@ -72,15 +73,15 @@ pub fn campaign_statistics(
     s.attempts_total = s.users_in_progress;
     for (result, n) in rows {
         s.attempts_total += n;
-        match result.as_str() {
-            "completed" => by.connected += n,
-            "short_duration" => by.short_duration += n,
-            "busy" => by.busy += n,
-            "no_answer" => by.no_answer += n,
-            "failed" => by.failed += n,
-            "provider_error" => by.provider_error += n,
-            "internal_error" => by.internal_error += n,
-            _ => {}
+        match CallResult::parse(&result) {
+            Some(CallResult::Completed) => by.connected += n,
+            Some(CallResult::ShortDuration) => by.short_duration += n,
+            Some(CallResult::Busy) => by.busy += n,
+            Some(CallResult::NoAnswer) => by.no_answer += n,
+            Some(CallResult::Failed) => by.failed += n,
+            Some(CallResult::ProviderError) => by.provider_error += n,
+            Some(CallResult::InternalError) => by.internal_error += n,
+            None => {}
         }
     }
     s.attempts_by_outcome = by;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use contracts::validate::{self, sim as sim_rules};
-use contracts::wire::{DeliveryStatus, Page, SimClockState, WebhookDeliveryRecord};
+use contracts::wire::{Page, SimClockState, WebhookDeliveryRecord};
 use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
@@ -260,14 +260,10 @@ async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -
                 .into_iter()
                 .map(|r| WebhookDeliveryRecord {
                     delivery_id: r.id,
-                    kind: r.kind,
+                    kind: r.kind.as_str().to_string(),
                     subject_id: r.subject_id,
                     url: r.url,
-                    status: match r.status.as_str() {
-                        "delivered" => DeliveryStatus::Delivered,
-                        "failed" => DeliveryStatus::Failed,
-                        _ => DeliveryStatus::Pending,
-                    },
+                    status: r.status.into(),
                     tries: r.tries,
                     last_status_code: r.last_status,
                     last_error: r.last_error,

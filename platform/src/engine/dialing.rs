@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use telephony_sim::Outcome;
 
-/// Connection choice by smooth weighted round robin (as in nginx): every dial, each
-/// connection's credit grows by its weight, the one with the most credit is chosen and pays
-/// the total weight. Weights 3 and 1 give A A B A, A A B A, ...: at every prefix each
-/// connection's share is within one dial of its weight's share. Numbers within a connection
-/// are used in turn.
+/// Rule 4: dials split by weight. Connection choice by smooth weighted round robin (as in
+/// nginx): every dial, each connection's credit grows by its weight, the one with the most
+/// credit is chosen and pays the total weight. Weights 3 and 1 give A A B A, A A B A, ...:
+/// at every prefix each connection's share is within one dial of its weight's share.
+/// Numbers within a connection are used in turn.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Routing {
     /// Credit per connection.
@@ -52,9 +52,10 @@ impl Routing {
     }
 }
 
-/// Dial pacing at exactly `attempts_per_second`: the k-th dial since the epoch is due at
-/// `epoch + k / rate`. The epoch restarts whenever the campaign was idle (no user to dial,
-/// window closed, paused), so an idle spell never turns into a burst.
+/// Rule 2: `attempts_per_second` is a dial rate. Dial pacing at exactly
+/// `attempts_per_second`: the k-th dial since the epoch is due at `epoch + k / rate`. The
+/// epoch restarts whenever the campaign was idle (no user to dial, window closed, paused),
+/// so an idle spell never turns into a burst.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pacing {
     /// The first dial of this run, in Unix microseconds.

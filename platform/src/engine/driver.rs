@@ -22,7 +22,7 @@ use contracts::wire::ClockAdvanceResult;
 use futures_util::StreamExt;
 
 use super::{Engine, EngineError, StepKeys};
-use crate::crypto::WorkspaceKeys;
+use crate::keys::WorkspaceKeys;
 use crate::store::engine as es;
 use crate::store::{StoreError, WorkspaceRef};
 use crate::webhooks::{TryResult, WebhookClient, WebhookSettings, backoff};

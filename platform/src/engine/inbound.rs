@@ -2,7 +2,8 @@
 //! inside its `inbound_config` (none: always). The caller's number is looked up in the
 //! deployment's cohorts (the latest upload wins) and the agent gets that user's variables.
 //! A paused deployment, a call outside the schedule, a deleted or unknown number: not
-//! answered, recorded with the reason.
+//! answered, recorded with the reason (rule 6: a deleted deployment's numbers are
+//! `no_deployment` at once).
 
 use chrono::{DateTime, Duration, Utc};
 use contracts::domain::phone::E164;
@@ -14,7 +15,7 @@ use telephony_sim::InboundCall;
 
 use super::dialing::interaction_id;
 use super::{Engine, EngineError, State, StepKeys, StepReport};
-use crate::crypto::WorkspaceKeys;
+use crate::keys::WorkspaceKeys;
 use crate::store::engine::{self as es, InboundRow};
 use crate::store::{WorkspaceRef, cohorts as cohort_store, deployments, ms};
 
@@ -257,7 +258,7 @@ impl Engine {
             &mut st.pending,
             keys,
             &row.ws,
-            "deployment",
+            crate::store::states::DeliveryKind::Deployment,
             &interaction,
             &url,
             &body,

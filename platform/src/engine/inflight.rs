@@ -58,9 +58,9 @@ mod tests {
     fn call(id: &str, ws: &str) -> es::Call {
         es::Call {
             id: id.into(),
-            kind: "outbound".into(),
+            kind: crate::store::states::CallKind::Outbound,
             ws: WorkspaceRef::new("o", ws),
-            status: "calling".into(),
+            status: crate::store::states::CallStatus::Calling,
             payload: Vec::new(),
             campaign_id: None,
             cohort_id: None,

@@ -49,9 +49,10 @@ use rusqlite::Connection;
 use telephony_sim::{DialRequest, Outcome, TelephonySim};
 
 use crate::app::App;
-use crate::crypto::WorkspaceKeys;
+use crate::keys::WorkspaceKeys;
 use crate::store::cohorts::{self as cohort_store, Parent};
 use crate::store::engine::{self as es, Delivery, Dialed};
+use crate::store::states::{CallKind, CallStatus, DeliveryKind, UserState};
 use crate::store::{StoreError, WorkspaceRef, campaigns, ms};
 use dialing::{CallResult, NextStep, Pacing, Routing, campaign_attempt_id};
 
@@ -234,14 +235,14 @@ impl Writes {
     /// Makes the writes on `c` (inside the caller's transaction), each kind with one
     /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
     fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
-        let mut rows: Vec<(&es::Call, &str, Option<&str>)> = self
+        let mut rows: Vec<(&es::Call, CallStatus, Option<&str>)> = self
             .calling
             .iter()
-            .map(|call| (call, "calling", None))
+            .map(|call| (call, CallStatus::Calling, None))
             .chain(
                 self.ended_calls
                     .iter()
-                    .map(|(call, result)| (call, "ended", Some(*result))),
+                    .map(|(call, result)| (call, CallStatus::Ended, Some(*result))),
             )
             .collect();
         rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
@@ -374,7 +375,7 @@ impl Drop for BatchDb<'_> {
 
 #[derive(Debug, Clone, Copy)]
 struct UserWrite {
-    state: &'static str,
+    state: UserState,
     attempts: u32,
     due_ms: i64,
     last_result: Option<&'static str>,
@@ -555,16 +556,11 @@ impl Engine {
         // work and open inbound calls of any workspace from the database (few, and indexed).
         out.extend(st.inflight.workspaces().cloned());
         drop(st);
-        let extra: Vec<WorkspaceRef> = self.app.store.read_blocking(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status = 'queued'
-                 UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
-            )?;
-            let rows = stmt
-                .query_map([], |r| Ok(WorkspaceRef::new(r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
+        // Queued work and open inbound calls of any workspace.
+        let extra = self
+            .app
+            .store
+            .read_blocking(es::workspaces_with_live_calls)?;
         out.extend(extra);
         out.sort();
         out.dedup();
@@ -815,7 +811,8 @@ impl Engine {
                 drop_excluded(c, run)?;
             } else {
                 es::admit_cohort(c, id, &cohort_id, position, at)?;
-                for (row_no, queue_seq, phone_hash, sealed) in cohort_rows(c, &cohort_id, position)?
+                for (row_no, queue_seq, phone_hash, sealed) in
+                    es::admitted_rows(c, &cohort_id, position)?
                 {
                     run.ready.insert(
                         (ms(at), queue_seq),
@@ -955,7 +952,7 @@ impl Engine {
                 st.pending.users.insert(
                     (run.id.clone(), key.1),
                     UserWrite {
-                        state: "excluded",
+                        state: UserState::Excluded,
                         attempts: user.attempts,
                         due_ms: key.0,
                         last_result: None,
@@ -970,10 +967,10 @@ impl Engine {
                 st.pending.users.insert(
                     (run.id.clone(), key.1),
                     UserWrite {
-                        state: "done",
+                        state: UserState::Done,
                         attempts: user.attempts,
                         due_ms: key.0,
-                        last_result: Some("internal_error"),
+                        last_result: Some(CallResult::InternalError.as_str()),
                     },
                 );
                 return Ok(());
@@ -1006,9 +1003,9 @@ impl Engine {
         let ends = result.ends_at(t);
         let call = es::Call {
             id: attempt_id.clone(),
-            kind: "campaign".into(),
+            kind: CallKind::Campaign,
             ws: run.ws.clone(),
-            status: "calling".into(),
+            status: CallStatus::Calling,
             payload: Vec::new(),
             campaign_id: Some(id.to_string()),
             cohort_id: Some(cohort_id),
@@ -1029,7 +1026,7 @@ impl Engine {
         st.pending.users.insert(
             (run.id.clone(), key.1),
             UserWrite {
-                state: "calling",
+                state: UserState::Calling,
                 attempts: user.attempts + 1,
                 due_ms: key.0,
                 last_result: None,
@@ -1057,7 +1054,7 @@ impl Engine {
                 None => return Ok(()),
             },
         };
-        if call.status != "calling" {
+        if call.status != CallStatus::Calling {
             return Ok(());
         }
         let Some(keys) = keys.get(&call.ws) else {
@@ -1075,7 +1072,7 @@ impl Engine {
             .unwrap_or(Outcome::InternalError);
         let talk = Duration::milliseconds(call.talk_ms.unwrap_or(0));
         report.calls_ended += 1;
-        if call.kind == "outbound" {
+        if call.kind == CallKind::Outbound {
             let result = CallResult::classify(outcome, talk, 0);
             es::end_call(db.conn()?, attempt_id, result.as_str(), ended)?;
             let payload = if call.payload.is_empty() {
@@ -1099,7 +1096,7 @@ impl Engine {
                     &mut st.pending,
                     keys,
                     &call.ws,
-                    "outbound",
+                    DeliveryKind::Outbound,
                     attempt_id,
                     &hook.url,
                     &body,
@@ -1121,11 +1118,15 @@ impl Engine {
         let Some((spec, status)) = spec_status else {
             // The campaign is gone: the call ends as an internal error, written once.
             if st.pending.calls.remove(attempt_id) {
-                st.pending.ended_calls.push((call, "internal_error"));
-            } else {
                 st.pending
-                    .call_ends
-                    .push((attempt.clone(), "internal_error", ended));
+                    .ended_calls
+                    .push((call, CallResult::InternalError.as_str()));
+            } else {
+                st.pending.call_ends.push((
+                    attempt.clone(),
+                    CallResult::InternalError.as_str(),
+                    ended,
+                ));
             }
             return Ok(());
         };
@@ -1180,7 +1181,7 @@ impl Engine {
                 st.pending.users.insert(
                     (cid.clone(), seq),
                     UserWrite {
-                        state: "ready",
+                        state: UserState::Ready,
                         attempts,
                         due_ms: ms(due),
                         last_result: Some(result.as_str()),
@@ -1198,7 +1199,11 @@ impl Engine {
                 }
             }
             NextStep::Done => {
-                let state = if cut_short { "unfinished" } else { "done" };
+                let state = if cut_short {
+                    UserState::Unfinished
+                } else {
+                    UserState::Done
+                };
                 let cached = st
                     .runs
                     .get_mut(&campaign_id)
@@ -1244,7 +1249,7 @@ impl Engine {
                 &mut st.pending,
                 keys,
                 &call.ws,
-                "campaign",
+                DeliveryKind::Campaign,
                 attempt_id,
                 &hook.url,
                 &body,
@@ -1271,7 +1276,7 @@ impl Engine {
         let Some(call) = es::call(c, attempt_id)? else {
             return Ok(());
         };
-        if call.status != "queued" {
+        if call.status != CallStatus::Queued {
             return Ok(());
         }
         let Some(keys) = keys.get(&call.ws) else {
@@ -1286,7 +1291,7 @@ impl Engine {
                     attempt = attempt_id,
                     "an outbound request does not open; dropped as failed"
                 );
-                es::end_call(c, attempt_id, "internal_error", t)?;
+                es::end_call(c, attempt_id, CallResult::InternalError.as_str(), t)?;
                 return Ok(());
             }
         };
@@ -1320,7 +1325,7 @@ impl Engine {
         st.inflight.insert(
             attempt.clone(),
             es::Call {
-                status: "calling".into(),
+                status: CallStatus::Calling,
                 dialed_at: Some(t),
                 ends_at: Some(ends),
                 outcome: Some(result.outcome.as_str().to_string()),
@@ -1343,7 +1348,7 @@ impl Engine {
         pending: &mut Pending,
         keys: &WorkspaceKeys,
         ws: &WorkspaceRef,
-        kind: &str,
+        kind: DeliveryKind,
         subject: &str,
         url: &str,
         body: &serde_json::Value,
@@ -1361,7 +1366,7 @@ impl Engine {
             Delivery {
                 id,
                 ws: ws.clone(),
-                kind: kind.to_string(),
+                kind,
                 subject_id: subject.to_string(),
                 url: url.to_string(),
                 body: sealed,
@@ -1371,39 +1376,6 @@ impl Engine {
             at,
         ));
     }
-}
-
-/// The (row, queue order) of every user of a cohort at admission `position`.
-/// A user at admission: row, queue order, number hash, sealed data.
-type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
-
-/// Every user of a cohort admitted at `position`.
-fn cohort_rows(
-    c: &Connection,
-    cohort_id: &str,
-    position: u32,
-) -> Result<Vec<AdmittedRow>, StoreError> {
-    let mut st = c.prepare_cached(
-        "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
-    )?;
-    let rows = st
-        .query_map(rusqlite::params![cohort_id], |r| {
-            let n: i64 = r.get(0)?;
-            let hash: Vec<u8> = r.get(1)?;
-            let mut phone_hash = [0u8; 16];
-            if hash.len() == 16 {
-                phone_hash.copy_from_slice(&hash);
-            }
-            let data: Vec<u8> = r.get(2)?;
-            Ok((
-                n as u64,
-                es::queue_seq(position, n as u64),
-                phone_hash,
-                data.into_boxed_slice(),
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
 }
 
 /// One stored user.

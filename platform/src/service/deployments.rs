@@ -231,7 +231,7 @@ pub async fn set_status(
         .await?
 }
 
-/// Deletes a deployment for good: its numbers are free at once and every later call on
+/// Deletes a deployment for good (rule 6): its numbers are free at once and every later call on
 /// its id is a 404.
 pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError> {
     let (ws, id2) = (who.ws.clone(), id.to_string());

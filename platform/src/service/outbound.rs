@@ -8,9 +8,10 @@ use crate::app::App;
 use crate::config::Principal;
 use crate::error::ApiError;
 use crate::store::attempts::{self, AttemptRow};
+use crate::store::states::{CallKind, CallStatus};
 
 /// `kind` of instant outbound attempts.
-pub const KIND: &str = "outbound";
+pub const KIND: CallKind = CallKind::Outbound;
 
 /// Records a queued attempt for a valid request. The request (the user's number and the
 /// agent's variables) is stored sealed under the workspace's data key.
@@ -47,9 +48,9 @@ pub async fn create(
     );
     let row = AttemptRow {
         id: id.clone(),
-        kind: KIND.into(),
+        kind: KIND,
         ws: who.ws.clone(),
-        status: "queued".into(),
+        status: CallStatus::Queued,
         payload,
         created_at: now,
         updated_at: now,

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
 
+use super::states::{CallKind, CallStatus};
 use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 
 /// A stored attempt.
@@ -11,12 +12,12 @@ use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 pub struct AttemptRow {
     /// The attempt id (a UUIDv7).
     pub id: String,
-    /// `outbound` for instant outbound calls.
-    pub kind: String,
+    /// Outbound for instant outbound calls.
+    pub kind: CallKind,
     /// Its workspace.
     pub ws: WorkspaceRef,
-    /// `queued`, then the engine's states.
-    pub status: String,
+    /// Queued, then the engine's states.
+    pub status: CallStatus,
     /// Sealed JSON of what to dial.
     pub payload: Vec<u8>,
     /// When it was created.

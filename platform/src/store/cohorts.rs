@@ -27,7 +27,7 @@ use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 
 use super::{StoreError, WorkspaceRef, files, from_ms, ms, optional};
-use crate::crypto::{CryptoError, WorkspaceKeys};
+use crate::keys::{CryptoError, WorkspaceKeys};
 
 /// The internal status of a cohort whose file is still being received.
 pub const UPLOADING: &str = "uploading";

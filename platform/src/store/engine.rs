@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Row, Statement, params};
 
+use super::states::{CallKind, CallStatus, DeliveryKind, DeliveryState, UserState};
 use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 
 /// The engine's schema (a migration).
@@ -299,6 +300,38 @@ pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, 
     Ok(rows)
 }
 
+/// A user at admission: row, queue order, number hash, sealed data.
+pub type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
+
+/// Every user of a cohort admitted at `position`.
+pub fn admitted_rows(
+    c: &Connection,
+    cohort_id: &str,
+    position: u32,
+) -> Result<Vec<AdmittedRow>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
+    )?;
+    let rows = st
+        .query_map(params![cohort_id], |r| {
+            let n: i64 = r.get(0)?;
+            let hash: Vec<u8> = r.get(1)?;
+            let mut phone_hash = [0u8; 16];
+            if hash.len() == 16 {
+                phone_hash.copy_from_slice(&hash);
+            }
+            let data: Vec<u8> = r.get(2)?;
+            Ok((
+                n as u64,
+                queue_seq(position, n as u64),
+                phone_hash,
+                data.into_boxed_slice(),
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 /// A user of a campaign: the campaign and the user's queue order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UserRef<'a> {
@@ -321,7 +354,7 @@ pub const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4,
 pub fn set_user(
     st: &mut Statement<'_>,
     user: &UserRef<'_>,
-    state: &str,
+    state: UserState,
     attempts: u32,
     due_ms: i64,
     last_result: Option<&str>,
@@ -354,12 +387,12 @@ pub fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreEr
 pub struct Call {
     /// The attempt id.
     pub id: String,
-    /// `campaign` or `outbound`.
-    pub kind: String,
+    /// A campaign dial or an instant outbound call.
+    pub kind: CallKind,
     /// Its workspace.
     pub ws: WorkspaceRef,
-    /// `queued`, `calling` or `ended`.
-    pub status: String,
+    /// Queued, calling or ended.
+    pub status: CallStatus,
     /// Sealed request (instant outbound) or empty.
     pub payload: Vec<u8>,
     /// The campaign, cohort and row of a campaign dial.
@@ -438,6 +471,25 @@ pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
     Ok(rows)
 }
 
+/// The workspaces with calls queued (instant outbound, campaign) or inbound calls open: with
+/// the calls in progress, which the engine knows from memory, the keys its next steps may
+/// need.
+pub fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status = 'queued'
+         UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
+    )?;
+    let rows = st
+        .query_map([], |r| {
+            Ok(WorkspaceRef::new(
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 /// Instant outbound calls waiting to be dialled: `(created, id)`.
 pub fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
     let mut st = c.prepare_cached(
@@ -475,7 +527,7 @@ pub struct Dialed<'a> {
 pub fn insert_call(
     c: &Connection,
     call: &Call,
-    status: &str,
+    status: CallStatus,
     result: Option<&str>,
 ) -> Result<(), StoreError> {
     insert_call_with(&mut *c.prepare_cached(INSERT_CALL)?, call, status, result)
@@ -491,7 +543,7 @@ pub const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace
 pub fn insert_call_with(
     st: &mut Statement<'_>,
     call: &Call,
-    status: &str,
+    status: CallStatus,
     result: Option<&str>,
 ) -> Result<(), StoreError> {
     let dialed = call.dialed_at.map(ms);
@@ -526,7 +578,7 @@ const CALLS_PER_INSERT: usize = 32;
 /// for 32 rows instead of one each. Each entry: the call, its status, its result.
 pub fn insert_calls(
     c: &Connection,
-    calls: &[(&Call, &str, Option<&str>)],
+    calls: &[(&Call, CallStatus, Option<&str>)],
 ) -> Result<(), StoreError> {
     let mut chunks = calls.chunks_exact(CALLS_PER_INSERT);
     if chunks.len() > 0 {
@@ -554,7 +606,7 @@ pub fn insert_calls(
             for (k, (call, status, result)) in chunk.iter().enumerate() {
                 let b = k * 19;
                 st.raw_bind_parameter(b + 1, &call.id)?;
-                st.raw_bind_parameter(b + 2, &call.kind)?;
+                st.raw_bind_parameter(b + 2, call.kind)?;
                 st.raw_bind_parameter(b + 3, &call.ws.org_id)?;
                 st.raw_bind_parameter(b + 4, &call.ws.workspace_id)?;
                 st.raw_bind_parameter(b + 5, status)?;
@@ -578,7 +630,7 @@ pub fn insert_calls(
     }
     let mut one = c.prepare_cached(INSERT_CALL)?;
     for (call, status, result) in chunks.remainder() {
-        insert_call_with(&mut one, call, status, *result)?;
+        insert_call_with(&mut one, call, *status, *result)?;
     }
     Ok(())
 }
@@ -652,8 +704,8 @@ pub struct Delivery {
     pub id: String,
     /// Its workspace.
     pub ws: WorkspaceRef,
-    /// `outbound`, `campaign` or `deployment`.
-    pub kind: String,
+    /// What it tells of.
+    pub kind: DeliveryKind,
     /// The attempt or interaction.
     pub subject_id: String,
     /// Where.
@@ -758,11 +810,7 @@ pub fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<(), Sto
                     last_error = ?6, delivered_ms = ?7 WHERE id = ?1",
         )?;
         for r in records {
-            let status = match (r.delivered_at, r.next) {
-                (Some(_), _) => "delivered",
-                (None, Some(_)) => "pending",
-                (None, None) => "failed",
-            };
+            let status = DeliveryState::after_try(r.delivered_at.is_some(), r.next.is_some());
             st.execute(params![
                 r.id,
                 status,
@@ -783,14 +831,14 @@ pub fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<(), Sto
 pub struct DeliveryRow {
     /// Its id.
     pub id: String,
-    /// Its kind.
-    pub kind: String,
+    /// What it tells of.
+    pub kind: DeliveryKind,
     /// Its subject.
     pub subject_id: String,
     /// Where.
     pub url: String,
-    /// `pending`, `delivered` or `failed`.
-    pub status: String,
+    /// Pending, delivered or failed.
+    pub status: DeliveryState,
     /// Tries so far.
     pub tries: u32,
     /// Last status code.
@@ -825,13 +873,13 @@ pub fn list_deliveries(
         .query_map(
             params![ws.org_id, ws.workspace_id, i64::from(limit), offset as i64],
             |r| {
-                let status: String = r.get(4)?;
+                let status: DeliveryState = r.get(4)?;
                 Ok(DeliveryRow {
                     id: r.get(0)?,
                     kind: r.get(1)?,
                     subject_id: r.get(2)?,
                     url: r.get(3)?,
-                    next_try_at: if status == "pending" {
+                    next_try_at: if status == DeliveryState::Pending {
                         r.get::<_, Option<i64>>(9)?.map(from_ms)
                     } else {
                         None
@@ -995,9 +1043,9 @@ mod tests {
             + chrono::Duration::seconds(i as i64);
         Call {
             id: format!("att-{i:04}"),
-            kind: "campaign".into(),
+            kind: CallKind::Campaign,
             ws: WorkspaceRef::new("org", "ws"),
-            status: "calling".into(),
+            status: CallStatus::Calling,
             payload: Vec::new(),
             campaign_id: Some("camp-1".into()),
             cohort_id: Some("coh-1".into()),
@@ -1026,14 +1074,14 @@ mod tests {
         let store = Store::in_memory().unwrap();
         // Two whole statements and a remainder of 6, half of them ended.
         let calls: Vec<Call> = (0..70).map(a_call).collect();
-        let rows: Vec<(&Call, &str, Option<&str>)> = calls
+        let rows: Vec<(&Call, CallStatus, Option<&str>)> = calls
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 if i.is_multiple_of(2) {
-                    (c, "ended", Some("busy"))
+                    (c, CallStatus::Ended, Some("busy"))
                 } else {
-                    (c, "calling", None)
+                    (c, CallStatus::Calling, None)
                 }
             })
             .collect();
@@ -1043,14 +1091,14 @@ mod tests {
                 for (i, want) in calls.iter().enumerate() {
                     let got = call(c, &want.id)?.expect("inserted");
                     let status = if i.is_multiple_of(2) {
-                        "ended"
+                        CallStatus::Ended
                     } else {
-                        "calling"
+                        CallStatus::Calling
                     };
                     assert_eq!(
                         got,
                         Call {
-                            status: status.into(),
+                            status,
                             ..want.clone()
                         },
                         "call {i}"

@@ -18,7 +18,7 @@ use contracts::wire::CohortFileType;
 use rusqlite::{Connection, params};
 
 use super::{Store, StoreError, optional};
-use crate::crypto::{CryptoError, WorkspaceKeys};
+use crate::keys::{CryptoError, WorkspaceKeys};
 
 /// Plaintext bytes per chunk: 1 MiB.
 pub const CHUNK_SIZE: usize = 1 << 20;

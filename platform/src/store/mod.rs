@@ -6,7 +6,7 @@
 //! - [`ids`]: where the seeded id generators stand, so a restart carries on.
 //!
 //! Instants are stored as Unix milliseconds. Values that identify people are sealed blobs
-//! (see [`crate::crypto`]); the store itself never sees a key.
+//! (see [`crate::keys`]); the store itself never sees a key.
 
 pub mod attempts;
 pub mod campaigns;
@@ -16,6 +16,7 @@ pub mod engine;
 pub mod files;
 pub mod ids;
 mod migrations;
+pub mod states;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! BYOK ("bring your own key"): the platform's client of the customer's key service.
 //!
 //! A workspace configured for BYOK ([`crate::config::ByokConfig`]) gets a [`ByokKeyService`]
-//! behind the [`KeyService`] trait; the [`crate::crypto::KeyRing`] asks it for the workspace's
+//! behind the [`DataKeySource`] trait; the [`crate::keys::DataKeyRing`] asks it for the workspace's
 //! data keys and caches them. It calls the three customer-hosted endpoints:
 //!
 //! | Call | When | Sent |
@@ -48,7 +48,7 @@ use serde::Deserialize;
 use zeroize::Zeroizing;
 
 use crate::config::{BYOK_KEY_PREFIX, ByokAuth, ByokConfig, Secret};
-use crate::crypto::{KeyFuture, KeyService, KeyServiceError};
+use crate::keys::{DataKeySource, KeyFuture, KeyServiceError};
 use crate::store::WorkspaceRef;
 
 /// The largest answer read from the key service; a larger one is unusable.
@@ -757,7 +757,7 @@ fn key_from_base64(text: &str) -> Result<Zeroizing<[u8; 32]>, String> {
     Ok(key)
 }
 
-impl KeyService for ByokKeyService {
+impl DataKeySource for ByokKeyService {
     fn provider(&self) -> &'static str {
         "byok"
     }

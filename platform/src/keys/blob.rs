@@ -1,0 +1,184 @@
+//! The sealed-blob format and the keys that seal and open it.
+//!
+//! ```text
+//! blob = 0x01 || u32be(data_key_id) || nonce (12) || AES-256-GCM(ciphertext || tag)
+//! aad  = "vap-blob:v1:" || context
+//! ```
+//!
+//! `data_key_id` is the row of `data_keys` whose encrypted key protects the blob, so data
+//! stays readable after a rotation. `context` names where the blob lives (for example
+//! `cohort_users/coh-…/17`), so a blob copied to another row fails to open.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+use zeroize::Zeroizing;
+
+const BLOB_VERSION: u8 = 1;
+const BLOB_HEADER: usize = 1 + 4 + 12;
+const AAD_PREFIX: &[u8] = b"vap-blob:v1:";
+
+/// A plaintext data key, with its cipher and lookup key ready. Zeroed when dropped: the
+/// lookup key is `Zeroizing`, the AES round keys are zeroed by `aes` (its `zeroize` feature,
+/// checked below at compile time).
+pub struct DataKey {
+    id: u32,
+    cipher: Aes256Gcm,
+    lookup: Zeroizing<[u8; 32]>,
+}
+
+// Fails to compile when the `zeroize` feature of `aes` is lost.
+const _: fn() = || {
+    fn zeroed_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+    zeroed_on_drop::<aes::Aes256>();
+};
+
+impl fmt::Debug for DataKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DataKey(id {})", self.id)
+    }
+}
+
+impl DataKey {
+    /// Prepares the 32-byte key stored as `data_keys` row `id`.
+    pub fn new(id: u32, key: &[u8; 32]) -> Self {
+        // A separate key for lookup hashes, derived so that the hash reveals nothing about
+        // the encryption key: HMAC-SHA256(key, "vap-lookup:v1").
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
+        mac.update(b"vap-lookup:v1");
+        let lookup: [u8; 32] = mac.finalize().into_bytes().into();
+        DataKey {
+            id,
+            cipher: Aes256Gcm::new(key.into()),
+            lookup: Zeroizing::new(lookup),
+        }
+    }
+
+    /// The `data_keys` row of this key.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Seals `plaintext` for `context`.
+    pub fn seal(&self, context: &str, plaintext: &[u8]) -> Vec<u8> {
+        let mut nonce = [0u8; 12];
+        rand::thread_rng().fill_bytes(&mut nonce);
+        let aad = aad(context);
+        let sealed = self
+            .cipher
+            .encrypt(
+                Nonce::from_slice(&nonce),
+                Payload {
+                    msg: plaintext,
+                    aad: &aad,
+                },
+            )
+            .expect("AES-GCM encrypts any plaintext under 64 GiB");
+        let mut out = Vec::with_capacity(BLOB_HEADER + sealed.len());
+        out.push(BLOB_VERSION);
+        out.extend_from_slice(&self.id.to_be_bytes());
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&sealed);
+        out
+    }
+
+    fn open_body(&self, context: &str, blob: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        let nonce = &blob[5..BLOB_HEADER];
+        let aad = aad(context);
+        self.cipher
+            .decrypt(
+                Nonce::from_slice(nonce),
+                Payload {
+                    msg: &blob[BLOB_HEADER..],
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| CryptoError::Tampered {
+                context: context.to_string(),
+            })
+    }
+
+    /// A keyed hash of a value (a phone number) for equality lookups without storing it.
+    pub fn lookup_hash(&self, value: &str) -> [u8; 16] {
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.lookup[..]).expect("HMAC takes any key");
+        mac.update(value.as_bytes());
+        let full = mac.finalize().into_bytes();
+        let mut out = [0u8; 16];
+        out.copy_from_slice(&full[..16]);
+        out
+    }
+}
+
+fn aad(context: &str) -> Vec<u8> {
+    let mut a = Vec::with_capacity(AAD_PREFIX.len() + context.len());
+    a.extend_from_slice(AAD_PREFIX);
+    a.extend_from_slice(context.as_bytes());
+    a
+}
+
+/// The data key id a blob was sealed with.
+pub fn blob_key_id(blob: &[u8]) -> Result<u32, CryptoError> {
+    if blob.len() < BLOB_HEADER + 16 || blob[0] != BLOB_VERSION {
+        return Err(CryptoError::Malformed);
+    }
+    Ok(u32::from_be_bytes(blob[1..5].try_into().expect("4 bytes")))
+}
+
+/// Why a blob or a key could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CryptoError {
+    /// Not a sealed blob of this format.
+    #[error("stored data is not a sealed blob")]
+    Malformed,
+    /// The blob does not open: altered, or moved from another place.
+    #[error("stored data at {context} failed authentication")]
+    Tampered {
+        /// Where the blob was read.
+        context: String,
+    },
+    /// No key with this id is known for the workspace.
+    #[error("no data key {0} for this workspace")]
+    UnknownKey(u32),
+}
+
+/// The keys of one workspace at one moment: the active key for new data and every key that
+/// may protect existing data.
+#[derive(Debug, Clone)]
+pub struct WorkspaceKeys {
+    pub(super) active: Arc<DataKey>,
+    pub(super) lookup: Arc<DataKey>,
+    pub(super) all: HashMap<u32, Arc<DataKey>>,
+}
+
+impl WorkspaceKeys {
+    /// The key new data is sealed with.
+    pub fn active(&self) -> &DataKey {
+        &self.active
+    }
+
+    /// Seals with the active key.
+    pub fn seal(&self, context: &str, plaintext: &[u8]) -> Vec<u8> {
+        self.active.seal(context, plaintext)
+    }
+
+    /// Opens a blob with whichever of the workspace's keys sealed it.
+    pub fn open(&self, context: &str, blob: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        let id = blob_key_id(blob)?;
+        let key = self.all.get(&id).ok_or(CryptoError::UnknownKey(id))?;
+        key.open_body(context, blob)
+    }
+
+    /// The keyed lookup hash of `value` (a phone number). It is derived from the
+    /// workspace's first data key, so it stays the same across rotations and rows written
+    /// before and after one still match.
+    pub fn lookup_hash(&self, value: &str) -> [u8; 16] {
+        self.lookup.lookup_hash(value)
+    }
+}
