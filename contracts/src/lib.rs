@@ -10,6 +10,8 @@
 //! - [`model`]: validated domain types of campaigns, deployments, outbound calls, cohorts.
 //! - [`validate`]: every rule and limit, checked all at once with exact `loc` paths.
 //! - [`openapi`]: the OpenAPI 3.1 documents generated from the wire types.
+//! - [`operations`]: the interface's operations read from that document, and the
+//!   resolution of a request to one of them.
 //!
 //! `contracts` depends on no web framework: the platform, the key-service simulator, the
 //! scenarios and any client can use it.
@@ -23,5 +25,6 @@ pub mod error;
 pub mod ids;
 pub mod model;
 pub mod openapi;
+pub mod operations;
 pub mod validate;
 pub mod wire;

@@ -86,6 +86,9 @@ impl Modify for ByokAuth {
         create_deployment, list_deployments, get_deployment, patch_deployment, set_deployment_status, delete_deployment,
         sim_get_clock, sim_set_clock, sim_advance_clock, sim_inbound_call, sim_list_inbound_calls, sim_list_webhook_deliveries,
         admin_list_data_keys, admin_rotate_data_key,
+        health,
+        sim_list_journal, sim_reset_journal, sim_journal_summary,
+        sim_list_faults, sim_add_fault, sim_delete_fault, sim_reset_faults,
     ),
     components(schemas(
         ValidationErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo,
@@ -439,6 +442,67 @@ fn sim_list_inbound_calls() {}
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_webhook_deliveries() {}
+
+#[utoipa::path(get, path = "/sim/v1/journal", tag = "simulation",
+    params(JournalQuery),
+    responses(
+        (status = 200, description = "Requests to the interface with their verdicts, oldest first", body = Page<JournalEntry>),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_list_journal() {}
+
+#[utoipa::path(delete, path = "/sim/v1/journal", tag = "simulation",
+    responses(
+        (status = 204, description = "Emptied: entries, counts and coverage start again (also in the database when kept there)"),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+    ))]
+fn sim_reset_journal() {}
+
+#[utoipa::path(get, path = "/sim/v1/journal/summary", tag = "simulation",
+    responses(
+        (status = 200, description = "API coverage per operation of this document, verdict counts, operations never called, documented statuses never produced", body = JournalSummary),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+    ))]
+fn sim_journal_summary() {}
+
+#[utoipa::path(get, path = "/sim/v1/faults", tag = "simulation",
+    params(CohortListQuery),
+    responses(
+        (status = 200, description = "The fault rules, in the order they are tried", body = Page<FaultRuleState>),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_list_faults() {}
+
+#[utoipa::path(post, path = "/sim/v1/faults", tag = "simulation",
+    request_body = FaultRule,
+    responses(
+        (status = 200, description = "Added after the existing rules", body = FaultRuleState),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 422, description = "Validation failed", body = ValidationErrorBody)
+    ))]
+fn sim_add_fault() {}
+
+#[utoipa::path(delete, path = "/sim/v1/faults/{fault_id}", tag = "simulation",
+    params(("fault_id" = String, Path)),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 404, description = "No such rule", body = PlatformErrorBody)
+    ))]
+fn sim_delete_fault() {}
+
+#[utoipa::path(delete, path = "/sim/v1/faults", tag = "simulation",
+    responses(
+        (status = 204, description = "Every rule removed (those of the configuration file too)"),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+    ))]
+fn sim_reset_faults() {}
+
+#[utoipa::path(get, path = "/healthz", tag = "meta", security(()),
+    responses((status = 200, description = "Serving: the routes answer and the database reads", body = Health)))]
+fn health() {}
 
 // ----- admin operations (the harness's own) -----
 

@@ -17,6 +17,11 @@
 //! - [`webhooks`]: webhook signing, verification and backoff.
 //! - [`error`]: every failure and its answer.
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
+//! - [`intercept`]: what every request to the interface passes through: the fault rules
+//!   and the request journal.
+//! - [`journal`]: the request journal, the contract's verdict per request, API coverage.
+//! - [`faults`]: the platform's failures on demand.
+//! - [`fixtures`]: campaigns, deployments and cohorts created at start with fixed ids.
 
 pub mod api;
 pub mod app;
@@ -26,6 +31,10 @@ pub mod config;
 pub mod crypto;
 pub mod engine;
 pub mod error;
+pub mod faults;
+pub mod fixtures;
+pub mod intercept;
+pub mod journal;
 pub mod lifecycle;
 pub mod server;
 pub mod service;

@@ -8,12 +8,19 @@
 //! - [`docs`]: `GET /openapi.json`.
 //! - [`sim`]: the simulation API under `/sim/v1`.
 //! - [`admin`]: the admin API of a workspace's data keys under `/admin/v1`.
+//! - [`journal`], [`faults`]: the request journal and the fault rules under `/sim/v1`.
+//! - [`health`]: `GET /healthz`, without a key.
+//!
+//! [`routes`] puts [`crate::intercept`] (fault rules, then the journal) in front of them all.
 
 pub mod admin;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployments;
 pub mod docs;
+pub mod faults;
+pub mod health;
+pub mod journal;
 pub mod outbound;
 pub mod sim;
 
@@ -40,7 +47,7 @@ pub fn routes(
     app: App,
     driver: std::sync::Arc<crate::engine::driver::Driver>,
 ) -> BoxedFilter<(Response,)> {
-    docs::routes()
+    let routes = docs::routes()
         .or(sim::routes(app.clone(), driver))
         .unify()
         .or(outbound::routes(app.clone()))
@@ -51,11 +58,18 @@ pub fn routes(
         .unify()
         .or(cohorts::routes(app.clone()))
         .unify()
-        .or(admin::routes(app))
+        .or(admin::routes(app.clone()))
+        .unify()
+        .or(health::routes(app.clone()))
+        .unify()
+        .or(journal::routes(app.clone()))
+        .unify()
+        .or(faults::routes(app.clone()))
         .unify()
         .recover(recover)
         .unify()
-        .boxed()
+        .boxed();
+    crate::intercept::wrap(app, routes)
 }
 
 /// Answers the rejections that remain: no route (404) or another method (405).

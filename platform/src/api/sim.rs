@@ -81,8 +81,9 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .boxed()
 }
 
-/// The clock routes act on the whole instance: any workspace's key opens them.
-fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
+/// The clock, journal and fault routes act on the whole instance: any workspace's key
+/// opens them.
+pub(crate) fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
     let Some(presented) = meta.header("x-api-key") else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",

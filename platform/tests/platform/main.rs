@@ -9,9 +9,12 @@ mod cohorts;
 mod helpers;
 
 mod campaigns;
+mod ci;
 mod deployments;
 mod durability;
 mod engine;
 mod errors;
+mod faults;
+mod journal;
 mod outbound;
 mod routes;

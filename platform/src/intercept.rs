@@ -1,0 +1,400 @@
+//! Every request to the platform's interface (the paths under `/api/`) passes here: the
+//! fault rules first ([`crate::faults`]), then the routes, then the journal
+//! ([`crate::journal`]), which records the request before its answer leaves.
+//!
+//! When the journal is off and no fault rule is set, and for the harness's own routes,
+//! requests go straight to the routes. Otherwise the request is rebuilt around a body that
+//! keeps a copy of what the routes read (JSON only, up to the body limit) and handed to the
+//! routes on a task of its own: warp offers no other way to run its routes on a request a
+//! filter has taken apart.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes, BytesMut};
+use contracts::clock::Stopwatch;
+use contracts::error::PlatformErrorBody;
+use contracts::operations::{Catalogue, Resolved};
+use contracts::wire::AppliedFault;
+use futures_util::{Stream, StreamExt};
+use http_body_util::BodyExt;
+use warp::filters::BoxedFilter;
+use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use warp::hyper::body::{Body as _, Frame};
+use warp::path::FullPath;
+use warp::reply::Response;
+use warp::{Filter, Reply};
+
+use crate::app::App;
+use crate::error::json_response;
+use crate::faults::{Decision, FaultRequest};
+use crate::journal::verdict::{Exchange, SeenBody, entry, is_json_type};
+
+/// Largest 422 answer read for its items when it is above the journal's body limit.
+const VALIDATION_ANSWER_MAX: u64 = 1024 * 1024;
+
+struct Intercept {
+    app: App,
+    routes: BoxedFilter<(Response,)>,
+}
+
+/// `routes` with the fault rules and the journal in front.
+pub fn wrap(app: App, routes: BoxedFilter<(Response,)>) -> BoxedFilter<(Response,)> {
+    let state = Arc::new(Intercept {
+        app,
+        routes: routes.clone(),
+    });
+    let gate = state.clone();
+    let direct = warp::path::full()
+        .and_then(move |path: FullPath| {
+            let observed = gate.observes(path.as_str());
+            async move {
+                if observed {
+                    Err(warp::reject())
+                } else {
+                    Ok(())
+                }
+            }
+        })
+        .untuple_one()
+        .and(routes);
+    let observed = warp::method()
+        .and(warp::path::full())
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and(warp::header::headers_cloned())
+        .and(warp::body::stream().map(boxed_body))
+        .then(move |method, path: FullPath, query, headers, body| {
+            let state = state.clone();
+            async move {
+                state
+                    .handle(method, path.as_str().to_string(), query, headers, body)
+                    .await
+            }
+        });
+    direct.or(observed).unify().boxed()
+}
+
+type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send + Sync>>;
+
+fn boxed_body<S, B>(s: S) -> BodyStream
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send + Sync + 'static,
+    B: Buf,
+{
+    Box::pin(s.map(|chunk| chunk.map(|mut b| b.copy_to_bytes(b.remaining()))))
+}
+
+impl Intercept {
+    fn observes(&self, path: &str) -> bool {
+        path.starts_with(contracts::operations::INTERFACE_PREFIX)
+            && (self.app.journal.enabled() || self.app.faults.any())
+    }
+
+    async fn handle(
+        &self,
+        method: Method,
+        path: String,
+        query: String,
+        headers: HeaderMap,
+        body: BodyStream,
+    ) -> Response {
+        let watch = Stopwatch::start();
+        let app = &self.app;
+        let at = app.clock.now();
+        let resolved = Catalogue::platform().resolve(method.as_str(), &path);
+        let api_key = header_text(&headers, "x-api-key");
+        let request_type = header_text(&headers, "content-type");
+        let (operation_id, org_id, workspace_id) = match &resolved {
+            Resolved::Operation(_, op, params) => (
+                Some(op.operation_id.as_str()),
+                params.get("org_id"),
+                params.get("workspace_id"),
+            ),
+            _ => (None, None, None),
+        };
+        let decision = app.faults.decide(&FaultRequest {
+            operation_id,
+            path: &path,
+            method: method.as_str(),
+            org_id,
+            workspace_id,
+            api_key: api_key.as_deref(),
+            now: at,
+        });
+        let record = |status: Option<u16>,
+                      request: &SeenBody,
+                      response: &SeenBody,
+                      fault: Option<AppliedFault>,
+                      handled: bool| {
+            if !app.journal.enabled() {
+                return;
+            }
+            let x = Exchange {
+                at,
+                method: method.as_str(),
+                path: &path,
+                query: &query,
+                api_key: api_key.as_deref(),
+                resolved: &resolved,
+                status,
+                duration_ms: watch.elapsed().as_secs_f64() * 1000.0,
+                request,
+                response,
+                fault,
+                handled,
+            };
+            app.journal.record(entry(
+                &x,
+                &app.auth,
+                app.journal.settings().body_limit_bytes,
+            ));
+        };
+        let unread = SeenBody {
+            content_type: request_type.clone(),
+            ..SeenBody::default()
+        };
+        let (delay, truncate, applied) = match decision {
+            Decision::Answer {
+                status,
+                retry_after,
+                applied,
+            } => {
+                let (response, seen) = fault_answer(status, retry_after, &applied);
+                record(Some(status), &unread, &seen, Some(applied), false);
+                return response;
+            }
+            Decision::Drop { applied } => {
+                record(None, &unread, &SeenBody::default(), Some(applied), false);
+                drop_connection();
+            }
+            Decision::Proceed {
+                delay,
+                truncate,
+                applied,
+            } => (delay, truncate, applied),
+        };
+        if let Some(d) = delay {
+            tokio::time::sleep(d).await;
+        }
+        let journal_on = app.journal.enabled();
+        let capture = if journal_on && request_type.as_deref().is_none_or(is_json_type) {
+            app.config.max_body_bytes as usize
+        } else {
+            0
+        };
+        let tee = Tee::new(body, capture, request_type.clone());
+        let seen_request = tee.seen.clone();
+        let response = match self
+            .call_routes(method.clone(), &path, &query, headers, tee)
+            .await
+        {
+            Ok(r) => r,
+            Err(message) => crate::error::ApiError::Internal(message).into_response(),
+        };
+        let (parts, body) = response.into_parts();
+        let status = parts.status.as_u16();
+        let response_type = header_text(&parts.headers, "content-type");
+        let size = body.size_hint().exact();
+        let limit = app.journal.settings().body_limit_bytes as u64;
+        let keep = journal_on
+            && response_type.as_deref().is_some_and(is_json_type)
+            && size.is_some_and(|n| n <= limit || (status == 422 && n <= VALIDATION_ANSWER_MAX));
+        let (bytes, body) = if keep || truncate {
+            match body.collect().await {
+                Ok(c) => {
+                    let b = c.to_bytes();
+                    (Some(b.clone()), b.into())
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "answer body could not be read");
+                    (None, Bytes::new().into())
+                }
+            }
+        } else {
+            (None, body)
+        };
+        let seen_response = SeenBody {
+            content_type: response_type,
+            size: size.or(bytes.as_ref().map(|b| b.len() as u64)).unwrap_or(0),
+            complete: bytes.is_some(),
+            bytes: bytes.clone().unwrap_or_default(),
+        };
+        let response = match (&bytes, truncate) {
+            (Some(b), true) => truncated(parts, b.clone()),
+            _ => Response::from_parts(parts, body),
+        };
+        let request = seen_request
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|p| p.into_inner().clone());
+        record(Some(status), &request, &seen_response, applied, true);
+        response
+    }
+
+    /// Runs the routes on a request rebuilt around `body`, on a task of its own.
+    async fn call_routes(
+        &self,
+        method: Method,
+        path: &str,
+        query: &str,
+        headers: HeaderMap,
+        body: Tee,
+    ) -> Result<Response, String> {
+        let uri = if query.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}?{query}")
+        };
+        let mut request = warp::http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(http_body_util::StreamBody::new(
+                body.map(|chunk| chunk.map(Frame::data)),
+            ))
+            .map_err(|e| format!("rebuilding the request: {e}"))?;
+        *request.headers_mut() = headers;
+        let mut service = warp::service(self.routes.clone());
+        tokio::spawn(async move {
+            use tower_service::Service;
+            service.call(request).await
+        })
+        .await
+        .map_err(|e| format!("the handler failed: {e}"))?
+        .map_err(|never| match never {})
+    }
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// The answer of a `status` or `rate_limit` fault: the platform's error body, with
+/// `Retry-After` when given.
+fn fault_answer(
+    status: u16,
+    retry_after: Option<u64>,
+    applied: &AppliedFault,
+) -> (Response, SeenBody) {
+    let (error_type, code) = match status {
+        429 => ("rate_limit_error", "rate_limited"),
+        502 => ("bad_gateway", "bad_gateway"),
+        503 => ("service_unavailable", "service_unavailable"),
+        504 => ("gateway_timeout", "gateway_timeout"),
+        _ => ("internal_error", "internal_error"),
+    };
+    let message = match retry_after {
+        Some(s) => format!(
+            "the platform cannot take this request now; retry after {s} s (injected by fault rule {})",
+            applied.fault_id
+        ),
+        None => format!(
+            "the platform failed to handle the request (injected by fault rule {})",
+            applied.fault_id
+        ),
+    };
+    let body = PlatformErrorBody::new(error_type, code, message);
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let mut response = json_response(code, &body);
+    if let Some(s) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(s));
+    }
+    let bytes = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
+    let seen = SeenBody {
+        content_type: Some("application/json".into()),
+        size: bytes.len() as u64,
+        complete: true,
+        bytes,
+    };
+    (response, seen)
+}
+
+/// The answer with its whole length announced but only the first half of its body sent,
+/// then an error that makes the server close the connection.
+fn truncated(parts: warp::http::response::Parts, body: Bytes) -> Response {
+    let half = body.slice(..body.len() / 2);
+    let chunks: Vec<Result<Bytes, io::Error>> = vec![
+        Ok(half),
+        Err(io::Error::other(
+            "answer cut short by a truncate fault rule",
+        )),
+    ];
+    let mut response = warp::reply::stream(futures_util::stream::iter(chunks)).into_response();
+    *response.status_mut() = parts.status;
+    *response.headers_mut() = parts.headers;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+    response
+}
+
+/// The payload of the unwind that ends a connection for a `drop` fault.
+#[derive(Debug)]
+pub struct ConnectionDropped;
+
+/// Ends the connection without an answer. warp answers every request it is handed, so
+/// the only way to close before the answer is to end the connection's task: unwinding
+/// with [`std::panic::resume_unwind`] does that without running the panic hook (nothing is
+/// printed), and the runtime drops the connection, closing the socket. Only the connection
+/// that met the fault is affected.
+fn drop_connection() -> ! {
+    std::panic::resume_unwind(Box::new(ConnectionDropped))
+}
+
+/// A request body that keeps a copy of what passes through it.
+struct Tee {
+    inner: BodyStream,
+    seen: Arc<Mutex<SeenBody>>,
+    buf: BytesMut,
+    limit: usize,
+    overflow: bool,
+}
+
+impl Tee {
+    fn new(inner: BodyStream, limit: usize, content_type: Option<String>) -> Tee {
+        Tee {
+            inner,
+            seen: Arc::new(Mutex::new(SeenBody {
+                content_type,
+                ..SeenBody::default()
+            })),
+            buf: BytesMut::new(),
+            limit,
+            overflow: false,
+        }
+    }
+}
+
+impl Stream for Tee {
+    type Item = Result<Bytes, warp::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let next = this.inner.as_mut().poll_next(cx);
+        match &next {
+            Poll::Ready(Some(Ok(chunk))) => {
+                if !this.overflow && this.buf.len() + chunk.len() <= this.limit {
+                    this.buf.extend_from_slice(chunk);
+                } else {
+                    this.overflow = true;
+                    this.buf.clear();
+                }
+                let mut seen = this.seen.lock().unwrap_or_else(|p| p.into_inner());
+                seen.size += chunk.len() as u64;
+            }
+            Poll::Ready(None) => {
+                let mut seen = this.seen.lock().unwrap_or_else(|p| p.into_inner());
+                seen.complete = !this.overflow;
+                seen.bytes = std::mem::take(&mut this.buf).freeze();
+            }
+            _ => {}
+        }
+        next
+    }
+}

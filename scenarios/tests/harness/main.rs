@@ -1,0 +1,3 @@
+//! Tests of the `harness` command line, one module per command.
+
+mod verify;
