@@ -276,7 +276,7 @@ mod tests {
             "PUT",
             "/api/app-authoring/v1/orgs/o/workspaces/w/deployments",
         ) {
-            Resolved::WrongMethod { allowed, .. } => assert_eq!(allowed, ["POST", "GET"]),
+            Resolved::WrongMethod { allowed, .. } => assert_eq!(allowed, ["GET", "POST"]),
             other => panic!("{other:?}"),
         }
         assert_eq!(c.resolve("GET", "/api/nothing"), Resolved::Unknown);

@@ -895,7 +895,10 @@ mod tests {
             e.contains("faults.0.delay_ms: Field required for a fault of kind 'delay'"),
             "{e}"
         );
-        assert!(e.contains("faults.1.status: a fault answers one of"), "{e}");
+        assert!(
+            e.contains("faults.1.status: Value error, a fault answers one of"),
+            "{e}"
+        );
         let e = PlatformConfig::from_toml("[[faults]]\nkind = \"status\"\nstatuss = 500\n")
             .unwrap_err();
         assert!(e.contains("statuss"), "{e}");

@@ -8,6 +8,7 @@
 //! routes on a task of its own: warp offers no other way to run its routes on a request a
 //! filter has taken apart.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -318,20 +319,49 @@ fn fault_answer(
 /// The answer with its whole length announced but only the first half of its body sent,
 /// then an error that makes the server close the connection.
 fn truncated(parts: warp::http::response::Parts, body: Bytes) -> Response {
-    let half = body.slice(..body.len() / 2);
-    let chunks: Vec<Result<Bytes, io::Error>> = vec![
-        Ok(half),
-        Err(io::Error::other(
-            "answer cut short by a truncate fault rule",
-        )),
-    ];
-    let mut response = warp::reply::stream(futures_util::stream::iter(chunks)).into_response();
+    let whole = body.len();
+    let mut response = warp::reply::stream(HalfThenFail::new(body)).into_response();
     *response.status_mut() = parts.status;
     *response.headers_mut() = parts.headers;
     response
         .headers_mut()
-        .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(whole));
     response
+}
+
+/// A body that yields its first half, pauses (so the server sends the head and that half),
+/// then fails (so the server closes the connection).
+struct HalfThenFail {
+    half: Option<Bytes>,
+    pause: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl HalfThenFail {
+    /// How long the half waits on the wire before the connection closes.
+    const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+    fn new(body: Bytes) -> HalfThenFail {
+        HalfThenFail {
+            half: Some(body.slice(..body.len() / 2)),
+            pause: Box::pin(tokio::time::sleep(Self::PAUSE)),
+        }
+    }
+}
+
+impl Stream for HalfThenFail {
+    type Item = Result<Bytes, io::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(half) = self.half.take() {
+            return Poll::Ready(Some(Ok(half)));
+        }
+        match self.pause.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::other(
+                "answer cut short by a truncate fault rule",
+            )))),
+        }
+    }
 }
 
 /// The payload of the unwind that ends a connection for a `drop` fault.

@@ -298,7 +298,7 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
         Database::Memory => println!("database: in memory (lost at exit)"),
         Database::File(p) => println!("database: {}", p.display()),
     }
-    match generated {
+    match &generated {
         Some(k) => println!(
             "local API key (every org and workspace): {}  -- send it as X-API-Key",
             k.key

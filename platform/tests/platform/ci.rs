@@ -86,7 +86,7 @@ async fn fixtures_are_created_with_their_ids_once() {
     assert_eq!(d["created_by"], "fixtures");
     let (s, c) = app.get(&format!("{}/cmp-spring", campaigns_path())).await;
     assert_eq!(s, StatusCode::OK, "{c}");
-    assert_eq!(c["start_timestamp"], "2026-03-02T12:10:00Z", "now + 600 s");
+    assert_eq!(c["start_timestamp"], "2026-03-02T12:10:00.000Z", "now + 600 s");
     assert_eq!(c["status"], "scheduled");
     let (s, k) = app
         .get(&format!(
@@ -150,7 +150,7 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
     let fixtures = write(dir.path(), "fixtures.toml", FIXTURES);
     let ready = dir.path().join("ready.json");
     let reports = dir.path().join("reports");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_platform"))
+    let child = Command::new(env!("CARGO_BIN_EXE_platform"))
         .args(["serve", "--listen", "127.0.0.1:0", "--seed", "3"])
         .arg("--database")
         .arg(dir.path().join("p.db"))

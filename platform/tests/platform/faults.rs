@@ -165,10 +165,11 @@ async fn a_truncated_answer_breaks_off_after_half_of_its_body() {
         .unwrap();
     assert!(announced > 100);
     assert!(resp.bytes().await.is_err(), "the body ends early");
-    let (_, v) = app.get(&deployments_path()).await;
-    assert_eq!(v["total"], 1, "the create itself happened");
     let e = last_entry(&app).await;
     assert_eq!(e["fault"]["kind"], "truncate");
+    assert_eq!(e["status"], 200);
+    let (_, v) = app.get(&deployments_path()).await;
+    assert_eq!(v["total"], 1, "the create itself happened");
 }
 
 #[tokio::test]
