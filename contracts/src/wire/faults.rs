@@ -12,7 +12,8 @@
 //! A rule matches requests by operation (or path pattern), method and workspace, fires by
 //! probability, for the next N matching calls, or inside a window of the platform's clock,
 //! and then does one thing ([`FaultKind`]). The same type is read from the platform's
-//! configuration file (`[[faults]]`) and from scenario files.
+//! configuration file (`[[faults]]`); being plain serde, any other file format of the
+//! harness can hold it too, checked by [`crate::validate::fault_rule_value`].
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
