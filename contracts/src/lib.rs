@@ -12,6 +12,8 @@
 //! - [`openapi`]: the OpenAPI 3.1 documents generated from the wire types.
 //! - [`operations`]: the interface's operations read from that document, and the
 //!   resolution of a request to one of them.
+//! - [`report`]: the one model of every verdict of the harness (checks) and its renderers
+//!   (a terminal table, JSON, JUnit XML), shared by the `harness` command and the platform.
 //!
 //! `contracts` depends on no web framework: the platform, the key-service simulator, the
 //! scenarios and any client can use it.
@@ -26,5 +28,6 @@ pub mod ids;
 pub mod model;
 pub mod openapi;
 pub mod operations;
+pub mod report;
 pub mod validate;
 pub mod wire;

@@ -828,7 +828,10 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
     // The journal and the fault rules.
     let violation = Violation {
         kind: ViolationKind::UnknownField,
-        loc: vec![LocItem::Key("body".into()), LocItem::Key("desciption".into())],
+        loc: vec![
+            LocItem::Key("body".into()),
+            LocItem::Key("desciption".into()),
+        ],
         msg: "Extra inputs are not permitted (the platform ignored it)".into(),
         error_type: "extra_forbidden".into(),
     };
@@ -844,7 +847,9 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments".into(),
         query: serde_json::Map::new(),
         operation_id: Some("create_deployment".into()),
-        path_template: Some("/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments".into()),
+        path_template: Some(
+            "/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments".into(),
+        ),
         org_id: Some("o".into()),
         workspace_id: Some("w".into()),
         api_key: ApiKeyUse::Valid,

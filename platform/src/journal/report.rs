@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+use contracts::report::checks::{Check, CheckReport, Evidence, Outcome, Severity};
 use contracts::wire::{JournalSummary, OperationSummary, ViolationExample};
-use reports::checks::{Check, CheckReport, Evidence, Outcome, Severity};
 use serde_json::{Value, json};
 
 /// The suite name of the report.
@@ -168,8 +168,8 @@ pub fn write_on_exit(
     target: &str,
     dir: &Path,
     opts: &VerifyOptions,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> Result<Vec<PathBuf>, contracts::report::WriteError> {
     app.journal.flush();
     let report = report(&app.journal.summary(), target, opts);
-    reports::write_dir(&report, dir)
+    contracts::report::write_dir(&report, dir)
 }

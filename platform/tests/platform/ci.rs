@@ -86,7 +86,10 @@ async fn fixtures_are_created_with_their_ids_once() {
     assert_eq!(d["created_by"], "fixtures");
     let (s, c) = app.get(&format!("{}/cmp-spring", campaigns_path())).await;
     assert_eq!(s, StatusCode::OK, "{c}");
-    assert_eq!(c["start_timestamp"], "2026-03-02T12:10:00.000Z", "now + 600 s");
+    assert_eq!(
+        c["start_timestamp"], "2026-03-02T12:10:00.000Z",
+        "now + 600 s"
+    );
     assert_eq!(c["status"], "scheduled");
     let (s, k) = app
         .get(&format!(

@@ -259,7 +259,10 @@ async fn entries_name_the_operation_and_keep_the_shape_of_bodies() {
     assert_eq!(e["workspace_id"], WS);
     assert_eq!(e["api_key"], "valid");
     assert_eq!(e["key_name"], "alice");
-    assert_eq!(e["at"], "2026-03-02T12:00:00.000Z", "on the platform's clock");
+    assert_eq!(
+        e["at"], "2026-03-02T12:00:00.000Z",
+        "on the platform's clock"
+    );
     assert_eq!(e["request"]["content_type"], "application/json");
     assert_eq!(e["request"]["json"]["name"], "Front desk");
     assert_eq!(

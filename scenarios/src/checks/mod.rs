@@ -4,7 +4,7 @@
 //! platform`, `harness verify`) produces [`Check`] values, collects them in a
 //! [`CheckReport`], and hands that to the renderers of [`crate::report`]: a terminal table,
 //! JSON and JUnit XML. A JUnit file therefore looks the same whichever command wrote it.
-//! The model lives in the `reports` crate, shared with the platform's binary; it is
+//! The model lives in `contracts::report`, shared with the platform's binary; it is
 //! re-exported here.
 //!
 //! A check has a stable [`Check::id`] (`auth.token_type`), a [`Check::group`] (`auth`), a
@@ -14,4 +14,4 @@
 pub mod byok;
 pub mod platform;
 
-pub use reports::checks::*;
+pub use contracts::report::checks::*;

@@ -1,5 +1,7 @@
 //! Renderers of a [`CheckReport`](crate::checks::CheckReport): a terminal table
-//! ([`table`]), JSON and JUnit XML ([`junit`]). They live in the `reports` crate, shared
+//! ([`table`]), JSON and JUnit XML ([`junit`]). They live in `contracts::report`, shared
 //! with the platform's binary; this module keeps their paths in the harness.
 
-pub use reports::{junit, table, to_json, write_dir, write_file, write_outputs};
+pub use contracts::report::{
+    WriteError, junit, table, to_json, write_dir, write_file, write_outputs,
+};

@@ -3,8 +3,8 @@
 //! Everything that judges (scenario expectations, `harness check byok`, `harness check
 //! platform`, `harness verify`, the platform's `--report-on-exit`) produces [`Check`]
 //! values, collects them in a [`CheckReport`], and hands that to the renderers of this
-//! crate: a terminal table ([`crate::table`]), JSON ([`crate::to_json`]) and JUnit XML
-//! ([`crate::junit`]). A JUnit file therefore looks the same whichever command wrote it.
+//! module: a terminal table ([`super::table`]), JSON ([`super::to_json`]) and JUnit XML
+//! ([`super::junit`]). A JUnit file therefore looks the same whichever command wrote it.
 //!
 //! A check has a stable [`Check::id`] (`auth.token_type`), a [`Check::group`] (`auth`), a
 //! one-line description, a [`Severity`] and an [`Outcome`], with the [`Evidence`] it was

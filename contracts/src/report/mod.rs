@@ -2,18 +2,27 @@
 //! terminal table ([`table`]), JSON ([`to_json`]) and JUnit XML ([`junit`]). Every command
 //! that judges writes through these, so its outputs look alike.
 //!
-//! A crate of its own so that both the `harness` command (`scenarios`) and the platform's
-//! own binary (`platform serve --report-on-exit`) write the same reports.
+//! It lives in `contracts` so that both the `harness` command (`scenarios`) and the
+//! platform's own binary (`platform serve --report-on-exit`) write the same reports.
 
 pub mod checks;
 pub mod junit;
 pub mod table;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+pub use checks::*;
 
-use crate::checks::CheckReport;
+/// A report file that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}; check that the directory exists or can be created and is writable", path.display())]
+pub struct WriteError {
+    /// The file (or the directory made for it) that failed.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
 
 /// The JSON form of a report: `{suite, target, checks: [{id, group, description, severity,
 /// result, evidence, expected}], summary}`, pretty-printed, fields in a stable order.
@@ -24,11 +33,17 @@ pub fn to_json(report: &CheckReport) -> String {
 }
 
 /// Writes `text` to `path`, creating its directory, naming the file on failure.
-pub fn write_file(path: &Path, text: &str) -> Result<()> {
+pub fn write_file(path: &Path, text: &str) -> Result<(), WriteError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| WriteError {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    std::fs::write(path, text).map_err(|source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Writes the report as JSON and as JUnit XML where asked (`--json FILE`, `--junit FILE`).
@@ -36,7 +51,7 @@ pub fn write_outputs(
     report: &CheckReport,
     json: Option<&Path>,
     junit: Option<&Path>,
-) -> Result<()> {
+) -> Result<(), WriteError> {
     if let Some(p) = json {
         write_file(p, &to_json(report))?;
     }
@@ -52,7 +67,7 @@ pub const DIR_FILES: [&str; 3] = ["report.json", "junit.xml", "report.txt"];
 /// Writes the report into `dir` (created when missing) as `report.json`, `junit.xml` and
 /// `report.txt` (the table, without colour): what `--report-on-exit DIR` leaves for a CI
 /// job to archive. Answers the paths written.
-pub fn write_dir(report: &CheckReport, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+pub fn write_dir(report: &CheckReport, dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
     let [json, junit, text] = DIR_FILES.map(|f| dir.join(f));
     write_file(&json, &to_json(report))?;
     write_file(&junit, &junit::render(report))?;
@@ -62,8 +77,8 @@ pub fn write_dir(report: &CheckReport, dir: &Path) -> Result<Vec<std::path::Path
 
 #[cfg(test)]
 mod tests {
+    use super::checks::{Check, CheckDef, Evidence};
     use super::*;
-    use crate::checks::{Check, CheckDef, Evidence};
 
     #[test]
     fn a_directory_gets_the_three_forms() {
@@ -87,5 +102,16 @@ mod tests {
                 .unwrap()
                 .contains("PASS")
         );
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_written_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "").unwrap();
+        let err = write_file(&blocker.join("report.json"), "{}").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&blocker.display().to_string()), "{text}");
+        assert!(text.contains("writable"), "{text}");
     }
 }
