@@ -62,6 +62,15 @@ pub enum ClockError {
     NegativeAdvance(i64),
 }
 
+/// The current time of the system clock, truncated to the millisecond: where a simulated
+/// clock starts when no start is given. The API writes instants with millisecond precision,
+/// so a start with finer digits would make the clock's own reading differ from what the API
+/// reports for the same instant.
+pub fn sim_start_now() -> DateTime<Utc> {
+    use chrono::SubsecRound;
+    Clock::now(&SystemClock).trunc_subsecs(3)
+}
+
 /// A simulated clock: set or advanced, never backwards, shareable across threads.
 ///
 /// Cloning gives another handle on the same time. The resolution is one microsecond.
@@ -292,5 +301,16 @@ mod tests {
             serde_json::to_string(&t).unwrap(),
             r#"{"at":"2026-03-01T00:00:00.000Z"}"#
         );
+    }
+
+    #[test]
+    fn a_simulated_clock_started_now_reads_what_the_api_writes() {
+        use chrono::Timelike;
+        let start = sim_start_now();
+        assert_eq!(start.nanosecond() % 1_000_000, 0, "{start:?}");
+        // The clock's own reading round-trips through the API's millisecond form unchanged.
+        let sim = SimClock::new(start);
+        let written = start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        assert_eq!(DateTime::parse_from_rfc3339(&written).unwrap(), sim.now());
     }
 }

@@ -10,6 +10,11 @@
 //!
 //! Random bits come from ChaCha12 seeded with a `u64`. With the same seed, the same clock and
 //! the same order of calls, the same ids come out. Binaries print the seed they use.
+//!
+//! One seed gives several independent streams ([`stream`]): a program draws its stored ids
+//! from one, and can keep that stream's position ([`IdGen::word_pos`]) to carry on from it
+//! after a restart ([`IdGen::seeded_at`]), while incidental draws (request ids, secrets) come
+//! from others and never move it.
 
 use std::sync::Mutex;
 
@@ -29,6 +34,16 @@ pub const INTERACTION: &str = "int-";
 
 const CROCKFORD: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 
+/// The independent streams of one seed (ChaCha stream numbers).
+pub mod stream {
+    /// Ids of stored resources; [`super::IdGen::seeded`] draws from it.
+    pub const RESOURCES: u64 = 0;
+    /// Ids of outgoing requests (request and trace ids sent to other services).
+    pub const REQUESTS: u64 = 1;
+    /// Secrets drawn at start-up (a webhook signing secret), a fixed function of the seed.
+    pub const SECRETS: u64 = 2;
+}
+
 /// A thread-safe, seedable source of ids and random bytes.
 #[derive(Debug)]
 pub struct IdGen {
@@ -37,12 +52,33 @@ pub struct IdGen {
 }
 
 impl IdGen {
-    /// A generator whose output is fixed by `seed`.
+    /// A generator whose output is fixed by `seed` (the [`stream::RESOURCES`] stream, from
+    /// its start).
     pub fn seeded(seed: u64) -> Self {
+        IdGen::seeded_at(seed, stream::RESOURCES, 0)
+    }
+
+    /// A generator on `stream` of `seed`, at `word_pos` (a position read earlier with
+    /// [`IdGen::word_pos`]): it draws what a generator that had reached that position would.
+    pub fn seeded_at(seed: u64, stream: u64, word_pos: u128) -> Self {
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        rng.set_stream(stream);
+        rng.set_word_pos(word_pos);
         IdGen {
             seed,
-            rng: Mutex::new(ChaCha12Rng::seed_from_u64(seed)),
+            rng: Mutex::new(rng),
         }
+    }
+
+    /// How far this generator has drawn, in 32-bit words of its stream.
+    pub fn word_pos(&self) -> u128 {
+        self.with_rng(|rng| rng.get_word_pos())
+    }
+
+    /// Moves this generator to `word_pos` of its stream (back, to undo draws whose position
+    /// could not be kept).
+    pub fn set_word_pos(&self, word_pos: u128) {
+        self.with_rng(|rng| rng.set_word_pos(word_pos));
     }
 
     /// A generator with a seed drawn from the operating system; read it back with
@@ -137,6 +173,32 @@ mod tests {
         assert_ne!(
             IdGen::seeded(8).campaign_id(),
             IdGen::seeded(7).campaign_id()
+        );
+    }
+
+    #[test]
+    fn a_generator_placed_at_a_kept_position_carries_on_exactly() {
+        let clock = SimClock::at("2026-03-01T00:00:00Z");
+        let straight = IdGen::seeded(42);
+        let first: Vec<String> = (0..3).map(|_| straight.campaign_id()).collect();
+        let kept = straight.word_pos();
+        let later = (straight.cohort_id(), straight.attempt_id(clock.now()));
+        // A restart: a new generator of the same seed at the kept position.
+        let restarted = IdGen::seeded_at(42, stream::RESOURCES, kept);
+        assert_eq!(
+            (restarted.cohort_id(), restarted.attempt_id(clock.now())),
+            later
+        );
+        assert!(!first.contains(&later.0));
+        // Undoing a draw gives the same id again.
+        let pos = restarted.word_pos();
+        let a = restarted.deployment_id();
+        restarted.set_word_pos(pos);
+        assert_eq!(restarted.deployment_id(), a);
+        // Streams of one seed are independent.
+        assert_ne!(
+            IdGen::seeded_at(42, stream::REQUESTS, 0).campaign_id(),
+            IdGen::seeded(42).campaign_id()
         );
     }
 

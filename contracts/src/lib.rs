@@ -14,6 +14,8 @@
 //!   resolution of a request to one of them.
 //! - [`report`]: the one model of every verdict of the harness (checks) and its renderers
 //!   (a terminal table, JSON, JUnit XML), shared by the `harness` command and the platform.
+//! - `shutdown` (feature `shutdown`): the stop signal (Ctrl-C or SIGTERM) of the
+//!   long-running commands.
 //!
 //! `contracts` depends on no web framework: the platform, the key-service simulator, the
 //! scenarios and any client can use it.
@@ -29,5 +31,7 @@ pub mod model;
 pub mod openapi;
 pub mod operations;
 pub mod report;
+#[cfg(feature = "shutdown")]
+pub mod shutdown;
 pub mod validate;
 pub mod wire;

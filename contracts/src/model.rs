@@ -28,6 +28,8 @@ pub enum TextError {
     TooLong(usize),
     /// A character outside `[\w\- ]`.
     Pattern,
+    /// A NUL character (U+0000), which no text of the interface holds.
+    Nul,
 }
 
 impl TextError {
@@ -37,6 +39,7 @@ impl TextError {
             TextError::TooShort => ErrorType::StringTooShort,
             TextError::TooLong(_) => ErrorType::StringTooLong,
             TextError::Pattern => ErrorType::StringPatternMismatch,
+            TextError::Nul => ErrorType::ValueError,
         }
     }
 
@@ -46,6 +49,7 @@ impl TextError {
             TextError::TooShort => "String should have at least 1 character".into(),
             TextError::TooLong(max) => format!("String should have at most {max} characters"),
             TextError::Pattern => format!("String should match pattern '{}'", limits::NAME_PATTERN),
+            TextError::Nul => "String must not contain a NUL character (U+0000)".into(),
         }
     }
 }
@@ -83,10 +87,14 @@ impl Name {
 pub struct Description(String);
 
 impl Description {
-    /// Checks the length (characters, not bytes).
+    /// Checks the length (characters, not bytes) and refuses NUL, which C-string tools and
+    /// many databases cut text at.
     pub fn parse(s: &str) -> Result<Description, TextError> {
         if s.chars().count() > limits::DESCRIPTION_MAX_CHARS {
             return Err(TextError::TooLong(limits::DESCRIPTION_MAX_CHARS));
+        }
+        if s.contains('\0') {
+            return Err(TextError::Nul);
         }
         Ok(Description(s.to_string()))
     }

@@ -92,11 +92,7 @@ impl Catalogue {
     /// The catalogue of [`crate::openapi::platform_document`], built once.
     pub fn platform() -> &'static Catalogue {
         static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
-        CATALOGUE.get_or_init(|| {
-            let doc = serde_json::to_value(crate::openapi::platform_document())
-                .expect("the OpenAPI document serialises");
-            Catalogue::from_document(&doc)
-        })
+        CATALOGUE.get_or_init(|| Catalogue::from_document(&crate::openapi::platform_document()))
     }
 
     /// The operations under `/api/` of an OpenAPI document (JSON), in document order.
@@ -166,7 +162,10 @@ impl Catalogue {
     }
 
     /// What `method` and `path` (without the query) are. A trailing `/` is ignored, as the
-    /// server ignores it; `HEAD` resolves like `GET`.
+    /// server ignores it; `HEAD` resolves like `GET`. Where templates of several lengths of
+    /// literal text match, the one with the fewest parameters wins, as in the server's
+    /// routes (`GET .../cohorts/upload` is the upload path with another method, not a
+    /// cohort named `upload`).
     pub fn resolve(&self, method: &str, path: &str) -> Resolved<'_> {
         let method = if method.eq_ignore_ascii_case("HEAD") {
             "GET"
@@ -178,12 +177,21 @@ impl Catalogue {
             .filter(|p| !p.is_empty())
             .unwrap_or(path);
         let parts: Vec<&str> = trimmed.split('/').collect();
+        let matching: Vec<(usize, &Operation, PathParams)> = self
+            .operations
+            .iter()
+            .enumerate()
+            .filter_map(|(i, op)| op.matches(&parts).map(|p| (i, op, p)))
+            .collect();
+        let Some(fewest) = matching.iter().map(|(_, op, _)| op.params()).min() else {
+            return Resolved::Unknown;
+        };
         let mut allowed = Vec::new();
         let mut template = None;
-        for (index, op) in self.operations.iter().enumerate() {
-            let Some(params) = op.matches(&parts) else {
+        for (index, op, params) in matching {
+            if op.params() != fewest {
                 continue;
-            };
+            }
             if op.method.eq_ignore_ascii_case(method) {
                 return Resolved::Operation(index, op, params);
             }
@@ -198,6 +206,14 @@ impl Catalogue {
 }
 
 impl Operation {
+    /// How many path parameters the template has.
+    fn params(&self) -> usize {
+        self.segments
+            .iter()
+            .filter(|s| matches!(s, Segment::Param(_)))
+            .count()
+    }
+
     fn matches(&self, parts: &[&str]) -> Option<PathParams> {
         if parts.len() != self.segments.len() {
             return None;
@@ -287,6 +303,16 @@ mod tests {
             ),
             Resolved::Unknown
         );
+        match c.resolve(
+            "GET",
+            "/api/scheduling/v1/orgs/o/workspaces/w/campaigns/c/cohorts/upload",
+        ) {
+            Resolved::WrongMethod { path, allowed } => {
+                assert!(path.ends_with("/cohorts/upload"), "{path}");
+                assert_eq!(allowed, ["POST"]);
+            }
+            other => panic!("a literal segment wins over a parameter: {other:?}"),
+        }
         assert!(
             c.operations().iter().all(|o| o.path.starts_with("/api/")),
             "the harness's own routes are not operations of the interface"

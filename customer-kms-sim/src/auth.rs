@@ -252,20 +252,62 @@ impl Authenticator {
 
     /// Mints an access token for `client_id` at `now`; answers the token and its lifetime.
     pub fn issue(&self, client_id: &str, now: DateTime<Utc>, ids: &IdGen) -> (String, u64) {
-        let iat = now.timestamp();
         let expires_in = self.token.expires_in;
+        (
+            self.issue_with_lifetime(client_id, now, ids, expires_in),
+            expires_in,
+        )
+    }
+
+    /// Mints a token whose `exp` is `lifetime` seconds after `iat`, whatever `expires_in`
+    /// says (the `short_token_exp` mutant; [`Authenticator::issue`] otherwise).
+    pub fn issue_with_lifetime(
+        &self,
+        client_id: &str,
+        now: DateTime<Utc>,
+        ids: &IdGen,
+        lifetime: u64,
+    ) -> String {
+        let iat = now.timestamp();
         let claims = Claims {
             iss: self.token.issuer.clone(),
             sub: client_id.to_string(),
             aud: self.token.audience.clone(),
             iat,
-            exp: iat.saturating_add(i64::try_from(expires_in).unwrap_or(i64::MAX)),
+            exp: iat.saturating_add(i64::try_from(lifetime).unwrap_or(i64::MAX)),
             jti: ids.uuid_v4().to_string(),
             epoch: self.epoch.load(Ordering::SeqCst),
         };
-        let token = jsonwebtoken::encode(&Header::new(TOKEN_ALGORITHM), &claims, &self.encoding)
-            .expect("HS256 signing with an HMAC key cannot fail");
-        (token, expires_in)
+        jsonwebtoken::encode(&Header::new(TOKEN_ALGORITHM), &claims, &self.encoding)
+            .expect("HS256 signing with an HMAC key cannot fail")
+    }
+
+    /// Whether `client_id` is a configured client.
+    pub fn knows_client(&self, client_id: &str) -> bool {
+        self.clients.contains_key(client_id)
+    }
+
+    /// Checks the claims of a token whose signature was not verified (mutants only):
+    /// issuer, audience, a configured subject and, when `check_time`, expiry and epoch.
+    pub fn check_unsigned_claims(
+        &self,
+        claims: &Claims,
+        now: DateTime<Utc>,
+        check_time: bool,
+    ) -> Result<Caller, KmsError> {
+        let invalid = || KmsError::new(ByokErrorCode::Unauthorized, "invalid access token");
+        if claims.iss != self.token.issuer
+            || claims.aud != self.token.audience
+            || !self.clients.contains_key(&claims.sub)
+        {
+            return Err(invalid());
+        }
+        if check_time {
+            self.check_time_and_epoch(claims.exp, claims.epoch, now)?;
+        }
+        Ok(Caller::Client {
+            id: claims.sub.clone(),
+        })
     }
 
     /// Checks an `Authorization: Bearer` header value: a static API key, or a JWT from

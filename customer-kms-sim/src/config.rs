@@ -14,6 +14,7 @@ use serde::Deserialize;
 use zeroize::Zeroizing;
 
 use crate::keys::AliasStatus;
+use crate::mutants::Mutant;
 
 /// The path segment served when none is configured: `/partner/byok/v1/...`.
 pub const DEFAULT_PARTNER: &str = "partner";
@@ -114,6 +115,10 @@ pub struct KmsConfig {
     /// Master keys, one entry per alias.
     #[serde(default)]
     pub aliases: Vec<AliasConfig>,
+    /// Mutants switched on at start: each breaks one rule of the contract on purpose
+    /// (see [`crate::mutants`]). Empty for a service that keeps the contract.
+    #[serde(default)]
+    pub mutants: Vec<Mutant>,
 }
 
 /// The access tokens `/auth` issues.
@@ -255,6 +260,7 @@ impl KmsConfig {
             clients: Vec::new(),
             api_keys: Vec::new(),
             aliases: Vec::new(),
+            mutants: Vec::new(),
         }
     }
 
@@ -343,6 +349,14 @@ impl KmsConfig {
     /// Sets the allowed timestamp skew.
     pub fn with_skew_secs(mut self, secs: u64) -> Self {
         self.skew_secs = secs;
+        self
+    }
+
+    /// Switches a mutant on at start.
+    pub fn with_mutant(mut self, mutant: Mutant) -> Self {
+        if !self.mutants.contains(&mutant) {
+            self.mutants.push(mutant);
+        }
         self
     }
 

@@ -44,6 +44,7 @@
 //! - [`auth`]: Basic client credentials, HS256 JWTs, static API keys, constant-time checks.
 //! - [`faults`]: fault kinds, scopes and triggers, and where a call meets them.
 //! - [`audit`]: the bounded audit log.
+//! - [`mutants`]: switches that each break one rule of the contract, to prove a checker.
 //! - [`service`]: [`KeyService`], the shared state behind the HTTP layer and the library API.
 //! - [`http`]: the warp routes ([`routes`]), the admin API, [`serve`].
 //! - [`error`]: [`KmsError`], answered as `{"error": {"code", "message"}}`.
@@ -55,6 +56,7 @@ pub mod error;
 pub mod faults;
 pub mod http;
 pub mod keys;
+pub mod mutants;
 pub mod service;
 
 pub use audit::{AuditEntry, AuditLog};
@@ -63,4 +65,5 @@ pub use error::KmsError;
 pub use faults::{Endpoint, FaultInfo, FaultKind, FaultScope, FaultSpec, FaultTrigger};
 pub use http::{routes, serve};
 pub use keys::{AliasInfo, AliasStatus, KeyError};
+pub use mutants::{Mutant, Mutants};
 pub use service::KeyService;

@@ -14,7 +14,7 @@ use contracts::envelope;
 use contracts::wire::byok::{auth_path, decrypt_key_path, rotate_key_path};
 use customer_kms_sim::config::{EXAMPLE_TOML, KmsConfig, Secret};
 use customer_kms_sim::keys::{DATA_KEY_LEN, KeyRing, KeySource, master_keys};
-use customer_kms_sim::{KeyService, serve};
+use customer_kms_sim::{KeyService, Mutant, serve};
 use rand::RngCore;
 use rand::rngs::OsRng;
 use zeroize::Zeroizing;
@@ -96,6 +96,20 @@ struct ServeArgs {
     /// Allowed x-request-timestamp skew in seconds; overrides `skew_secs`.
     #[arg(long)]
     skew_secs: Option<u64>,
+    /// Switch a mutant on: the service then breaks one rule of the contract on purpose
+    /// (repeatable; `GET /_admin/mutants` lists them with their rules).
+    #[arg(long, value_name = "NAME", value_parser = parse_mutant)]
+    mutant: Vec<Mutant>,
+}
+
+fn parse_mutant(name: &str) -> Result<Mutant, String> {
+    Mutant::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
+        format!(
+            "no mutant named {name:?}; the mutants are: {}",
+            names.join(", ")
+        )
+    })
 }
 
 #[derive(Args, Debug)]
@@ -166,6 +180,8 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log file or pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 
     let mut config = args.config.load()?;
@@ -177,6 +193,9 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(s) = args.skew_secs {
         config.skew_secs = s;
+    }
+    for m in args.mutant {
+        config = config.with_mutant(m);
     }
     let mut generated_admin = None;
     if let Some(t) = args.admin_token {
@@ -206,7 +225,7 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let addr = listener.local_addr()?;
-        let shutdown = shutdown_signal();
+        let shutdown = contracts::shutdown::signal();
         let p = svc.partner().to_string();
         let mut out = std::io::stdout().lock();
         writeln!(out, "customer-kms-sim listening on http://{addr}")?;
@@ -230,6 +249,15 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
             format_instant(svc.now())
         )?;
         writeln!(out, "aliases: {}", alias_names(&svc).join(", "))?;
+        let mutants = svc.mutants().active();
+        if !mutants.is_empty() {
+            let names: Vec<&str> = mutants.iter().map(|m| m.name()).collect();
+            writeln!(
+                out,
+                "mutants on: {} (this service breaks the contract on purpose)",
+                names.join(", ")
+            )?;
+        }
         out.flush()?;
         drop(out);
         serve(listener, svc, shutdown).await;
@@ -251,34 +279,6 @@ fn alias_names(svc: &KeyService) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Listens for Ctrl-C (SIGINT) and SIGTERM. The handlers are registered when this is called,
-/// before the banner is printed, so a signal sent as soon as the banner is read is not lost.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let int = signal(SignalKind::interrupt());
-        let term = signal(SignalKind::terminate());
-        async move {
-            match (int, term) {
-                (Ok(mut int), Ok(mut term)) => {
-                    tokio::select! {
-                        _ = int.recv() => {}
-                        _ = term.recv() => {}
-                    }
-                }
-                _ => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 /// The key ring `wrap` and `unwrap` use: the same as `serve` with this configuration.

@@ -22,6 +22,7 @@ use crate::config::{ConfigError, KmsConfig};
 use crate::error::KmsError;
 use crate::faults::{FaultEngine, FaultInfo, FaultSpec};
 use crate::keys::{self, DATA_KEY_LEN, KeyError, KeyRing};
+use crate::mutants::Mutants;
 
 /// What [`KeyService::reset`] removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +64,7 @@ struct Inner {
     auth: Authenticator,
     faults: FaultEngine,
     audit: AuditLog,
+    mutants: Mutants,
     ids: IdGen,
     admin_digest: Option<[u8; 32]>,
     release: tokio::sync::watch::Sender<u64>,
@@ -86,6 +88,7 @@ impl std::fmt::Debug for KeyService {
             .field("keys", &self.inner.keys)
             .field("faults", &self.inner.faults)
             .field("audit", &self.inner.audit)
+            .field("mutants", &self.inner.mutants)
             .finish_non_exhaustive()
     }
 }
@@ -119,6 +122,7 @@ impl KeyService {
         let auth = Authenticator::new(&config, &signing_secret);
         let faults = FaultEngine::new(keys::derive_seed(seed, "faults"));
         let audit = AuditLog::new(config.audit_capacity);
+        let mutants = Mutants::new(&config.mutants);
         let ids = IdGen::seeded(keys::derive_seed(seed, "ids"));
         let admin_digest = config
             .admin_token
@@ -135,6 +139,7 @@ impl KeyService {
                 auth,
                 faults,
                 audit,
+                mutants,
                 ids,
                 admin_digest,
                 release,
@@ -190,6 +195,11 @@ impl KeyService {
     /// The audit log.
     pub fn audit(&self) -> &AuditLog {
         &self.inner.audit
+    }
+
+    /// The mutants: switches that make the service break one rule of the contract each.
+    pub fn mutants(&self) -> &Mutants {
+        &self.inner.mutants
     }
 
     /// Credentials and tokens.

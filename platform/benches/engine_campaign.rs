@@ -45,7 +45,7 @@ fn peak_rss_mb() -> f64 {
 }
 
 /// CPU seconds this process used (user and system), from /proc (clock ticks of 10 ms).
-fn cpu_seconds() -> f64 {
+pub(crate) fn cpu_seconds() -> f64 {
     std::fs::read_to_string("/proc/self/stat")
         .ok()
         .and_then(|s| {
@@ -83,7 +83,7 @@ fn main() {
 }
 
 /// Runs one campaign on a fresh database; answers its simulated attempts per wall second.
-async fn campaign(users: usize, rate: u64, days: i64, cores: usize) -> f64 {
+pub(crate) async fn campaign(users: usize, rate: u64, days: i64, cores: usize) -> f64 {
     {
         let dir = tempfile::tempdir().unwrap();
         let clock = SimClock::at("2026-03-02T08:00:00Z");

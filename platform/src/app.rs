@@ -15,6 +15,7 @@ use rand::RngCore;
 use crate::byok::ByokKeyService;
 use crate::config::{ApiKeyConfig, Database, KeyTable, PlatformConfig};
 use crate::crypto::{KeyRing, KeyService, LocalKeyService};
+use crate::store::ids::PersistentIds;
 use crate::store::{Store, StoreError};
 
 /// A running platform's shared state.
@@ -31,8 +32,13 @@ pub struct AppInner {
     pub store: Store,
     /// The time.
     pub clock: SharedClock,
-    /// Ids and random choices.
+    /// Request ids sent to other services and other incidental draws: a stream of the seed
+    /// that never repeats across restarts (see [`crate::store::ids`]). Ids of stored
+    /// resources come from [`App::draw_id`], never from here.
     pub ids: Arc<IdGen>,
+    /// The generator of stored resources' ids, its position kept in the database: draw with
+    /// [`App::draw_id`] (or [`PersistentIds::draw`] on the writer connection).
+    pub resource_ids: Arc<PersistentIds>,
     /// Data keys of every workspace.
     pub keys: Arc<KeyRing>,
     /// API keys.
@@ -76,6 +82,19 @@ impl Changes {
     /// Waits for the next change (or one made since the last wait).
     pub async fn changed(&self) {
         self.notify.notified().await;
+    }
+}
+
+impl App {
+    /// Draws a resource id with `f` (for example `|g| g.campaign_id()`), recording the
+    /// generator's position in the database first, so that a restart with the same seed
+    /// carries on after it.
+    pub async fn draw_id<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&IdGen) -> T + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let ids = self.resource_ids.clone();
+        self.store.write(move |c| ids.draw(c, f)).await
     }
 }
 
@@ -177,7 +196,7 @@ impl AppBuilder {
                 Some(s) => chrono::DateTime::parse_from_rfc3339(s)
                     .map_err(|e| StartError::Config(format!("sim_start '{s}': {e}")))?
                     .to_utc(),
-                None => contracts::clock::Clock::now(&SystemClock),
+                None => contracts::clock::sim_start_now(),
             };
             sim = Some(SimClock::new(start));
         }
@@ -197,10 +216,9 @@ impl AppBuilder {
             Some(s) => s,
             None => Arc::new(LocalKeyService::new(&local_master_key(&config)?)),
         };
-        let ids = Arc::new(match config.seed {
-            Some(seed) => IdGen::seeded(seed),
-            None => IdGen::from_entropy(),
-        });
+        let seed = config.seed.unwrap_or_else(|| IdGen::from_entropy().seed());
+        let resource_ids = Arc::new(store.write_blocking(|c| PersistentIds::load(c, seed))?);
+        let ids = Arc::new(store.write_blocking(|c| crate::store::ids::request_ids(c, seed))?);
         config.validate_byok().map_err(StartError::Config)?;
         config.validate_faults().map_err(StartError::Config)?;
         let started = contracts::clock::Clock::now(&*clock);
@@ -219,7 +237,9 @@ impl AppBuilder {
                 .map_err(StartError::Config)?;
             keys.set_service(entry.workspace(), Arc::new(service));
         }
-        let auth = KeyTable::new(config.api_keys.clone());
+        config.validate_server().map_err(StartError::Config)?;
+        let auth = KeyTable::new(config.api_keys.clone())
+            .with_clock_admins(config.clock_admin_keys.clone());
         let validation = Options {
             strict: config.strict,
         };
@@ -229,6 +249,7 @@ impl AppBuilder {
                 store,
                 clock,
                 ids,
+                resource_ids,
                 keys,
                 auth,
                 validation,

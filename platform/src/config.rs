@@ -13,6 +13,11 @@
 //! clock = "simulated"               # or "real" (default); simulated time moves only by
 //! sim_start = "2026-03-02T12:00:00Z" #   /sim/v1/clock; sim_start defaults to the wall clock
 //! webhook_secret = "whsec_..."      # signs webhooks; printed when not set
+//! clock_admin_keys = ["sk-clock"]   # only these keys move the simulated clock
+//! header_read_timeout_ms = 30000    # a request head must arrive within this (408 after);
+//!                                   #   an idle keep-alive connection closes after it too
+//! body_read_timeout_ms = 30000      # longest pause inside a request body (408 after)
+//! max_connections = 1024            # more wait until one closes
 //!
 //! [[deployment_webhooks]]           # where a workspace's inbound-call events go
 //! org_id = "org-1"
@@ -657,11 +662,34 @@ pub struct PlatformConfig {
     pub telephony: TelephonyConfig,
     /// BYOK: the workspaces whose data keys come from the customer's key service.
     pub byok: Vec<ByokConfig>,
+    /// Keys that may move the simulated clock (`PUT /sim/v1/clock`,
+    /// `POST /sim/v1/clock/advance`); when empty, any workspace's key may. The one clock is
+    /// shared by every workspace, so a platform shared by several teams names its operator's
+    /// keys here.
+    pub clock_admin_keys: Vec<String>,
+    /// Longest time to receive a request's head, in milliseconds (wall clock); also how
+    /// long an idle keep-alive connection stays open.
+    pub header_read_timeout_ms: u64,
+    /// Longest pause while receiving a request body, in milliseconds (wall clock).
+    pub body_read_timeout_ms: u64,
+    /// Most client connections open at once; further ones wait until one closes.
+    pub max_connections: u64,
     /// The request journal (`GET /sim/v1/journal`).
     pub journal: crate::journal::JournalSettings,
     /// Fault rules in force from the start (more through `/sim/v1/faults`).
     pub faults: Vec<contracts::wire::FaultRule>,
 }
+
+/// Default of [`PlatformConfig::header_read_timeout_ms`]: 30 seconds.
+pub const HEADER_READ_TIMEOUT_MS: u64 = 30_000;
+/// Default of [`PlatformConfig::body_read_timeout_ms`]: 30 seconds.
+pub const BODY_READ_TIMEOUT_MS: u64 = 30_000;
+/// Longest allowed read timeout: an hour.
+pub const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
+/// Default of [`PlatformConfig::max_connections`].
+pub const MAX_CONNECTIONS: u64 = 1024;
+/// Largest allowed [`PlatformConfig::max_connections`].
+pub const MAX_CONNECTIONS_MAX: u64 = 1_000_000;
 
 impl Default for PlatformConfig {
     fn default() -> Self {
@@ -687,6 +715,10 @@ impl Default for PlatformConfig {
             deployment_webhooks: Vec::new(),
             telephony: TelephonyConfig::default(),
             byok: Vec::new(),
+            clock_admin_keys: Vec::new(),
+            header_read_timeout_ms: HEADER_READ_TIMEOUT_MS,
+            body_read_timeout_ms: BODY_READ_TIMEOUT_MS,
+            max_connections: MAX_CONNECTIONS,
             journal: crate::journal::JournalSettings::default(),
             faults: Vec::new(),
         }
@@ -742,6 +774,44 @@ impl PlatformConfig {
         }
     }
 
+    /// Checks the connection limits and the clock admin keys.
+    pub fn validate_server(&self) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for (name, v) in [
+            ("header_read_timeout_ms", self.header_read_timeout_ms),
+            ("body_read_timeout_ms", self.body_read_timeout_ms),
+        ] {
+            if !(1..=READ_TIMEOUT_MS_MAX).contains(&v) {
+                problems.push(format!(
+                    "{name} must be 1 to {READ_TIMEOUT_MS_MAX}, not {v}"
+                ));
+            }
+        }
+        if !(1..=MAX_CONNECTIONS_MAX).contains(&self.max_connections) {
+            problems.push(format!(
+                "max_connections must be 1 to {MAX_CONNECTIONS_MAX}, not {}",
+                self.max_connections
+            ));
+        }
+        if self.clock_admin_keys.iter().any(|k| k.trim().is_empty()) {
+            problems.push("clock_admin_keys: a clock admin key must not be empty".into());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    /// The limits of client connections.
+    pub fn connection_limits(&self) -> crate::connection::Limits {
+        crate::connection::Limits {
+            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
+            body_read_timeout: std::time::Duration::from_millis(self.body_read_timeout_ms),
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+        }
+    }
+
     /// Where the store lives.
     pub fn database(&self) -> Database {
         if self.database == ":memory:" {
@@ -791,6 +861,18 @@ impl PlatformConfig {
 #[derive(Debug, Clone)]
 pub struct KeyTable {
     keys: Vec<ApiKeyConfig>,
+    clock_admins: Vec<String>,
+}
+
+/// Who may move the simulated clock, as [`KeyTable::clock_mover`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockMover {
+    /// A clock admin key, or any workspace's key when no clock admin key is configured.
+    Allowed,
+    /// A workspace's key, while clock admin keys are configured.
+    NotAdmin,
+    /// No key of this platform.
+    Unknown,
 }
 
 /// Who is calling.
@@ -805,7 +887,44 @@ pub struct Principal {
 impl KeyTable {
     /// A table of these keys.
     pub fn new(keys: Vec<ApiKeyConfig>) -> Self {
-        KeyTable { keys }
+        KeyTable {
+            keys,
+            clock_admins: Vec::new(),
+        }
+    }
+
+    /// The same table with these clock admin keys (see
+    /// [`PlatformConfig::clock_admin_keys`]).
+    pub fn with_clock_admins(mut self, keys: Vec<String>) -> Self {
+        self.clock_admins = keys;
+        self
+    }
+
+    /// Whether `presented` is a clock admin key (constant time per key).
+    fn is_clock_admin(&self, presented: &str) -> bool {
+        let mut found = false;
+        for k in &self.clock_admins {
+            found |= bool::from(k.as_bytes().ct_eq(presented.as_bytes()));
+        }
+        found
+    }
+
+    /// Whether `presented` may read the clock: a key of any workspace or a clock admin key.
+    pub fn may_read_clock(&self, presented: &str) -> bool {
+        let admin = self.is_clock_admin(presented);
+        self.check_any(presented).is_some() || admin
+    }
+
+    /// Whether `presented` may move the simulated clock.
+    pub fn clock_mover(&self, presented: &str) -> ClockMover {
+        let admin = self.is_clock_admin(presented);
+        let workspace = self.check_any(presented).is_some();
+        match (admin, workspace) {
+            (true, _) => ClockMover::Allowed,
+            (false, true) if self.clock_admins.is_empty() => ClockMover::Allowed,
+            (false, true) => ClockMover::NotAdmin,
+            (false, false) => ClockMover::Unknown,
+        }
     }
 
     /// The keys.
@@ -873,6 +992,9 @@ mod tests {
         assert_eq!(config.api_keys.len(), 1);
         assert_eq!(config.byok.len(), 1);
         assert_eq!(config.deployment_webhooks.len(), 1);
+        assert_eq!(config.clock_admin_keys, vec!["sk-clock".to_string()]);
+        assert_eq!(config.max_connections, 1024);
+        config.validate_server().unwrap();
         assert_eq!(config.journal.capacity, 10_000);
         assert_eq!(config.faults.len(), 2);
         config.validate_faults().unwrap();
@@ -935,6 +1057,46 @@ mod tests {
         assert_eq!(t.check("kall", &b).as_deref(), Some("local"));
         assert_eq!(t.check("k", &a), None);
         assert_eq!(t.check("", &a), None);
+    }
+
+    #[test]
+    fn clock_admin_keys_alone_move_the_clock_once_configured() {
+        let keys = vec![ApiKeyConfig::parse("o/a=ka:alice").unwrap()];
+        let open = KeyTable::new(keys.clone());
+        assert_eq!(open.clock_mover("ka"), ClockMover::Allowed);
+        assert_eq!(open.clock_mover("nope"), ClockMover::Unknown);
+        let closed = KeyTable::new(keys).with_clock_admins(vec!["k-clock".into()]);
+        assert_eq!(closed.clock_mover("ka"), ClockMover::NotAdmin);
+        assert_eq!(closed.clock_mover("k-clock"), ClockMover::Allowed);
+        assert_eq!(closed.clock_mover("nope"), ClockMover::Unknown);
+        assert!(closed.may_read_clock("ka") && closed.may_read_clock("k-clock"));
+        assert!(!closed.may_read_clock("nope"));
+        assert_eq!(
+            closed.check_any("k-clock"),
+            None,
+            "an admin key opens no workspace"
+        );
+    }
+
+    #[test]
+    fn connection_limits_are_checked() {
+        let bad = PlatformConfig {
+            header_read_timeout_ms: 0,
+            body_read_timeout_ms: READ_TIMEOUT_MS_MAX + 1,
+            max_connections: 0,
+            clock_admin_keys: vec![" ".into()],
+            ..Default::default()
+        };
+        let err = bad.validate_server().unwrap_err();
+        for part in [
+            "header_read_timeout_ms must be 1 to 3600000, not 0",
+            "body_read_timeout_ms must be 1 to 3600000, not 3600001",
+            "max_connections must be 1 to 1000000, not 0",
+            "a clock admin key must not be empty",
+        ] {
+            assert!(err.contains(part), "{part} in {err}");
+        }
+        PlatformConfig::default().validate_server().unwrap();
     }
 
     #[test]

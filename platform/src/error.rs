@@ -23,6 +23,14 @@ pub enum ApiError {
         /// What is wrong.
         message: String,
     },
+    /// The key is valid but may not do this (403).
+    #[error("{message}")]
+    Forbidden {
+        /// `clock_admin_key_required`.
+        code: &'static str,
+        /// Why, and which key would do.
+        message: String,
+    },
     /// No such resource in this workspace (404).
     #[error("{message}")]
     NotFound {
@@ -83,6 +91,7 @@ impl ApiError {
         match self {
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -101,6 +110,7 @@ impl ApiError {
         }
         let (error_type, code, message) = match self {
             ApiError::Unauthorized { code, message } => ("authentication_error", code, message),
+            ApiError::Forbidden { code, message } => ("permission_error", code, message),
             ApiError::NotFound { code, message } => ("not_found_error", code, message),
             ApiError::Conflict { code, message } => ("conflict_error", code, message),
             ApiError::TooLarge { limit } => (

@@ -22,12 +22,14 @@
 //! - [`journal`]: the request journal, the contract's verdict per request, API coverage.
 //! - [`faults`]: the platform's failures on demand.
 //! - [`fixtures`]: campaigns, deployments and cohorts created at start with fixed ids.
+//! - [`connection`]: HTTP/1.1 connections: limits, timeouts, refusals in the error shape.
 
 pub mod api;
 pub mod app;
 pub mod byok;
 pub mod cohort_processing;
 pub mod config;
+pub mod connection;
 pub mod crypto;
 pub mod engine;
 pub mod error;

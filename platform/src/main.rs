@@ -76,6 +76,27 @@ struct ServeArgs {
     /// Seed of the simulated telephony's call outcomes (default: --seed).
     #[arg(long, env = "PLATFORM_TELEPHONY_SEED")]
     telephony_seed: Option<u64>,
+    /// A key that may move the simulated clock; once any is given, workspace keys may only
+    /// read it (403 on PUT /sim/v1/clock and POST /sim/v1/clock/advance). Repeat the flag, or
+    /// separate keys with commas in the environment variable.
+    #[arg(
+        long = "clock-admin-key",
+        env = "PLATFORM_CLOCK_ADMIN_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    clock_admin_keys: Vec<String>,
+    /// Milliseconds a request head may take to arrive (408 after); also how long an idle
+    /// keep-alive connection stays open [default: 30000].
+    #[arg(long, env = "PLATFORM_HEADER_READ_TIMEOUT_MS")]
+    header_read_timeout_ms: Option<u64>,
+    /// Longest pause, in milliseconds, while a request body arrives (408 after)
+    /// [default: 30000].
+    #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_MS")]
+    body_read_timeout_ms: Option<u64>,
+    /// Most client connections at once; more wait until one closes [default: 1024].
+    #[arg(long, env = "PLATFORM_MAX_CONNECTIONS")]
+    max_connections: Option<u64>,
     /// Entries the request journal keeps in memory (GET /sim/v1/journal); 0 turns it off
     /// [default: 10000].
     #[arg(long, env = "PLATFORM_JOURNAL_CAPACITY", value_name = "N")]
@@ -241,6 +262,18 @@ impl ServeArgs {
         if let Some(v) = self.telephony_seed {
             config.telephony.seed = Some(v);
         }
+        if !self.clock_admin_keys.is_empty() {
+            config.clock_admin_keys = self.clock_admin_keys;
+        }
+        if let Some(v) = self.header_read_timeout_ms {
+            config.header_read_timeout_ms = v;
+        }
+        if let Some(v) = self.body_read_timeout_ms {
+            config.body_read_timeout_ms = v;
+        }
+        if let Some(v) = self.max_connections {
+            config.max_connections = v;
+        }
         if let Some(v) = self.journal_capacity {
             config.journal.capacity = v;
         }
@@ -263,6 +296,8 @@ async fn main() -> Result<()> {
                 .unwrap_or_else(|_| "info,platform=info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log file or pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let Cli { command } = Cli::parse();
     match command {
@@ -289,7 +324,7 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let shutdown = shutdown_signal();
+    let shutdown = contracts::shutdown::signal();
     let app = App::builder(config.clone()).build()?;
     let platform =
         platform::server::Platform::from_config(app.clone()).map_err(anyhow::Error::msg)?;
@@ -314,8 +349,12 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
     }
     match &app.sim {
         Some(sim) => println!(
-            "clock: simulated, at {} -- move it with POST /sim/v1/clock/advance",
-            contracts::clock::format_instant(contracts::clock::Clock::now(sim))
+            "clock: simulated, at {} -- move it with POST /sim/v1/clock/advance ({})",
+            contracts::clock::format_instant(contracts::clock::Clock::now(sim)),
+            match config.clock_admin_keys.len() {
+                0 => "any workspace's key".to_string(),
+                n => format!("{n} clock admin key(s) only"),
+            }
         ),
         None => println!("clock: real"),
     }
@@ -404,32 +443,4 @@ fn write_ready_file(path: &std::path::Path, value: &serde_json::Value) -> std::i
     f.write_all(format!("{value:#}\n").as_bytes())?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)
-}
-
-/// Listens for Ctrl-C (SIGINT) and SIGTERM. The handlers are registered when this is called,
-/// before the banner is printed, so a signal sent as soon as the banner is read is not lost.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let int = signal(SignalKind::interrupt());
-        let term = signal(SignalKind::terminate());
-        async move {
-            match (int, term) {
-                (Ok(mut int), Ok(mut term)) => {
-                    tokio::select! {
-                        _ = int.recv() => {}
-                        _ = term.recv() => {}
-                    }
-                }
-                _ => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

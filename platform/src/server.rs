@@ -1,5 +1,6 @@
 //! A whole platform (its state and its engine) and serving it on a listener the caller bound
-//! (port 0 works), until a shutdown signal; requests in flight finish first.
+//! (port 0 works), until a shutdown signal; requests in flight finish first. Connections are
+//! served by [`crate::connection`] (limits, timeouts, refusals in the error shape).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -51,9 +52,18 @@ impl Platform {
         };
         // A server runs for days: its dial journal keeps only the latest dials.
         telephony.set_journal_limit(Some(TELEPHONY_JOURNAL_LIMIT));
+        // A drawn secret is a fixed function of the seed (its own stream), so a restart with
+        // the same seed signs with the same secret and moves no id stream.
         let secret = match &app.config.webhook_secret {
             Some(s) => s.as_bytes().to_vec(),
-            None => format!("whsec_{}", hex::encode(app.ids.bytes::<16>())).into_bytes(),
+            None => {
+                let drawn = contracts::ids::IdGen::seeded_at(
+                    app.ids.seed(),
+                    contracts::ids::stream::SECRETS,
+                    0,
+                );
+                format!("whsec_{}", hex::encode(drawn.bytes::<16>())).into_bytes()
+            }
         };
         Ok(Platform::new(app, Arc::new(telephony), secret))
     }
@@ -69,6 +79,23 @@ impl Platform {
     }
 }
 
+/// What runs beside the routes while a platform is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// Whether the engine's own loop ([`Driver::run`]) runs: on the real clock it steps the
+    /// engine at each due time, on a simulated clock it runs what the API makes due now.
+    /// Off, nothing moves the engine but [`Driver::advance`] and [`Driver::run_until`]
+    /// (and the simulation API, which calls them): a caller that drives the engine itself,
+    /// such as a scenario runner, turns it off so that every step happens at its command.
+    pub engine_loop: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions { engine_loop: true }
+    }
+}
+
 /// Serves every route on `listener` until `shutdown` completes, then waits for the requests
 /// in flight. The cohort worker (resuming cohorts an earlier run left `processing`), the
 /// engine and the purge of expired data keys run alongside and stop after the last request.
@@ -76,6 +103,16 @@ pub async fn serve(
     platform: Platform,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    serve_with(platform, listener, shutdown, ServeOptions::default()).await;
+}
+
+/// [`serve`], choosing with `options` what runs beside the routes.
+pub async fn serve_with(
+    platform: Platform,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    options: ServeOptions,
 ) {
     let app = platform.app.clone();
     crate::cohort_processing::start(&app);
@@ -86,16 +123,17 @@ pub async fn serve(
             .purge_periodically(std::time::Duration::from_secs(1)),
     );
     let (stop_engine, engine_stopped) = tokio::sync::oneshot::channel::<()>();
-    let engine = tokio::spawn(platform.driver.clone().run(async {
-        let _ = engine_stopped.await;
-    }));
-    warp::serve(platform.routes())
-        .incoming(listener)
-        .graceful(shutdown)
-        .run()
-        .await;
+    let engine = options.engine_loop.then(|| {
+        tokio::spawn(platform.driver.clone().run(async {
+            let _ = engine_stopped.await;
+        }))
+    });
+    let limits = app.config.connection_limits();
+    crate::connection::serve(listener, platform.routes(), limits, shutdown).await;
     let _ = stop_engine.send(());
-    let _ = engine.await;
+    if let Some(engine) = engine {
+        let _ = engine.await;
+    }
     app.cohorts.shutdown().await;
     purge.abort();
 }

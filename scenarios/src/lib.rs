@@ -3,6 +3,8 @@
 //! - [`checks`]: one model for every verdict (scenario expectations, the BYOK check, the
 //!   platform check, CI verification).
 //! - [`report`]: that model rendered as a terminal table, JSON and JUnit XML.
+//! - [`stack`]: the whole stack in one process (key service, platform, telephony, BYOK
+//!   wired), for `harness up` and the scenario runner.
 //! - [`up`]: `harness up`, the whole stack on localhost.
 //! - [`runner`]: `harness run`, scenario files played on a simulated clock.
 //! - [`scenario`]: `harness scenario schema|check`, the scenario file format.
@@ -13,6 +15,7 @@ pub mod checks;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod stack;
 pub mod up;
 pub mod verify;
 
@@ -27,4 +30,22 @@ pub fn init_logging(default_filter: &str) {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
+}
+
+/// Writes `contents` to `path` through a temporary file in the same directory, synced, then
+/// renamed over `path`: a reader sees the whole file or none (ready files, remembered seeds,
+/// reports).
+pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".harness-")
+        .tempfile_in(dir)?;
+    tmp.write_all(contents)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }

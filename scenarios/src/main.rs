@@ -41,9 +41,9 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum CheckCommand {
     /// Check a customer's key endpoints (/auth, /decrypt-key, /rotate-key).
-    Byok(ByokArgs),
+    Byok(Box<ByokArgs>),
     /// Check a platform deployment against the platform API contract.
-    Platform(PlatformArgs),
+    Platform(Box<PlatformArgs>),
 }
 
 #[tokio::main]
@@ -53,9 +53,9 @@ async fn main() -> ExitCode {
         Command::Up(args) => scenarios::up::run(args).await,
         Command::Run(args) => scenarios::runner::run(args).await,
         Command::Scenario(cmd) => scenarios::scenario::run(cmd).await,
-        Command::Check(CheckCommand::Byok(args)) => scenarios::checks::byok::run(args).await,
+        Command::Check(CheckCommand::Byok(args)) => scenarios::checks::byok::run(*args).await,
         Command::Check(CheckCommand::Platform(args)) => {
-            scenarios::checks::platform::run(args).await
+            scenarios::checks::platform::run(*args).await
         }
         Command::Verify(args) => scenarios::verify::run(args).await,
     };

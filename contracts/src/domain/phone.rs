@@ -339,6 +339,27 @@ pub fn normalize(raw: &str, default_region: Option<&str>) -> Result<E164, PhoneE
     E164::from_digits(&format!("{code}{national}"), raw)
 }
 
+/// The strict E.164 form [`parse_e164`] accepts, as a regular expression (ECMA-262 and
+/// Python alike): `+`, a first digit that is not `0`, [`MIN_DIGITS`] to [`MAX_DIGITS`] digits.
+pub fn e164_pattern() -> String {
+    format!(r"^\+[1-9][0-9]{{{},{}}}$", MIN_DIGITS - 1, MAX_DIGITS - 1)
+}
+
+/// The default regions a cohort accepts, as a regular expression: a calling code of one to
+/// three digits with an optional `+`, or one of the ISO 3166-1 alpha-2 codes
+/// [`calling_code`] knows, in any letter case.
+pub fn region_pattern() -> String {
+    let codes: Vec<String> = CALLING_CODES
+        .iter()
+        .map(|(r, _)| {
+            r.chars()
+                .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+                .collect()
+        })
+        .collect();
+    format!(r"^(\+?[0-9]{{1,3}}|{})$", codes.join("|"))
+}
+
 /// The ITU-T country calling code of a region given by its ISO 3166-1 alpha-2 code, in any
 /// letter case: `calling_code("IN") == Some(91)`, `calling_code("ca") == Some(1)`.
 ///

@@ -93,6 +93,14 @@ fn timezone_hint(suggestion: Option<&str>) -> String {
 // Time of day
 // ---------------------------------------------------------------------------------------------
 
+/// The strict `HH:MM` form a [`TimeOfDay`] is read from, as a regular expression.
+pub const TIME_OF_DAY_PATTERN: &str = "^([01][0-9]|2[0-3]):[0-5][0-9]$";
+
+/// Every time-zone name [`parse_timezone`] accepts, in the order of the time-zone database.
+pub fn timezone_names() -> impl Iterator<Item = &'static str> {
+    chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name())
+}
+
 /// A wall-clock time of day with minute precision, from `00:00` to `23:59`.
 ///
 /// The wire form (the `start_time`/`end_time` and `allowed_start_time`/`allowed_end_time`

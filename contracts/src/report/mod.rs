@@ -1,12 +1,14 @@
 //! The one model of every verdict of the harness ([`checks`]) and its renderers: a
 //! terminal table ([`table`]), JSON ([`to_json`]) and JUnit XML ([`junit`]). Every command
-//! that judges writes through these, so its outputs look alike.
+//! that judges writes through these, so its outputs look alike. [`redact`] keeps secrets
+//! out of a report before it is rendered.
 //!
 //! It lives in `contracts` so that both the `harness` command (`scenarios`) and the
 //! platform's own binary (`platform serve --report-on-exit`) write the same reports.
 
 pub mod checks;
 pub mod junit;
+pub mod redact;
 pub mod table;
 
 use std::path::{Path, PathBuf};

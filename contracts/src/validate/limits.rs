@@ -51,9 +51,15 @@ pub const LIST_LIMIT_DEFAULT: i64 = 20;
 pub const LIST_SEARCH_MAX_CHARS: usize = 1000;
 /// Least list `offset` (spec).
 pub const LIST_OFFSET_MIN: i64 = 0;
+/// Most entries of `allowed_days` (repeats are merged): four weeks' worth (assumed).
+pub const WEEKDAYS_MAX: usize = 7 * 4;
 /// Least users in a cohort stream (reference).
 pub const STREAM_USERS_MIN: usize = 1;
 /// Most users in a cohort stream (reference).
 pub const STREAM_USERS_MAX: usize = 1000;
+/// Farthest one move of the simulated clock may go, in seconds: 400 days, whether given as
+/// `seconds` or as a target instant (`to`, `now`), so that no key can end every campaign for
+/// good with one request (assumed).
+pub const CLOCK_MOVE_MAX_SECS: i64 = 400 * 86_400;
 /// Largest cohort upload by default, in bytes: 100 MB (assumed; configurable on the platform).
 pub const UPLOAD_MAX_BYTES_DEFAULT: u64 = 100 * 1024 * 1024;

@@ -522,7 +522,7 @@ impl Ctx {
 
     /// A list of weekday names, at least one; repeats are merged.
     pub(crate) fn weekdays(&mut self, v: &Value, loc: &Loc) -> Option<WeekdaySet> {
-        let items = self.array_len(v, loc, 1, Some(7 * 4))?;
+        let items = self.array_len(v, loc, 1, Some(limits::WEEKDAYS_MAX))?;
         let mut days = Vec::new();
         let mut ok = true;
         for (i, item) in items.iter().enumerate() {

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
-use super::{Ctx, Options};
+use super::{Ctx, Options, limits};
 use crate::domain::phone::E164;
 use crate::error::{ErrorType, Loc, ValidationErrors};
 
@@ -17,13 +17,20 @@ pub enum Advance {
 }
 
 /// Checks `{"seconds": n}` or `{"to": "<instant>"}` (exactly one; seconds at least 0 and at
-/// most 400 days).
+/// most [`limits::CLOCK_MOVE_MAX_SECS`]; the same bound for `to` is checked against the
+/// clock by whoever moves it, see [`clock_move_too_far`]).
 pub fn clock_advance(body: &Value, opts: Options) -> Result<Advance, ValidationErrors> {
     let mut c = Ctx::new(opts);
     let loc = Loc::body();
     let out = c.object(body, &loc, &["seconds", "to"]).and_then(|m| {
-        let seconds = Ctx::optional(m, "seconds")
-            .map(|v| c.number_in(v, &loc.at("seconds"), 0.0, 400.0 * 86_400.0));
+        let seconds = Ctx::optional(m, "seconds").map(|v| {
+            c.number_in(
+                v,
+                &loc.at("seconds"),
+                0.0,
+                limits::CLOCK_MOVE_MAX_SECS as f64,
+            )
+        });
         let to = Ctx::optional(m, "to").map(|v| c.timestamp(v, &loc.at("to")));
         match (seconds, to) {
             (Some(s), None) => {
@@ -45,6 +52,29 @@ pub fn clock_advance(body: &Value, opts: Options) -> Result<Advance, ValidationE
         }
     });
     c.into_result(out)
+}
+
+/// The failure of a move of the simulated clock from `current` to `target` farther than
+/// [`limits::CLOCK_MOVE_MAX_SECS`], reported at `field` of the body (`to` or `now`); `None`
+/// when the move is within the bound.
+pub fn clock_move_too_far(
+    current: DateTime<Utc>,
+    target: DateTime<Utc>,
+    field: &str,
+) -> Option<ValidationErrors> {
+    let max = Duration::seconds(limits::CLOCK_MOVE_MAX_SECS);
+    (target - current > max).then(|| {
+        ValidationErrors::single(
+            &Loc::body().at(field),
+            ErrorType::ValueError,
+            format!(
+                "the simulated clock moves at most {} days at a time; it is {}, so {field} may be at most {}",
+                limits::CLOCK_MOVE_MAX_SECS / 86_400,
+                crate::clock::format_instant(current),
+                crate::clock::format_instant(current + max),
+            ),
+        )
+    })
 }
 
 /// Checks `{"now": "<instant>"}`.
@@ -114,5 +144,20 @@ mod tests {
         assert_eq!(e.details().len(), 2);
         assert!(clock_set(&json!({"now": "2026-03-02T12:00:00Z"}), o).is_ok());
         assert!(clock_set(&json!({}), o).is_err());
+    }
+
+    #[test]
+    fn a_target_instant_is_bounded_like_seconds() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-03-02T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let max = Duration::seconds(limits::CLOCK_MOVE_MAX_SECS);
+        assert!(clock_move_too_far(now, now + max, "to").is_none());
+        let e = clock_move_too_far(now, now + max + Duration::milliseconds(1), "to").unwrap();
+        assert!(e.details()[0].msg.contains("at most 400 days"), "{e:?}");
+        let year_9999 = chrono::DateTime::parse_from_rfc3339("9999-01-01T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        assert!(clock_move_too_far(now, year_9999, "now").is_some());
     }
 }

@@ -264,6 +264,12 @@ pub struct CampaignCreateRequest {
 /// The agent part of a PATCH body: every field optional.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct CampaignAppConfigPatch {
+    /// Cannot change: only the campaign's own agent is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<String>,
+    /// `agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_type: Option<AppType>,
     /// A new agent version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_version: Option<i64>,
@@ -293,6 +299,14 @@ pub struct CampaignPatchRequest {
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     #[schema(value_type = Option<String>)]
     pub description: Patch<String>,
+    /// Cannot change: only the campaign's own start is accepted.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::clock::rfc3339::option"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub start_timestamp: Option<DateTime<Utc>>,
     /// A new end: 120 seconds to 30 days after the start, and in the future.
     #[serde(
         default,

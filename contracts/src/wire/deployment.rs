@@ -100,6 +100,9 @@ pub struct DeploymentPatchRequest {
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     #[schema(value_type = Option<String>)]
     pub description: Patch<String>,
+    /// Cannot change: only the deployment's own agent is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<String>,
     /// A new agent version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_version: Option<i64>,

@@ -30,10 +30,10 @@ pub struct SimClockState {
 /// Moves a simulated clock forward: by `seconds`, or to the instant `to` (one of the two).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct ClockAdvanceRequest {
-    /// Seconds to move forward (at least 0; fractions allowed).
+    /// Seconds to move forward (0 to 400 days; fractions allowed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
-    /// The instant to move to (not before now).
+    /// The instant to move to (not before now, at most 400 days after it).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -46,7 +46,7 @@ pub struct ClockAdvanceRequest {
 /// Sets a simulated clock (never backwards).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ClockSetRequest {
-    /// The new time.
+    /// The new time (not before now, at most 400 days after it).
     #[serde(with = "crate::clock::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub now: DateTime<Utc>,

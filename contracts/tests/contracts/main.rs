@@ -2,4 +2,5 @@
 //! OpenAPI documents.
 
 mod openapi;
+mod openapi_exact;
 mod validation;

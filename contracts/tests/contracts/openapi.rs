@@ -27,7 +27,7 @@ fn check_committed(name: &str, generated: &str) {
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         on_disk == generated,
-        "{} differs from what the types generate; run `UPDATE_OPENAPI=1 cargo test -p contracts openapi` and commit the result",
+        "{} differs from what the types generate; run `UPDATE_OPENAPI=1 cargo test --workspace --test contracts openapi` and commit the result",
         path.display()
     );
 }
@@ -38,8 +38,8 @@ fn committed_documents_match_the_types() {
     check_committed("byok.json", &to_committed_json(&byok_document()));
 }
 
-fn doc_value(doc: &utoipa::openapi::OpenApi) -> Value {
-    serde_json::to_value(doc).unwrap()
+fn doc_value(doc: &Value) -> Value {
+    doc.clone()
 }
 
 fn operations(doc: &Value) -> BTreeSet<(String, String)> {
@@ -359,7 +359,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             app_version: 1,
             connection_config: OutboundConnectionConfig {
                 connection_id: "c".into(),
-                agent_phone_number: "+1".into(),
+                agent_phone_number: "+14155550100".into(),
             },
             agent_variables: None,
             app_type: None,
@@ -370,13 +370,13 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         "OutboundConnectionConfig",
         v(OutboundConnectionConfig {
             connection_id: "c".into(),
-            agent_phone_number: "+1".into(),
+            agent_phone_number: "+14155550100".into(),
         }),
     );
     add(
         "UserConfig",
         v(UserConfig {
-            user_phone_number: "+1".into(),
+            user_phone_number: "+14155550100".into(),
         }),
     );
     add("AppOverrides", v(AppOverrides::default()));
@@ -501,9 +501,10 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
     add("CohortCategory", v(CohortCategory::StopFile));
     add("CohortSourceType", v(CohortSourceType::Stream));
     add("CohortFileType", v(CohortFileType::RejectedRecords));
+    add("TimeZone", json!("Asia/Kolkata"));
     add(
         "CohortUploadForm",
-        json!({"name": "Batch", "cohort_file": "phone\n+1415\n", "cohort_transformation_file": "{}", "cohort_category": "cohort"}),
+        json!({"name": "Batch", "cohort_file": "phone\n+1415\n", "cohort_transformation_file": {"phone_number": {"column_name": "phone"}}, "cohort_category": "cohort"}),
     );
     add(
         "CohortStreamRequest",
@@ -525,7 +526,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
     add(
         "CohortStreamUser",
         v(CohortStreamUser {
-            phone_number: "+1".into(),
+            phone_number: "+14155550100".into(),
             user_identifier: None,
             app_variables: None,
             app_overrides: None,
@@ -665,8 +666,8 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             next_action_status: Some(NextActionStatus::Retry),
             failure_reason: Some("busy".into()),
             user_identifier: None,
-            user_phone_number: "+1".into(),
-            agent_phone_number: "+1".into(),
+            user_phone_number: "+14155550100".into(),
+            agent_phone_number: "+14155550100".into(),
             duration: None,
             interaction_id: None,
             retry_attempt: 0,
@@ -684,8 +685,8 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             app_version: 1,
             deployment_id: "dep-1".into(),
             interaction_id: "int-1".into(),
-            user_phone_number: "+1".into(),
-            agent_phone_number: "+1".into(),
+            user_phone_number: "+14155550100".into(),
+            agent_phone_number: "+14155550100".into(),
             duration: Some(3.0),
             final_agent_variables: None,
             output_agent_variables: None,
@@ -794,8 +795,8 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
     add(
         "InboundCallRequest",
         v(InboundCallRequest {
-            caller: "+1".into(),
-            dialled: "+1".into(),
+            caller: "+14155550100".into(),
+            dialled: "+14155550100".into(),
         }),
     );
     add("InboundRejection", v(InboundRejection::OutsideSchedule));
@@ -1014,7 +1015,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         v(DecryptKeyRequest {
             data: DecryptKeyData {
                 key_alias: "k".into(),
-                encrypted_key: "byok:v1:AA==".into(),
+                encrypted_key: ENCRYPTED_KEY.into(),
             },
         }),
     );
@@ -1022,7 +1023,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         "DecryptKeyData",
         v(DecryptKeyData {
             key_alias: "k".into(),
-            encrypted_key: "byok:v1:AA==".into(),
+            encrypted_key: ENCRYPTED_KEY.into(),
         }),
     );
     add(
@@ -1057,7 +1058,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         "RotateKeyResponse",
         v(RotateKeyResponse {
             data: RotatedKey {
-                encrypted_dek: "byok:v1:AA==".into(),
+                encrypted_dek: ENCRYPTED_KEY.into(),
                 key_alias: "k".into(),
                 plaintext_dek: "AAAA".into(),
             },
@@ -1066,13 +1067,16 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
     add(
         "RotatedKey",
         v(RotatedKey {
-            encrypted_dek: "byok:v1:AA==".into(),
+            encrypted_dek: ENCRYPTED_KEY.into(),
             key_alias: "k".into(),
             plaintext_dek: "AAAA".into(),
         }),
     );
     m
 }
+
+/// A well-formed encrypted key (an envelope of 32 zero bytes).
+const ENCRYPTED_KEY: &str = "byok:v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 
 fn validator(doc: &Value, schema: &str) -> jsonschema::Validator {
     let mut root = doc.clone();

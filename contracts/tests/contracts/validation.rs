@@ -189,6 +189,44 @@ fn max_retries_bounds(#[case] n: i64, #[case] err: Option<&str>) {
     }
 }
 
+#[test]
+fn descriptions_refuse_a_nul_character() {
+    let with_nul = json!("before\u{0}after");
+    assert_single(
+        create(&set(campaign(), "description", with_nul.clone())),
+        "body.description",
+        "value_error",
+    );
+    let current = create(&campaign()).unwrap();
+    assert_single(
+        validate::campaign_patch(
+            &json!({"description": with_nul}),
+            now(),
+            &current,
+            Options::default(),
+        ),
+        "body.description",
+        "value_error",
+    );
+    assert_single(
+        validate::deployment_create(
+            &set(deployment(), "description", with_nul.clone()),
+            Options::default(),
+        ),
+        "body.description",
+        "value_error",
+    );
+    // Other control characters stay allowed: a description may hold a line break or a tab.
+    assert!(
+        create(&set(
+            campaign(),
+            "description",
+            json!("line one\nline\ttwo")
+        ))
+        .is_ok()
+    );
+}
+
 #[rstest]
 #[case(150, None)]
 #[case(151, Some("string_too_long"))]
@@ -917,4 +955,22 @@ mod cohorts {
             Some(ty) => assert_single(r, "body.users", ty),
         }
     }
+}
+
+/// `loc` holds integers for array indices (FastAPI's form), as `docs/interface.md` records.
+#[test]
+fn loc_array_indices_are_json_integers() {
+    let e = create(&set(
+        campaign(),
+        "app_config.connection_configs.0.weight",
+        json!(0),
+    ))
+    .unwrap_err();
+    let body = serde_json::to_value(e.into_body()).unwrap();
+    assert_eq!(
+        body["detail"][0]["loc"],
+        json!(["body", "app_config", "connection_configs", 0, "weight"]),
+        "{body}"
+    );
+    assert!(body["detail"][0]["loc"][3].is_u64());
 }

@@ -23,6 +23,10 @@
 //! | GET | `/_admin/audit?after=N&limit=M` | | `{"entries": [AuditEntry], "next_seq", "dropped"}` |
 //! | DELETE | `/_admin/audit` | | `{"removed": n}` |
 //! | POST | `/_admin/reset` | | `{"faults_removed", "audit_removed"}` |
+//! | GET | `/_admin/mutants` | | `{"mutants": [MutantInfo]}` |
+//! | PUT | `/_admin/mutants` | `{"on": [name]}` | the list; exactly these are on |
+//! | DELETE | `/_admin/mutants` | | `{"removed": n}`; every mutant off |
+//! | POST, DELETE | `/_admin/mutants/{name}` | | the mutant, switched on or off |
 //! | GET | `/_admin/clock` | | `{"now", "simulated"}` |
 //! | POST | `/_admin/clock/advance` | `{"secs": n}` | `{"now", "simulated"}`; 400 on a system clock |
 
@@ -47,6 +51,7 @@ use super::{json_response, read_body};
 use crate::error::KmsError;
 use crate::faults::FaultSpec;
 use crate::keys::{AliasStatus, DATA_KEY_LEN, KeyError};
+use crate::mutants::{Mutant, MutantInfo};
 use crate::service::KeyService;
 
 /// The simulated clock is not advanced past this instant (RFC 3339 ends at year 9999).
@@ -54,6 +59,45 @@ const MAX_SIM_TIME: &str = "9999-12-31T23:59:59Z";
 
 /// Largest number of audit entries one `GET /_admin/audit` answers.
 pub const MAX_AUDIT_PAGE: usize = 10_000;
+
+/// The admin paths (`*` is one segment) and the methods each takes: the `Allow` of a 405.
+const ROUTES: &[(&str, &str)] = &[
+    ("/_admin/info", "GET, HEAD"),
+    ("/_admin/faults", "GET, HEAD, POST, DELETE"),
+    ("/_admin/faults/*", "GET, HEAD, DELETE"),
+    ("/_admin/tokens/expire", "POST"),
+    ("/_admin/keys", "GET, HEAD"),
+    ("/_admin/keys/*", "GET, HEAD"),
+    ("/_admin/keys/*/rotate", "POST"),
+    ("/_admin/keys/*/disable", "POST"),
+    ("/_admin/keys/*/enable", "POST"),
+    ("/_admin/keys/*/revoke", "POST"),
+    ("/_admin/keys/*/wrap", "POST"),
+    ("/_admin/keys/*/min-version", "PUT"),
+    ("/_admin/audit", "GET, HEAD, DELETE"),
+    ("/_admin/reset", "POST"),
+    ("/_admin/clock", "GET, HEAD"),
+    ("/_admin/clock/advance", "POST"),
+];
+
+/// The methods an admin path takes, for `Allow`; `None` off the admin API.
+pub fn allowed_methods(path: &str) -> Option<&'static str> {
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let segments: Vec<&str> = path.split('/').collect();
+    ROUTES.iter().find_map(|(template, allow)| {
+        let t: Vec<&str> = template.split('/').collect();
+        (t.len() == segments.len()
+            && t.iter()
+                .zip(&segments)
+                .all(|(t, s)| (*t == "*" && !s.is_empty()) || t == s))
+        .then_some(*allow)
+    })
+}
+
+/// GET, and HEAD answered as GET without the body (RFC 9110).
+fn get() -> impl Filter<Extract = (), Error = Rejection> + Copy {
+    warp::get().or(warp::head()).unify()
+}
 
 fn with_svc(svc: KeyService) -> impl Filter<Extract = (KeyService,), Error = Infallible> + Clone {
     warp::any().map(move || svc.clone())
@@ -114,7 +158,7 @@ pub fn filter(
     let body = || warp::header::headers_cloned().and(warp::body::stream());
 
     let info = warp::path!("info")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move {
             let p = svc.partner().to_string();
@@ -129,11 +173,12 @@ pub fn filter(
                 "clock": {"now": format_instant(svc.now()), "simulated": svc.clock().is_simulated()},
                 "token_epoch": svc.authenticator().epoch(),
                 "aliases": svc.keys().list().into_iter().map(|a| a.key_alias).collect::<Vec<_>>(),
+                "mutants": svc.mutants().active(),
             }))
         });
 
     let faults_list = warp::path!("faults")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"faults": svc.faults().list()})) });
     let faults_add = warp::path!("faults")
@@ -149,15 +194,14 @@ pub fn filter(
         .and(warp::delete())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"removed": svc.faults().clear()})) });
-    let fault_get = warp::path!("faults" / String)
-        .and(warp::get())
-        .and(s())
-        .and_then(|id: String, svc: KeyService| async move {
+    let fault_get = warp::path!("faults" / String).and(get()).and(s()).and_then(
+        |id: String, svc: KeyService| async move {
             match svc.faults().get(&id) {
                 Some(f) => ok_ser(&f),
                 None => Err(reject(no_fault())),
             }
-        });
+        },
+    );
     let fault_delete = warp::path!("faults" / String)
         .and(warp::delete())
         .and(s())
@@ -175,15 +219,14 @@ pub fn filter(
         .and_then(|svc: KeyService| async move { ok(json!({"epoch": svc.expire_all_tokens()})) });
 
     let keys_list = warp::path!("keys")
-        .and(warp::get())
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(json!({"aliases": svc.keys().list()})) });
-    let key_get = warp::path!("keys" / String)
-        .and(warp::get())
-        .and(s())
-        .and_then(|alias: String, svc: KeyService| async move {
+    let key_get = warp::path!("keys" / String).and(get()).and(s()).and_then(
+        |alias: String, svc: KeyService| async move {
             ok_ser(&svc.keys().info(&alias).map_err(reject)?)
-        });
+        },
+    );
     let key_action = warp::path!("keys" / String / String)
         .and(warp::post())
         .and(s())
@@ -221,7 +264,7 @@ pub fn filter(
         );
 
     let audit_get = warp::path!("audit")
-        .and(warp::get())
+        .and(get())
         .and(warp::query::<AuditQuery>())
         .and(s())
         .and_then(|q: AuditQuery, svc: KeyService| async move {
@@ -243,8 +286,54 @@ pub fn filter(
         .and(s())
         .and_then(|svc: KeyService| async move { ok_ser(&svc.reset()) });
 
-    let clock_get = warp::path!("clock")
+    let mutants_list = warp::path!("mutants")
         .and(warp::get())
+        .and(s())
+        .and_then(|svc: KeyService| async move { ok(json!({"mutants": svc.mutants().list()})) });
+    let mutants_put = warp::path!("mutants")
+        .and(warp::put())
+        .and(s())
+        .and(body())
+        .and_then(|svc: KeyService, headers: HeaderMap, b| async move {
+            let req: MutantsBody = required(json_body(&svc, &headers, b).await?)?;
+            let on = req
+                .on
+                .iter()
+                .map(|n| mutant_named(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            svc.mutants().replace(&on);
+            ok(json!({"mutants": svc.mutants().list()}))
+        });
+    let mutants_clear = warp::path!("mutants")
+        .and(warp::delete())
+        .and(s())
+        .and_then(|svc: KeyService| async move { ok(json!({"removed": svc.mutants().clear()})) });
+    let mutant_switch = warp::path!("mutants" / String)
+        .and(warp::method())
+        .and(s())
+        .and_then(
+            |name: String, method: warp::http::Method, svc: KeyService| async move {
+                let m = mutant_named(&name)?;
+                match method {
+                    warp::http::Method::POST => svc.mutants().set(m, true),
+                    warp::http::Method::DELETE => svc.mutants().set(m, false),
+                    _ => {
+                        return Err(warp::reject::custom(KmsError::new(
+                            ByokErrorCode::MethodNotAllowed,
+                            "POST switches a mutant on, DELETE switches it off",
+                        )));
+                    }
+                }
+                ok_ser(&MutantInfo {
+                    name: m.name().into(),
+                    rule: m.rule().into(),
+                    on: svc.mutants().is_on(m),
+                })
+            },
+        );
+
+    let clock_get = warp::path!("clock")
+        .and(get())
         .and(s())
         .and_then(|svc: KeyService| async move { ok(clock_json(&svc)) });
     let clock_advance = warp::path!("clock" / "advance")
@@ -276,38 +365,66 @@ pub fn filter(
             ok(clock_json(&svc))
         });
 
+    // Boxed by concern: one long chain of `or` makes the type (and the compile time) grow
+    // with every route.
+    let faults = faults_list
+        .or(faults_add)
+        .unify()
+        .or(faults_clear)
+        .unify()
+        .or(fault_get)
+        .unify()
+        .or(fault_delete)
+        .unify()
+        .boxed();
+    let keys = keys_list
+        .or(key_get)
+        .unify()
+        .or(key_action)
+        .unify()
+        .or(key_min)
+        .unify()
+        .boxed();
+    let state = info
+        .or(expire)
+        .unify()
+        .or(audit_get)
+        .unify()
+        .or(audit_clear)
+        .unify()
+        .or(reset)
+        .unify()
+        .or(clock_get)
+        .unify()
+        .or(clock_advance)
+        .unify()
+        .boxed();
+    let mutants = mutants_list
+        .or(mutants_put)
+        .unify()
+        .or(mutants_clear)
+        .unify()
+        .or(mutant_switch)
+        .unify()
+        .boxed();
     warp::path("_admin").and(auth).and(
-        info.or(faults_list)
+        state
+            .or(faults)
             .unify()
-            .or(faults_add)
+            .or(keys)
             .unify()
-            .or(faults_clear)
-            .unify()
-            .or(fault_get)
-            .unify()
-            .or(fault_delete)
-            .unify()
-            .or(expire)
-            .unify()
-            .or(keys_list)
-            .unify()
-            .or(key_get)
-            .unify()
-            .or(key_action)
-            .unify()
-            .or(key_min)
-            .unify()
-            .or(audit_get)
-            .unify()
-            .or(audit_clear)
-            .unify()
-            .or(reset)
-            .unify()
-            .or(clock_get)
-            .unify()
-            .or(clock_advance)
+            .or(mutants)
             .unify(),
     )
+}
+
+fn mutant_named(name: &str) -> Result<Mutant, Rejection> {
+    Mutant::from_name(name).ok_or_else(|| {
+        reject(KmsError::new(
+            ByokErrorCode::NotFound,
+            format!("no mutant named {name:?}; GET /_admin/mutants lists them"),
+        ))
+    })
 }
 
 fn no_fault() -> KmsError {
@@ -356,6 +473,12 @@ struct WrapBody {
 #[serde(deny_unknown_fields)]
 struct MinVersionBody {
     min_version: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MutantsBody {
+    on: Vec<String>,
 }
 
 #[derive(Deserialize)]

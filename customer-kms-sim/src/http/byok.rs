@@ -36,15 +36,16 @@ use warp::reply::Response;
 use warp::{Filter, Rejection};
 use zeroize::Zeroizing;
 
+use super::mutated;
 use super::{
-    authorization, bytes_response, error_response, has_content_type, millis, read_body, stamp,
-    valid_uuid,
+    authorization, bytes_response, has_content_type, millis, read_body, stamp, valid_uuid,
 };
 use crate::audit::{self, AuditEntry};
 use crate::auth::Caller;
 use crate::error::KmsError;
 use crate::faults::{ArrivalOutcome, Endpoint, SuccessFault};
 use crate::keys::KeyError;
+use crate::mutants::{self, Mutant};
 use crate::service::KeyService;
 
 const FORM: &str = "application/x-www-form-urlencoded";
@@ -148,11 +149,12 @@ where
         Ok(resp) => resp,
         Err(e) => {
             pending.entry().outcome = e.code.as_str().into();
-            error_response(&e)
+            mutated::error_response(svc.mutants(), &e)
         }
     };
     let request_id = request_id.unwrap_or_else(|| svc.ids().uuid_v4().to_string());
     stamp(&mut resp, &request_id, trace_id.as_deref(), watch.elapsed());
+    mutated::strip_headers(svc.mutants(), &mut resp);
     pending.finish(&resp);
     resp
 }
@@ -170,7 +172,8 @@ where
     S: Stream<Item = Result<B, warp::Error>> + Send,
     B: Buf,
 {
-    if method != Method::POST {
+    let m = svc.mutants();
+    if method != Method::POST && !m.is_on(Mutant::AnyMethod) {
         return Err(KmsError::new(
             ByokErrorCode::MethodNotAllowed,
             "only POST is allowed on this path",
@@ -202,18 +205,44 @@ where
         let e = pending.entry();
         (e.request_id.clone(), e.trace_id.clone())
     };
+    if m.is_on(Mutant::TraceIdRequired) && !headers.contains_key(HEADER_TRACE_ID) {
+        return Err(KmsError::invalid("x-trace-id header is required"));
+    }
+    let skew_secs = if m.is_on(Mutant::SkewIgnored) {
+        u64::MAX / 1000
+    } else {
+        svc.config().skew_secs
+    };
     check_headers(
         headers,
         request_id.as_deref(),
         trace_id.as_deref(),
         now,
-        svc.config().skew_secs,
+        skew_secs,
     )?;
-    let body = read_body(headers, body, svc.config().max_body_bytes).await?;
+    let max_body = if m.is_on(Mutant::NoBodyLimit) {
+        64 << 20
+    } else {
+        svc.config().max_body_bytes
+    };
+    let body = read_body(headers, body, max_body).await?;
 
     match endpoint {
         Endpoint::Auth => auth(svc, headers, &body, now, pending),
-        Endpoint::DecryptKey => decrypt_key(svc, headers, &body, now, pending),
+        Endpoint::DecryptKey => {
+            if m.is_on(Mutant::SlowDecrypt) {
+                tokio::time::sleep(mutants::SLOW_DECRYPT).await;
+            }
+            let answer = decrypt_key(svc, headers, &body, now, pending);
+            if answer.is_ok() && m.is_on(Mutant::SmallPool) {
+                let guard = m.enter_pool();
+                tokio::time::sleep(mutants::SMALL_POOL_HOLD).await;
+                if !guard.admitted() {
+                    return Err(KmsError::unavailable());
+                }
+            }
+            answer
+        }
         Endpoint::RotateKey => rotate_key(svc, headers, &body, now, pending),
     }
 }
@@ -272,21 +301,31 @@ fn auth(
     now: DateTime<Utc>,
     pending: &mut Pending,
 ) -> Result<Response, KmsError> {
-    let caller = svc.authenticator().check_basic(authorization(headers))?;
+    let m = svc.mutants();
+    let caller = mutated::basic(svc, authorization(headers))?;
     note_caller(pending, &caller);
-    if !has_content_type(headers, FORM) {
-        return Err(KmsError::invalid(
-            "content type must be application/x-www-form-urlencoded",
-        ));
-    }
-    let form: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
-        .map_err(|_| KmsError::invalid("body must be form-encoded"))?;
+    let form: Vec<(String, String)> =
+        if m.is_on(Mutant::JsonAuthBody) && has_content_type(headers, JSON) {
+            serde_json::from_slice::<std::collections::BTreeMap<String, String>>(body)
+                .map_err(|_| KmsError::invalid("body must be JSON"))?
+                .into_iter()
+                .collect()
+        } else {
+            if !has_content_type(headers, FORM) {
+                return Err(KmsError::invalid(
+                    "content type must be application/x-www-form-urlencoded",
+                ));
+            }
+            serde_urlencoded::from_bytes(body)
+                .map_err(|_| KmsError::invalid("body must be form-encoded"))?
+        };
     let grants: Vec<&str> = form
         .iter()
         .filter(|(k, _)| k == "grant_type")
         .map(|(_, v)| v.as_str())
         .collect();
     match grants.as_slice() {
+        _ if m.is_on(Mutant::AnyGrantType) => {}
         [] => return Err(KmsError::invalid("grant_type is required")),
         [g] if *g == GRANT_TYPE_CLIENT_CREDENTIALS => {}
         [_] => {
@@ -294,11 +333,26 @@ fn auth(
         }
         _ => return Err(KmsError::invalid("grant_type must appear once")),
     }
-    let (access_token, expires_in) = svc.authenticator().issue(caller.name(), now, svc.ids());
+    let auth = svc.authenticator();
+    let (mut access_token, mut expires_in) = auth.issue(caller.name(), now, svc.ids());
+    if m.is_on(Mutant::ShortTokenExp) {
+        access_token = auth.issue_with_lifetime(caller.name(), now, svc.ids(), expires_in / 2);
+    }
+    if m.is_on(Mutant::OpaqueToken) {
+        access_token = m.opaque_for(access_token, svc.ids().bytes::<16>());
+    }
+    if m.is_on(Mutant::ZeroExpiresIn) {
+        expires_in = 0;
+    }
+    let token_type = if m.is_on(Mutant::WrongTokenType) {
+        "bearer".to_string()
+    } else {
+        TOKEN_TYPE_BEARER.into()
+    };
     let body = AuthResponse {
         data: AccessToken {
             access_token,
-            token_type: TOKEN_TYPE_BEARER.into(),
+            token_type,
             expires_in,
         },
     };
@@ -313,14 +367,18 @@ fn decrypt_key(
     now: DateTime<Utc>,
     pending: &mut Pending,
 ) -> Result<Response, KmsError> {
-    let caller = svc
-        .authenticator()
-        .check_bearer(authorization(headers), now)?;
+    let m = svc.mutants();
+    let caller = mutated::bearer(svc, authorization(headers), now)?;
     note_caller(pending, &caller);
-    if !has_content_type(headers, JSON) {
+    if !has_content_type(headers, JSON) && !m.is_on(Mutant::AnyContentType) {
         return Err(KmsError::invalid("content type must be application/json"));
     }
     let req: DecryptKeyRequest = serde_json::from_slice(body).map_err(|_| {
+        if m.is_on(Mutant::MissingFields500)
+            && serde_json::from_slice::<serde_json::Value>(body).is_ok()
+        {
+            return KmsError::new(ByokErrorCode::InternalError, "internal error");
+        }
         KmsError::invalid(
             r#"body must be JSON {"data": {"key_alias": "...", "encrypted_key": "..."}}"#,
         )
@@ -330,9 +388,11 @@ fn decrypt_key(
     if alias.is_empty() {
         return Err(KmsError::invalid("key_alias must not be empty"));
     }
-    let env = envelope::parse(&req.data.encrypted_key).map_err(KeyError::from)?;
+    let text = mutated::envelope_text(m, &req.data.encrypted_key)?;
+    let env = envelope::parse(&text).map_err(KeyError::from)?;
     pending.entry().key_version = Some(env.version());
-    let plaintext = svc.keys().open(&alias, &env)?;
+    let plaintext = mutated::open(m, svc.keys(), &alias, &env)?;
+    let plaintext = mutated::decrypted_key(m, &req.data.encrypted_key, plaintext);
     let fault = success_fault(svc, Endpoint::DecryptKey, now, pending);
     let key = damage_key(&plaintext, fault);
     let body = DecryptKeyResponse {
@@ -350,9 +410,8 @@ fn rotate_key(
     now: DateTime<Utc>,
     pending: &mut Pending,
 ) -> Result<Response, KmsError> {
-    let caller = svc
-        .authenticator()
-        .check_bearer(authorization(headers), now)?;
+    let m = svc.mutants();
+    let caller = mutated::bearer(svc, authorization(headers), now)?;
     note_caller(pending, &caller);
     let alias = if body.iter().all(u8::is_ascii_whitespace) {
         svc.authenticator()
@@ -373,14 +432,31 @@ fn rotate_key(
     if alias.is_empty() {
         return Err(KmsError::invalid("key_alias must not be empty"));
     }
+    if m.is_on(Mutant::RotateForgetsOldKeys) {
+        let info = svc.keys().rotate(&alias, now)?;
+        svc.keys().set_min_version(&alias, info.current_version)?;
+    }
     let wrapped = svc.new_data_key(&alias)?;
     pending.entry().key_version = Some(wrapped.key_version);
+    let (encrypted_dek, plaintext) = if m.is_on(Mutant::RotateSameKey) {
+        m.first_rotated(
+            &alias,
+            (wrapped.encrypted_key.clone(), wrapped.plaintext.clone()),
+        )
+    } else {
+        (wrapped.encrypted_key.clone(), wrapped.plaintext.clone())
+    };
     let fault = success_fault(svc, Endpoint::RotateKey, now, pending);
-    let key = damage_key(&wrapped.plaintext[..], fault);
+    let key = damage_key(&plaintext[..], fault);
+    let key_alias = if m.is_on(Mutant::RotateWrongAlias) {
+        format!("{}-previous", wrapped.key_alias)
+    } else {
+        wrapped.key_alias.clone()
+    };
     let body = RotateKeyResponse {
         data: RotatedKey {
-            encrypted_dek: wrapped.encrypted_key.clone(),
-            key_alias: wrapped.key_alias.clone(),
+            encrypted_dek,
+            key_alias,
             plaintext_dek: STANDARD.encode(&key[..]),
         },
     };

@@ -3,6 +3,7 @@
 //!
 //! - [`byok`]: `POST /{partner}/byok/v1/{auth,decrypt-key,rotate-key}`.
 //! - [`admin`]: `/_admin/...`, guarded by the admin bearer token.
+//! - [`mutated`]: the steps of the endpoints that [mutants](crate::mutants) bend.
 //!
 //! Every answer, errors included, carries `X-Request-Id` (the caller's `x-request-id` when
 //! it is a UUID, otherwise one the service generates), `X-Request-Duration` (milliseconds,
@@ -10,6 +11,7 @@
 
 pub mod admin;
 pub mod byok;
+pub mod mutated;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -41,9 +43,20 @@ pub fn routes(
     let rest = warp::any()
         .map(Stopwatch::start)
         .and(warp::header::headers_cloned())
+        .and(warp::path::full())
         .and(rest)
         .map(
-            move |sw: Stopwatch, headers: HeaderMap, mut resp: Response| {
+            move |sw: Stopwatch,
+                  headers: HeaderMap,
+                  path: warp::path::FullPath,
+                  mut resp: Response| {
+                // A 405 of the admin API lists the methods of its path.
+                if resp.status() == StatusCode::METHOD_NOT_ALLOWED
+                    && let Some(allow) = admin::allowed_methods(path.as_str())
+                {
+                    resp.headers_mut()
+                        .insert(ALLOW, HeaderValue::from_static(allow));
+                }
                 let request_id = valid_uuid(&headers, HEADER_REQUEST_ID)
                     .unwrap_or_else(|| ids.ids().uuid_v4().to_string());
                 let trace_id = valid_uuid(&headers, HEADER_TRACE_ID);

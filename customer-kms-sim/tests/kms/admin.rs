@@ -254,3 +254,30 @@ async fn admin_errors_use_the_error_shape() {
         assert_eq!(r.code(), code);
     }
 }
+
+#[tokio::test]
+async fn a_405_lists_the_methods_of_its_path_and_head_answers_like_get() {
+    let app = spawn_app().await;
+    for (method, path, allow) in [
+        (Method::DELETE, "/keys", "GET, HEAD"),
+        (Method::PUT, "/faults", "GET, HEAD, POST, DELETE"),
+        (Method::GET, "/reset", "POST"),
+        (Method::POST, "/keys/tenant-a/min-version", "PUT"),
+    ] {
+        let r = app.admin(method.clone(), path).send().await.unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        assert_eq!(r.headers()["allow"], allow, "{method} {path}");
+    }
+    let get = app.admin(Method::GET, "/info").send().await.unwrap();
+    let head = app.admin(Method::HEAD, "/info").send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    assert_eq!(
+        head.headers()["content-length"],
+        get.headers()["content-length"]
+    );
+    assert!(head.bytes().await.unwrap().is_empty());
+}

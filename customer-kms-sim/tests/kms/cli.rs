@@ -72,12 +72,23 @@ impl Drop for Server {
 }
 
 fn serve(config: &std::path::Path, extra: &[&str]) -> Server {
+    serve_with(config, extra, Stdio::null(), &[])
+}
+
+/// Starts `serve` with `stderr` as its standard error and `env` set.
+fn serve_with(
+    config: &std::path::Path,
+    extra: &[&str],
+    stderr: Stdio,
+    env: &[(&str, &str)],
+) -> Server {
     let mut child = Command::new(BIN)
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(config)
         .args(extra)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("start serve");
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -285,6 +296,30 @@ async fn serve_flags_override_the_file_and_generate_an_admin_token() {
 }
 
 #[test]
+fn serve_switches_mutants_on_and_says_so() {
+    let cfg = config_file(CONFIG);
+    let server = serve(
+        cfg.path(),
+        &["--mutant", "any_method", "--mutant", "no_trace_echo"],
+    );
+    let (status, rest) = stop(server);
+    assert!(status.success());
+    assert!(
+        rest.starts_with(
+            "mutants on: no_trace_echo, any_method (this service breaks the contract on purpose)\n"
+        ),
+        "the line after the aliases: {rest}"
+    );
+    let out = run(&["serve", "--mutant", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no mutant named \"nope\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn wrap_and_unwrap_refuse_bad_input_with_clear_errors() {
     let cfg = config_file(CONFIG);
     let path = cfg.path().to_str().unwrap();
@@ -379,4 +414,21 @@ fn without_a_config_file_the_example_is_used() {
     ]);
     let u: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(u["plaintext_key"], w["plaintext_key"]);
+}
+
+#[test]
+fn logs_written_to_a_file_carry_no_colour_codes() {
+    let cfg = config_file(CONFIG);
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let server = serve_with(cfg.path(), &[], Stdio::from(log), &[("RUST_LOG", "debug")]);
+    let (status, _) = stop(server);
+    assert!(status.success());
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    assert!(!text.trim().is_empty(), "something was logged at debug");
+    assert!(
+        !text.contains('\u{1b}'),
+        "no ANSI escape codes in a log file: {text:?}"
+    );
 }

@@ -9,4 +9,5 @@ mod endpoints;
 mod faults;
 mod headers;
 mod helpers;
+mod mutants;
 mod rotation;

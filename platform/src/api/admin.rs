@@ -22,7 +22,7 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
     let keys =
         || warp::path!("admin" / "v1" / "orgs" / String / "workspaces" / String / "data-keys");
     let list = keys()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list);

@@ -38,12 +38,12 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
         .and(with_app(app.clone()))
         .then(create);
     let list = base()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list);
     let get = one()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(get);

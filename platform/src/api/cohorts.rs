@@ -49,6 +49,18 @@ fn cohorts_base(
         .untuple_one()
 }
 
+/// A cohort id: one segment other than `upload` and `stream`, the paths of their own (where
+/// GET is a 405, as the document's literal paths win over its `{cohort_id}`).
+fn cohort_id() -> impl Filter<Extract = (String,), Error = warp::Rejection> + Copy {
+    warp::path::param::<String>().and_then(|id: String| async move {
+        if id == "upload" || id == "stream" {
+            Err(warp::reject::not_found())
+        } else {
+            Ok(id)
+        }
+    })
+}
+
 fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilter<(Response,)> {
     let base = move || cohorts_base(kind, segment);
     let upload = base()
@@ -69,14 +81,14 @@ fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilt
         .then(stream);
     let list = base()
         .and(warp::path::end())
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list);
     let get = base()
-        .and(warp::path::param::<String>())
+        .and(cohort_id())
         .and(warp::path::end())
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(get);
@@ -84,7 +96,7 @@ fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilt
         .and(warp::path::param::<String>())
         .and(warp::path("files"))
         .and(warp::path::end())
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app))
         .then(file);

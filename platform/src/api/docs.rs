@@ -18,7 +18,7 @@ static DOCUMENT: LazyLock<Bytes> = LazyLock::new(|| {
 pub fn routes() -> BoxedFilter<(Response,)> {
     warp::path("openapi.json")
         .and(warp::path::end())
-        .and(warp::get())
+        .and(super::get())
         .map(|| {
             let mut r = Response::new(DOCUMENT.clone().into());
             r.headers_mut().insert(

@@ -19,7 +19,7 @@ use crate::error::ApiError;
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
     let all = || warp::path!("sim" / "v1" / "faults");
     let list = all()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list);

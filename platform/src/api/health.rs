@@ -15,7 +15,7 @@ use crate::error::json_response;
 /// The probe's route.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
     warp::path!("healthz")
-        .and(warp::get())
+        .and(super::get())
         .and(with_app(app))
         .then(health)
         .boxed()

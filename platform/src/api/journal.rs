@@ -15,7 +15,7 @@ use crate::app::App;
 /// `GET /sim/v1/journal`, `DELETE /sim/v1/journal`, `GET /sim/v1/journal/summary`.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
     let list = warp::path!("sim" / "v1" / "journal")
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list);
@@ -25,7 +25,7 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
         .and(with_app(app.clone()))
         .then(reset);
     let summary = warp::path!("sim" / "v1" / "journal" / "summary")
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app))
         .then(summary);

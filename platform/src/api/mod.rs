@@ -1,8 +1,9 @@
 //! The HTTP API on warp: one module of routes per resource, shared request plumbing here.
 //!
 //! Handlers never reject: every failure after a route matched becomes an answer in the
-//! platform's error shapes ([`crate::error::ApiError`]). Only an unknown path (404) or a
-//! known path with another method (405) reach [`recover`], which answers in the same shape.
+//! platform's error shapes ([`crate::error::ApiError`]). A request no route takes gets
+//! [`route_miss`]: 405 with `Allow` on a path of the OpenAPI document, 404 elsewhere. Every
+//! GET route answers HEAD too ([`get`]).
 //!
 //! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources.
 //! - [`docs`]: `GET /openapi.json`.
@@ -26,6 +27,7 @@ pub mod sim;
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::LazyLock;
 
 use bytes::{Buf, Bytes, BytesMut};
 use contracts::error::{ErrorType, Loc, PlatformErrorBody, ValidationErrors};
@@ -33,7 +35,7 @@ use contracts::wire::Page;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use warp::filters::BoxedFilter;
-use warp::http::{HeaderMap, StatusCode};
+use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use warp::reply::Response;
 use warp::{Filter, Rejection};
 
@@ -66,43 +68,98 @@ pub fn routes(
         .unify()
         .or(faults::routes(app.clone()))
         .unify()
-        .recover(recover)
+        .or(warp::path::full().and(warp::method()).map(route_miss))
         .unify()
         .boxed();
     crate::intercept::wrap(app, routes)
 }
 
-/// Answers the rejections that remain: no route (404) or another method (405).
-pub async fn recover(r: Rejection) -> Result<Response, Infallible> {
-    let (status, code, message) = if r.is_not_found() {
-        (
+/// GET, and HEAD answered as GET without the body (RFC 9110: a server that serves GET on a
+/// route serves HEAD there too). Route modules use it instead of `warp::get()`.
+pub fn get() -> impl Filter<Extract = (), Error = Rejection> + Copy {
+    warp::get().or(warp::head()).unify()
+}
+
+/// The routes of the OpenAPI document: each path as its segments (`{param}` matches any
+/// one segment) and the methods it takes, HEAD included where GET is.
+static ROUTES: LazyLock<Vec<(Vec<String>, Vec<Method>)>> = LazyLock::new(|| {
+    let doc = contracts::openapi::platform_document();
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+        let mut methods: Vec<Method> = [
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ]
+        .into_iter()
+        .filter(|m| {
+            let documented = |m: &Method| item.get(m.as_str().to_ascii_lowercase()).is_some();
+            documented(m) || (*m == Method::HEAD && documented(&Method::GET))
+        })
+        .collect();
+        methods.dedup();
+        out.push((path.split('/').map(str::to_string).collect(), methods));
+    }
+    out
+});
+
+/// The methods the document lists for `path`, or `None` when it has no such path.
+pub fn allowed_methods(path: &str) -> Option<&'static [Method]> {
+    let trimmed = if path.len() > 1 {
+        path.strip_suffix('/').unwrap_or(path)
+    } else {
+        path
+    };
+    let segments: Vec<&str> = trimmed.split('/').collect();
+    // Literal segments win over `{param}` ones (`.../cohorts/upload` is not a cohort id).
+    ROUTES
+        .iter()
+        .filter(|(template, _)| {
+            template.len() == segments.len()
+                && template
+                    .iter()
+                    .zip(&segments)
+                    .all(|(t, s)| (t.starts_with('{') && !s.is_empty()) || t == s)
+        })
+        .min_by_key(|(template, _)| template.iter().filter(|t| t.starts_with('{')).count())
+        .map(|(_, methods)| methods.as_slice())
+}
+
+/// The answer when no route took the request: 405 with `Allow` when the path is a route of
+/// the document (another method), 404 otherwise; in the platform's error shape.
+pub fn route_miss(path: warp::path::FullPath, method: Method) -> Response {
+    match allowed_methods(path.as_str()) {
+        Some(allowed) => {
+            let list: Vec<&str> = allowed.iter().map(Method::as_str).collect();
+            let list = list.join(", ");
+            let mut r = json_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &PlatformErrorBody::new(
+                    "invalid_request_error",
+                    "method_not_allowed",
+                    format!(
+                        "{path} takes {list}, not {method}; see GET /openapi.json",
+                        path = path.as_str()
+                    ),
+                ),
+            );
+            if let Ok(v) = HeaderValue::from_str(&list) {
+                r.headers_mut().insert(header::ALLOW, v);
+            }
+            r
+        }
+        None => json_response(
             StatusCode::NOT_FOUND,
-            "route_not_found",
-            "no such route; see GET /openapi.json".to_string(),
-        )
-    } else if r.find::<warp::reject::MethodNotAllowed>().is_some() {
-        (
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            "this route does not take that method; see GET /openapi.json".to_string(),
-        )
-    } else {
-        tracing::warn!(rejection = ?r, "unhandled rejection");
-        (
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            "the request could not be read".to_string(),
-        )
-    };
-    let error_type = if status == StatusCode::NOT_FOUND {
-        "not_found_error"
-    } else {
-        "invalid_request_error"
-    };
-    Ok(json_response(
-        status,
-        &PlatformErrorBody::new(error_type, code, message),
-    ))
+            &PlatformErrorBody::new(
+                "not_found_error",
+                "route_not_found",
+                "no such route; see GET /openapi.json",
+            ),
+        ),
+    }
 }
 
 /// What handlers need of a request beyond path parameters and body.
@@ -220,21 +277,25 @@ pub async fn read_limited(
     Ok(buf.freeze())
 }
 
-/// Reads a JSON body: the media type must be JSON (or absent), the size within the limit,
-/// the text valid JSON.
+/// Reads a JSON body: the media type must be JSON (`application/json` or `+json`; a missing
+/// `Content-Type` is refused like a wrong one, so a client that forgets it learns so here
+/// rather than from the real platform), the size within the limit, the text valid JSON.
 pub async fn read_json(app: &App, meta: &RequestMeta, body: BodyStream) -> Result<Value, ApiError> {
-    if let Some(ct) = meta.header("content-type") {
-        let essence = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        if essence != "application/json" && !essence.ends_with("+json") {
-            return Err(ApiError::UnsupportedMediaType {
-                message: format!("this route reads application/json, not '{essence}'"),
-            });
-        }
+    let Some(ct) = meta.header("content-type") else {
+        return Err(ApiError::UnsupportedMediaType {
+            message: "this route reads a JSON body: send Content-Type: application/json".into(),
+        });
+    };
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence != "application/json" && !essence.ends_with("+json") {
+        return Err(ApiError::UnsupportedMediaType {
+            message: format!("this route reads application/json, not '{essence}'"),
+        });
     }
     let bytes = read_limited(meta, body, app.config.max_body_bytes).await?;
     Ok(contracts::validate::parse_json_body(&bytes)?)

@@ -14,6 +14,7 @@ use super::{
     with_page_uris,
 };
 use crate::app::App;
+use crate::config::ClockMover;
 use crate::engine::driver::{AdvanceError, Driver};
 use crate::engine::inbound;
 use crate::error::ApiError;
@@ -29,7 +30,7 @@ fn with_driver(
 pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     let clock = || warp::path!("sim" / "v1" / "clock");
     let get_clock = clock()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(get_clock);
@@ -57,13 +58,13 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .and(with_driver(driver.clone()))
         .then(post_inbound);
     let list_inbound = inbound()
-        .and(warp::get())
+        .and(super::get())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list_inbound);
     let deliveries =
         warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "webhook-deliveries")
-            .and(warp::get())
+            .and(super::get())
             .and(meta())
             .and(with_app(app))
             .then(list_deliveries);
@@ -81,8 +82,8 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .boxed()
 }
 
-/// The clock, journal and fault routes act on the whole instance: any workspace's key
-/// opens them.
+/// The journal and fault routes act on the whole instance: any workspace's key opens
+/// them. Answers the key's configured name.
 pub(crate) fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
     let Some(presented) = meta.header("x-api-key") else {
         return Err(ApiError::Unauthorized {
@@ -96,8 +97,44 @@ pub(crate) fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, Api
     })
 }
 
-fn advance_error(e: AdvanceError) -> ApiError {
+/// The clock routes act on the whole instance: any workspace's key (or a clock admin key)
+/// reads the clock; moving it takes a clock admin key once the platform has any
+/// (`clock_admin_keys`), else any workspace's key.
+fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<(), ApiError> {
+    let Some(presented) = meta.header("x-api-key") else {
+        return Err(ApiError::Unauthorized {
+            code: "missing_api_key",
+            message: "send a workspace's key in the X-API-Key header".into(),
+        });
+    };
+    let unknown = || ApiError::Unauthorized {
+        code: "invalid_api_key",
+        message: "the X-API-Key is not a key of this platform".into(),
+    };
+    if !moving {
+        return app
+            .auth
+            .may_read_clock(presented)
+            .then_some(())
+            .ok_or_else(unknown);
+    }
+    match app.auth.clock_mover(presented) {
+        ClockMover::Allowed => Ok(()),
+        ClockMover::NotAdmin => Err(ApiError::Forbidden {
+            code: "clock_admin_key_required",
+            message: "this platform lets only its clock admin keys move the shared simulated clock (--clock-admin-key); a workspace's key may read it with GET /sim/v1/clock".into(),
+        }),
+        ClockMover::Unknown => Err(unknown()),
+    }
+}
+
+/// `field` names the body field of the target (`to` or `now`) for a move that goes too far.
+fn advance_error(e: AdvanceError, field: &str) -> ApiError {
     match e {
+        AdvanceError::TooFar { current, target } => ApiError::Validation(
+            sim_rules::clock_move_too_far(current, target, field)
+                .expect("the driver refuses only moves past the bound"),
+        ),
         AdvanceError::RealClock => ApiError::Conflict {
             code: "real_clock",
             message: e.to_string(),
@@ -113,7 +150,7 @@ fn advance_error(e: AdvanceError) -> ApiError {
 async fn get_clock(meta: RequestMeta, app: App) -> Response {
     respond(
         async {
-            authorize_any(&app, &meta)?;
+            authorize_clock(&app, &meta, false)?;
             ok(&SimClockState {
                 now: app.clock.now(),
                 simulated: app.sim.is_some(),
@@ -126,13 +163,13 @@ async fn get_clock(meta: RequestMeta, app: App) -> Response {
 async fn set_clock(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Driver>) -> Response {
     respond(
         async {
-            authorize_any(&app, &meta)?;
+            authorize_clock(&app, &meta, true)?;
             let value = read_json(&app, &meta, body).await?;
             let to = sim_rules::clock_set(&value, app.validation)?;
             ok(&driver
                 .advance(sim_rules::Advance::To(to))
                 .await
-                .map_err(advance_error)?)
+                .map_err(|e| advance_error(e, "now"))?)
         }
         .await,
     )
@@ -141,10 +178,17 @@ async fn set_clock(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Dr
 async fn advance(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Driver>) -> Response {
     respond(
         async {
-            authorize_any(&app, &meta)?;
+            authorize_clock(&app, &meta, true)?;
             let value = read_json(&app, &meta, body).await?;
             let how = sim_rules::clock_advance(&value, app.validation)?;
-            ok(&driver.advance(how).await.map_err(advance_error)?)
+            let field = match how {
+                sim_rules::Advance::By(_) => "seconds",
+                sim_rules::Advance::To(_) => "to",
+            };
+            ok(&driver
+                .advance(how)
+                .await
+                .map_err(|e| advance_error(e, field))?)
         }
         .await,
     )

@@ -36,6 +36,15 @@ pub enum AdvanceError {
     /// The target is in the past.
     #[error(transparent)]
     Backwards(#[from] ClockError),
+    /// The target is farther than one move may go
+    /// (`contracts::validate::limits::CLOCK_MOVE_MAX_SECS`).
+    #[error("the simulated clock moves at most 400 days at a time")]
+    TooFar {
+        /// The clock's time when asked.
+        current: DateTime<Utc>,
+        /// The instant asked for.
+        target: DateTime<Utc>,
+    },
     /// The engine failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -241,6 +250,15 @@ impl Driver {
                 requested: contracts::clock::format_instant(target),
             }
             .into());
+        }
+        // Checked here, under the run lock, against the clock's time of this move.
+        if target - from
+            > chrono::Duration::seconds(contracts::validate::limits::CLOCK_MOVE_MAX_SECS)
+        {
+            return Err(AdvanceError::TooFar {
+                current: from,
+                target,
+            });
         }
         let mut out = self.run_locked(target).await?;
         sim.set(target)?;

@@ -90,13 +90,14 @@ impl Engine {
         keys: Option<&WorkspaceKeys>,
     ) -> Result<InboundCallRecord, EngineError> {
         let mut st = self.lock();
-        let id = self.app.ids.prefixed("call-");
-        let row = self.app.store.write_blocking(|c| {
+        let (id, row) = self.app.store.write_blocking(|c| {
+            // Drawn (and its position kept) before the transaction: see store::ids.
+            let id = self.app.resource_ids.draw(c, |g| g.prefixed("call-"))?;
             let tx = c.transaction()?;
             let row = self.answer(&tx, &mut st, ws, &id, caller, dialled, at, keys)?;
             es::insert_inbound(&tx, &row)?;
             tx.commit()?;
-            Ok(row)
+            Ok((id, row))
         })?;
         if let Some(ends) = row.ends_at {
             st.inbound

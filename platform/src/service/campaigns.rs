@@ -65,7 +65,10 @@ pub async fn create_with_id(
     let now = app.clock.now();
     let spec = validate::campaign_create(body, now, app.validation)?;
     let rec = CampaignRecord {
-        id: id.unwrap_or_else(|| app.ids.campaign_id()),
+        id: match id {
+            Some(id) => id,
+            None => app.draw_id(|g| g.campaign_id()).await?,
+        },
         ws: who.ws.clone(),
         status: CampaignStatus::Scheduled,
         spec,

@@ -309,10 +309,15 @@ struct Receiving {
 }
 
 impl Receiving {
-    fn new(app: &App, keys: WorkspaceKeys, who: &Principal, parent: &Parent) -> Self {
-        let id = app.ids.cohort_id();
+    async fn new(
+        app: &App,
+        keys: WorkspaceKeys,
+        who: &Principal,
+        parent: &Parent,
+    ) -> Result<Self, ApiError> {
+        let id = app.draw_id(|g| g.cohort_id()).await?;
         app.cohorts.begin_receiving(&id);
-        Receiving {
+        Ok(Receiving {
             app: app.clone(),
             keys,
             id,
@@ -321,7 +326,7 @@ impl Receiving {
             created_by: who.name.clone(),
             file: None,
             settled: false,
-        }
+        })
     }
 
     /// Streams the `cohort_file` part into sealed chunks.
@@ -559,7 +564,7 @@ where
     let constraints =
         multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(limit));
     let mut form = multer::Multipart::with_constraints(body, boundary, constraints);
-    let mut receiving = Receiving::new(app, keys, who, parent);
+    let mut receiving = Receiving::new(app, keys, who, parent).await?;
     let mut errors = ValidationErrors::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut name: Option<Name> = None;
@@ -797,7 +802,10 @@ pub async fn stream_with_id(
     let req = validate::cohort_stream(body, app.validation)?;
     require_parent(app, &who.ws, parent, Some(app.clock.now())).await?;
     let keys = app.keys.workspace(&who.ws, trace_id).await?;
-    let id = id.unwrap_or_else(|| app.ids.cohort_id());
+    let id = match id {
+        Some(id) => id,
+        None => app.draw_id(|g| g.cohort_id()).await?,
+    };
     let (k2, id2, country) = (keys.clone(), id.clone(), req.country_code.clone());
     let name = req.name.as_str().to_string();
     let category = req.category;

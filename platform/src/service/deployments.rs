@@ -60,7 +60,10 @@ pub async fn create_with_id(
     let spec = validate::deployment_create(body, app.validation)?;
     let now = app.clock.now();
     let rec = DeploymentRecord {
-        id: id.unwrap_or_else(|| app.ids.deployment_id()),
+        id: match id {
+            Some(id) => id,
+            None => app.draw_id(|g| g.deployment_id()).await?,
+        },
         ws: who.ws.clone(),
         status: DeploymentStatus::Active,
         config: spec.to_create_request(),

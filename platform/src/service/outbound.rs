@@ -23,7 +23,7 @@ pub async fn create(
     let call = validate::outbound_request(body, app.validation)?;
     let keys = app.keys.workspace(&who.ws, trace_id).await?;
     let now = app.clock.now();
-    let id = app.ids.attempt_id(now);
+    let id = app.draw_id(move |g| g.attempt_id(now)).await?;
     let request = OutboundRequest {
         app_config: contracts::wire::OutboundAppConfig {
             app_id: call.app_id.clone(),

@@ -164,6 +164,9 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE data_keys ADD COLUMN key_check BLOB;
     "#,
+    // 5: where the seeded id generators stand (see store::ids), so that a restart with the
+    // same seed carries on instead of drawing ids already stored.
+    super::ids::MIGRATION,
 ];
 
 /// Brings the schema up to date.

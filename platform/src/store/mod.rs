@@ -3,6 +3,7 @@
 //!
 //! - [`campaigns`], [`deployments`], [`attempts`]: rows of each resource.
 //! - [`cohorts`], [`files`]: cohorts, their users, and their files as sealed chunks.
+//! - [`ids`]: where the seeded id generators stand, so a restart carries on.
 //!
 //! Instants are stored as Unix milliseconds. Values that identify people are sealed blobs
 //! (see [`crate::crypto`]); the store itself never sees a key.
@@ -13,6 +14,7 @@ pub mod cohorts;
 pub mod deployments;
 pub mod engine;
 pub mod files;
+pub mod ids;
 mod migrations;
 
 use std::fmt;

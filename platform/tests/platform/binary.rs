@@ -18,13 +18,25 @@ struct Running {
 }
 
 fn start(db: &std::path::Path) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_platform"))
+    start_with(db, Stdio::null(), |c| c)
+}
+
+/// Starts `platform serve` over `db` with `stderr` as its standard error and `edit` applied
+/// to the command (more flags, environment).
+fn start_with(
+    db: &std::path::Path,
+    stderr: Stdio,
+    edit: impl FnOnce(&mut Command) -> &mut Command,
+) -> Running {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_platform"));
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--seed", "3"])
         .arg("--database")
         .arg(db)
         .args(["--api-key", &format!("{ORG}/{WS}={KEY}:alice")])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr);
+    let mut child = edit(&mut command)
         .spawn()
         .expect("the platform binary starts");
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -162,4 +174,78 @@ fn serve_on_port_0_finishes_the_request_in_flight_on_ctrl_c_and_keeps_it_after_a
     interrupt(&second);
     let (exit, _) = finish(second);
     assert!(exit.success());
+}
+
+#[test]
+fn logs_written_to_a_file_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let running = start_with(&dir.path().join("p.db"), Stdio::from(log), |c| {
+        c.env("RUST_LOG", "debug")
+    });
+    let mut s = TcpStream::connect(&running.addr).unwrap();
+    s.set_read_timeout(Some(StdDuration::from_secs(20)))
+        .unwrap();
+    s.write_all(request("GET", &running.addr, "/no/such/route", "").as_bytes())
+        .unwrap();
+    assert_eq!(read_response(&mut s).0, 404);
+    drop(s);
+    interrupt(&running);
+    let (exit, _) = finish(running);
+    assert!(exit.success());
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    assert!(!text.trim().is_empty(), "something was logged at debug");
+    assert!(
+        !text.contains('\u{1b}'),
+        "no ANSI escape codes in a log file: {text:?}"
+    );
+}
+
+fn kill_hard(mut r: Running) {
+    let pid = r.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let _ = r.child.wait();
+}
+
+/// Creates a deployment on `number` through a new connection; answers its id.
+fn create_deployment_raw(addr: &str, number: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(StdDuration::from_secs(30)))
+        .unwrap();
+    let body = deployment_body("Front desk", number).to_string();
+    s.write_all(request("POST", addr, &deployments_path(), &body).as_bytes())
+        .unwrap();
+    let (status, created) = read_response(&mut s);
+    assert_eq!(status, 200, "{created}");
+    created["deployment_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn after_a_sigkill_the_same_seed_carries_on_with_new_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    // Never stopped: two creates.
+    let straight = start(&dir.path().join("straight.db"));
+    let expected = [
+        create_deployment_raw(&straight.addr, "+14155550100"),
+        create_deployment_raw(&straight.addr, "+14155550101"),
+    ];
+    interrupt(&straight);
+    assert!(finish(straight).0.success());
+    // Killed between the two (no clean stop), started again with the same seed.
+    let db = dir.path().join("killed.db");
+    let first = start(&db);
+    let before = create_deployment_raw(&first.addr, "+14155550100");
+    kill_hard(first);
+    let second = start(&db);
+    let after = create_deployment_raw(&second.addr, "+14155550101");
+    interrupt(&second);
+    assert!(finish(second).0.success());
+    assert_eq!([before, after], expected);
 }

@@ -445,6 +445,33 @@ async fn answers_that_cannot_be_used_are_an_outage_not_a_refusal() {
     outbound_ok(&t).await;
 }
 
+#[tokio::test]
+async fn token_type_is_compared_without_regard_to_case_as_rfc_6749_says() {
+    for (token_type, accepted) in [("bearer", true), ("BEARER", true), ("mac", false)] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/acme/byok/v1/auth"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": {
+                "access_token": "token-1", "token_type": token_type, "expires_in": 3600}})))
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/acme/byok/v1/decrypt-key"))
+            .respond_with(key_answer())
+            .mount(&server)
+            .await;
+        let t = wiremock_app(&server, Method::ClientCredentials).await;
+        let (s, v) = post_outbound(&t, None).await;
+        if accepted {
+            assert_eq!(s, StatusCode::OK, "{token_type}: {v}");
+        } else {
+            assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{token_type}: {v}");
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(message.contains("token_type 'mac'"), "{message}");
+        }
+    }
+}
+
 // ----- the simulated key service -----
 
 #[tokio::test]

@@ -277,3 +277,18 @@ async fn deployments_survive_a_restart() {
         .await;
     assert_eq!(s, StatusCode::CONFLICT, "number ownership survives too");
 }
+
+#[tokio::test]
+async fn a_restart_with_the_same_seed_makes_new_ids_not_the_earlier_ones_again() {
+    let app = spawn_app().await;
+    let first = create_deployment(&app, "Front desk", "+14155550100").await;
+    let campaign = app.post(&campaigns_path(), &campaign_body()).await.1;
+    let app = app.restart().await;
+    let second = create_deployment(&app, "Back office", "+14155550101").await;
+    assert_ne!(first, second, "the same seed, another run: another id");
+    let (s, again) = app.post(&campaigns_path(), &campaign_body()).await;
+    assert_eq!(s, StatusCode::OK, "{again}");
+    assert_ne!(again["campaign_id"], campaign["campaign_id"]);
+    let (_, list) = app.get(&deployments_path()).await;
+    assert_eq!(list["total"], 2, "{list}");
+}

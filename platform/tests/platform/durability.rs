@@ -301,3 +301,75 @@ async fn a_step_whose_writes_fail_loses_nothing_and_the_engine_carries_on_from_t
     assert_eq!(users(&app).await, ref_users);
     assert_eq!(deliveries(&app).await, ref_deliveries);
 }
+
+// ----- ids across restarts -----
+
+/// One of every request that makes an id (campaign, deployment, cohort, attempt, inbound
+/// call), through the API; answers the ids in order.
+async fn make_one_of_each(t: &crate::helpers::TestApp, round: usize) -> Vec<String> {
+    use crate::helpers::*;
+    use reqwest::StatusCode;
+    let mut ids = Vec::new();
+    let mut take = |(s, v): (StatusCode, Value), field: &str| {
+        assert_eq!(s, StatusCode::OK, "{field}: {v}");
+        let id = v[field].as_str().unwrap().to_string();
+        ids.push(id.clone());
+        id
+    };
+    let campaign = take(
+        t.post(&campaigns_path(), &campaign_body()).await,
+        "campaign_id",
+    );
+    let number = format!("+1415555030{round}");
+    take(
+        t.post(&deployments_path(), &deployment_body("Desk", &number))
+            .await,
+        "deployment_id",
+    );
+    take(
+        t.post(
+            &format!("{}/{campaign}/cohorts/stream", campaigns_path()),
+            &json!({"name": "c", "users": [{"phone_number": "+12025550100", "user_identifier": "u1"}]}),
+        )
+        .await,
+        "cohort_id",
+    );
+    take(
+        t.post(
+            &outbounds_path(),
+            &json!({
+                "app_config": {"app_id": "app-1", "app_version": 1,
+                               "connection_config": {"connection_id": "c", "agent_phone_number": "+14155550100"}},
+                "user_config": {"user_phone_number": "+12025550108"}
+            }),
+        )
+        .await,
+        "attempt_id",
+    );
+    take(
+        t.post(
+            &format!("/sim/v1/orgs/{ORG}/workspaces/{WS}/inbound-calls"),
+            &json!({"caller": "+919876543210", "dialled": number}),
+        )
+        .await,
+        "call_id",
+    );
+    ids
+}
+
+#[tokio::test]
+async fn a_restart_with_the_same_seed_carries_on_drawing_ids_where_it_stopped() {
+    // The same requests on a platform that never stops...
+    let straight = crate::helpers::spawn_app().await;
+    let mut expected = make_one_of_each(&straight, 0).await;
+    expected.extend(make_one_of_each(&straight, 1).await);
+    // ... and on one stopped and started again with the same seed in between: the ids after
+    // the restart are new (no UNIQUE failure, no 500) and the very same.
+    let first = crate::helpers::spawn_app().await;
+    let mut got = make_one_of_each(&first, 0).await;
+    let second = first.restart().await;
+    got.extend(make_one_of_each(&second, 1).await);
+    assert_eq!(got, expected);
+    let distinct: std::collections::HashSet<&String> = got.iter().collect();
+    assert_eq!(distinct.len(), got.len(), "no id drawn twice: {got:?}");
+}

@@ -788,3 +788,97 @@ async fn the_clock_only_moves_forward_and_only_when_simulated() {
         .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
 }
+
+#[tokio::test]
+async fn no_move_takes_the_shared_clock_more_than_400_days_ahead() {
+    let app = spawn_app().await;
+    for (method, path, body, field) in [
+        (
+            Method::POST,
+            "/sim/v1/clock/advance",
+            json!({"to": "9999-01-01T00:00:00Z"}),
+            "to",
+        ),
+        (
+            Method::PUT,
+            "/sim/v1/clock",
+            json!({"now": "9999-01-01T00:00:00Z"}),
+            "now",
+        ),
+        (
+            Method::POST,
+            "/sim/v1/clock/advance",
+            json!({"to": "2027-04-06T12:00:00.001Z"}),
+            "to",
+        ),
+    ] {
+        let (s, v) = app.call(method, path, Some(KEY), Some(&body)).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {v}");
+        assert_eq!(v["detail"][0]["loc"], json!(["body", field]), "{v}");
+        assert!(
+            v["detail"][0]["msg"]
+                .as_str()
+                .unwrap()
+                .contains("at most 2027-04-06T12:00:00.000Z"),
+            "{v}"
+        );
+    }
+    let (_, v) = app.get("/sim/v1/clock").await;
+    assert_eq!(
+        v["now"], "2026-03-02T12:00:00.000Z",
+        "the clock did not move"
+    );
+    // Exactly 400 days is allowed.
+    let (s, v) = app
+        .post(
+            "/sim/v1/clock/advance",
+            &json!({"to": "2027-04-06T12:00:00Z"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+}
+
+#[tokio::test]
+async fn clock_admin_keys_alone_move_the_clock_and_any_key_reads_it() {
+    let app = spawn_with(|mut c| {
+        c.clock_admin_keys = vec!["sk-clock-admin".into()];
+        c
+    })
+    .await;
+    let advance = json!({"seconds": 60});
+    let (s, v) = app.post("/sim/v1/clock/advance", &advance).await;
+    assert_eq!(s, StatusCode::FORBIDDEN, "{v}");
+    assert_eq!(v["error"]["code"], "clock_admin_key_required", "{v}");
+    assert_eq!(v["error"]["type"], "permission_error", "{v}");
+    let (s, _) = app
+        .put("/sim/v1/clock", &json!({"now": "2026-03-03T00:00:00Z"}))
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, v) = app.get("/sim/v1/clock").await;
+    assert_eq!(s, StatusCode::OK, "a workspace key reads the clock: {v}");
+    assert_eq!(v["now"], "2026-03-02T12:00:00.000Z", "it did not move");
+    let (s, v) = app
+        .call(
+            Method::POST,
+            "/sim/v1/clock/advance",
+            Some("sk-clock-admin"),
+            Some(&advance),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["now"], "2026-03-02T12:01:00.000Z");
+    let (s, _) = app
+        .call(
+            Method::POST,
+            "/sim/v1/clock/advance",
+            Some("no-such-key"),
+            Some(&advance),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    // The admin key opens no workspace.
+    let (s, _) = app
+        .call(Method::GET, &campaigns_path(), Some("sk-clock-admin"), None)
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+}

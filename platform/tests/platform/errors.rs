@@ -37,11 +37,19 @@ async fn malformed_bodies_get_clear_errors() {
     let (s, v) = raw(&app, &path, Some("text/plain"), "{}").await;
     assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     insta::assert_json_snapshot!("error_media_type", v);
-    let (s, _) = raw(&app, &path, None, "{}").await;
+    let (s, v) = raw(&app, &path, None, "{}").await;
     assert_eq!(
         s,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "no content type: read as JSON"
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "no content type: refused like a wrong one"
+    );
+    assert_eq!(v["error"]["code"], "unsupported_media_type", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Type: application/json"),
+        "{v}"
     );
     let (s, _) = raw(&app, &path, Some("application/json; charset=utf-8"), "[]").await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);

@@ -320,7 +320,7 @@ async fn the_summary_is_the_api_coverage_of_a_scripted_client() {
     let create = op("create_deployment");
     assert_eq!(
         create["documented_statuses_not_seen"],
-        json!([401, 409, 413, 422])
+        json!([401, 409, 413, 415, 422])
     );
     assert_eq!(op("delete_deployment")["calls"], 0);
     let not_called: Vec<&str> = sum["not_called"]

@@ -7,6 +7,7 @@ mod binary;
 mod byok;
 mod cohorts;
 mod helpers;
+mod http;
 
 mod campaigns;
 mod ci;

@@ -123,3 +123,114 @@ async fn the_served_document_is_the_committed_one() {
     .unwrap();
     assert_eq!(body, committed);
 }
+
+/// The methods the document lists for a path, HEAD beside GET, in the order `Allow` gives them.
+fn documented_methods(item: &Value) -> Vec<Method> {
+    let mut out = Vec::new();
+    for m in [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+    ] {
+        let name = if m == Method::HEAD { "get" } else { m.as_str() };
+        if item.get(name.to_ascii_lowercase()).is_some() {
+            out.push(m);
+        }
+    }
+    out
+}
+
+fn fill(path: &str) -> String {
+    path.replace("{org_id}", ORG)
+        .replace("{workspace_id}", WS)
+        .replace("{campaign_id}", "camp-x")
+        .replace("{deployment_id}", "dep-x")
+        .replace("{cohort_id}", "coh-x")
+}
+
+#[tokio::test]
+async fn every_other_method_is_405_with_the_allowed_ones() {
+    let app = spawn_app().await;
+    let doc = contracts::openapi::platform_document();
+    let all = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::OPTIONS,
+    ];
+    let mut checked = 0;
+    for (template, item) in doc["paths"].as_object().unwrap() {
+        let allowed = documented_methods(item);
+        let allow: Vec<&str> = allowed.iter().map(Method::as_str).collect();
+        let allow = allow.join(", ");
+        for path in [fill(template), format!("{}/", fill(template))] {
+            for method in all.iter().filter(|m| !allowed.contains(m)) {
+                let r = app
+                    .client
+                    .request(method.clone(), app.url(&path))
+                    .header("x-api-key", KEY)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    r.status(),
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "{method} {path}"
+                );
+                assert_eq!(
+                    r.headers()["allow"].to_str().unwrap(),
+                    allow,
+                    "{method} {path}: Allow lists the documented methods"
+                );
+                if *method != Method::HEAD {
+                    let v: Value = r.json().await.unwrap();
+                    assert_eq!(v["error"]["code"], "method_not_allowed");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} probes");
+}
+
+#[tokio::test]
+async fn head_answers_every_get_route_like_get_without_a_body() {
+    let app = spawn_app().await;
+    let deployment = create_deployment(&app, "Desk", "+14155550100").await;
+    let doc = contracts::openapi::platform_document();
+    let mut checked = 0;
+    for (template, item) in doc["paths"].as_object().unwrap() {
+        if item.get("get").is_none() {
+            continue;
+        }
+        let path = fill(template).replace("dep-x", &deployment);
+        let send = |m: Method| {
+            app.client
+                .request(m, app.url(&path))
+                .header("x-api-key", KEY)
+                .send()
+        };
+        let get = send(Method::GET).await.unwrap();
+        let head = send(Method::HEAD).await.unwrap();
+        assert_eq!(head.status(), get.status(), "HEAD {path}");
+        for h in ["content-type", "content-length"] {
+            assert_eq!(
+                head.headers().get(h),
+                get.headers().get(h),
+                "HEAD {path}: {h}"
+            );
+        }
+        assert!(
+            head.bytes().await.unwrap().is_empty(),
+            "HEAD {path}: no body"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 13, "{checked} GET routes");
+}

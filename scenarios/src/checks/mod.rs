@@ -9,9 +9,11 @@
 //!
 //! A check has a stable [`Check::id`] (`auth.token_type`), a [`Check::group`] (`auth`), a
 //! one-line description, a [`Severity`] and an [`Outcome`], with the [`Evidence`] it was
-//! judged on and, when it fails, what the contract expects.
+//! judged on and, when it fails, what the contract expects. [`redact`] keeps secrets out of
+//! a report before it is rendered.
 
 pub mod byok;
 pub mod platform;
 
 pub use contracts::report::checks::*;
+pub use contracts::report::redact;

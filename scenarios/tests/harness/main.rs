@@ -1,3 +1,9 @@
-//! Tests of the `harness` command line, one module per command.
+//! The `harness` command's tests: one binary, a module per command.
 
+mod byok;
+mod html;
+mod platform_check;
+mod run;
+mod scenario_check;
+mod scenario_fuzz;
 mod verify;

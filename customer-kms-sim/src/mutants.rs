@@ -1,0 +1,520 @@
+//! Mutants: switches that each make the service break exactly one rule of the contract.
+//!
+//! They exist to prove a contract checker (`harness check byok`): with one mutant on, the
+//! checker must report exactly the checks that name that rule, and with none on, nothing.
+//! Switch them in the configuration (`mutants = ["wrong_token_type"]`), with
+//! `serve --mutant NAME`, through the admin API (`/_admin/mutants`) or with
+//! [`Mutants::set`]. Unlike [faults](crate::faults), which make the service fail the way a
+//! real one fails under trouble, a mutant makes it wrong: an implementation bug.
+//!
+//! The state some mutants need (tokens handed out, keys already decrypted, the calls in
+//! flight) lives here too, so the HTTP layer stays a list of `if mutants.is_on(...)`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+use crate::keys::DATA_KEY_LEN;
+
+/// One broken rule. The name (snake case) is what the configuration, the command line and
+/// the admin API use; [`Mutant::rule`] says which rule it breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum Mutant {
+    /// `/auth` answers `token_type: "bearer"`.
+    WrongTokenType,
+    /// `/auth` answers `expires_in: 0` (the token itself lives as configured).
+    ZeroExpiresIn,
+    /// The JWT's `exp` is half of `expires_in` after its `iat`.
+    ShortTokenExp,
+    /// `/auth` answers an opaque token, not a JWT (the service accepts it).
+    OpaqueToken,
+    /// `/auth` answers 200 to a known client with a wrong secret.
+    AcceptWrongSecret,
+    /// `/auth` answers 200 to an unknown client id.
+    AcceptUnknownClient,
+    /// `/auth` without `Authorization` answers 500.
+    #[serde(rename = "no_credentials_500")]
+    NoCredentials500,
+    /// `/auth` with a malformed Basic header answers 500.
+    #[serde(rename = "malformed_basic_500")]
+    MalformedBasic500,
+    /// `/auth` accepts any `grant_type`.
+    AnyGrantType,
+    /// `/auth` accepts a JSON body instead of a form.
+    JsonAuthBody,
+    /// `/decrypt-key` without `Authorization` is served.
+    NoTokenAccepted,
+    /// A bearer token that is neither an API key nor a JWT answers 500.
+    #[serde(rename = "garbage_token_500")]
+    GarbageToken500,
+    /// JWT signatures are not verified.
+    UncheckedSignature,
+    /// A JWT with `alg: none` is accepted.
+    AlgNoneAccepted,
+    /// An expired JWT is accepted.
+    ExpiredTokenAccepted,
+    /// A key wrapped for another alias decrypts (the alias does not bind the key).
+    NoAliasBinding,
+    /// An unknown alias answers 500.
+    #[serde(rename = "unknown_alias_500")]
+    UnknownAlias500,
+    /// An encrypted key without any prefix is read as `byok:v1:`.
+    MissingPrefixAccepted,
+    /// An encrypted key with another prefix (`kms:v1:`) answers 500.
+    #[serde(rename = "wrong_prefix_500")]
+    WrongPrefix500,
+    /// `byok:v2:` (any `byok:vN:`) is read as `byok:v1:`.
+    AnyEnvelopeVersion,
+    /// Characters outside the base64 alphabet are dropped instead of refused.
+    LenientBase64,
+    /// A key that does not decrypt (tampered, another alias's) answers 500.
+    #[serde(rename = "decryption_failure_500")]
+    DecryptionFailure500,
+    /// A JSON body without `key_alias` or `encrypted_key` answers 500.
+    #[serde(rename = "missing_fields_500")]
+    MissingFields500,
+    /// `/decrypt-key` reads JSON whatever the `Content-Type`.
+    AnyContentType,
+    /// Request bodies have no size limit.
+    NoBodyLimit,
+    /// `/decrypt-key` answers 16 bytes of the data key.
+    ShortPlaintext,
+    /// A key decrypted before answers a different key (one bit flipped).
+    UnstablePlaintext,
+    /// `/rotate-key` rotates the master key and refuses every older version.
+    RotateForgetsOldKeys,
+    /// `/rotate-key` answers the same data key every time.
+    RotateSameKey,
+    /// `/rotate-key` names another alias than the one that wrapped the key.
+    RotateWrongAlias,
+    /// Answers carry no `X-Trace-Id`.
+    NoTraceEcho,
+    /// A call without `x-trace-id` answers 400.
+    TraceIdRequired,
+    /// `x-request-timestamp` is not compared with the service clock.
+    SkewIgnored,
+    /// Answers carry no `X-Request-Duration`.
+    NoRequestDuration,
+    /// GET (any method) is served like POST.
+    AnyMethod,
+    /// Every `/decrypt-key` call takes 600 ms.
+    SlowDecrypt,
+    /// Every successful decrypt holds 50 ms, and answers 503 when more than 4 are in flight.
+    SmallPool,
+    /// `/auth` failures echo the presented client id and secret in the message.
+    SecretInError,
+    /// Error answers are `text/plain`, not JSON.
+    ErrorNotJson,
+    /// Error bodies are `{"code", "message"}` without the `error` wrapper.
+    FlatErrorBody,
+    /// Every error code is `ERROR`.
+    GenericErrorCode,
+    /// Error messages carry a 2,000-character debug dump.
+    VerboseErrorMessage,
+}
+
+impl Mutant {
+    /// Every mutant, in the order of the documentation.
+    pub const ALL: [Mutant; 42] = [
+        Mutant::WrongTokenType,
+        Mutant::ZeroExpiresIn,
+        Mutant::ShortTokenExp,
+        Mutant::OpaqueToken,
+        Mutant::AcceptWrongSecret,
+        Mutant::AcceptUnknownClient,
+        Mutant::NoCredentials500,
+        Mutant::MalformedBasic500,
+        Mutant::AnyGrantType,
+        Mutant::JsonAuthBody,
+        Mutant::NoTokenAccepted,
+        Mutant::GarbageToken500,
+        Mutant::UncheckedSignature,
+        Mutant::AlgNoneAccepted,
+        Mutant::ExpiredTokenAccepted,
+        Mutant::NoAliasBinding,
+        Mutant::UnknownAlias500,
+        Mutant::MissingPrefixAccepted,
+        Mutant::WrongPrefix500,
+        Mutant::AnyEnvelopeVersion,
+        Mutant::LenientBase64,
+        Mutant::DecryptionFailure500,
+        Mutant::MissingFields500,
+        Mutant::AnyContentType,
+        Mutant::NoBodyLimit,
+        Mutant::ShortPlaintext,
+        Mutant::UnstablePlaintext,
+        Mutant::RotateForgetsOldKeys,
+        Mutant::RotateSameKey,
+        Mutant::RotateWrongAlias,
+        Mutant::NoTraceEcho,
+        Mutant::TraceIdRequired,
+        Mutant::SkewIgnored,
+        Mutant::NoRequestDuration,
+        Mutant::AnyMethod,
+        Mutant::SlowDecrypt,
+        Mutant::SmallPool,
+        Mutant::SecretInError,
+        Mutant::ErrorNotJson,
+        Mutant::FlatErrorBody,
+        Mutant::GenericErrorCode,
+        Mutant::VerboseErrorMessage,
+    ];
+
+    /// The name used in the configuration, on the command line and in the admin API.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutant::WrongTokenType => "wrong_token_type",
+            Mutant::ZeroExpiresIn => "zero_expires_in",
+            Mutant::ShortTokenExp => "short_token_exp",
+            Mutant::OpaqueToken => "opaque_token",
+            Mutant::AcceptWrongSecret => "accept_wrong_secret",
+            Mutant::AcceptUnknownClient => "accept_unknown_client",
+            Mutant::NoCredentials500 => "no_credentials_500",
+            Mutant::MalformedBasic500 => "malformed_basic_500",
+            Mutant::AnyGrantType => "any_grant_type",
+            Mutant::JsonAuthBody => "json_auth_body",
+            Mutant::NoTokenAccepted => "no_token_accepted",
+            Mutant::GarbageToken500 => "garbage_token_500",
+            Mutant::UncheckedSignature => "unchecked_signature",
+            Mutant::AlgNoneAccepted => "alg_none_accepted",
+            Mutant::ExpiredTokenAccepted => "expired_token_accepted",
+            Mutant::NoAliasBinding => "no_alias_binding",
+            Mutant::UnknownAlias500 => "unknown_alias_500",
+            Mutant::MissingPrefixAccepted => "missing_prefix_accepted",
+            Mutant::WrongPrefix500 => "wrong_prefix_500",
+            Mutant::AnyEnvelopeVersion => "any_envelope_version",
+            Mutant::LenientBase64 => "lenient_base64",
+            Mutant::DecryptionFailure500 => "decryption_failure_500",
+            Mutant::MissingFields500 => "missing_fields_500",
+            Mutant::AnyContentType => "any_content_type",
+            Mutant::NoBodyLimit => "no_body_limit",
+            Mutant::ShortPlaintext => "short_plaintext",
+            Mutant::UnstablePlaintext => "unstable_plaintext",
+            Mutant::RotateForgetsOldKeys => "rotate_forgets_old_keys",
+            Mutant::RotateSameKey => "rotate_same_key",
+            Mutant::RotateWrongAlias => "rotate_wrong_alias",
+            Mutant::NoTraceEcho => "no_trace_echo",
+            Mutant::TraceIdRequired => "trace_id_required",
+            Mutant::SkewIgnored => "skew_ignored",
+            Mutant::NoRequestDuration => "no_request_duration",
+            Mutant::AnyMethod => "any_method",
+            Mutant::SlowDecrypt => "slow_decrypt",
+            Mutant::SmallPool => "small_pool",
+            Mutant::SecretInError => "secret_in_error",
+            Mutant::ErrorNotJson => "error_not_json",
+            Mutant::FlatErrorBody => "flat_error_body",
+            Mutant::GenericErrorCode => "generic_error_code",
+            Mutant::VerboseErrorMessage => "verbose_error_message",
+        }
+    }
+
+    /// The contract rule it breaks, in one line.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Mutant::WrongTokenType => "/auth answers token_type \"bearer\" instead of \"Bearer\"",
+            Mutant::ZeroExpiresIn => "/auth answers expires_in 0",
+            Mutant::ShortTokenExp => "the JWT's exp is half of expires_in after its iat",
+            Mutant::OpaqueToken => "/auth answers an opaque token instead of a JWT",
+            Mutant::AcceptWrongSecret => "/auth answers 200 to a wrong client secret",
+            Mutant::AcceptUnknownClient => "/auth answers 200 to an unknown client id",
+            Mutant::NoCredentials500 => "/auth without Authorization answers 500 instead of 401",
+            Mutant::MalformedBasic500 => "/auth with a malformed Basic header answers 500",
+            Mutant::AnyGrantType => "/auth accepts any grant_type",
+            Mutant::JsonAuthBody => "/auth accepts a JSON body instead of a form",
+            Mutant::NoTokenAccepted => "/decrypt-key without Authorization is served",
+            Mutant::GarbageToken500 => "a bearer token that is not a JWT answers 500",
+            Mutant::UncheckedSignature => "JWT signatures are not verified",
+            Mutant::AlgNoneAccepted => "a JWT with alg none is accepted",
+            Mutant::ExpiredTokenAccepted => "an expired JWT is accepted",
+            Mutant::NoAliasBinding => "a key wrapped for another alias decrypts",
+            Mutant::UnknownAlias500 => "an unknown alias answers 500 instead of 404",
+            Mutant::MissingPrefixAccepted => "an encrypted key without a prefix is read",
+            Mutant::WrongPrefix500 => "an encrypted key with another prefix answers 500",
+            Mutant::AnyEnvelopeVersion => "byok:v2: is read as byok:v1:",
+            Mutant::LenientBase64 => "invalid base64 characters are dropped, not refused",
+            Mutant::DecryptionFailure500 => "a key that does not decrypt answers 500",
+            Mutant::MissingFields500 => "a body without key_alias or encrypted_key answers 500",
+            Mutant::AnyContentType => "/decrypt-key reads JSON whatever the Content-Type",
+            Mutant::NoBodyLimit => "request bodies have no size limit",
+            Mutant::ShortPlaintext => "/decrypt-key answers 16 bytes instead of 32",
+            Mutant::UnstablePlaintext => "a key decrypted before answers another key",
+            Mutant::RotateForgetsOldKeys => "after /rotate-key older keys no longer decrypt",
+            Mutant::RotateSameKey => "/rotate-key answers the same data key every time",
+            Mutant::RotateWrongAlias => "/rotate-key names another alias than the wrapping one",
+            Mutant::NoTraceEcho => "answers do not echo X-Trace-Id",
+            Mutant::TraceIdRequired => "a call without x-trace-id answers 400",
+            Mutant::SkewIgnored => "x-request-timestamp is not compared with the clock",
+            Mutant::NoRequestDuration => "answers carry no X-Request-Duration",
+            Mutant::AnyMethod => "GET is served like POST instead of 405",
+            Mutant::SlowDecrypt => "every /decrypt-key call takes 600 ms",
+            Mutant::SmallPool => "more than 4 decrypts in flight answer 503",
+            Mutant::SecretInError => "/auth failures echo the client secret",
+            Mutant::ErrorNotJson => "error answers are text/plain",
+            Mutant::FlatErrorBody => "error bodies lack the error wrapper",
+            Mutant::GenericErrorCode => "every error code is ERROR",
+            Mutant::VerboseErrorMessage => "error messages carry a 2,000-character dump",
+        }
+    }
+
+    /// The mutant of a name.
+    pub fn from_name(name: &str) -> Option<Mutant> {
+        Mutant::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    fn bit(self) -> u64 {
+        1 << (self as u8)
+    }
+}
+
+impl std::fmt::Display for Mutant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A mutant as the admin API lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MutantInfo {
+    /// Its name.
+    pub name: String,
+    /// The rule it breaks.
+    pub rule: String,
+    /// Whether it is switched on.
+    pub on: bool,
+}
+
+/// How many successful decrypts may be in flight under [`Mutant::SmallPool`].
+pub const SMALL_POOL_SIZE: usize = 4;
+/// How long [`Mutant::SmallPool`] holds a successful decrypt.
+pub const SMALL_POOL_HOLD: std::time::Duration = std::time::Duration::from_millis(50);
+/// How long [`Mutant::SlowDecrypt`] holds every decrypt.
+pub const SLOW_DECRYPT: std::time::Duration = std::time::Duration::from_millis(600);
+/// Remembered tokens and keys are forgotten beyond this many (bounded memory).
+const MAX_REMEMBERED: usize = 100_000;
+
+#[derive(Default)]
+struct State {
+    /// Encrypted keys decrypted before ([`Mutant::UnstablePlaintext`]), by SHA-256.
+    decrypted: HashSet<[u8; 32]>,
+    /// The first rotated key per alias ([`Mutant::RotateSameKey`]).
+    rotated: HashMap<String, (String, Zeroizing<[u8; DATA_KEY_LEN]>)>,
+    /// Opaque token -> the JWT it stands for ([`Mutant::OpaqueToken`]).
+    opaque: HashMap<String, String>,
+}
+
+/// The switches of one service, and the state a few mutants keep.
+pub struct Mutants {
+    on: AtomicU64,
+    in_flight: AtomicUsize,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Mutants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mutants")
+            .field("on", &self.active())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Mutants {
+    /// Switches with `on` switched on.
+    pub fn new(on: &[Mutant]) -> Self {
+        let m = Mutants {
+            on: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            state: Mutex::new(State::default()),
+        };
+        m.replace(on);
+        m
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `m` is on.
+    pub fn is_on(&self, m: Mutant) -> bool {
+        self.on.load(Ordering::Relaxed) & m.bit() != 0
+    }
+
+    /// Switches `m` on or off.
+    pub fn set(&self, m: Mutant, on: bool) {
+        if on {
+            self.on.fetch_or(m.bit(), Ordering::SeqCst);
+        } else {
+            self.on.fetch_and(!m.bit(), Ordering::SeqCst);
+        }
+    }
+
+    /// Exactly `on` are on afterwards; the state of every mutant is forgotten.
+    pub fn replace(&self, on: &[Mutant]) {
+        let bits = on.iter().fold(0, |b, m| b | m.bit());
+        *self.state() = State::default();
+        self.on.store(bits, Ordering::SeqCst);
+    }
+
+    /// Switches every mutant off; answers how many were on.
+    pub fn clear(&self) -> usize {
+        let n = self.active().len();
+        self.replace(&[]);
+        n
+    }
+
+    /// The mutants switched on, in documentation order.
+    pub fn active(&self) -> Vec<Mutant> {
+        Mutant::ALL.into_iter().filter(|m| self.is_on(*m)).collect()
+    }
+
+    /// Every mutant with its rule and whether it is on.
+    pub fn list(&self) -> Vec<MutantInfo> {
+        Mutant::ALL
+            .into_iter()
+            .map(|m| MutantInfo {
+                name: m.name().into(),
+                rule: m.rule().into(),
+                on: self.is_on(m),
+            })
+            .collect()
+    }
+
+    /// [`Mutant::UnstablePlaintext`]: whether this encrypted key was decrypted before
+    /// (and remembers it).
+    pub fn decrypted_before(&self, encrypted_key: &str) -> bool {
+        let digest: [u8; 32] = Sha256::digest(encrypted_key.as_bytes()).into();
+        let mut s = self.state();
+        if s.decrypted.len() >= MAX_REMEMBERED {
+            s.decrypted.clear();
+        }
+        !s.decrypted.insert(digest)
+    }
+
+    /// [`Mutant::RotateSameKey`]: the first key rotated for `alias`, or `fresh` remembered
+    /// as that key.
+    pub fn first_rotated(
+        &self,
+        alias: &str,
+        fresh: (String, Zeroizing<[u8; DATA_KEY_LEN]>),
+    ) -> (String, Zeroizing<[u8; DATA_KEY_LEN]>) {
+        self.state()
+            .rotated
+            .entry(alias.to_string())
+            .or_insert(fresh)
+            .clone()
+    }
+
+    /// [`Mutant::OpaqueToken`]: an opaque token standing for `jwt`.
+    pub fn opaque_for(&self, jwt: String, random: [u8; 16]) -> String {
+        let token: String = std::iter::once("opq_".to_string())
+            .chain(random.iter().map(|b| format!("{b:02x}")))
+            .collect();
+        let mut s = self.state();
+        if s.opaque.len() >= MAX_REMEMBERED {
+            s.opaque.clear();
+        }
+        s.opaque.insert(token.clone(), jwt);
+        token
+    }
+
+    /// [`Mutant::OpaqueToken`]: the JWT an opaque token stands for.
+    pub fn jwt_of(&self, opaque: &str) -> Option<String> {
+        self.state().opaque.get(opaque).cloned()
+    }
+
+    /// [`Mutant::SmallPool`]: counts a decrypt in flight until the guard drops; the guard
+    /// says whether the pool had room for it.
+    pub fn enter_pool(&self) -> PoolGuard<'_> {
+        let n = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        PoolGuard {
+            count: &self.in_flight,
+            admitted: n <= SMALL_POOL_SIZE,
+        }
+    }
+}
+
+/// A decrypt counted in flight by [`Mutants::enter_pool`].
+pub struct PoolGuard<'a> {
+    count: &'a AtomicUsize,
+    admitted: bool,
+}
+
+impl PoolGuard<'_> {
+    /// Whether the pool had room for this decrypt.
+    pub fn admitted(&self) -> bool {
+        self.admitted
+    }
+}
+
+impl Drop for PoolGuard<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serde_names_and_unique() {
+        let mut seen = HashSet::new();
+        for m in Mutant::ALL {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.name(), "{m:?}");
+            assert_eq!(Mutant::from_name(m.name()), Some(m));
+            assert!(seen.insert(m.name()));
+            assert!(!m.rule().is_empty());
+        }
+        assert_eq!(Mutant::from_name("nope"), None);
+    }
+
+    #[test]
+    fn the_readme_lists_every_mutant_with_its_rule() {
+        let readme = include_str!("../README.md");
+        for m in Mutant::ALL {
+            let row = format!("| `{}` | {} |", m.name(), m.rule());
+            assert!(readme.contains(&row), "README.md lacks {row}");
+        }
+    }
+
+    #[test]
+    fn switches() {
+        let m = Mutants::new(&[Mutant::SlowDecrypt]);
+        assert!(m.is_on(Mutant::SlowDecrypt) && !m.is_on(Mutant::AnyMethod));
+        m.set(Mutant::AnyMethod, true);
+        assert_eq!(m.active(), [Mutant::AnyMethod, Mutant::SlowDecrypt]);
+        m.set(Mutant::SlowDecrypt, false);
+        assert_eq!(m.active(), [Mutant::AnyMethod]);
+        assert_eq!(m.clear(), 1);
+        assert!(m.active().is_empty());
+    }
+
+    #[test]
+    fn the_pool_counts_and_releases() {
+        let m = Mutants::new(&[]);
+        let guards: Vec<_> = (0..SMALL_POOL_SIZE).map(|_| m.enter_pool()).collect();
+        assert!(guards.iter().all(PoolGuard::admitted));
+        assert!(!m.enter_pool().admitted(), "full");
+        drop(guards);
+        assert!(m.enter_pool().admitted(), "released");
+    }
+
+    #[test]
+    fn remembered_state() {
+        let m = Mutants::new(&[]);
+        assert!(!m.decrypted_before("byok:v1:A"));
+        assert!(m.decrypted_before("byok:v1:A"));
+        let first = m.first_rotated("a", ("e1".into(), Zeroizing::new([1; 32])));
+        let second = m.first_rotated("a", ("e2".into(), Zeroizing::new([2; 32])));
+        assert_eq!(first.0, "e1");
+        assert_eq!(second.0, "e1");
+        let t = m.opaque_for("jwt".into(), [7; 16]);
+        assert!(t.starts_with("opq_") && !t.contains('.'));
+        assert_eq!(m.jwt_of(&t).as_deref(), Some("jwt"));
+    }
+}

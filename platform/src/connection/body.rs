@@ -1,0 +1,175 @@
+//! A request body with a read timeout, which the connection keeps after the route is done
+//! with it, to learn whether it was read to its end and to drain a small rest.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+use tokio::time::Sleep;
+
+/// Why a guarded body could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    /// Nothing arrived for longer than the body read timeout.
+    #[error("the request body stalled: nothing arrived for {0:?}")]
+    TimedOut(Duration),
+    /// The connection failed or the body was malformed.
+    #[error("the request body could not be read: {0}")]
+    Read(#[from] hyper::Error),
+}
+
+struct State {
+    incoming: Incoming,
+    timeout: Duration,
+    /// The inactivity timer, armed while the body is awaited.
+    sleep: Option<Pin<Box<Sleep>>>,
+    finished: bool,
+    failed: bool,
+    timed_out: bool,
+    polled: bool,
+}
+
+/// A request body whose reader gets [`BodyError::TimedOut`] when the client stops sending
+/// it for the configured time. Clones share the one body.
+#[derive(Clone)]
+pub struct GuardedBody {
+    state: Arc<Mutex<State>>,
+}
+
+impl std::fmt::Debug for GuardedBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuardedBody").finish_non_exhaustive()
+    }
+}
+
+impl GuardedBody {
+    /// Guards `incoming` with an inactivity `timeout`.
+    pub fn new(incoming: Incoming, timeout: Duration) -> GuardedBody {
+        GuardedBody {
+            state: Arc::new(Mutex::new(State {
+                incoming,
+                timeout,
+                sleep: None,
+                finished: false,
+                failed: false,
+                timed_out: false,
+                polled: false,
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the whole body has been received.
+    pub fn finished(&self) -> bool {
+        let s = self.lock();
+        s.finished || s.incoming.is_end_stream()
+    }
+
+    /// Whether a read timed out.
+    pub fn timed_out(&self) -> bool {
+        self.lock().timed_out
+    }
+
+    /// Whether a read failed (timed out, or the connection broke): the connection cannot
+    /// carry another request.
+    pub fn failed(&self) -> bool {
+        self.lock().failed
+    }
+
+    /// Whether anything asked for the body yet (for `Expect: 100-continue`, asking makes the
+    /// client send it).
+    pub fn polled(&self) -> bool {
+        self.lock().polled
+    }
+
+    /// Reads and drops the rest of the body if it is at most `max_bytes` and arrives within
+    /// `wait`; answers whether the body was then read to its end.
+    pub async fn drain(&self, max_bytes: u64, wait: Duration) -> bool {
+        if self.finished() {
+            return true;
+        }
+        if self.lock().incoming.size_hint().lower() > max_bytes {
+            return false;
+        }
+        let mut body = self.clone();
+        let mut read = 0u64;
+        let drained = async {
+            loop {
+                match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                    None => return true,
+                    Some(Ok(frame)) => {
+                        read += frame.data_ref().map_or(0, |d| d.len() as u64);
+                        if read > max_bytes {
+                            return false;
+                        }
+                    }
+                    Some(Err(_)) => return false,
+                }
+            }
+        };
+        tokio::time::timeout(wait, drained).await.unwrap_or(false)
+    }
+}
+
+impl Body for GuardedBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let mut s = self.lock();
+        let s = &mut *s;
+        if s.finished {
+            return Poll::Ready(None);
+        }
+        if s.timed_out {
+            return Poll::Ready(Some(Err(BodyError::TimedOut(s.timeout))));
+        }
+        s.polled = true;
+        match Pin::new(&mut s.incoming).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                s.sleep = None;
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                s.failed = true;
+                Poll::Ready(Some(Err(e.into())))
+            }
+            Poll::Ready(None) => {
+                s.finished = true;
+                s.sleep = None;
+                Poll::Ready(None)
+            }
+            Poll::Pending => {
+                let timeout = s.timeout;
+                let sleep = s
+                    .sleep
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                if sleep.as_mut().poll(cx).is_ready() {
+                    s.timed_out = true;
+                    s.failed = true;
+                    s.sleep = None;
+                    return Poll::Ready(Some(Err(BodyError::TimedOut(timeout))));
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.finished()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.lock().incoming.size_hint()
+    }
+}

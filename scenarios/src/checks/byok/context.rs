@@ -1,0 +1,252 @@
+//! What the checks share: the settings, the [`Probe`], the current access token (renewed
+//! before it expires), and the verdict helpers every group uses.
+
+use std::sync::Arc;
+
+use contracts::clock::Stopwatch;
+use serde_json::Value;
+
+use super::probe::{Call, CallError, Endpoint, Exchange, Probe, SecretKind, data_object};
+use super::settings::{Credentials, Settings};
+use crate::checks::{Check, CheckDef, Evidence};
+
+/// An access token from `/auth`.
+#[derive(Clone, Debug)]
+pub struct Token {
+    /// The token.
+    pub value: String,
+    /// Its lifetime when `expires_in` was a positive integer.
+    pub expires_in: Option<u64>,
+    /// Started when the `/auth` request was sent.
+    pub obtained: Stopwatch,
+}
+
+impl Token {
+    /// Seconds before expiry when the token is no longer used: a tenth of its lifetime,
+    /// at least 2 s (a JWT's `exp` has one-second resolution) and at most 30 s.
+    pub fn margin_secs(expires_in: u64) -> u64 {
+        (expires_in / 10).clamp(2, 30)
+    }
+
+    /// Whether to keep using it: until [`Token::margin_secs`] (at most half its lifetime)
+    /// before it expires; a token without a usable `expires_in` is kept.
+    fn fresh(&self) -> bool {
+        match self.expires_in {
+            Some(e) => {
+                let margin = (Self::margin_secs(e) as f64).min(e as f64 / 2.0);
+                self.obtained.elapsed().as_secs_f64() + margin < e as f64
+            }
+            None => true,
+        }
+    }
+}
+
+/// The data key the decrypt checks use.
+#[derive(Clone, Debug)]
+pub struct TargetKey {
+    /// `byok:v1:...`.
+    pub encrypted_key: String,
+    /// Base64 of the key it holds.
+    pub plaintext: String,
+    /// Whether it came from `/rotate-key` (else from the settings).
+    pub rotated: bool,
+}
+
+/// The shared state of one run.
+pub struct Ctx {
+    /// The settings.
+    pub s: Settings,
+    /// The HTTP side.
+    pub probe: Probe,
+    token: tokio::sync::Mutex<Option<Token>>,
+}
+
+impl Ctx {
+    /// A run of `s` through `probe`.
+    pub fn new(s: Settings, probe: Probe) -> Arc<Ctx> {
+        Arc::new(Ctx {
+            s,
+            probe,
+            token: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// Whether checks of `group` run.
+    pub fn runs(&self, group: &str) -> bool {
+        self.s.filter.runs(group)
+    }
+
+    /// `Basic base64(id:secret)` for any id and secret (remembered as a credential).
+    pub fn basic(&self, id: &str, secret: &str) -> String {
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"));
+        self.probe.secret(secret, SecretKind::Credential);
+        self.probe.secret(encoded.clone(), SecretKind::Credential);
+        format!("Basic {encoded}")
+    }
+
+    /// `/auth` with the configured client credentials, or `None` with an API key.
+    pub fn auth_call(&self) -> Option<Call> {
+        match &self.s.credentials {
+            Credentials::Client { id, secret } => Some(
+                Call::post(Endpoint::Auth)
+                    .authorization(self.basic(id, secret.expose()))
+                    .form("grant_type=client_credentials"),
+            ),
+            Credentials::ApiKey(_) => None,
+        }
+    }
+
+    /// Reads the token of an `/auth` answer and remembers it as the current one.
+    pub async fn adopt_token(&self, ex: &Exchange, obtained: Stopwatch) -> Option<Token> {
+        let token = token_of(ex, obtained)?;
+        self.probe.secret(token.value.clone(), SecretKind::Token);
+        *self.token.lock().await = Some(token.clone());
+        Some(token)
+    }
+
+    /// `Bearer ...` for the calls that need one: the API key, or a token that is not near
+    /// its expiry (a new one from `/auth` when it is). `None` when no token can be had.
+    pub async fn bearer(&self) -> Option<String> {
+        if let Credentials::ApiKey(key) = &self.s.credentials {
+            return Some(format!("Bearer {}", key.expose()));
+        }
+        let mut current = self.token.lock().await;
+        if let Some(t) = current.as_ref().filter(|t| t.fresh()) {
+            return Some(format!("Bearer {}", t.value));
+        }
+        let call = self.auth_call()?;
+        let obtained = Stopwatch::start();
+        let ex = self.probe.send("setup", call).await.ok()?;
+        let token = token_of(&ex, obtained)?;
+        self.probe.secret(token.value.clone(), SecretKind::Token);
+        let bearer = format!("Bearer {}", token.value);
+        *current = Some(token);
+        Some(bearer)
+    }
+
+    /// Decrypts `encrypted_key` under `alias` with a good bearer token.
+    pub async fn decrypt(
+        &self,
+        check: &'static str,
+        alias: &str,
+        encrypted_key: &str,
+    ) -> Result<Arc<Exchange>, CallError> {
+        let call = Call::post(Endpoint::DecryptKey)
+            .maybe_authorization(self.bearer().await)
+            .json(&super::probe::decrypt_body(alias, encrypted_key));
+        self.probe.send(check, call).await
+    }
+
+    /// Remembers the plaintext keys an answer carries (`plaintext_key`, `plaintext_dek`).
+    pub fn note_plaintexts(&self, ex: &Exchange) {
+        if let Some(data) = ex.json().as_ref().and_then(data_object) {
+            for field in ["plaintext_key", "plaintext_dek"] {
+                if let Some(Value::String(k)) = data.get(field) {
+                    self.probe.secret(k.clone(), SecretKind::Plaintext);
+                }
+            }
+        }
+    }
+}
+
+fn token_of(ex: &Exchange, obtained: Stopwatch) -> Option<Token> {
+    if ex.status != 200 {
+        return None;
+    }
+    let body = ex.json()?;
+    let data = data_object(&body)?;
+    let value = data.get("access_token")?.as_str()?.to_string();
+    if value.is_empty() {
+        return None;
+    }
+    let expires_in = data
+        .get("expires_in")
+        .and_then(Value::as_u64)
+        .filter(|e| *e > 0);
+    Some(Token {
+        value,
+        expires_in,
+        obtained,
+    })
+}
+
+/// What status a refusal must have.
+#[derive(Clone, Copy, Debug)]
+pub enum Want {
+    /// Exactly one status.
+    Status(u16),
+    /// One of these.
+    OneOf(&'static [u16]),
+    /// Any 4xx: refused, never 200 and never 5xx.
+    ClientError,
+}
+
+impl Want {
+    fn holds(self, status: u16) -> bool {
+        match self {
+            Want::Status(s) => status == s,
+            Want::OneOf(list) => list.contains(&status),
+            Want::ClientError => (400..500).contains(&status),
+        }
+    }
+
+    /// What the contract expects, for the report.
+    pub fn expected(self) -> String {
+        match self {
+            Want::Status(s) => format!("status {s}"),
+            Want::OneOf(list) => {
+                let l: Vec<String> = list.iter().map(u16::to_string).collect();
+                format!("status {}", l.join(" or "))
+            }
+            Want::ClientError => "a 4xx status: refused, never 200 and never 5xx".into(),
+        }
+    }
+}
+
+/// Judges the status of one answer (the body is judged by the `errors` checks).
+pub fn judge_status(
+    def: &CheckDef,
+    request: &str,
+    result: &Result<Arc<Exchange>, CallError>,
+    want: Want,
+) -> Check {
+    match result {
+        Ok(ex) => Check::judge(def, want.holds(ex.status), ex.evidence(), want.expected()),
+        Err(e) => Check::fail(def, e.evidence(request), want.expected()),
+    }
+}
+
+/// Judges several answers that must all have a status of `want`.
+pub fn judge_statuses(
+    def: &CheckDef,
+    results: &[(&str, Result<Arc<Exchange>, CallError>)],
+    want: Want,
+) -> Check {
+    let mut ok = true;
+    let mut cases = Vec::new();
+    for (name, r) in results {
+        let e = match r {
+            Ok(ex) => {
+                ok &= want.holds(ex.status);
+                ex.evidence()
+            }
+            Err(err) => {
+                ok = false;
+                err.evidence(name)
+            }
+        };
+        cases.push(serde_json::json!({"case": name, "answer": Value::Object(e.0)}));
+    }
+    Check::judge(
+        def,
+        ok,
+        Evidence::new().with("cases", cases),
+        format!("{} for every case", want.expected()),
+    )
+}
+
+/// A skip of every check in `defs`, for one reason.
+pub fn skip_all(defs: &[CheckDef], reason: &str) -> Vec<Check> {
+    defs.iter().map(|d| Check::skip(d, reason)).collect()
+}

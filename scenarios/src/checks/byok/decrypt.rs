@@ -1,0 +1,379 @@
+//! The `decrypt` group: `/decrypt-key` answers the expected plaintext, the same way twice,
+//! and refuses bad tokens (401), bad keys (a 4xx, never 200 or 5xx) and bad requests (4xx).
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+use contracts::clock::{Clock, SystemClock};
+use contracts::envelope::PREFIX;
+use serde_json::{Value, json};
+
+use super::context::{Ctx, TargetKey, Want, judge_status, judge_statuses, skip_all};
+use super::defs::*;
+use super::jwt;
+use super::plaintext;
+use super::probe::{
+    Call, CallError, CallErrorKind, Endpoint, Exchange, SecretKind, data_object, decrypt_body,
+};
+use super::settings::Credentials;
+use crate::checks::{Check, CheckDef, Evidence};
+
+/// The size of the oversized body.
+pub const OVERSIZED_BYTES: usize = 1 << 20;
+/// An alias no service has.
+pub const UNKNOWN_ALIAS: &str = "byok-check-no-such-alias";
+
+/// The checks judged on the first decrypt.
+const BASELINE: &[CheckDef] = &[DECRYPT_STATUS, DECRYPT_SHAPE, DECRYPT_PLAINTEXT];
+
+/// The plaintext an answer carries, when it has the contract's shape.
+pub fn plaintext_of(ex: &Exchange) -> Option<String> {
+    let body = ex.json()?;
+    Some(
+        data_object(&body)?
+            .get("plaintext_key")?
+            .as_str()?
+            .to_string(),
+    )
+}
+
+/// Judges the first decrypt of `target`: status, shape, plaintext.
+pub fn judge_baseline(target: &TargetKey, result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
+    let mut out = vec![judge_status(
+        &DECRYPT_STATUS,
+        "POST /decrypt-key",
+        result,
+        Want::Status(200),
+    )];
+    let ex = match result {
+        Ok(ex) if ex.status == 200 => ex,
+        _ => {
+            out.extend(skip_all(
+                &BASELINE[1..],
+                "/decrypt-key did not answer 200 (see decrypt.status)",
+            ));
+            return out;
+        }
+    };
+    let got = plaintext_of(ex);
+    let labelled = ex.is_json_labelled();
+    out.push(Check::judge(
+        &DECRYPT_SHAPE,
+        got.is_some() && labelled,
+        ex.evidence().with("json_content_type", labelled),
+        "application/json {\"data\": {\"plaintext_key\": string}}",
+    ));
+    out.push(match got {
+        Some(p) => judge_plaintext(&DECRYPT_PLAINTEXT, &p, &target.plaintext),
+        None => Check::skip(
+            &DECRYPT_PLAINTEXT,
+            "no data.plaintext_key (see decrypt.shape)",
+        ),
+    });
+    out
+}
+
+/// Judges a plaintext against the expected one, showing only fingerprints.
+pub fn judge_plaintext(def: &CheckDef, got: &str, expected: &str) -> Check {
+    let ok = plaintext::decode(got).is_some() && plaintext::same_key(got, expected);
+    Check::judge(
+        def,
+        ok,
+        Evidence::new()
+            .with("plaintext", plaintext::describe(got))
+            .with("expected", plaintext::describe(expected)),
+        "base64 of the expected 32-byte key (the same length and SHA-256)",
+    )
+}
+
+/// The checks that send their own requests, after the first decrypt.
+pub async fn checks(
+    ctx: &Ctx,
+    target: &TargetKey,
+    baseline: &Result<Arc<Exchange>, CallError>,
+) -> Vec<Check> {
+    let alias = ctx.s.key_alias.as_str();
+    let e = target.encrypted_key.as_str();
+    let body = decrypt_body(alias, e);
+    let bearer = ctx.bearer().await;
+    let post = |bearer: Option<String>| {
+        Call::post(Endpoint::DecryptKey)
+            .maybe_authorization(bearer)
+            .json(&body)
+    };
+
+    // Tokens.
+    let token = bearer
+        .as_deref()
+        .and_then(|b| b.strip_prefix("Bearer "))
+        .unwrap_or("")
+        .to_string();
+    let garbage = jwt::garbage(rand_u64());
+    let tampered = jwt::tamper(&token);
+    let parsed = jwt::parse(&token).ok();
+    let subject = match &ctx.s.credentials {
+        Credentials::Client { id, .. } => id.clone(),
+        Credentials::ApiKey(_) => "byok-check".into(),
+    };
+    let none = jwt::alg_none(parsed.as_ref(), &subject, SystemClock.now().timestamp());
+    for t in [&garbage, &tampered, &none] {
+        ctx.probe.secret(t.clone(), SecretKind::Token);
+    }
+
+    // Keys.
+    let key = |text: String| decrypt_body(alias, &text);
+    let payload = e.strip_prefix(PREFIX).unwrap_or(e);
+    let other = ctx.s.other_key_alias.as_ref().map(|b| decrypt_body(b, e));
+    let mut oversized = body.clone();
+    oversized["padding"] = Value::String("a".repeat(OVERSIZED_BYTES));
+
+    let p = &ctx.probe;
+    let send_body = |check: &'static str, b: Value| {
+        p.send(
+            check,
+            Call::post(Endpoint::DecryptKey)
+                .maybe_authorization(bearer.clone())
+                .json(&b),
+        )
+    };
+    let (
+        repeat,
+        no_token,
+        garbage_r,
+        tampered_r,
+        none_r,
+        unknown,
+        missing_prefix,
+        wrong_prefix,
+        v2,
+        bad_b64,
+        flipped,
+    ) = tokio::join!(
+        p.send(DECRYPT_REPEATABLE.id, post(bearer.clone())),
+        p.send(DECRYPT_NO_TOKEN.id, post(None)),
+        p.send(
+            DECRYPT_GARBAGE_TOKEN.id,
+            post(Some(format!("Bearer {garbage}")))
+        ),
+        p.send(
+            DECRYPT_TAMPERED_TOKEN.id,
+            post(Some(format!("Bearer {tampered}")))
+        ),
+        p.send(DECRYPT_ALG_NONE.id, post(Some(format!("Bearer {none}")))),
+        send_body(DECRYPT_UNKNOWN_ALIAS.id, decrypt_body(UNKNOWN_ALIAS, e)),
+        send_body(DECRYPT_MISSING_PREFIX.id, key(payload.to_string())),
+        send_body(DECRYPT_WRONG_PREFIX.id, key(format!("kms:v1:{payload}"))),
+        send_body(DECRYPT_V2_PREFIX.id, key(format!("byok:v2:{payload}"))),
+        send_body(DECRYPT_BAD_BASE64.id, key(with_bad_character(e))),
+        send_body(DECRYPT_FLIPPED_BYTE.id, key(flip_byte(e))),
+    );
+    let (other_r, fields, content_type, oversized_r) = tokio::join!(
+        async {
+            match other {
+                Some(b) => Some(send_body(DECRYPT_OTHER_ALIAS.id, b).await),
+                None => None,
+            }
+        },
+        async {
+            let cases = [
+                ("no encrypted_key", json!({"data": {"key_alias": alias}})),
+                ("no key_alias", json!({"data": {"encrypted_key": e}})),
+                ("no data", json!({})),
+            ];
+            let mut out = Vec::new();
+            for (name, b) in cases {
+                out.push((name, send_body(DECRYPT_MISSING_FIELDS.id, b).await));
+            }
+            out
+        },
+        p.send(
+            DECRYPT_CONTENT_TYPE.id,
+            post(bearer.clone()).content_type("text/plain")
+        ),
+        p.send(
+            DECRYPT_OVERSIZED.id,
+            Call::post(Endpoint::DecryptKey)
+                .maybe_authorization(bearer.clone())
+                .json(&oversized)
+                .close_connection()
+        ),
+    );
+
+    let r = "POST /decrypt-key";
+    let mut out = vec![judge_repeat(baseline, &repeat)];
+    if bearer.is_none() {
+        out.extend(skip_all(
+            &[
+                DECRYPT_GARBAGE_TOKEN,
+                DECRYPT_TAMPERED_TOKEN,
+                DECRYPT_ALG_NONE,
+            ],
+            "no access token to start from (see auth.status)",
+        ));
+        out.push(judge_status(
+            &DECRYPT_NO_TOKEN,
+            r,
+            &no_token,
+            Want::Status(401),
+        ));
+    } else {
+        out.push(judge_status(
+            &DECRYPT_NO_TOKEN,
+            r,
+            &no_token,
+            Want::Status(401),
+        ));
+        out.push(judge_status(
+            &DECRYPT_GARBAGE_TOKEN,
+            r,
+            &garbage_r,
+            Want::Status(401),
+        ));
+        out.push(judge_status(
+            &DECRYPT_TAMPERED_TOKEN,
+            r,
+            &tampered_r,
+            Want::Status(401),
+        ));
+        out.push(judge_status(
+            &DECRYPT_ALG_NONE,
+            r,
+            &none_r,
+            Want::Status(401),
+        ));
+    }
+    let refused = Want::ClientError;
+    out.push(judge_status(&DECRYPT_UNKNOWN_ALIAS, r, &unknown, refused));
+    out.push(match &other_r {
+        Some(res) => judge_status(&DECRYPT_OTHER_ALIAS, r, res, refused),
+        None => Check::skip(
+            &DECRYPT_OTHER_ALIAS,
+            "give --other-key-alias (another alias the service has) to check that a key \
+             only decrypts under its own alias",
+        ),
+    });
+    out.push(judge_status(
+        &DECRYPT_MISSING_PREFIX,
+        r,
+        &missing_prefix,
+        refused,
+    ));
+    out.push(judge_status(
+        &DECRYPT_WRONG_PREFIX,
+        r,
+        &wrong_prefix,
+        refused,
+    ));
+    out.push(judge_status(&DECRYPT_V2_PREFIX, r, &v2, refused));
+    out.push(judge_status(&DECRYPT_BAD_BASE64, r, &bad_b64, refused));
+    out.push(judge_status(&DECRYPT_FLIPPED_BYTE, r, &flipped, refused));
+    out.push(judge_statuses(&DECRYPT_MISSING_FIELDS, &fields, refused));
+    out.push(judge_status(
+        &DECRYPT_CONTENT_TYPE,
+        r,
+        &content_type,
+        refused,
+    ));
+    out.push(judge_oversized(&oversized_r));
+    for res in [
+        &repeat,
+        &unknown,
+        &missing_prefix,
+        &wrong_prefix,
+        &v2,
+        &bad_b64,
+        &flipped,
+    ]
+    .into_iter()
+    .chain(other_r.as_ref())
+    .flatten()
+    {
+        ctx.note_plaintexts(res);
+    }
+    out
+}
+
+/// A 4xx, or the connection closed while the body was still being sent: a service (or a
+/// proxy in front of it) that answers 413 on `Content-Length` and closes can reset the
+/// connection before the answer is read.
+fn judge_oversized(result: &Result<Arc<Exchange>, CallError>) -> Check {
+    match result {
+        Err(e) if e.kind == CallErrorKind::Protocol => Check::pass(
+            &DECRYPT_OVERSIZED,
+            e.evidence("POST /decrypt-key").with(
+                "refused",
+                "the connection was closed before the body was sent",
+            ),
+        ),
+        _ => judge_status(
+            &DECRYPT_OVERSIZED,
+            "POST /decrypt-key",
+            result,
+            Want::ClientError,
+        ),
+    }
+}
+
+fn judge_repeat(
+    first: &Result<Arc<Exchange>, CallError>,
+    second: &Result<Arc<Exchange>, CallError>,
+) -> Check {
+    let Some(a) = first.as_ref().ok().and_then(|ex| plaintext_of(ex)) else {
+        return Check::skip(
+            &DECRYPT_REPEATABLE,
+            "the first decrypt gave no plaintext (see decrypt.status)",
+        );
+    };
+    match second {
+        Ok(ex) => {
+            let b = plaintext_of(ex);
+            let same = b.as_deref().is_some_and(|b| plaintext::same_key(&a, b));
+            Check::judge(
+                &DECRYPT_REPEATABLE,
+                ex.status == 200 && same,
+                ex.evidence().with("first", plaintext::describe(&a)).with(
+                    "second",
+                    b.map(|b| plaintext::describe(&b)).unwrap_or(Value::Null),
+                ),
+                "200 with the same plaintext_key as the first call",
+            )
+        }
+        Err(e) => Check::fail(
+            &DECRYPT_REPEATABLE,
+            e.evidence("POST /decrypt-key"),
+            "200 with the same plaintext_key as the first call",
+        ),
+    }
+}
+
+/// `encrypted_key` with a `!` in the middle of its base64.
+pub fn with_bad_character(encrypted_key: &str) -> String {
+    let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
+    let mid = payload.len() / 2;
+    let mid = (0..=mid)
+        .rev()
+        .find(|i| payload.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{PREFIX}{}!{}", &payload[..mid], &payload[mid..])
+}
+
+/// `encrypted_key` with the middle byte of its base64 payload flipped (every bit), in the
+/// same alphabet; a payload that is not base64 gets its middle character changed.
+pub fn flip_byte(encrypted_key: &str) -> String {
+    let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
+    for engine in [&STANDARD, &URL_SAFE] {
+        if let Ok(mut bytes) = engine.decode(payload)
+            && !bytes.is_empty()
+        {
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0xff;
+            return format!("{PREFIX}{}", engine.encode(bytes));
+        }
+    }
+    format!("{PREFIX}{}", jwt::tamper(payload))
+}
+
+fn rand_u64() -> u64 {
+    contracts::ids::IdGen::from_entropy().next_u64()
+}

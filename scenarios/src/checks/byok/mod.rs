@@ -1,0 +1,293 @@
+//! `harness check byok`: a customer's key endpoints (`/auth`, `/decrypt-key`,
+//! `/rotate-key`) against the contract, check by check.
+//!
+//! A run makes the calls the platform makes (first `/auth`, then `/rotate-key` when it
+//! mints the key, then one `/decrypt-key`), then everything that does not depend on another
+//! check at once (at most `--concurrency` requests in flight), then the load phase, then
+//! the second rotation; the token-expiry checks wait beside all of that. The checks that
+//! judge every answer (trace echo, error bodies, secrets) come last, and every secret the
+//! run handled is redacted from the report before it is rendered.
+//!
+//! - [`settings`]: flags, file and environment; [`defs`]: the check table.
+//! - `probe`: the HTTP client and the journal; `context`: what checks share.
+//! - One module per group: `tls`, `auth`, `decrypt`, `rotate`, `headers` (and `methods`),
+//!   `token`, `load`, `errors`.
+
+mod auth;
+mod context;
+mod decrypt;
+pub mod defs;
+mod errors;
+mod headers;
+mod jwt;
+mod load;
+pub mod plaintext;
+mod probe;
+mod rotate;
+pub mod settings;
+mod tls;
+mod token;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use contracts::clock::Stopwatch;
+
+pub use settings::{ByokArgs, Settings};
+
+use self::context::{Ctx, TargetKey, skip_all};
+use self::defs::*;
+use self::probe::{CallError, CallErrorKind, Exchange, Probe};
+use crate::checks::redact::Redactor;
+use crate::checks::{Check, CheckReport};
+use crate::report::{self, table};
+
+/// The suite name of the report.
+pub const SUITE: &str = "check byok";
+
+/// Runs `harness check byok`: the report on standard output (a table), `--json` and
+/// `--junit` files; exit status 0 when no error check fails, 1 otherwise.
+pub async fn run(args: ByokArgs) -> anyhow::Result<ExitCode> {
+    if args.list_checks {
+        let mut out = std::io::stdout().lock();
+        for d in ALL {
+            let severity = format!("{:?}", d.severity).to_lowercase();
+            writeln!(out, "{:<24} {severity:<8} {}", d.id, d.description)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let settings = Settings::resolve(&args)?;
+    let (json, junit) = (settings.json.clone(), settings.junit.clone());
+    eprintln!("check byok: {}", settings.target());
+    let watch = Stopwatch::start();
+    let report = validate(settings).await?;
+    let stdout = std::io::stdout();
+    let text = table::render(&report, table::Colour::for_stream(&stdout));
+    stdout.lock().write_all(text.as_bytes())?;
+    eprintln!(
+        "check byok: finished in {:.2} s",
+        watch.elapsed().as_secs_f64()
+    );
+    report::write_outputs(&report, json.as_deref(), junit.as_deref())?;
+    Ok(if report.holds() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Checks the service `settings` name and answers the report, secrets redacted. An error
+/// means the check could not run: the service cannot be reached, does not speak HTTP, or
+/// nothing answers at the endpoints' paths.
+pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
+    let probe = Probe::new(&settings)?;
+    let ctx = Ctx::new(settings, probe);
+    let mut checks = vec![tls::https(&ctx.s)];
+    let mut contacted = false;
+
+    // The platform's first calls: /auth, /rotate-key when it mints the key, /decrypt-key.
+    let mut auth_base = None;
+    let mut token = None;
+    if let Some(call) = ctx.auth_call() {
+        let sent = Stopwatch::start();
+        let result = ctx.probe.send(AUTH_STATUS.id, call).await;
+        if let Some(e) = first_contact(&ctx, &result).await? {
+            return Ok(tls_failed(&ctx, checks, &e));
+        }
+        contacted = true;
+        if let Ok(ex) = &result {
+            token = ctx.adopt_token(ex, sent).await;
+        }
+        auth_base = Some(result);
+    }
+    let no_token = auth_base.is_some() && token.is_none();
+    let mut early_rotation = None;
+    let mut missing = String::new();
+    let target: Option<TargetKey> = if no_token {
+        missing = "no access token: /auth did not answer one (see auth.status)".into();
+        None
+    } else if let Some(k) = &ctx.s.key {
+        Some(TargetKey {
+            encrypted_key: k.encrypted_key.clone(),
+            plaintext: k.expected_plaintext.expose().to_string(),
+            rotated: false,
+        })
+    } else {
+        let r = rotate::mint(&ctx, ROTATE_STATUS.id).await;
+        if !contacted {
+            if let Some(e) = first_contact(&ctx, &r.result).await? {
+                return Ok(tls_failed(&ctx, checks, &e));
+            }
+            contacted = true;
+        }
+        let key = r.key.clone();
+        if key.is_none() {
+            missing =
+                "no key to decrypt: /rotate-key did not answer one (see rotate.status)".into();
+        }
+        early_rotation = Some(r);
+        key
+    };
+    let decrypt_base = match &target {
+        Some(t) => {
+            let r = ctx
+                .decrypt(DECRYPT_STATUS.id, &ctx.s.key_alias, &t.encrypted_key)
+                .await;
+            if !contacted && let Some(e) = first_contact(&ctx, &r).await? {
+                return Ok(tls_failed(&ctx, checks, &e));
+            }
+            if let Ok(ex) = &r {
+                ctx.note_plaintexts(ex);
+            }
+            Some(r)
+        }
+        None => None,
+    };
+    checks.push(tls::chain(&ctx.s, Ok(())));
+
+    let main = async {
+        let mut v = Vec::new();
+        let auth = auth::checks(&ctx, auth_base.as_ref());
+        let decrypt = async {
+            match (&target, &decrypt_base) {
+                (Some(t), Some(base)) => {
+                    let mut c = decrypt::judge_baseline(t, base);
+                    if ctx.runs("decrypt") {
+                        c.extend(decrypt::checks(&ctx, t, base).await);
+                    }
+                    c
+                }
+                _ => skip_group("decrypt", &missing),
+            }
+        };
+        let headers = async {
+            match &target {
+                Some(t) => headers::requests(&ctx, t).await,
+                None => skip_all(&[HEADERS_NO_TRACE_ID, HEADERS_SKEWED_TIMESTAMP], &missing),
+            }
+        };
+        let (a, d, h, m) = tokio::join!(auth, decrypt, headers, headers::methods(&ctx));
+        v.extend([a, d, h, m].into_iter().flatten());
+        if let Some(t) = &target {
+            let reference = decrypt_base
+                .as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .filter(|ex| ex.status == 200)
+                .and_then(|ex| decrypt::plaintext_of(ex));
+            v.extend(load::checks(&ctx, t, reference).await);
+        } else {
+            v.extend(skip_group("load", &missing));
+        }
+        if no_token && ctx.s.use_rotate {
+            v.extend(skip_group("rotate", &missing));
+        } else {
+            v.extend(
+                rotate::checks(&ctx, early_rotation, target.as_ref(), decrypt_base.as_ref()).await,
+            );
+        }
+        v
+    };
+    let tokens = async {
+        match &target {
+            Some(t) => token::checks(&ctx, token.clone(), t).await,
+            None => skip_group("token", &missing),
+        }
+    };
+    let (main, tokens) = tokio::join!(main, tokens);
+    checks.extend(main);
+    checks.extend(tokens);
+
+    let journal = ctx.probe.journal();
+    checks.extend(headers::judge_journal(&journal));
+    checks.extend(errors::checks(&journal, &ctx.probe.secrets()));
+    Ok(finish(&ctx, checks))
+}
+
+/// Judges the first request of a run: `Err` when the check cannot run (exit 2),
+/// `Ok(Some(..))` when the TLS certificate did not verify (`tls.chain` fails).
+async fn first_contact(
+    ctx: &Ctx,
+    result: &Result<Arc<Exchange>, CallError>,
+) -> anyhow::Result<Option<CallError>> {
+    let s = &ctx.s;
+    match result {
+        Err(e) if e.kind == CallErrorKind::Certificate => Ok(Some(e.clone())),
+        Err(e) => {
+            if tls::speaks_tls(s, e).await {
+                let mut https = s.base_url.clone();
+                let _ = https.set_scheme("https");
+                anyhow::bail!(
+                    "{} speaks TLS: plain http was sent to an https-only service; use --base-url \
+                     {}",
+                    s.base_url,
+                    https.as_str().trim_end_matches('/')
+                );
+            }
+            let hint = match e.kind {
+                CallErrorKind::Connect => {
+                    "is the service running, and are --base-url and the \
+                                           port right?"
+                }
+                CallErrorKind::Timeout => {
+                    "the service did not answer; raise --timeout-ms if it \
+                                           is slow"
+                }
+                CallErrorKind::Tls => {
+                    "the TLS handshake failed; a service that wants a client \
+                                       certificate needs --client-cert and --client-key"
+                }
+                CallErrorKind::Protocol => "the service did not answer HTTP; check --base-url",
+                CallErrorKind::Certificate => unreachable!("handled above"),
+            };
+            anyhow::bail!("cannot check {}: {e}; {hint}", s.target())
+        }
+        Ok(ex) if ex.status == 404 => {
+            let code = ex.json().and_then(|b| {
+                b.pointer("/error/code")
+                    .and_then(|c| c.as_str())
+                    .map(str::to_string)
+            });
+            if code.as_deref() == Some("KEY_NOT_FOUND") {
+                return Ok(None);
+            }
+            anyhow::bail!(
+                "nothing answers {} {}: 404 {}; check --base-url and --partner",
+                ex.method,
+                ctx.probe.url(ex.endpoint),
+                ex.body_evidence()
+            )
+        }
+        Ok(_) => Ok(None),
+    }
+}
+
+/// The report when the certificate did not verify: `tls.chain` fails, the rest is skipped.
+fn tls_failed(ctx: &Ctx, mut checks: Vec<Check>, e: &CallError) -> CheckReport {
+    checks.push(tls::chain(&ctx.s, Err(e)));
+    for d in ALL.iter().filter(|d| d.group() != "tls") {
+        checks.push(Check::skip(
+            d,
+            "the TLS certificate did not verify (see tls.chain)",
+        ));
+    }
+    finish(ctx, checks)
+}
+
+fn skip_group(group: &str, reason: &str) -> Vec<Check> {
+    ALL.iter()
+        .filter(|d| d.group() == group)
+        .map(|d| Check::skip(d, reason))
+        .collect()
+}
+
+/// Filters by group, orders as the table, counts, and redacts every secret.
+fn finish(ctx: &Ctx, mut checks: Vec<Check>) -> CheckReport {
+    checks.retain(|c| ctx.runs(&c.group));
+    checks.sort_by_key(|c| ALL.iter().position(|d| d.id == c.id).unwrap_or(usize::MAX));
+    let mut report = CheckReport::new(SUITE, ctx.s.target(), checks);
+    report.redact(&Redactor::new(
+        ctx.probe.secrets().into_iter().map(|(s, _)| s),
+    ));
+    report
+}

@@ -1,0 +1,540 @@
+//! The HTTP side of the validator: one [`Probe`] sends every request, with the headers the
+//! platform sends (`x-request-id`, `x-request-timestamp`, `x-trace-id`), at most
+//! `--concurrency` at once, reads at most 64 KiB of each answer, and keeps a journal of the
+//! answers (for the checks that judge every answer: trace echo, error bodies, secrets) and a
+//! list of every secret it handled (for redaction).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use contracts::clock::{Clock, Stopwatch, SystemClock, format_instant};
+use contracts::ids::IdGen;
+use contracts::wire::byok::{HEADER_REQUEST_ID, HEADER_REQUEST_TIMESTAMP, HEADER_TRACE_ID};
+use reqwest::Method;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use super::settings::Settings;
+use crate::checks::Evidence;
+/// The three customer-hosted endpoints (the simulator's own names for them).
+pub use customer_kms_sim::Endpoint;
+
+/// Most bytes of an answer read.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// Most characters of a non-JSON body shown as evidence.
+const MAX_EVIDENCE_TEXT: usize = 300;
+
+/// Which tracing headers a call carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Headers {
+    /// `x-request-id`, `x-request-timestamp` (now) and `x-trace-id`, as the platform sends.
+    Standard,
+    /// The same without the optional `x-trace-id`.
+    NoTraceId,
+    /// The standard headers with the timestamp this many seconds in the past.
+    TimestampAgo(i64),
+}
+
+/// What kind of secret a string is: where it may appear in an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretKind {
+    /// Client secrets, API keys, Basic credentials: in no answer at all.
+    Credential,
+    /// Access tokens: in the `/auth` answer only.
+    Token,
+    /// Plaintext data keys: in success bodies only.
+    Plaintext,
+}
+
+impl SecretKind {
+    /// A name for reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            SecretKind::Credential => "a credential",
+            SecretKind::Token => "an access token",
+            SecretKind::Plaintext => "a plaintext key",
+        }
+    }
+}
+
+/// One request.
+#[derive(Clone, Debug)]
+pub struct Call {
+    /// Where.
+    pub endpoint: Endpoint,
+    /// How.
+    pub method: Method,
+    /// The whole `Authorization` value, if any.
+    pub authorization: Option<String>,
+    /// The `Content-Type`, if any.
+    pub content_type: Option<&'static str>,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Which tracing headers.
+    pub headers: Headers,
+    /// Sends `Connection: close`: the connection is not used again (for a body the service
+    /// may refuse without reading, which would leave the connection unusable).
+    pub close: bool,
+}
+
+impl Call {
+    /// A POST without body or credentials, with the standard headers.
+    pub fn post(endpoint: Endpoint) -> Call {
+        Call {
+            endpoint,
+            method: Method::POST,
+            authorization: None,
+            content_type: None,
+            body: Vec::new(),
+            headers: Headers::Standard,
+            close: false,
+        }
+    }
+
+    /// Closes the connection after this call.
+    pub fn close_connection(mut self) -> Call {
+        self.close = true;
+        self
+    }
+
+    /// Sets `Authorization`.
+    pub fn authorization(mut self, value: impl Into<String>) -> Call {
+        self.authorization = Some(value.into());
+        self
+    }
+
+    /// Sets `Authorization` to `value` when there is one.
+    pub fn maybe_authorization(mut self, value: Option<String>) -> Call {
+        self.authorization = value;
+        self
+    }
+
+    /// A JSON body, labelled `application/json`.
+    pub fn json(mut self, body: &Value) -> Call {
+        self.body = body.to_string().into_bytes();
+        self.content_type = Some("application/json");
+        self
+    }
+
+    /// A form body, labelled `application/x-www-form-urlencoded`.
+    pub fn form(mut self, body: &str) -> Call {
+        self.body = body.as_bytes().to_vec();
+        self.content_type = Some("application/x-www-form-urlencoded");
+        self
+    }
+
+    /// Relabels the body.
+    pub fn content_type(mut self, content_type: &'static str) -> Call {
+        self.content_type = Some(content_type);
+        self
+    }
+
+    /// Sets the method.
+    pub fn method(mut self, method: Method) -> Call {
+        self.method = method;
+        self
+    }
+
+    /// Sets the tracing headers.
+    pub fn headers(mut self, headers: Headers) -> Call {
+        self.headers = headers;
+        self
+    }
+}
+
+/// An answer and what was sent to get it.
+#[derive(Debug)]
+pub struct Exchange {
+    /// The check that made the call.
+    pub check: &'static str,
+    /// Where it went.
+    pub endpoint: Endpoint,
+    /// The method used.
+    pub method: Method,
+    /// The `x-trace-id` sent, if any.
+    pub trace_id: Option<String>,
+    /// The status.
+    pub status: u16,
+    /// The answer's headers.
+    pub headers: HeaderMap,
+    /// At most [`MAX_ANSWER_BYTES`] of the body.
+    pub body: Bytes,
+    /// Whether the body was longer.
+    pub truncated: bool,
+    /// Wall time from sending to the end of the body.
+    pub elapsed: Duration,
+}
+
+impl Exchange {
+    /// A header's value as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Whether `Content-Type` is JSON (`application/json` or `+json`, any parameters).
+    pub fn is_json_labelled(&self) -> bool {
+        self.header(CONTENT_TYPE.as_str())
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .is_some_and(|v| v == "application/json" || v.ends_with("+json"))
+    }
+
+    /// The body as JSON, when it is.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// The body as shown in evidence: JSON when it is, else the start of the text.
+    pub fn body_evidence(&self) -> Value {
+        if let Some(v) = self.json() {
+            return v;
+        }
+        let text = String::from_utf8_lossy(&self.body);
+        let mut shown: String = text.chars().take(MAX_EVIDENCE_TEXT).collect();
+        if text.chars().count() > MAX_EVIDENCE_TEXT || self.truncated {
+            shown.push_str("...");
+        }
+        Value::String(shown)
+    }
+
+    /// Status, content type, body and time, as evidence.
+    pub fn evidence(&self) -> Evidence {
+        let mut e = Evidence::new().with("request", self.request_line());
+        e = e.status(self.status);
+        if let Some(ct) = self.header(CONTENT_TYPE.as_str()) {
+            e = e.with("content_type", ct);
+        }
+        e.body(self.body_evidence())
+            .elapsed_ms(self.elapsed.as_secs_f64() * 1000.0)
+    }
+
+    /// `POST /decrypt-key`.
+    pub fn request_line(&self) -> String {
+        format!("{} /{}", self.method, self.endpoint.as_str())
+    }
+}
+
+/// Why a request got no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallErrorKind {
+    /// Nothing listens, or the address does not resolve.
+    Connect,
+    /// No answer in time.
+    Timeout,
+    /// The TLS handshake failed: the certificate, or the protocol.
+    Tls,
+    /// The certificate chain did not verify.
+    Certificate,
+    /// Bytes came back that are not HTTP, or the connection closed mid-answer.
+    Protocol,
+}
+
+/// A request that got no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallError {
+    /// The kind.
+    pub kind: CallErrorKind,
+    /// What happened, with the underlying causes.
+    pub message: String,
+}
+
+impl CallError {
+    /// As evidence.
+    pub fn evidence(&self, call: &str) -> Evidence {
+        Evidence::new()
+            .with("request", call)
+            .with("error", self.message.clone())
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Sends requests, keeps the journal and the secrets.
+pub struct Probe {
+    client: reqwest::Client,
+    urls: [String; 3],
+    limit: Semaphore,
+    journal: Mutex<Vec<Arc<Exchange>>>,
+    secrets: Mutex<Vec<(String, SecretKind)>>,
+    ids: IdGen,
+    timeout: Duration,
+}
+
+impl Probe {
+    /// A probe for `settings`: the HTTP client with its TLS files read.
+    pub fn new(settings: &Settings) -> anyhow::Result<Probe> {
+        let timeout = Duration::from_millis(settings.timeout_ms);
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("harness-check-byok/", env!("CARGO_PKG_VERSION")));
+        if let Some(path) = &settings.tls.ca_cert {
+            let pem = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("cannot read --ca-cert {}: {e}", path.display()))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                anyhow::anyhow!("--ca-cert {} is not PEM certificates: {e}", path.display())
+            })?;
+            if certs.is_empty() {
+                anyhow::bail!("--ca-cert {} holds no certificate", path.display());
+            }
+            for c in certs {
+                builder = builder.add_root_certificate(c);
+            }
+        }
+        if let Some((cert, key)) = &settings.tls.client_identity {
+            let mut pem = std::fs::read(cert).map_err(|e| {
+                anyhow::anyhow!("cannot read --client-cert {}: {e}", cert.display())
+            })?;
+            pem.push(b'\n');
+            pem.extend(
+                std::fs::read(key).map_err(|e| {
+                    anyhow::anyhow!("cannot read --client-key {}: {e}", key.display())
+                })?,
+            );
+            let identity = reqwest::Identity::from_pem(&pem).map_err(|e| {
+                anyhow::anyhow!(
+                    "--client-cert {} and --client-key {} are not a PEM certificate and \
+                     private key: {e}",
+                    cert.display(),
+                    key.display()
+                )
+            })?;
+            builder = builder.identity(identity);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot set up the HTTP client: {}", chain(&e)))?;
+        let probe = Probe {
+            client,
+            urls: [
+                settings.endpoint_url(Endpoint::Auth.as_str()),
+                settings.endpoint_url(Endpoint::DecryptKey.as_str()),
+                settings.endpoint_url(Endpoint::RotateKey.as_str()),
+            ],
+            limit: Semaphore::new(settings.concurrency),
+            journal: Mutex::new(Vec::new()),
+            secrets: Mutex::new(Vec::new()),
+            ids: IdGen::from_entropy(),
+            timeout,
+        };
+        probe.secret(settings.credential(), SecretKind::Credential);
+        if let Some(k) = &settings.key {
+            probe.secret(k.expected_plaintext.expose(), SecretKind::Plaintext);
+        }
+        Ok(probe)
+    }
+
+    /// The URL of an endpoint.
+    pub fn url(&self, endpoint: Endpoint) -> &str {
+        let i = match endpoint {
+            Endpoint::Auth => 0,
+            Endpoint::DecryptKey => 1,
+            Endpoint::RotateKey => 2,
+        };
+        &self.urls[i]
+    }
+
+    /// Remembers a secret: it is redacted from the report and looked for in answers.
+    pub fn secret(&self, value: impl Into<String>, kind: SecretKind) {
+        let value = value.into();
+        if value.is_empty() {
+            return;
+        }
+        let mut s = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
+        if !s.iter().any(|(v, _)| *v == value) {
+            s.push((value, kind));
+        }
+    }
+
+    /// Every secret handled so far.
+    pub fn secrets(&self) -> Vec<(String, SecretKind)> {
+        self.secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Every answer recorded so far, in arrival order.
+    pub fn journal(&self) -> Vec<Arc<Exchange>> {
+        self.journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sends `call` for `check` and records the answer in the journal.
+    pub async fn send(&self, check: &'static str, call: Call) -> Result<Arc<Exchange>, CallError> {
+        let ex = Arc::new(self.exchange(check, call).await?);
+        self.journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ex.clone());
+        Ok(ex)
+    }
+
+    /// Sends `call` without recording the answer (the load phase).
+    pub async fn send_unrecorded(
+        &self,
+        check: &'static str,
+        call: Call,
+    ) -> Result<Exchange, CallError> {
+        self.exchange(check, call).await
+    }
+
+    async fn exchange(&self, check: &'static str, call: Call) -> Result<Exchange, CallError> {
+        let _permit = self
+            .limit
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let url = self.url(call.endpoint);
+        let mut req = self
+            .client
+            .request(call.method.clone(), url)
+            .header(HEADER_REQUEST_ID, self.ids.uuid_v4().to_string());
+        let now = SystemClock.now();
+        let timestamp = match call.headers {
+            Headers::TimestampAgo(secs) => now - chrono::Duration::seconds(secs),
+            _ => now,
+        };
+        req = req.header(HEADER_REQUEST_TIMESTAMP, format_instant(timestamp));
+        let trace_id = (call.headers != Headers::NoTraceId).then(|| self.ids.uuid_v4().to_string());
+        if let Some(t) = &trace_id {
+            req = req.header(HEADER_TRACE_ID, t);
+        }
+        if let Some(a) = &call.authorization {
+            req = req.header(AUTHORIZATION, a);
+        }
+        if let Some(ct) = call.content_type {
+            req = req.header(CONTENT_TYPE, ct);
+        }
+        if call.close {
+            req = req.header(reqwest::header::CONNECTION, "close");
+        }
+        if !call.body.is_empty() {
+            req = req.body(call.body);
+        }
+        let watch = Stopwatch::start();
+        let mut resp = req.send().await.map_err(|e| self.classify(&e, url))?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let mut body = Vec::new();
+        let mut truncated = false;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = MAX_ANSWER_BYTES - body.len();
+                    if chunk.len() > room {
+                        body.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        break;
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(self.classify(&e, url)),
+            }
+        }
+        Ok(Exchange {
+            check,
+            endpoint: call.endpoint,
+            method: call.method,
+            trace_id,
+            status,
+            headers,
+            body: Bytes::from(body),
+            truncated,
+            elapsed: watch.elapsed(),
+        })
+    }
+
+    fn classify(&self, e: &reqwest::Error, url: &str) -> CallError {
+        let causes = chain(e);
+        let lower = causes.to_ascii_lowercase();
+        let (kind, what) = if e.is_timeout() {
+            (
+                CallErrorKind::Timeout,
+                format!("no answer within {} ms", self.timeout.as_millis()),
+            )
+        } else if lower.contains("invalid peer certificate") {
+            (
+                CallErrorKind::Certificate,
+                "the TLS certificate did not verify".to_string(),
+            )
+        } else if lower.contains("tls")
+            || lower.contains("handshake")
+            || lower.contains("alert")
+            || lower.contains("ssl")
+        {
+            (CallErrorKind::Tls, "the TLS handshake failed".to_string())
+        } else if e.is_connect() {
+            (CallErrorKind::Connect, "could not connect".to_string())
+        } else {
+            (
+                CallErrorKind::Protocol,
+                "the answer is not HTTP, or the connection closed before it ended".to_string(),
+            )
+        };
+        CallError {
+            kind,
+            message: format!("{what}: {url}: {causes}"),
+        }
+    }
+}
+
+/// An error and its causes, `: `-separated, without repeats.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+/// Evidence of a call that got no answer or an answer.
+pub fn outcome_evidence(call: &str, result: &Result<Arc<Exchange>, CallError>) -> Evidence {
+    match result {
+        Ok(ex) => ex.evidence(),
+        Err(e) => e.evidence(call),
+    }
+}
+
+/// A JSON value's type, for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// `{"data": {...}}` of a body, when it has that shape.
+pub fn data_object(body: &Value) -> Option<&serde_json::Map<String, Value>> {
+    body.get("data")?.as_object()
+}
+
+/// The JSON body of a decrypt request.
+pub fn decrypt_body(alias: &str, encrypted_key: &str) -> Value {
+    json!({"data": {"key_alias": alias, "encrypted_key": encrypted_key}})
+}

@@ -1,0 +1,325 @@
+//! What every group of checks works with: the target's HTTP side and workspaces, the
+//! schemas, the settings of created resources, the ledger of what was created, the target's
+//! time, and [`Verdicts`], which makes sure every check of a group is reported exactly once.
+
+use chrono::{DateTime, Utc};
+use contracts::clock::{Clock, SystemClock};
+use reqwest::Method;
+use serde_json::Value;
+
+use super::fixtures::{Agent, Created, Ledger, Names};
+use super::schema::Schemas;
+use super::target::{Body, Exchange, Http, Key, Paths, Workspace, sim_clock};
+use crate::checks::{Check, CheckDef, Evidence};
+
+/// Settings of a run beyond the target.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The agent and connection of created resources.
+    pub agent: Agent,
+    /// The number the instant outbound call of the endpoint check dials.
+    pub user_phone_number: String,
+    /// Whether the target offers the simulation API (`--sim`).
+    pub sim: bool,
+    /// On a real clock, how far from a time limit the checks stay to allow for clock skew
+    /// and latency.
+    pub clock_margin_secs: i64,
+    /// How long to wait for a cohort to finish processing.
+    pub cohort_timeout_secs: u64,
+    /// Where the simulation checks receive webhooks: the address to listen on.
+    pub webhook_listen: String,
+    /// The URL the target posts webhooks to, when not `http://{webhook_listen}`.
+    pub webhook_public_url: Option<String>,
+}
+
+/// The other workspace, when given: its key and paths.
+#[derive(Clone, Debug)]
+pub struct Other {
+    /// Its org, workspace and key.
+    pub ws: Workspace,
+    /// Its paths.
+    pub paths: Paths,
+}
+
+/// Everything a group of checks needs.
+#[derive(Debug)]
+pub struct Ctx {
+    /// The target's HTTP side.
+    pub http: Http,
+    /// The workspace under check.
+    pub main: Workspace,
+    /// Its paths.
+    pub paths: Paths,
+    /// Another workspace, for the authorisation checks.
+    pub other: Option<Other>,
+    /// The contract's schemas.
+    pub schemas: Schemas,
+    /// Settings.
+    pub settings: Settings,
+    /// Names and numbers of this run.
+    pub names: Names,
+    /// What was created and not yet removed.
+    pub ledger: Ledger,
+}
+
+/// The target's time and how precisely it is known.
+#[derive(Clone, Copy, Debug)]
+pub struct Now {
+    /// The time.
+    pub at: DateTime<Utc>,
+    /// How far a check must stay from a limit that depends on it: on a simulated clock the
+    /// millisecond its answer shows (its time may carry digits beyond it), else
+    /// `--clock-margin`.
+    pub margin: chrono::Duration,
+}
+
+impl Ctx {
+    /// A request with the workspace's key.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &[String],
+        query: &[(&str, String)],
+        body: Body,
+    ) -> Exchange {
+        self.http
+            .call(method, path, query, Key::Value(&self.main.key), body)
+            .await
+    }
+
+    /// `GET` with the workspace's key.
+    pub async fn get(&self, path: &[String], query: &[(&str, String)]) -> Exchange {
+        self.call(Method::GET, path, query, Body::Empty).await
+    }
+
+    /// A JSON request with the workspace's key.
+    pub async fn send(&self, method: Method, path: &[String], body: Value) -> Exchange {
+        self.call(method, path, &[], Body::Json(body)).await
+    }
+
+    /// The target's time: its simulated clock with `--sim`, else this machine's clock with
+    /// the configured margin.
+    pub async fn now(&self) -> Result<Now, Exchange> {
+        if self.settings.sim {
+            let x = self.get(&sim_clock(), &[]).await;
+            let at = x
+                .str_field("now")
+                .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+                .map(|t| t.with_timezone(&Utc));
+            return match at {
+                Some(at) if x.status == 200 => Ok(Now {
+                    at,
+                    margin: chrono::Duration::milliseconds(1),
+                }),
+                _ => Err(x),
+            };
+        }
+        Ok(Now {
+            at: SystemClock.now(),
+            margin: chrono::Duration::seconds(self.settings.clock_margin_secs),
+        })
+    }
+
+    /// Creates a campaign from `body`; records it for cancelling when the answer names it.
+    pub async fn create_campaign(&self, body: Value) -> Exchange {
+        let x = self.send(Method::POST, &self.paths.campaigns(), body).await;
+        if x.is_success()
+            && let Some(id) = x.str_field("campaign_id")
+        {
+            self.ledger.add(Created::Campaign(id.to_string()));
+        }
+        x
+    }
+
+    /// Creates a deployment from `body`; records it for deleting when the answer names it.
+    pub async fn create_deployment(&self, body: Value) -> Exchange {
+        let x = self
+            .send(Method::POST, &self.paths.deployments(), body)
+            .await;
+        if x.is_success()
+            && let Some(id) = x.str_field("deployment_id")
+        {
+            self.ledger.add(Created::Deployment(id.to_string()));
+        }
+        x
+    }
+
+    /// Deletes a deployment; forgets it when the target did.
+    pub async fn delete_deployment(&self, id: &str) -> Exchange {
+        let x = self
+            .call(Method::DELETE, &self.paths.deployment(id), &[], Body::Empty)
+            .await;
+        if x.is_success() || x.status == 404 {
+            self.ledger.remove(&Created::Deployment(id.to_string()));
+        }
+        x
+    }
+
+    /// Removes what is recorded in the ledger: deployments deleted, campaigns cancelled. A
+    /// campaign that already ended or was cancelled (409) needs nothing more. Answers what
+    /// could not be removed.
+    pub async fn clean_up(&self) -> Vec<String> {
+        let mut left = Vec::new();
+        for c in self.ledger.take() {
+            match c {
+                Created::Deployment(id) => {
+                    let x = self.delete_deployment(&id).await;
+                    if !(x.is_success() || x.status == 404) {
+                        left.push(format!("deployment {id} (delete: {})", x.outcome()));
+                    }
+                }
+                Created::Campaign(id) => {
+                    let x = self
+                        .send(
+                            Method::PUT,
+                            &self.paths.campaign_status(&id),
+                            serde_json::json!({"action": "cancel"}),
+                        )
+                        .await;
+                    if !(x.is_success() || x.status == 409 || x.status == 404) {
+                        left.push(format!("campaign {id} (cancel: {})", x.outcome()));
+                    }
+                }
+            }
+        }
+        left
+    }
+
+    /// The violations of the schema `name` by a success body, as evidence and verdict.
+    pub fn conforms(&self, x: &Exchange, schema: &str) -> (bool, Evidence) {
+        let violations = match &x.json {
+            Some(v) => self.schemas.violations(schema, v),
+            None => vec!["the body is not JSON".to_string()],
+        };
+        let ok = x.is_success() && violations.is_empty();
+        let mut e = x.evidence();
+        if !violations.is_empty() && x.is_success() {
+            e = e.with("schema", schema).with("violations", violations);
+        }
+        (ok, e)
+    }
+}
+
+/// The verdicts of one group, one per check of its table, in table order.
+#[derive(Debug)]
+pub struct Verdicts {
+    defs: &'static [CheckDef],
+    checks: Vec<Option<Check>>,
+}
+
+impl Verdicts {
+    /// No verdict yet for any of `defs`.
+    pub fn new(defs: &'static [CheckDef]) -> Verdicts {
+        Verdicts {
+            defs,
+            checks: vec![None; defs.len()],
+        }
+    }
+
+    fn slot(&mut self, id: &str) -> &mut Option<Check> {
+        let i = self
+            .defs
+            .iter()
+            .position(|d| d.id == id)
+            .unwrap_or_else(|| panic!("check {id} is not in its group's table"));
+        &mut self.checks[i]
+    }
+
+    /// Records a verdict (the first one of a check stands).
+    pub fn add(&mut self, c: Check) {
+        let slot = self.slot(&c.id.clone());
+        if slot.is_none() {
+            *slot = Some(c);
+        }
+    }
+
+    /// Whether `def` has a verdict.
+    pub fn has(&mut self, def: &CheckDef) -> bool {
+        self.slot(def.id).is_some()
+    }
+
+    /// Pass when `ok`, else fail with `expected`.
+    pub fn judge(&mut self, def: &CheckDef, ok: bool, e: Evidence, expected: impl Into<String>) {
+        self.add(Check::judge(def, ok, e, expected));
+    }
+
+    /// Every check of the group not judged yet fails: what it needed could not be set up.
+    /// `what` says what was attempted; the evidence shows the answer.
+    pub fn blocked(&mut self, what: &str, e: Evidence) {
+        for (i, d) in self.defs.iter().enumerate() {
+            if self.checks[i].is_none() {
+                self.checks[i] = Some(Check::fail(
+                    d,
+                    e.clone(),
+                    format!("{what} succeeds (the check needs it)"),
+                ));
+            }
+        }
+    }
+
+    /// Each of `defs` not judged yet fails: what it needed could not be set up.
+    pub fn blocked_only(&mut self, defs: &[&CheckDef], what: &str, e: Evidence) {
+        for d in defs {
+            if !self.has(d) {
+                self.add(Check::fail(
+                    d,
+                    e.clone(),
+                    format!("{what} succeeds (the check needs it)"),
+                ));
+            }
+        }
+    }
+
+    /// Every check of the group not judged yet is skipped for `reason`.
+    pub fn skip_rest(&mut self, reason: &str) {
+        for (i, d) in self.defs.iter().enumerate() {
+            if self.checks[i].is_none() {
+                self.checks[i] = Some(Check::skip(d, reason));
+            }
+        }
+    }
+
+    /// The verdicts in table order. A check the group never judged is a fault of the
+    /// harness, reported as a skip that says so.
+    pub fn into_checks(mut self) -> Vec<Check> {
+        self.skip_rest("not reached: the harness did not judge this check (please report it)");
+        self.checks.into_iter().flatten().collect()
+    }
+}
+
+/// `{"detail": [{"loc", "msg", "type"}]}` with an entry at exactly `loc`: the 422 answer of
+/// the contract, naming the field.
+pub fn names_loc(x: &Exchange, loc: &[Value]) -> bool {
+    x.status == 422
+        && x.body()["detail"].as_array().is_some_and(|d| {
+            d.iter()
+                .any(|e| e["loc"].as_array().is_some_and(|l| l.as_slice() == loc))
+        })
+}
+
+/// Whether a body has the validation error shape: `detail` a non-empty list of `{loc: [string
+/// or integer], msg: string, type: string}`.
+pub fn is_validation_shape(body: &Value) -> bool {
+    body["detail"].as_array().is_some_and(|d| {
+        !d.is_empty()
+            && d.iter().all(|e| {
+                e["msg"].is_string()
+                    && e["type"].is_string()
+                    && e["loc"].as_array().is_some_and(|l| {
+                        !l.is_empty() && l.iter().all(|p| p.is_string() || p.is_u64())
+                    })
+            })
+    })
+}
+
+/// Whether a body has the platform error shape: `error` with string `message`, `type` and
+/// `code`.
+pub fn is_error_shape(body: &Value) -> bool {
+    let e = &body["error"];
+    e["message"].is_string() && e["type"].is_string() && e["code"].is_string()
+}
+
+/// A `loc` path of string parts: `loc(&["body", "name"])`.
+pub fn loc(parts: &[&str]) -> Vec<Value> {
+    parts.iter().map(|p| Value::String(p.to_string())).collect()
+}

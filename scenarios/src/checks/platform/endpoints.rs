@@ -1,0 +1,343 @@
+//! `endpoints`: every operation of the contract at its exact path and method, its success
+//! answer against the contract's JSON Schema (every required field, enum values, formats).
+//!
+//! One campaign and one deployment are created, each given a cohort by upload and by
+//! stream; the campaign is paused and the deployment deleted on the way.
+
+use reqwest::Method;
+use serde_json::json;
+
+use super::cohorts::wait_for_cohort;
+use super::context::{Ctx, Verdicts};
+use super::fixtures::{self, cohort_stream, magic_number, secs};
+use super::target::{Body, Exchange, Parent};
+use crate::checks::CheckDef;
+
+const OUTBOUND: CheckDef = CheckDef::error(
+    "endpoints.outbound_create",
+    "POST .../outbounds places a call: 200 with an attempt_id (OutboundResponse)",
+);
+const CAMPAIGN_CREATE: CheckDef = CheckDef::error(
+    "endpoints.campaign_create",
+    "POST .../campaigns answers 200 with a campaign summary (CampaignSummary)",
+);
+const CAMPAIGN_LIST: CheckDef = CheckDef::error(
+    "endpoints.campaign_list",
+    "GET .../campaigns answers 200 with a page of summaries (Page_CampaignSummary)",
+);
+const CAMPAIGN_GET: CheckDef = CheckDef::error(
+    "endpoints.campaign_get",
+    "GET .../campaigns/{id} answers 200 with the campaign (Campaign)",
+);
+const CAMPAIGN_PATCH: CheckDef = CheckDef::error(
+    "endpoints.campaign_patch",
+    "PATCH .../campaigns/{id} answers 200 with the updated campaign (Campaign)",
+);
+const CAMPAIGN_STATUS: CheckDef = CheckDef::error(
+    "endpoints.campaign_status",
+    "PUT .../campaigns/{id}/status answers 200 with the campaign (Campaign)",
+);
+const CAMPAIGN_COHORT_UPLOAD: CheckDef = CheckDef::error(
+    "endpoints.campaign_cohort_upload",
+    "POST .../campaigns/{id}/cohorts/upload (multipart) answers 200 with the cohort (Cohort)",
+);
+const CAMPAIGN_COHORT_STREAM: CheckDef = CheckDef::error(
+    "endpoints.campaign_cohort_stream",
+    "POST .../campaigns/{id}/cohorts/stream answers 200 with the cohort (Cohort)",
+);
+const CAMPAIGN_COHORT_LIST: CheckDef = CheckDef::error(
+    "endpoints.campaign_cohort_list",
+    "GET .../campaigns/{id}/cohorts answers 200 with a page of cohorts (Page_Cohort)",
+);
+const CAMPAIGN_COHORT_GET: CheckDef = CheckDef::error(
+    "endpoints.campaign_cohort_get",
+    "GET .../campaigns/{id}/cohorts/{cohort_id} answers 200 with the cohort (Cohort)",
+);
+const CAMPAIGN_COHORT_FILE: CheckDef = CheckDef::error(
+    "endpoints.campaign_cohort_file",
+    "GET .../campaigns/{id}/cohorts/{cohort_id}/files?file_type=rejected_records answers 200 with a CSV",
+);
+const DEPLOYMENT_CREATE: CheckDef = CheckDef::error(
+    "endpoints.deployment_create",
+    "POST .../deployments answers 200 with the deployment (Deployment)",
+);
+const DEPLOYMENT_LIST: CheckDef = CheckDef::error(
+    "endpoints.deployment_list",
+    "GET .../deployments answers 200 with a page of deployments (Page_DeploymentListItem)",
+);
+const DEPLOYMENT_GET: CheckDef = CheckDef::error(
+    "endpoints.deployment_get",
+    "GET .../deployments/{id} answers 200 with the deployment (Deployment)",
+);
+const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
+    "endpoints.deployment_patch",
+    "PATCH .../deployments/{id} answers 200 with the updated deployment (Deployment)",
+);
+const DEPLOYMENT_STATUS: CheckDef = CheckDef::error(
+    "endpoints.deployment_status",
+    "PUT .../deployments/{id}/status answers 200 with the deployment (Deployment)",
+);
+const DEPLOYMENT_DELETE: CheckDef = CheckDef::error(
+    "endpoints.deployment_delete",
+    "DELETE .../deployments/{id} answers 2xx (204 with no body in this contract)",
+);
+const DEPLOYMENT_COHORT_UPLOAD: CheckDef = CheckDef::error(
+    "endpoints.deployment_cohort_upload",
+    "POST .../deployments/{id}/cohorts/upload (multipart) answers 200 with the cohort (Cohort)",
+);
+const DEPLOYMENT_COHORT_STREAM: CheckDef = CheckDef::error(
+    "endpoints.deployment_cohort_stream",
+    "POST .../deployments/{id}/cohorts/stream answers 200 with the cohort (Cohort)",
+);
+const DEPLOYMENT_COHORT_LIST: CheckDef = CheckDef::error(
+    "endpoints.deployment_cohort_list",
+    "GET .../deployments/{id}/cohorts answers 200 with a page of cohorts (Page_Cohort)",
+);
+const DEPLOYMENT_COHORT_GET: CheckDef = CheckDef::error(
+    "endpoints.deployment_cohort_get",
+    "GET .../deployments/{id}/cohorts/{cohort_id} answers 200 with the cohort (Cohort)",
+);
+const DEPLOYMENT_COHORT_FILE: CheckDef = CheckDef::error(
+    "endpoints.deployment_cohort_file",
+    "GET .../deployments/{id}/cohorts/{cohort_id}/files?file_type=rejected_records answers 200 with a CSV",
+);
+
+/// The checks of this group.
+pub const CHECKS: &[CheckDef] = &[
+    OUTBOUND,
+    CAMPAIGN_CREATE,
+    CAMPAIGN_LIST,
+    CAMPAIGN_GET,
+    CAMPAIGN_PATCH,
+    CAMPAIGN_STATUS,
+    CAMPAIGN_COHORT_UPLOAD,
+    CAMPAIGN_COHORT_STREAM,
+    CAMPAIGN_COHORT_LIST,
+    CAMPAIGN_COHORT_GET,
+    CAMPAIGN_COHORT_FILE,
+    DEPLOYMENT_CREATE,
+    DEPLOYMENT_LIST,
+    DEPLOYMENT_GET,
+    DEPLOYMENT_PATCH,
+    DEPLOYMENT_STATUS,
+    DEPLOYMENT_DELETE,
+    DEPLOYMENT_COHORT_UPLOAD,
+    DEPLOYMENT_COHORT_STREAM,
+    DEPLOYMENT_COHORT_LIST,
+    DEPLOYMENT_COHORT_GET,
+    DEPLOYMENT_COHORT_FILE,
+];
+
+/// Runs the group.
+pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+    let agent = &cx.settings.agent;
+    let x = cx
+        .send(
+            Method::POST,
+            &cx.paths.outbounds(),
+            fixtures::outbound(agent, &cx.names.number(), &cx.settings.user_phone_number),
+        )
+        .await;
+    schema_check(cx, v, &OUTBOUND, &x, "OutboundResponse");
+
+    campaign(cx, v).await;
+    deployment(cx, v).await;
+}
+
+/// Judges `def` on a success answer conforming to `schema`.
+fn schema_check(cx: &Ctx, v: &mut Verdicts, def: &CheckDef, x: &Exchange, schema: &str) {
+    let (ok, e) = cx.conforms(x, schema);
+    v.judge(
+        def,
+        ok,
+        e,
+        format!("200 with a body matching the schema {schema}"),
+    );
+}
+
+async fn campaign(cx: &Ctx, v: &mut Verdicts) {
+    let now = match cx.now().await {
+        Ok(n) => n,
+        Err(x) => return v.blocked("reading the target's time", x.evidence()),
+    };
+    let start = now.at + secs(3600);
+    let body = fixtures::campaign(
+        &cx.settings.agent,
+        &cx.names.name("endpoints"),
+        &cx.names.number(),
+        start,
+        start + secs(86_400),
+    );
+    let x = cx.create_campaign(body).await;
+    schema_check(cx, v, &CAMPAIGN_CREATE, &x, "CampaignSummary");
+    let Some(id) = x.str_field("campaign_id").map(str::to_string) else {
+        return v.blocked_only(
+            &[
+                &CAMPAIGN_GET,
+                &CAMPAIGN_PATCH,
+                &CAMPAIGN_STATUS,
+                &CAMPAIGN_COHORT_UPLOAD,
+                &CAMPAIGN_COHORT_STREAM,
+                &CAMPAIGN_COHORT_LIST,
+                &CAMPAIGN_COHORT_GET,
+                &CAMPAIGN_COHORT_FILE,
+            ],
+            "creating a campaign",
+            x.evidence(),
+        );
+    };
+    let x = cx
+        .get(&cx.paths.campaigns(), &[("limit", "100".into())])
+        .await;
+    schema_check(cx, v, &CAMPAIGN_LIST, &x, "Page_CampaignSummary");
+    let x = cx.get(&cx.paths.campaign(&id), &[]).await;
+    schema_check(cx, v, &CAMPAIGN_GET, &x, "Campaign");
+    let x = cx
+        .send(
+            Method::PATCH,
+            &cx.paths.campaign(&id),
+            json!({"description": "Patched by harness check platform."}),
+        )
+        .await;
+    schema_check(cx, v, &CAMPAIGN_PATCH, &x, "Campaign");
+    cohorts(cx, v, Parent::Campaign(&id), CAMPAIGN_COHORTS).await;
+    let x = cx
+        .send(
+            Method::PUT,
+            &cx.paths.campaign_status(&id),
+            json!({"action": "pause"}),
+        )
+        .await;
+    schema_check(cx, v, &CAMPAIGN_STATUS, &x, "Campaign");
+}
+
+/// The five cohort checks of one kind of parent: upload, stream, list, get, file.
+struct CohortDefs {
+    upload: &'static CheckDef,
+    stream: &'static CheckDef,
+    list: &'static CheckDef,
+    get: &'static CheckDef,
+    file: &'static CheckDef,
+}
+
+const CAMPAIGN_COHORTS: CohortDefs = CohortDefs {
+    upload: &CAMPAIGN_COHORT_UPLOAD,
+    stream: &CAMPAIGN_COHORT_STREAM,
+    list: &CAMPAIGN_COHORT_LIST,
+    get: &CAMPAIGN_COHORT_GET,
+    file: &CAMPAIGN_COHORT_FILE,
+};
+
+const DEPLOYMENT_COHORTS: CohortDefs = CohortDefs {
+    upload: &DEPLOYMENT_COHORT_UPLOAD,
+    stream: &DEPLOYMENT_COHORT_STREAM,
+    list: &DEPLOYMENT_COHORT_LIST,
+    get: &DEPLOYMENT_COHORT_GET,
+    file: &DEPLOYMENT_COHORT_FILE,
+};
+
+async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDefs) {
+    let up = cx
+        .call(
+            Method::POST,
+            &cx.paths.cohorts(parent, &["upload"]),
+            &[],
+            Body::Multipart(fixtures::cohort_upload(
+                &cx.names.name("endpoints-upload"),
+                "phone",
+            )),
+        )
+        .await;
+    schema_check(cx, v, defs.upload, &up, "Cohort");
+    let uploaded = up.str_field("cohort_id").map(str::to_string);
+    let users = [(magic_number(2, 1), "s1".to_string())];
+    let x = cx
+        .send(
+            Method::POST,
+            &cx.paths.cohorts(parent, &["stream"]),
+            cohort_stream(&cx.names.name("endpoints-stream"), &users),
+        )
+        .await;
+    schema_check(cx, v, defs.stream, &x, "Cohort");
+    let x = cx
+        .get(&cx.paths.cohorts(parent, &[]), &[("limit", "100".into())])
+        .await;
+    schema_check(cx, v, defs.list, &x, "Page_Cohort");
+    let Some(cohort_id) = uploaded else {
+        return v.blocked_only(&[defs.get, defs.file], "uploading a cohort", up.evidence());
+    };
+    let done = wait_for_cohort(cx, parent, &cohort_id).await;
+    schema_check(cx, v, defs.get, &done, "Cohort");
+    let x = cx
+        .get(
+            &cx.paths.cohorts(parent, &[&cohort_id, "files"]),
+            &[("file_type", "rejected_records".into())],
+        )
+        .await;
+    let csv = x.status == 200 && x.text.lines().next().is_some_and(|h| h.contains(','));
+    v.judge(
+        defs.file,
+        csv,
+        x.evidence(),
+        "200 with the rejected records as CSV (a header row and the rejected rows)",
+    );
+}
+
+async fn deployment(cx: &Ctx, v: &mut Verdicts) {
+    let numbers = [cx.names.number()];
+    let x = cx
+        .create_deployment(fixtures::deployment(
+            &cx.settings.agent,
+            &cx.names.name("endpoints"),
+            &numbers,
+        ))
+        .await;
+    schema_check(cx, v, &DEPLOYMENT_CREATE, &x, "Deployment");
+    let Some(id) = x.str_field("deployment_id").map(str::to_string) else {
+        return v.blocked_only(
+            &[
+                &DEPLOYMENT_GET,
+                &DEPLOYMENT_PATCH,
+                &DEPLOYMENT_STATUS,
+                &DEPLOYMENT_DELETE,
+                &DEPLOYMENT_COHORT_UPLOAD,
+                &DEPLOYMENT_COHORT_STREAM,
+                &DEPLOYMENT_COHORT_LIST,
+                &DEPLOYMENT_COHORT_GET,
+                &DEPLOYMENT_COHORT_FILE,
+            ],
+            "creating a deployment",
+            x.evidence(),
+        );
+    };
+    let x = cx
+        .get(&cx.paths.deployments(), &[("limit", "100".into())])
+        .await;
+    schema_check(cx, v, &DEPLOYMENT_LIST, &x, "Page_DeploymentListItem");
+    let x = cx.get(&cx.paths.deployment(&id), &[]).await;
+    schema_check(cx, v, &DEPLOYMENT_GET, &x, "Deployment");
+    let x = cx
+        .send(
+            Method::PATCH,
+            &cx.paths.deployment(&id),
+            json!({"app_version": cx.settings.agent.app_version}),
+        )
+        .await;
+    schema_check(cx, v, &DEPLOYMENT_PATCH, &x, "Deployment");
+    cohorts(cx, v, Parent::Deployment(&id), DEPLOYMENT_COHORTS).await;
+    let x = cx
+        .send(
+            Method::PUT,
+            &cx.paths.deployment_status(&id),
+            json!({"action": "pause"}),
+        )
+        .await;
+    schema_check(cx, v, &DEPLOYMENT_STATUS, &x, "Deployment");
+    let x = cx.delete_deployment(&id).await;
+    v.judge(
+        &DEPLOYMENT_DELETE,
+        x.is_success(),
+        x.evidence(),
+        "a 2xx answer (204 with no body in this contract)",
+    );
+}

@@ -1,0 +1,262 @@
+//! What the checks create: recognisable names, fiction phone numbers, valid request bodies,
+//! and the record of everything created so that it is removed at the end.
+//!
+//! Every name starts `harness-check-` and carries the run's token, so that a user can tell
+//! what a run created (and find anything a crashed run left: deployments to delete,
+//! campaigns to cancel). Phone numbers are North American fiction numbers `+1 NXX 555-xxxx`.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+use super::target::FormPart;
+
+/// The prefix of every name a run creates.
+pub const NAME_PREFIX: &str = "harness-check-";
+
+/// Every day of the week, Monday first, as the contract spells them.
+pub fn all_days() -> Vec<&'static str> {
+    use chrono::Weekday::*;
+    [Mon, Tue, Wed, Thu, Fri, Sat, Sun]
+        .into_iter()
+        .map(contracts::domain::schedule::weekday_name)
+        .collect()
+}
+
+/// Names and numbers of one run.
+#[derive(Debug)]
+pub struct Names {
+    run: String,
+    area: u32,
+    next: AtomicU32,
+}
+
+impl Names {
+    /// Names of the run `token` (a few hex digits), numbers in an area code drawn from it.
+    pub fn new(token: u32) -> Names {
+        Names {
+            run: format!("{:06x}", token & 0xff_ffff),
+            // Area codes 200 to 999.
+            area: 200 + token % 800,
+            next: AtomicU32::new(0),
+        }
+    }
+
+    /// The run's token, part of every name.
+    pub fn run(&self) -> &str {
+        &self.run
+    }
+
+    /// `harness-check-{run}-{label}`, at most 50 characters.
+    pub fn name(&self, label: &str) -> String {
+        let mut n = format!("{NAME_PREFIX}{}-{label}", self.run);
+        n.truncate(50);
+        n
+    }
+
+    /// A phone number no other call of this run returns (for agents and deployments).
+    pub fn number(&self) -> String {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        let area = 200 + (self.area - 200 + i / 8000) % 800;
+        format!("+1{area}555{:04}", 2000 + i % 8000)
+    }
+}
+
+/// A user number of the simulated telephony whose behaviour `yy` decides (`00` connected
+/// 90 s, `01` always busy, `02` always no answer, `04` a 5 s call, `08` connected 30 s), in
+/// area code `200 + i` so that users of one cohort differ.
+pub fn magic_number(yy: u8, i: u32) -> String {
+    format!("+1{}55501{yy:02}", 200 + i % 800)
+}
+
+/// An instant as the contract writes it: RFC 3339, UTC, milliseconds.
+pub fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Whole seconds as a duration.
+pub fn secs(s: i64) -> Duration {
+    Duration::seconds(s)
+}
+
+/// What created resources are made of: the agent and connection to use.
+#[derive(Clone, Debug)]
+pub struct Agent {
+    /// `app_id` of created campaigns and deployments.
+    pub app_id: String,
+    /// `app_version` of created campaigns and deployments.
+    pub app_version: i64,
+    /// `connection_id` of their connection configs.
+    pub connection_id: String,
+}
+
+/// A valid campaign create body: open every day 00:00 to 23:59 UTC, 1 dial a second.
+pub fn campaign(
+    agent: &Agent,
+    name: &str,
+    agent_number: &str,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> Value {
+    json!({
+        "name": name,
+        "description": "Created by harness check platform; cancelled by it when done.",
+        "start_timestamp": ts(start),
+        "end_timestamp": ts(end),
+        "allowed_schedule": {
+            "timezone": "UTC",
+            "allowed_days": all_days(),
+            "allowed_start_time": "00:00",
+            "allowed_end_time": "23:59"
+        },
+        "app_config": {
+            "app_id": agent.app_id,
+            "app_version": agent.app_version,
+            "app_type": "agent",
+            "attempts_per_second": 1,
+            "connection_configs": [
+                {"connection_id": agent.connection_id, "phone_numbers": [agent_number], "weight": 1}
+            ],
+            "retry_config": {
+                "max_retries": 1,
+                "retry_on": ["busy", "no_answer", "short_duration"],
+                "threshold_seconds": 10
+            }
+        }
+    })
+}
+
+/// A valid deployment create body without a schedule (calls answered at all times).
+pub fn deployment(agent: &Agent, name: &str, numbers: &[String]) -> Value {
+    json!({
+        "name": name,
+        "app_id": agent.app_id,
+        "app_version": agent.app_version,
+        "connection_configs": [
+            {"connection_id": agent.connection_id, "phone_numbers": numbers}
+        ],
+        "description": "Created by harness check platform; deleted by it when done."
+    })
+}
+
+/// A valid instant outbound call to `user_number`.
+pub fn outbound(agent: &Agent, agent_number: &str, user_number: &str) -> Value {
+    json!({
+        "app_config": {
+            "app_id": agent.app_id,
+            "app_version": agent.app_version,
+            "app_type": "agent",
+            "connection_config": {
+                "connection_id": agent.connection_id,
+                "agent_phone_number": agent_number
+            },
+            "agent_variables": {"source": "harness check platform"}
+        },
+        "user_config": {"user_phone_number": user_number}
+    })
+}
+
+/// The rows of the cohort CSV: three valid users and, last, one whose number is not a
+/// telephone number (`12345`), which is rejected.
+pub const COHORT_CSV: &str = "phone,id,first_name\n\
++12025550102,u1,Ada\n\
+(303) 555-0102,u2,Grace\n\
+404-555-0102,u3,Alan\n\
+12345,u4,Barbara\n";
+
+/// The number of rows of [`COHORT_CSV`] that are rejected.
+pub const COHORT_CSV_REJECTED: u64 = 1;
+/// The number of rows of [`COHORT_CSV`].
+pub const COHORT_CSV_ROWS: u64 = 4;
+
+/// The transformation config of [`COHORT_CSV`]; `phone_column` names its phone column.
+pub fn transformation(phone_column: &str) -> Value {
+    json!({
+        "phone_number": {"column_name": phone_column, "country_code": "US"},
+        "user_identifier": {"column_name": "id", "required": true},
+        "app_variables": {"first_name": {"column_name": "first_name", "required": false}}
+    })
+}
+
+/// A multipart cohort upload of [`COHORT_CSV`] named `name`, its config naming
+/// `phone_column` as the phone column.
+pub fn cohort_upload(name: &str, phone_column: &str) -> Vec<FormPart> {
+    vec![
+        FormPart::text("name", name),
+        FormPart::file(
+            "cohort_file",
+            "users.csv",
+            "text/csv",
+            COHORT_CSV.as_bytes().to_vec(),
+        ),
+        FormPart::file(
+            "cohort_transformation_file",
+            "transformation.json",
+            "application/json",
+            transformation(phone_column).to_string().into_bytes(),
+        ),
+    ]
+}
+
+/// A JSON cohort of `users` (`(phone_number, user_identifier)`).
+pub fn cohort_stream(name: &str, users: &[(String, String)]) -> Value {
+    let users: Vec<Value> = users
+        .iter()
+        .map(|(phone, id)| json!({"phone_number": phone, "user_identifier": id}))
+        .collect();
+    json!({"name": name, "users": users})
+}
+
+/// A resource a run created, to remove at the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Created {
+    /// Cancelled at the end (campaigns cannot be deleted).
+    Campaign(String),
+    /// Deleted at the end.
+    Deployment(String),
+}
+
+/// Everything a run created and has not removed yet.
+#[derive(Debug, Default)]
+pub struct Ledger(Mutex<Vec<Created>>);
+
+impl Ledger {
+    /// Records a resource.
+    pub fn add(&self, c: Created) {
+        let mut v = self.0.lock().expect("not poisoned");
+        if !v.contains(&c) {
+            v.push(c);
+        }
+    }
+
+    /// Forgets a resource (it was removed by a check).
+    pub fn remove(&self, c: &Created) {
+        self.0.lock().expect("not poisoned").retain(|x| x != c);
+    }
+
+    /// Takes everything recorded.
+    pub fn take(&self) -> Vec<Created> {
+        std::mem::take(&mut *self.0.lock().expect("not poisoned"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_recognisable_and_valid() {
+        let n = Names::new(0xabcdef12);
+        assert_eq!(n.run(), "cdef12");
+        assert_eq!(n.name("x"), "harness-check-cdef12-x");
+        let long = n.name(&"y".repeat(60));
+        assert_eq!(long.chars().count(), 50);
+        let a = n.number();
+        let b = n.number();
+        assert_ne!(a, b);
+        assert!(a.starts_with("+1") && a.len() == 12, "{a}");
+        assert_eq!(magic_number(1, 3), "+12035550101");
+    }
+}

@@ -1,0 +1,371 @@
+//! `limits`: each validation limit of the spec at and just past its boundary. The valid side
+//! is accepted; the invalid side is a 422 whose `detail` names the field (`loc`).
+//!
+//! Limits that depend on the time of the request (campaign start) use the target's simulated
+//! clock with `--sim`: the valid side is within a millisecond of the boundary, the invalid
+//! side a second past it. On a real clock both sides stay `--clock-margin` seconds further
+//! away, for clock skew and latency.
+
+use serde_json::{Value, json};
+
+use super::context::{Ctx, Verdicts, loc, names_loc};
+use super::fixtures::{self, secs, ts};
+use super::target::Exchange;
+use crate::checks::CheckDef;
+
+const START_MIN: CheckDef = CheckDef::error(
+    "limits.campaign_start_min",
+    "start_timestamp 120 s from now is accepted, 119 s is a 422 at [body, start_timestamp]",
+);
+const START_MAX: CheckDef = CheckDef::error(
+    "limits.campaign_start_max",
+    "start_timestamp 7 days from now is accepted, 7 days + 1 s is a 422 at [body, start_timestamp]",
+);
+const END_MIN: CheckDef = CheckDef::error(
+    "limits.campaign_end_min",
+    "end_timestamp 120 s after the start is accepted, 119 s is a 422 at [body, end_timestamp]",
+);
+const END_MAX: CheckDef = CheckDef::error(
+    "limits.campaign_end_max",
+    "end_timestamp 30 days after the start is accepted, 30 days + 1 s is a 422 at [body, end_timestamp]",
+);
+const RATE_MIN: CheckDef = CheckDef::error(
+    "limits.attempts_per_second_min",
+    "attempts_per_second 0.1 is accepted, 0.099 is a 422 at [body, app_config, attempts_per_second]",
+);
+const RATE_MAX: CheckDef = CheckDef::error(
+    "limits.attempts_per_second_max",
+    "attempts_per_second 500 is accepted, 500.01 is a 422 at [body, app_config, attempts_per_second]",
+);
+const THRESHOLD_MIN: CheckDef = CheckDef::error(
+    "limits.threshold_seconds_min",
+    "threshold_seconds 1 is accepted, 0 is a 422 at [body, app_config, retry_config, threshold_seconds]",
+);
+const THRESHOLD_MAX: CheckDef = CheckDef::error(
+    "limits.threshold_seconds_max",
+    "threshold_seconds 1200 is accepted, 1201 is a 422 at [body, app_config, retry_config, threshold_seconds]",
+);
+const CAMPAIGN_DESCRIPTION: CheckDef = CheckDef::error(
+    "limits.campaign_description_max",
+    "a campaign description of 150 characters is accepted, 151 is a 422 at [body, description]",
+);
+const DEPLOYMENT_DESCRIPTION: CheckDef = CheckDef::error(
+    "limits.deployment_description_max",
+    "a deployment description of 150 characters is accepted, 151 is a 422 at [body, description]",
+);
+const NAME_MAX: CheckDef = CheckDef::error(
+    "limits.deployment_name_max",
+    "a deployment name of 50 characters is accepted, 51 is a 422 at [body, name]",
+);
+const NAME_PATTERN: CheckDef = CheckDef::error(
+    "limits.deployment_name_pattern",
+    "a name of letters, digits, _, - and spaces is accepted; '!' or an empty name is a 422 at [body, name]",
+);
+const CONNECTIONS_MIN: CheckDef = CheckDef::error(
+    "limits.deployment_connection_configs_min",
+    "one connection config is accepted, none is a 422 at [body, connection_configs]",
+);
+const LIST_LIMIT_MIN: CheckDef = CheckDef::error(
+    "limits.list_limit_min",
+    "deployment list limit=1 is accepted, limit=0 is a 422 at [query, limit]",
+);
+const LIST_LIMIT_MAX: CheckDef = CheckDef::error(
+    "limits.list_limit_max",
+    "deployment list limit=100 is accepted, limit=101 is a 422 at [query, limit]",
+);
+const LIST_OFFSET_MIN: CheckDef = CheckDef::error(
+    "limits.list_offset_min",
+    "deployment list offset=0 is accepted, offset=-1 is a 422 at [query, offset]",
+);
+
+/// The checks of this group.
+pub const CHECKS: &[CheckDef] = &[
+    START_MIN,
+    START_MAX,
+    END_MIN,
+    END_MAX,
+    RATE_MIN,
+    RATE_MAX,
+    THRESHOLD_MIN,
+    THRESHOLD_MAX,
+    CAMPAIGN_DESCRIPTION,
+    DEPLOYMENT_DESCRIPTION,
+    NAME_MAX,
+    NAME_PATTERN,
+    CONNECTIONS_MIN,
+    LIST_LIMIT_MIN,
+    LIST_LIMIT_MAX,
+    LIST_OFFSET_MIN,
+];
+
+/// Judges one boundary: every valid request accepted, every invalid one a 422 at `at`.
+fn boundary(
+    v: &mut Verdicts,
+    def: &CheckDef,
+    valid: &[(String, Exchange)],
+    invalid: &[(String, Exchange)],
+    at: &[&str],
+) {
+    let want = loc(at);
+    let ok = valid.iter().all(|(_, x)| x.is_success())
+        && invalid.iter().all(|(_, x)| names_loc(x, &want));
+    let side = |xs: &[(String, Exchange)]| -> Value {
+        xs.iter()
+            .map(|(what, x)| {
+                let mut e = x.evidence().0;
+                e.insert("sent".into(), json!(what));
+                Value::Object(e)
+            })
+            .collect()
+    };
+    let evidence = crate::checks::Evidence::new()
+        .with("valid", side(valid))
+        .with("invalid", side(invalid));
+    let valid_what: Vec<&str> = valid.iter().map(|(w, _)| w.as_str()).collect();
+    let invalid_what: Vec<&str> = invalid.iter().map(|(w, _)| w.as_str()).collect();
+    v.judge(
+        def,
+        ok,
+        evidence,
+        format!(
+            "{} accepted (2xx); {} refused with 422 and a detail entry at loc {}",
+            valid_what.join(", "),
+            invalid_what.join(", "),
+            Value::Array(want.clone())
+        ),
+    );
+}
+
+/// Runs the group.
+pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+    campaign_limits(cx, v).await;
+    deployment_limits(cx, v).await;
+    list_limits(cx, v).await;
+}
+
+/// A valid campaign body, changed by `edit`.
+fn campaign_with(
+    cx: &Ctx,
+    label: &str,
+    start: chrono::DateTime<chrono::Utc>,
+    edit: impl FnOnce(&mut Value),
+) -> Value {
+    let mut body = fixtures::campaign(
+        &cx.settings.agent,
+        &cx.names.name(label),
+        &cx.names.number(),
+        start,
+        start + secs(86_400),
+    );
+    edit(&mut body);
+    body
+}
+
+/// One campaign limit: the fields at fault, then what is sent on the valid and the invalid
+/// side (a description and the body).
+type CampaignCase = (
+    &'static CheckDef,
+    Vec<&'static str>,
+    (String, Value),
+    (String, Value),
+);
+
+async fn campaign_limits(cx: &Ctx, v: &mut Verdicts) {
+    let now = match cx.now().await {
+        Ok(n) => n,
+        Err(x) => {
+            return v.blocked_only(
+                &[&START_MIN, &START_MAX],
+                "reading the target's time",
+                x.evidence(),
+            );
+        }
+    };
+    let (t, m) = (now.at, now.margin);
+    let start = |at: chrono::DateTime<chrono::Utc>| {
+        (
+            format!("start_timestamp {} (now {})", ts(at), ts(t)),
+            campaign_with(cx, "limits-start", at, |_| ()),
+        )
+    };
+    // The rest is relative to a start an hour ahead.
+    let s = t + secs(3600) + m;
+    let end = |after: i64| {
+        (
+            format!("end_timestamp start + {after} s"),
+            campaign_with(cx, "limits-end", s, |b| {
+                b["end_timestamp"] = json!(ts(s + secs(after)))
+            }),
+        )
+    };
+    let field = |path: &[&str], value: Value| {
+        let what = format!("{} {value}", path.last().copied().unwrap_or_default());
+        let body = campaign_with(cx, "limits-field", s, |b| {
+            let mut at = &mut *b;
+            for p in &path[..path.len() - 1] {
+                at = &mut at[*p];
+            }
+            at[path[path.len() - 1]] = value;
+        });
+        (what, body)
+    };
+    let rate = ["app_config", "attempts_per_second"];
+    let threshold = ["app_config", "retry_config", "threshold_seconds"];
+    let day = 86_400;
+    let cases: Vec<CampaignCase> = vec![
+        // Start: 120 s to 7 days from now.
+        (
+            &START_MIN,
+            vec!["start_timestamp"],
+            start(t + secs(120) + m),
+            start(t + secs(119) - m),
+        ),
+        (
+            &START_MAX,
+            vec!["start_timestamp"],
+            start(t + secs(7 * day) - m),
+            start(t + secs(7 * day + 1) + m),
+        ),
+        // End: 120 s to 30 days after the start.
+        (&END_MIN, vec!["end_timestamp"], end(120), end(119)),
+        (
+            &END_MAX,
+            vec!["end_timestamp"],
+            end(30 * day),
+            end(30 * day + 1),
+        ),
+        (
+            &RATE_MIN,
+            rate.to_vec(),
+            field(&rate, json!(0.1)),
+            field(&rate, json!(0.099)),
+        ),
+        (
+            &RATE_MAX,
+            rate.to_vec(),
+            field(&rate, json!(500)),
+            field(&rate, json!(500.01)),
+        ),
+        (
+            &THRESHOLD_MIN,
+            threshold.to_vec(),
+            field(&threshold, json!(1)),
+            field(&threshold, json!(0)),
+        ),
+        (
+            &THRESHOLD_MAX,
+            threshold.to_vec(),
+            field(&threshold, json!(1200)),
+            field(&threshold, json!(1201)),
+        ),
+        (
+            &CAMPAIGN_DESCRIPTION,
+            vec!["description"],
+            field(&["description"], json!("d".repeat(150))),
+            field(&["description"], json!("d".repeat(151))),
+        ),
+    ];
+    for (def, path, (gw, gb), (bw, bb)) in cases {
+        let ok = cx.create_campaign(gb).await;
+        let refused = cx.create_campaign(bb).await;
+        let mut at = vec!["body"];
+        at.extend(path);
+        boundary(v, def, &[(gw, ok)], &[(bw, refused)], &at);
+    }
+}
+
+/// A valid deployment body named `name`, changed by `edit`.
+fn deployment_with(cx: &Ctx, name: &str, edit: impl FnOnce(&mut Value)) -> Value {
+    let mut body = fixtures::deployment(&cx.settings.agent, name, &[cx.names.number()]);
+    edit(&mut body);
+    body
+}
+
+/// `harness-check-{run}-{label}` padded with `x` to `len` characters.
+fn padded_name(cx: &Ctx, label: &str, len: usize) -> String {
+    let mut n = cx.names.name(label);
+    while n.chars().count() < len {
+        n.push('x');
+    }
+    n
+}
+
+async fn deployment_limits(cx: &Ctx, v: &mut Verdicts) {
+    let create = |body: Value| cx.create_deployment(body);
+    let name = |n: &str| (format!("name '{n}'"), deployment_with(cx, n, |_| ()));
+
+    let (gw, gb) = name(&padded_name(cx, "limits-name-max", 50));
+    let (bw, bb) = name(&padded_name(cx, "limits-name-max", 51));
+    let (ok, refused) = (create(gb).await, create(bb).await);
+    boundary(
+        v,
+        &NAME_MAX,
+        &[(gw, ok)],
+        &[(bw, refused)],
+        &["body", "name"],
+    );
+
+    let (gw, gb) = name(&format!("{} Name_of all-kinds 09", cx.names.name("pat")));
+    let (bw, bb) = name(&cx.names.name("limits-pattern!"));
+    let (ew, eb) = name("");
+    let ok = create(gb).await;
+    let (refused, empty) = (create(bb).await, create(eb).await);
+    boundary(
+        v,
+        &NAME_PATTERN,
+        &[(gw, ok)],
+        &[(bw, refused), (ew, empty)],
+        &["body", "name"],
+    );
+
+    let described = |len: usize| {
+        (
+            format!("description of {len} characters"),
+            deployment_with(cx, &cx.names.name("limits-description"), |b| {
+                b["description"] = json!("d".repeat(len))
+            }),
+        )
+    };
+    let (gw, gb) = described(150);
+    let (bw, bb) = described(151);
+    let (ok, refused) = (create(gb).await, create(bb).await);
+    boundary(
+        v,
+        &DEPLOYMENT_DESCRIPTION,
+        &[(gw, ok)],
+        &[(bw, refused)],
+        &["body", "description"],
+    );
+
+    let gb = deployment_with(cx, &cx.names.name("limits-connections"), |_| ());
+    let bb = deployment_with(cx, &cx.names.name("limits-connections"), |b| {
+        b["connection_configs"] = json!([])
+    });
+    let (ok, refused) = (create(gb).await, create(bb).await);
+    boundary(
+        v,
+        &CONNECTIONS_MIN,
+        &[("one connection config".into(), ok)],
+        &[("connection_configs []".into(), refused)],
+        &["body", "connection_configs"],
+    );
+}
+
+async fn list_limits(cx: &Ctx, v: &mut Verdicts) {
+    let list = |k: &'static str, value: &'static str| async move {
+        (
+            format!("{k}={value}"),
+            cx.get(&cx.paths.deployments(), &[(k, value.to_string())])
+                .await,
+        )
+    };
+    for (def, key, good, bad) in [
+        (&LIST_LIMIT_MIN, "limit", "1", "0"),
+        (&LIST_LIMIT_MAX, "limit", "100", "101"),
+        (&LIST_OFFSET_MIN, "offset", "0", "-1"),
+    ] {
+        let ok = list(key, good).await;
+        let refused = list(key, bad).await;
+        boundary(v, def, &[ok], &[refused], &["query", key]);
+    }
+}

@@ -1,0 +1,595 @@
+//! `harness check platform`: any implementation of the platform API against the contract,
+//! check by check, through HTTP only.
+//!
+//! The checks are tables of [`CheckDef`]s, one per group, so that `--dry-run` lists them
+//! without calling anything:
+//!
+//! - [`endpoints`]: every operation at its path and method, success bodies against the
+//!   contract's JSON Schemas ([`schema`]).
+//! - [`limits`]: each validation limit at and just past its boundary.
+//! - [`errors`]: the error shapes where the spec names them.
+//! - [`states`]: the states of campaigns and deployments and their transitions.
+//! - [`pagination`]: totals, page links, walks, sort orders, search.
+//! - [`cohorts`]: upload, processing, rejected rows, failed uploads.
+//! - [`auth`]: every route without a key, with a wrong key, with another workspace's key.
+//! - [`sim`]: what needs time (and the simulation API): activation, windows, retries,
+//!   rules 1 to 6.
+//!
+//! [`target`] is the HTTP side, [`context`] what every group works with, [`fixtures`] what
+//! the checks create (names start `harness-check-`; everything is removed at the end).
+
+pub mod auth;
+pub mod cohorts;
+pub mod context;
+pub mod endpoints;
+pub mod errors;
+pub mod fixtures;
+pub mod limits;
+pub mod pagination;
+pub mod receiver;
+pub mod schema;
+pub mod sim;
+mod sim_inbound;
+pub mod states;
+pub mod target;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use contracts::clock::{Clock, Stopwatch, SystemClock};
+use reqwest::Method;
+
+use self::context::{Ctx, Other, Settings, Verdicts};
+use self::fixtures::{Agent, Ledger, Names};
+use self::schema::Schemas;
+use self::target::{Body, Http, Key, Paths, Workspace, sim_clock};
+use crate::checks::{Check, CheckDef, CheckReport, GroupFilter};
+use crate::report::{self, table};
+
+/// The suite's name in reports.
+pub const SUITE: &str = "check platform";
+
+/// A group of checks: its name (the prefix of its ids), what it covers, its checks.
+#[derive(Clone, Copy, Debug)]
+pub struct Group {
+    /// The name, as `--only` and `--skip` take it.
+    pub name: &'static str,
+    /// One line: what the group covers.
+    pub about: &'static str,
+    /// Its checks, in the order they run.
+    pub checks: &'static [CheckDef],
+}
+
+/// Every group, in the order they run (`sim` last: it moves the target's clock).
+pub const GROUPS: &[Group] = &[
+    Group {
+        name: "endpoints",
+        about: "every operation at its path and method; success bodies against the schemas",
+        checks: endpoints::CHECKS,
+    },
+    Group {
+        name: "limits",
+        about: "each validation limit at and just past its boundary",
+        checks: limits::CHECKS,
+    },
+    Group {
+        name: "errors",
+        about: "the error shapes where the spec names them",
+        checks: errors::CHECKS,
+    },
+    Group {
+        name: "states",
+        about: "states of campaigns and deployments and their transitions",
+        checks: states::CHECKS,
+    },
+    Group {
+        name: "pagination",
+        about: "totals, page links, walks, sort orders and search",
+        checks: pagination::CHECKS,
+    },
+    Group {
+        name: "cohorts",
+        about: "uploads: processing, completed, rejected rows, failed files",
+        checks: cohorts::CHECKS,
+    },
+    Group {
+        name: "auth",
+        about: "every route without a key, with a wrong key, with another workspace's key",
+        checks: auth::CHECKS,
+    },
+    Group {
+        name: "sim",
+        about: "time and inbound calls through the simulation API (--sim)",
+        checks: sim::CHECKS,
+    },
+];
+
+const EXAMPLES: &str = "\
+Examples:
+  # The mock on a simulated clock, with two workspaces:
+  platform serve --clock simulated --database :memory: \\
+    --api-key 'org-1/ws-1=sk-test-1' --api-key 'org-1/ws-2=sk-test-2'
+  harness check platform --base-url http://127.0.0.1:8080 --api-key sk-test-1 \\
+    --org org-1 --workspace ws-1 --other-api-key sk-test-2 --other-workspace ws-2 --sim
+
+  # A platform without the simulation API, reports for CI:
+  harness check platform --base-url https://sandbox.example.com --org o --workspace w \\
+    --json report.json --junit report.xml        # the key from HARNESS_API_KEY
+
+  # What would run, without calling anything:
+  harness check platform --dry-run --only limits,states
+
+Exit status: 0 when every error-severity check passes, 1 when one fails, 2 when the
+checks could not run (bad flags, a target that cannot be reached or refuses the key).";
+
+/// `harness check platform` flags.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct PlatformArgs {
+    /// The platform's base address, the part before /api/... (http:// or https://).
+    #[arg(
+        long,
+        env = "HARNESS_BASE_URL",
+        value_name = "URL",
+        required_unless_present = "dry_run"
+    )]
+    pub base_url: Option<String>,
+    /// The X-API-Key of the workspace under check.
+    #[arg(
+        long,
+        env = "HARNESS_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true,
+        required_unless_present = "dry_run"
+    )]
+    pub api_key: Option<String>,
+    /// The org id of the paths.
+    #[arg(
+        long,
+        env = "HARNESS_ORG",
+        value_name = "ORG",
+        required_unless_present = "dry_run"
+    )]
+    pub org: Option<String>,
+    /// The workspace id of the paths.
+    #[arg(
+        long,
+        env = "HARNESS_WORKSPACE",
+        value_name = "WORKSPACE",
+        required_unless_present = "dry_run"
+    )]
+    pub workspace: Option<String>,
+    /// A key of another workspace (it must not open --workspace): enables the checks that
+    /// another workspace's key is refused.
+    #[arg(
+        long,
+        env = "HARNESS_OTHER_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true,
+        requires = "other_workspace"
+    )]
+    pub other_api_key: Option<String>,
+    /// The workspace --other-api-key opens.
+    #[arg(long, value_name = "WORKSPACE", requires = "other_api_key")]
+    pub other_workspace: Option<String>,
+    /// The org of --other-workspace [default: --org].
+    #[arg(long, value_name = "ORG", requires = "other_api_key")]
+    pub other_org: Option<String>,
+    /// The target offers this harness's simulation API (/sim/v1, simulated clock): run the
+    /// checks that need time. They move the target's clock forward by a few hours.
+    #[arg(long)]
+    pub sim: bool,
+    /// Run only these groups (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
+    pub only: Vec<String>,
+    /// Do not run these groups (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
+    pub skip: Vec<String>,
+    /// List the checks that would run, and why any would be skipped, without calling the
+    /// target.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the report as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Seconds to wait for any one answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
+    /// Seconds to wait for an uploaded cohort to finish processing.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub cohort_timeout: u64,
+    /// On a real clock, how many seconds the time-limit checks stay away from a boundary
+    /// (clock skew and latency).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub clock_margin: i64,
+    /// The app_id of created campaigns, deployments and the outbound call.
+    #[arg(long, value_name = "ID", default_value = "harness-check-app")]
+    pub app_id: String,
+    /// The app_version of created resources (the PATCH check moves a deployment to one more).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub app_version: i64,
+    /// The connection_id of created resources.
+    #[arg(long, value_name = "ID", default_value = "harness-check-conn")]
+    pub connection_id: String,
+    /// The number the outbound-call check dials (a fiction number by default).
+    #[arg(long, value_name = "E164", default_value = "+12025550102")]
+    pub user_phone_number: String,
+    /// Where the simulation checks listen for the campaigns' webhooks.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub webhook_listen: String,
+    /// The URL the target posts webhooks to, when it cannot reach --webhook-listen directly.
+    #[arg(long, value_name = "URL")]
+    pub webhook_public_url: Option<String>,
+}
+
+/// Everything a run needs, apart from the command line.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The base address.
+    pub base_url: String,
+    /// The workspace under check.
+    pub main: Workspace,
+    /// Another workspace.
+    pub other: Option<Workspace>,
+    /// Settings of the run.
+    pub settings: Settings,
+    /// Which groups run.
+    pub filter: GroupFilter,
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+impl Options {
+    /// Options with defaults for everything but the target and its workspaces.
+    pub fn new(base_url: &str, main: Workspace, other: Option<Workspace>, sim: bool) -> Options {
+        Options {
+            base_url: base_url.to_string(),
+            main,
+            other,
+            settings: Settings {
+                agent: Agent {
+                    app_id: "harness-check-app".into(),
+                    app_version: 1,
+                    connection_id: "harness-check-conn".into(),
+                },
+                user_phone_number: "+12025550102".into(),
+                sim,
+                clock_margin_secs: 10,
+                cohort_timeout_secs: 60,
+                webhook_listen: "127.0.0.1:0".into(),
+                webhook_public_url: None,
+            },
+            filter: GroupFilter::default(),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The names of the groups.
+pub fn group_names() -> Vec<&'static str> {
+    GROUPS.iter().map(|g| g.name).collect()
+}
+
+/// Why `def` cannot run with these options, if it cannot.
+fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static str> {
+    if def.group() == "sim" && !sim {
+        return Some(sim::NEEDS_SIM);
+    }
+    if auth::needs_other(def) && !other {
+        return Some(auth::NEEDS_OTHER);
+    }
+    None
+}
+
+/// The checks that would run, as a report in which every check is skipped with the reason
+/// (`dry run` when it would run).
+pub fn plan(filter: &GroupFilter, sim: bool, other: bool, target: &str) -> CheckReport {
+    let checks = GROUPS
+        .iter()
+        .filter(|g| filter.runs(g.name))
+        .flat_map(|g| g.checks)
+        .map(|d| {
+            let reason = unmet(d, sim, other).unwrap_or("dry run: would run");
+            Check::skip(d, reason)
+        })
+        .collect();
+    CheckReport::new(SUITE, target, checks)
+}
+
+/// The dry-run listing: every group and check, with severity and what would skip it.
+pub fn listing(filter: &GroupFilter, sim: bool, other: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let width = GROUPS
+        .iter()
+        .flat_map(|g| g.checks)
+        .map(|d| d.id.len())
+        .max()
+        .unwrap_or(0);
+    let mut total = 0;
+    for g in GROUPS.iter().filter(|g| filter.runs(g.name)) {
+        let _ = writeln!(out, "{} ({} checks): {}", g.name, g.checks.len(), g.about);
+        for d in g.checks {
+            total += 1;
+            let severity = match d.severity {
+                crate::checks::Severity::Error => "error  ",
+                crate::checks::Severity::Warning => "warning",
+            };
+            let _ = writeln!(out, "  {:<width$}  {severity}  {}", d.id, d.description);
+            if let Some(why) = unmet(d, sim, other) {
+                let _ = writeln!(out, "  {:<width$}  skipped: {why}", "");
+            }
+        }
+    }
+    let _ = writeln!(out, "\n{total} checks; nothing was called (dry run)");
+    out
+}
+
+/// Checks that the target answers with the keys given and, with `--sim`, offers a simulated
+/// clock; anything else is an error of the set-up (exit 2), not a failed check.
+async fn preflight(cx: &Ctx) -> anyhow::Result<()> {
+    let probe = |ws: &Workspace| {
+        let paths = Paths::new(&ws.org, &ws.workspace);
+        let key = ws.key.clone();
+        async move {
+            cx.http
+                .call(
+                    Method::GET,
+                    &paths.deployments(),
+                    &[("limit", "1".into())],
+                    Key::Value(&key),
+                    Body::Empty,
+                )
+                .await
+        }
+    };
+    let mut workspaces = vec![("--api-key", &cx.main)];
+    if let Some(o) = &cx.other {
+        workspaces.push(("--other-api-key", &o.ws));
+    }
+    for (flag, ws) in workspaces {
+        let x = probe(ws).await;
+        if let Some(e) = &x.error {
+            bail!(
+                "cannot reach the target at {}: {e}; check --base-url and that the platform is running",
+                cx.http.base()
+            );
+        }
+        match x.status {
+            200..=299 => {}
+            401 | 403 => bail!(
+                "the target refuses {flag} for org '{}' workspace '{}' ({}: {}); give a key that opens that workspace",
+                ws.org,
+                ws.workspace,
+                x.status,
+                x.text.trim()
+            ),
+            404 => bail!(
+                "the target has no deployment list at {} (404); is --base-url the platform's base address, without /api/...?",
+                x.request
+            ),
+            s => bail!(
+                "the target answered {s} to {} with {flag}: {}; the checks cannot start",
+                x.request,
+                x.text.trim()
+            ),
+        }
+    }
+    if cx.settings.sim {
+        let x = cx
+            .http
+            .call(
+                Method::GET,
+                &sim_clock(),
+                &[],
+                Key::Value(&cx.main.key),
+                Body::Empty,
+            )
+            .await;
+        let simulated = x.body()["simulated"].as_bool();
+        if x.status != 200 || simulated != Some(true) {
+            bail!(
+                "--sim was given, but GET /sim/v1/clock answered {} {}; run without --sim, or start the mock with --clock simulated",
+                x.outcome(),
+                x.text.trim()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A run's token: different for every run, so that names and numbers do not collide with an
+/// earlier run's leftovers.
+fn run_token() -> u32 {
+    let t = SystemClock.now();
+    let nanos = t.timestamp_subsec_nanos() as u64;
+    let x = (t.timestamp() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ nanos
+        ^ u64::from(std::process::id());
+    (x ^ (x >> 29)) as u32
+}
+
+/// Runs the checks of `opts` against its target: every group the filter lets run, each
+/// followed by the removal of what it created. `progress` gets a line per group. When `stop`
+/// completes (Ctrl-C), the group running is abandoned, what the run created is removed, and
+/// the run fails.
+pub async fn check(
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<CheckReport> {
+    let mut stop = std::pin::pin!(stop);
+    opts.filter
+        .validate(&group_names())
+        .map_err(anyhow::Error::msg)?;
+    let http = Http::new(&opts.base_url, opts.timeout)?;
+    let cx = Ctx {
+        paths: Paths::new(&opts.main.org, &opts.main.workspace),
+        main: opts.main.clone(),
+        other: opts.other.clone().map(|ws| Other {
+            paths: Paths::new(&ws.org, &ws.workspace),
+            ws,
+        }),
+        schemas: Schemas::contract(),
+        settings: opts.settings.clone(),
+        names: Names::new(run_token()),
+        ledger: Ledger::default(),
+        http,
+    };
+    preflight(&cx).await?;
+    if !cx.schemas.dangling().is_empty() {
+        progress(&format!(
+            "note: the contract refers to schemas it does not define ({}); those parts of bodies are not checked",
+            cx.schemas.dangling().join(", ")
+        ));
+    }
+    let groups: Vec<&Group> = GROUPS.iter().filter(|g| opts.filter.runs(g.name)).collect();
+    let mut checks = Vec::new();
+    let mut left = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        progress(&format!(
+            "[{}/{}] {} ({} checks, run {})",
+            i + 1,
+            groups.len(),
+            g.name,
+            g.checks.len(),
+            cx.names.run()
+        ));
+        let mut v = Verdicts::new(g.checks);
+        for d in g.checks {
+            if let Some(why) = unmet(d, cx.settings.sim, cx.other.is_some()) {
+                v.add(Check::skip(d, why));
+            }
+        }
+        if g.checks
+            .iter()
+            .any(|d| unmet(d, cx.settings.sim, cx.other.is_some()).is_none())
+        {
+            let stopped = tokio::select! {
+                _ = run_group(g.name, &cx, &mut v) => false,
+                _ = &mut stop => true,
+            };
+            if stopped {
+                let left = cx.clean_up().await;
+                bail!(
+                    "interrupted during the {} checks; {}",
+                    g.name,
+                    if left.is_empty() {
+                        "what the run created was removed".to_string()
+                    } else {
+                        format!("could not remove: {}", left.join("; "))
+                    }
+                );
+            }
+        }
+        left.extend(cx.clean_up().await);
+        checks.extend(v.into_checks());
+    }
+    if !left.is_empty() {
+        progress(&format!(
+            "could not remove (names start {}{}): {}",
+            fixtures::NAME_PREFIX,
+            cx.names.run(),
+            left.join("; ")
+        ));
+    }
+    Ok(CheckReport::new(SUITE, cx.http.shown(), checks))
+}
+
+async fn run_group(name: &str, cx: &Ctx, v: &mut Verdicts) {
+    match name {
+        "endpoints" => endpoints::run(cx, v).await,
+        "limits" => limits::run(cx, v).await,
+        "errors" => errors::run(cx, v).await,
+        "states" => states::run(cx, v).await,
+        "pagination" => pagination::run(cx, v).await,
+        "cohorts" => cohorts::run(cx, v).await,
+        "auth" => auth::run(cx, v).await,
+        "sim" => sim::run(cx, v).await,
+        other => unreachable!("group {other} has no runner"),
+    }
+}
+
+fn options(args: &PlatformArgs) -> anyhow::Result<Options> {
+    let need = |v: &Option<String>, flag: &str| -> anyhow::Result<String> {
+        v.clone()
+            .with_context(|| format!("{flag} is required (or run with --dry-run)"))
+    };
+    let main = Workspace {
+        org: need(&args.org, "--org")?,
+        workspace: need(&args.workspace, "--workspace")?,
+        key: need(&args.api_key, "--api-key")?,
+    };
+    let other = match (&args.other_api_key, &args.other_workspace) {
+        (Some(key), Some(ws)) => Some(Workspace {
+            org: args.other_org.clone().unwrap_or_else(|| main.org.clone()),
+            workspace: ws.clone(),
+            key: key.clone(),
+        }),
+        _ => None,
+    };
+    if let Some(o) = &other
+        && o.org == main.org
+        && o.workspace == main.workspace
+    {
+        bail!("--other-workspace must be another workspace than --workspace");
+    }
+    let mut opts = Options::new(&need(&args.base_url, "--base-url")?, main, other, args.sim);
+    opts.settings.agent = Agent {
+        app_id: args.app_id.clone(),
+        app_version: args.app_version,
+        connection_id: args.connection_id.clone(),
+    };
+    opts.settings.user_phone_number = args.user_phone_number.clone();
+    opts.settings.clock_margin_secs = args.clock_margin;
+    opts.settings.cohort_timeout_secs = args.cohort_timeout;
+    opts.settings.webhook_listen = args.webhook_listen.clone();
+    opts.settings.webhook_public_url = args.webhook_public_url.clone();
+    opts.filter = GroupFilter {
+        only: args.only.clone(),
+        skip: args.skip.clone(),
+    };
+    opts.timeout = Duration::from_secs(args.timeout.max(1));
+    Ok(opts)
+}
+
+/// Runs `harness check platform`.
+pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
+    crate::init_logging("warn");
+    let filter = GroupFilter {
+        only: args.only.clone(),
+        skip: args.skip.clone(),
+    };
+    filter
+        .validate(&group_names())
+        .map_err(anyhow::Error::msg)?;
+    let other = args.other_api_key.is_some();
+    if args.dry_run {
+        print!("{}", listing(&filter, args.sim, other));
+        let target = args.base_url.as_deref().unwrap_or("(dry run)");
+        let report = plan(&filter, args.sim, other, target);
+        report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = options(&args)?;
+    let watch = Stopwatch::start();
+    let mut progress = |line: &str| eprintln!("{line}");
+    let interrupted = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let report = check(&opts, &mut progress, interrupted).await?;
+    report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
+    let colour = table::Colour::for_stream(&std::io::stdout());
+    print!("{}", table::render(&report, colour));
+    eprintln!("took {:.1} s", watch.elapsed().as_secs_f64());
+    Ok(if report.holds() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

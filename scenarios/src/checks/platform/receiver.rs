@@ -1,0 +1,115 @@
+//! A webhook receiver for the simulation checks: campaigns send their call events here, and
+//! the checks judge the dials from them (when, from which number, which retry, what next).
+//!
+//! It listens on `--webhook-listen` (a free local port by default) and answers every POST to
+//! `/events/{tag}` with 200; events are kept once per `attempt_id` (deliveries are at least
+//! once).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use contracts::clock::Stopwatch;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use warp::Filter;
+
+/// A running receiver.
+#[derive(Debug)]
+pub struct Receiver {
+    events: Arc<Mutex<Vec<Value>>>,
+    base: String,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Receiver {
+    /// Listens on `listen`; the target is told `public` (or `http://{bound address}`).
+    pub async fn start(listen: &str, public: Option<&str>) -> anyhow::Result<Receiver> {
+        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen for webhooks on {listen}: {e}; choose another --webhook-listen"
+            )
+        })?;
+        let addr = listener.local_addr()?;
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let store = events.clone();
+        let route = warp::post()
+            .and(warp::path!("events" / String))
+            .and(warp::body::bytes())
+            .map(move |_tag: String, body: bytes::Bytes| {
+                if let Ok(v) = serde_json::from_slice::<Value>(&body) {
+                    store.lock().expect("not poisoned").push(v);
+                }
+                warp::reply()
+            });
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(
+            warp::serve(route)
+                .incoming(listener)
+                .graceful(async {
+                    let _ = stopped.await;
+                })
+                .run(),
+        );
+        let base = match public {
+            Some(p) => p.trim_end_matches('/').to_string(),
+            None => format!("http://{addr}"),
+        };
+        Ok(Receiver {
+            events,
+            base,
+            stop: Some(stop),
+        })
+    }
+
+    /// The URL a campaign tagged `tag` sends its events to.
+    pub fn url(&self, tag: &str) -> String {
+        format!("{}/events/{tag}", self.base)
+    }
+
+    /// The events of `campaign_id` received so far, one per attempt, in the order of
+    /// `executed_at`.
+    pub fn events(&self, campaign_id: &str) -> Vec<Value> {
+        let all = self.events.lock().expect("not poisoned");
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out: Vec<Value> = all
+            .iter()
+            .filter(|e| e["campaign_id"].as_str() == Some(campaign_id))
+            .filter(|e| {
+                let id = e["attempt_id"].as_str().unwrap_or_default().to_string();
+                seen.insert(id)
+            })
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| {
+            let t = |e: &Value| e["executed_at"].as_str().unwrap_or_default().to_string();
+            t(a).cmp(&t(b))
+        });
+        out
+    }
+
+    /// Every event received, as received.
+    pub fn all(&self) -> Vec<Value> {
+        self.events.lock().expect("not poisoned").clone()
+    }
+
+    /// Waits until the events of `campaign_id` number `n` or more, or `timeout` passes;
+    /// answers them.
+    pub async fn wait(&self, campaign_id: &str, n: usize, timeout: Duration) -> Vec<Value> {
+        let watch = Stopwatch::start();
+        loop {
+            let got = self.events(campaign_id);
+            if got.len() >= n || watch.elapsed() >= timeout {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Success bodies against the JSON Schemas of the contract: the components of the platform's
+//! OpenAPI document (`contracts::openapi`), JSON Schema 2020-12, formats checked
+//! (`date-time` and the like).
+//!
+//! A `$ref` to a schema the document does not define is dropped (the schema it sat in then
+//! accepts anything there) and named in [`Schemas::dangling`], so that a gap in the document
+//! weakens one check instead of stopping every one.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+const PREFIX: &str = "#/components/schemas/";
+
+/// The contract's schemas, compiled on first use.
+pub struct Schemas {
+    root: Value,
+    dangling: Vec<String>,
+    compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+impl std::fmt::Debug for Schemas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schemas")
+            .field("dangling", &self.dangling)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Schemas {
+    /// The schemas of the platform document of `contracts`.
+    pub fn contract() -> Schemas {
+        let doc = serde_json::to_value(contracts::openapi::platform_document())
+            .expect("the OpenAPI document serialises");
+        Schemas::from_document(doc)
+    }
+
+    /// The schemas of an OpenAPI document given as JSON.
+    pub fn from_document(doc: Value) -> Schemas {
+        let defined: BTreeSet<String> = doc
+            .pointer("/components/schemas")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut root = json!({ "components": { "schemas": {} } });
+        root["components"]["schemas"] = doc
+            .pointer("/components/schemas")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let mut dangling = BTreeSet::new();
+        drop_dangling(&mut root, &defined, &mut dangling);
+        Schemas {
+            root,
+            dangling: dangling.into_iter().collect(),
+            compiled: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Names the document refers to but does not define.
+    pub fn dangling(&self) -> &[String] {
+        &self.dangling
+    }
+
+    /// Whether the document defines `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.root["components"]["schemas"].get(name).is_some()
+    }
+
+    fn validator(&self, name: &str) -> Result<Arc<jsonschema::Validator>, String> {
+        let mut cache = self.compiled.lock().expect("not poisoned");
+        if let Some(v) = cache.get(name) {
+            return Ok(v.clone());
+        }
+        if !self.has(name) {
+            return Err(format!("the contract defines no schema '{name}'"));
+        }
+        let mut schema = self.root.clone();
+        schema["$ref"] = json!(format!("{PREFIX}{name}"));
+        let v = jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .map_err(|e| format!("the contract's schema '{name}' does not compile: {e}"))?;
+        let v = Arc::new(v);
+        cache.insert(name.to_string(), v.clone());
+        Ok(v)
+    }
+
+    /// Every way `value` breaks the schema `name` (`/path: message`), at most 10; empty when
+    /// it conforms.
+    pub fn violations(&self, name: &str, value: &Value) -> Vec<String> {
+        match self.validator(name) {
+            Ok(v) => v
+                .iter_errors(value)
+                .take(10)
+                .map(|e| {
+                    let at = e.instance_path().to_string();
+                    let at = if at.is_empty() { "/".to_string() } else { at };
+                    format!("{at}: {}", e.masked())
+                })
+                .collect(),
+            Err(e) => vec![e],
+        }
+    }
+}
+
+fn drop_dangling(v: &mut Value, defined: &BTreeSet<String>, dangling: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref")
+                && let Some(name) = r.strip_prefix(PREFIX)
+                && !defined.contains(name)
+            {
+                dangling.insert(name.to_string());
+                m.remove("$ref");
+            }
+            for child in m.values_mut() {
+                drop_dangling(child, defined, dangling);
+            }
+        }
+        Value::Array(items) => {
+            for child in items {
+                drop_dangling(child, defined, dangling);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_judged_with_required_fields_enums_and_formats() {
+        let s = Schemas::contract();
+        let ok = json!({
+            "campaign_id": "camp-1", "name": "n", "status": "scheduled", "app_id": "a",
+            "app_type": "agent", "app_version": 1, "description": null, "created_by": "k",
+            "updated_by": "k", "created_at": "2026-03-02T08:00:00.000Z",
+            "updated_at": "2026-03-02T08:00:00.000Z"
+        });
+        assert_eq!(s.violations("CampaignSummary", &ok), Vec::<String>::new());
+        let mut missing = ok.clone();
+        missing.as_object_mut().unwrap().remove("created_by");
+        let v = s.violations("CampaignSummary", &missing);
+        assert!(v.len() == 1 && v[0].contains("created_by"), "{v:?}");
+        let mut bad_enum = ok.clone();
+        bad_enum["status"] = json!("running");
+        assert!(!s.violations("CampaignSummary", &bad_enum).is_empty());
+        let mut bad_time = ok;
+        bad_time["created_at"] = json!("yesterday");
+        let v = s.violations("CampaignSummary", &bad_time);
+        assert!(v.iter().any(|e| e.starts_with("/created_at")), "{v:?}");
+        assert!(s.violations("NoSuchSchema", &json!({}))[0].contains("NoSuchSchema"));
+    }
+
+    #[test]
+    fn a_reference_to_an_undefined_schema_is_dropped_and_named() {
+        let doc = json!({"components": {"schemas": {
+            "A": {"type": "object", "required": ["x", "y"], "properties": {
+                "x": {"$ref": "#/components/schemas/Missing", "description": "gone"},
+                "y": {"$ref": "#/components/schemas/B"}}},
+            "B": {"type": "integer"}
+        }}});
+        let s = Schemas::from_document(doc);
+        assert_eq!(s.dangling(), ["Missing"]);
+        assert!(
+            s.violations("A", &json!({"x": "anything", "y": 1}))
+                .is_empty()
+        );
+        assert_eq!(s.violations("A", &json!({"x": 1, "y": "no"})).len(), 1);
+    }
+}

@@ -1,0 +1,470 @@
+//! The target under check: its address and workspaces, the path of every operation of the
+//! contract, and HTTP exchanges recorded as evidence.
+//!
+//! A failed call (no connection, a timeout) is not an error of the check run: it becomes an
+//! [`Exchange`] with status 0 and the transport error, so that the check that made it fails
+//! with that as evidence and the run goes on.
+
+use std::time::Duration;
+
+use contracts::clock::Stopwatch;
+use reqwest::Method;
+use serde_json::Value;
+use url::Url;
+
+use crate::checks::Evidence;
+
+/// The most characters of a body kept as evidence.
+const EVIDENCE_BODY_CHARS: usize = 2_000;
+
+/// An org and workspace and the key that opens it.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    /// The org id of the paths.
+    pub org: String,
+    /// The workspace id of the paths.
+    pub workspace: String,
+    /// Its `X-API-Key`.
+    pub key: String,
+}
+
+/// The parent of a cohort: a campaign or a deployment.
+#[derive(Clone, Copy, Debug)]
+pub enum Parent<'a> {
+    /// `.../campaigns/{id}/cohorts`.
+    Campaign(&'a str),
+    /// `.../deployments/{id}/cohorts`.
+    Deployment(&'a str),
+}
+
+/// Path segments of every operation of one workspace, as the contract names them.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    org: String,
+    workspace: String,
+}
+
+impl Paths {
+    /// The paths of `org`/`workspace`.
+    pub fn new(org: &str, workspace: &str) -> Paths {
+        Paths {
+            org: org.to_string(),
+            workspace: workspace.to_string(),
+        }
+    }
+
+    fn under(&self, api: &str, rest: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = vec!["api".into(), api.into(), "v1".into(), "orgs".into()];
+        v.push(self.org.clone());
+        v.push("workspaces".into());
+        v.push(self.workspace.clone());
+        v.extend(rest.iter().map(|s| s.to_string()));
+        v
+    }
+
+    /// `POST /api/outbounds/v1/orgs/{o}/workspaces/{w}/outbounds`.
+    pub fn outbounds(&self) -> Vec<String> {
+        self.under("outbounds", &["outbounds"])
+    }
+
+    /// `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns`.
+    pub fn campaigns(&self) -> Vec<String> {
+        self.under("scheduling", &["campaigns"])
+    }
+
+    /// `.../campaigns/{id}`.
+    pub fn campaign(&self, id: &str) -> Vec<String> {
+        self.under("scheduling", &["campaigns", id])
+    }
+
+    /// `.../campaigns/{id}/status`.
+    pub fn campaign_status(&self, id: &str) -> Vec<String> {
+        self.under("scheduling", &["campaigns", id, "status"])
+    }
+
+    /// `/api/app-authoring/v1/orgs/{o}/workspaces/{w}/deployments`.
+    pub fn deployments(&self) -> Vec<String> {
+        self.under("app-authoring", &["deployments"])
+    }
+
+    /// `.../deployments/{id}`.
+    pub fn deployment(&self, id: &str) -> Vec<String> {
+        self.under("app-authoring", &["deployments", id])
+    }
+
+    /// `.../deployments/{id}/status`.
+    pub fn deployment_status(&self, id: &str) -> Vec<String> {
+        self.under("app-authoring", &["deployments", id, "status"])
+    }
+
+    /// `/api/scheduling/v1/.../{campaigns|deployments}/{id}/cohorts`, then `rest`.
+    pub fn cohorts(&self, parent: Parent<'_>, rest: &[&str]) -> Vec<String> {
+        let (kind, id) = match parent {
+            Parent::Campaign(id) => ("campaigns", id),
+            Parent::Deployment(id) => ("deployments", id),
+        };
+        let mut segs = vec![kind, id, "cohorts"];
+        segs.extend_from_slice(rest);
+        self.under("scheduling", &segs)
+    }
+
+    /// `/sim/v1/orgs/{o}/workspaces/{w}/inbound-calls` (the harness's simulation API).
+    pub fn sim_inbound_calls(&self) -> Vec<String> {
+        vec![
+            "sim".into(),
+            "v1".into(),
+            "orgs".into(),
+            self.org.clone(),
+            "workspaces".into(),
+            self.workspace.clone(),
+            "inbound-calls".into(),
+        ]
+    }
+}
+
+/// `/sim/v1/clock`.
+pub fn sim_clock() -> Vec<String> {
+    vec!["sim".into(), "v1".into(), "clock".into()]
+}
+
+/// `/sim/v1/clock/advance`.
+pub fn sim_clock_advance() -> Vec<String> {
+    vec!["sim".into(), "v1".into(), "clock".into(), "advance".into()]
+}
+
+/// A request body.
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// No body.
+    Empty,
+    /// A JSON body (`content-type: application/json`).
+    Json(Value),
+    /// Bytes as they are, with their content type.
+    Raw(&'static str, Vec<u8>),
+    /// A `multipart/form-data` body.
+    Multipart(Vec<FormPart>),
+}
+
+/// One part of a multipart body.
+#[derive(Clone, Debug)]
+pub struct FormPart {
+    /// The field name.
+    pub name: String,
+    /// The file name, for a file part.
+    pub file_name: Option<String>,
+    /// Its media type, for a file part.
+    pub mime: Option<&'static str>,
+    /// The content.
+    pub bytes: Vec<u8>,
+}
+
+impl FormPart {
+    /// A text field.
+    pub fn text(name: &str, value: &str) -> FormPart {
+        FormPart {
+            name: name.into(),
+            file_name: None,
+            mime: None,
+            bytes: value.as_bytes().to_vec(),
+        }
+    }
+
+    /// A file.
+    pub fn file(name: &str, file_name: &str, mime: &'static str, bytes: Vec<u8>) -> FormPart {
+        FormPart {
+            name: name.into(),
+            file_name: Some(file_name.into()),
+            mime: Some(mime),
+            bytes,
+        }
+    }
+}
+
+/// Which `X-API-Key` a request sends.
+#[derive(Clone, Copy, Debug)]
+pub enum Key<'a> {
+    /// No `X-API-Key` header.
+    Missing,
+    /// This key.
+    Value(&'a str),
+}
+
+/// One request and what came back.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// `POST /api/...?query` as sent.
+    pub request: String,
+    /// The status, or 0 when no answer came.
+    pub status: u16,
+    /// The `content-type` of the answer.
+    pub content_type: Option<String>,
+    /// The body as text (lossy UTF-8).
+    pub text: String,
+    /// The body as JSON, when it is JSON.
+    pub json: Option<Value>,
+    /// Why no answer came.
+    pub error: Option<String>,
+    /// Wall time of the call.
+    pub elapsed_ms: f64,
+}
+
+impl Exchange {
+    /// Whether the status is 2xx.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The JSON body, or `null`.
+    pub fn body(&self) -> &Value {
+        static NULL: Value = Value::Null;
+        self.json.as_ref().unwrap_or(&NULL)
+    }
+
+    /// A string field of the JSON body.
+    pub fn str_field(&self, name: &str) -> Option<&str> {
+        self.body().get(name).and_then(Value::as_str)
+    }
+
+    /// The request, status, body (shortened) and time, as evidence.
+    pub fn evidence(&self) -> Evidence {
+        let mut e = Evidence::new().with("request", self.request.clone());
+        if let Some(err) = &self.error {
+            return e.with("error", err.clone());
+        }
+        e = e.status(self.status);
+        if let Some(v) = &self.json {
+            let text = v.to_string();
+            if text.chars().count() <= EVIDENCE_BODY_CHARS {
+                e = e.body(v.clone());
+            } else {
+                e = e.body(shorten(&text));
+            }
+        } else if !self.text.is_empty() {
+            e = e.body(shorten(&self.text));
+        }
+        e.elapsed_ms(self.elapsed_ms)
+    }
+
+    /// The evidence of several exchanges, under `calls`.
+    pub fn all(exchanges: &[&Exchange]) -> Evidence {
+        let calls: Vec<Value> = exchanges
+            .iter()
+            .map(|x| Value::Object(x.evidence().0))
+            .collect();
+        Evidence::new().with("calls", calls)
+    }
+
+    /// `status N` or the transport error, for messages.
+    pub fn outcome(&self) -> String {
+        match &self.error {
+            Some(e) => format!("no answer ({e})"),
+            None => format!("status {}", self.status),
+        }
+    }
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= EVIDENCE_BODY_CHARS {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(EVIDENCE_BODY_CHARS).collect();
+    format!("{cut}... ({} characters in all)", text.chars().count())
+}
+
+/// The HTTP side of the target: its base URL and a client.
+#[derive(Clone, Debug)]
+pub struct Http {
+    base: Url,
+    client: reqwest::Client,
+}
+
+impl Http {
+    /// A client of `base` with a per-request `timeout`.
+    pub fn new(base: &str, timeout: Duration) -> anyhow::Result<Http> {
+        let mut base = Url::parse(base).map_err(|e| {
+            anyhow::anyhow!("--base-url '{base}' is not a URL ({e}); give it as http://HOST:PORT")
+        })?;
+        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+            anyhow::bail!("--base-url '{base}' must be an http:// or https:// address");
+        }
+        base.set_query(None);
+        base.set_fragment(None);
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Http { base, client })
+    }
+
+    /// The base URL as given.
+    pub fn base(&self) -> &Url {
+        &self.base
+    }
+
+    /// The base URL for reports: any user name and password in it left out.
+    pub fn shown(&self) -> String {
+        let mut u = self.base.clone();
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
+        u.to_string()
+    }
+
+    /// The URL of `segments` (each percent-encoded) below the base, with `query`.
+    pub fn url(&self, segments: &[String], query: &[(&str, String)]) -> Url {
+        let mut url = self.base.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty();
+            path.extend(segments);
+        }
+        if !query.is_empty() {
+            url.query_pairs_mut()
+                .extend_pairs(query.iter().map(|(k, v)| (*k, v.as_str())));
+        }
+        url
+    }
+
+    /// Sends one request to `segments` and records the exchange.
+    pub async fn call(
+        &self,
+        method: Method,
+        segments: &[String],
+        query: &[(&str, String)],
+        key: Key<'_>,
+        body: Body,
+    ) -> Exchange {
+        let url = self.url(segments, query);
+        self.call_url(method, url, key, body).await
+    }
+
+    /// Sends one request to a full URL (a page URI the target answered) and records it.
+    pub async fn call_url(&self, method: Method, url: Url, key: Key<'_>, body: Body) -> Exchange {
+        let request = match url.query() {
+            Some(q) => format!("{method} {}?{q}", url.path()),
+            None => format!("{method} {}", url.path()),
+        };
+        let mut req = self.client.request(method, url);
+        if let Key::Value(k) = key {
+            req = req.header("x-api-key", k);
+        }
+        req = match body {
+            Body::Empty => req,
+            Body::Json(v) => req.json(&v),
+            Body::Raw(ct, bytes) => req.header("content-type", ct).body(bytes),
+            Body::Multipart(parts) => req.multipart(form(parts)),
+        };
+        let watch = Stopwatch::start();
+        let answer = async {
+            let resp = req.send().await?;
+            let status = resp.status().as_u16();
+            let content_type = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let bytes = resp.bytes().await?;
+            Ok::<_, reqwest::Error>((status, content_type, bytes))
+        }
+        .await;
+        let elapsed_ms = watch.elapsed().as_secs_f64() * 1000.0;
+        match answer {
+            Ok((status, content_type, bytes)) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let json = serde_json::from_slice(&bytes).ok();
+                Exchange {
+                    request,
+                    status,
+                    content_type,
+                    text,
+                    json,
+                    error: None,
+                    elapsed_ms,
+                }
+            }
+            Err(e) => Exchange {
+                request,
+                status: 0,
+                content_type: None,
+                text: String::new(),
+                json: None,
+                error: Some(error_chain(&e)),
+                elapsed_ms,
+            },
+        }
+    }
+}
+
+fn form(parts: Vec<FormPart>) -> reqwest::multipart::Form {
+    let mut form = reqwest::multipart::Form::new();
+    for p in parts {
+        let mut part = reqwest::multipart::Part::bytes(p.bytes);
+        if let Some(f) = p.file_name {
+            part = part.file_name(f);
+        }
+        if let Some(m) = p.mime {
+            part = part.mime_str(m).expect("the harness's media types parse");
+        }
+        form = form.part(p.name, part);
+    }
+    form
+}
+
+/// An error with its causes, `a: b: c`.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_the_contracts_with_segments_encoded() {
+        let http = Http::new("http://h:1/prefix/", Duration::from_secs(1)).unwrap();
+        let p = Paths::new("org 1", "ws/2");
+        assert_eq!(
+            http.url(&p.deployments(), &[("limit", "1".into())])
+                .as_str(),
+            "http://h:1/prefix/api/app-authoring/v1/orgs/org%201/workspaces/ws%2F2/deployments?limit=1"
+        );
+        let p = Paths::new("o", "w");
+        assert_eq!(
+            http.url(&p.cohorts(Parent::Deployment("d"), &["upload"]), &[])
+                .path(),
+            "/prefix/api/scheduling/v1/orgs/o/workspaces/w/deployments/d/cohorts/upload"
+        );
+        assert_eq!(
+            http.url(&p.outbounds(), &[]).path(),
+            "/prefix/api/outbounds/v1/orgs/o/workspaces/w/outbounds"
+        );
+        assert!(Http::new("ftp://x", Duration::from_secs(1)).is_err());
+        let secret = Http::new("https://u:p@h/", Duration::from_secs(1)).unwrap();
+        assert_eq!(secret.shown(), "https://h/");
+        assert!(Http::new("localhost:8080", Duration::from_secs(1)).is_err());
+    }
+
+    #[test]
+    fn long_bodies_are_shortened_in_evidence() {
+        let x = Exchange {
+            request: "GET /x".into(),
+            status: 200,
+            content_type: None,
+            text: "a".repeat(5000),
+            json: None,
+            error: None,
+            elapsed_ms: 1.0,
+        };
+        let e = x.evidence();
+        let body = e.0["body"].as_str().unwrap();
+        assert!(body.ends_with("(5000 characters in all)"), "{body}");
+    }
+}

@@ -1,0 +1,285 @@
+//! The report of one scenario run: what happened over time and what was judged. Built by the
+//! runner, written as `report.json` (this model, serialised: fields in this order, times in
+//! RFC 3339 UTC, no wall-clock figure, so the same file and seed give the same bytes),
+//! rendered as `report.html` ([`super::html`]), as `junit.xml` (its [`CheckReport`] through
+//! [`super::junit`]) and on the terminal ([`render_text`]).
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::checks::CheckReport;
+use crate::report::table::{self, Colour};
+
+/// One scenario run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioReport {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The file, as named on the command line.
+    pub file: String,
+    /// What it shows.
+    pub description: Option<String>,
+    /// The seed it ran with.
+    pub seed: u64,
+    /// Simulated start of the run.
+    pub start: String,
+    /// Simulated end of the run.
+    pub until: String,
+    /// Whether every expectation held.
+    pub passed: bool,
+    /// What happened, in time order: actions, status changes, faults, restarts.
+    pub timeline: Vec<TimelineEntry>,
+    /// Each campaign: final state, attempts by result, dials by connection and per window.
+    pub campaigns: Vec<CampaignReport>,
+    /// Cohorts uploaded.
+    pub cohorts: Vec<CohortReport>,
+    /// Inbound calls made by the timeline.
+    pub inbound_calls: Vec<InboundReport>,
+    /// Calls to the key service, by endpoint and outcome.
+    pub key_service: Vec<KeyServiceCount>,
+    /// Webhooks the runner's receiver got.
+    pub webhooks: Vec<WebhookReport>,
+    /// Scripted telephony rules and how many dials each answered.
+    pub telephony_rules: Vec<RuleReport>,
+    /// Dials over time by result, bucketed.
+    pub chart: ChartReport,
+    /// The expectations, judged.
+    pub expectations: CheckReport,
+}
+
+/// Something that happened at a simulated time.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TimelineEntry {
+    /// When (RFC 3339).
+    pub at: String,
+    /// `action`, `status`, `fault`, `restart`, `cohort`.
+    pub kind: String,
+    /// What it concerns (a campaign's key, `key service`, `platform`).
+    pub subject: String,
+    /// What happened.
+    pub detail: String,
+}
+
+/// A campaign at the end of the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct CampaignReport {
+    /// The scenario's key.
+    pub key: String,
+    /// The platform's id.
+    pub campaign_id: String,
+    /// Its status at the end.
+    pub status: String,
+    /// Its `statistics` at the end, as the API answers them.
+    pub statistics: serde_json::Value,
+    /// Dials seen by the telephony, by result.
+    pub dials_by_result: Vec<Count>,
+    /// Dials by connection, with their share.
+    pub connections: Vec<ConnectionReport>,
+    /// The dial rate achieved in each calling window.
+    pub windows: Vec<WindowReport>,
+    /// Dials outside the calling window or the campaign's span.
+    pub dials_outside_window: u64,
+    /// The rate asked for (dials per second).
+    pub attempts_per_second: f64,
+}
+
+/// A named count.
+#[derive(Clone, Debug, Serialize)]
+pub struct Count {
+    /// The name.
+    pub name: String,
+    /// The count.
+    pub count: u64,
+}
+
+/// Dials on one connection.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConnectionReport {
+    /// `connection_id`.
+    pub connection_id: String,
+    /// Its weight.
+    pub weight: u32,
+    /// Dials placed on it.
+    pub dials: u64,
+    /// Its share of the campaign's dials (0 to 1, 4 decimals).
+    pub share: f64,
+}
+
+/// One opening of a calling window.
+#[derive(Clone, Debug, Serialize)]
+pub struct WindowReport {
+    /// Opens (RFC 3339).
+    pub from: String,
+    /// Closes.
+    pub until: String,
+    /// Dials inside.
+    pub dials: u64,
+    /// Dials per open second (4 decimals).
+    pub rate: f64,
+}
+
+/// A cohort.
+#[derive(Clone, Debug, Serialize)]
+pub struct CohortReport {
+    /// The scenario's key.
+    pub key: String,
+    /// The platform's id (none when never uploaded).
+    pub cohort_id: Option<String>,
+    /// `completed`, `failed`, `processing`, or `not uploaded`.
+    pub status: String,
+    /// `result` as the API answers it.
+    pub result: serde_json::Value,
+}
+
+/// An inbound call.
+#[derive(Clone, Debug, Serialize)]
+pub struct InboundReport {
+    /// The scenario's key.
+    pub key: String,
+    /// When.
+    pub at: String,
+    /// Caller.
+    pub caller: String,
+    /// Number dialled.
+    pub dialled: String,
+    /// Whether the agent answered.
+    pub answered: bool,
+    /// Why not.
+    pub rejection: Option<String>,
+    /// What the agent received.
+    pub agent_variables: serde_json::Value,
+}
+
+/// Calls to one key-service endpoint with one outcome.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KeyServiceCount {
+    /// `auth`, `decrypt-key`, `rotate-key`.
+    pub endpoint: String,
+    /// `OK` or the error code (`NO_RESPONSE` when the caller gave up).
+    pub outcome: String,
+    /// How many.
+    pub calls: u64,
+}
+
+/// Webhooks received for one campaign or for the deployments.
+#[derive(Clone, Debug, Serialize)]
+pub struct WebhookReport {
+    /// `campaigns/<key>` or `deployments`.
+    pub path: String,
+    /// Events received.
+    pub events: u64,
+    /// Events whose signature did not verify.
+    pub bad_signatures: u64,
+    /// Distinct attempts with events.
+    pub attempts: u64,
+    /// Events by `completion_status`.
+    pub by_status: Vec<Count>,
+}
+
+/// A scripted telephony rule.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuleReport {
+    /// Its name.
+    pub name: String,
+    /// Dials it answered.
+    pub dials: u64,
+}
+
+/// Dials over time by result.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChartReport {
+    /// The first bucket's start.
+    pub from: String,
+    /// Bucket width in seconds.
+    pub bucket_secs: i64,
+    /// The results, in the order of each bucket's counts.
+    pub series: Vec<String>,
+    /// Counts per bucket: `[bucket index, count of each series]`, empty buckets left out.
+    pub buckets: Vec<Vec<u64>>,
+    /// Calling windows of the campaigns (shaded): `[from, until]` pairs.
+    pub windows: Vec<[String; 2]>,
+    /// Marks: status changes, faults, restarts, actions.
+    pub marks: Vec<TimelineEntry>,
+}
+
+/// The report as JSON: pretty-printed, ending with a newline.
+pub fn to_json(report: &ScenarioReport) -> String {
+    let mut s = serde_json::to_string_pretty(report).expect("a report is plain data");
+    s.push('\n');
+    s
+}
+
+/// The report for a terminal: the timeline, each campaign's attempts by result and rate per
+/// window, key-service calls, webhooks, then the expectations with pass/fail.
+pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
+    let mut out = String::new();
+    if !quiet {
+        let _ = writeln!(out, "== {} ({}, seed {})", r.scenario, r.file, r.seed);
+        let _ = writeln!(out, "   {} to {}", r.start, r.until);
+        if !r.timeline.is_empty() {
+            let _ = writeln!(out, "\ntimeline:");
+            for e in &r.timeline {
+                let _ = writeln!(
+                    out,
+                    "  {}  {:<7} {:<12} {}",
+                    e.at, e.kind, e.subject, e.detail
+                );
+            }
+        }
+        for c in &r.campaigns {
+            let _ = writeln!(
+                out,
+                "\ncampaign {} ({}): {}",
+                c.key, c.campaign_id, c.status
+            );
+            let results: Vec<String> = c
+                .dials_by_result
+                .iter()
+                .filter(|n| n.count > 0)
+                .map(|n| format!("{} {}", n.name, n.count))
+                .collect();
+            let total: u64 = c.dials_by_result.iter().map(|n| n.count).sum();
+            let _ = writeln!(out, "  attempts: {total} ({})", results.join(", "));
+            let conns: Vec<String> = c
+                .connections
+                .iter()
+                .map(|k| format!("{} {} ({:.1} %)", k.connection_id, k.dials, k.share * 100.0))
+                .collect();
+            let _ = writeln!(out, "  connections: {}", conns.join(", "));
+            let shown = 8;
+            for w in c.windows.iter().take(shown) {
+                let _ = writeln!(
+                    out,
+                    "  window {} to {}: {} dials, {:.3}/s (asked {})",
+                    w.from, w.until, w.dials, w.rate, c.attempts_per_second
+                );
+            }
+            if c.windows.len() > shown {
+                let _ = writeln!(
+                    out,
+                    "  ... {} more windows (see report.html)",
+                    c.windows.len() - shown
+                );
+            }
+        }
+        if !r.key_service.is_empty() {
+            let calls: Vec<String> = r
+                .key_service
+                .iter()
+                .map(|k| format!("{} {} {}", k.endpoint, k.outcome, k.calls))
+                .collect();
+            let _ = writeln!(out, "\nkey service: {}", calls.join(", "));
+        }
+        for w in &r.webhooks {
+            let _ = writeln!(
+                out,
+                "webhooks {}: {} events for {} attempts, {} bad signatures",
+                w.path, w.events, w.attempts, w.bad_signatures
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str(&table::render(&r.expectations, colour));
+    out
+}

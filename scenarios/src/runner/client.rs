@@ -1,0 +1,138 @@
+//! The runner's client of the platform: every call through the platform's HTTP routes, with
+//! the workspace's key, failing with the status and the body the platform answered.
+
+use anyhow::{Context, Result, bail};
+use reqwest::Method;
+use serde_json::Value;
+
+/// A client of one platform workspace.
+#[derive(Clone, Debug)]
+pub struct Api {
+    http: reqwest::Client,
+    base: String,
+    key: String,
+    org: String,
+    ws: String,
+}
+
+impl Api {
+    /// A client of `base` (`http://127.0.0.1:PORT`) for one workspace.
+    pub fn new(base: &str, key: &str, org: &str, ws: &str) -> Api {
+        Api {
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(4)
+                .build()
+                .expect("an HTTP client without TLS settings builds"),
+            base: base.trim_end_matches('/').to_string(),
+            key: key.to_string(),
+            org: org.to_string(),
+            ws: ws.to_string(),
+        }
+    }
+
+    /// `/api/scheduling/v1/orgs/{org}/workspaces/{ws}`.
+    pub fn scheduling(&self) -> String {
+        format!(
+            "/api/scheduling/v1/orgs/{}/workspaces/{}",
+            self.org, self.ws
+        )
+    }
+
+    /// `/api/app-authoring/v1/orgs/{org}/workspaces/{ws}`.
+    pub fn authoring(&self) -> String {
+        format!(
+            "/api/app-authoring/v1/orgs/{}/workspaces/{}",
+            self.org, self.ws
+        )
+    }
+
+    /// `/sim/v1/orgs/{org}/workspaces/{ws}`.
+    pub fn sim(&self) -> String {
+        format!("/sim/v1/orgs/{}/workspaces/{}", self.org, self.ws)
+    }
+
+    /// `/admin/v1/orgs/{org}/workspaces/{ws}`.
+    pub fn admin(&self) -> String {
+        format!("/admin/v1/orgs/{}/workspaces/{}", self.org, self.ws)
+    }
+
+    /// Sends a request; answers the JSON body (null when empty) of a 2xx answer.
+    pub async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value> {
+        let mut req = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base))
+            .header("x-api-key", &self.key);
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let resp = req
+            .send()
+            .await
+            .with_context(|| format!("{method} {path}: the platform did not answer"))?;
+        answer(&method, path, resp).await
+    }
+
+    /// `GET`.
+    pub async fn get(&self, path: &str) -> Result<Value> {
+        self.call(Method::GET, path, None).await
+    }
+
+    /// `POST` with a JSON body.
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value> {
+        self.call(Method::POST, path, Some(body)).await
+    }
+
+    /// Uploads a cohort as multipart: the CSV and its transformation config.
+    pub async fn upload_cohort(
+        &self,
+        path: &str,
+        name: &str,
+        category: Option<&str>,
+        csv: Vec<u8>,
+        transformation: &Value,
+    ) -> Result<Value> {
+        use reqwest::multipart::{Form, Part};
+        let mut form = Form::new()
+            .text("name", name.to_string())
+            .part(
+                "cohort_file",
+                Part::bytes(csv)
+                    .file_name("cohort.csv")
+                    .mime_str("text/csv")?,
+            )
+            .part(
+                "cohort_transformation_file",
+                Part::bytes(serde_json::to_vec(transformation)?)
+                    .file_name("transformation.json")
+                    .mime_str("application/json")?,
+            );
+        if let Some(c) = category {
+            form = form.text("cohort_category", c.to_string());
+        }
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("x-api-key", &self.key)
+            .multipart(form)
+            .send()
+            .await
+            .with_context(|| format!("POST {path}: the platform did not answer"))?;
+        answer(&Method::POST, path, resp).await
+    }
+}
+
+async fn answer(method: &Method, path: &str, resp: reqwest::Response) -> Result<Value> {
+    let status = resp.status();
+    let bytes = resp.bytes().await.context("reading the answer")?;
+    if !status.is_success() {
+        bail!(
+            "{method} {path} answered {status}: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+    if bytes.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(&bytes)
+        .with_context(|| format!("{method} {path}: the answer is not JSON"))
+}

@@ -1,0 +1,104 @@
+//! A cohort's upload: the CSV (inline, from a file beside the scenario, or generated from a
+//! number pattern) and its transformation config (given, or made from the CSV's header).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value, json};
+
+use crate::scenario::setup::{CohortDef, Generate};
+
+/// The CSV bytes and the transformation config of a cohort.
+pub fn build(c: &CohortDef, dir: &Path) -> Result<(Vec<u8>, Value)> {
+    let csv = if let Some(text) = &c.csv {
+        text.trim_start_matches('\n').as_bytes().to_vec()
+    } else if let Some(file) = &c.file {
+        let p = dir.join(file);
+        std::fs::read(&p).with_context(|| format!("reading cohort file {}", p.display()))?
+    } else if let Some(g) = &c.generate {
+        generate(g)?
+    } else {
+        anyhow::bail!("cohort {:?} has no users", c.key);
+    };
+    let transformation = match &c.transformation {
+        Some(t) => t.clone(),
+        None => default_transformation(&csv),
+    };
+    Ok((csv, transformation))
+}
+
+/// `phone_number`, `user_identifier`, then one column per variable.
+fn generate(g: &Generate) -> Result<Vec<u8>> {
+    let width = g.width().map_err(anyhow::Error::msg)?;
+    let mut w = csv::Writer::from_writer(Vec::with_capacity(g.count as usize * 40));
+    let mut header = vec!["phone_number".to_string(), "user_identifier".to_string()];
+    header.extend(g.variables.keys().cloned());
+    w.write_record(&header)?;
+    let ident = g.identifier.as_deref().unwrap_or("user-{i}");
+    let mut row: Vec<String> = Vec::with_capacity(header.len());
+    for i in g.first..g.first + g.count {
+        let n = i.to_string();
+        row.clear();
+        row.push(g.number(width, i));
+        row.push(ident.replace("{i}", &n));
+        row.extend(g.variables.values().map(|v| v.replace("{i}", &n)));
+        w.write_record(&row)?;
+    }
+    w.into_inner().context("writing the generated CSV")
+}
+
+/// The default config: `phone_number` and `user_identifier` columns when present (else the
+/// first column is the number), every other column an agent variable.
+fn default_transformation(csv: &[u8]) -> Value {
+    let mut r = csv::ReaderBuilder::new().from_reader(csv);
+    let header: Vec<String> = r
+        .headers()
+        .map(|h| h.iter().map(str::to_string).collect())
+        .unwrap_or_default();
+    let phone = header
+        .iter()
+        .find(|h| h.as_str() == "phone_number")
+        .or(header.first())
+        .cloned()
+        .unwrap_or_else(|| "phone_number".into());
+    let mut t = json!({"phone_number": {"column_name": phone}});
+    if header.iter().any(|h| h == "user_identifier") {
+        t["user_identifier"] = json!({"column_name": "user_identifier"});
+    }
+    let vars: Map<String, Value> = header
+        .iter()
+        .filter(|h| **h != phone && h.as_str() != "user_identifier")
+        .map(|h| (h.clone(), json!({"column_name": h})))
+        .collect();
+    if !vars.is_empty() {
+        t["app_variables"] = Value::Object(vars);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_users_fill_the_pattern_and_the_variables() {
+        let g = Generate {
+            count: 3,
+            numbers: "+1202555##00".into(),
+            first: 9,
+            identifier: Some("c{i}".into()),
+            variables: [("tier".to_string(), "gold, {i}".to_string())].into(),
+        };
+        let csv = String::from_utf8(generate(&g).unwrap()).unwrap();
+        assert_eq!(
+            csv,
+            "phone_number,user_identifier,tier\n+12025550900,c9,\"gold, 9\"\n+12025551000,c10,\"gold, 10\"\n+12025551100,c11,\"gold, 11\"\n"
+        );
+        let t = default_transformation(csv.as_bytes());
+        assert_eq!(
+            t,
+            json!({"phone_number": {"column_name": "phone_number"}, "user_identifier": {"column_name": "user_identifier"},
+                   "app_variables": {"tier": {"column_name": "tier"}}})
+        );
+    }
+}

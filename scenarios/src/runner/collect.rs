@@ -1,0 +1,223 @@
+//! The report of a finished run, from what the runner saw and what the platform, the key
+//! service, the telephony and the webhook receiver answer at the end.
+
+use anyhow::Result;
+use contracts::clock::format_instant;
+
+use super::judge::{result_names, round4};
+use super::observe::RESULTS;
+use super::play::Run;
+use crate::checks::{Check, CheckReport, Evidence, Outcome, Severity};
+use crate::report::scenario::{
+    CampaignReport, ChartReport, CohortReport, ConnectionReport, Count, InboundReport,
+    KeyServiceCount, RuleReport, ScenarioReport, WebhookReport, WindowReport,
+};
+
+/// Builds the report.
+pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
+    let l = run.loaded;
+    let mut checks: Vec<Check> = run.checks.values().cloned().collect();
+    for (name, handle, expected, location) in &run.rules {
+        if let Some(n) = expected {
+            let hits = handle.hits();
+            checks.push(Check {
+                id: format!(
+                    "telephony_rule.line{}",
+                    location.rsplit(':').next().unwrap_or("0")
+                ),
+                group: "telephony_rule".into(),
+                description: format!("telephony rule {name} answers {n} dials"),
+                severity: Severity::Error,
+                result: if hits == *n {
+                    Outcome::Pass
+                } else {
+                    Outcome::Fail
+                },
+                evidence: Evidence::new()
+                    .with("at", format_instant(run.now))
+                    .with("observed", hits),
+                expected: Some(format!("exactly {n} dials")),
+                skip_reason: None,
+                location: Some(location.clone()),
+            });
+        }
+    }
+    let expectations = CheckReport::new(l.name.clone(), l.file.clone(), checks);
+
+    let mut campaigns = vec![];
+    let mut windows = vec![];
+    for (key, created) in &run.campaigns {
+        let v = run.campaign(key).await?;
+        let d = run.observer.campaigns.get(key).cloned().unwrap_or_default();
+        let w = &run.observer.watched[key];
+        let spec = w.spec_at(run.now);
+        let total = d.total();
+        let connections = spec
+            .connections
+            .iter()
+            .map(|c| {
+                let n = d.by_connection.get(&c.connection_id).copied().unwrap_or(0);
+                ConnectionReport {
+                    connection_id: c.connection_id.clone(),
+                    weight: c.weight,
+                    dials: n,
+                    share: if total > 0 {
+                        round4(n as f64 / total as f64)
+                    } else {
+                        0.0
+                    },
+                }
+            })
+            .collect();
+        let span_end = spec.end.min(l.until);
+        let mut per_window = vec![];
+        for (open, close) in spec.window.windows_between(spec.start, span_end) {
+            let n = d.dials_between(open, close);
+            let secs = (close - open).num_seconds().max(1);
+            per_window.push(WindowReport {
+                from: format_instant(open),
+                until: format_instant(close),
+                dials: n,
+                rate: round4(n as f64 / secs as f64),
+            });
+            windows.push([format_instant(open), format_instant(close)]);
+        }
+        campaigns.push(CampaignReport {
+            key: key.clone(),
+            campaign_id: created.id.clone(),
+            status: v["status"].as_str().unwrap_or("?").to_string(),
+            statistics: v["statistics"].clone(),
+            dials_by_result: RESULTS
+                .iter()
+                .enumerate()
+                .map(|(i, (_, name))| Count {
+                    name: name.to_string(),
+                    count: d.by_result[i],
+                })
+                .collect(),
+            connections,
+            windows: per_window,
+            dials_outside_window: d.outside,
+            attempts_per_second: spec.attempts_per_second,
+        });
+    }
+    windows.sort();
+    windows.dedup();
+
+    let mut cohorts = vec![];
+    for c in &l.scenario.cohorts {
+        let (id, status, result) = match run.cohort(&c.key).await {
+            Some(v) => (
+                v["cohort_id"].as_str().map(str::to_string),
+                v["status"].as_str().unwrap_or("?").to_string(),
+                v["result"].clone(),
+            ),
+            None => (None, "not uploaded".into(), serde_json::Value::Null),
+        };
+        cohorts.push(CohortReport {
+            key: c.key.clone(),
+            cohort_id: id,
+            status,
+            result,
+        });
+    }
+
+    let inbound_calls = run
+        .inbound
+        .iter()
+        .map(|(key, v)| InboundReport {
+            key: key.clone(),
+            at: v["at"].as_str().unwrap_or("").to_string(),
+            caller: v["caller"].as_str().unwrap_or("").to_string(),
+            dialled: v["dialled"].as_str().unwrap_or("").to_string(),
+            answered: v["answered"].as_bool().unwrap_or(false),
+            rejection: v["rejection"].as_str().map(str::to_string),
+            agent_variables: v["agent_variables"].clone(),
+        })
+        .collect();
+
+    let mut kms = std::collections::BTreeMap::<(String, String), u64>::new();
+    for e in run.stack.kms().audit().entries() {
+        *kms.entry((e.endpoint.as_str().to_string(), e.outcome.clone()))
+            .or_default() += 1;
+    }
+    let key_service = kms
+        .into_iter()
+        .map(|((endpoint, outcome), calls)| KeyServiceCount {
+            endpoint,
+            outcome,
+            calls,
+        })
+        .collect();
+
+    let webhooks = run
+        .receiver
+        .inbox
+        .lock()
+        .expect("the inbox lock is never poisoned")
+        .iter()
+        .map(|(path, r)| WebhookReport {
+            path: path.clone(),
+            events: r.events,
+            bad_signatures: r.bad_signatures,
+            attempts: r.per_attempt.len() as u64,
+            by_status: r
+                .by_type
+                .iter()
+                .map(|(k, n)| Count {
+                    name: k.clone(),
+                    count: *n,
+                })
+                .collect(),
+        })
+        .collect();
+
+    let telephony_rules = run
+        .rules
+        .iter()
+        .map(|(name, h, _, _)| RuleReport {
+            name: name.clone(),
+            dials: h.hits(),
+        })
+        .collect();
+
+    let chart = &run.observer.chart;
+    let mut timeline = run.timeline.clone();
+    timeline.sort_by(|a, b| a.at.cmp(&b.at));
+    let chart = ChartReport {
+        from: format_instant(chart.from),
+        bucket_secs: chart.bucket_secs,
+        series: result_names(),
+        buckets: chart
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.iter().any(|n| *n > 0))
+            .map(|(i, b)| std::iter::once(i as u64).chain(b.iter().copied()).collect())
+            .collect(),
+        windows,
+        marks: timeline
+            .iter()
+            .filter(|e| e.kind != "cohort")
+            .cloned()
+            .collect(),
+    };
+    Ok(ScenarioReport {
+        scenario: l.name.clone(),
+        file: l.file.clone(),
+        description: l.scenario.description.clone(),
+        seed: run.seed,
+        start: format_instant(l.start),
+        until: format_instant(l.until),
+        passed: expectations.holds(),
+        timeline,
+        campaigns,
+        cohorts,
+        inbound_calls,
+        key_service,
+        webhooks,
+        telephony_rules,
+        chart,
+        expectations,
+    })
+}

@@ -1,0 +1,188 @@
+//! `harness run`: scenario files played on one simulated clock.
+//!
+//! For each file the runner builds the whole stack in process ([`crate::stack`]: platform,
+//! customer-kms-sim over HTTP with BYOK on, telephony) on a simulated clock with the engine
+//! driven by the runner, creates what the file creates through the platform's HTTP routes,
+//! then moves the clock through `POST /sim/v1/clock/advance` from stop to stop: the engine
+//! runs every event due on the way, in time order.
+//!
+//! - [`play`]: the run itself (setup, stops, timeline steps);
+//! - [`judge`]: expectations into checks;
+//! - [`observe`]: the dials, from the telephony journal;
+//! - [`collect`]: the report at the end;
+//! - [`client`], [`webhooks`], [`cohorts`]: the API client, the webhook receiver, cohort
+//!   uploads.
+
+pub mod client;
+pub mod cohorts;
+pub mod collect;
+pub mod judge;
+pub mod observe;
+pub mod play;
+pub mod webhooks;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::report::scenario::{ScenarioReport, render_text, to_json};
+use crate::report::table::Colour;
+use crate::scenario::{Loaded, load_file};
+
+/// `harness run` flags.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  harness run scenarios/examples/lifecycle.toml
+  harness run scenarios/examples/*.toml --report-dir reports
+  harness run scenarios/examples/weights.toml --seed 7 --json > report.json
+
+Exit status: 0 when every expectation holds, 1 when one fails, 2 when a file is invalid or
+the run could not be made.")]
+pub struct RunArgs {
+    /// Scenario files to run, in order.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write report.json, report.html and junit.xml here (for several files, in a
+    /// sub-directory per file, named after it).
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Seed of the run, instead of the file's.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print only failing expectations and one line per file.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the report as JSON on standard output (an array for several files) instead of
+    /// text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `harness run`.
+pub async fn run(args: RunArgs) -> Result<ExitCode> {
+    let mut loaded = vec![];
+    let mut invalid = false;
+    for f in &args.files {
+        match load_file(f) {
+            Ok(l) => loaded.push(l),
+            Err(crate::scenario::load::LoadError::Invalid(e)) => {
+                invalid = true;
+                eprintln!("{e}");
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if invalid {
+        anyhow::bail!(
+            "nothing was run: fix the files above (`harness scenario check` checks them)"
+        );
+    }
+    let colour = Colour::for_stream(&std::io::stdout());
+    let show_progress = !args.quiet && !args.json && std::io::stderr().is_terminal();
+    let mut reports = vec![];
+    let several = loaded.len() > 1;
+    for l in &loaded {
+        let progress = if show_progress {
+            let p = ProgressBar::new(1);
+            p.set_style(
+                ProgressStyle::with_template(
+                    "{prefix} [{bar:40}] {percent:>3}% simulated, {elapsed} ({msg})",
+                )
+                .expect("a fixed template parses")
+                .progress_chars("=> "),
+            );
+            p.set_prefix(l.name.clone());
+            p
+        } else {
+            ProgressBar::hidden()
+        };
+        let report = run_loaded(l, args.seed, &progress).await?;
+        progress.finish_and_clear();
+        if let Some(dir) = &args.report_dir {
+            let dir = if several {
+                dir.join(dir_name(l))
+            } else {
+                dir.clone()
+            };
+            write_reports(&report, &dir)?;
+        }
+        if !args.json {
+            print!("{}", render_text(&report, colour, args.quiet));
+        }
+        reports.push(report);
+    }
+    if args.json {
+        let v: Vec<&ScenarioReport> = reports.iter().collect();
+        if several {
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            print!("{}", to_json(v[0]));
+        }
+    }
+    let failed = reports.iter().filter(|r| !r.passed).count();
+    if several && !args.json {
+        println!(
+            "{} scenario{}: {} passed, {failed} failed",
+            reports.len(),
+            crate::scenario::plural(reports.len()),
+            reports.len() - failed
+        );
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn dir_name(l: &Loaded) -> String {
+    Path::new(&l.file)
+        .file_stem()
+        .map_or_else(|| l.name.clone(), |s| s.to_string_lossy().into_owned())
+}
+
+/// Writes `report.json`, `report.html` and `junit.xml` into `dir`.
+pub fn write_reports(report: &ScenarioReport, dir: &Path) -> Result<()> {
+    crate::report::write_file(&dir.join("report.json"), &to_json(report))?;
+    crate::report::write_file(
+        &dir.join("report.html"),
+        &crate::report::html::render(report),
+    )?;
+    crate::report::write_file(
+        &dir.join("junit.xml"),
+        &crate::report::junit::render(&report.expectations),
+    )?;
+    Ok(())
+}
+
+/// Runs a scenario file (with the file's seed unless `seed`), without progress.
+pub async fn run_file(path: &Path, seed: Option<u64>) -> Result<ScenarioReport> {
+    let l = load_file(path)?;
+    run_loaded(&l, seed, &ProgressBar::hidden()).await
+}
+
+/// Runs a loaded scenario.
+pub async fn run_loaded(
+    l: &Loaded,
+    seed: Option<u64>,
+    progress: &ProgressBar,
+) -> Result<ScenarioReport> {
+    let seed = seed.unwrap_or(l.scenario.seed);
+    let mut run = play::Run::start(l, seed).await?;
+    let outcome = async {
+        run.setup().await?;
+        run.play(progress).await?;
+        collect::report(&run).await
+    }
+    .await
+    .with_context(|| format!("running {}", l.file));
+    let play::Run {
+        stack, receiver, ..
+    } = run;
+    stack.stop().await.context("stopping the stack")?;
+    receiver.stop().await;
+    outcome
+}

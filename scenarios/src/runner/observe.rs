@@ -1,0 +1,244 @@
+//! What the runner sees of the dials, from the telephony simulator's journal (the carrier's
+//! record of every call placed), attributed to campaigns by the number they left from.
+//!
+//! Kept compactly so a 100,000-user, 30-day run stays small: per campaign, counts by result
+//! and connection, per user a count and a bitmask of attempt indices, the dial times; for the
+//! chart, counts per time bucket.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+use contracts::model::CampaignSpec;
+use platform::engine::dialing::CallResult;
+use telephony_sim::DialRecord;
+
+/// The results in chart and table order, named as the campaign statistics name them.
+pub const RESULTS: [(CallResult, &str); 7] = [
+    (CallResult::Completed, "connected"),
+    (CallResult::ShortDuration, "short_duration"),
+    (CallResult::Busy, "busy"),
+    (CallResult::NoAnswer, "no_answer"),
+    (CallResult::Failed, "failed"),
+    (CallResult::ProviderError, "provider_error"),
+    (CallResult::InternalError, "internal_error"),
+];
+
+fn result_index(r: CallResult) -> usize {
+    RESULTS.iter().position(|(x, _)| *x == r).unwrap_or(0)
+}
+
+/// One user's dials.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UserDials {
+    /// Dials.
+    pub attempts: u32,
+    /// Attempt indices seen (bit i: attempt index i, up to 63).
+    pub seen: u64,
+    /// Dials whose attempt index had been seen before.
+    pub repeats: u32,
+}
+
+/// A campaign's dials.
+#[derive(Clone, Debug, Default)]
+pub struct CampaignDials {
+    /// Dials by result (index into [`RESULTS`]).
+    pub by_result: [u64; 7],
+    /// Dials by `connection_id`.
+    pub by_connection: BTreeMap<String, u64>,
+    /// Dials by called number.
+    pub users: HashMap<String, UserDials>,
+    /// Dial times, in order (ms since the epoch).
+    pub times: Vec<i64>,
+    /// Dials placed outside the calling window or the campaign's span.
+    pub outside: u64,
+    /// The first few of those, described.
+    pub outside_examples: Vec<String>,
+    /// Attempt ids, kept only for campaigns whose webhooks are judged.
+    pub attempt_ids: Option<BTreeSet<String>>,
+}
+
+impl CampaignDials {
+    /// Dials in `[from, until)`.
+    pub fn dials_between(&self, from: DateTime<Utc>, until: DateTime<Utc>) -> u64 {
+        let (a, b) = (from.timestamp_millis(), until.timestamp_millis());
+        let lo = self.times.partition_point(|t| *t < a);
+        let hi = self.times.partition_point(|t| *t < b);
+        (hi - lo) as u64
+    }
+
+    /// Every dial.
+    pub fn total(&self) -> u64 {
+        self.by_result.iter().sum()
+    }
+}
+
+/// A campaign as the observer knows it: its key and the versions of its spec (a patch makes
+/// a new one), by the time they took effect.
+#[derive(Clone, Debug)]
+pub struct Watched {
+    /// The scenario's key.
+    pub key: String,
+    /// Specs by the time they took effect, oldest first.
+    pub specs: Vec<(DateTime<Utc>, CampaignSpec)>,
+}
+
+impl Watched {
+    /// The spec in force at `t`.
+    pub fn spec_at(&self, t: DateTime<Utc>) -> &CampaignSpec {
+        self.specs
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= t)
+            .or(self.specs.first())
+            .map(|(_, s)| s)
+            .expect("a watched campaign has a spec")
+    }
+}
+
+/// Dials over time, by result, in fixed buckets.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// The first bucket's start.
+    pub from: DateTime<Utc>,
+    /// Bucket width in seconds.
+    pub bucket_secs: i64,
+    /// Counts per bucket, by result.
+    pub buckets: Vec<[u64; 7]>,
+}
+
+/// Bucket widths the chart chooses from (seconds): the smallest that keeps the run within
+/// [`MAX_BUCKETS`].
+const WIDTHS: [i64; 11] = [
+    60, 300, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200, 86_400, 604_800,
+];
+
+/// The most buckets a chart has (its points stay few whatever the run's length).
+pub const MAX_BUCKETS: i64 = 800;
+
+impl Chart {
+    /// An empty chart of `[from, until)`.
+    pub fn new(from: DateTime<Utc>, until: DateTime<Utc>) -> Chart {
+        let span = (until - from).num_seconds().max(1);
+        let bucket_secs = WIDTHS
+            .iter()
+            .copied()
+            .find(|w| span / w < MAX_BUCKETS)
+            .unwrap_or(604_800);
+        let n = (span + bucket_secs - 1) / bucket_secs;
+        Chart {
+            from,
+            bucket_secs,
+            buckets: vec![[0; 7]; n as usize],
+        }
+    }
+
+    fn add(&mut self, at: DateTime<Utc>, result: usize) {
+        let i = (at - self.from).num_seconds().div_euclid(self.bucket_secs);
+        if let Ok(i) = usize::try_from(i) {
+            if i >= self.buckets.len() {
+                self.buckets.resize(i + 1, [0; 7]);
+            }
+            self.buckets[i][result] += 1;
+        }
+    }
+}
+
+/// Everything the runner saw of the dials.
+#[derive(Debug)]
+pub struct Observer {
+    /// Campaigns by key.
+    pub campaigns: BTreeMap<String, CampaignDials>,
+    /// What is known of each campaign, by key.
+    pub watched: BTreeMap<String, Watched>,
+    /// The campaign of each agent number.
+    from_numbers: HashMap<String, (String, String)>,
+    /// Dials no campaign of the scenario made (instant outbound calls, other numbers).
+    pub unattributed: u64,
+    /// The chart.
+    pub chart: Chart,
+}
+
+impl Observer {
+    /// An observer of a run over `[from, until)`.
+    pub fn new(from: DateTime<Utc>, until: DateTime<Utc>) -> Observer {
+        Observer {
+            campaigns: BTreeMap::new(),
+            watched: BTreeMap::new(),
+            from_numbers: HashMap::new(),
+            unattributed: 0,
+            chart: Chart::new(from, until),
+        }
+    }
+
+    /// Starts watching a campaign (or records a new spec of it from `at`).
+    pub fn watch(&mut self, key: &str, at: DateTime<Utc>, spec: CampaignSpec, keep_ids: bool) {
+        for c in &spec.connections {
+            for n in &c.phone_numbers {
+                self.from_numbers.insert(
+                    n.as_str().to_string(),
+                    (key.to_string(), c.connection_id.clone()),
+                );
+            }
+        }
+        let w = self
+            .watched
+            .entry(key.to_string())
+            .or_insert_with(|| Watched {
+                key: key.to_string(),
+                specs: vec![],
+            });
+        w.specs.push((at, spec));
+        let d = self.campaigns.entry(key.to_string()).or_default();
+        if keep_ids && d.attempt_ids.is_none() {
+            d.attempt_ids = Some(BTreeSet::new());
+        }
+    }
+
+    /// Takes in dials from the journal.
+    pub fn take(&mut self, records: &[DialRecord]) {
+        for r in records {
+            let req = &r.request;
+            let Some((key, connection)) = self.from_numbers.get(&req.from) else {
+                self.unattributed += 1;
+                continue;
+            };
+            let w = &self.watched[key];
+            let spec = w.spec_at(req.at);
+            let result = CallResult::classify(
+                r.result.outcome,
+                r.result.talk,
+                spec.retry.threshold_seconds,
+            );
+            let ri = result_index(result);
+            self.chart.add(req.at, ri);
+            let d = self
+                .campaigns
+                .get_mut(key)
+                .expect("watched campaigns have dials");
+            d.by_result[ri] += 1;
+            *d.by_connection.entry(connection.clone()).or_default() += 1;
+            d.times.push(req.at.timestamp_millis());
+            let u = d.users.entry(req.to.clone()).or_default();
+            u.attempts += 1;
+            let bit = 1u64 << req.attempt_index.min(63);
+            if u.seen & bit != 0 {
+                u.repeats += 1;
+            }
+            u.seen |= bit;
+            if !(spec.window.contains(req.at) && req.at >= spec.start && req.at < spec.end) {
+                d.outside += 1;
+                if d.outside_examples.len() < 5 {
+                    d.outside_examples.push(format!(
+                        "{} to {} at {}",
+                        req.attempt_id,
+                        req.to,
+                        contracts::clock::format_instant(req.at)
+                    ));
+                }
+            }
+            if let Some(ids) = &mut d.attempt_ids {
+                ids.insert(req.attempt_id.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,760 @@
+//! Playing one scenario: the stack on a simulated clock, the setup through the API, then the
+//! clock moved from stop to stop (timeline steps, fault edges, campaign starts and ends,
+//! expectation times, and regular ticks for progress), each advance running every engine
+//! event due on the way; at each stop the dials seen are taken in, status changes noted,
+//! the steps run and the expectations due judged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{Context, Result, anyhow, bail};
+use chrono::{DateTime, Duration, Utc};
+use contracts::clock::format_instant;
+use customer_kms_sim::{FaultKind, FaultScope, FaultSpec, FaultTrigger, KmsConfig};
+use indicatif::ProgressBar;
+use reqwest::Method;
+use serde_json::{Value, json};
+use telephony_sim::{NumberMatcher, Response, RuleHandle, Script};
+
+use super::client::Api;
+use super::observe::Observer;
+use super::webhooks::{Receiver, Signing};
+use crate::checks::Check;
+use crate::report::scenario::TimelineEntry;
+use crate::scenario::Loaded;
+use crate::scenario::load::campaign_body;
+use crate::scenario::model::{
+    Answer, AnswerOutcome, KmsEndpointScope, KmsFaultDef, KmsFaultKind, ScriptKind,
+};
+use crate::scenario::time::At;
+use crate::scenario::timeline::Action;
+use crate::stack::{ByokOptions, EngineMode, Stack, StackClock, StackDatabase, StackOptions};
+
+/// The platform's webhook secret in scenario runs (fixed, so reports do not depend on it).
+pub const WEBHOOK_SECRET: &str = "whsec_scenario";
+/// The API key of the scenario's workspace.
+pub const API_KEY: &str = "sk-scenario";
+/// How many progress ticks a run is cut into (also how often the journal is drained).
+const TICKS: i64 = 200;
+
+/// Something to do at a stop.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// Remove a key-service fault (by the runner's index of it).
+    FaultOff(usize),
+    /// Set a key-service fault of the file.
+    FaultOn(usize),
+    /// Upload a cohort (index in the file).
+    Upload(usize),
+    /// A timeline step (index in the file).
+    Step(usize),
+    /// Judge an expectation (index in the file).
+    Judge(usize),
+    /// Only stop here (a campaign edge, a progress tick).
+    Look,
+}
+
+/// A campaign created by the run.
+#[derive(Clone, Debug)]
+pub struct Created {
+    /// The platform's id.
+    pub id: String,
+    /// The status last seen.
+    pub status: String,
+}
+
+/// The state of a run while it plays; the collector reads it at the end.
+pub struct Run<'a> {
+    /// The scenario.
+    pub loaded: &'a Loaded,
+    /// The seed in use.
+    pub seed: u64,
+    /// The stack.
+    pub stack: Stack,
+    /// The client.
+    pub api: Api,
+    /// The webhook receiver.
+    pub receiver: Receiver,
+    /// What was seen of the dials.
+    pub observer: Observer,
+    /// Campaigns by key.
+    pub campaigns: BTreeMap<String, Created>,
+    /// Deployments by key: their ids.
+    pub deployments: BTreeMap<String, String>,
+    /// Cohorts by key: their path once uploaded, and the record last read.
+    pub cohorts: BTreeMap<String, (String, Value)>,
+    /// Inbound calls by key: the platform's record.
+    pub inbound: BTreeMap<String, Value>,
+    /// What happened.
+    pub timeline: Vec<TimelineEntry>,
+    /// The expectations judged so far, by index.
+    pub checks: BTreeMap<usize, Check>,
+    /// Scripted rules and their expected dials.
+    pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
+    faults: Vec<String>,
+    stops: BTreeMap<DateTime<Utc>, BTreeSet<Event>>,
+    /// The simulated time of the current stop.
+    pub now: DateTime<Utc>,
+}
+
+impl<'a> Run<'a> {
+    /// Starts the stack and the receiver, installs the telephony rules.
+    pub async fn start(loaded: &'a Loaded, seed: u64) -> Result<Run<'a>> {
+        let s = &loaded.scenario;
+        let ks = &s.key_service;
+        let receiver = Receiver::start(Signing {
+            secret: WEBHOOK_SECRET.as_bytes().to_vec(),
+            signature_header: contracts::wire::HEADER_SIGNATURE.into(),
+            timestamp_header: contracts::wire::HEADER_TIMESTAMP.into(),
+        })
+        .await?;
+        let mut options = StackOptions::simulated(loaded.start);
+        options.clock = StackClock::Simulated(loaded.start);
+        options.engine = EngineMode::Manual;
+        options.database = StackDatabase::Temporary;
+        options.seed = Some(seed);
+        let org = crate::stack::DEFAULT_ORG;
+        let ws = crate::stack::DEFAULT_WORKSPACE;
+        let mut config = platform::config::PlatformConfig {
+            api_keys: vec![
+                platform::config::ApiKeyConfig::parse(&format!("{org}/{ws}={API_KEY}:scenario"))
+                    .map_err(|e| anyhow!(e))?,
+            ],
+            webhook_secret: Some(WEBHOOK_SECRET.into()),
+            ..Default::default()
+        };
+        config.telephony.seed = Some(s.telephony.seed.unwrap_or(seed));
+        config.telephony.model = s.telephony.model.as_ref().map(|m| m.value.clone());
+        config.deployment_webhooks = vec![platform::config::DeploymentWebhook {
+            org_id: org.into(),
+            workspace_id: ws.into(),
+            url: format!("{}/deployments", receiver.base),
+        }];
+        options.platform = config;
+        let mut kms = KmsConfig::new(&ks.partner)
+            .with_seed(seed)
+            .with_admin_token("scenario-admin");
+        let clients = if ks.clients.is_empty() {
+            vec![(
+                "platform".to_string(),
+                vec!["platform-secret-1".to_string()],
+            )]
+        } else {
+            ks.clients
+                .iter()
+                .map(|c| (c.id.clone(), c.secrets.clone()))
+                .collect()
+        };
+        for (id, secrets) in &clients {
+            let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+            kms = kms.with_client(id, &secrets);
+        }
+        let aliases = if ks.aliases.is_empty() {
+            vec![("tenant-a".to_string(), 1)]
+        } else {
+            ks.aliases
+                .iter()
+                .map(|a| (a.name.clone(), a.versions))
+                .collect()
+        };
+        for (name, versions) in &aliases {
+            kms = kms.with_alias(name, *versions);
+        }
+        if let Some(t) = ks.token_lifetime {
+            kms = kms.with_expires_in(t.0.num_seconds().max(1) as u64);
+        }
+        options.kms = Some(kms);
+        options.byok = ByokOptions {
+            client_id: Some(clients[0].0.clone()),
+            key_alias: Some(aliases[0].0.clone()),
+            data_key_cache_secs: ks
+                .data_key_cache
+                .map_or(platform::config::BYOK_DATA_KEY_CACHE_SECS, |d| {
+                    d.0.num_seconds().max(1) as u64
+                }),
+            request_timeout_ms: ks
+                .request_timeout
+                .map_or(platform::config::BYOK_REQUEST_TIMEOUT_MS, |d| {
+                    d.0.num_milliseconds().max(1) as u64
+                }),
+            rotation_period_secs: None,
+        };
+        let stack = Stack::start(options).await.context("starting the stack")?;
+        let telephony = stack.telephony().clone();
+        telephony.set_journal_limit(None);
+        let mut rules = vec![];
+        for r in &s.telephony.rules {
+            let (matcher, described) = match (&r.number, &r.prefix, &r.suffix) {
+                (Some(n), _, _) => (NumberMatcher::exact(n), format!("number {n}")),
+                (_, Some(p), _) => (NumberMatcher::prefix(p), format!("numbers starting {p}")),
+                (_, _, Some(x)) => (NumberMatcher::suffix(x), format!("numbers ending {x}")),
+                _ => bail!("a telephony rule without a matcher passed the checks"),
+            };
+            let answers: Vec<Response> = r.answers.iter().map(response).collect();
+            let script = match r.script {
+                ScriptKind::Sequence => Script::try_sequence(answers),
+                ScriptKind::ByAttempt => Script::try_by_attempt(answers),
+            }?;
+            let name = r.name.clone().unwrap_or(described);
+            let handle = telephony
+                .given(matcher)
+                .respond_with(script)
+                .named(name.clone());
+            rules.push((name, handle, r.expect_dials, loaded.location(&r.span)));
+        }
+        let info = stack.info().platform.clone();
+        let api = Api::new(&info.url, API_KEY, &info.org_id, &info.workspace_id);
+        Ok(Run {
+            loaded,
+            seed,
+            stack,
+            api,
+            receiver,
+            observer: Observer::new(loaded.start, loaded.until),
+            campaigns: BTreeMap::new(),
+            deployments: BTreeMap::new(),
+            cohorts: BTreeMap::new(),
+            inbound: BTreeMap::new(),
+            timeline: vec![],
+            checks: BTreeMap::new(),
+            rules,
+            faults: vec![],
+            stops: BTreeMap::new(),
+            now: loaded.start,
+        })
+    }
+
+    fn at(&self, a: At) -> DateTime<Utc> {
+        self.loaded.at(a)
+    }
+
+    fn note(&mut self, kind: &str, subject: &str, detail: impl Into<String>) {
+        self.timeline.push(TimelineEntry {
+            at: format_instant(self.now),
+            kind: kind.into(),
+            subject: subject.into(),
+            detail: detail.into(),
+        });
+    }
+
+    fn stop_at(&mut self, t: DateTime<Utc>, e: Event) {
+        let t = t.max(self.now).min(self.loaded.until);
+        self.stops.entry(t).or_default().insert(e);
+    }
+
+    /// Creates what the file creates at the start and plans every stop.
+    pub async fn setup(&mut self) -> Result<()> {
+        let s = &self.loaded.scenario;
+        for d in &s.deployments {
+            let v = self
+                .api
+                .post(&format!("{}/deployments", self.api.authoring()), &d.request)
+                .await
+                .with_context(|| {
+                    format!(
+                        "creating deployment {:?} ({})",
+                        d.key,
+                        self.loaded.location(&d.span)
+                    )
+                })?;
+            let id = str_field(&v, "deployment_id")?;
+            self.deployments.insert(d.key.clone(), id.clone());
+            self.note("action", &d.key, format!("deployment created ({id})"));
+        }
+        for c in &s.campaigns {
+            let body = campaign_body(
+                c,
+                self.loaded.start,
+                &format!("{}/campaigns/{}", self.receiver.base, c.key),
+            );
+            let v = self
+                .api
+                .post(&format!("{}/campaigns", self.api.scheduling()), &body)
+                .await
+                .with_context(|| {
+                    format!(
+                        "creating campaign {:?} ({})",
+                        c.key,
+                        self.loaded.location(&c.span)
+                    )
+                })?;
+            let id = str_field(&v, "campaign_id")?;
+            let status = str_field(&v, "status")?;
+            let spec =
+                contracts::validate::campaign_create(&body, self.loaded.start, Default::default())
+                    .map_err(|e| anyhow!("campaign {:?}: {e}", c.key))?;
+            self.observer
+                .watch(&c.key, self.loaded.start, spec, c.webhooks);
+            self.note("status", &c.key, format!("created ({id}): {status}"));
+            self.campaigns.insert(c.key.clone(), Created { id, status });
+            self.stop_at(self.at(c.start), Event::Look);
+            self.stop_at(self.at(c.end), Event::Look);
+        }
+        let by_step: BTreeSet<&str> = s
+            .timeline
+            .iter()
+            .filter_map(|st| match &st.action {
+                Action::UploadCohort { cohort } => Some(cohort.as_str()),
+                _ => None,
+            })
+            .collect();
+        for (i, c) in s.cohorts.iter().enumerate() {
+            if by_step.contains(c.key.as_str()) {
+                continue;
+            }
+            match c.upload_at {
+                None => self.upload(i).await?,
+                Some(a) => self.stop_at(self.at(a), Event::Upload(i)),
+            }
+        }
+        for (i, f) in s.key_service.faults.iter().enumerate() {
+            let from = f.from.map_or(self.loaded.start, |a| self.at(a));
+            self.stop_at(from, Event::FaultOn(i));
+        }
+        for (i, st) in s.timeline.iter().enumerate() {
+            self.stop_at(self.at(st.at), Event::Step(i));
+        }
+        for (i, e) in s.expect.iter().enumerate() {
+            let t = e.at.map_or(self.loaded.until, |a| self.at(a));
+            self.stop_at(t, Event::Judge(i));
+        }
+        let span = self.loaded.until - self.loaded.start;
+        let tick = Duration::milliseconds((span.num_milliseconds() / TICKS).max(1000));
+        let mut t = self.loaded.start + tick;
+        while t < self.loaded.until {
+            self.stop_at(t, Event::Look);
+            t += tick;
+        }
+        self.stop_at(self.loaded.until, Event::Look);
+        Ok(())
+    }
+
+    /// Plays every stop to the end.
+    pub async fn play(&mut self, progress: &ProgressBar) -> Result<()> {
+        let total = (self.loaded.until - self.loaded.start).num_seconds().max(1) as u64;
+        progress.set_length(total);
+        while let Some((t, events)) = self.stops.pop_first() {
+            if t > self.now {
+                self.api
+                    .post("/sim/v1/clock/advance", &json!({"to": format_instant(t)}))
+                    .await
+                    .context("moving the clock")?;
+                self.now = t;
+            }
+            self.look().await?;
+            for e in events {
+                match e {
+                    Event::FaultOff(i) => {
+                        let id = self.faults[i].clone();
+                        self.stack.kms().faults().remove(&id);
+                        self.note("fault", "key service", format!("fault {id} removed"));
+                    }
+                    Event::FaultOn(i) => self.fault_on(i)?,
+                    Event::Upload(i) => self.upload(i).await?,
+                    Event::Step(i) => self.step(i).await?,
+                    Event::Judge(i) => {
+                        let check = super::judge::judge(self, i).await?;
+                        self.checks.insert(i, check);
+                    }
+                    Event::Look => {}
+                }
+            }
+            progress.set_position((self.now - self.loaded.start).num_seconds().max(0) as u64);
+        }
+        Ok(())
+    }
+
+    /// Takes in the dials since the last look and notes status changes.
+    async fn look(&mut self) -> Result<()> {
+        let telephony = self.stack.telephony().clone();
+        let records = telephony.journal();
+        telephony.clear_journal();
+        self.observer.take(&records);
+        let keys: Vec<String> = self.campaigns.keys().cloned().collect();
+        for key in keys {
+            let v = self.campaign(&key).await?;
+            let status = str_field(&v, "status")?;
+            let before = self.campaigns[&key].status.clone();
+            if status != before {
+                self.note("status", &key, format!("{before} -> {status}"));
+                self.campaigns.get_mut(&key).expect("known").status = status;
+            }
+        }
+        Ok(())
+    }
+
+    /// A cohort's record now, or the last one read when it cannot be read any more (its
+    /// deployment was deleted).
+    pub async fn cohort(&self, key: &str) -> Option<Value> {
+        let (path, last) = self.cohorts.get(key)?;
+        Some(self.api.get(path).await.unwrap_or_else(|_| last.clone()))
+    }
+
+    /// `GET` of a campaign by key.
+    pub async fn campaign(&self, key: &str) -> Result<Value> {
+        let id = &self
+            .campaigns
+            .get(key)
+            .ok_or_else(|| anyhow!("no campaign {key:?}"))?
+            .id;
+        self.api
+            .get(&format!("{}/campaigns/{id}", self.api.scheduling()))
+            .await
+    }
+
+    fn fault_on(&mut self, i: usize) -> Result<()> {
+        let f = &self.loaded.scenario.key_service.faults[i];
+        let spec = fault_spec(f);
+        let info = self.stack.kms().add_fault(spec).map_err(|e| {
+            anyhow!(
+                "setting a key-service fault ({}): {e}",
+                self.loaded.location(&f.span)
+            )
+        })?;
+        let until = f.until.map(|a| self.at(a));
+        self.faults.push(info.id.clone());
+        let idx = self.faults.len() - 1;
+        self.note(
+            "fault",
+            "key service",
+            format!(
+                "{} on {} ({}){}",
+                crate::scenario::load::kind_name(f.kind),
+                f.endpoint.as_str(),
+                info.id,
+                until.map_or(String::new(), |u| format!(" until {}", format_instant(u)))
+            ),
+        );
+        if let Some(u) = until {
+            self.stop_at(u, Event::FaultOff(idx));
+        }
+        Ok(())
+    }
+
+    async fn upload(&mut self, i: usize) -> Result<()> {
+        let c = &self.loaded.scenario.cohorts[i];
+        let (parent, parent_key) = match (&c.campaign, &c.deployment) {
+            (Some(k), _) => ("campaigns", k),
+            (_, Some(k)) => ("deployments", k),
+            _ => bail!("a cohort without a parent passed the checks"),
+        };
+        let id = if parent == "campaigns" {
+            self.campaigns[parent_key].id.clone()
+        } else {
+            self.deployments[parent_key].clone()
+        };
+        let (csv, transformation) = super::cohorts::build(c, &self.loaded.dir)?;
+        let rows = csv
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            .saturating_sub(1);
+        let base = format!("{}/{parent}/{id}/cohorts", self.api.scheduling());
+        let v = self
+            .api
+            .upload_cohort(
+                &format!("{base}/upload"),
+                c.name.as_deref().unwrap_or(&c.key),
+                c.category.as_deref(),
+                csv,
+                &transformation,
+            )
+            .await
+            .with_context(|| {
+                format!(
+                    "uploading cohort {:?} ({})",
+                    c.key,
+                    self.loaded.location(&c.span)
+                )
+            })?;
+        let cohort_id = str_field(&v, "cohort_id")?;
+        let path = format!("{base}/{cohort_id}");
+        // The cohort worker runs beside the simulated clock: wait for it (wall clock) so that
+        // the users are in before time moves on.
+        let deadline = contracts::clock::Stopwatch::start();
+        let v = loop {
+            let v = self.api.get(&path).await?;
+            if v["status"] != "processing" {
+                break v;
+            }
+            if deadline.elapsed() > std::time::Duration::from_secs(300) {
+                bail!("cohort {:?} was still processing after 5 minutes", c.key);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        let key = c.key.clone();
+        let record = v.clone();
+        self.note(
+            "cohort",
+            &key,
+            format!(
+                "uploaded to {} {parent_key} ({cohort_id}, about {rows} rows): {}, {} rejected",
+                parent.trim_end_matches('s'),
+                v["status"].as_str().unwrap_or("?"),
+                v["result"]["rejected_records"]
+            ),
+        );
+        self.cohorts.insert(key, (path, record));
+        Ok(())
+    }
+
+    async fn step(&mut self, i: usize) -> Result<()> {
+        let st = &self.loaded.scenario.timeline[i];
+        let loc = self.loaded.location(&st.span);
+        let sched = self.api.scheduling();
+        let auth = self.api.authoring();
+        let (subject, detail) = match &st.action {
+            Action::Pause { campaign }
+            | Action::Resume { campaign }
+            | Action::Cancel { campaign } => {
+                let id = &self.campaigns[campaign].id;
+                self.api
+                    .call(
+                        Method::PUT,
+                        &format!("{sched}/campaigns/{id}/status"),
+                        Some(&json!({"action": st.action.name()})),
+                    )
+                    .await
+                    .with_context(|| format!("{} ({loc})", st.action.name()))?;
+                (campaign.clone(), st.action.name().to_string())
+            }
+            Action::PatchCampaign { campaign, patch } => {
+                let id = self.campaigns[campaign].id.clone();
+                let v = self
+                    .api
+                    .call(
+                        Method::PATCH,
+                        &format!("{sched}/campaigns/{id}"),
+                        Some(patch),
+                    )
+                    .await
+                    .with_context(|| format!("patch_campaign ({loc})"))?;
+                let spec = spec_of(&v)?;
+                let keep = self.observer.campaigns[campaign].attempt_ids.is_some();
+                self.observer.watch(campaign, self.now, spec, keep);
+                (campaign.clone(), format!("patched: {patch}"))
+            }
+            Action::UploadCohort { cohort } => {
+                let idx = self
+                    .loaded
+                    .scenario
+                    .cohorts
+                    .iter()
+                    .position(|c| &c.key == cohort)
+                    .ok_or_else(|| anyhow!("no cohort {cohort:?}"))?;
+                self.upload(idx).await?;
+                return Ok(());
+            }
+            Action::PauseDeployment { deployment } | Action::ResumeDeployment { deployment } => {
+                let id = &self.deployments[deployment];
+                let action = if matches!(st.action, Action::PauseDeployment { .. }) {
+                    "pause"
+                } else {
+                    "resume"
+                };
+                self.api
+                    .call(
+                        Method::PUT,
+                        &format!("{auth}/deployments/{id}/status"),
+                        Some(&json!({"action": action})),
+                    )
+                    .await
+                    .with_context(|| format!("{} ({loc})", st.action.name()))?;
+                (deployment.clone(), format!("deployment {action}d"))
+            }
+            Action::DeleteDeployment { deployment } => {
+                let id = &self.deployments[deployment];
+                self.api
+                    .call(Method::DELETE, &format!("{auth}/deployments/{id}"), None)
+                    .await
+                    .with_context(|| format!("delete_deployment ({loc})"))?;
+                (deployment.clone(), "deployment deleted".into())
+            }
+            Action::PatchDeployment { deployment, patch } => {
+                let id = &self.deployments[deployment];
+                self.api
+                    .call(
+                        Method::PATCH,
+                        &format!("{auth}/deployments/{id}"),
+                        Some(patch),
+                    )
+                    .await
+                    .with_context(|| format!("patch_deployment ({loc})"))?;
+                (deployment.clone(), format!("deployment patched: {patch}"))
+            }
+            Action::InboundCall {
+                key,
+                caller,
+                dialled,
+            } => {
+                let v = self
+                    .api
+                    .post(
+                        &format!("{}/inbound-calls", self.api.sim()),
+                        &json!({"caller": caller, "dialled": dialled}),
+                    )
+                    .await
+                    .with_context(|| format!("inbound_call ({loc})"))?;
+                let answered = v["answered"].as_bool().unwrap_or(false);
+                let detail = if answered {
+                    format!("{caller} -> {dialled}: answered")
+                } else {
+                    format!(
+                        "{caller} -> {dialled}: not answered ({})",
+                        v["rejection"].as_str().unwrap_or("?")
+                    )
+                };
+                self.inbound.insert(key.clone(), v);
+                (key.clone(), detail)
+            }
+            Action::KeyServiceOutage { duration, endpoint } => {
+                let info = self
+                    .stack
+                    .kms()
+                    .add_fault(FaultSpec::new(FaultKind::ServiceUnavailable).on(scope(*endpoint)))
+                    .map_err(|e| anyhow!("key_service_outage ({loc}): {e}"))?;
+                self.faults.push(info.id.clone());
+                let idx = self.faults.len() - 1;
+                let until = self.now + duration.0;
+                self.stop_at(until, Event::FaultOff(idx));
+                self.note(
+                    "fault",
+                    "key service",
+                    format!(
+                        "outage (503) on {} ({}) until {}",
+                        endpoint.as_str(),
+                        info.id,
+                        format_instant(until)
+                    ),
+                );
+                return Ok(());
+            }
+            Action::RotateDataKey {} => {
+                let v = self
+                    .api
+                    .post(
+                        &format!("{}/data-keys/rotate", self.api.admin()),
+                        &json!({}),
+                    )
+                    .await
+                    .with_context(|| format!("rotate_data_key ({loc})"))?;
+                (
+                    "data keys".to_string(),
+                    format!("rotated: key {} active", v["key_id"]),
+                )
+            }
+            Action::RestartPlatform {} => {
+                self.stack
+                    .restart_platform()
+                    .await
+                    .context("restarting the platform")?;
+                (
+                    "platform".to_string(),
+                    "restarted on the same database".into(),
+                )
+            }
+        };
+        let kind = if matches!(st.action, Action::RestartPlatform {}) {
+            "restart"
+        } else {
+            "action"
+        };
+        self.note(kind, &subject, detail);
+        Ok(())
+    }
+}
+
+/// The spec of a campaign as `GET` answers it (after a patch).
+pub fn spec_of(v: &Value) -> Result<contracts::model::CampaignSpec> {
+    let mut body = serde_json::Map::new();
+    for k in [
+        "name",
+        "description",
+        "start_timestamp",
+        "end_timestamp",
+        "allowed_schedule",
+        "app_config",
+    ] {
+        if let Some(x) = v.get(k).filter(|x| !x.is_null()) {
+            body.insert(k.into(), x.clone());
+        }
+    }
+    let start: DateTime<Utc> = v["start_timestamp"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| anyhow!("the campaign has no start_timestamp"))?;
+    contracts::validate::campaign_create(
+        &Value::Object(body),
+        start - Duration::hours(1),
+        Default::default(),
+    )
+    .map_err(|e| anyhow!("the campaign as answered does not read back: {e}"))
+}
+
+/// A string field of an answer.
+pub fn str_field(v: &Value, name: &str) -> Result<String> {
+    v.get(name)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("the answer has no {name}: {v}"))
+}
+
+fn scope(e: KmsEndpointScope) -> FaultScope {
+    match e {
+        KmsEndpointScope::All => FaultScope::All,
+        KmsEndpointScope::Auth => FaultScope::Auth,
+        KmsEndpointScope::DecryptKey => FaultScope::DecryptKey,
+        KmsEndpointScope::RotateKey => FaultScope::RotateKey,
+    }
+}
+
+fn fault_spec(f: &KmsFaultDef) -> FaultSpec {
+    let kind = match f.kind {
+        KmsFaultKind::ServiceUnavailable => FaultKind::ServiceUnavailable,
+        KmsFaultKind::RateLimited => FaultKind::RateLimited {
+            retry_after_secs: f.retry_after_secs.unwrap_or(1),
+        },
+        KmsFaultKind::InternalError => FaultKind::InternalError,
+        KmsFaultKind::Latency => FaultKind::Latency {
+            ms: f
+                .delay
+                .map_or(100, |d| d.0.num_milliseconds().max(0) as u64),
+            jitter_ms: 0,
+        },
+        KmsFaultKind::Hang => FaultKind::Hang,
+        KmsFaultKind::MalformedJson => FaultKind::MalformedJson,
+        KmsFaultKind::WrongContentType => FaultKind::WrongContentType,
+        KmsFaultKind::WrongPlaintext => FaultKind::WrongPlaintext,
+        KmsFaultKind::TruncatedKey => FaultKind::TruncatedKey {
+            len: f.len.unwrap_or(16),
+        },
+    };
+    let trigger = match (f.next, f.probability) {
+        (Some(n), _) => FaultTrigger::Next(n),
+        (_, Some(p)) => FaultTrigger::Probability(p),
+        _ => FaultTrigger::Always,
+    };
+    FaultSpec::new(kind).on(scope(f.endpoint)).when(trigger)
+}
+
+fn response(a: &Answer) -> Response {
+    let secs = |s: Option<crate::scenario::time::Span>, d: u32| {
+        s.map_or(d, |s| {
+            s.0.num_seconds().clamp(0, i64::from(u32::MAX)) as u32
+        })
+    };
+    let r = match a.outcome {
+        AnswerOutcome::Connected => Response::connected(secs(a.talk, 60)),
+        AnswerOutcome::Busy => Response::busy(),
+        AnswerOutcome::NoAnswer => Response::no_answer(),
+        AnswerOutcome::Voicemail => Response::voicemail_for(secs(a.talk, 25)),
+        AnswerOutcome::Failed => {
+            Response::failed(a.reason.clone().unwrap_or_else(|| "call_rejected".into()))
+        }
+        AnswerOutcome::ProviderError => Response::provider_error(),
+        AnswerOutcome::InternalError => Response::internal_error(),
+    };
+    match a.ring {
+        Some(ring) => r.ring(secs(Some(ring), 0)),
+        None => r,
+    }
+}

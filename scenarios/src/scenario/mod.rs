@@ -1,0 +1,107 @@
+//! The scenario file format and `harness scenario schema|check`.
+//!
+//! A scenario file is TOML (documented field by field in `scenarios/README.md`):
+//! - [`model`]: the file's top level, the key service and the telephony sections;
+//! - [`setup`]: campaigns, cohorts and deployments created through the API;
+//! - [`timeline`]: actions at simulated times;
+//! - [`expect`]: what must hold;
+//! - [`time`]: times (absolute or `+duration`) and durations;
+//! - [`located`]: values with their place in the file;
+//! - [`load`]: reading a file and every check beyond its types, with lines and columns.
+//!
+//! The JSON Schema (`harness scenario schema`) is generated from these types.
+
+pub mod expect;
+pub mod load;
+pub mod located;
+pub mod model;
+pub mod setup;
+pub mod time;
+pub mod timeline;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use load::{Loaded, ScenarioError, load_file, load_str};
+pub use model::Scenario;
+
+/// `harness scenario` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum ScenarioCommand {
+    /// Print the JSON Schema of scenario files (for editors: completion and checking).
+    ///
+    /// Example:
+    ///   harness scenario schema > scenario.schema.json
+    #[command(verbatim_doc_comment)]
+    Schema,
+    /// Check scenario files without running them: syntax, references between sections,
+    /// times, and the API's validation of every request inside. Exit status 0 when every
+    /// file is valid, 1 when one has problems (each printed with its line and column), 2
+    /// when a file cannot be read.
+    ///
+    /// Example:
+    ///   harness scenario check scenarios/examples/*.toml
+    #[command(verbatim_doc_comment)]
+    Check {
+        /// The scenario files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// The JSON Schema of the scenario format, pretty-printed.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    let mut s = serde_json::to_string_pretty(&schema).expect("a schema is plain JSON");
+    s.push('\n');
+    s
+}
+
+/// Runs a `harness scenario` subcommand.
+pub async fn run(command: ScenarioCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ScenarioCommand::Schema => {
+            print!("{}", schema_json());
+            Ok(ExitCode::SUCCESS)
+        }
+        ScenarioCommand::Check { files } => {
+            let mut bad = false;
+            for f in &files {
+                match load_file(f) {
+                    Ok(l) => {
+                        let s = &l.scenario;
+                        println!(
+                            "{}: ok ({} campaign{}, {} cohort{}, {} deployment{}, {} step{}, {} expectation{})",
+                            f.display(),
+                            s.campaigns.len(),
+                            plural(s.campaigns.len()),
+                            s.cohorts.len(),
+                            plural(s.cohorts.len()),
+                            s.deployments.len(),
+                            plural(s.deployments.len()),
+                            s.timeline.len(),
+                            plural(s.timeline.len()),
+                            s.expect.len(),
+                            plural(s.expect.len()),
+                        );
+                    }
+                    Err(load::LoadError::Invalid(e)) => {
+                        bad = true;
+                        eprintln!("{e}");
+                    }
+                    Err(e @ load::LoadError::Read { .. }) => return Err(e.into()),
+                }
+            }
+            Ok(if bad {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+/// `s` unless one.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

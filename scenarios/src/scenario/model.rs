@@ -1,0 +1,330 @@
+//! The scenario file, top to bottom: [`Scenario`] and the sections that set up the stack
+//! ([`KeyServiceSection`], [`TelephonySection`]). What is created through the API is in
+//! [`super::setup`], what happens over time in [`super::timeline`], what is judged in
+//! [`super::expect`]. `scenarios/README.md` documents every field.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::expect::Expectation;
+use super::located::Located;
+use super::setup::{CampaignDef, CohortDef, DeploymentDef};
+use super::time::{At, Span};
+use super::timeline::Step;
+
+/// A scenario: the stack it runs on, what it creates, what happens when, and what must hold.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Its name in reports (default: the file name without `.toml`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What it shows, one or two sentences (shown in the HTML report).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Seed of ids, call outcomes and key-service draws; `harness run --seed` overrides it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Where the simulated clock starts (RFC 3339). Relative times (`"+1h"`) count from here.
+    pub start: Located<At>,
+    /// Where the run stops (default: one hour after the latest campaign end, timeline step or
+    /// expectation time).
+    #[serde(default)]
+    pub until: Option<Located<At>>,
+    /// The customer's key service, and BYOK for the scenario's workspace.
+    #[serde(default)]
+    pub key_service: KeyServiceSection,
+    /// Simulated telephony: the model and per-number rules.
+    #[serde(default)]
+    pub telephony: TelephonySection,
+    /// Campaigns created at the start through the API.
+    #[serde(default)]
+    pub campaigns: Vec<Located<CampaignDef>>,
+    /// Cohorts: uploaded at the start (`upload_at`), or by an `upload_cohort` step.
+    #[serde(default)]
+    pub cohorts: Vec<Located<CohortDef>>,
+    /// Deployments created at the start through the API.
+    #[serde(default)]
+    pub deployments: Vec<Located<DeploymentDef>>,
+    /// What happens when, in time order (steps at the same time in file order).
+    #[serde(default)]
+    pub timeline: Vec<Located<Step>>,
+    /// What must hold; each becomes one check in the report.
+    #[serde(default)]
+    pub expect: Vec<Located<Expectation>>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// The simulated key service (customer-kms-sim) and how the platform uses it: the scenario's
+/// workspace always uses BYOK, with client credentials.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyServiceSection {
+    /// The `{partner}` path segment (default `acme`).
+    #[serde(default = "default_partner")]
+    pub partner: String,
+    /// Clients that may call `/auth` (default: one, `platform` / `platform-secret-1`). The
+    /// platform uses the first.
+    #[serde(default)]
+    pub clients: Vec<KmsClient>,
+    /// Master-key aliases (default: one, `tenant-a`). The platform's data key is wrapped
+    /// under the first.
+    #[serde(default)]
+    pub aliases: Vec<KmsAlias>,
+    /// Lifetime of the tokens `/auth` issues (`expires_in`, default 1h).
+    #[serde(default)]
+    pub token_lifetime: Option<Span>,
+    /// How long the platform keeps a decrypted data key (default 5m).
+    #[serde(default)]
+    pub data_key_cache: Option<Span>,
+    /// The platform's timeout for one key-service call (wall clock, default 5s).
+    #[serde(default)]
+    pub request_timeout: Option<Span>,
+    /// Faults, each from a time until a time (or for its `next` calls).
+    #[serde(default)]
+    pub faults: Vec<Located<KmsFaultDef>>,
+}
+
+impl Default for KeyServiceSection {
+    fn default() -> Self {
+        KeyServiceSection {
+            partner: default_partner(),
+            clients: vec![],
+            aliases: vec![],
+            token_lifetime: None,
+            data_key_cache: None,
+            request_timeout: None,
+            faults: vec![],
+        }
+    }
+}
+
+fn default_partner() -> String {
+    "acme".into()
+}
+
+/// A client of the key service.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KmsClient {
+    /// Client id.
+    pub id: String,
+    /// One or two secrets (both accepted).
+    pub secrets: Vec<String>,
+}
+
+/// A master-key alias of the key service.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KmsAlias {
+    /// The `key_alias`.
+    pub name: String,
+    /// Versions at the start (derived from the seed; default 1).
+    #[serde(default = "one")]
+    pub versions: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A key-service fault over a stretch of simulated time: one of the fault kinds of
+/// customer-kms-sim, set at `from` and removed at `until`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KmsFaultDef {
+    /// `service_unavailable` (503), `rate_limited` (429), `internal_error` (500), `latency`,
+    /// `hang`, `malformed_json`, `wrong_content_type`, `wrong_plaintext`, `truncated_key`.
+    pub kind: KmsFaultKind,
+    /// When it is set (default: the start).
+    #[serde(default)]
+    pub from: Option<At>,
+    /// When it is removed (default: never, or once `next` calls met it).
+    #[serde(default)]
+    pub until: Option<At>,
+    /// Which endpoint: `all` (default), `auth`, `decrypt-key`, `rotate-key`.
+    #[serde(default)]
+    pub endpoint: KmsEndpointScope,
+    /// Only the next N calls it applies to.
+    #[serde(default)]
+    pub next: Option<u32>,
+    /// Each call with this probability (0 to 1, seeded).
+    #[serde(default)]
+    pub probability: Option<f64>,
+    /// `rate_limited`: the `Retry-After` seconds (default 1).
+    #[serde(default)]
+    pub retry_after_secs: Option<u64>,
+    /// `latency`: the delay, wall clock (default 100ms).
+    #[serde(default)]
+    pub delay: Option<Span>,
+    /// `truncated_key`: bytes kept (default 16).
+    #[serde(default)]
+    pub len: Option<usize>,
+}
+
+/// The fault kinds of the key service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KmsFaultKind {
+    /// 503 `SERVICE_UNAVAILABLE`.
+    ServiceUnavailable,
+    /// 429 `RATE_LIMITED` with `Retry-After`.
+    RateLimited,
+    /// 500 `INTERNAL_ERROR`.
+    InternalError,
+    /// A delay (wall clock), then the normal answer.
+    Latency,
+    /// No answer until the platform's timeout.
+    Hang,
+    /// 200 with half a JSON body.
+    MalformedJson,
+    /// 200 labelled `text/html`.
+    WrongContentType,
+    /// 200 whose data key has one bit flipped.
+    WrongPlaintext,
+    /// 200 whose data key is cut short.
+    TruncatedKey,
+}
+
+/// Which key-service endpoint a fault or count covers.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Deserialize,
+    Serialize,
+    JsonSchema,
+)]
+pub enum KmsEndpointScope {
+    /// Every endpoint.
+    #[default]
+    #[serde(rename = "all")]
+    All,
+    /// `/auth`.
+    #[serde(rename = "auth")]
+    Auth,
+    /// `/decrypt-key`.
+    #[serde(rename = "decrypt-key")]
+    DecryptKey,
+    /// `/rotate-key`.
+    #[serde(rename = "rotate-key")]
+    RotateKey,
+}
+
+impl KmsEndpointScope {
+    /// The name as written in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KmsEndpointScope::All => "all",
+            KmsEndpointScope::Auth => "auth",
+            KmsEndpointScope::DecryptKey => "decrypt-key",
+            KmsEndpointScope::RotateKey => "rotate-key",
+        }
+    }
+}
+
+/// The telephony simulator: its seed, model and per-number rules.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelephonySection {
+    /// Seed of the call outcomes (default: the scenario's seed).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The statistical model: any field of telephony-sim's model (`connected_rate`,
+    /// `no_answer_rate`, `busy_rate`, `failed_rate`, `short_call_share`, `magic_numbers`,
+    /// ...); missing fields keep their defaults.
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
+    pub model: Option<Located<telephony_sim::Model>>,
+    /// Scripted numbers, checked before magic numbers and the model; newest rule first.
+    #[serde(default)]
+    pub rules: Vec<Located<NumberRule>>,
+}
+
+/// A scripted rule: what dials to some numbers answer.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NumberRule {
+    /// Its name in reports (default: the matcher).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Exactly this number (E.164, as dialled).
+    #[serde(default)]
+    pub number: Option<String>,
+    /// Numbers starting with this.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// Numbers ending with this.
+    #[serde(default)]
+    pub suffix: Option<String>,
+    /// `sequence` (default: successive dials take successive answers, the last repeats) or
+    /// `by_attempt` (a user's first dial the first answer, each retry the next).
+    #[serde(default)]
+    pub script: ScriptKind,
+    /// The answers, at least one.
+    pub answers: Vec<Answer>,
+    /// The rule must answer exactly this many dials (checked as an expectation).
+    #[serde(default)]
+    pub expect_dials: Option<u64>,
+}
+
+/// How a rule's answers are picked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptKind {
+    /// By how many dials the rule answered.
+    #[default]
+    Sequence,
+    /// By the dial's attempt index (0 for a first dial).
+    ByAttempt,
+}
+
+/// One scripted answer.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    /// `connected`, `busy`, `no_answer`, `voicemail`, `failed`, `provider_error`,
+    /// `internal_error`.
+    pub outcome: AnswerOutcome,
+    /// Talk time of a `connected` or `voicemail` answer (default 60s and 25s).
+    #[serde(default)]
+    pub talk: Option<Span>,
+    /// Ring time (default as the telephony simulator's scripted answers: 5s connected, 2s
+    /// busy or failed, 30s no answer, 20s voicemail, 0s errors).
+    #[serde(default)]
+    pub ring: Option<Span>,
+    /// `failed`: the failure reason (default `call_rejected`).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// The outcomes a scripted answer can give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerOutcome {
+    /// A person answers.
+    Connected,
+    /// Busy.
+    Busy,
+    /// Nobody answers.
+    NoAnswer,
+    /// An answering machine.
+    Voicemail,
+    /// The network fails the call.
+    Failed,
+    /// The provider fails.
+    ProviderError,
+    /// The telephony layer fails.
+    InternalError,
+}

@@ -1,0 +1,172 @@
+//! What a scenario creates through the platform's API: campaigns, cohorts (inline CSV, a CSV
+//! file beside the scenario, or generated from a number pattern) and deployments.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::time::At;
+
+/// A campaign, created at the scenario's start with `POST .../campaigns`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignDef {
+    /// The scenario's name for it: steps, cohorts and expectations refer to it by this.
+    pub key: String,
+    /// Its `start_timestamp`.
+    pub start: At,
+    /// Its `end_timestamp`.
+    pub end: At,
+    /// Send its webhooks to the runner's receiver, which checks every signature (sets
+    /// `app_config.webhook_config.url`; default false).
+    #[serde(default)]
+    pub webhooks: bool,
+    /// The rest of the create request, as the API takes it: `name`, `allowed_schedule`,
+    /// `app_config` (`app_id`, `app_version`, `attempts_per_second`, `connection_configs`,
+    /// `retry_config`, ...). `start_timestamp` and `end_timestamp` come from `start` and
+    /// `end`.
+    #[schemars(with = "BTreeMap<String, Value>")]
+    pub request: Value,
+}
+
+/// A deployment, created at the scenario's start with `POST .../deployments`. Its inbound-call
+/// events go to the runner's receiver.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeploymentDef {
+    /// The scenario's name for it.
+    pub key: String,
+    /// The create request, as the API takes it: `name`, `app_id`, `app_version`,
+    /// `connection_configs`, `inbound_config`, ...
+    #[schemars(with = "BTreeMap<String, Value>")]
+    pub request: Value,
+}
+
+/// A cohort of users, uploaded as a multipart CSV to a campaign or a deployment.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CohortDef {
+    /// The scenario's name for it.
+    pub key: String,
+    /// The campaign it goes to (by key); or `deployment`.
+    #[serde(default)]
+    pub campaign: Option<String>,
+    /// The deployment it goes to (by key); or `campaign`.
+    #[serde(default)]
+    pub deployment: Option<String>,
+    /// Its `name` on upload (default: the key).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `cohort` (default) or `stop_file`.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// When it is uploaded (default: at the start, unless an `upload_cohort` step uploads
+    /// it).
+    #[serde(default)]
+    pub upload_at: Option<At>,
+    /// The CSV, inline (header row first).
+    #[serde(default)]
+    pub csv: Option<String>,
+    /// A CSV file, relative to the scenario file.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Generated users.
+    #[serde(default)]
+    pub generate: Option<Generate>,
+    /// The transformation config (the `cohort_transformation_file`), as the API takes it.
+    /// Default: columns `phone_number`, `user_identifier`, and every other column as an
+    /// agent variable.
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, Value>>")]
+    pub transformation: Option<Value>,
+}
+
+/// Users generated from a number pattern: `count` users numbered from `first`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Generate {
+    /// How many users (1 to 10,000,000).
+    pub count: u64,
+    /// Their numbers: the `#` signs are replaced by the user's index, zero-padded to their
+    /// count (`"+1312555####"` gives `+13125550000`, `+13125550001`, ...).
+    pub numbers: String,
+    /// The first index (default 0).
+    #[serde(default)]
+    pub first: u64,
+    /// Their `user_identifier`, `{i}` replaced by the index (default `"user-{i}"`).
+    #[serde(default)]
+    pub identifier: Option<String>,
+    /// Agent variables of every user, `{i}` replaced by the index.
+    #[serde(default)]
+    pub variables: BTreeMap<String, String>,
+}
+
+impl Generate {
+    /// The width of the number pattern's index (its `#` signs, which must be one run).
+    pub fn width(&self) -> Result<usize, String> {
+        let hashes = self.numbers.matches('#').count();
+        if hashes == 0 {
+            return Err(format!(
+                "the number pattern {:?} has no '#': mark where the index goes, such as \"+1312555####\"",
+                self.numbers
+            ));
+        }
+        if !self.numbers.contains(&"#".repeat(hashes)) {
+            return Err(format!(
+                "the number pattern {:?} has '#' signs in more than one place: write them as one run",
+                self.numbers
+            ));
+        }
+        if self.count == 0 || self.count > 10_000_000 {
+            return Err(format!(
+                "count is {}: generate 1 to 10,000,000 users",
+                self.count
+            ));
+        }
+        let last = self.first.saturating_add(self.count - 1);
+        let digits = last.to_string().len();
+        if digits > hashes {
+            return Err(format!(
+                "the last index, {last}, has {digits} digits but the pattern {:?} has room for {hashes}",
+                self.numbers
+            ));
+        }
+        Ok(hashes)
+    }
+
+    /// The `i`-th number (`i` from `first`).
+    pub fn number(&self, width: usize, i: u64) -> String {
+        self.numbers
+            .replacen(&"#".repeat(width), &format!("{i:0width$}"), 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_fill_the_hashes_with_the_index() {
+        let g = Generate {
+            count: 100,
+            numbers: "+1312555##00".into(),
+            first: 0,
+            identifier: None,
+            variables: BTreeMap::new(),
+        };
+        let w = g.width().unwrap();
+        assert_eq!(g.number(w, 7), "+13125550700");
+        let too_many = Generate {
+            count: 101,
+            ..g.clone()
+        };
+        assert!(too_many.width().unwrap_err().contains("room for 2"));
+        let split = Generate {
+            numbers: "+1#2#".into(),
+            ..g
+        };
+        assert!(split.width().unwrap_err().contains("one run"));
+    }
+}

@@ -1,0 +1,112 @@
+//! [`StackInfo`]: how to reach and use a running stack, what `harness up` prints and its
+//! `--json` and ready file hold. Fields serialise in declaration order.
+
+use serde::Serialize;
+
+use super::StackClock;
+
+/// How to reach and use a running stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StackInfo {
+    /// The platform.
+    pub platform: PlatformInfo,
+    /// The customer's key service (customer-kms-sim).
+    pub key_service: KeyServiceInfo,
+    /// The simulated telephony inside the platform.
+    pub telephony: TelephonyInfo,
+    /// The clock both run on.
+    pub clock: ClockInfo,
+    /// The stack's seed (the platform's and the key service's unless their configurations
+    /// pin their own).
+    pub seed: u64,
+}
+
+/// The platform's side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlatformInfo {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The OpenAPI document (no key needed).
+    pub openapi_url: String,
+    /// An API key that opens the BYOK workspace, sent as `X-API-Key`.
+    pub api_key: String,
+    /// The org of the BYOK workspace.
+    pub org_id: String,
+    /// The BYOK workspace.
+    pub workspace_id: String,
+    /// Where the data is.
+    pub database: DatabaseInfo,
+    /// The secret webhooks are signed with (HMAC-SHA256).
+    pub webhook_secret: String,
+    /// The platform's seed (ids, random choices).
+    pub seed: u64,
+}
+
+/// The platform's database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DatabaseInfo {
+    /// The SQLite file, or `:memory:`.
+    pub path: String,
+    /// Whether it outlives the stack (false: a temporary file or memory).
+    pub kept: bool,
+}
+
+/// The customer's key service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyServiceInfo {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// `{url}/{partner}/byok/v1`: `/auth`, `/decrypt-key`, `/rotate-key` below it.
+    pub byok_base_url: String,
+    /// The `{partner}` path segment.
+    pub partner: String,
+    /// The client the platform authenticates as (client credentials at `/auth`).
+    pub client_id: String,
+    /// Its secret.
+    pub client_secret: String,
+    /// The alias whose master key wraps the workspace's data key.
+    pub key_alias: String,
+    /// The workspace's data key as the key service wrapped it (`byok:v1:...`), configured in
+    /// the platform.
+    pub encrypted_key: String,
+    /// The admin API: faults, keys, audit log (`Authorization: Bearer <admin_token>`).
+    pub admin_url: String,
+    /// The admin API's bearer token.
+    pub admin_token: String,
+    /// The key service's seed (derived master keys, nonces, token ids).
+    pub seed: u64,
+}
+
+/// The simulated telephony.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TelephonyInfo {
+    /// Seed of the call outcomes.
+    pub seed: u64,
+    /// Whether the magic numbers (`+1 NXX 555-01YY`) decide outcomes.
+    pub magic_numbers: bool,
+}
+
+/// The clock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClockInfo {
+    /// `real` or `simulated`.
+    pub mode: &'static str,
+    /// Where a simulated clock started (RFC 3339); `null` on the real clock.
+    pub sim_start: Option<String>,
+}
+
+impl ClockInfo {
+    /// The description of `clock`.
+    pub fn of(clock: StackClock) -> ClockInfo {
+        match clock {
+            StackClock::Real => ClockInfo {
+                mode: "real",
+                sim_start: None,
+            },
+            StackClock::Simulated(t) => ClockInfo {
+                mode: "simulated",
+                sim_start: Some(contracts::clock::format_instant(t)),
+            },
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Every check is proven by a mutant: with one switch of customer-kms-sim on, the validator
+//! fails exactly the checks that name the broken rule (and the unmodified simulator fails
+//! none, see `baseline`). The README's table is this one.
+
+use std::collections::BTreeSet;
+
+use customer_kms_sim::Mutant;
+use futures_util::StreamExt;
+use scenarios::checks::byok::ByokArgs;
+
+use super::*;
+
+/// How a mutant's run differs from the standard one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Setup {
+    /// [`Kms::args`].
+    Standard,
+    /// A token that lives 4 s, and the validator waits for its expiry.
+    ShortToken,
+    /// A 300 ms latency budget and a short load phase (the mutant takes 600 ms a call).
+    Slow,
+}
+
+/// Mutant, the checks it must fail (and no other), how it runs.
+const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
+    (
+        Mutant::WrongTokenType,
+        &["auth.token_type"],
+        Setup::Standard,
+    ),
+    (Mutant::ZeroExpiresIn, &["auth.expires_in"], Setup::Standard),
+    (Mutant::ShortTokenExp, &["auth.jwt_exp"], Setup::Standard),
+    (Mutant::OpaqueToken, &["auth.jwt"], Setup::Standard),
+    (
+        Mutant::AcceptWrongSecret,
+        &["auth.wrong_secret"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AcceptUnknownClient,
+        &["auth.unknown_client"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::NoCredentials500,
+        &["auth.no_authorization"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::MalformedBasic500,
+        &["auth.malformed_basic"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AnyGrantType,
+        &["auth.wrong_grant_type"],
+        Setup::Standard,
+    ),
+    (Mutant::JsonAuthBody, &["auth.json_body"], Setup::Standard),
+    (
+        Mutant::NoTokenAccepted,
+        &["decrypt.no_token"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::GarbageToken500,
+        &["decrypt.garbage_token"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::UncheckedSignature,
+        &["decrypt.tampered_token"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AlgNoneAccepted,
+        &["decrypt.alg_none"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::ExpiredTokenAccepted,
+        &["token.expired"],
+        Setup::ShortToken,
+    ),
+    (
+        Mutant::NoAliasBinding,
+        &["decrypt.other_alias"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::UnknownAlias500,
+        &["decrypt.unknown_alias"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::MissingPrefixAccepted,
+        &["decrypt.missing_prefix"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::WrongPrefix500,
+        &["decrypt.wrong_prefix"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AnyEnvelopeVersion,
+        &["decrypt.v2_prefix"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::LenientBase64,
+        &["decrypt.bad_base64"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::DecryptionFailure500,
+        &["decrypt.flipped_byte", "decrypt.other_alias"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::MissingFields500,
+        &["decrypt.missing_fields"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AnyContentType,
+        &["decrypt.content_type"],
+        Setup::Standard,
+    ),
+    (Mutant::NoBodyLimit, &["decrypt.oversized"], Setup::Standard),
+    (
+        Mutant::ShortPlaintext,
+        &["decrypt.plaintext", "rotate.roundtrip", "rotate.old_keys"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::UnstablePlaintext,
+        &["decrypt.repeatable", "rotate.old_keys", "load.errors"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::RotateForgetsOldKeys,
+        &["rotate.old_keys"],
+        Setup::Standard,
+    ),
+    (Mutant::RotateSameKey, &["rotate.fresh"], Setup::Standard),
+    (Mutant::RotateWrongAlias, &["rotate.alias"], Setup::Standard),
+    (
+        Mutant::NoTraceEcho,
+        &["headers.trace_echo"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::TraceIdRequired,
+        &["headers.no_trace_id"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::SkewIgnored,
+        &["headers.skewed_timestamp"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::NoRequestDuration,
+        &["headers.request_duration"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::AnyMethod,
+        &[
+            "methods.auth_get",
+            "methods.decrypt_get",
+            "methods.rotate_get",
+        ],
+        Setup::Standard,
+    ),
+    (Mutant::SlowDecrypt, &["load.p50", "load.p99"], Setup::Slow),
+    (Mutant::SmallPool, &["load.errors"], Setup::Standard),
+    (
+        Mutant::SecretInError,
+        &["errors.no_secret"],
+        Setup::Standard,
+    ),
+    (Mutant::ErrorNotJson, &["errors.json"], Setup::Standard),
+    (Mutant::FlatErrorBody, &["errors.shape"], Setup::Standard),
+    (Mutant::GenericErrorCode, &["errors.code"], Setup::Standard),
+    (
+        Mutant::VerboseErrorMessage,
+        &["errors.message"],
+        Setup::Standard,
+    ),
+];
+
+/// Runs the validator against one mutant; answers what failed.
+async fn failing_with(mutant: Mutant, setup: Setup) -> BTreeSet<String> {
+    let config = match setup {
+        Setup::ShortToken => config().with_expires_in(4),
+        _ => config(),
+    }
+    .with_mutant(mutant);
+    let kms = spawn_kms(config).await;
+    let args = match setup {
+        Setup::Standard => kms.args(),
+        Setup::ShortToken => ByokArgs {
+            expiry_wait_secs: Some(10),
+            ..kms.args()
+        },
+        Setup::Slow => ByokArgs {
+            latency_budget_ms: Some(300),
+            calls: Some(16),
+            ..kms.args()
+        },
+    };
+    failing(&check(&args).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_mutant_fails_exactly_the_checks_that_name_its_rule() {
+    let runs = futures_util::stream::iter(EXPECTED.iter().copied())
+        .map(|(m, expected, setup)| async move {
+            let got = failing_with(m, setup).await;
+            let want: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
+            (m, want, got)
+        })
+        .buffer_unordered(6)
+        .collect::<Vec<_>>()
+        .await;
+    let wrong: Vec<String> = runs
+        .iter()
+        .filter(|(_, want, got)| want != got)
+        .map(|(m, want, got)| format!("{m}: expected {want:?} to fail, {got:?} failed"))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_mutant_is_in_the_table_once() {
+    let listed: Vec<Mutant> = EXPECTED.iter().map(|(m, _, _)| *m).collect();
+    assert_eq!(listed, Mutant::ALL, "the table follows Mutant::ALL");
+    assert!(Mutant::ALL.len() >= 15);
+}
+
+#[test]
+fn the_readme_table_is_this_table() {
+    let readme = include_str!("../../../../README.md");
+    for (m, checks, _) in EXPECTED {
+        let cells: Vec<String> = checks.iter().map(|c| format!("`{c}`")).collect();
+        let row = format!("| `{m}` | {} |", cells.join(", "));
+        assert!(
+            readme.lines().any(|l| l.starts_with(&row)),
+            "README.md lacks the row {row}"
+        );
+    }
+}
+
+#[test]
+fn every_error_check_has_a_mutant_or_a_reason() {
+    // Checks no mutant of the simulator can break alone: the TLS ones (the simulator is
+    // plain http; tests/harness/byok/tls.rs covers them), the answers to the right requests
+    // (every other check depends on them), and the token reuse (covered with a wait).
+    const NOT_MUTATED: &[&str] = &[
+        "tls.https",
+        "tls.chain",
+        "auth.status",
+        "auth.shape",
+        "auth.jwt_alg",
+        "decrypt.status",
+        "decrypt.shape",
+        "rotate.status",
+        "rotate.shape",
+        "rotate.plaintext",
+        "token.reuse",
+    ];
+    let caught: BTreeSet<&str> = EXPECTED
+        .iter()
+        .flat_map(|(_, c, _)| c.iter().copied())
+        .collect();
+    for d in scenarios::checks::byok::defs::ALL {
+        assert!(
+            caught.contains(d.id) != NOT_MUTATED.contains(&d.id),
+            "{}: either a mutant catches it or it is listed as not mutated, not both",
+            d.id
+        );
+    }
+}

@@ -1,0 +1,309 @@
+//! The mock platform in process on port 0, bare or behind a mutant: a small proxy that
+//! forwards every request to it and breaks exactly one rule of the contract on the way.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use contracts::clock::SimClock;
+use platform::App;
+use platform::config::{ApiKeyConfig, PlatformConfig};
+use reqwest::Method;
+use scenarios::checks::CheckReport;
+use scenarios::checks::platform::target::Workspace;
+use scenarios::checks::platform::{Options, check};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use warp::Filter;
+use warp::http::HeaderMap;
+
+/// Where the simulated clock starts (a Monday), with digits beyond the millisecond the
+/// clock's answers show, as a clock started at the real time has.
+pub const START: &str = "2026-03-02T08:00:00.123456789Z";
+pub const ORG: &str = "org-1";
+pub const WS: &str = "ws-1";
+pub const KEY: &str = "sk-test-1";
+pub const WS2: &str = "ws-2";
+pub const KEY2: &str = "sk-test-2";
+
+/// A request on its way through the proxy.
+pub struct Req {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Req {
+    /// The JSON body, if it is JSON.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// The value of a query parameter.
+    pub fn param(&self, name: &str) -> Option<String> {
+        url::form_urlencoded::parse(self.query.as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    }
+
+    /// The path's segments.
+    pub fn segments(&self) -> Vec<&str> {
+        self.path.trim_start_matches('/').split('/').collect()
+    }
+
+    /// `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns`.
+    pub fn is_campaigns(&self) -> bool {
+        let s = self.segments();
+        s.len() == 8 && s[1] == "scheduling" && s[7] == "campaigns"
+    }
+
+    /// `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns/{id}`.
+    pub fn is_campaign(&self) -> bool {
+        let s = self.segments();
+        s.len() == 9 && s[1] == "scheduling" && s[7] == "campaigns"
+    }
+
+    /// `/api/app-authoring/v1/orgs/{o}/workspaces/{w}/deployments`.
+    pub fn is_deployments(&self) -> bool {
+        let s = self.segments();
+        s.len() == 8 && s[1] == "app-authoring" && s[7] == "deployments"
+    }
+
+    /// The id of `/api/app-authoring/v1/orgs/{o}/workspaces/{w}/deployments/{id}`.
+    pub fn deployment_id(&self) -> Option<&str> {
+        let s = self.segments();
+        (s.len() == 9 && s[1] == "app-authoring" && s[7] == "deployments").then(|| s[8])
+    }
+
+    /// Whether the path is under `/cohorts/` of a campaign or deployment, with a cohort id.
+    pub fn is_cohort(&self) -> bool {
+        let s = self.segments();
+        s.len() == 11 && s[1] == "scheduling" && s[9] == "cohorts"
+    }
+}
+
+/// An answer on its way back.
+pub struct Resp {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    /// The JSON body, if it is JSON.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// Replaces the body with `v`.
+    pub fn set_json(&mut self, v: &Value) {
+        self.body = serde_json::to_vec(v).unwrap();
+        self.content_type = Some("application/json".into());
+    }
+
+    /// A JSON answer.
+    pub fn json_answer(status: u16, v: &Value) -> Resp {
+        Resp {
+            status,
+            content_type: Some("application/json".into()),
+            body: serde_json::to_vec(v).unwrap(),
+        }
+    }
+}
+
+type RequestHook = Box<dyn Fn(&mut Req) -> Option<Resp> + Send + Sync>;
+type ResponseHook = Box<dyn Fn(&Req, &mut Resp) + Send + Sync>;
+
+/// A contract-breaking change: a request hook (may answer in place of the platform) and a
+/// response hook (may change the answer).
+#[derive(Default)]
+pub struct Mutation {
+    pub request: Option<RequestHook>,
+    pub response: Option<ResponseHook>,
+}
+
+/// A running mock.
+pub struct Mock {
+    pub url: String,
+    stops: Vec<oneshot::Sender<()>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Mock {
+    /// Stops the proxy and the platform.
+    pub async fn stop(mut self) {
+        for s in self.stops.drain(..) {
+            let _ = s.send(());
+        }
+        for t in self.tasks.drain(..) {
+            let _ = t.await;
+        }
+    }
+}
+
+fn config(public_url: Option<String>) -> PlatformConfig {
+    PlatformConfig {
+        database: ":memory:".into(),
+        api_keys: vec![
+            ApiKeyConfig::parse(&format!("{ORG}/{WS}={KEY}:ci")).unwrap(),
+            ApiKeyConfig::parse(&format!("{ORG}/{WS2}={KEY2}:other")).unwrap(),
+        ],
+        seed: Some(11),
+        webhook_secret: Some("whsec_test".into()),
+        public_url,
+        ..Default::default()
+    }
+}
+
+/// A simulated clock at [`START`].
+pub fn sim_clock() -> SimClock {
+    SimClock::at(START)
+}
+
+/// The mock on `clock` (else the real clock), behind `mutation` when given.
+pub async fn spawn(clock: Option<SimClock>, mutation: Option<Mutation>) -> Mock {
+    let outer = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let outer_addr = outer.local_addr().unwrap();
+    let inner = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let inner_addr = inner.local_addr().unwrap();
+    // Page links point at the address clients use: the proxy's when there is one.
+    let public = mutation.as_ref().map(|_| format!("http://{outer_addr}"));
+    let mut builder = App::builder(config(public));
+    if let Some(c) = &clock {
+        builder = builder.sim_clock(c.clone());
+    }
+    let app = builder.build().expect("the app builds");
+    let platform = platform::server::Platform::from_config(app).expect("the platform builds");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let mut stops = vec![stop];
+    let mut tasks = vec![tokio::spawn(platform::server::serve(
+        platform,
+        inner,
+        async {
+            let _ = stopped.await;
+        },
+    ))];
+    let url = match mutation {
+        None => {
+            drop(outer);
+            format!("http://{inner_addr}")
+        }
+        Some(m) => {
+            let (stop, stopped) = oneshot::channel::<()>();
+            stops.push(stop);
+            tasks.push(tokio::spawn(proxy(outer, inner_addr, Arc::new(m), async {
+                let _ = stopped.await;
+            })));
+            format!("http://{outer_addr}")
+        }
+    };
+    Mock { url, stops, tasks }
+}
+
+async fn proxy(
+    listener: tokio::net::TcpListener,
+    inner: SocketAddr,
+    m: Arc<Mutation>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let client = reqwest::Client::new();
+    let route = warp::method()
+        .and(warp::path::full())
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and(warp::header::headers_cloned())
+        .and(warp::body::bytes())
+        .then(
+            move |method: Method,
+                  path: warp::path::FullPath,
+                  query: String,
+                  headers: HeaderMap,
+                  body: Bytes| {
+                let client = client.clone();
+                let m = m.clone();
+                async move {
+                    let mut req = Req {
+                        method,
+                        path: path.as_str().to_string(),
+                        query,
+                        headers,
+                        body: body.to_vec(),
+                    };
+                    let mut resp = match m.request.as_ref().and_then(|h| h(&mut req)) {
+                        Some(r) => r,
+                        None => forward(&client, inner, &req).await,
+                    };
+                    if let Some(h) = &m.response {
+                        h(&req, &mut resp);
+                    }
+                    let mut out = warp::http::Response::builder().status(resp.status);
+                    if let Some(ct) = &resp.content_type {
+                        out = out.header("content-type", ct);
+                    }
+                    out.body(resp.body).unwrap()
+                }
+            },
+        );
+    warp::serve(route)
+        .incoming(listener)
+        .graceful(shutdown)
+        .run()
+        .await;
+}
+
+async fn forward(client: &reqwest::Client, inner: SocketAddr, req: &Req) -> Resp {
+    let mut url = format!("http://{inner}{}", req.path);
+    if !req.query.is_empty() {
+        url.push('?');
+        url.push_str(&req.query);
+    }
+    let mut r = client.request(req.method.clone(), url);
+    for (name, value) in &req.headers {
+        if name != "host" && name != "content-length" {
+            r = r.header(name, value);
+        }
+    }
+    let answer = r
+        .body(req.body.clone())
+        .send()
+        .await
+        .expect("the mock answers");
+    let status = answer.status().as_u16();
+    let content_type = answer
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    Resp {
+        status,
+        content_type,
+        body: answer.bytes().await.unwrap().to_vec(),
+    }
+}
+
+/// Options for a run against `url`: both workspaces, `--sim` when `sim`.
+pub fn options(url: &str, sim: bool, other: bool) -> Options {
+    let main = Workspace {
+        org: ORG.into(),
+        workspace: WS.into(),
+        key: KEY.into(),
+    };
+    let other = other.then(|| Workspace {
+        org: ORG.into(),
+        workspace: WS2.into(),
+        key: KEY2.into(),
+    });
+    Options::new(url, main, other, sim)
+}
+
+/// Runs every group against `url`.
+pub async fn run(url: &str, sim: bool, other: bool) -> CheckReport {
+    check(
+        &options(url, sim, other),
+        &mut |_| {},
+        std::future::pending(),
+    )
+    .await
+    .expect("the checks run")
+}

@@ -1,0 +1,143 @@
+//! `harness run`: every example passes through the command, the same file and seed give the
+//! same bytes, and a failing expectation says where, what and when, with exit status 1.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+/// Runs `harness run -q FILE --report-dir DIR` and answers the exit code and output.
+fn harness_run(file: &Path, dir: &Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg("-q")
+        .arg(file)
+        .arg("--report-dir")
+        .arg(dir)
+        .output()
+        .expect("harness runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+macro_rules! example_passes {
+    ($name:ident, $file:expr) => {
+        #[test]
+        fn $name() {
+            let dir = tempfile::tempdir().unwrap();
+            let (code, out) = harness_run(&example($file), dir.path());
+            assert_eq!(code, Some(0), "{out}");
+            assert!(out.contains(" passed, 0 failed"), "{out}");
+            for f in ["report.json", "report.html", "junit.xml"] {
+                assert!(dir.path().join(f).is_file(), "{f} written");
+            }
+            let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+            assert!(junit.contains("failures=\"0\""), "{junit}");
+        }
+    };
+}
+
+example_passes!(example_lifecycle, "lifecycle.toml");
+example_passes!(example_windows_dst, "windows_dst.toml");
+example_passes!(example_pause_resume_cancel, "pause_resume_cancel.toml");
+example_passes!(example_weights, "weights.toml");
+example_passes!(example_key_service_outage, "key_service_outage.toml");
+example_passes!(example_inbound, "inbound.toml");
+example_passes!(example_restart, "restart.toml");
+example_passes!(example_capacity, "capacity.toml");
+example_passes!(example_large, "large.toml");
+
+#[test]
+fn every_example_has_a_test_here() {
+    let listed = include_str!("run.rs");
+    for entry in std::fs::read_dir(example("")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".toml") {
+            assert!(
+                listed.contains(&format!("\"{name}\"")),
+                "{name} has no example_passes! line"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_file_and_seed_give_the_same_report_bytes() {
+    for file in ["lifecycle.toml", "key_service_outage.toml", "restart.toml"] {
+        let a = scenarios::runner::run_file(&example(file), None)
+            .await
+            .unwrap();
+        let b = scenarios::runner::run_file(&example(file), None)
+            .await
+            .unwrap();
+        let (ja, jb) = (
+            scenarios::report::scenario::to_json(&a),
+            scenarios::report::scenario::to_json(&b),
+        );
+        assert!(ja == jb, "{file}: two runs differ");
+        assert_eq!(
+            scenarios::report::html::render(&a),
+            scenarios::report::html::render(&b),
+            "{file}: the HTML differs"
+        );
+    }
+    // Another seed gives other ids and outcomes.
+    let c = scenarios::runner::run_file(&example("lifecycle.toml"), Some(43))
+        .await
+        .unwrap();
+    let a = scenarios::runner::run_file(&example("lifecycle.toml"), None)
+        .await
+        .unwrap();
+    assert_ne!(a.campaigns[0].campaign_id, c.campaigns[0].campaign_id);
+    assert_eq!(c.seed, 43);
+}
+
+#[test]
+fn a_failing_expectation_names_its_line_the_expected_and_observed_values_and_the_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(example("lifecycle.toml"))
+        .unwrap()
+        .replace("total = 11\n", "total = 12\n");
+    let file = dir.path().join("wrong.toml");
+    std::fs::write(&file, &text).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l == "check = \"outcomes\"")
+        .unwrap();
+    let (code, out) = harness_run(&file, &dir.path().join("reports"));
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL  outcomes.line"), "{out}");
+    assert!(
+        out.contains(&format!("at:       {}:{line}", file.display())),
+        "the [[expect]] line {line}: {out}"
+    );
+    assert!(
+        out.contains("expected: total exactly 12, connected exactly 3"),
+        "{out}"
+    );
+    assert!(out.contains("\"total\":11"), "{out}");
+    assert!(out.contains("\"at\":\"2026-03-04T09:00:00.000Z\""), "{out}");
+    assert!(out.contains("14 passed, 1 failed"), "{out}");
+    let junit = std::fs::read_to_string(dir.path().join("reports/junit.xml")).unwrap();
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+    assert!(junit.contains("<failure message="), "{junit}");
+}
+
+#[test]
+fn an_invalid_file_runs_nothing_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(&file, "start = \"soon\"\n").unwrap();
+    let (code, out) = harness_run(&file, dir.path());
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("bad.toml:1:9:"), "{out}");
+    assert!(out.contains("nothing was run"), "{out}");
+}
