@@ -294,7 +294,10 @@ impl Fixtures {
             };
             match service::cohorts::get(app, &who, &parent, &f.cohort_id).await {
                 Ok(_) => out.existing.push(name),
-                Err(ApiError::NotFound { code, .. }) if code == "cohort_not_found" => {
+                Err(ApiError::NotFound {
+                    code: "cohort_not_found",
+                    ..
+                }) => {
                     service::cohorts::stream_with_id(
                         app,
                         &who,
