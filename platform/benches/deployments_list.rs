@@ -164,7 +164,11 @@ async fn load(
             let mut s = TcpStream::connect(addr).await.unwrap();
             s.set_nodelay(true).unwrap();
             let mut latencies = Vec::with_capacity(100_000);
-            while !stop.load(Ordering::Relaxed) && left.fetch_sub(1, Ordering::Relaxed) > 0 {
+            while !stop.load(Ordering::Relaxed)
+                && left
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                    .is_ok()
+            {
                 let sw = Stopwatch::start();
                 roundtrip(&mut s, req.as_bytes()).await;
                 latencies.push(sw.elapsed().as_micros() as u32);

@@ -2,11 +2,10 @@
 //! fault rules first ([`crate::faults`]), then the routes, then the journal
 //! ([`crate::journal`]), which records the request before its answer leaves.
 //!
-//! When the journal is off and no fault rule is set, and for the harness's own routes,
-//! requests go straight to the routes. Otherwise the request is rebuilt around a body that
-//! keeps a copy of what the routes read (JSON only, up to the body limit) and handed to the
-//! routes on a task of its own: warp offers no other way to run its routes on a request a
-//! filter has taken apart.
+//! The connection's service ([`crate::connection::service`]) hands such a request to
+//! [`Intercept::handle`] when the journal is on or a fault rule is set; other requests, and
+//! the harness's own routes, go straight to the routes. The request's body is wrapped in a
+//! [`TeeBody`] that keeps a copy of what the routes read (JSON only, up to the body limit).
 
 use std::future::Future;
 use std::io;
@@ -14,19 +13,19 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use contracts::clock::Stopwatch;
 use contracts::error::PlatformErrorBody;
 use contracts::operations::{Catalogue, Resolved};
 use contracts::wire::AppliedFault;
-use futures_util::{Stream, StreamExt};
+use futures_util::Stream;
+use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
+use tower_service::Service as _;
+use warp::Reply;
 use warp::filters::BoxedFilter;
-use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use warp::hyper::body::{Body as _, Frame};
-use warp::path::FullPath;
+use warp::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use warp::reply::Response;
-use warp::{Filter, Reply};
 
 use crate::app::App;
 use crate::error::json_response;
@@ -36,77 +35,49 @@ use crate::journal::verdict::{Exchange, SeenBody, entry, is_json_type};
 /// Largest 422 answer read for its items when it is above the journal's body limit.
 const VALIDATION_ANSWER_MAX: u64 = 1024 * 1024;
 
-struct Intercept {
+/// The fault rules and the journal of one platform, in front of its routes.
+#[derive(Clone)]
+pub struct Intercept {
     app: App,
-    routes: BoxedFilter<(Response,)>,
 }
 
-/// `routes` with the fault rules and the journal in front.
-pub fn wrap(app: App, routes: BoxedFilter<(Response,)>) -> BoxedFilter<(Response,)> {
-    let state = Arc::new(Intercept {
-        app,
-        routes: routes.clone(),
-    });
-    let gate = state.clone();
-    let direct = warp::path::full()
-        .and_then(move |path: FullPath| {
-            let observed = gate.observes(path.as_str());
-            async move {
-                if observed {
-                    Err(warp::reject())
-                } else {
-                    Ok(())
-                }
-            }
-        })
-        .untuple_one()
-        .and(routes);
-    let observed = warp::method()
-        .and(warp::path::full())
-        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
-        .and(warp::header::headers_cloned())
-        .and(warp::body::stream().map(boxed_body))
-        .then(move |method, path: FullPath, query, headers, body| {
-            let state = state.clone();
-            async move {
-                state
-                    .handle(method, path.as_str().to_string(), query, headers, body)
-                    .await
-            }
-        });
-    direct.or(observed).unify().boxed()
-}
-
-type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send + Sync>>;
-
-fn boxed_body<S, B>(s: S) -> BodyStream
-where
-    S: Stream<Item = Result<B, warp::Error>> + Send + Sync + 'static,
-    B: Buf,
-{
-    Box::pin(s.map(|chunk| chunk.map(|mut b| b.copy_to_bytes(b.remaining()))))
+impl std::fmt::Debug for Intercept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Intercept").finish_non_exhaustive()
+    }
 }
 
 impl Intercept {
-    fn observes(&self, path: &str) -> bool {
+    /// The intercept of `app`'s journal and fault rules.
+    pub fn new(app: App) -> Intercept {
+        Intercept { app }
+    }
+
+    /// Whether a request to `path` goes through [`Intercept::handle`]: a path of the
+    /// interface, while the journal is on or a fault rule is set.
+    pub fn observes(&self, path: &str) -> bool {
         path.starts_with(contracts::operations::INTERFACE_PREFIX)
             && (self.app.journal.enabled() || self.app.faults.any())
     }
 
-    async fn handle(
-        &self,
-        method: Method,
-        path: String,
-        query: String,
-        headers: HeaderMap,
-        body: BodyStream,
-    ) -> Response {
+    /// Answers `req` with `routes`: a fault rule may answer first, delay it, cut its answer
+    /// or drop the connection; the journal records it with its verdict.
+    pub async fn handle<B>(&self, req: Request<B>, routes: BoxedFilter<(Response,)>) -> Response
+    where
+        B: Body<Data = Bytes> + Send + Sync + Unpin + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let watch = Stopwatch::start();
         let app = &self.app;
         let at = app.clock.now();
-        let resolved = Catalogue::platform().resolve(method.as_str(), &path);
-        let api_key = header_text(&headers, "x-api-key");
-        let request_type = header_text(&headers, "content-type");
+        let (parts, body) = req.into_parts();
+        let method = parts.method.clone();
+        let uri = parts.uri.clone();
+        let path = uri.path();
+        let query = uri.query().unwrap_or("");
+        let resolved = Catalogue::platform().resolve(method.as_str(), path);
+        let api_key = header_text(&parts.headers, "x-api-key");
+        let request_type = header_text(&parts.headers, "content-type");
         let (operation_id, org_id, workspace_id) = match &resolved {
             Resolved::Operation(_, op, params) => (
                 Some(op.operation_id.as_str()),
@@ -117,7 +88,7 @@ impl Intercept {
         };
         let decision = app.faults.decide(&FaultRequest {
             operation_id,
-            path: &path,
+            path,
             method: method.as_str(),
             org_id,
             workspace_id,
@@ -135,8 +106,8 @@ impl Intercept {
             let x = Exchange {
                 at,
                 method: method.as_str(),
-                path: &path,
-                query: &query,
+                path,
+                query,
                 api_key: api_key.as_deref(),
                 resolved: &resolved,
                 status,
@@ -185,18 +156,16 @@ impl Intercept {
         } else {
             0
         };
-        let tee = Tee::new(body, capture, request_type.clone());
+        let tee = TeeBody::new(body, capture, request_type.clone());
         let seen_request = tee.seen.clone();
-        let response = match self
-            .call_routes(method.clone(), &path, &query, headers, tee)
-            .await
-        {
+        let request = Request::from_parts(parts, tee);
+        let response = match warp::service(routes).call(request).await {
             Ok(r) => r,
-            Err(message) => crate::error::ApiError::Internal(message).into_response(),
+            Err(never) => match never {},
         };
-        let (parts, body) = response.into_parts();
-        let status = parts.status.as_u16();
-        let response_type = header_text(&parts.headers, "content-type");
+        let (head, body) = response.into_parts();
+        let status = head.status.as_u16();
+        let response_type = header_text(&head.headers, "content-type");
         let size = body.size_hint().exact();
         let limit = app.journal.settings().body_limit_bytes as u64;
         let keep = journal_on
@@ -223,8 +192,8 @@ impl Intercept {
             bytes: bytes.clone().unwrap_or_default(),
         };
         let response = match (&bytes, truncate) {
-            (Some(b), true) => truncated(parts, b.clone()),
-            _ => Response::from_parts(parts, body),
+            (Some(b), true) => truncated(head, b.clone()),
+            _ => Response::from_parts(head, body),
         };
         let request = seen_request
             .lock()
@@ -232,38 +201,6 @@ impl Intercept {
             .unwrap_or_else(|p| p.into_inner().clone());
         record(Some(status), &request, &seen_response, applied, true);
         response
-    }
-
-    /// Runs the routes on a request rebuilt around `body`, on a task of its own.
-    async fn call_routes(
-        &self,
-        method: Method,
-        path: &str,
-        query: &str,
-        headers: HeaderMap,
-        body: Tee,
-    ) -> Result<Response, String> {
-        let uri = if query.is_empty() {
-            path.to_string()
-        } else {
-            format!("{path}?{query}")
-        };
-        let mut request = warp::http::Request::builder()
-            .method(method)
-            .uri(uri)
-            .body(http_body_util::StreamBody::new(
-                body.map(|chunk| chunk.map(Frame::data)),
-            ))
-            .map_err(|e| format!("rebuilding the request: {e}"))?;
-        *request.headers_mut() = headers;
-        let mut service = warp::service(self.routes.clone());
-        tokio::spawn(async move {
-            use tower_service::Service;
-            service.call(request).await
-        })
-        .await
-        .map_err(|e| format!("the handler failed: {e}"))?
-        .map_err(|never| match never {})
     }
 }
 
@@ -378,17 +315,18 @@ fn drop_connection() -> ! {
 }
 
 /// A request body that keeps a copy of what passes through it.
-struct Tee {
-    inner: BodyStream,
+pub struct TeeBody<B> {
+    inner: B,
     seen: Arc<Mutex<SeenBody>>,
     buf: BytesMut,
     limit: usize,
     overflow: bool,
+    done: bool,
 }
 
-impl Tee {
-    fn new(inner: BodyStream, limit: usize, content_type: Option<String>) -> Tee {
-        Tee {
+impl<B> TeeBody<B> {
+    fn new(inner: B, limit: usize, content_type: Option<String>) -> TeeBody<B> {
+        TeeBody {
             inner,
             seen: Arc::new(Mutex::new(SeenBody {
                 content_type,
@@ -397,34 +335,61 @@ impl Tee {
             buf: BytesMut::new(),
             limit,
             overflow: false,
+            done: false,
         }
+    }
+
+    /// The body ended: what was kept is the copy.
+    fn finish(&mut self) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        seen.complete = !self.overflow;
+        seen.bytes = std::mem::take(&mut self.buf).freeze();
     }
 }
 
-impl Stream for Tee {
-    type Item = Result<Bytes, warp::Error>;
+impl<B> Body for TeeBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+{
+    type Data = Bytes;
+    type Error = B::Error;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let this = &mut *self;
-        let next = this.inner.as_mut().poll_next(cx);
+        let next = Pin::new(&mut this.inner).poll_frame(cx);
         match &next {
-            Poll::Ready(Some(Ok(chunk))) => {
-                if !this.overflow && this.buf.len() + chunk.len() <= this.limit {
-                    this.buf.extend_from_slice(chunk);
-                } else {
-                    this.overflow = true;
-                    this.buf.clear();
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(chunk) = frame.data_ref() {
+                    if !this.overflow && this.buf.len() + chunk.len() <= this.limit {
+                        this.buf.extend_from_slice(chunk);
+                    } else {
+                        this.overflow = true;
+                        this.buf.clear();
+                    }
+                    let mut seen = this.seen.lock().unwrap_or_else(|p| p.into_inner());
+                    seen.size += chunk.len() as u64;
                 }
-                let mut seen = this.seen.lock().unwrap_or_else(|p| p.into_inner());
-                seen.size += chunk.len() as u64;
+                if this.inner.is_end_stream() {
+                    this.finish();
+                }
             }
-            Poll::Ready(None) => {
-                let mut seen = this.seen.lock().unwrap_or_else(|p| p.into_inner());
-                seen.complete = !this.overflow;
-                seen.bytes = std::mem::take(&mut this.buf).freeze();
-            }
+            Poll::Ready(None) => this.finish(),
             _ => {}
         }
         next
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }

@@ -12,7 +12,8 @@
 //! - [`journal`], [`faults`]: the request journal and the fault rules under `/sim/v1`.
 //! - [`health`]: `GET /healthz`, without a key.
 //!
-//! [`routes`] puts [`crate::intercept`] (fault rules, then the journal) in front of them all.
+//! The connection's service puts [`crate::intercept`] (fault rules, then the journal) in
+//! front of the interface's routes.
 
 pub mod admin;
 pub mod campaigns;
@@ -49,7 +50,7 @@ pub fn routes(
     app: App,
     driver: std::sync::Arc<crate::engine::driver::Driver>,
 ) -> BoxedFilter<(Response,)> {
-    let routes = docs::routes()
+    docs::routes()
         .or(sim::routes(app.clone(), driver))
         .unify()
         .or(outbound::routes(app.clone()))
@@ -66,12 +67,11 @@ pub fn routes(
         .unify()
         .or(journal::routes(app.clone()))
         .unify()
-        .or(faults::routes(app.clone()))
+        .or(faults::routes(app))
         .unify()
         .or(warp::path::full().and(warp::method()).map(route_miss))
         .unify()
-        .boxed();
-    crate::intercept::wrap(app, routes)
+        .boxed()
 }
 
 /// GET, and HEAD answered as GET without the body (RFC 9110: a server that serves GET on a
