@@ -212,6 +212,29 @@ pub struct ErrorDetail {
     pub error_type: String,
 }
 
+impl ErrorDetail {
+    /// `loc` as dotted text (`body.app_config.connection_configs.0.weight`), for messages
+    /// outside HTTP (files, logs).
+    pub fn dotted_loc(&self) -> String {
+        dotted(&self.loc)
+    }
+}
+
+/// A `loc` as dotted text (`body.app_config.connection_configs.0.weight`).
+pub fn dotted(loc: &[LocItem]) -> String {
+    let mut out = String::new();
+    for (i, item) in loc.iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        match item {
+            LocItem::Key(k) => out.push_str(k),
+            LocItem::Index(n) => out.push_str(&n.to_string()),
+        }
+    }
+    out
+}
+
 /// The 422 body: every validation failure of a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ValidationErrorBody {

@@ -10,6 +10,10 @@
 //! - [`model`]: validated domain types of campaigns, deployments, outbound calls, cohorts.
 //! - [`validate`]: every rule and limit, checked all at once with exact `loc` paths.
 //! - [`openapi`]: the OpenAPI 3.1 documents generated from the wire types.
+//! - [`operations`]: the interface's operations read from that document, and the
+//!   resolution of a request to one of them.
+//! - [`report`]: the one model of every verdict of the harness (checks) and its renderers
+//!   (a terminal table, JSON, JUnit XML), shared by the `harness` command and the platform.
 //! - `shutdown` (feature `shutdown`): the stop signal (Ctrl-C or SIGTERM) of the
 //!   long-running commands.
 //!
@@ -25,6 +29,8 @@ pub mod error;
 pub mod ids;
 pub mod model;
 pub mod openapi;
+pub mod operations;
+pub mod report;
 #[cfg(feature = "shutdown")]
 pub mod shutdown;
 pub mod validate;

@@ -53,6 +53,10 @@ pub struct AppInner {
     pub sim: Option<SimClock>,
     /// Deployment lists, served from memory.
     pub deployment_lists: Arc<crate::service::deployment_lists::ListCache>,
+    /// Every request to the interface with its verdict.
+    pub journal: Arc<crate::journal::Journal>,
+    /// The fault rules in force.
+    pub faults: Arc<crate::faults::Faults>,
 }
 
 /// A change counter the engine watches: campaigns created or changed, cohorts completed,
@@ -216,6 +220,17 @@ impl AppBuilder {
         let resource_ids = Arc::new(store.write_blocking(|c| PersistentIds::load(c, seed))?);
         let ids = Arc::new(store.write_blocking(|c| crate::store::ids::request_ids(c, seed))?);
         config.validate_byok().map_err(StartError::Config)?;
+        config.validate_faults().map_err(StartError::Config)?;
+        let started = contracts::clock::Clock::now(&*clock);
+        let journal = Arc::new(if config.journal.persist {
+            crate::journal::Journal::persistent(config.journal.clone(), started, &store)?
+        } else {
+            crate::journal::Journal::new(config.journal.clone(), started)
+        });
+        let faults = Arc::new(crate::faults::Faults::new(ids.seed()));
+        for rule in &config.faults {
+            faults.add(rule.clone());
+        }
         let keys = Arc::new(DataKeyRing::new(store.clone(), clock.clone(), key_service));
         for entry in &config.byok {
             let service = ByokKeyService::new(entry, clock.clone(), ids.clone())
@@ -242,6 +257,8 @@ impl AppBuilder {
                 changes: Changes::default(),
                 sim,
                 deployment_lists: Default::default(),
+                journal,
+                faults,
             }),
         })
     }

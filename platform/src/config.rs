@@ -50,6 +50,23 @@
 //! data_key_cache_secs = 300         # plaintext data key kept in memory (injected clock)
 //! request_timeout_ms = 5000         # per call to the key service (wall clock)
 //! rotation_period_secs = 2592000    # optional: rotate when the active key is this old
+//!
+//! [journal]                         # the request journal (GET /sim/v1/journal)
+//! capacity = 10000                  # entries kept in memory; 0 turns the journal off
+//! body_limit_bytes = 8192           # larger bodies are kept as their size only
+//! persist = false                   # also keep entries in the database
+//!
+//! [[faults]]                        # failures on demand; more through /sim/v1/faults
+//! kind = "rate_limit"               # status | delay | drop | truncate | rate_limit
+//! requests_per_second = 50.0        # per API key
+//! burst = 100
+//!
+//! [[faults]]
+//! kind = "status"
+//! status = 503
+//! operation_id = "list_deployments" # or path = "/api/app-authoring/v1/orgs/*/..."
+//! from = "2026-03-02T12:10:00Z"     # on the platform's clock (simulated or real)
+//! until = "2026-03-02T12:20:00Z"
 //! ```
 
 use std::net::SocketAddr;
@@ -657,6 +674,10 @@ pub struct PlatformConfig {
     pub body_read_timeout_ms: u64,
     /// Most client connections open at once; further ones wait until one closes.
     pub max_connections: u64,
+    /// The request journal (`GET /sim/v1/journal`).
+    pub journal: crate::journal::JournalSettings,
+    /// Fault rules in force from the start (more through `/sim/v1/faults`).
+    pub faults: Vec<contracts::wire::FaultRule>,
 }
 
 /// Default of [`PlatformConfig::header_read_timeout_ms`]: 30 seconds.
@@ -698,6 +719,8 @@ impl Default for PlatformConfig {
             header_read_timeout_ms: HEADER_READ_TIMEOUT_MS,
             body_read_timeout_ms: BODY_READ_TIMEOUT_MS,
             max_connections: MAX_CONNECTIONS,
+            journal: crate::journal::JournalSettings::default(),
+            faults: Vec::new(),
         }
     }
 }
@@ -723,6 +746,25 @@ impl PlatformConfig {
                     "byok for {}/{}: the workspace has more than one entry",
                     entry.org_id, entry.workspace_id
                 ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+
+    /// Checks every fault rule with the rules of `POST /sim/v1/faults`; problems are named
+    /// by their place in the file (`faults.0.status: Field required ...`).
+    pub fn validate_faults(&self) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for (i, rule) in self.faults.iter().enumerate() {
+            let root = contracts::error::Loc::root().at("faults").at(i);
+            if let Err(e) = contracts::validate::fault_rule_value(rule, &root) {
+                for d in e.details() {
+                    problems.push(format!("{}: {}", d.dotted_loc(), d.msg));
+                }
             }
         }
         if problems.is_empty() {
@@ -953,6 +995,35 @@ mod tests {
         assert_eq!(config.clock_admin_keys, vec!["sk-clock".to_string()]);
         assert_eq!(config.max_connections, 1024);
         config.validate_server().unwrap();
+        assert_eq!(config.journal.capacity, 10_000);
+        assert_eq!(config.faults.len(), 2);
+        config.validate_faults().unwrap();
+    }
+
+    #[test]
+    fn bad_fault_rules_are_named_by_their_place_in_the_file() {
+        let config = PlatformConfig::from_toml(
+            r#"
+            [[faults]]
+            kind = "delay"
+            [[faults]]
+            kind = "status"
+            status = 418
+            "#,
+        )
+        .unwrap();
+        let e = config.validate_faults().unwrap_err();
+        assert!(
+            e.contains("faults.0.delay_ms: Field required for a fault of kind 'delay'"),
+            "{e}"
+        );
+        assert!(
+            e.contains("faults.1.status: Value error, a fault answers one of"),
+            "{e}"
+        );
+        let e = PlatformConfig::from_toml("[[faults]]\nkind = \"status\"\nstatuss = 500\n")
+            .unwrap_err();
+        assert!(e.contains("statuss"), "{e}");
     }
 
     #[test]

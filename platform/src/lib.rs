@@ -17,6 +17,11 @@
 //! - [`webhooks`]: webhook signing, verification and backoff.
 //! - [`error`]: every failure and its answer.
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
+//! - [`intercept`]: what every request to the interface passes through: the fault rules
+//!   and the request journal.
+//! - [`journal`]: the request journal, the contract's verdict per request, API coverage.
+//! - [`faults`]: the platform's failures on demand.
+//! - [`fixtures`]: campaigns, deployments and cohorts created at start with fixed ids.
 //! - [`connection`]: HTTP/1.1 connections: limits, timeouts, refusals in the error shape.
 //! - [`process`]: settings and limits of the server process (malloc arenas, open files).
 //!
@@ -54,6 +59,10 @@ pub mod config;
 pub mod connection;
 pub mod engine;
 pub mod error;
+pub mod faults;
+pub mod fixtures;
+pub mod intercept;
+pub mod journal;
 pub mod keys;
 pub mod lifecycle;
 pub mod process;

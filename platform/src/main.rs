@@ -98,8 +98,36 @@ struct ServeArgs {
     /// the limit of open files (`ulimit -n`) leaves no room for it [default: 1024].
     #[arg(long, env = "PLATFORM_MAX_CONNECTIONS")]
     max_connections: Option<u64>,
+    /// Entries the request journal keeps in memory (GET /sim/v1/journal); 0 turns it off
+    /// [default: 10000].
+    #[arg(long, env = "PLATFORM_JOURNAL_CAPACITY", value_name = "N")]
+    journal_capacity: Option<usize>,
+    /// Also keep the request journal in the database, across restarts.
+    #[arg(long, env = "PLATFORM_JOURNAL_PERSIST")]
+    journal_persist: bool,
+    /// Create the campaigns, deployments and cohorts of this file at start, with the ids it
+    /// gives (TOML, or JSON when it ends in .json); those that exist already are left alone.
+    #[arg(long, env = "PLATFORM_FIXTURES", value_name = "FILE")]
+    fixtures: Option<PathBuf>,
+    /// At shutdown, write the verdict on the clients from the request journal into DIR:
+    /// report.json, junit.xml (one test case per operation) and report.txt.
+    #[arg(long, env = "PLATFORM_REPORT_ON_EXIT", value_name = "DIR")]
+    report_on_exit: Option<PathBuf>,
+    /// Once the platform takes requests, write its address as JSON to FILE (atomically),
+    /// for scripts that wait for it: {"url", "openapi_url", "health_url"}, and "api_key"
+    /// when one was generated.
+    #[arg(long, env = "PLATFORM_READY_FILE", value_name = "FILE")]
+    ready_file: Option<PathBuf>,
     #[command(flatten)]
     byok: ByokArgs,
+}
+
+/// What `serve` does beside serving.
+#[derive(Debug, Default)]
+struct Extras {
+    fixtures: Option<PathBuf>,
+    report_on_exit: Option<PathBuf>,
+    ready_file: Option<PathBuf>,
 }
 
 /// BYOK for one workspace from flags or the environment; they override the fields of the
@@ -174,6 +202,14 @@ fn parse_clock(s: &str) -> Result<ClockMode, String> {
 }
 
 impl ServeArgs {
+    fn extras(&mut self) -> Extras {
+        Extras {
+            fixtures: self.fixtures.take(),
+            report_on_exit: self.report_on_exit.take(),
+            ready_file: self.ready_file.take(),
+        }
+    }
+
     fn into_config(self) -> Result<PlatformConfig> {
         let mut config = match &self.config {
             Some(path) => {
@@ -239,6 +275,12 @@ impl ServeArgs {
         if let Some(v) = self.max_connections {
             config.max_connections = v;
         }
+        if let Some(v) = self.journal_capacity {
+            config.journal.capacity = v;
+        }
+        if self.journal_persist {
+            config.journal.persist = true;
+        }
         self.byok
             .into_override()
             .apply(&mut config.byok)
@@ -269,11 +311,14 @@ async fn run() -> Result<()> {
         .init();
     let Cli { command } = Cli::parse();
     match command {
-        Command::Serve(args) => serve(args.into_config()?).await,
+        Command::Serve(mut args) => {
+            let extras = args.extras();
+            serve(args.into_config()?, extras).await
+        }
     }
 }
 
-async fn serve(mut config: PlatformConfig) -> Result<()> {
+async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
     let seed = config
         .seed
         .unwrap_or_else(|| contracts::ids::IdGen::from_entropy().seed());
@@ -298,7 +343,7 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
         Database::Memory => println!("database: in memory (lost at exit)"),
         Database::File(p) => println!("database: {}", p.display()),
     }
-    match generated {
+    match &generated {
         Some(k) => println!(
             "local API key (every org and workspace): {}  -- send it as X-API-Key",
             k.key
@@ -330,9 +375,82 @@ async fn serve(mut config: PlatformConfig) -> Result<()> {
         );
     }
     println!("OpenAPI document: http://{addr}/openapi.json");
+    if let Some(path) = &extras.fixtures {
+        let applied = platform::fixtures::Fixtures::load(path)?
+            .apply(&app)
+            .await
+            .with_context(|| format!("creating the fixtures of {}", path.display()))?;
+        println!(
+            "fixtures: {} created, {} already there ({})",
+            applied.created.len(),
+            applied.existing.len(),
+            path.display()
+        );
+    }
+    match app.journal.settings().capacity {
+        0 => println!("request journal: off"),
+        n => println!(
+            "request journal: the latest {n} requests at http://{addr}/sim/v1/journal{}",
+            if app.journal.settings().persist {
+                ", kept in the database"
+            } else {
+                ""
+            }
+        ),
+    }
+    let url = format!("http://{addr}");
+    if let Some(path) = &extras.ready_file {
+        let mut ready = serde_json::json!({
+            "url": url,
+            "openapi_url": format!("{url}/openapi.json"),
+            "health_url": format!("{url}/healthz"),
+        });
+        if let Some(k) = &generated {
+            ready["api_key"] = k.key.clone().into();
+        }
+        write_ready_file(path, &ready)
+            .with_context(|| format!("writing the ready file {}", path.display()))?;
+    }
     let store = app.store.clone();
     platform::server::serve(platform, listener, shutdown).await;
+    if let Some(dir) = &extras.report_on_exit {
+        let written = platform::journal::report::write_on_exit(
+            &app,
+            &url,
+            dir,
+            &platform::journal::report::VerifyOptions::default(),
+        )
+        .with_context(|| format!("writing the report into {}", dir.display()))?;
+        println!(
+            "report: {}",
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     store.checkpoint().context("checkpointing the database")?;
     println!("platform stopped");
     Ok(())
+}
+
+/// Writes `value` to `path` through a temporary file and a rename, so that a script
+/// polling for the file never reads half of it; private (0600), as it may hold a key.
+fn write_ready_file(path: &std::path::Path, value: &serde_json::Value) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(&tmp)?;
+    f.write_all(format!("{value:#}\n").as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
 }

@@ -130,7 +130,15 @@ pub async fn serve_with(
         }))
     });
     let limits = app.config.connection_limits();
-    crate::connection::serve(listener, platform.routes(), limits, shutdown).await;
+    let intercept = std::sync::Arc::new(crate::intercept::Intercept::new(app.clone()));
+    crate::connection::serve(
+        listener,
+        platform.routes(),
+        Some(intercept),
+        limits,
+        shutdown,
+    )
+    .await;
     let _ = stop_engine.send(());
     if let Some(engine) = engine {
         let _ = engine.await;

@@ -1,12 +1,137 @@
 //! `harness verify`: the verdict on a client, from a running mock's request journal.
+//!
+//! Reads `GET /sim/v1/journal/summary` of the platform at `--url`, turns it into the check
+//! report of [`platform::journal::report`] (one check per operation of the OpenAPI
+//! document, plus coverage and unknown routes), prints it as a table, writes it as JSON
+//! and JUnit where asked, and exits 0 when the client kept the contract (and called enough
+//! of the API), 1 when not, 2 when the journal could not be read.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use contracts::wire::JournalSummary;
+use platform::journal::report::{VerifyOptions, report};
+
+use crate::report::{table, write_outputs};
+
+const EXAMPLES: &str = "\
+Examples:
+  # After the client's tests ran against the mock:
+  harness verify --url http://127.0.0.1:8080 --api-key sk-test-1 --junit verify.xml
+
+  # Fail the job when less than 80 % of the API was exercised, but only warn on
+  # requests that break the contract:
+  harness verify --url http://127.0.0.1:8080 --api-key sk-test-1 \\
+      --min-coverage 80 --allow-violations --json verify.json
+
+Exit status: 0 when every request kept the contract (and coverage is at least
+--min-coverage), 1 when not, 2 when the journal could not be read.";
 
 /// `harness verify` flags.
 #[derive(clap::Args, Debug)]
-pub struct VerifyArgs {}
+#[command(after_help = EXAMPLES)]
+pub struct VerifyArgs {
+    /// The platform mock's address, as printed when it started.
+    #[arg(long, env = "HARNESS_URL", value_name = "URL")]
+    pub url: String,
+    /// A key of any workspace of the mock (the journal covers them all).
+    #[arg(
+        long,
+        env = "HARNESS_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub api_key: Option<String>,
+    /// Also write the report as JUnit XML: one test case per operation.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the report as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Fail when less than PCT percent of the document's operations were called.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub min_coverage: Option<f64>,
+    /// Report requests that break the contract as warnings: exit 0 anyway (coverage still
+    /// counts).
+    #[arg(long)]
+    pub allow_violations: bool,
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{s}': give a percentage from 0 to 100")),
+    }
+}
+
+/// Reads the journal summary of the platform at `url`.
+pub async fn fetch_summary(url: &str, api_key: Option<&str>) -> Result<JournalSummary> {
+    let base = url.trim_end_matches('/');
+    let endpoint = format!("{base}/sim/v1/journal/summary");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .context("building the HTTP client")?;
+    let mut request = client.get(&endpoint);
+    if let Some(k) = api_key {
+        request = request.header("x-api-key", k);
+    }
+    let response = request.send().await.with_context(|| {
+        format!("cannot reach the platform at {base}: is it running, and is --url right?")
+    })?;
+    let status = response.status();
+    let text = response
+        .text()
+        .await
+        .with_context(|| format!("reading the answer of {endpoint}"))?;
+    match status.as_u16() {
+        200 => serde_json::from_str(&text).with_context(|| {
+            format!("{endpoint} did not answer a journal summary; is {base} this project's platform mock?")
+        }),
+        401 => bail!(
+            "the journal needs a key of any workspace of the mock: --api-key KEY (or HARNESS_API_KEY); the platform said: {text}"
+        ),
+        404 | 405 => bail!(
+            "{base} has no request journal ({endpoint} answered {status}); is it this project's platform mock?"
+        ),
+        _ => bail!("{endpoint} answered {status}: {text}"),
+    }
+}
 
 /// Runs `harness verify`.
-pub async fn run(_args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`harness verify` is not built yet")
+pub async fn run(args: VerifyArgs) -> Result<ExitCode> {
+    let summary = fetch_summary(&args.url, args.api_key.as_deref()).await?;
+    let opts = VerifyOptions {
+        min_coverage: args.min_coverage,
+        allow_violations: args.allow_violations,
+    };
+    let report = report(&summary, args.url.trim_end_matches('/'), &opts);
+    print!(
+        "{}",
+        table::render(&report, table::Colour::for_stream(&std::io::stdout()))
+    );
+    println!(
+        "{} requests: {} kept the contract, {} broke it, {} met a fault first; {} of {} operations called ({}%)",
+        summary.requests,
+        summary.conforming,
+        summary.violating,
+        summary.not_judged,
+        summary.coverage.called,
+        summary.coverage.operations,
+        summary.coverage.percent
+    );
+    if summary.entries_dropped > 0 {
+        println!(
+            "the journal holds the latest {} entries ({} older ones left memory; the counts include them)",
+            summary.entries_kept, summary.entries_dropped
+        );
+    }
+    write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
+    Ok(if report.holds() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -86,7 +86,7 @@ impl Modify for ByokAuth {
     info(
         title = "Voice-agent calling platform",
         version = "v1",
-        description = "Instant outbound calls, campaigns, cohorts and inbound deployments. Every route but /openapi.json requires X-API-Key."
+        description = "Instant outbound calls, campaigns, cohorts and inbound deployments. Every route but /openapi.json and /healthz requires X-API-Key."
     ),
     paths(
         openapi_document,
@@ -97,6 +97,9 @@ impl Modify for ByokAuth {
         create_deployment, list_deployments, get_deployment, patch_deployment, set_deployment_status, delete_deployment,
         sim_get_clock, sim_set_clock, sim_advance_clock, sim_inbound_call, sim_list_inbound_calls, sim_list_webhook_deliveries,
         admin_list_data_keys, admin_rotate_data_key,
+        health,
+        sim_list_journal, sim_reset_journal, sim_journal_summary,
+        sim_list_faults, sim_add_fault, sim_delete_fault, sim_reset_faults,
     ),
     components(schemas(
         ValidationErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo,
@@ -112,8 +115,8 @@ impl Modify for ByokAuth {
         (name = "campaigns", description = "Campaigns: schedule, dial rate, retries, weighted connections"),
         (name = "cohorts", description = "Users of a campaign or a deployment"),
         (name = "deployments", description = "Inbound deployments"),
-        (name = "meta", description = "This document"),
-        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time, inbound calls by hand, what the engine recorded"),
+        (name = "meta", description = "This document, and the readiness probe"),
+        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time, inbound calls by hand, what the engine recorded, the request journal and API coverage, fault rules"),
         (name = "admin", description = "The harness's own admin API (not part of the platform's interface): a workspace's data keys and their rotation")
     )
 )]

@@ -276,6 +276,70 @@ fn sim_list_inbound_calls() {}
     ))]
 fn sim_list_webhook_deliveries() {}
 
+#[utoipa::path(get, path = "/sim/v1/journal", tag = "simulation",
+    params(JournalQuery),
+    responses(
+        (status = 200, description = "Requests to the interface with their verdicts, oldest first", body = Page<JournalEntry>),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_list_journal() {}
+
+#[utoipa::path(delete, path = "/sim/v1/journal", tag = "simulation",
+    responses(
+        (status = 204, description = "Emptied: entries, counts and coverage start again (also in the database when kept there)"),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+    ))]
+fn sim_reset_journal() {}
+
+#[utoipa::path(get, path = "/sim/v1/journal/summary", tag = "simulation",
+    responses(
+        (status = 200, description = "API coverage per operation of this document, verdict counts, operations never called, documented statuses never produced", body = JournalSummary),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+    ))]
+fn sim_journal_summary() {}
+
+#[utoipa::path(get, path = "/sim/v1/faults", tag = "simulation",
+    params(CohortListQuery),
+    responses(
+        (status = 200, description = "The fault rules, in the order they are tried", body = Page<FaultRuleState>),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_list_faults() {}
+
+#[utoipa::path(post, path = "/sim/v1/faults", tag = "simulation",
+    request_body = FaultRule,
+    responses(
+        (status = 200, description = "Added after the existing rules", body = FaultRuleState),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 422, description = "Validation failed", body = ValidationErrorBody)
+    ))]
+fn sim_add_fault() {}
+
+#[utoipa::path(delete, path = "/sim/v1/faults/{fault_id}", tag = "simulation",
+    params(("fault_id" = String, Path)),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 404, description = "No such rule", body = PlatformErrorBody)
+    ))]
+fn sim_delete_fault() {}
+
+#[utoipa::path(delete, path = "/sim/v1/faults", tag = "simulation",
+    responses(
+        (status = 204, description = "Every rule removed (those of the configuration file too)"),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+    ))]
+fn sim_reset_faults() {}
+
+#[utoipa::path(get, path = "/healthz", tag = "meta", security(()),
+    responses(
+        (status = 200, description = "Serving: the routes answer and the database reads", body = Health),
+        (status = 503, description = "The database does not answer (`database_unavailable`)", body = PlatformErrorBody)
+    ))]
+fn health() {}
+
 // ----- admin operations (the harness's own) -----
 
 #[utoipa::path(get, path = "/admin/v1/orgs/{org_id}/workspaces/{workspace_id}/data-keys", tag = "admin",

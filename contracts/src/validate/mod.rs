@@ -16,24 +16,33 @@
 //!   [`transformation_config`], [`cohort_stream`]: bodies.
 //! - [`campaign_list_query`], [`deployment_list_query`], [`cohort_list_query`],
 //!   [`cohort_files_query`]: query strings.
-//! - [`sim`]: bodies of the simulation API.
+//! - [`sim`]: bodies and queries of the simulation API; [`fault_rule`]: its fault rules.
+//! - [`unknown_fields`]: the fields lax mode ignores, as strict mode would report them.
 
 mod campaign;
 mod cohort;
 mod deployment;
+mod faults;
 pub mod limits;
 mod outbound;
 mod query;
 pub mod sim;
+mod unknown;
 
 pub(crate) use campaign::campaign_create_unchecked_times;
 pub use campaign::{campaign_create, campaign_patch, campaign_status, retry_policy};
 pub use cohort::{cohort_stream, transformation_config};
 pub use deployment::{deployment_create, deployment_patch, deployment_status};
+pub use faults::{
+    FAULT_DELAY_MAX_MS, FAULT_RATE_MAX, FAULT_RETRY_AFTER_MAX_SECONDS, FAULT_STATUSES, fault_rule,
+    fault_rule_value,
+};
 pub use outbound::outbound_request;
 pub use query::{
-    ListParams, campaign_list_query, cohort_files_query, cohort_list_query, deployment_list_query,
+    JournalFilter, ListParams, campaign_list_query, cohort_files_query, cohort_list_query,
+    deployment_list_query, journal_query,
 };
+pub use unknown::unknown_fields;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
@@ -48,7 +57,8 @@ use crate::wire::JsonObject;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
     /// Refuse fields that are not part of the request (`extra_forbidden`). Off by default:
-    /// unknown fields are ignored, as the platform does.
+    /// unknown fields are ignored, as the platform does; [`unknown_fields`] still reports
+    /// what was ignored (the request journal shows it).
     pub strict: bool,
 }
 

@@ -5,7 +5,10 @@
 
 use super::{Ctx, enum_message, limits};
 use crate::error::{ErrorType, Loc, ValidationErrors};
-use crate::wire::{CampaignSortBy, CampaignStatus, CohortFileType, DeploymentSortBy, SortOrder};
+use crate::operations::Catalogue;
+use crate::wire::{
+    CampaignSortBy, CampaignStatus, CohortFileType, DeploymentSortBy, SortOrder, Verdict,
+};
 
 /// Paging, sorting and search of a list, with the defaults applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,6 +180,71 @@ pub fn cohort_list_query(pairs: &[(String, String)]) -> Result<(u64, u32), Valid
     let (offset, limit) = paging(&mut c, pairs);
     let both = offset.zip(limit);
     c.into_result(both)
+}
+
+/// A checked `GET /sim/v1/journal` query: filters and paging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalFilter {
+    /// Only this `operationId`, or `unknown` (requests to no operation).
+    pub operation: Option<String>,
+    /// Only this status (`0`: closed without an answer).
+    pub status: Option<u16>,
+    /// Only this verdict.
+    pub verdict: Option<Verdict>,
+    /// Matches to skip.
+    pub offset: u64,
+    /// Page size.
+    pub limit: u32,
+}
+
+/// `GET /sim/v1/journal`: `operation`, `status`, `verdict`, `offset`, `limit`.
+pub fn journal_query(pairs: &[(String, String)]) -> Result<JournalFilter, ValidationErrors> {
+    let mut c = Ctx::default();
+    let q = Loc::query();
+    let (offset, limit) = paging(&mut c, pairs);
+    let operation = match last(pairs, "operation") {
+        Some(op) if op == "unknown" || Catalogue::platform().get(op).is_some() => {
+            Some(Some(op.to_string()))
+        }
+        Some(op) => {
+            c.value_error(
+                &q.at("operation"),
+                format_args!(
+                    "no operation '{op}' in the platform's OpenAPI document; give an operationId of GET /openapi.json, or unknown"
+                ),
+            );
+            None
+        }
+        None => Some(None),
+    };
+    let status = match last(pairs, "status") {
+        Some(raw) => int_param(&mut c, raw, &q.at("status"), 0, Some(599)).map(|s| Some(s as u16)),
+        None => Some(None),
+    };
+    let verdict = match last(pairs, "verdict") {
+        Some(raw) => enum_param(
+            &mut c,
+            raw,
+            &q.at("verdict"),
+            &[
+                ("conforms", Verdict::Conforms),
+                ("violates", Verdict::Violates),
+                ("not_judged", Verdict::NotJudged),
+            ],
+        )
+        .map(Some),
+        None => Some(None),
+    };
+    let filter = (|| {
+        Some(JournalFilter {
+            operation: operation?,
+            status: status?,
+            verdict: verdict?,
+            offset: offset?,
+            limit: limit?,
+        })
+    })();
+    c.into_result(filter)
 }
 
 /// `GET .../cohorts/{id}/files`: `file_type` is required.

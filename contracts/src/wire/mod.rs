@@ -10,6 +10,8 @@
 //! - [`sim`]: the harness's simulation API (clock, inbound calls, deliveries).
 //! - [`common`]: the paginated list and shared pieces.
 //! - [`admin`]: the harness's admin API of a workspace's data keys.
+//! - [`journal`]: the harness's request journal and API coverage.
+//! - [`faults`]: the harness's fault rules (the platform's failures on demand).
 //!
 //! Request types here describe the body for clients and for the OpenAPI documents; the
 //! platform checks incoming bodies with `crate::validate`, which reports every violation at
@@ -21,6 +23,8 @@ pub mod campaign;
 pub mod cohort;
 pub mod common;
 pub mod deployment;
+pub mod faults;
+pub mod journal;
 pub mod outbound;
 pub mod sim;
 pub mod webhook;
@@ -30,6 +34,8 @@ pub use campaign::*;
 pub use cohort::*;
 pub use common::*;
 pub use deployment::*;
+pub use faults::*;
+pub use journal::*;
 pub use outbound::*;
 pub use sim::*;
 pub use webhook::*;

@@ -10,6 +10,7 @@
 //! | POST | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/inbound-calls` | [`InboundCallRequest`] | [`InboundCallRecord`] |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/inbound-calls` | | [`crate::wire::Page`] of [`InboundCallRecord`] |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/webhook-deliveries` | | [`crate::wire::Page`] of [`WebhookDeliveryRecord`] |
+//! | GET | `/healthz` (no key) | | [`Health`] |
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -179,4 +180,12 @@ pub struct WebhookDeliveryRecord {
     #[serde(with = "crate::clock::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub delivered_at: Option<DateTime<Utc>>,
+}
+
+/// The answer of `GET /healthz` (no key needed): the platform serves requests and its
+/// database answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Health {
+    /// `ok`.
+    pub status: String,
 }

@@ -99,6 +99,14 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
     expected.push(("POST".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/webhook-deliveries")));
+    expected.push(("GET".into(), "/sim/v1/journal".into()));
+    expected.push(("DELETE".into(), "/sim/v1/journal".into()));
+    expected.push(("GET".into(), "/sim/v1/journal/summary".into()));
+    expected.push(("GET".into(), "/sim/v1/faults".into()));
+    expected.push(("POST".into(), "/sim/v1/faults".into()));
+    expected.push(("DELETE".into(), "/sim/v1/faults".into()));
+    expected.push(("DELETE".into(), "/sim/v1/faults/{fault_id}".into()));
+    expected.push(("GET".into(), "/healthz".into()));
     expected.push(("GET".into(), format!("/admin/v1{w}/data-keys")));
     expected.push(("POST".into(), format!("/admin/v1{w}/data-keys/rotate")));
     let expected: BTreeSet<_> = expected.into_iter().collect();
@@ -816,6 +824,153 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             offset: 0,
             next_page_uri: None,
             prev_page_uri: None,
+        }),
+    );
+    // The journal and the fault rules.
+    let violation = Violation {
+        kind: ViolationKind::UnknownField,
+        loc: vec![
+            LocItem::Key("body".into()),
+            LocItem::Key("desciption".into()),
+        ],
+        msg: "Extra inputs are not permitted (the platform ignored it)".into(),
+        error_type: "extra_forbidden".into(),
+    };
+    let applied = AppliedFault {
+        fault_id: "flt-1".into(),
+        kind: "status".into(),
+        effect: "503".into(),
+    };
+    let entry = JournalEntry {
+        seq: 1,
+        at: at(),
+        method: "POST".into(),
+        path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments".into(),
+        query: serde_json::Map::new(),
+        operation_id: Some("create_deployment".into()),
+        path_template: Some(
+            "/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments".into(),
+        ),
+        org_id: Some("o".into()),
+        workspace_id: Some("w".into()),
+        api_key: ApiKeyUse::Valid,
+        key_name: Some("ci".into()),
+        status: Some(200),
+        duration_ms: 1.5,
+        request: JournalBody {
+            content_type: Some("application/json".into()),
+            bytes: 20,
+            json: Some(json!({"desciption": "<string>"})),
+            note: None,
+        },
+        response: JournalBody {
+            content_type: Some("application/json".into()),
+            bytes: 20_000,
+            json: None,
+            note: Some("larger than the journal's body limit of 8192 bytes".into()),
+        },
+        verdict: Verdict::Violates,
+        violations: vec![violation.clone()],
+        fault: Some(applied.clone()),
+    };
+    let example = ViolationExample {
+        seq: 1,
+        method: "POST".into(),
+        path: "/api/x".into(),
+        status: None,
+        violations: vec![violation.clone()],
+    };
+    let op_summary = OperationSummary {
+        operation_id: "create_deployment".into(),
+        method: "POST".into(),
+        path: "/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments".into(),
+        tag: "deployments".into(),
+        calls: 1,
+        statuses: [("200".to_string(), 1)].into_iter().collect(),
+        violating_requests: 1,
+        documented_statuses_not_seen: vec![401],
+        undocumented_statuses: vec![503],
+        examples: vec![example.clone()],
+    };
+    let unknown = UnknownRoutes {
+        requests: 1,
+        examples: vec![example.clone()],
+    };
+    let coverage = Coverage {
+        operations: 22,
+        called: 1,
+        percent: 4.5,
+    };
+    add("Verdict", v(Verdict::NotJudged));
+    add("ViolationKind", v(ViolationKind::MissingKey));
+    add("Violation", v(violation));
+    add("ApiKeyUse", v(ApiKeyUse::Missing));
+    add("JournalBody", v(entry.request.clone()));
+    add("AppliedFault", v(applied));
+    add("JournalEntry", v(entry.clone()));
+    add(
+        "Page_JournalEntry",
+        v(Page {
+            items: vec![entry],
+            total: 1,
+            limit: 20,
+            offset: 0,
+            next_page_uri: None,
+            prev_page_uri: None,
+        }),
+    );
+    add("ViolationExample", v(example));
+    add("OperationSummary", v(op_summary.clone()));
+    add("UnknownRoutes", v(unknown.clone()));
+    add("Coverage", v(coverage.clone()));
+    add(
+        "JournalSummary",
+        v(JournalSummary {
+            since: at(),
+            requests: 1,
+            conforming: 0,
+            violating: 1,
+            not_judged: 0,
+            faults_injected: 0,
+            entries_kept: 1,
+            entries_dropped: 0,
+            capacity: 10_000,
+            coverage,
+            operations: vec![op_summary],
+            not_called: vec!["create_campaign".into()],
+            unknown_routes: unknown,
+        }),
+    );
+    let mut rule = FaultRule::new(FaultKind::Status);
+    rule.status = Some(503);
+    rule.operation_id = Some("list_deployments".into());
+    rule.from = Some(at());
+    rule.times = Some(2);
+    add("FaultKind", v(FaultKind::RateLimit));
+    add("FaultRule", v(rule.clone()));
+    let state = FaultRuleState {
+        fault_id: "flt-1".into(),
+        rule,
+        matched: 3,
+        injected: 2,
+        remaining: Some(0),
+    };
+    add("FaultRuleState", v(state.clone()));
+    add(
+        "Page_FaultRuleState",
+        v(Page {
+            items: vec![state],
+            total: 1,
+            limit: 20,
+            offset: 0,
+            next_page_uri: None,
+            prev_page_uri: None,
+        }),
+    );
+    add(
+        "Health",
+        v(Health {
+            status: "ok".into(),
         }),
     );
     // BYOK

@@ -9,12 +9,20 @@
 //! - [`docs`]: `GET /openapi.json`.
 //! - [`sim`]: the simulation API under `/sim/v1`.
 //! - [`admin`]: the admin API of a workspace's data keys under `/admin/v1`.
+//! - [`journal`], [`faults`]: the request journal and the fault rules under `/sim/v1`.
+//! - [`health`]: `GET /healthz`, without a key.
+//!
+//! The connection's service puts [`crate::intercept`] (fault rules, then the journal) in
+//! front of the interface's routes.
 
 pub mod admin;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployments;
 pub mod docs;
+pub mod faults;
+pub mod health;
+pub mod journal;
 pub mod outbound;
 pub mod sim;
 
@@ -53,7 +61,13 @@ pub fn routes(
         .unify()
         .or(cohorts::routes(app.clone()))
         .unify()
-        .or(admin::routes(app))
+        .or(admin::routes(app.clone()))
+        .unify()
+        .or(health::routes(app.clone()))
+        .unify()
+        .or(journal::routes(app.clone()))
+        .unify()
+        .or(faults::routes(app))
         .unify()
         .or(warp::path::full().and(warp::method()).map(route_miss))
         .unify()

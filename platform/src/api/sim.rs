@@ -82,6 +82,21 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .boxed()
 }
 
+/// The journal and fault routes act on the whole instance: any workspace's key opens
+/// them. Answers the key's configured name.
+pub(crate) fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
+    let Some(presented) = meta.header("x-api-key") else {
+        return Err(ApiError::Unauthorized {
+            code: "missing_api_key",
+            message: "send a workspace's key in the X-API-Key header".into(),
+        });
+    };
+    app.auth.check_any(presented).ok_or(ApiError::Unauthorized {
+        code: "invalid_api_key",
+        message: "the X-API-Key is not a key of this platform".into(),
+    })
+}
+
 /// The clock routes act on the whole instance: any workspace's key (or a clock admin key)
 /// reads the clock; moving it takes a clock admin key once the platform has any
 /// (`clock_admin_keys`), else any workspace's key.

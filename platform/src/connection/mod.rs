@@ -83,10 +83,12 @@ pub struct Limits {
 }
 
 /// Serves `routes` on `listener` until `shutdown` completes; then stops accepting, closes
-/// idle connections, and waits for the requests in flight.
+/// idle connections, and waits for the requests in flight. Requests `intercept` observes
+/// (fault rules, the request journal) go through it.
 pub async fn serve(
     listener: TcpListener,
     routes: BoxedFilter<(Response,)>,
+    intercept: Option<Arc<crate::intercept::Intercept>>,
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
@@ -146,6 +148,7 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let conn = Connection {
             routes: routes.clone(),
+            intercept: intercept.clone(),
             limits,
             stop: stop_rx.clone(),
             _alive: alive_tx.clone(),
@@ -176,6 +179,7 @@ async fn accept_failed(e: std::io::Error) {
 
 struct Connection {
     routes: BoxedFilter<(Response,)>,
+    intercept: Option<Arc<crate::intercept::Intercept>>,
     limits: Limits,
     stop: watch::Receiver<bool>,
     _alive: mpsc::Sender<()>,
@@ -191,7 +195,7 @@ impl Connection {
             .max_headers(MAX_HEADERS)
             .max_header_size(MAX_HEAD_BYTES)
             .keep_alive(true);
-        let service = RequestService::new(self.routes.clone(), self.limits);
+        let service = RequestService::new(self.routes.clone(), self.intercept.clone(), self.limits);
         let mut conn = builder.serve_connection(GuardedIo::new(stream), service);
         let mut stopping = false;
         let mut stop_signal = std::pin::pin!(stopped(self.stop.clone()));

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::body::Incoming;
@@ -16,19 +17,31 @@ use warp::reply::Response;
 
 use super::answers::{Refusal, close_after};
 use super::body::GuardedBody;
+use crate::intercept::Intercept;
+
 use super::{DRAIN_MAX_BYTES, DRAIN_MAX_WAIT, Limits, MAX_URI_BYTES};
 
 /// The platform's routes as a hyper service for one connection.
 #[derive(Clone)]
 pub struct RequestService {
     routes: BoxedFilter<(Response,)>,
+    intercept: Option<Arc<Intercept>>,
     limits: Limits,
 }
 
 impl RequestService {
-    /// A service answering with `routes` under `limits`.
-    pub fn new(routes: BoxedFilter<(Response,)>, limits: Limits) -> RequestService {
-        RequestService { routes, limits }
+    /// A service answering with `routes` under `limits`; the requests `intercept` observes
+    /// (fault rules, the request journal) go through it.
+    pub fn new(
+        routes: BoxedFilter<(Response,)>,
+        intercept: Option<Arc<Intercept>>,
+        limits: Limits,
+    ) -> RequestService {
+        RequestService {
+            routes,
+            intercept,
+            limits,
+        }
     }
 
     async fn answer(self, req: Request<Incoming>) -> Response {
@@ -43,9 +56,12 @@ impl RequestService {
             Refusal::UriTooLong.response()
         } else {
             let req = Request::from_parts(parts, body.clone());
-            match warp::service(self.routes).call(req).await {
-                Ok(r) => r,
-                Err(never) => match never {},
+            match &self.intercept {
+                Some(i) if i.observes(req.uri().path()) => i.handle(req, self.routes).await,
+                _ => match warp::service(self.routes).call(req).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                },
             }
         };
         if body.timed_out() {

@@ -52,10 +52,23 @@ pub fn detail(
 
 /// Creates a campaign in status `scheduled`.
 pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<CampaignSummary, ApiError> {
+    create_with_id(app, who, body, None).await
+}
+
+/// [`create`] with a given id (fixtures), which must be new; `None` draws one.
+pub async fn create_with_id(
+    app: &App,
+    who: &Principal,
+    body: &Value,
+    id: Option<String>,
+) -> Result<CampaignSummary, ApiError> {
     let now = app.clock.now();
     let spec = validate::campaign_create(body, now, app.validation)?;
     let rec = CampaignRecord {
-        id: app.draw_id(|g| g.campaign_id()).await?,
+        id: match id {
+            Some(id) => id,
+            None => app.draw_id(|g| g.campaign_id()).await?,
+        },
         ws: who.ws.clone(),
         status: CampaignStatus::Scheduled,
         spec,

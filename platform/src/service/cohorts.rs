@@ -787,10 +787,25 @@ pub async fn stream(
     body: &Value,
     trace_id: Option<&str>,
 ) -> Result<Cohort, ApiError> {
+    stream_with_id(app, who, parent, body, trace_id, None).await
+}
+
+/// [`stream`] with a given id (fixtures), which must be new; `None` draws one.
+pub async fn stream_with_id(
+    app: &App,
+    who: &Principal,
+    parent: &Parent,
+    body: &Value,
+    trace_id: Option<&str>,
+    id: Option<String>,
+) -> Result<Cohort, ApiError> {
     let req = validate::cohort_stream(body, app.validation)?;
     require_parent(app, &who.ws, parent, Some(app.clock.now())).await?;
     let keys = app.keys.workspace(&who.ws, trace_id).await?;
-    let id = app.draw_id(|g| g.cohort_id()).await?;
+    let id = match id {
+        Some(id) => id,
+        None => app.draw_id(|g| g.cohort_id()).await?,
+    };
     let (k2, id2, country) = (keys.clone(), id.clone(), req.country_code.clone());
     let name = req.name.as_str().to_string();
     let category = req.category;

@@ -47,10 +47,23 @@ fn taken(t: NumberTaken) -> ApiError {
 
 /// Creates a deployment in status `active`; its numbers must be free in the workspace.
 pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployment, ApiError> {
+    create_with_id(app, who, body, None).await
+}
+
+/// [`create`] with a given id (fixtures), which must be new; `None` draws one.
+pub async fn create_with_id(
+    app: &App,
+    who: &Principal,
+    body: &Value,
+    id: Option<String>,
+) -> Result<Deployment, ApiError> {
     let spec = validate::deployment_create(body, app.validation)?;
     let now = app.clock.now();
     let rec = DeploymentRecord {
-        id: app.draw_id(|g| g.deployment_id()).await?,
+        id: match id {
+            Some(id) => id,
+            None => app.draw_id(|g| g.deployment_id()).await?,
+        },
         ws: who.ws.clone(),
         status: DeploymentStatus::Active,
         config: spec.to_create_request(),

@@ -10,11 +10,14 @@ mod helpers;
 mod http;
 
 mod campaigns;
+mod ci;
 mod deployments;
 mod durability;
 mod engine;
 mod errors;
+mod faults;
 mod fuzz;
+mod journal;
 mod outbound;
 mod routes;
 mod webhooks;

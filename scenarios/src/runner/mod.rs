@@ -154,7 +154,8 @@ pub fn write_reports(report: &ScenarioReport, dir: &Path) -> Result<()> {
     crate::report::write_file(
         &dir.join("junit.xml"),
         &crate::report::junit::render(&report.expectations),
-    )
+    )?;
+    Ok(())
 }
 
 /// Runs a scenario file (with the file's seed unless `seed`), without progress.

@@ -33,6 +33,10 @@ Examples:
   # The platform's and the key service's own configuration files
   harness up --platform-config platform.toml --kms-config kms.toml
 
+  # For a client's CI: fixed fixtures, and the verdict on the client written at Ctrl-C
+  harness up --port-base 0 --ready-file /tmp/stack.json --fixtures fixtures.toml \\
+    --report-on-exit contract-report
+
 Ctrl-C or SIGTERM stops both servers (requests in flight finish first); the exit status is
 then 0. It is 2 when the stack cannot start (a taken port, a bad file).";
 
@@ -85,6 +89,17 @@ pub struct UpArgs {
     /// listen, atomically; it is removed when the stack stops.
     #[arg(long, value_name = "PATH")]
     pub ready_file: Option<PathBuf>,
+    /// Create the campaigns, deployments and cohorts of FILE once the stack listens (before
+    /// the ready file is written), with the ids it gives (TOML, or JSON when it ends in
+    /// .json); those that exist already are left alone. The format is `platform serve
+    /// --fixtures`'.
+    #[arg(long, value_name = "FILE")]
+    pub fixtures: Option<PathBuf>,
+    /// When the stack stops, write the verdict on the platform's clients from its request
+    /// journal into DIR, as `harness verify` gives it: report.json, junit.xml (one test case
+    /// per operation) and report.txt.
+    #[arg(long, value_name = "DIR")]
+    pub report_on_exit: Option<PathBuf>,
 }
 
 /// The clock flag.
@@ -195,6 +210,12 @@ pub async fn run(args: UpArgs) -> anyhow::Result<ExitCode> {
     // is not lost.
     let shutdown = contracts::shutdown::signal();
     let stack = Stack::start(options).await?;
+    if let Some(path) = &args.fixtures
+        && let Err(e) = load_fixtures(&stack, path).await
+    {
+        let _ = stack.stop().await;
+        return Err(e);
+    }
     let details = banner::Details::new(stack.info());
     if let Some(path) = &args.ready_file {
         crate::write_atomically(path, format!("{}\n", details.json()).as_bytes())
@@ -212,15 +233,42 @@ pub async fn run(args: UpArgs) -> anyhow::Result<ExitCode> {
     }
     shutdown.await;
     tracing::info!("stopping");
+    let app = stack.app().clone();
+    let url = stack.info().platform.url.clone();
     let stopped = stack.stop().await;
     if let Some(path) = &args.ready_file {
         let _ = std::fs::remove_file(path);
     }
     stopped?;
+    if let Some(dir) = &args.report_on_exit {
+        let written = platform::journal::report::write_on_exit(
+            &app,
+            &url,
+            dir,
+            &platform::journal::report::VerifyOptions::default(),
+        )
+        .with_context(|| format!("writing the report on exit into {}", dir.display()))?;
+        tracing::info!(files = ?written, "report on exit written");
+    }
     if !args.json {
         println!("harness stopped");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Creates the fixtures of `path` in the running stack and says how many.
+async fn load_fixtures(stack: &Stack, path: &Path) -> anyhow::Result<()> {
+    let applied = platform::fixtures::Fixtures::load(path)?
+        .apply(stack.app())
+        .await
+        .with_context(|| format!("creating the fixtures of {}", path.display()))?;
+    tracing::info!(
+        created = applied.created.len(),
+        existing = applied.existing.len(),
+        file = %path.display(),
+        "fixtures"
+    );
+    Ok(())
 }
 
 /// Removes a ready file an earlier run left, so that nobody reads it as this run's.

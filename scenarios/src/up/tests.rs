@@ -258,5 +258,9 @@ async fn the_readme_s_stack_file_starts_a_stack() {
             "admin-test-token"
         )
     );
+    assert!(
+        stack.app().faults.any(),
+        "the stack file's fault rule is in force"
+    );
     stack.stop().await.unwrap();
 }

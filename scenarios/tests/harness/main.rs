@@ -6,3 +6,4 @@ mod platform_check;
 mod run;
 mod scenario_check;
 mod scenario_fuzz;
+mod verify;

@@ -281,3 +281,98 @@ fn a_taken_port_stops_it_at_once_with_status_2_and_the_fix() {
     );
     assert!(running.rest().is_empty(), "nothing printed as if it ran");
 }
+
+#[test]
+fn fixtures_exist_once_ready_and_the_verdict_on_the_clients_is_written_at_exit() {
+    let work = tempfile::tempdir().unwrap();
+    let fixtures = work.path().join("fixtures.toml");
+    std::fs::write(
+        &fixtures,
+        r#"
+[[deployments]]
+org_id = "acme"
+workspace_id = "prod"
+deployment_id = "dep-front-desk"
+[deployments.body]
+name = "Front desk"
+app_id = "receptionist"
+app_version = 3
+connection_configs = [{ connection_id = "main", phone_numbers = ["+14155550100"] }]
+"#,
+    )
+    .unwrap();
+    let reports = work.path().join("reports");
+    let mut up = up(&[
+        "--fixtures",
+        &fixtures.display().to_string(),
+        "--report-on-exit",
+        &reports.display().to_string(),
+    ]);
+    let details = parse(&wait_for_file(&up.ready, &mut up.running));
+    let url = details["platform"]["url"].as_str().unwrap();
+    let key = details["platform"]["api_key"].as_str().unwrap();
+    let deployments = format!("{url}/api/app-authoring/v1/orgs/acme/workspaces/prod/deployments");
+    let got = parse(&bash(&format!(
+        "curl -sS {deployments}/dep-front-desk -H 'X-API-Key: {key}'"
+    )));
+    assert_eq!(got["deployment_id"], "dep-front-desk", "{got}");
+    assert_eq!(got["name"], "Front desk", "{got}");
+    // A request that breaks the contract (a limit above 100).
+    bash(&format!(
+        "curl -sS '{deployments}?limit=500' -H 'X-API-Key: {key}'"
+    ));
+
+    up.running.signal("TERM");
+    let status = up.running.wait();
+    assert_eq!(status.code(), Some(0), "stderr:\n{}", up.running.stderr());
+    let junit = std::fs::read_to_string(reports.join("junit.xml"))
+        .unwrap_or_else(|e| panic!("no junit.xml ({e}); stderr:\n{}", up.running.stderr()));
+    let case = |name: &str| {
+        junit
+            .lines()
+            .find(|l| l.contains(&format!("name=\"{name}\"")))
+            .unwrap_or_else(|| panic!("a test case {name}:\n{junit}"))
+            .to_string()
+    };
+    assert!(
+        !case("deployments.get_deployment").contains("<failure"),
+        "{junit}"
+    );
+    assert!(
+        case("deployments.list_deployments").contains("<failure"),
+        "{junit}"
+    );
+    let report = parse(&std::fs::read_to_string(reports.join("report.json")).unwrap());
+    assert_eq!(report["suite"], "verify", "{report}");
+    assert_eq!(report["target"], url, "{report}");
+    assert!(
+        std::fs::read_to_string(reports.join("report.txt"))
+            .unwrap()
+            .contains("FAIL  deployments.list_deployments")
+    );
+}
+
+#[test]
+fn a_fixture_the_platform_refuses_stops_it_with_status_2_and_the_reason() {
+    let work = tempfile::tempdir().unwrap();
+    let fixtures = work.path().join("fixtures.json");
+    std::fs::write(
+        &fixtures,
+        r#"{"deployments": [{"org_id": "acme", "workspace_id": "prod", "deployment_id": "dep-1",
+            "body": {"name": "Front desk!", "app_id": "a", "app_version": 1,
+                     "connection_configs": [{"connection_id": "c", "phone_numbers": ["+14155550100"]}]}}]}"#,
+    )
+    .unwrap();
+    let mut up = up(&["--fixtures", &fixtures.display().to_string()]);
+    let status = up.running.wait();
+    assert_eq!(status.code(), Some(2), "stderr:\n{}", up.running.stderr());
+    let stderr = up.running.stderr();
+    assert!(
+        stderr.contains("deployments[0] dep-1") && stderr.contains("body.name"),
+        "{stderr}"
+    );
+    assert!(
+        !up.ready.exists(),
+        "no ready file for a stack that did not start"
+    );
+}

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::checks::{Check, CheckReport, Outcome, Severity};
+use crate::report::checks::{Check, CheckReport, Outcome, Severity};
 
 /// ANSI colours, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +85,7 @@ fn line(out: &mut String, c: &Check, width: usize, colour: Colour) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{CheckDef, Evidence};
+    use crate::report::checks::{CheckDef, Evidence};
 
     #[test]
     fn failures_show_what_was_expected_and_seen() {

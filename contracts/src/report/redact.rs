@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::CheckReport;
+use super::checks::CheckReport;
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
@@ -84,7 +84,7 @@ impl CheckReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Check, CheckDef, Evidence};
+    use crate::report::checks::{Check, CheckDef, Evidence};
     use serde_json::json;
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::checks::{Check, CheckReport, Outcome, Severity};
+use crate::report::checks::{Check, CheckReport, Outcome, Severity};
 
 /// The report as a JUnit XML document.
 pub fn render(report: &CheckReport) -> String {
@@ -131,7 +131,7 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{CheckDef, Evidence};
+    use crate::report::checks::{CheckDef, Evidence};
 
     #[test]
     fn failures_skips_and_warnings_map_to_junit_elements() {

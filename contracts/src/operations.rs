@@ -1,0 +1,321 @@
+//! The operations of the platform's interface, read from its OpenAPI document, and the
+//! resolution of a request's method and path to one of them.
+//!
+//! The request journal names every request by the `operationId` and path template of
+//! [`crate::openapi::platform_document`], and its coverage is counted per operation of that
+//! document; fault rules match operation ids too. Deriving the table from the document (not
+//! from a second list) keeps the three in agreement.
+//!
+//! Only the interface is catalogued: the paths under `/api/`. The harness's own routes
+//! (`/sim/v1/...`, `/admin/v1/...`, `/openapi.json`, `/healthz`) are not operations a
+//! client of the platform is judged on.
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The prefix of every path of the platform's interface.
+pub const INTERFACE_PREFIX: &str = "/api/";
+
+/// One documented operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operation {
+    /// `GET`, `POST`, `PUT`, `PATCH` or `DELETE`.
+    pub method: &'static str,
+    /// The path template, `{param}` for a path parameter.
+    pub path: String,
+    /// The document's `operationId`.
+    pub operation_id: String,
+    /// The document's first tag (`deployments`, `campaigns`, ...).
+    pub tag: String,
+    /// The documented response statuses, ascending.
+    pub statuses: Vec<u16>,
+    /// The documented query parameters.
+    pub query_params: Vec<String>,
+    /// Whether the operation takes a JSON body.
+    pub json_body: bool,
+    segments: Vec<Segment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    Literal(String),
+    Param(String),
+}
+
+/// The path parameters of a resolved request, by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathParams(Vec<(String, String)>);
+
+impl PathParams {
+    /// The value of the parameter `name`, if the template has it.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What a method and path are, in the document's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved<'a> {
+    /// One documented operation (its index in [`Catalogue::operations`]), with the values
+    /// of its path parameters.
+    Operation(usize, &'a Operation, PathParams),
+    /// A documented path that does not take this method; the methods it takes.
+    WrongMethod {
+        /// The path template.
+        path: &'a str,
+        /// The methods the path takes.
+        allowed: Vec<&'static str>,
+    },
+    /// No documented path.
+    Unknown,
+}
+
+/// Every operation of the platform's interface.
+#[derive(Debug, Clone)]
+pub struct Catalogue {
+    operations: Vec<Operation>,
+}
+
+const METHODS: [(&str, &str); 5] = [
+    ("get", "GET"),
+    ("post", "POST"),
+    ("put", "PUT"),
+    ("patch", "PATCH"),
+    ("delete", "DELETE"),
+];
+
+impl Catalogue {
+    /// The catalogue of [`crate::openapi::platform_document`], built once.
+    pub fn platform() -> &'static Catalogue {
+        static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+        CATALOGUE.get_or_init(|| Catalogue::from_document(&crate::openapi::platform_document()))
+    }
+
+    /// The operations under `/api/` of an OpenAPI document (JSON), in document order.
+    pub fn from_document(doc: &Value) -> Catalogue {
+        let mut operations = Vec::new();
+        let Some(paths) = doc["paths"].as_object() else {
+            return Catalogue { operations };
+        };
+        for (path, item) in paths {
+            if !path.starts_with(INTERFACE_PREFIX) {
+                continue;
+            }
+            for (key, method) in METHODS {
+                let Some(op) = item.get(key) else { continue };
+                let mut statuses: Vec<u16> = op["responses"]
+                    .as_object()
+                    .map(|r| r.keys().filter_map(|k| k.parse().ok()).collect())
+                    .unwrap_or_default();
+                statuses.sort_unstable();
+                let query_params = op["parameters"]
+                    .as_array()
+                    .map(|ps| {
+                        ps.iter()
+                            .filter(|p| p["in"] == "query")
+                            .filter_map(|p| p["name"].as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let json_body = op["requestBody"]["content"]
+                    .as_object()
+                    .is_some_and(|c| c.keys().any(|k| k.contains("json")));
+                operations.push(Operation {
+                    method,
+                    path: path.clone(),
+                    operation_id: op["operationId"]
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("{method} {path}")),
+                    tag: op["tags"][0].as_str().unwrap_or("other").to_string(),
+                    statuses,
+                    query_params,
+                    json_body,
+                    segments: segments(path),
+                });
+            }
+        }
+        Catalogue { operations }
+    }
+
+    /// Every operation, in document order.
+    pub fn operations(&self) -> &[Operation] {
+        &self.operations
+    }
+
+    /// The operation with this id.
+    pub fn get(&self, operation_id: &str) -> Option<&Operation> {
+        self.operations
+            .iter()
+            .find(|o| o.operation_id == operation_id)
+    }
+
+    /// The index of the operation with this id in [`Catalogue::operations`].
+    pub fn index_of(&self, operation_id: &str) -> Option<usize> {
+        self.operations
+            .iter()
+            .position(|o| o.operation_id == operation_id)
+    }
+
+    /// What `method` and `path` (without the query) are. A trailing `/` is ignored, as the
+    /// server ignores it; `HEAD` resolves like `GET`. Where templates of several lengths of
+    /// literal text match, the one with the fewest parameters wins, as in the server's
+    /// routes (`GET .../cohorts/upload` is the upload path with another method, not a
+    /// cohort named `upload`).
+    pub fn resolve(&self, method: &str, path: &str) -> Resolved<'_> {
+        let method = if method.eq_ignore_ascii_case("HEAD") {
+            "GET"
+        } else {
+            method
+        };
+        let trimmed = path
+            .strip_suffix('/')
+            .filter(|p| !p.is_empty())
+            .unwrap_or(path);
+        let parts: Vec<&str> = trimmed.split('/').collect();
+        let matching: Vec<(usize, &Operation, PathParams)> = self
+            .operations
+            .iter()
+            .enumerate()
+            .filter_map(|(i, op)| op.matches(&parts).map(|p| (i, op, p)))
+            .collect();
+        let Some(fewest) = matching.iter().map(|(_, op, _)| op.params()).min() else {
+            return Resolved::Unknown;
+        };
+        let mut allowed = Vec::new();
+        let mut template = None;
+        for (index, op, params) in matching {
+            if op.params() != fewest {
+                continue;
+            }
+            if op.method.eq_ignore_ascii_case(method) {
+                return Resolved::Operation(index, op, params);
+            }
+            template.get_or_insert(op.path.as_str());
+            allowed.push(op.method);
+        }
+        match template {
+            Some(path) => Resolved::WrongMethod { path, allowed },
+            None => Resolved::Unknown,
+        }
+    }
+}
+
+impl Operation {
+    /// How many path parameters the template has.
+    fn params(&self) -> usize {
+        self.segments
+            .iter()
+            .filter(|s| matches!(s, Segment::Param(_)))
+            .count()
+    }
+
+    fn matches(&self, parts: &[&str]) -> Option<PathParams> {
+        if parts.len() != self.segments.len() {
+            return None;
+        }
+        let fits = self
+            .segments
+            .iter()
+            .zip(parts)
+            .all(|(seg, part)| match seg {
+                Segment::Literal(l) => l == part,
+                Segment::Param(_) => !part.is_empty(),
+            });
+        fits.then(|| {
+            PathParams(
+                self.segments
+                    .iter()
+                    .zip(parts)
+                    .filter_map(|(seg, part)| match seg {
+                        Segment::Param(name) => Some((name.clone(), (*part).to_string())),
+                        Segment::Literal(_) => None,
+                    })
+                    .collect(),
+            )
+        })
+    }
+}
+
+fn segments(path: &str) -> Vec<Segment> {
+    path.split('/')
+        .map(
+            |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => Segment::Param(name.to_string()),
+                None => Segment::Literal(s.to_string()),
+            },
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_resolve_to_the_documents_operations() {
+        let c = Catalogue::platform();
+        let Resolved::Operation(_, op, params) = c.resolve(
+            "GET",
+            "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/",
+        ) else {
+            panic!("the list resolves")
+        };
+        assert_eq!(op.operation_id, "list_deployments");
+        assert_eq!(
+            op.path,
+            "/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments"
+        );
+        assert_eq!(params.get("workspace_id"), Some("w"));
+        assert!(op.query_params.contains(&"limit".to_string()));
+        assert!(op.statuses.contains(&200) && op.statuses.contains(&422));
+        let Resolved::Operation(_, op, params) = c.resolve(
+            "DELETE",
+            "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/d-1",
+        ) else {
+            panic!("the delete resolves")
+        };
+        assert_eq!(op.operation_id, "delete_deployment");
+        assert_eq!(params.get("deployment_id"), Some("d-1"));
+        assert!(!op.json_body);
+        assert!(c.get("create_deployment").unwrap().json_body);
+    }
+
+    #[test]
+    fn other_methods_and_paths_are_told_apart() {
+        let c = Catalogue::platform();
+        match c.resolve(
+            "PUT",
+            "/api/app-authoring/v1/orgs/o/workspaces/w/deployments",
+        ) {
+            Resolved::WrongMethod { allowed, .. } => assert_eq!(allowed, ["GET", "POST"]),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.resolve("GET", "/api/nothing"), Resolved::Unknown);
+        assert_eq!(
+            c.resolve(
+                "GET",
+                "/api/app-authoring/v1/orgs/o/workspaces//deployments"
+            ),
+            Resolved::Unknown
+        );
+        match c.resolve(
+            "GET",
+            "/api/scheduling/v1/orgs/o/workspaces/w/campaigns/c/cohorts/upload",
+        ) {
+            Resolved::WrongMethod { path, allowed } => {
+                assert!(path.ends_with("/cohorts/upload"), "{path}");
+                assert_eq!(allowed, ["POST"]);
+            }
+            other => panic!("a literal segment wins over a parameter: {other:?}"),
+        }
+        assert!(
+            c.operations().iter().all(|o| o.path.starts_with("/api/")),
+            "the harness's own routes are not operations of the interface"
+        );
+    }
+}

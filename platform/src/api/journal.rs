@@ -1,0 +1,70 @@
+//! The request journal under `/sim/v1/journal` (see [`crate::journal`]): the entries, the
+//! summary (API coverage), and the reset between tests. Any workspace's key opens them.
+
+use contracts::validate;
+use contracts::wire::Page;
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::sim::authorize_any;
+use super::{RequestMeta, meta, ok, respond, with_app, with_page_uris};
+use crate::app::App;
+
+/// `GET /sim/v1/journal`, `DELETE /sim/v1/journal`, `GET /sim/v1/journal/summary`.
+pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+    let list = warp::path!("sim" / "v1" / "journal")
+        .and(super::get())
+        .and(meta())
+        .and(with_app(app.clone()))
+        .then(list);
+    let reset = warp::path!("sim" / "v1" / "journal")
+        .and(warp::delete())
+        .and(meta())
+        .and(with_app(app.clone()))
+        .then(reset);
+    let summary = warp::path!("sim" / "v1" / "journal" / "summary")
+        .and(super::get())
+        .and(meta())
+        .and(with_app(app))
+        .then(summary);
+    list.or(reset).unify().or(summary).unify().boxed()
+}
+
+async fn list(meta: RequestMeta, app: App) -> Response {
+    respond((|| {
+        authorize_any(&app, &meta)?;
+        let filter = validate::journal_query(&meta.query_pairs())?;
+        let (items, total) = app.journal.list(&filter);
+        ok(&with_page_uris(
+            &app,
+            &meta,
+            Page {
+                items,
+                total,
+                limit: filter.limit,
+                offset: filter.offset,
+                next_page_uri: None,
+                prev_page_uri: None,
+            },
+        ))
+    })())
+}
+
+async fn reset(meta: RequestMeta, app: App) -> Response {
+    respond((|| {
+        authorize_any(&app, &meta)?;
+        app.journal.reset(app.clock.now());
+        let mut r = Response::new(Vec::new().into());
+        *r.status_mut() = StatusCode::NO_CONTENT;
+        Ok(r)
+    })())
+}
+
+async fn summary(meta: RequestMeta, app: App) -> Response {
+    respond((|| {
+        authorize_any(&app, &meta)?;
+        ok(&app.journal.summary())
+    })())
+}

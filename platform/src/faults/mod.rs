@@ -1,0 +1,471 @@
+//! The platform's failures on demand: fault rules ([`contracts::wire::FaultRule`]) set at
+//! start from the configuration (`[[faults]]`) and at run time through `/sim/v1/faults`.
+//!
+//! Each request to the interface is offered to the rules in order. A rule that matches
+//! (operation or path pattern, method, workspace) and fires (its window on the platform's
+//! clock, its remaining `times`, its probability, drawn from the platform's seed) decides
+//! the request's fate, and later rules are not tried. A `rate_limit` rule is a filter
+//! instead: a request within its key's budget goes on to the next rules.
+//!
+//! - [`rate`]: the token buckets of `rate_limit` rules, one per API key.
+
+pub mod rate;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use contracts::wire::{AppliedFault, FaultKind, FaultRule, FaultRuleState};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// One request, as the rules see it.
+#[derive(Debug, Clone, Copy)]
+pub struct FaultRequest<'a> {
+    /// The `operationId`, when the request is an operation of the document.
+    pub operation_id: Option<&'a str>,
+    /// The path.
+    pub path: &'a str,
+    /// The method.
+    pub method: &'a str,
+    /// The org of the path.
+    pub org_id: Option<&'a str>,
+    /// The workspace of the path.
+    pub workspace_id: Option<&'a str>,
+    /// The `X-API-Key`, for rate limits (only a digest of it is kept).
+    pub api_key: Option<&'a str>,
+    /// The platform's time.
+    pub now: DateTime<Utc>,
+}
+
+/// What to do with a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Handle it (after `delay`, when set); cut the answer's body when `truncate`.
+    Proceed {
+        /// Real time to wait first.
+        delay: Option<Duration>,
+        /// Send half the answer's body, then close.
+        truncate: bool,
+        /// The fault applied, if any.
+        applied: Option<AppliedFault>,
+    },
+    /// Answer `status` without handling it.
+    Answer {
+        /// 429, 500, 502, 503 or 504.
+        status: u16,
+        /// Seconds for `Retry-After`, when sent.
+        retry_after: Option<u64>,
+        /// The fault applied.
+        applied: AppliedFault,
+    },
+    /// Close the connection without an answer, without handling it.
+    Drop {
+        /// The fault applied.
+        applied: AppliedFault,
+    },
+}
+
+impl Decision {
+    /// Handle the request as usual.
+    pub const PROCEED: Decision = Decision::Proceed {
+        delay: None,
+        truncate: false,
+        applied: None,
+    };
+}
+
+#[derive(Debug)]
+struct Slot {
+    id: String,
+    rule: FaultRule,
+    path: Option<Vec<String>>,
+    matched: u64,
+    injected: u64,
+    remaining: Option<u64>,
+    buckets: rate::Buckets,
+}
+
+impl Slot {
+    fn state(&self) -> FaultRuleState {
+        FaultRuleState {
+            fault_id: self.id.clone(),
+            rule: self.rule.clone(),
+            matched: self.matched,
+            injected: self.injected,
+            remaining: self.remaining,
+        }
+    }
+
+    fn matches(&self, r: &FaultRequest<'_>) -> bool {
+        let rule = &self.rule;
+        rule.operation_id
+            .as_deref()
+            .is_none_or(|id| r.operation_id == Some(id))
+            && self.path.as_ref().is_none_or(|p| path_matches(p, r.path))
+            && rule.method.as_deref().is_none_or(|m| {
+                m.eq_ignore_ascii_case(r.method) || (m == "GET" && r.method == "HEAD")
+            })
+            && rule.org_id.as_deref().is_none_or(|o| r.org_id == Some(o))
+            && rule
+                .workspace_id
+                .as_deref()
+                .is_none_or(|w| r.workspace_id == Some(w))
+    }
+
+    fn in_window(&self, now: DateTime<Utc>) -> bool {
+        self.rule.from.is_none_or(|f| now >= f) && self.rule.until.is_none_or(|u| now < u)
+    }
+}
+
+/// A path pattern's segments; `*` and `{name}` match any one segment.
+fn pattern(path: &str) -> Vec<String> {
+    path.trim_end_matches('/')
+        .split('/')
+        .map(str::to_string)
+        .collect()
+}
+
+fn path_matches(pattern: &[String], path: &str) -> bool {
+    let path = path
+        .strip_suffix('/')
+        .filter(|p| !p.is_empty())
+        .unwrap_or(path);
+    let mut parts = path.split('/');
+    let fits = pattern.iter().all(|p| match parts.next() {
+        Some(part) => p == "*" || (p.starts_with('{') && p.ends_with('}')) || p == part,
+        None => false,
+    });
+    fits && parts.next().is_none()
+}
+
+#[derive(Debug)]
+struct State {
+    slots: Vec<Slot>,
+    next_id: u64,
+    rng: ChaCha8Rng,
+}
+
+/// The fault rules of one platform.
+#[derive(Debug)]
+pub struct Faults {
+    state: Mutex<State>,
+    any: AtomicBool,
+    clock: rate::Monotonic,
+}
+
+/// Why a rule was refused.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RuleError(pub contracts::error::ValidationErrors);
+
+impl Faults {
+    /// No rules; probabilities drawn from `seed`.
+    pub fn new(seed: u64) -> Faults {
+        Faults {
+            state: Mutex::new(State {
+                slots: Vec::new(),
+                next_id: 1,
+                rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6661_756c_7473),
+            }),
+            any: AtomicBool::new(false),
+            clock: rate::Monotonic::start(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether any rule is set (when not, requests skip the rules altogether).
+    pub fn any(&self) -> bool {
+        self.any.load(Ordering::Acquire)
+    }
+
+    /// Adds a checked rule after the others; answers it with its new id.
+    pub fn add(&self, rule: FaultRule) -> FaultRuleState {
+        let mut s = self.lock();
+        let id = format!("flt-{}", s.next_id);
+        s.next_id += 1;
+        let slot = Slot {
+            id,
+            path: rule.path.as_deref().map(pattern),
+            remaining: rule.times,
+            matched: 0,
+            injected: 0,
+            buckets: rate::Buckets::default(),
+            rule,
+        };
+        let state = slot.state();
+        s.slots.push(slot);
+        self.any.store(true, Ordering::Release);
+        state
+    }
+
+    /// Every rule, in the order they are tried.
+    pub fn list(&self) -> Vec<FaultRuleState> {
+        self.lock().slots.iter().map(Slot::state).collect()
+    }
+
+    /// Removes one rule; whether it existed.
+    pub fn remove(&self, fault_id: &str) -> bool {
+        let mut s = self.lock();
+        let before = s.slots.len();
+        s.slots.retain(|r| r.id != fault_id);
+        self.any.store(!s.slots.is_empty(), Ordering::Release);
+        s.slots.len() != before
+    }
+
+    /// Removes every rule.
+    pub fn clear(&self) {
+        let mut s = self.lock();
+        s.slots.clear();
+        self.any.store(false, Ordering::Release);
+    }
+
+    /// What to do with `r`.
+    pub fn decide(&self, r: &FaultRequest<'_>) -> Decision {
+        if !self.any() {
+            return Decision::PROCEED;
+        }
+        let now_secs = self.clock.seconds();
+        let mut guard = self.lock();
+        let State { slots, rng, .. } = &mut *guard;
+        for slot in slots.iter_mut() {
+            if !slot.matches(r) {
+                continue;
+            }
+            slot.matched += 1;
+            if !slot.in_window(r.now) {
+                continue;
+            }
+            if slot.rule.kind == FaultKind::RateLimit {
+                let rps = slot.rule.requests_per_second.unwrap_or(1.0);
+                let burst = slot
+                    .rule
+                    .burst
+                    .unwrap_or_else(|| rps.ceil().max(1.0) as u32);
+                match slot.buckets.take(r.api_key, rps, burst, now_secs) {
+                    Ok(()) => continue,
+                    Err(wait) => {
+                        slot.injected += 1;
+                        let retry_after = wait.ceil().max(1.0) as u64;
+                        return Decision::Answer {
+                            status: 429,
+                            retry_after: Some(retry_after),
+                            applied: AppliedFault {
+                                fault_id: slot.id.clone(),
+                                kind: FaultKind::RateLimit.as_str().into(),
+                                effect: format!(
+                                    "429: above {rps} requests per second (burst {burst}) for this key; retry after {retry_after} s"
+                                ),
+                            },
+                        };
+                    }
+                }
+            }
+            if slot.remaining == Some(0) {
+                continue;
+            }
+            if let Some(p) = slot.rule.probability
+                && rng.r#gen::<f64>() >= p
+            {
+                continue;
+            }
+            if let Some(n) = slot.remaining.as_mut() {
+                *n -= 1;
+            }
+            slot.injected += 1;
+            return fire(slot, rng);
+        }
+        Decision::PROCEED
+    }
+}
+
+fn fire(slot: &Slot, rng: &mut ChaCha8Rng) -> Decision {
+    let rule = &slot.rule;
+    let applied = |effect: String| AppliedFault {
+        fault_id: slot.id.clone(),
+        kind: rule.kind.as_str().into(),
+        effect,
+    };
+    match rule.kind {
+        FaultKind::Status => {
+            let status = rule.status.unwrap_or(503);
+            let retry_after =
+                matches!(status, 429 | 503).then(|| rule.retry_after_seconds.unwrap_or(1));
+            Decision::Answer {
+                status,
+                retry_after,
+                applied: applied(status.to_string()),
+            }
+        }
+        FaultKind::Delay => {
+            let lo = rule.delay_ms.unwrap_or(0);
+            let ms = match rule.delay_max_ms {
+                Some(hi) if hi > lo => rng.gen_range(lo..=hi),
+                _ => lo,
+            };
+            Decision::Proceed {
+                delay: Some(Duration::from_millis(ms)),
+                truncate: false,
+                applied: Some(applied(format!("delayed {ms} ms"))),
+            }
+        }
+        FaultKind::Drop => Decision::Drop {
+            applied: applied("connection closed without an answer".into()),
+        },
+        FaultKind::Truncate => Decision::Proceed {
+            delay: None,
+            truncate: true,
+            applied: Some(applied(
+                "answer's body cut in half, connection closed".into(),
+            )),
+        },
+        FaultKind::RateLimit => Decision::PROCEED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(op: &str, now: &str) -> FaultRequest<'static> {
+        FaultRequest {
+            operation_id: Some(Box::leak(op.to_string().into_boxed_str())),
+            path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments",
+            method: "GET",
+            org_id: Some("o"),
+            workspace_id: Some("w"),
+            api_key: Some("k"),
+            now: now.parse().unwrap(),
+        }
+    }
+
+    const T0: &str = "2026-03-02T12:00:00Z";
+
+    #[test]
+    fn times_counts_down_and_other_operations_are_untouched() {
+        let f = Faults::new(1);
+        let mut rule = FaultRule::new(FaultKind::Status);
+        rule.status = Some(503);
+        rule.times = Some(2);
+        rule.operation_id = Some("list_deployments".into());
+        f.add(rule);
+        let r = request("list_deployments", T0);
+        assert!(matches!(
+            f.decide(&r),
+            Decision::Answer {
+                status: 503,
+                retry_after: Some(1),
+                ..
+            }
+        ));
+        assert!(matches!(f.decide(&r), Decision::Answer { .. }));
+        assert_eq!(f.decide(&r), Decision::PROCEED);
+        assert_eq!(
+            f.decide(&request("create_deployment", T0)),
+            Decision::PROCEED
+        );
+        let s = &f.list()[0];
+        assert_eq!((s.matched, s.injected, s.remaining), (3, 2, Some(0)));
+    }
+
+    #[test]
+    fn windows_follow_the_platforms_clock() {
+        let f = Faults::new(1);
+        let mut rule = FaultRule::new(FaultKind::Drop);
+        rule.from = Some("2026-03-02T12:10:00Z".parse().unwrap());
+        rule.until = Some("2026-03-02T12:20:00Z".parse().unwrap());
+        f.add(rule);
+        assert_eq!(
+            f.decide(&request("x", "2026-03-02T12:09:59Z")),
+            Decision::PROCEED
+        );
+        assert!(matches!(
+            f.decide(&request("x", "2026-03-02T12:10:00Z")),
+            Decision::Drop { .. }
+        ));
+        assert_eq!(
+            f.decide(&request("x", "2026-03-02T12:20:00Z")),
+            Decision::PROCEED
+        );
+    }
+
+    #[test]
+    fn probabilities_follow_the_seed() {
+        let draw = |seed| {
+            let f = Faults::new(seed);
+            let mut rule = FaultRule::new(FaultKind::Truncate);
+            rule.probability = Some(0.5);
+            f.add(rule);
+            (0..200)
+                .map(|_| f.decide(&request("x", T0)) != Decision::PROCEED)
+                .collect::<Vec<_>>()
+        };
+        let a = draw(7);
+        assert_eq!(a, draw(7), "the same seed fires on the same requests");
+        let fired = a.iter().filter(|x| **x).count();
+        assert!((60..140).contains(&fired), "{fired} of 200 at p = 0.5");
+    }
+
+    #[test]
+    fn paths_match_segment_by_segment() {
+        let p = pattern("/api/app-authoring/v1/orgs/*/workspaces/{workspace_id}/deployments");
+        assert!(path_matches(
+            &p,
+            "/api/app-authoring/v1/orgs/o/workspaces/w/deployments"
+        ));
+        assert!(path_matches(
+            &p,
+            "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/"
+        ));
+        assert!(!path_matches(
+            &p,
+            "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/d"
+        ));
+        assert!(!path_matches(
+            &p,
+            "/api/app-authoring/v1/orgs/o/workspaces/w"
+        ));
+    }
+
+    #[test]
+    fn a_rate_limit_passes_requests_within_the_budget_to_later_rules() {
+        let f = Faults::new(1);
+        let mut limit = FaultRule::new(FaultKind::RateLimit);
+        limit.requests_per_second = Some(0.001);
+        limit.burst = Some(2);
+        f.add(limit);
+        let mut delay = FaultRule::new(FaultKind::Delay);
+        delay.delay_ms = Some(5);
+        f.add(delay);
+        let r = request("x", T0);
+        for _ in 0..2 {
+            assert!(matches!(
+                f.decide(&r),
+                Decision::Proceed { delay: Some(_), .. }
+            ));
+        }
+        match f.decide(&r) {
+            Decision::Answer {
+                status: 429,
+                retry_after: Some(s),
+                ..
+            } => assert!(s >= 900, "{s}"),
+            other => panic!("{other:?}"),
+        }
+        let other_key = FaultRequest {
+            api_key: Some("k2"),
+            ..r
+        };
+        assert!(
+            matches!(
+                f.decide(&other_key),
+                Decision::Proceed { delay: Some(_), .. }
+            ),
+            "each key has its own budget"
+        );
+    }
+}

@@ -1,0 +1,395 @@
+//! Every request to the platform's interface (the paths under `/api/`) passes here: the
+//! fault rules first ([`crate::faults`]), then the routes, then the journal
+//! ([`crate::journal`]), which records the request before its answer leaves.
+//!
+//! The connection's service ([`crate::connection::service`]) hands such a request to
+//! [`Intercept::handle`] when the journal is on or a fault rule is set; other requests, and
+//! the harness's own routes, go straight to the routes. The request's body is wrapped in a
+//! [`TeeBody`] that keeps a copy of what the routes read (JSON only, up to the body limit).
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use contracts::clock::Stopwatch;
+use contracts::error::PlatformErrorBody;
+use contracts::operations::{Catalogue, Resolved};
+use contracts::wire::AppliedFault;
+use futures_util::Stream;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use tower_service::Service as _;
+use warp::Reply;
+use warp::filters::BoxedFilter;
+use warp::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use warp::reply::Response;
+
+use crate::app::App;
+use crate::error::json_response;
+use crate::faults::{Decision, FaultRequest};
+use crate::journal::verdict::{Exchange, SeenBody, entry, is_json_type};
+
+/// Largest 422 answer read for its items when it is above the journal's body limit.
+const VALIDATION_ANSWER_MAX: u64 = 1024 * 1024;
+
+/// The fault rules and the journal of one platform, in front of its routes.
+#[derive(Clone)]
+pub struct Intercept {
+    app: App,
+}
+
+impl std::fmt::Debug for Intercept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Intercept").finish_non_exhaustive()
+    }
+}
+
+impl Intercept {
+    /// The intercept of `app`'s journal and fault rules.
+    pub fn new(app: App) -> Intercept {
+        Intercept { app }
+    }
+
+    /// Whether a request to `path` goes through [`Intercept::handle`]: a path of the
+    /// interface, while the journal is on or a fault rule is set.
+    pub fn observes(&self, path: &str) -> bool {
+        path.starts_with(contracts::operations::INTERFACE_PREFIX)
+            && (self.app.journal.enabled() || self.app.faults.any())
+    }
+
+    /// Answers `req` with `routes`: a fault rule may answer first, delay it, cut its answer
+    /// or drop the connection; the journal records it with its verdict.
+    pub async fn handle<B>(&self, req: Request<B>, routes: BoxedFilter<(Response,)>) -> Response
+    where
+        B: Body<Data = Bytes> + Send + Sync + Unpin + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let watch = Stopwatch::start();
+        let app = &self.app;
+        let at = app.clock.now();
+        let (parts, body) = req.into_parts();
+        let method = parts.method.clone();
+        let uri = parts.uri.clone();
+        let path = uri.path();
+        let query = uri.query().unwrap_or("");
+        let resolved = Catalogue::platform().resolve(method.as_str(), path);
+        let api_key = header_text(&parts.headers, "x-api-key");
+        let request_type = header_text(&parts.headers, "content-type");
+        let (operation_id, org_id, workspace_id) = match &resolved {
+            Resolved::Operation(_, op, params) => (
+                Some(op.operation_id.as_str()),
+                params.get("org_id"),
+                params.get("workspace_id"),
+            ),
+            _ => (None, None, None),
+        };
+        let decision = app.faults.decide(&FaultRequest {
+            operation_id,
+            path,
+            method: method.as_str(),
+            org_id,
+            workspace_id,
+            api_key: api_key.as_deref(),
+            now: at,
+        });
+        let record = |status: Option<u16>,
+                      request: &SeenBody,
+                      response: &SeenBody,
+                      fault: Option<AppliedFault>,
+                      handled: bool| {
+            if !app.journal.enabled() {
+                return;
+            }
+            let x = Exchange {
+                at,
+                method: method.as_str(),
+                path,
+                query,
+                api_key: api_key.as_deref(),
+                resolved: &resolved,
+                status,
+                duration_ms: watch.elapsed().as_secs_f64() * 1000.0,
+                request,
+                response,
+                fault,
+                handled,
+            };
+            app.journal.record(entry(
+                &x,
+                &app.auth,
+                app.journal.settings().body_limit_bytes,
+            ));
+        };
+        let unread = SeenBody {
+            content_type: request_type.clone(),
+            ..SeenBody::default()
+        };
+        let (delay, truncate, applied) = match decision {
+            Decision::Answer {
+                status,
+                retry_after,
+                applied,
+            } => {
+                let (response, seen) = fault_answer(status, retry_after, &applied);
+                record(Some(status), &unread, &seen, Some(applied), false);
+                return response;
+            }
+            Decision::Drop { applied } => {
+                record(None, &unread, &SeenBody::default(), Some(applied), false);
+                drop_connection();
+            }
+            Decision::Proceed {
+                delay,
+                truncate,
+                applied,
+            } => (delay, truncate, applied),
+        };
+        if let Some(d) = delay {
+            tokio::time::sleep(d).await;
+        }
+        let journal_on = app.journal.enabled();
+        let capture = if journal_on && request_type.as_deref().is_none_or(is_json_type) {
+            app.config.max_body_bytes as usize
+        } else {
+            0
+        };
+        let tee = TeeBody::new(body, capture, request_type.clone());
+        let seen_request = tee.seen.clone();
+        let request = Request::from_parts(parts, tee);
+        let response = match warp::service(routes).call(request).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        };
+        let (head, body) = response.into_parts();
+        let status = head.status.as_u16();
+        let response_type = header_text(&head.headers, "content-type");
+        let size = body.size_hint().exact();
+        let limit = app.journal.settings().body_limit_bytes as u64;
+        let keep = journal_on
+            && response_type.as_deref().is_some_and(is_json_type)
+            && size.is_some_and(|n| n <= limit || (status == 422 && n <= VALIDATION_ANSWER_MAX));
+        let (bytes, body) = if keep || truncate {
+            match body.collect().await {
+                Ok(c) => {
+                    let b = c.to_bytes();
+                    (Some(b.clone()), b.into())
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "answer body could not be read");
+                    (None, Bytes::new().into())
+                }
+            }
+        } else {
+            (None, body)
+        };
+        let seen_response = SeenBody {
+            content_type: response_type,
+            size: size.or(bytes.as_ref().map(|b| b.len() as u64)).unwrap_or(0),
+            complete: bytes.is_some(),
+            bytes: bytes.clone().unwrap_or_default(),
+        };
+        let response = match (&bytes, truncate) {
+            (Some(b), true) => truncated(head, b.clone()),
+            _ => Response::from_parts(head, body),
+        };
+        let request = seen_request
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|p| p.into_inner().clone());
+        record(Some(status), &request, &seen_response, applied, true);
+        response
+    }
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// The answer of a `status` or `rate_limit` fault: the platform's error body, with
+/// `Retry-After` when given.
+fn fault_answer(
+    status: u16,
+    retry_after: Option<u64>,
+    applied: &AppliedFault,
+) -> (Response, SeenBody) {
+    let (error_type, code) = match status {
+        429 => ("rate_limit_error", "rate_limited"),
+        502 => ("bad_gateway", "bad_gateway"),
+        503 => ("service_unavailable", "service_unavailable"),
+        504 => ("gateway_timeout", "gateway_timeout"),
+        _ => ("internal_error", "internal_error"),
+    };
+    let message = match retry_after {
+        Some(s) => format!(
+            "the platform cannot take this request now; retry after {s} s (injected by fault rule {})",
+            applied.fault_id
+        ),
+        None => format!(
+            "the platform failed to handle the request (injected by fault rule {})",
+            applied.fault_id
+        ),
+    };
+    let body = PlatformErrorBody::new(error_type, code, message);
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let mut response = json_response(code, &body);
+    if let Some(s) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(s));
+    }
+    let bytes = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
+    let seen = SeenBody {
+        content_type: Some("application/json".into()),
+        size: bytes.len() as u64,
+        complete: true,
+        bytes,
+    };
+    (response, seen)
+}
+
+/// The answer with its whole length announced but only the first half of its body sent,
+/// then an error that makes the server close the connection.
+fn truncated(parts: warp::http::response::Parts, body: Bytes) -> Response {
+    let whole = body.len();
+    let mut response = warp::reply::stream(HalfThenFail::new(body)).into_response();
+    *response.status_mut() = parts.status;
+    *response.headers_mut() = parts.headers;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(whole));
+    response
+}
+
+/// A body that yields its first half, pauses (so the server sends the head and that half),
+/// then fails (so the server closes the connection).
+struct HalfThenFail {
+    half: Option<Bytes>,
+    pause: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl HalfThenFail {
+    /// How long the half waits on the wire before the connection closes.
+    const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+    fn new(body: Bytes) -> HalfThenFail {
+        HalfThenFail {
+            half: Some(body.slice(..body.len() / 2)),
+            pause: Box::pin(tokio::time::sleep(Self::PAUSE)),
+        }
+    }
+}
+
+impl Stream for HalfThenFail {
+    type Item = Result<Bytes, io::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(half) = self.half.take() {
+            return Poll::Ready(Some(Ok(half)));
+        }
+        match self.pause.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::other(
+                "answer cut short by a truncate fault rule",
+            )))),
+        }
+    }
+}
+
+/// The payload of the unwind that ends a connection for a `drop` fault.
+#[derive(Debug)]
+pub struct ConnectionDropped;
+
+/// Ends the connection without an answer. warp answers every request it is handed, so
+/// the only way to close before the answer is to end the connection's task: unwinding
+/// with [`std::panic::resume_unwind`] does that without running the panic hook (nothing is
+/// printed), and the runtime drops the connection, closing the socket. Only the connection
+/// that met the fault is affected.
+fn drop_connection() -> ! {
+    std::panic::resume_unwind(Box::new(ConnectionDropped))
+}
+
+/// A request body that keeps a copy of what passes through it.
+pub struct TeeBody<B> {
+    inner: B,
+    seen: Arc<Mutex<SeenBody>>,
+    buf: BytesMut,
+    limit: usize,
+    overflow: bool,
+    done: bool,
+}
+
+impl<B> TeeBody<B> {
+    fn new(inner: B, limit: usize, content_type: Option<String>) -> TeeBody<B> {
+        TeeBody {
+            inner,
+            seen: Arc::new(Mutex::new(SeenBody {
+                content_type,
+                ..SeenBody::default()
+            })),
+            buf: BytesMut::new(),
+            limit,
+            overflow: false,
+            done: false,
+        }
+    }
+
+    /// The body ended: what was kept is the copy.
+    fn finish(&mut self) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        seen.complete = !self.overflow;
+        seen.bytes = std::mem::take(&mut self.buf).freeze();
+    }
+}
+
+impl<B> Body for TeeBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = &mut *self;
+        let next = Pin::new(&mut this.inner).poll_frame(cx);
+        match &next {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(chunk) = frame.data_ref() {
+                    if !this.overflow && this.buf.len() + chunk.len() <= this.limit {
+                        this.buf.extend_from_slice(chunk);
+                    } else {
+                        this.overflow = true;
+                        this.buf.clear();
+                    }
+                    let mut seen = this.seen.lock().unwrap_or_else(|p| p.into_inner());
+                    seen.size += chunk.len() as u64;
+                }
+                if this.inner.is_end_stream() {
+                    this.finish();
+                }
+            }
+            Poll::Ready(None) => this.finish(),
+            _ => {}
+        }
+        next
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

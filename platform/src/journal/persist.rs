@@ -1,0 +1,170 @@
+//! The journal's copy in the database (`[journal] persist = true`): table
+//! `journal_entries`, one redacted entry per row as JSON, written behind by a thread of its
+//! own in batches, so requests never wait for the disk.
+//!
+//! The table is created here when missing (not by a numbered migration): it is the
+//! harness's diagnostic record, not data of the platform, and an older platform that does
+//! not know it simply leaves it alone.
+
+use std::sync::mpsc;
+
+use contracts::wire::JournalEntry;
+use rusqlite::params;
+
+use crate::store::{Store, StoreError};
+
+const CREATE: &str = "CREATE TABLE IF NOT EXISTS journal_entries (
+    seq INTEGER PRIMARY KEY,
+    entry TEXT NOT NULL
+)";
+
+/// Entries written in one transaction at most.
+const BATCH: usize = 512;
+
+enum Message {
+    Write(u64, String),
+    Clear,
+    Flush(mpsc::Sender<()>),
+}
+
+/// Writes entries to the database behind the requests.
+#[derive(Debug)]
+pub struct Persister {
+    tx: std::sync::Mutex<mpsc::Sender<Message>>,
+}
+
+impl Persister {
+    /// Starts the writer thread over `store`.
+    pub fn start(store: Store) -> Persister {
+        let (tx, rx) = mpsc::channel::<Message>();
+        std::thread::Builder::new()
+            .name("journal-writer".into())
+            .spawn(move || writer(store, rx))
+            .expect("the journal writer thread starts");
+        Persister {
+            tx: std::sync::Mutex::new(tx),
+        }
+    }
+
+    fn send(&self, m: Message) {
+        let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = tx.send(m);
+    }
+
+    /// Queues `entry` for writing.
+    pub fn write(&self, entry: &JournalEntry) {
+        match serde_json::to_string(entry) {
+            Ok(json) => self.send(Message::Write(entry.seq, json)),
+            Err(e) => tracing::warn!(error = %e, "journal entry not kept in the database"),
+        }
+    }
+
+    /// Queues the removal of every entry.
+    pub fn clear(&self) {
+        self.send(Message::Clear);
+    }
+
+    /// Waits until everything queued so far is written.
+    pub fn flush(&self) {
+        let (tx, rx) = mpsc::channel();
+        self.send(Message::Flush(tx));
+        let _ = rx.recv();
+    }
+}
+
+fn writer(store: Store, rx: mpsc::Receiver<Message>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(_) => break,
+            }
+        }
+        let mut waiting = Vec::new();
+        let result = store.write_blocking(|c| {
+            let tx = c.transaction()?;
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO journal_entries (seq, entry) VALUES (?1, ?2)",
+                )?;
+                for m in batch {
+                    match m {
+                        Message::Write(seq, json) => {
+                            insert.execute(params![seq as i64, json])?;
+                        }
+                        Message::Clear => {
+                            tx.execute("DELETE FROM journal_entries", [])?;
+                        }
+                        Message::Flush(done) => waiting.push(done),
+                    }
+                }
+            }
+            tx.commit()?;
+            Ok(())
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "journal entries not kept in the database");
+        }
+        for done in waiting {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// What an earlier run left in the database.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The number the next entry gets.
+    pub next_seq: u64,
+    /// The latest entries, at most the ring's capacity, oldest first.
+    pub ring: Vec<JournalEntry>,
+    /// Entries left out of the ring.
+    pub not_in_ring: u64,
+}
+
+/// Creates the table when missing, and reads every entry of earlier runs: each is passed
+/// to `count`, the latest `capacity` are answered.
+pub fn load(
+    store: &Store,
+    capacity: usize,
+    mut count: impl FnMut(&JournalEntry),
+) -> Result<Loaded, StoreError> {
+    store.write_blocking(|c| {
+        c.execute(CREATE, [])?;
+        Ok(())
+    })?;
+    store.read_blocking(|c| {
+        let mut out = Loaded {
+            next_seq: 1,
+            ..Loaded::default()
+        };
+        let mut ring = std::collections::VecDeque::with_capacity(capacity.min(1 << 16));
+        let mut st = c.prepare("SELECT seq, entry FROM journal_entries ORDER BY seq")?;
+        let mut rows = st.query([])?;
+        while let Some(row) = rows.next()? {
+            let seq: i64 = row.get(0)?;
+            let text: String = row.get(1)?;
+            let entry: JournalEntry = match serde_json::from_str(&text) {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!(seq, error = %e, "unreadable journal entry skipped");
+                    continue;
+                }
+            };
+            out.next_seq = seq as u64 + 1;
+            count(&entry);
+            if ring.len() >= capacity {
+                ring.pop_front();
+                out.not_in_ring += 1;
+            }
+            if capacity > 0 {
+                ring.push_back(entry);
+            } else {
+                out.not_in_ring += 1;
+            }
+        }
+        out.ring = ring.into();
+        Ok(out)
+    })
+}

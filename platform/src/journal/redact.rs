@@ -1,0 +1,355 @@
+//! What the journal keeps of a body or a query: its shape, not its secrets.
+//!
+//! The journal holds no API key (only whether the key was missing, invalid or valid, and
+//! the configured name of a valid one), no phone number, no variable value and no free
+//! text. It stays useful: every key (field name) is kept, with the structure, the types,
+//! ids, enum values, timestamps, counts, statuses and error messages.
+//!
+//! The rules, applied to a JSON value:
+//! - Under a free-form key (`agent_variables`, `metadata`, `interaction_transcript`, ...)
+//!   every scalar becomes its type (`"<string>"`, `"<number>"`, `"<bool>"`); keys stay.
+//! - A string is kept only under a key known to hold no customer data: ids (`*_id`), enum
+//!   values (`status`, `action`, ...), timestamps (`*_at`, `*_timestamp`), names of things,
+//!   error messages. Any other string becomes `"<phone>"` when it holds a phone-like run of
+//!   digits, `"<url>"` under `url`, else `"<string>"`.
+//! - Every kept string, and every key, has its runs of 7 or more digits (with spaces,
+//!   dashes, dots, brackets or slashes between them: a phone number in any form) replaced
+//!   by `<number>`; ISO dates (`2026-03-02T...`) are left alone.
+//! - A number of 7 or more integer digits becomes `"<number>"` unless its key is a known
+//!   count (`total`, `rejected_records`, ...).
+//! - Lists keep their first [`LIST_ITEMS_KEPT`] items and say how many more there were.
+
+use serde_json::{Map, Value};
+
+/// Items of a list kept in a journal entry; the rest are counted.
+pub const LIST_ITEMS_KEPT: usize = 5;
+
+/// Keys whose whole value is free-form customer data.
+const FREE_FORM: &[&str] = &[
+    "agent_variables",
+    "app_variables",
+    "app_overrides",
+    "final_agent_variables",
+    "initial_agent_variables",
+    "output_agent_variables",
+    "interaction_transcript",
+    "metadata",
+    "variables",
+];
+
+/// Keys whose string values (or list of strings) are kept.
+const KEEP_STRINGS: &[&str] = &[
+    "action",
+    "allowed_days",
+    "allowed_end_time",
+    "allowed_start_time",
+    "app_type",
+    "campaign_status",
+    "channel_direction",
+    "code",
+    "cohort_category",
+    "completion_status",
+    "connectivity_status",
+    "created_by",
+    "end_time",
+    "file_type",
+    "kind",
+    "loc",
+    "message",
+    "msg",
+    "name",
+    "next_action_status",
+    "rejection",
+    "retry_on",
+    "sort_by",
+    "sort_order",
+    "source_type",
+    "start_time",
+    "status",
+    "timezone",
+    "token_type",
+    "type",
+    "updated_by",
+    "verdict",
+];
+
+/// Keys whose numbers are kept whatever their size.
+const KEEP_NUMBERS: &[&str] = &[
+    "bytes",
+    "limit",
+    "offset",
+    "rejected_records",
+    "total",
+    "total_records",
+    "valid_records",
+];
+
+/// Query parameters whose values are kept.
+const KEEP_QUERY: &[&str] = &[
+    "campaign_status",
+    "file_type",
+    "limit",
+    "offset",
+    "operation",
+    "sort_by",
+    "sort_order",
+    "status",
+    "verdict",
+];
+
+fn keeps_string(key: &str) -> bool {
+    KEEP_STRINGS.contains(&key)
+        || key.ends_with("_id")
+        || key.ends_with("_at")
+        || key.ends_with("_timestamp")
+        || key.ends_with("_page_uri")
+}
+
+/// The journal's copy of a JSON body.
+pub fn json(v: &Value) -> Value {
+    walk(v, None)
+}
+
+fn walk(v: &Value, key: Option<&str>) -> Value {
+    if key.is_some_and(|k| FREE_FORM.contains(&k)) {
+        return shape(v);
+    }
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (scrub(k), walk(v, Some(k))))
+                .collect::<Map<_, _>>(),
+        ),
+        Value::Array(items) => list(items, |item| walk(item, key)),
+        Value::String(s) => Value::String(string(s, key)),
+        Value::Number(n) => number(n, key),
+        Value::Bool(_) | Value::Null => v.clone(),
+    }
+}
+
+fn list(items: &[Value], f: impl Fn(&Value) -> Value) -> Value {
+    let mut out: Vec<Value> = items.iter().take(LIST_ITEMS_KEPT).map(f).collect();
+    if items.len() > LIST_ITEMS_KEPT {
+        out.push(Value::String(format!(
+            "<{} more items>",
+            items.len() - LIST_ITEMS_KEPT
+        )));
+    }
+    Value::Array(out)
+}
+
+/// Free-form data: keys (scrubbed) and types only.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (scrub(k), shape(v))).collect()),
+        Value::Array(items) => list(items, shape),
+        Value::String(_) => Value::String("<string>".into()),
+        Value::Number(_) => Value::String("<number>".into()),
+        Value::Bool(_) => Value::String("<bool>".into()),
+        Value::Null => Value::Null,
+    }
+}
+
+fn string(s: &str, key: Option<&str>) -> String {
+    match key {
+        Some(k) if k.ends_with("_page_uri") => page_uri(s),
+        Some(k) if keeps_string(k) => scrub(s),
+        Some("url") => "<url>".into(),
+        _ if digit_runs(s).next().is_some() => "<phone>".into(),
+        _ => "<string>".into(),
+    }
+}
+
+fn number(n: &serde_json::Number, key: Option<&str>) -> Value {
+    let big = n.as_f64().is_some_and(|x| x.abs().trunc() >= 1_000_000.0);
+    if big && !key.is_some_and(|k| KEEP_NUMBERS.contains(&k)) {
+        Value::String("<number>".into())
+    } else {
+        Value::Number(n.clone())
+    }
+}
+
+/// A page link with its query redacted like a request's.
+fn page_uri(s: &str) -> String {
+    match s.split_once('?') {
+        Some((base, q)) => {
+            let pairs: Vec<(String, String)> = query(q)
+                .into_iter()
+                .map(|(k, v)| (k, v.as_str().unwrap_or("").to_string()))
+                .collect();
+            format!(
+                "{}?{}",
+                scrub(base),
+                serde_urlencoded::to_string(pairs).unwrap_or_default()
+            )
+        }
+        None => scrub(s),
+    }
+}
+
+/// The journal's copy of a query string: every parameter, with its value only when the
+/// parameter cannot hold customer data (`search` can).
+pub fn query(raw: &str) -> Map<String, Value> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw).unwrap_or_default();
+    pairs
+        .into_iter()
+        .map(|(k, v)| {
+            let value = if KEEP_QUERY.contains(&k.as_str()) {
+                scrub(&v)
+            } else {
+                "<string>".into()
+            };
+            (scrub(&k), Value::String(value))
+        })
+        .collect()
+}
+
+/// `s` with every phone-like run of digits replaced by `<number>`.
+pub fn scrub(s: &str) -> String {
+    let mut runs = digit_runs(s).peekable();
+    if runs.peek().is_none() {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    for (start, end) in runs {
+        out.push_str(&s[at..start]);
+        out.push_str("<number>");
+        at = end;
+    }
+    out.push_str(&s[at..]);
+    out
+}
+
+/// Byte ranges of runs of at least 7 digits, with separators (space, `-`, `.`, `(`, `)`,
+/// `/`) between digits and an optional leading `+`; not ISO dates.
+fn digit_runs(s: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = s.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            if !b[i].is_ascii_digit() {
+                i += 1;
+                continue;
+            }
+            let start = if i > 0 && b[i - 1] == b'+' { i - 1 } else { i };
+            let (mut j, mut digits, mut last_digit) = (i, 0, i);
+            while j < b.len() {
+                if b[j].is_ascii_digit() {
+                    digits += 1;
+                    last_digit = j;
+                } else if !matches!(b[j], b' ' | b'-' | b'.' | b'(' | b')' | b'/') {
+                    break;
+                }
+                j += 1;
+            }
+            let end = last_digit + 1;
+            i = end;
+            if digits >= 7 && !is_iso_date(&b[start..]) {
+                return Some((start, end));
+            }
+        }
+        None
+    })
+}
+
+/// `dddd-dd-ddT`: the start of an ISO 8601 date-time.
+fn is_iso_date(b: &[u8]) -> bool {
+    b.len() >= 11
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+        && b[10] == b'T'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn phone_numbers_in_any_form_are_masked_and_dates_are_not() {
+        assert_eq!(
+            scrub("+14155550100 is listed twice"),
+            "<number> is listed twice"
+        );
+        assert_eq!(scrub("call (415) 555-0100 now"), "call (<number> now");
+        assert_eq!(scrub("415.555.0100"), "<number>");
+        assert_eq!(
+            scrub("now is 2026-03-02T12:00:00Z"),
+            "now is 2026-03-02T12:00:00Z"
+        );
+        assert_eq!(
+            scrub("at most 100 items, not 250"),
+            "at most 100 items, not 250"
+        );
+        assert_eq!(scrub("d-123456"), "d-123456");
+    }
+
+    #[test]
+    fn bodies_keep_their_shape_ids_and_enums_but_no_customer_data() {
+        let body = json!({
+            "app_config": {
+                "app_id": "app-1", "app_version": 2, "app_type": "agent",
+                "connection_config": {"connection_id": "conn", "agent_phone_number": "+14155550100"},
+                "agent_variables": {"first_name": "Ada", "balance": 1234.5, "vip": true, "nested": {"pin": "9999"}},
+                "app_overrides": {"initial_bot_message": "Hello Ada"}
+            },
+            "user_config": {"user_phone_number": "+919876543210"},
+            "webhook_config": {"url": "https://hooks.example.com/x?token=s3cret", "metadata": {"order": "A-77"}},
+            "description": "call Ada about her loan",
+            "phone_numbers": ["+14155550100", "+14155550101"],
+            "status": "active",
+            "created_at": "2026-03-02T12:00:00Z",
+            "total": 12345678, "card": 4111111111111111i64
+        });
+        let r = json(&body);
+        assert_eq!(
+            r,
+            json!({
+                "app_config": {
+                    "app_id": "app-1", "app_version": 2, "app_type": "agent",
+                    "connection_config": {"connection_id": "conn", "agent_phone_number": "<phone>"},
+                    "agent_variables": {"first_name": "<string>", "balance": "<number>", "vip": "<bool>", "nested": {"pin": "<string>"}},
+                    "app_overrides": {"initial_bot_message": "<string>"}
+                },
+                "user_config": {"user_phone_number": "<phone>"},
+                "webhook_config": {"url": "<url>", "metadata": {"order": "<string>"}},
+                "description": "<string>",
+                "phone_numbers": ["<phone>", "<phone>"],
+                "status": "active",
+                "created_at": "2026-03-02T12:00:00Z",
+                "total": 12345678, "card": "<number>"
+            })
+        );
+    }
+
+    #[test]
+    fn long_lists_are_cut_and_counted() {
+        let r = json(
+            &json!({"items": (0..8).map(|i| json!({"deployment_id": format!("d-{i}")})).collect::<Vec<_>>()}),
+        );
+        let items = r["items"].as_array().unwrap();
+        assert_eq!(items.len(), LIST_ITEMS_KEPT + 1);
+        assert_eq!(items[LIST_ITEMS_KEPT], "<3 more items>");
+        assert_eq!(items[0]["deployment_id"], "d-0");
+    }
+
+    #[test]
+    fn queries_keep_paging_and_hide_searches() {
+        let q = query("limit=5&search=%2B14155550100&offset=10&sort_by=name");
+        assert_eq!(
+            Value::Object(q),
+            json!({"limit": "5", "search": "<string>", "offset": "10", "sort_by": "name"})
+        );
+        assert_eq!(
+            string(
+                "http://h/api/x?search=ada&offset=20&limit=20",
+                Some("next_page_uri")
+            ),
+            "http://h/api/x?search=%3Cstring%3E&offset=20&limit=20"
+        );
+    }
+}

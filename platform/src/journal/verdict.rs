@@ -1,0 +1,300 @@
+//! The contract's verdict on one request, and the journal entry that carries it.
+//!
+//! A request breaks the contract when:
+//! - no operation of the OpenAPI document has its method and path (`unknown_route`);
+//! - it has no `X-API-Key` (`missing_key`), or one that does not open the workspace of the
+//!   path (`invalid_key`);
+//! - the platform answered 415: its body is not of the media type the operation reads
+//!   (`content_type`);
+//! - the platform answered 422: every item of that answer, `loc`, `msg` and `type` as
+//!   answered (`validation`);
+//! - its body or query has fields the operation does not know, even when the platform
+//!   ignored them (`unknown_field`, from [`contracts::validate::unknown_fields`] and the
+//!   document's query parameters).
+//!
+//! A request an injected fault answered before the platform read it is `not_judged`.
+
+use chrono::{DateTime, Utc};
+use contracts::error::{LocItem, ValidationErrorBody};
+use contracts::operations::{Operation, Resolved};
+use contracts::wire::{
+    ApiKeyUse, AppliedFault, JournalBody, JournalEntry, Verdict, Violation, ViolationKind,
+};
+use serde_json::Value;
+
+use super::redact;
+use crate::config::KeyTable;
+use crate::store::WorkspaceRef;
+
+/// A body as seen on the wire: what was captured of it.
+#[derive(Debug, Clone, Default)]
+pub struct SeenBody {
+    /// Its `Content-Type`.
+    pub content_type: Option<String>,
+    /// The bytes captured (all of them when `complete`).
+    pub bytes: bytes::Bytes,
+    /// Bytes that passed, captured or not.
+    pub size: u64,
+    /// Whether `bytes` is the whole body.
+    pub complete: bool,
+}
+
+impl SeenBody {
+    fn is_json(&self) -> bool {
+        self.content_type.as_deref().is_some_and(is_json_type)
+    }
+
+    /// The JSON, when the body is complete JSON.
+    fn parsed(&self) -> Option<Value> {
+        (self.complete && !self.bytes.is_empty() && (self.is_json() || self.content_type.is_none()))
+            .then(|| serde_json::from_slice(&self.bytes).ok())
+            .flatten()
+    }
+
+    /// The journal's copy: redacted JSON within `limit` bytes, else a note.
+    fn record(&self, parsed: Option<&Value>, limit: usize) -> JournalBody {
+        let mut out = JournalBody {
+            content_type: self.content_type.clone(),
+            bytes: self.size,
+            json: None,
+            note: None,
+        };
+        if self.size == 0 {
+            return out;
+        }
+        out.note = Some(if self.size > limit as u64 {
+            format!("larger than the journal's body limit of {limit} bytes")
+        } else if !self.complete {
+            "not read to the end by the platform".into()
+        } else if let Some(v) = parsed {
+            out.json = Some(redact::json(v));
+            return out;
+        } else if self.is_json() {
+            "not valid JSON".into()
+        } else {
+            "not JSON".into()
+        });
+        out
+    }
+}
+
+/// Whether a media type is JSON (`application/json`, `...+json`).
+pub fn is_json_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+/// Everything known of one request and its answer.
+#[derive(Debug)]
+pub struct Exchange<'a> {
+    /// When it arrived, on the platform's clock.
+    pub at: DateTime<Utc>,
+    /// The method.
+    pub method: &'a str,
+    /// The path.
+    pub path: &'a str,
+    /// The raw query string.
+    pub query: &'a str,
+    /// The `X-API-Key` header, if any.
+    pub api_key: Option<&'a str>,
+    /// What the method and path are in the document.
+    pub resolved: &'a Resolved<'a>,
+    /// The status answered (`None`: no answer).
+    pub status: Option<u16>,
+    /// Wall milliseconds until the answer.
+    pub duration_ms: f64,
+    /// The request body.
+    pub request: &'a SeenBody,
+    /// The response body.
+    pub response: &'a SeenBody,
+    /// The fault injected, if any.
+    pub fault: Option<AppliedFault>,
+    /// Whether the platform's handlers saw the request (not when a fault answered first).
+    pub handled: bool,
+}
+
+/// The journal entry of `x` (its `seq` is 0 until recorded), judged and redacted.
+pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> JournalEntry {
+    let (operation, path_template, org_id, workspace_id) = match x.resolved {
+        Resolved::Operation(_, op, params) => (
+            Some(*op),
+            Some(op.path.clone()),
+            params.get("org_id").map(str::to_string),
+            params.get("workspace_id").map(str::to_string),
+        ),
+        Resolved::WrongMethod { path, .. } => (None, Some(path.to_string()), None, None),
+        Resolved::Unknown => (None, None, None, None),
+    };
+    let (api_key, key_name) = match (x.api_key, &org_id, &workspace_id) {
+        (None, _, _) => (ApiKeyUse::Missing, None),
+        (Some(k), Some(o), Some(w)) => match keys.check(k, &WorkspaceRef::new(o, w)) {
+            Some(name) => (ApiKeyUse::Valid, Some(name)),
+            None => (ApiKeyUse::Invalid, None),
+        },
+        (Some(k), _, _) => match keys.check_any(k) {
+            Some(name) => (ApiKeyUse::Valid, Some(name)),
+            None => (ApiKeyUse::Invalid, None),
+        },
+    };
+    let request_json = x.request.parsed();
+    let response_json = x.response.parsed();
+    let violations = if x.handled {
+        judge(
+            x,
+            operation,
+            api_key,
+            request_json.as_ref(),
+            response_json.as_ref(),
+        )
+    } else {
+        Vec::new()
+    };
+    let verdict = if !x.handled {
+        Verdict::NotJudged
+    } else if violations.is_empty() {
+        Verdict::Conforms
+    } else {
+        Verdict::Violates
+    };
+    JournalEntry {
+        seq: 0,
+        at: x.at,
+        method: x.method.to_string(),
+        path: x.path.to_string(),
+        query: redact::query(x.query),
+        operation_id: operation.map(|o| o.operation_id.clone()),
+        path_template,
+        org_id,
+        workspace_id,
+        api_key,
+        key_name,
+        status: x.status,
+        duration_ms: (x.duration_ms * 1000.0).round() / 1000.0,
+        request: x.request.record(request_json.as_ref(), body_limit),
+        response: x.response.record(response_json.as_ref(), body_limit),
+        verdict,
+        violations,
+        fault: x.fault.clone(),
+    }
+}
+
+fn violation(kind: ViolationKind, loc: &[&str], msg: impl Into<String>, t: &str) -> Violation {
+    Violation {
+        kind,
+        loc: loc.iter().map(|s| LocItem::Key((*s).to_string())).collect(),
+        msg: redact::scrub(&msg.into()),
+        error_type: t.to_string(),
+    }
+}
+
+fn judge(
+    x: &Exchange<'_>,
+    operation: Option<&Operation>,
+    api_key: ApiKeyUse,
+    request_json: Option<&Value>,
+    response_json: Option<&Value>,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    match x.resolved {
+        Resolved::Unknown => out.push(violation(
+            ViolationKind::UnknownRoute,
+            &["path"],
+            format!(
+                "no operation of the OpenAPI document has the path {}",
+                x.path
+            ),
+            "unknown_route",
+        )),
+        Resolved::WrongMethod { path, allowed } => out.push(violation(
+            ViolationKind::UnknownRoute,
+            &["path"],
+            format!("{path} takes {}, not {}", allowed.join(", "), x.method),
+            "method_not_allowed",
+        )),
+        Resolved::Operation(..) => {}
+    }
+    match api_key {
+        ApiKeyUse::Missing => out.push(violation(
+            ViolationKind::MissingKey,
+            &["header", "x-api-key"],
+            "Field required: every platform request carries X-API-Key",
+            "missing",
+        )),
+        ApiKeyUse::Invalid => out.push(violation(
+            ViolationKind::InvalidKey,
+            &["header", "x-api-key"],
+            "the key does not open the workspace of the path",
+            "invalid_api_key",
+        )),
+        ApiKeyUse::Valid => {}
+    }
+    if x.status == Some(415) {
+        out.push(violation(
+            ViolationKind::ContentType,
+            &["header", "content-type"],
+            format!(
+                "the operation reads application/json, not '{}'",
+                x.request.content_type.as_deref().unwrap_or("")
+            ),
+            "unsupported_media_type",
+        ));
+    }
+    let mut answered_unknown = Vec::new();
+    if x.status == Some(422)
+        && let Some(body) = response_json
+        && let Ok(errors) = serde_json::from_value::<ValidationErrorBody>(body.clone())
+    {
+        for d in errors.detail {
+            if d.error_type == "extra_forbidden" {
+                answered_unknown.push(d.loc.clone());
+            }
+            out.push(Violation {
+                kind: ViolationKind::Validation,
+                loc: d.loc,
+                msg: redact::scrub(&d.msg),
+                error_type: d.error_type,
+            });
+        }
+    }
+    if let Some(op) = operation {
+        let ignored = request_json
+            .filter(|_| op.json_body)
+            .map(|v| contracts::validate::unknown_fields(&op.operation_id, v))
+            .unwrap_or_default();
+        for d in ignored {
+            if !answered_unknown.contains(&d.loc) {
+                out.push(Violation {
+                    kind: ViolationKind::UnknownField,
+                    loc: d.loc,
+                    msg: format!("{} (the platform ignored it)", d.msg),
+                    error_type: d.error_type,
+                });
+            }
+        }
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(x.query).unwrap_or_default();
+        let mut seen = Vec::new();
+        for (k, _) in pairs {
+            let loc = vec![
+                LocItem::Key("query".into()),
+                LocItem::Key(redact::scrub(&k)),
+            ];
+            if op.query_params.contains(&k) || seen.contains(&k) || answered_unknown.contains(&loc)
+            {
+                continue;
+            }
+            out.push(Violation {
+                kind: ViolationKind::UnknownField,
+                loc,
+                msg: "Extra inputs are not permitted (the platform ignored it)".into(),
+                error_type: "extra_forbidden".into(),
+            });
+            seen.push(k);
+        }
+    }
+    out
+}
