@@ -20,6 +20,7 @@ mod examples;
 mod links;
 mod platform_ops;
 mod refine;
+mod sim_refine;
 
 use serde_json::Value;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};

@@ -25,6 +25,7 @@ pub(super) fn platform(doc: &mut Value) {
     shared_answers(doc);
     cohort_files(doc);
     upload_form(doc);
+    super::sim_refine::apply(doc);
     super::links::platform(doc);
     super::examples::platform(doc);
 }
@@ -497,7 +498,7 @@ fn parameters(doc: &mut Value) {
     }
 }
 
-fn error_answer(description: &str) -> Value {
+pub(super) fn error_answer(description: &str) -> Value {
     json!({
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PlatformErrorBody"}}},
@@ -557,7 +558,7 @@ fn shared_answers(doc: &mut Value) {
     }
 }
 
-fn sort_by_status(responses: &mut Map<String, Value>) {
+pub(super) fn sort_by_status(responses: &mut Map<String, Value>) {
     let mut all: Vec<(String, Value)> = std::mem::take(responses).into_iter().collect();
     all.sort_by(|a, b| a.0.cmp(&b.0));
     responses.extend(all);

@@ -182,6 +182,9 @@ pub fn cohort_list_query(pairs: &[(String, String)]) -> Result<(u64, u32), Valid
     c.into_result(both)
 }
 
+/// The largest `status` the journal filter takes (0 stands for "closed without an answer").
+pub const JOURNAL_STATUS_MAX: i64 = 599;
+
 /// A checked `GET /sim/v1/journal` query: filters and paging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalFilter {
@@ -210,7 +213,7 @@ pub fn journal_query(pairs: &[(String, String)]) -> Result<JournalFilter, Valida
             c.value_error(
                 &q.at("operation"),
                 format_args!(
-                    "no operation '{op}' in the platform's OpenAPI document; give an operationId of GET /openapi.json, or unknown"
+                    "no operation '{op}' in the platform's interface; give the operationId of an operation under /api/ in GET /openapi.json, or unknown"
                 ),
             );
             None
@@ -218,7 +221,8 @@ pub fn journal_query(pairs: &[(String, String)]) -> Result<JournalFilter, Valida
         None => Some(None),
     };
     let status = match last(pairs, "status") {
-        Some(raw) => int_param(&mut c, raw, &q.at("status"), 0, Some(599)).map(|s| Some(s as u16)),
+        Some(raw) => int_param(&mut c, raw, &q.at("status"), 0, Some(JOURNAL_STATUS_MAX))
+            .map(|s| Some(s as u16)),
         None => Some(None),
     };
     let verdict = match last(pairs, "verdict") {
