@@ -183,7 +183,11 @@ async fn a_failed_try_in_a_parallel_round_is_retried_after_its_backoff() {
     let path = format!("/sim/v1/orgs/{ORG}/workspaces/{WS}/webhook-deliveries");
     let (_, v) = app.get(&path).await;
     let delivered = ("delivered".to_string(), 1, "-".to_string());
-    let waiting = ("pending".to_string(), 1, "2026-03-02T12:00:36.000Z".to_string());
+    let waiting = (
+        "pending".to_string(),
+        1,
+        "2026-03-02T12:00:36.000Z".to_string(),
+    );
     assert_eq!(
         deliveries(&v),
         [
