@@ -395,6 +395,15 @@ impl TelephonySim {
             .collect()
     }
 
+    /// Takes every journaled dial out, oldest first, and leaves the journal empty (its count
+    /// of dropped records reset), in one step: a reader that consumes the journal as a
+    /// campaign goes gets each dial once, without copying the records.
+    pub fn take_journal(&self) -> Vec<DialRecord> {
+        let mut journal = lock(&self.journal);
+        journal.dropped = 0;
+        std::mem::take(&mut journal.records).into()
+    }
+
     /// Empties the journal (and resets its count of dropped records).
     pub fn clear_journal(&self) {
         let mut journal = lock(&self.journal);

@@ -46,9 +46,10 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
 
     let mut campaigns = vec![];
     let mut windows = vec![];
+    let none = super::observe::CampaignDials::default();
     for (key, created) in &run.campaigns {
         let v = run.campaign(key).await?;
-        let d = run.observer.campaigns.get(key).cloned().unwrap_or_default();
+        let d = run.observer.campaigns.get(key).unwrap_or(&none);
         let w = &run.observer.watched[key];
         let spec = w.spec_at(run.now);
         let total = d.total();

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use contracts::clock::format_instant;
 use serde_json::{Value, json};
 
-use super::observe::RESULTS;
+use super::observe::{CampaignDials, RESULTS};
 use super::play::Run;
 use crate::checks::{Check, Evidence, Outcome, Severity};
 use crate::scenario::expect::{Count, Expect};
@@ -45,7 +45,8 @@ fn count(c: &Count, n: u64) -> (bool, String) {
 }
 
 async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Verdict> {
-    let dials = |key: &str| run.observer.campaigns.get(key).cloned().unwrap_or_default();
+    let none = CampaignDials::default();
+    let dials = |key: &str| run.observer.campaigns.get(key).unwrap_or(&none);
     Ok(match check {
         Expect::CampaignStatus { campaign, status } => {
             let v = run.campaign(campaign).await?;
@@ -268,10 +269,11 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
         } => {
             let want = per_attempt.unwrap_or(Count::exactly(1));
             let got = run.receiver.received(&format!("campaigns/{campaign}"));
-            let ids = dials(campaign).attempt_ids.unwrap_or_default();
+            let no_ids = std::collections::BTreeSet::new();
+            let ids = dials(campaign).attempt_ids.as_ref().unwrap_or(&no_ids);
             let mut wrong = 0u64;
             let mut examples = vec![];
-            for id in &ids {
+            for id in ids {
                 let n = got.per_attempt.get(id).copied().unwrap_or(0);
                 if !want.admits(n) {
                     wrong += 1;

@@ -218,7 +218,10 @@ impl Observer {
             d.by_result[ri] += 1;
             *d.by_connection.entry(connection.clone()).or_default() += 1;
             d.times.push(req.at.timestamp_millis());
-            let u = d.users.entry(req.to.clone()).or_default();
+            let u = match d.users.get_mut(&req.to) {
+                Some(u) => u,
+                None => d.users.entry(req.to.clone()).or_default(),
+            };
             u.attempts += 1;
             let bit = 1u64 << req.attempt_index.min(63);
             if u.seen & bit != 0 {

@@ -92,6 +92,15 @@ pub struct Run<'a> {
     pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
     faults: Vec<String>,
     stops: BTreeMap<DateTime<Utc>, BTreeSet<Event>>,
+    /// A campaign's status may have changed since the statuses were last read: set by an
+    /// advance that reports a campaign transition and by a stop that ran a step or an
+    /// upload. Reading a campaign computes its statistics (a pass over its users), so the
+    /// statuses are not read at stops where nothing could have changed them.
+    statuses_stale: bool,
+    /// Campaigns read at this stop, by key: the expectations judged at one stop and the
+    /// report read a campaign once (a read is a pass over its users). Emptied when the clock
+    /// moves and after a step or an upload.
+    reads: std::sync::Mutex<BTreeMap<String, Value>>,
     /// The simulated time of the current stop.
     pub now: DateTime<Utc>,
 }
@@ -219,6 +228,8 @@ impl<'a> Run<'a> {
             rules,
             faults: vec![],
             stops: BTreeMap::new(),
+            statuses_stale: true,
+            reads: Default::default(),
             now: loaded.start,
         })
     }
@@ -334,13 +345,26 @@ impl<'a> Run<'a> {
         progress.set_length(total);
         while let Some((t, events)) = self.stops.pop_first() {
             if t > self.now {
-                self.api
+                let moved = self
+                    .api
                     .post("/sim/v1/clock/advance", &json!({"to": format_instant(t)}))
                     .await
                     .context("moving the clock")?;
+                // Campaigns change status with time only when the engine activates or ends
+                // them, and the advance counts those.
+                if moved["campaign_transitions"].as_u64() != Some(0) {
+                    self.statuses_stale = true;
+                }
                 self.now = t;
+                self.forget_reads();
             }
             self.look().await?;
+            if events
+                .iter()
+                .any(|e| matches!(e, Event::Step(_) | Event::Upload(_)))
+            {
+                self.statuses_stale = true;
+            }
             for e in events {
                 match e {
                     Event::FaultOff(i) => {
@@ -349,8 +373,14 @@ impl<'a> Run<'a> {
                         self.note("fault", "key service", format!("fault {id} removed"));
                     }
                     Event::FaultOn(i) => self.fault_on(i)?,
-                    Event::Upload(i) => self.upload(i).await?,
-                    Event::Step(i) => self.step(i).await?,
+                    Event::Upload(i) => {
+                        self.upload(i).await?;
+                        self.forget_reads();
+                    }
+                    Event::Step(i) => {
+                        self.step(i).await?;
+                        self.forget_reads();
+                    }
                     Event::Judge(i) => {
                         let check = super::judge::judge(self, i).await?;
                         self.checks.insert(i, check);
@@ -365,10 +395,11 @@ impl<'a> Run<'a> {
 
     /// Takes in the dials since the last look and notes status changes.
     async fn look(&mut self) -> Result<()> {
-        let telephony = self.stack.telephony().clone();
-        let records = telephony.journal();
-        telephony.clear_journal();
+        let records = self.stack.telephony().take_journal();
         self.observer.take(&records);
+        if !std::mem::take(&mut self.statuses_stale) {
+            return Ok(());
+        }
         let keys: Vec<String> = self.campaigns.keys().cloned().collect();
         for key in keys {
             let v = self.campaign(&key).await?;
@@ -389,16 +420,30 @@ impl<'a> Run<'a> {
         Some(self.api.get(path).await.unwrap_or_else(|_| last.clone()))
     }
 
-    /// `GET` of a campaign by key.
+    /// `GET` of a campaign by key (read once per stop while nothing changes it).
     pub async fn campaign(&self, key: &str) -> Result<Value> {
+        if let Some(v) = self.lock_reads().get(key) {
+            return Ok(v.clone());
+        }
         let id = &self
             .campaigns
             .get(key)
             .ok_or_else(|| anyhow!("no campaign {key:?}"))?
             .id;
-        self.api
+        let v = self
+            .api
             .get(&format!("{}/campaigns/{id}", self.api.scheduling()))
-            .await
+            .await?;
+        self.lock_reads().insert(key.to_string(), v.clone());
+        Ok(v)
+    }
+
+    fn lock_reads(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Value>> {
+        self.reads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn forget_reads(&mut self) {
+        self.lock_reads().clear();
     }
 
     fn fault_on(&mut self, i: usize) -> Result<()> {

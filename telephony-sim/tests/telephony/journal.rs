@@ -1,4 +1,4 @@
-//! The journal of dials: contents, what decided, filtering, clearing and its limit.
+//! The journal of dials: contents, what decided, filtering, clearing, taking and its limit.
 
 use chrono::Duration;
 use telephony_sim::{
@@ -73,6 +73,29 @@ fn dials_to_filters_by_number_and_clear_empties() {
     assert!(sim.journal().is_empty());
     sim.dial(&req("b", uk_number(1), 0));
     assert_eq!(sim.dials_to(&uk_number(1)).len(), 1);
+}
+
+#[test]
+fn taking_the_journal_empties_it_and_each_dial_is_taken_once() {
+    let sim = TelephonySim::new(1);
+    for i in 0..3u32 {
+        sim.dial(&req(format!("a{i}"), uk_number(i), 0));
+    }
+    sim.set_journal_limit(Some(2));
+    assert_eq!(sim.journal_dropped(), 1);
+    let ids = |records: Vec<DialRecord>| -> Vec<String> {
+        records.into_iter().map(|d| d.request.attempt_id).collect()
+    };
+    assert_eq!(ids(sim.take_journal()), ["a1", "a2"]);
+    assert!(sim.journal().is_empty());
+    assert_eq!(
+        sim.journal_dropped(),
+        0,
+        "the count of dropped records restarts"
+    );
+    sim.dial(&req("b", uk_number(0), 0));
+    assert_eq!(ids(sim.take_journal()), ["b"]);
+    assert!(sim.take_journal().is_empty());
 }
 
 #[test]
