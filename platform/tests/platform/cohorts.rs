@@ -717,8 +717,21 @@ async fn a_stop_file_is_a_cohort_of_its_own_category() {
     assert_eq!(v["cohort_category"], "stop_file");
     let done = wait_done(&t, &base, v["cohort_id"].as_str().unwrap()).await;
     insta::assert_json_snapshot!("stop_file_completed", done);
-    // Campaign statistics count the users of cohorts minus those in stop files.
-    let (_, c) = t.get(&format!("{}/{camp}", campaigns_path())).await;
+    // Campaign statistics count the users of cohorts minus those in stop files. The users
+    // were admitted before the stop file completed: the engine excludes them at its next
+    // step, which this waits for (real time, at most 60 s).
+    let watch = Stopwatch::start();
+    let c = loop {
+        let (_, c) = t.get(&format!("{}/{camp}", campaigns_path())).await;
+        if c["statistics"]["users_excluded"] == 2 {
+            break c;
+        }
+        assert!(
+            watch.elapsed() < Duration::from_secs(60),
+            "the stop file excluded no users in 60 s: {c}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
     assert_eq!(c["statistics"]["users_total"], 1);
     assert_eq!(c["statistics"]["users_excluded"], 2);
     // The engine's check.
