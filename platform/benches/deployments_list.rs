@@ -214,7 +214,7 @@ fn micro(app: &App, n: u64) {
     use platform::journal::verdict::{Exchange, SeenBody, entry};
     let path = "/api/app-authoring/v1/orgs/org/workspaces/ws/deployments";
     let response = SeenBody {
-        content_type: Some("application/json".into()),
+        content_type: Some(warp::http::HeaderValue::from_static("application/json")),
         size: 12_000,
         ..SeenBody::default()
     };

@@ -21,7 +21,7 @@ use contracts::error::{LocItem, ValidationErrorBody};
 use contracts::operations::{Operation, Resolved};
 use contracts::wire::{ApiKeyUse, AppliedFault, Verdict, Violation, ViolationKind};
 use serde_json::Value;
-use warp::http::Method;
+use warp::http::{HeaderValue, Method};
 
 use super::kept::{Kept, KeptBody, Media, Note};
 use super::redact;
@@ -31,8 +31,8 @@ use crate::store::WorkspaceRef;
 /// A body as seen on the wire: what was captured of it.
 #[derive(Debug, Clone, Default)]
 pub struct SeenBody {
-    /// Its `Content-Type`.
-    pub content_type: Option<String>,
+    /// Its `Content-Type` (a header's value: cloning it copies nothing).
+    pub content_type: Option<HeaderValue>,
     /// The bytes captured (all of them when `complete`).
     pub bytes: bytes::Bytes,
     /// Bytes that passed, captured or not.
@@ -42,8 +42,13 @@ pub struct SeenBody {
 }
 
 impl SeenBody {
+    /// Its `Content-Type` as text (none when not visible ASCII).
+    pub fn media_type(&self) -> Option<&str> {
+        self.content_type.as_ref().and_then(|v| v.to_str().ok())
+    }
+
     fn is_json(&self) -> bool {
-        self.content_type.as_deref().is_some_and(is_json_type)
+        self.media_type().is_some_and(is_json_type)
     }
 
     /// The JSON, when the body is complete JSON.
@@ -56,7 +61,7 @@ impl SeenBody {
     /// The journal's copy: redacted JSON within `limit` bytes, else a note.
     fn record(&self, parsed: Option<&Value>, limit: usize) -> KeptBody {
         let mut out = KeptBody {
-            media: Media::of(self.content_type.as_deref()),
+            media: Media::of(self.media_type()),
             bytes: self.size,
             json: None,
             note: Note::None,
@@ -240,7 +245,7 @@ fn judge(
             &["header", "content-type"],
             format!(
                 "the operation reads application/json, not '{}'",
-                x.request.content_type.as_deref().unwrap_or("")
+                x.request.media_type().unwrap_or("")
             ),
             "unsupported_media_type",
         ));
