@@ -8,8 +8,10 @@
 //! the second server, default 10,000; 0 makes the two servers alike, to see the noise of
 //! the method), `BENCH_CONNECTIONS` (default 32), `BENCH_DEPLOYMENTS` (default 500),
 //! `BENCH_MEMORY_REQUESTS` (default 1,000,000; 0 skips the memory run), `BENCH_PAGE` (the
-//! page size, default 20: an answer of about 12 KiB, above the journal's 8 KiB body limit,
-//! so recorded by size; 5 gives answers the journal redacts and keeps). The load generator
+//! page size, default 20: an answer of about 12 KiB; 5: about 3 KiB), `BENCH_RESPONSE_BODIES`
+//! (`all`: the journal keeps every answer's body, redacted, when within its 8 KiB limit;
+//! by default only failed answers' bodies), `BENCH_MICRO` (N: time the journal's own work
+//! for N requests, without the network, and stop). The load generator
 //! runs in the same process (a minimal HTTP/1.1 client on raw sockets, so that it costs the
 //! server as little CPU as possible); on a 2-core machine client and server share the
 //! cores, so the figures are lower bounds, and the CPU time is the whole process's.
@@ -81,6 +83,9 @@ async fn serve(capacity: usize, deployments: usize) -> Served {
         ..Default::default()
     };
     config.journal.capacity = capacity;
+    if std::env::var("BENCH_RESPONSE_BODIES").is_ok_and(|v| v == "all") {
+        config.journal.response_bodies = platform::journal::ResponseBodies::All;
+    }
     let app = App::builder(config).build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -30,6 +30,7 @@ use warp::reply::Response;
 use crate::app::App;
 use crate::error::json_response;
 use crate::faults::{Decision, FaultRequest};
+use crate::journal::ResponseBodies;
 use crate::journal::verdict::{Exchange, SeenBody, entry, is_json_type};
 
 /// Largest 422 answer read for its items when it is above the journal's body limit.
@@ -174,8 +175,13 @@ impl Intercept {
         let status = head.status.as_u16();
         let response_type = head.headers.get(header::CONTENT_TYPE).cloned();
         let size = body.size_hint().exact();
-        let limit = app.journal.settings().body_limit_bytes as u64;
-        let keep = journal_on
+        let settings = app.journal.settings();
+        let limit = settings.body_limit_bytes as u64;
+        let kept = journal_on
+            && (settings.response_bodies == ResponseBodies::All
+                || status >= 400
+                || applied.is_some());
+        let keep = kept
             && response_type
                 .as_ref()
                 .is_some_and(|t| t.to_str().is_ok_and(is_json_type))
@@ -199,6 +205,7 @@ impl Intercept {
             size: size.or(bytes.as_ref().map(|b| b.len() as u64)).unwrap_or(0),
             complete: bytes.is_some(),
             bytes: bytes.clone().unwrap_or_default(),
+            not_kept: !kept,
         };
         let response = match (&bytes, truncate) {
             (Some(b), true) => truncated(head, b.clone()),
@@ -253,6 +260,7 @@ fn fault_answer(
         size: bytes.len() as u64,
         complete: true,
         bytes,
+        not_kept: false,
     };
     (response, seen)
 }

@@ -56,6 +56,8 @@ pub enum Note {
     NotValidJson,
     /// Not JSON.
     NotJson,
+    /// The body of a successful answer, which the settings do not keep.
+    NotKept,
     /// As an earlier run wrote it in the database.
     Text(Box<str>),
 }
@@ -70,6 +72,7 @@ impl Note {
             Note::NotReadToEnd => "not read to the end by the platform".into(),
             Note::NotValidJson => "not valid JSON".into(),
             Note::NotJson => "not JSON".into(),
+            Note::NotKept => "not kept: the journal keeps the bodies of answers of 400 and above ([journal] response_bodies = \"all\" keeps every one)".into(),
             Note::Text(t) => t.to_string(),
         })
     }

@@ -54,6 +54,23 @@ pub struct JournalSettings {
     /// Also keep every entry in the database (table `journal_entries`), so that the
     /// journal and its counts survive a restart.
     pub persist: bool,
+    /// Which answers' bodies are kept (redacted): those of failed answers (the default), or
+    /// all. Request bodies are always kept.
+    pub response_bodies: ResponseBodies,
+}
+
+/// Which answers' bodies the journal keeps ([`JournalSettings::response_bodies`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseBodies {
+    /// Answers of 400 and above, and those a fault rule touched: what a failed request
+    /// needs to be understood. The body of a successful answer is what the platform made
+    /// of the request, which the request itself shows; reading, parsing and redacting it
+    /// for every request would cost more than the rest of the journal.
+    #[default]
+    Failures,
+    /// Every answer.
+    All,
 }
 
 impl Default for JournalSettings {
@@ -62,6 +79,7 @@ impl Default for JournalSettings {
             capacity: DEFAULT_CAPACITY,
             body_limit_bytes: DEFAULT_BODY_LIMIT_BYTES,
             persist: false,
+            response_bodies: ResponseBodies::Failures,
         }
     }
 }

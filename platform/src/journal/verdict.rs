@@ -39,6 +39,9 @@ pub struct SeenBody {
     pub size: u64,
     /// Whether `bytes` is the whole body.
     pub complete: bool,
+    /// Left unread on purpose: the body of a successful answer, which the journal's
+    /// settings do not keep.
+    pub not_kept: bool,
 }
 
 impl SeenBody {
@@ -69,7 +72,9 @@ impl SeenBody {
         if self.size == 0 {
             return out;
         }
-        out.note = if self.size > limit as u64 {
+        out.note = if self.not_kept {
+            Note::NotKept
+        } else if self.size > limit as u64 {
             Note::TooLarge(limit)
         } else if !self.complete {
             Note::NotReadToEnd
