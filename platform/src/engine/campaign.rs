@@ -184,46 +184,36 @@ impl Engine {
         Ok(())
     }
 
-    /// The campaign's start: `scheduled` to `active` (or, when the API changed it since the
-    /// engine last looked, the change taken in).
-    pub(super) fn activate(
+    /// A campaign's status change with time: its start (`scheduled` to `active`) or its end
+    /// (to `ended`: its waiting users unfinished, its run out of memory). When the API
+    /// changed the campaign since the engine last looked, that change is taken in instead.
+    pub(super) fn move_with_time(
         &self,
         db: &mut BatchDb<'_>,
         st: &mut State,
         id: &str,
+        to: CampaignStatus,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
+        let from: &[CampaignStatus] = match to {
+            CampaignStatus::Active => &[CampaignStatus::Scheduled],
+            _ => &[CampaignStatus::Scheduled, CampaignStatus::Active],
+        };
         let c = db.conn()?;
-        if campaigns::transition(c, id, &[CampaignStatus::Scheduled], CampaignStatus::Active)? {
-            if let Some(run) = st.runs.get_mut(id) {
-                run.status = CampaignStatus::Active;
-            }
-            report.transitions += 1;
-        } else {
-            // The API changed the campaign since the engine last looked.
+        if !campaigns::transition(c, id, from, to)? {
             self.load_run(c, st, id)?;
+            return Ok(());
         }
-        Ok(())
-    }
-
-    /// The campaign's end: `ended`, its waiting users unfinished, its run out of memory.
-    pub(super) fn end_campaign(
-        &self,
-        db: &mut BatchDb<'_>,
-        st: &mut State,
-        id: &str,
-        report: &mut StepReport,
-    ) -> Result<(), EngineError> {
-        let from = [CampaignStatus::Scheduled, CampaignStatus::Active];
-        let c = db.conn()?;
-        if campaigns::transition(c, id, &from, CampaignStatus::Ended)? {
+        if to == CampaignStatus::Active {
+            if let Some(run) = st.runs.get_mut(id) {
+                run.status = to;
+            }
+        } else {
             st.flush(c)?;
             es::mark_unfinished(c, id)?;
             st.runs.remove(id);
-            report.transitions += 1;
-        } else {
-            self.load_run(c, st, id)?;
         }
+        report.transitions += 1;
         Ok(())
     }
 

@@ -67,6 +67,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
+use contracts::wire::CampaignStatus;
 use telephony_sim::TelephonySim;
 
 use crate::app::App;
@@ -354,8 +355,10 @@ impl Engine {
     ) -> Result<(), EngineError> {
         report.events += 1;
         match ev {
-            Event::Activate(id) => self.activate(db, st, &id, report)?,
-            Event::End(id) => self.end_campaign(db, st, &id, report)?,
+            Event::Activate(id) => {
+                self.move_with_time(db, st, &id, CampaignStatus::Active, report)?;
+            }
+            Event::End(id) => self.move_with_time(db, st, &id, CampaignStatus::Ended, report)?,
             Event::Dial(id) => self.dial(db, st, &id, t, keys, report)?,
             Event::CallEnd(attempt) => {
                 st.calls.pop();
