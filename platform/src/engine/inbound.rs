@@ -9,13 +9,13 @@ use chrono::{DateTime, Duration, Utc};
 use contracts::domain::phone::E164;
 use contracts::domain::schedule::CallingWindow;
 use contracts::wire::{DeploymentStatus, InboundCallRecord, InboundRejection, JsonObject};
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use telephony_sim::InboundCall;
 
 use super::dialing::interaction_id;
 use super::{Engine, EngineError, State, StepKeys, StepReport};
 use crate::keys::WorkspaceKeys;
+use crate::store::batch::{Connection, in_transaction};
 use crate::store::engine::{self as es, InboundRow};
 use crate::store::{WorkspaceRef, cohorts as cohort_store, deployments, ms};
 
@@ -94,10 +94,11 @@ impl Engine {
         let (id, row) = self.app.store.write_blocking(|c| {
             // Drawn (and its position kept) before the transaction: see store::ids.
             let id = self.app.resource_ids.draw(c, |g| g.prefixed("call-"))?;
-            let tx = c.transaction()?;
-            let row = self.answer(&tx, &mut st, ws, &id, caller, dialled, at, keys)?;
-            es::insert_inbound(&tx, &row)?;
-            tx.commit()?;
+            let row = in_transaction(c, |tx| {
+                let row = self.answer(tx, &mut st, ws, &id, caller, dialled, at, keys)?;
+                es::insert_inbound(tx, &row)?;
+                Ok(row)
+            })?;
             Ok((id, row))
         })?;
         if let Some(ends) = row.ends_at {

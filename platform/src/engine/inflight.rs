@@ -4,14 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use super::{FxMap, Id};
+use rustc_hash::FxHashMap;
+
+use super::Id;
 use crate::store::WorkspaceRef;
 use crate::store::engine as es;
 
 /// Calls in progress by attempt id, with a count per workspace.
 #[derive(Debug, Default)]
 pub(super) struct Inflight {
-    calls: FxMap<Id, es::Call>,
+    calls: FxHashMap<Id, es::Call>,
     per_ws: BTreeMap<WorkspaceRef, usize>,
 }
 

@@ -4,11 +4,13 @@
 //! - [`campaigns`], [`deployments`], [`attempts`]: rows of each resource.
 //! - [`cohorts`], [`files`]: cohorts, their users, and their files as sealed chunks.
 //! - [`ids`]: where the seeded id generators stand, so a restart carries on.
+//! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
 //!
 //! Instants are stored as Unix milliseconds. Values that identify people are sealed blobs
 //! (see [`crate::keys`]); the store itself never sees a key.
 
 pub mod attempts;
+pub mod batch;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployments;

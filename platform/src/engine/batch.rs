@@ -1,0 +1,251 @@
+//! The writes of one batch of events, and the thread that makes them.
+//!
+//! Events change the engine's memory at once and the database at the end of their batch
+//! ([`WriteBatch`]): a call that begins and ends within one batch is written once, a user's
+//! row once however often it changed. A batch whose events never needed the database (they
+//! only dial and end calls) hands its writes to a writer thread, which makes them in a
+//! transaction of their own while the engine computes the next batch; the first event that
+//! needs the database waits for those writes and opens the batch's transaction
+//! ([`BatchDb`]). The SQL is the store's (`store::batch`).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::state::{RunState, State};
+use super::{Engine, Id, dialing};
+use crate::keys::WorkspaceKeys;
+use crate::store::batch::{self as store_batch, BatchTx, Connection, UserUpdate};
+use crate::store::engine::{self as es, Delivery, UserRef};
+use crate::store::states::{CallStatus, DeliveryKind};
+use crate::store::{Store, StoreError, WorkspaceRef};
+
+/// The writes of one batch: collected while its events run ([`State::pending`]), then
+/// detached from the engine's memory ([`State::take_writes`]) and made at once, in one
+/// transaction ([`WriteBatch::apply`]).
+#[derive(Debug, Default)]
+pub(super) struct WriteBatch {
+    /// Calls dialled in this batch whose rows are not written yet. Their rows are the
+    /// engine's record of the calls in progress, copied into `calling` when the batch is
+    /// detached (a call that ends within the batch goes to `ended_calls` instead).
+    pub(super) dialled: FxHashSet<Id>,
+    /// Calls dialled in this batch and still in progress at its end: inserted `calling`.
+    pub(super) calling: Vec<es::Call>,
+    /// Calls dialled and ended in this batch, with their result: inserted ended.
+    pub(super) ended_calls: Vec<(es::Call, &'static str)>,
+    /// Calls of earlier batches that ended in this one: (attempt, result, end).
+    pub(super) call_ends: Vec<(Id, &'static str, DateTime<Utc>)>,
+    /// Webhook deliveries queued in this batch, with their due time.
+    pub(super) deliveries: Vec<(Delivery, DateTime<Utc>)>,
+    /// Ended attempts of this batch by (campaign, result).
+    pub(super) results: BTreeMap<(Id, &'static str), u64>,
+    /// The latest state of each user changed in this batch, by (campaign, queue order).
+    pub(super) users: FxHashMap<(Id, i64), UserUpdate>,
+    /// The pacing and routing of each run that changed, as stored ([`RunState`]).
+    pub(super) run_states: Vec<(Id, String)>,
+}
+
+impl WriteBatch {
+    /// Whether there is nothing to write.
+    fn is_empty(&self) -> bool {
+        self.dialled.is_empty()
+            && self.calling.is_empty()
+            && self.ended_calls.is_empty()
+            && self.call_ends.is_empty()
+            && self.deliveries.is_empty()
+            && self.results.is_empty()
+            && self.users.is_empty()
+            && self.run_states.is_empty()
+    }
+
+    /// Makes the writes on `c` (inside the caller's transaction), each kind with one
+    /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
+    fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
+        let mut rows: Vec<(&es::Call, CallStatus, Option<&str>)> = self
+            .calling
+            .iter()
+            .map(|call| (call, CallStatus::Calling, None))
+            .chain(
+                self.ended_calls
+                    .iter()
+                    .map(|(call, result)| (call, CallStatus::Ended, Some(*result))),
+            )
+            .collect();
+        rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
+        es::insert_calls(c, &rows)?;
+        self.call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        store_batch::end_calls(
+            c,
+            self.call_ends
+                .iter()
+                .map(|(id, result, at)| (&**id, *result, *at)),
+        )?;
+        for (d, at) in &self.deliveries {
+            es::insert_delivery(c, d, *at)?;
+        }
+        for ((campaign_id, result), n) in self.results {
+            es::count_results(c, &campaign_id, result, n)?;
+        }
+        let mut users: Vec<_> = self.users.into_iter().collect();
+        users.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        store_batch::set_users(
+            c,
+            users.iter().map(|((campaign_id, queue_seq), w)| {
+                (
+                    UserRef {
+                        campaign_id,
+                        queue_seq: *queue_seq,
+                    },
+                    *w,
+                )
+            }),
+        )?;
+        for (id, state) in &self.run_states {
+            es::set_engine_state(c, id, state)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the writes in a transaction of their own on a thread of their own.
+    fn spawn(self, store: Store) -> WriteJob {
+        std::thread::Builder::new()
+            .name("engine-writer".into())
+            .spawn(move || store.transaction_blocking(|c| self.apply(c)))
+            .expect("a thread for the engine's writes")
+    }
+}
+
+impl State {
+    /// Detaches the pending writes; with `runs`, also the pacing and routing of every run
+    /// that changed.
+    pub(super) fn take_writes(&mut self, runs: bool) -> WriteBatch {
+        let mut batch = std::mem::take(&mut self.pending);
+        batch.calling = batch
+            .dialled
+            .drain()
+            .filter_map(|id| self.inflight.get(&id).cloned())
+            .collect();
+        if runs {
+            for run in self.runs.values_mut() {
+                if run.dirty {
+                    let state = RunState {
+                        pacing: run.pacing,
+                        routing: run.routing.clone(),
+                    };
+                    batch.run_states.push((
+                        run.id.clone(),
+                        serde_json::to_string(&state).expect("state serialises"),
+                    ));
+                    run.dirty = false;
+                }
+            }
+        }
+        batch
+    }
+
+    /// Makes the pending writes now, on `c` (mid-batch, before the batch reads what they
+    /// change).
+    pub(super) fn flush(&mut self, c: &Connection) -> Result<(), StoreError> {
+        self.take_writes(false).apply(c)
+    }
+}
+
+/// A batch's writes in progress on another thread.
+pub(super) type WriteJob = std::thread::JoinHandle<Result<(), StoreError>>;
+
+/// Waits for the writes in progress, if any.
+pub(super) fn join(job: &mut Option<WriteJob>) -> Result<(), StoreError> {
+    match job.take() {
+        None => Ok(()),
+        Some(j) => j
+            .join()
+            .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into()))),
+    }
+}
+
+/// The database as one batch of events sees it. Events that only dial and end calls never
+/// touch it (their writes are buffered), so such a batch's writes can be made on another
+/// thread while the next batch is computed. The first event that needs the database waits
+/// for the writes in progress and opens the batch's transaction on the writer connection.
+/// A batch that fails keeps nothing (the transaction is rolled back when dropped).
+pub(super) struct BatchDb<'a> {
+    store: &'a Store,
+    job: &'a mut Option<WriteJob>,
+    tx: Option<BatchTx<'a>>,
+}
+
+impl<'a> BatchDb<'a> {
+    pub(super) fn new(store: &'a Store, job: &'a mut Option<WriteJob>) -> Self {
+        BatchDb {
+            store,
+            job,
+            tx: None,
+        }
+    }
+
+    /// The writer connection, inside the batch's transaction.
+    pub(super) fn conn(&mut self) -> Result<&Connection, StoreError> {
+        if self.tx.is_none() {
+            join(self.job)?;
+            self.tx = Some(BatchTx::begin(self.store)?);
+        }
+        Ok(self.tx.as_ref().expect("just opened").conn())
+    }
+
+    /// Ends the batch: its writes are committed with the transaction when one is open, else
+    /// handed to a writer thread (after the previous one finished).
+    pub(super) fn finish(mut self, writes: WriteBatch) -> Result<(), StoreError> {
+        match self.tx.take() {
+            Some(tx) => {
+                writes.apply(tx.conn())?;
+                tx.commit()
+            }
+            None if writes.is_empty() => Ok(()),
+            None => {
+                join(self.job)?;
+                *self.job = Some(writes.spawn(self.store.clone()));
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Queues a webhook delivery in the batch: `body` sealed with the workspace's keys, due
+    /// at `at`, its id derived from the seed and its subject (so a replay keeps it).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn queue_webhook(
+        &self,
+        pending: &mut WriteBatch,
+        keys: &WorkspaceKeys,
+        ws: &WorkspaceRef,
+        kind: DeliveryKind,
+        subject: &str,
+        url: &str,
+        body: &serde_json::Value,
+        at: DateTime<Utc>,
+    ) {
+        let id = format!(
+            "whd-{}",
+            &dialing::interaction_id(self.seed, &format!("{kind}/{subject}"))[4..]
+        );
+        let sealed = keys.seal(
+            &es::delivery_context(&id),
+            &serde_json::to_vec(body).expect("events serialise"),
+        );
+        pending.deliveries.push((
+            Delivery {
+                id,
+                ws: ws.clone(),
+                kind,
+                subject_id: subject.to_string(),
+                url: url.to_string(),
+                body: sealed,
+                tries: 0,
+                created_at: at,
+            },
+            at,
+        ));
+    }
+}

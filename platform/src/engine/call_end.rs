@@ -1,0 +1,352 @@
+//! The end of a call. The start is common ([`Engine::call_end`]: the call found, held while
+//! its workspace's keys are missing); an instant outbound call then ends in `outbound.rs`,
+//! a campaign dial here, in named steps ([`Engine::end_campaign_call`]):
+//!
+//! 1. [`decide_retry`]: rules 1 and 5, and the campaign's end: a retry or done;
+//! 2. [`update_user`]: the user back in the queue for the retry, or finished;
+//! 3. [`Engine::queue_campaign_webhook`]: the attempt's webhook, with the user's data;
+//! 4. [`record_result`]: the result counted for the statistics, the call's row ended
+//!    (written once: a call dialled in the same batch is inserted ended).
+
+use std::cmp::Reverse;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use contracts::model::CampaignSpec;
+use telephony_sim::Outcome;
+
+use super::batch::{BatchDb, WriteBatch};
+use super::campaign::cohort_users_row;
+use super::dialing::{self, CallResult, NextStep};
+use super::state::{State, UserData, Waiting};
+use super::{Engine, EngineError, Id, StepKeys, StepReport, events};
+use crate::keys::WorkspaceKeys;
+use crate::store::batch::UserUpdate;
+use crate::store::cohorts as cohort_store;
+use crate::store::engine as es;
+use crate::store::states::{CallKind, CallStatus, DeliveryKind, UserState};
+use crate::store::{campaigns, ms};
+
+/// A call at its end, as [`Engine::call_end`] found it: what the steps that end it need.
+pub(super) struct Ended {
+    /// The attempt id.
+    pub(super) attempt: Id,
+    /// The call as it was in progress.
+    pub(super) call: es::Call,
+    /// When it ended.
+    pub(super) at: DateTime<Utc>,
+    /// The telephony outcome.
+    pub(super) outcome: Outcome,
+    /// Talk time.
+    pub(super) talk: Duration,
+}
+
+impl Engine {
+    /// A call's end at `t`: the call is found (in memory, or in the database after a
+    /// restart) and, while its workspace's keys are missing, held; then it ends as an
+    /// instant outbound call (`outbound.rs`) or a campaign dial (here).
+    pub(super) fn call_end(
+        &self,
+        db: &mut BatchDb<'_>,
+        st: &mut State,
+        attempt: Id,
+        t: DateTime<Utc>,
+        keys: &StepKeys,
+        report: &mut StepReport,
+    ) -> Result<(), EngineError> {
+        let call = match st.inflight.remove(&attempt) {
+            Some(call) => call,
+            None => match es::call(db.conn()?, &attempt)? {
+                Some(call) => call,
+                None => return Ok(()),
+            },
+        };
+        if call.status != CallStatus::Calling {
+            return Ok(());
+        }
+        let Some(keys) = keys.get(&call.ws) else {
+            // The webhook needs the keys: the end is processed when they are back.
+            let until = st.hold_in_step(&call.ws, t);
+            st.calls.push(Reverse((ms(until), attempt.clone())));
+            st.inflight.insert(attempt, call);
+            return Ok(());
+        };
+        let ended = Ended {
+            at: call.ends_at.unwrap_or(t),
+            outcome: call
+                .outcome
+                .as_deref()
+                .and_then(|o| o.parse().ok())
+                .unwrap_or(Outcome::InternalError),
+            talk: Duration::milliseconds(call.talk_ms.unwrap_or(0)),
+            attempt,
+            call,
+        };
+        report.calls_ended += 1;
+        if ended.call.kind == CallKind::Outbound {
+            self.end_outbound(db, st, keys, ended, report)
+        } else {
+            self.end_campaign_call(db, st, keys, ended, report)
+        }
+    }
+
+    /// The end of a campaign dial, in steps: the retry decided, the result recorded, the
+    /// user updated, the webhook queued. A call whose campaign is gone ends as an internal
+    /// error, nothing else.
+    pub(super) fn end_campaign_call(
+        &self,
+        db: &mut BatchDb<'_>,
+        st: &mut State,
+        keys: &WorkspaceKeys,
+        ended: Ended,
+        report: &mut StepReport,
+    ) -> Result<(), EngineError> {
+        let campaign_id = ended.call.campaign_id.clone().unwrap_or_default();
+        let cohort_id = ended.call.cohort_id.clone().unwrap_or_default();
+        let row_no = ended.call.row_no.unwrap_or(0);
+        let spec_status = match st.runs.get(&campaign_id) {
+            Some(run) => Some((run.spec.clone(), run.status)),
+            None => {
+                campaigns::get_any(db.conn()?, &campaign_id)?.map(|r| (Arc::new(r.spec), r.status))
+            }
+        };
+        let Some((spec, status)) = spec_status else {
+            // The campaign is gone: the call ends as an internal error, written once.
+            record_call(&mut st.pending, ended, CallResult::InternalError);
+            return Ok(());
+        };
+        let result = CallResult::classify(ended.outcome, ended.talk, spec.retry.threshold_seconds);
+        let attempts = ended.call.retry_attempt + 1;
+        // A retry needs a live campaign; a user out of attempts is done either way.
+        let live = st.runs.contains_key(&campaign_id) && !status.is_final();
+        let (next, cut_short) = decide_retry(&spec, result, attempts, ended.at, live);
+        let cid: Id = st
+            .runs
+            .get(&campaign_id)
+            .map_or_else(|| Id::from(campaign_id.as_str()), |r| r.id.clone());
+        let seq = match st.runs.get(&campaign_id) {
+            Some(run) => run
+                .cohorts
+                .iter()
+                .position(|k| *k == cohort_id)
+                .map(|p| p as u32),
+            None => es::admitted_cohorts(db.conn()?, &campaign_id)?
+                .iter()
+                .position(|k| *k == cohort_id)
+                .map(|p| p as u32),
+        }
+        .map(|position| (position, es::queue_seq(position, row_no)));
+        let Some((position, seq)) = seq else {
+            tracing::error!(campaign = %campaign_id, cohort = %cohort_id, "a call of a cohort the campaign never admitted");
+            record_result(&mut st.pending, cid, ended, result);
+            return Ok(());
+        };
+        let user = UserCall {
+            spec,
+            campaign_id,
+            cid,
+            cohort_id,
+            row_no,
+            position,
+            seq,
+            attempts,
+            result,
+            next,
+            cut_short,
+        };
+        let left = update_user(st, &user, ended.at);
+        if self.queue_campaign_webhook(db, st, keys, &user, &ended, left)? {
+            report.webhooks_queued += 1;
+        }
+        record_result(&mut st.pending, user.cid, ended, result);
+        Ok(())
+    }
+
+    /// Queues a campaign call's webhook when the campaign has one (answers whether), with
+    /// the user's data: `left` when the call finished the user, else from memory while the
+    /// user waits there, else from the store.
+    fn queue_campaign_webhook(
+        &self,
+        db: &mut BatchDb<'_>,
+        st: &mut State,
+        keys: &WorkspaceKeys,
+        user: &UserCall,
+        ended: &Ended,
+        left: Option<UserData>,
+    ) -> Result<bool, EngineError> {
+        let Some(hook) = &user.spec.webhook else {
+            return Ok(false);
+        };
+        let cached: Option<&[u8]> = left.as_ref().map(|d| &*d.sealed).or_else(|| {
+            st.runs
+                .get(&user.campaign_id)
+                .and_then(|r| r.data.get(&user.seq))
+                .map(|d| &*d.sealed)
+        });
+        let stored;
+        let sealed = match cached {
+            Some(s) => Some(s),
+            None => {
+                stored = cohort_users_row(db.conn()?, &user.cohort_id, user.row_no)?;
+                stored.as_ref().map(|u| &u.data[..])
+            }
+        };
+        let person = sealed
+            .and_then(|d| cohort_store::open_user(keys, &user.cohort_id, user.row_no, d).ok());
+        let body = events::campaign_event(
+            self.seed,
+            &user.spec,
+            &user.campaign_id,
+            &ended.call,
+            ended.outcome,
+            ended.talk,
+            user.result,
+            &user.next,
+            person.as_ref(),
+            hook,
+        );
+        self.queue_webhook(
+            &mut st.pending,
+            keys,
+            &ended.call.ws,
+            DeliveryKind::Campaign,
+            &ended.attempt,
+            &hook.url,
+            &body,
+            ended.at,
+        );
+        Ok(true)
+    }
+}
+
+/// A campaign call's user at the call's end, and what the call meant for them.
+struct UserCall {
+    spec: Arc<CampaignSpec>,
+    campaign_id: String,
+    /// The campaign's id as the engine shares it.
+    cid: Id,
+    cohort_id: String,
+    row_no: u64,
+    /// The cohort's admission position, and the user's queue order.
+    position: u32,
+    seq: i64,
+    /// Dials made, this one included.
+    attempts: u32,
+    result: CallResult,
+    next: NextStep,
+    /// A retry the campaign's end (or cancel) cut short: the user is unfinished.
+    cut_short: bool,
+}
+
+/// Rules 1 and 5, and the campaign's end: what follows a call's result. A retry when the
+/// result is retried and the user has dials left ([`dialing::next_step`]); but a campaign no
+/// longer live retries nobody: the retry is cut short (the second value) and the user done.
+fn decide_retry(
+    spec: &CampaignSpec,
+    result: CallResult,
+    attempts: u32,
+    ended: DateTime<Utc>,
+    live: bool,
+) -> (NextStep, bool) {
+    let next = dialing::next_step(result, attempts, &spec.retry, ended, &spec.window);
+    if !live && matches!(next, NextStep::Retry { .. }) {
+        (NextStep::Done, true)
+    } else {
+        (next, false)
+    }
+}
+
+/// Records a campaign call's result: counted for the campaign's statistics, and the call's
+/// row ended.
+fn record_result(pending: &mut WriteBatch, cid: Id, ended: Ended, result: CallResult) {
+    *pending.results.entry((cid, result.as_str())).or_default() += 1;
+    record_call(pending, ended, result);
+}
+
+/// Ends a call's row with its result, written once: a call dialled in this batch is inserted
+/// ended, a call of an earlier batch updated.
+fn record_call(pending: &mut WriteBatch, ended: Ended, result: CallResult) {
+    if pending.dialled.remove(&ended.attempt) {
+        pending.ended_calls.push((ended.call, result.as_str()));
+    } else {
+        pending
+            .call_ends
+            .push((ended.attempt, result.as_str(), ended.at));
+    }
+}
+
+/// The user after the call: back in the queue for the retry, or finished (done, or
+/// unfinished when the retry was cut short). Answers the user's data when the user left the
+/// queue (the webhook needs it).
+fn update_user(st: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Option<UserData> {
+    let key = (user.cid.clone(), user.seq);
+    let last_result = Some(user.result.as_str());
+    match user.next {
+        NextStep::Retry { due, .. } => {
+            st.pending.users.insert(
+                key,
+                UserUpdate {
+                    state: UserState::Ready,
+                    attempts: user.attempts,
+                    due_ms: ms(due),
+                    last_result,
+                },
+            );
+            if let Some(run) = st.runs.get_mut(&user.campaign_id) {
+                run.ready.insert(
+                    (ms(due), user.seq),
+                    Waiting {
+                        cohort_position: user.position,
+                        row_no: user.row_no,
+                        attempts: user.attempts,
+                    },
+                );
+            }
+            None
+        }
+        NextStep::Done => {
+            let state = if user.cut_short {
+                UserState::Unfinished
+            } else {
+                UserState::Done
+            };
+            st.pending.users.insert(
+                key,
+                UserUpdate {
+                    state,
+                    attempts: user.attempts,
+                    due_ms: ms(ended),
+                    last_result,
+                },
+            );
+            st.runs
+                .get_mut(&user.campaign_id)
+                .and_then(|r| r.data.remove(&user.seq))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::queue::tests::spec;
+
+    #[test]
+    fn a_retry_of_a_campaign_no_longer_live_is_cut_short() {
+        let spec = spec();
+        let at = spec.start;
+        let (next, cut) = decide_retry(&spec, CallResult::Busy, 1, at, true);
+        assert!(matches!(next, NextStep::Retry { .. }) && !cut);
+        let (next, cut) = decide_retry(&spec, CallResult::Busy, 1, at, false);
+        assert!(matches!(next, NextStep::Done) && cut);
+        // Out of dials (max_retries 1: two dials), or a result not retried: done, not cut.
+        assert!(matches!(
+            decide_retry(&spec, CallResult::Busy, 2, at, false),
+            (NextStep::Done, false)
+        ));
+        assert!(matches!(
+            decide_retry(&spec, CallResult::Completed, 1, at, true),
+            (NextStep::Done, false)
+        ));
+    }
+}

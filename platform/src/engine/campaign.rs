@@ -1,0 +1,356 @@
+//! Campaigns: loading a run into memory, admitting its completed cohorts (and stop files),
+//! starting and ending it with the clock, and dialling its users. The end of a campaign
+//! call is in `call_end.rs`.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use contracts::wire::{CampaignStatus, CohortCategory};
+use telephony_sim::DialRequest;
+
+use super::batch::{BatchDb, WriteBatch};
+use super::dialing::{CallResult, campaign_attempt_id};
+use super::state::{Run, RunState, State, UserData, Waiting};
+use super::{Engine, EngineError, Id, StepKeys, StepReport};
+use crate::store::batch::{Connection, UserUpdate};
+use crate::store::cohorts::{self as cohort_store, Parent};
+use crate::store::engine as es;
+use crate::store::states::{CallKind, CallStatus, UserState};
+use crate::store::{StoreError, campaigns, ms};
+
+/// One stored user.
+pub(super) fn cohort_users_row(
+    c: &Connection,
+    cohort_id: &str,
+    row_no: u64,
+) -> Result<Option<cohort_store::StoredUser>, StoreError> {
+    Ok(
+        cohort_store::users_after(c, cohort_id, row_no.saturating_sub(1), 1)?
+            .into_iter()
+            .next()
+            .filter(|u| u.row_no == row_no),
+    )
+}
+
+/// Drops the users a stop file excluded from the in-memory queue.
+fn drop_excluded(c: &Connection, run: &mut Run) -> Result<(), StoreError> {
+    let still: std::collections::HashSet<i64> = es::ready_users(c, &run.id)?
+        .into_iter()
+        .map(|u| u.queue_seq)
+        .collect();
+    let gone: Vec<i64> = run
+        .ready
+        .keys()
+        .map(|(_, seq)| *seq)
+        .filter(|seq| !still.contains(seq))
+        .collect();
+    run.ready.retain(|(_, seq), _| still.contains(seq));
+    for seq in gone {
+        run.data.remove(&seq);
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// Loads campaign `id` into memory, or takes in a change made through the API
+    /// (configuration and status; the queue stays). A campaign that reached a final status
+    /// leaves memory and its waiting users become unfinished.
+    pub(super) fn load_run(
+        &self,
+        c: &Connection,
+        st: &mut State,
+        id: &str,
+    ) -> Result<(), StoreError> {
+        let Some(rec) = campaigns::get_any(c, id)? else {
+            st.runs.remove(id);
+            return Ok(());
+        };
+        if rec.status.is_final() {
+            st.runs.remove(id);
+            st.flush(c)?;
+            es::mark_unfinished(c, id)?;
+            return Ok(());
+        }
+        if let Some(run) = st.runs.get_mut(id) {
+            // A change through the API: configuration and status; the queue stays.
+            if run.status != rec.status && rec.status == CampaignStatus::Paused {
+                run.pacing = None;
+            }
+            run.spec = Arc::new(rec.spec);
+            run.status = rec.status;
+            run.updated_ms = ms(rec.updated_at);
+            run.routing.fit(&run.spec.connections);
+            run.floor = run.floor.max(self.app.clock.now());
+            return Ok(());
+        }
+        let saved: RunState = es::engine_state(c, id)?
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default();
+        let cohorts = es::admitted_cohorts(c, id)?;
+        let mut ready = BTreeMap::new();
+        for u in es::ready_users(c, id)? {
+            ready.insert(
+                (u.due_ms, u.queue_seq),
+                Waiting {
+                    cohort_position: u.cohort_position,
+                    row_no: u.row_no,
+                    attempts: u.attempts,
+                },
+            );
+        }
+        let data = es::open_users_data(c, id)?
+            .into_iter()
+            .map(|(seq, phone_hash, sealed)| {
+                (
+                    seq,
+                    UserData {
+                        phone_hash,
+                        sealed: sealed.into_boxed_slice(),
+                    },
+                )
+            })
+            .collect();
+        let has_stop_files =
+            !cohort_store::completed_cohorts(c, &Parent::campaign(id), CohortCategory::StopFile)?
+                .is_empty();
+        let mut routing = saved.routing;
+        routing.fit(&rec.spec.connections);
+        st.runs.insert(
+            id.to_string(),
+            Run {
+                id: Id::from(id),
+                ws: rec.ws,
+                updated_ms: ms(rec.updated_at),
+                status: rec.status,
+                spec: Arc::new(rec.spec),
+                cohorts,
+                has_stop_files,
+                ready,
+                data,
+                pacing: saved.pacing,
+                routing,
+                dirty: false,
+                floor: self.app.clock.now(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Admits the campaign's cohorts that completed since the last look, in upload order.
+    pub(super) fn admit(&self, c: &Connection, st: &mut State, id: &str) -> Result<(), StoreError> {
+        let Some(run) = st.runs.get_mut(id) else {
+            return Ok(());
+        };
+        for (cohort_id, stop_file, at) in es::completed_campaign_cohorts(c, id)? {
+            if run.cohorts.contains(&cohort_id) {
+                continue;
+            }
+            let position = run.cohorts.len() as u32;
+            if stop_file {
+                es::admit_stop_file(c, id, &cohort_id, position, at)?;
+                run.has_stop_files = true;
+                es::exclude_by_stop_file(c, id, &cohort_id)?;
+                run.cohorts.push(cohort_id);
+                drop_excluded(c, run)?;
+            } else {
+                es::admit_cohort(c, id, &cohort_id, position, at)?;
+                for (row_no, queue_seq, phone_hash, sealed) in
+                    es::admitted_rows(c, &cohort_id, position)?
+                {
+                    run.ready.insert(
+                        (ms(at), queue_seq),
+                        Waiting {
+                            cohort_position: position,
+                            row_no,
+                            attempts: 0,
+                        },
+                    );
+                    run.data.insert(queue_seq, UserData { phone_hash, sealed });
+                }
+                run.cohorts.push(cohort_id);
+                if run.has_stop_files {
+                    // Users already in a stop file never enter the queue.
+                    for (stop, is_stop, _) in es::completed_campaign_cohorts(c, id)? {
+                        if is_stop && run.cohorts.contains(&stop) {
+                            es::exclude_by_stop_file(c, id, &stop)?;
+                        }
+                    }
+                    drop_excluded(c, run)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A campaign's status change with time: its start (`scheduled` to `active`) or its end
+    /// (to `ended`: its waiting users unfinished, its run out of memory). When the API
+    /// changed the campaign since the engine last looked, that change is taken in instead.
+    pub(super) fn move_with_time(
+        &self,
+        db: &mut BatchDb<'_>,
+        st: &mut State,
+        id: &str,
+        to: CampaignStatus,
+        report: &mut StepReport,
+    ) -> Result<(), EngineError> {
+        let from: &[CampaignStatus] = match to {
+            CampaignStatus::Active => &[CampaignStatus::Scheduled],
+            _ => &[CampaignStatus::Scheduled, CampaignStatus::Active],
+        };
+        let c = db.conn()?;
+        if !campaigns::transition(c, id, from, to)? {
+            self.load_run(c, st, id)?;
+            return Ok(());
+        }
+        if to == CampaignStatus::Active {
+            if let Some(run) = st.runs.get_mut(id) {
+                run.status = to;
+            }
+        } else {
+            st.flush(c)?;
+            es::mark_unfinished(c, id)?;
+            st.runs.remove(id);
+        }
+        report.transitions += 1;
+        Ok(())
+    }
+
+    /// Dials the campaign's next user at `t` (its time from [`super::queue::next_dial`]):
+    /// a user in a stop file is excluded instead; the pace's slot is taken (rule 2) and the
+    /// connection and number chosen by weight (rule 4).
+    pub(super) fn dial(
+        &self,
+        db: &mut BatchDb<'_>,
+        st: &mut State,
+        id: &str,
+        t: DateTime<Utc>,
+        keys: &StepKeys,
+        report: &mut StepReport,
+    ) -> Result<(), EngineError> {
+        let run = st.runs.get_mut(id).expect("event of a run");
+        let Some(keys) = keys.get(&run.ws) else {
+            // The workspace's key service is down: nothing is dialled or counted; the dial
+            // waits for the hold to lapse.
+            let ws = run.ws.clone();
+            st.hold_in_step(&ws, t);
+            return Ok(());
+        };
+        if !st.holds.is_empty() {
+            st.holds.remove(&run.ws);
+        }
+        let (&key, &user) = run.ready.iter().next().expect("a dial has a user");
+        run.ready.remove(&key);
+        let cohort_id = run.cohorts[user.cohort_position as usize].clone();
+        if let std::collections::hash_map::Entry::Vacant(slot) = run.data.entry(key.1) {
+            // Not cached (cannot happen after admission): read it.
+            match cohort_users_row(db.conn()?, &cohort_id, user.row_no)? {
+                Some(u) => {
+                    slot.insert(UserData {
+                        phone_hash: u.phone_hash,
+                        sealed: u.data.into_boxed_slice(),
+                    });
+                }
+                None => return Ok(()), // the cohort is gone; skip the user
+            }
+        }
+        let data = &run.data[&key.1];
+        let excluded =
+            run.has_stop_files && cohort_store::in_stop_file(db.conn()?, id, &data.phone_hash)?;
+        let opened = if excluded {
+            None
+        } else {
+            Some(cohort_store::open_phone_number(
+                keys,
+                &cohort_id,
+                user.row_no,
+                &data.sealed,
+            ))
+        };
+        let phone_number = match opened {
+            Some(Ok(p)) => p,
+            None => {
+                set_aside(run, &mut st.pending, key, user, UserState::Excluded, None);
+                return Ok(());
+            }
+            Some(Err(e)) => {
+                tracing::error!(campaign = id, cohort = %cohort_id, row = user.row_no, error = %e, "a cohort user does not open; skipped");
+                let internal = Some(CallResult::InternalError.as_str());
+                set_aside(run, &mut st.pending, key, user, UserState::Done, internal);
+                return Ok(());
+            }
+        };
+        run.take_slot(t);
+        let (ci, ni) = run.routing.pick(&run.spec.connections);
+        run.dirty = true;
+        let conn = &run.spec.connections[ci];
+        let from = conn.phone_numbers[ni].to_string();
+        let attempt_id =
+            campaign_attempt_id(self.seed, id, &cohort_id, user.row_no, user.attempts, t);
+        let result = self.telephony.dial(&DialRequest {
+            attempt_id: attempt_id.clone(),
+            from: from.clone(),
+            to: phone_number,
+            at: t,
+            attempt_index: user.attempts,
+        });
+        let ends = result.ends_at(t);
+        let call = es::Call {
+            id: attempt_id.clone(),
+            kind: CallKind::Campaign,
+            ws: run.ws.clone(),
+            status: CallStatus::Calling,
+            payload: Vec::new(),
+            campaign_id: Some(id.to_string()),
+            cohort_id: Some(cohort_id),
+            row_no: Some(user.row_no),
+            retry_attempt: user.attempts,
+            dialed_at: Some(t),
+            ends_at: Some(ends),
+            outcome: Some(result.outcome.as_str().to_string()),
+            failure_reason: result.failure_reason,
+            talk_ms: Some(result.talk.num_milliseconds()),
+            connection_id: Some(conn.connection_id.clone()),
+            agent_number: Some(from),
+            created_at: t,
+        };
+        let aid = Id::from(attempt_id.as_str());
+        st.calls.push(Reverse((ms(ends), aid.clone())));
+        st.pending.dialled.insert(aid.clone());
+        st.pending.users.insert(
+            (run.id.clone(), key.1),
+            UserUpdate {
+                state: UserState::Calling,
+                attempts: user.attempts + 1,
+                due_ms: key.0,
+                last_result: None,
+            },
+        );
+        st.inflight.insert(aid, call);
+        report.dials += 1;
+        Ok(())
+    }
+}
+
+/// Takes a waiting user out of the queue undialled (in a stop file, or a record that does
+/// not open), finished in `state`.
+fn set_aside(
+    run: &mut Run,
+    pending: &mut WriteBatch,
+    (due_ms, seq): (i64, i64),
+    user: Waiting,
+    state: UserState,
+    last_result: Option<&'static str>,
+) {
+    run.data.remove(&seq);
+    pending.users.insert(
+        (run.id.clone(), seq),
+        UserUpdate {
+            state,
+            attempts: user.attempts,
+            due_ms,
+            last_result,
+        },
+    );
+}

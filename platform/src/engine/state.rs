@@ -1,0 +1,168 @@
+//! The engine's memory: the campaigns it runs with their queues of waiting users, the calls
+//! in progress, the queued work, and the holds on workspaces whose keys could not be had.
+//!
+//! It is a cache of the database, rebuilt from it when the engine starts and after a failed
+//! batch (`Engine::sync`); what changed in it and is not written yet waits in
+//! [`State::pending`] until the batch's end.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use contracts::model::CampaignSpec;
+use contracts::wire::CampaignStatus;
+use rustc_hash::FxHashMap;
+
+use super::Id;
+use super::batch::WriteBatch;
+use super::dialing::{Pacing, Routing};
+use super::inflight::Inflight;
+use crate::store::WorkspaceRef;
+
+/// A user waiting in a campaign's queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Waiting {
+    /// The position of the user's cohort among the campaign's admitted cohorts.
+    pub(super) cohort_position: u32,
+    /// The user's row in the cohort.
+    pub(super) row_no: u64,
+    /// Dials made so far.
+    pub(super) attempts: u32,
+}
+
+/// A campaign the engine runs.
+#[derive(Debug)]
+pub(super) struct Run {
+    pub(super) id: Id,
+    pub(super) ws: WorkspaceRef,
+    pub(super) spec: Arc<CampaignSpec>,
+    pub(super) status: CampaignStatus,
+    /// The campaign row's `updated_at` when loaded: a change through the API reloads it.
+    pub(super) updated_ms: i64,
+    /// Admitted cohorts by position.
+    pub(super) cohorts: Vec<String>,
+    pub(super) has_stop_files: bool,
+    /// Users waiting, by (due ms, queue order).
+    pub(super) ready: BTreeMap<(i64, i64), Waiting>,
+    /// The sealed data of every user not finished yet, by queue order: read once at
+    /// admission instead of once per dial.
+    pub(super) data: FxHashMap<i64, UserData>,
+    pub(super) pacing: Option<Pacing>,
+    pub(super) routing: Routing,
+    /// Pacing or routing changed since the last write.
+    pub(super) dirty: bool,
+    /// No dial before this: the time the engine (re)loaded the campaign. A campaign paused
+    /// for a while, or an engine restarted after a stop, dials from now on, never in the past.
+    pub(super) floor: DateTime<Utc>,
+}
+
+impl Run {
+    /// Rule 2: takes the pace's slot for a dial at `t` (the time [`super::queue::next_dial`]
+    /// chose): the next slot when `t` is it, else a new epoch at `t` (the run was idle: no
+    /// user due, window closed, paused, held), so an idle spell never turns into a burst.
+    pub(super) fn take_slot(&mut self, t: DateTime<Utc>) {
+        let rate = self.spec.attempts_per_second;
+        self.pacing = Some(match self.pacing {
+            Some(p) if p.next_slot(rate) == t => Pacing {
+                count: p.count + 1,
+                ..p
+            },
+            _ => Pacing {
+                epoch_us: t.timestamp_micros(),
+                count: 1,
+            },
+        });
+    }
+}
+
+/// A user's number hash and sealed record.
+#[derive(Debug)]
+pub(super) struct UserData {
+    pub(super) phone_hash: [u8; 16],
+    pub(super) sealed: Box<[u8]>,
+}
+
+/// What the engine keeps of a run across restarts (stored as JSON with the campaign).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, Default)]
+pub(super) struct RunState {
+    pub(super) pacing: Option<Pacing>,
+    pub(super) routing: Routing,
+}
+
+/// A hold on a workspace whose keys could not be had.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Hold {
+    pub(super) until: DateTime<Utc>,
+    pub(super) tries: u32,
+}
+
+/// Everything the engine holds in memory.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// The writes of the current batch.
+    pub(super) pending: WriteBatch,
+    /// Whether the memory was built from the database.
+    pub(super) loaded: bool,
+    /// The API's change counter when the memory was last brought up to date.
+    pub(super) seen_changes: u64,
+    /// Campaigns scheduled, active or paused, by id.
+    pub(super) runs: BTreeMap<String, Run>,
+    /// (processing time ms, attempt id) of calls in progress.
+    pub(super) calls: BinaryHeap<Reverse<(i64, Id)>>,
+    /// What the engine knows of the calls in progress (a cache of their rows, without the
+    /// sealed request of an instant outbound call, which is read back when the call ends:
+    /// every call in progress is here, so each byte kept counts many times).
+    pub(super) inflight: Inflight,
+    /// (created ms, attempt id) of queued instant outbound calls.
+    pub(super) outbound: BinaryHeap<Reverse<(i64, Id)>>,
+    /// (ends ms, call id) of answered inbound calls.
+    pub(super) inbound: BinaryHeap<Reverse<(i64, Id)>>,
+    pub(super) holds: FxHashMap<WorkspaceRef, Hold>,
+    /// Set when an event of the current step held a workspace: the step ends there, so that
+    /// the driver fetches the workspace's keys again before the hold lapses (a step's keys
+    /// are fixed; going on would run the whole backoff without asking the key service).
+    pub(super) held_in_step: bool,
+}
+
+/// How long a workspace is held after `tries` failures in a row before this one.
+fn hold_backoff(tries: u32) -> Duration {
+    // 1 s, 2 s, 4 s ... at most 256 s.
+    Duration::seconds(1i64 << tries.min(8))
+}
+
+impl State {
+    /// Holds a workspace whose keys could not be had at `now` (1 s, 2 s, 4 s ... later on
+    /// each try in a row); answers until when.
+    pub(super) fn hold(&mut self, ws: &WorkspaceRef, now: DateTime<Utc>) -> DateTime<Utc> {
+        let tries = self.holds.get(ws).map_or(0, |h| h.tries + 1);
+        let until = now + hold_backoff(tries);
+        self.holds.insert(ws.clone(), Hold { until, tries });
+        until
+    }
+
+    /// [`State::hold`] from inside a step: the step ends after this event.
+    pub(super) fn hold_in_step(&mut self, ws: &WorkspaceRef, now: DateTime<Utc>) -> DateTime<Utc> {
+        self.held_in_step = true;
+        self.hold(ws, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_back_off_doubling_up_to_256_seconds() {
+        let mut st = State::default();
+        let ws = WorkspaceRef::new("org", "ws");
+        let t = crate::store::from_ms(0);
+        let waits: Vec<i64> = (0..11)
+            .map(|_| (st.hold(&ws, t) - t).num_seconds())
+            .collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 256, 256]);
+        assert!(!st.held_in_step);
+        st.hold_in_step(&ws, t);
+        assert!(st.held_in_step);
+    }
+}

@@ -1,0 +1,176 @@
+//! Transactions and bulk writes for the campaign engine, so that the engine runs no SQL of
+//! its own: it holds a connection only to hand it back to the store's functions.
+//!
+//! - [`BatchTx`]: the writer connection with a transaction open, held across the events of
+//!   one engine batch (which reads and writes through many store functions), committed at
+//!   the batch's end and rolled back if the batch fails.
+//! - [`Store::transaction_blocking`] and [`in_transaction`]: one transaction on the calling
+//!   thread (the engine's writer thread, its reload of what the API changed, inbound calls).
+//! - [`end_calls`] and [`set_users`]: many rows with one prepared statement each.
+
+use std::sync::MutexGuard;
+
+use chrono::{DateTime, Utc};
+
+use super::engine::{self as es, UserRef};
+use super::states::UserState;
+use super::{Store, StoreError};
+
+/// The connection the store's functions take. The engine names it (and only it) to pass a
+/// connection from [`BatchTx::conn`] or [`Store::transaction_blocking`] back to the store.
+pub use rusqlite::Connection;
+
+/// The writer connection inside a transaction, for one batch of engine events: begun by
+/// [`BatchTx::begin`], made durable by [`BatchTx::commit`]. Dropped without a commit (the
+/// batch failed, or its writes did), the transaction is rolled back: nothing of the batch is
+/// kept. The writer stays locked while it lives, so nothing else writes in between.
+pub struct BatchTx<'a> {
+    conn: MutexGuard<'a, Connection>,
+}
+
+impl std::fmt::Debug for BatchTx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchTx").finish_non_exhaustive()
+    }
+}
+
+impl<'a> BatchTx<'a> {
+    /// Locks the writer connection and opens a transaction on it.
+    pub fn begin(store: &'a Store) -> Result<Self, StoreError> {
+        let conn = store.writer();
+        conn.execute_batch("BEGIN")?;
+        Ok(BatchTx { conn })
+    }
+
+    /// The connection, inside the transaction.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Commits the transaction (when the commit fails, it is rolled back).
+    pub fn commit(self) -> Result<(), StoreError> {
+        self.conn.execute_batch("COMMIT")?;
+        Ok(())
+    }
+}
+
+impl Drop for BatchTx<'_> {
+    fn drop(&mut self) {
+        // Not committed (or the commit failed): nothing of the batch is kept.
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+impl Store {
+    /// Runs `f` in a transaction of its own on the writer connection, on the calling thread
+    /// (for code that already runs off the async threads): committed when `f` succeeds,
+    /// rolled back when it fails.
+    pub fn transaction_blocking<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.write_blocking(|c| in_transaction(c, f))
+    }
+}
+
+/// Runs `f` in a transaction on `c`, for a caller that holds the writer connection and does
+/// something outside the transaction first: committed when `f` succeeds, rolled back when it
+/// fails.
+pub fn in_transaction<T>(
+    c: &mut Connection,
+    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let tx = c.transaction()?;
+    let out = f(&tx)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Marks many calls ended, each `(attempt id, result, when)`, with one prepared statement.
+pub fn end_calls<'a>(
+    c: &Connection,
+    ends: impl IntoIterator<Item = (&'a str, &'a str, DateTime<Utc>)>,
+) -> Result<(), StoreError> {
+    let mut st = c.prepare_cached(es::END_CALL)?;
+    for (id, result, at) in ends {
+        es::end_call_with(&mut st, id, result, at)?;
+    }
+    Ok(())
+}
+
+/// A campaign user's row after a dial or a call: what [`set_users`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserUpdate {
+    /// The user's new state.
+    pub state: UserState,
+    /// Dials made so far.
+    pub attempts: u32,
+    /// When the next dial is due (or when the user finished), Unix ms.
+    pub due_ms: i64,
+    /// The last call's result; `None` keeps the stored one.
+    pub last_result: Option<&'static str>,
+}
+
+/// Sets many campaign users' rows with one prepared statement.
+pub fn set_users<'a>(
+    c: &Connection,
+    users: impl IntoIterator<Item = (UserRef<'a>, UserUpdate)>,
+) -> Result<(), StoreError> {
+    let mut st = c.prepare_cached(es::SET_USER)?;
+    for (user, w) in users {
+        es::set_user(&mut st, &user, w.state, w.attempts, w.due_ms, w.last_result)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(c: &Connection) -> i64 {
+        c.query_row("SELECT COUNT(*) FROM data_keys", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    fn insert(c: &Connection) -> Result<(), StoreError> {
+        c.execute(
+            "INSERT INTO data_keys (org_id, workspace_id, provider, key_alias, encrypted_key, created_at)
+             VALUES ('o', 'w', 'local', 'k', 'e', 0)",
+            [],
+        )?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_batch_is_kept_only_when_committed() {
+        let store = Store::in_memory().unwrap();
+        {
+            let tx = BatchTx::begin(&store).unwrap();
+            insert(tx.conn()).unwrap();
+            // Dropped without a commit: rolled back.
+        }
+        assert_eq!(store.read_blocking(|c| Ok(count(c))).unwrap(), 0);
+        let tx = BatchTx::begin(&store).unwrap();
+        insert(tx.conn()).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(store.read_blocking(|c| Ok(count(c))).unwrap(), 1);
+        // The writer is free again, outside any transaction.
+        assert!(store.writer().is_autocommit());
+    }
+
+    #[test]
+    fn a_failed_transaction_leaves_nothing() {
+        let store = Store::in_memory().unwrap();
+        let failed = store.transaction_blocking(|c| {
+            insert(c)?;
+            Err::<(), _>(StoreError::Task("stop".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(store.read_blocking(|c| Ok(count(c))).unwrap(), 0);
+        store.transaction_blocking(insert).unwrap();
+        assert_eq!(store.read_blocking(|c| Ok(count(c))).unwrap(), 1);
+        assert!(store.writer().is_autocommit());
+    }
+}
