@@ -23,7 +23,7 @@ use contracts::wire::{
 use serde_json::Value;
 
 use super::redact;
-use crate::config::KeyTable;
+use crate::api::auth::KeyTable;
 use crate::store::WorkspaceRef;
 
 /// A body as seen on the wire: what was captured of it.
