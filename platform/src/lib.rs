@@ -3,8 +3,9 @@
 //! that dials campaigns, answers inbound calls and delivers webhooks.
 //!
 //! - [`app`]: the shared state of a running platform.
-//! - [`config`]: configuration and API keys.
-//! - [`api`]: warp routes, one module per resource.
+//! - [`config`]: configuration from the file, the environment and flags; BYOK settings in
+//!   [`config::byok`].
+//! - [`api`]: warp routes, one module per resource; API-key authentication in [`api::auth`].
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources

@@ -68,6 +68,11 @@
 //! from = "2026-03-02T12:10:00Z"     # on the platform's clock (simulated or real)
 //! until = "2026-03-02T12:20:00Z"
 //! ```
+//!
+//! - [`byok`]: the `[[byok]]` entries, described once for the file, the flags and the
+//!   environment ([`ByokSettings`]).
+//! - The `platform serve` flags of everything else are in the binary (`src/main.rs`).
+//! - API keys are checked by [`crate::api::auth`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
