@@ -18,7 +18,7 @@ use crate::store::cohorts::NewUser;
 /// row 0 marks a free slot. A fingerprint match is confirmed against the earlier row's full
 /// hash: from the batch being built, from a batch sent but not yet committed (copies kept
 /// until the writer commits them), or from the store.
-pub(super) struct SeenNumbers {
+pub struct SeenNumbers {
     slots: Vec<u64>,
     bits: u32,
     len: usize,
@@ -32,10 +32,17 @@ fn fingerprint(hash: &[u8; 16]) -> u32 {
     u32::from_le_bytes(hash[..4].try_into().expect("4 bytes"))
 }
 
+impl Default for SeenNumbers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl SeenNumbers {
     const START_BITS: u32 = 12;
 
-    pub(super) fn new() -> Self {
+    /// An empty table of 4096 slots; it doubles as it fills.
+    pub fn new() -> Self {
         SeenNumbers {
             slots: vec![0; 1 << Self::START_BITS],
             bits: Self::START_BITS,
@@ -51,7 +58,7 @@ impl SeenNumbers {
     /// The first accepted row with this number, if any. `current` is the batch being built
     /// (in row order); `committed` counts the batches the writer has committed; `stored`
     /// reads a committed row's hash.
-    pub(super) fn first_row(
+    pub fn first_row(
         &mut self,
         hash: &[u8; 16],
         current: &[NewUser],
@@ -92,7 +99,7 @@ impl SeenNumbers {
     }
 
     /// Records an accepted row (after [`SeenNumbers::first_row`] found none).
-    pub(super) fn insert(&mut self, hash: &[u8; 16], row_no: u64) {
+    pub fn insert(&mut self, hash: &[u8; 16], row_no: u64) {
         if (self.len + 1) as f64 > self.slots.len() as f64 * DUPLICATE_LOAD {
             self.grow();
         }
@@ -124,7 +131,7 @@ impl SeenNumbers {
     }
 
     /// The batch `no` went to the writer: keep its hashes until it is committed.
-    pub(super) fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
+    pub fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
         self.in_flight
             .push_back((no, users.iter().map(|u| (u.row_no, u.phone_hash)).collect()));
     }

@@ -332,7 +332,7 @@ pub fn unknown_overrides_reason(keys: &[String]) -> String {
 /// The rule across the rows of one cohort, and sealing: a user whose number repeats an
 /// accepted row is rejected (the first one wins); an admitted user is sealed for its row
 /// and added to the batch being built.
-pub(crate) struct Admission<'a> {
+pub struct Admission<'a> {
     keys: &'a WorkspaceKeys,
     cohort_id: &'a str,
     seen: SeenNumbers,
@@ -341,7 +341,7 @@ pub(crate) struct Admission<'a> {
 
 impl<'a> Admission<'a> {
     /// Admission to cohort `cohort_id`, whose users are sealed with `keys`.
-    pub(crate) fn new(keys: &'a WorkspaceKeys, cohort_id: &'a str) -> Self {
+    pub fn new(keys: &'a WorkspaceKeys, cohort_id: &'a str) -> Self {
         Admission {
             keys,
             cohort_id,
@@ -353,7 +353,7 @@ impl<'a> Admission<'a> {
     /// Admits the user of row `row_no` onto `batch` (the batch being built, in row order),
     /// or answers the reason it is a duplicate. `committed` counts the batches the writer
     /// has committed; `stored` reads the keyed phone hash of a committed row.
-    pub(crate) fn admit<V: Serialize>(
+    pub fn admit<V: Serialize>(
         &mut self,
         row_no: u64,
         user: &User<'_, V>,
@@ -380,7 +380,7 @@ impl<'a> Admission<'a> {
     }
 
     /// The batch `no` went to the writer (see [`SeenNumbers::batch_sent`]).
-    pub(crate) fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
+    pub fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
         self.seen.batch_sent(no, users);
     }
 }

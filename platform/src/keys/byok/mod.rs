@@ -55,9 +55,9 @@ use crate::config::{BYOK_KEY_PREFIX, ByokAuth, ByokConfig};
 use crate::keys::{DataKeySource, KeyFuture, KeyServiceError};
 use crate::store::WorkspaceRef;
 
-mod failure;
-mod http;
-mod token;
+pub mod failure;
+pub mod http;
+pub mod token;
 
 pub use http::MAX_ANSWER_BYTES;
 pub use token::{TOKEN_MARGIN_SECS, token_margin};
