@@ -176,24 +176,43 @@ impl Catalogue {
             .strip_suffix('/')
             .filter(|p| !p.is_empty())
             .unwrap_or(path);
-        let parts: Vec<&str> = trimmed.split('/').collect();
-        let matching: Vec<(usize, &Operation, PathParams)> = self
-            .operations
-            .iter()
-            .enumerate()
-            .filter_map(|(i, op)| op.matches(&parts).map(|p| (i, op, p)))
-            .collect();
-        let Some(fewest) = matching.iter().map(|(_, op, _)| op.params()).min() else {
-            return Resolved::Unknown;
-        };
-        let mut allowed = Vec::new();
-        let mut template = None;
-        for (index, op, params) in matching {
-            if op.params() != fewest {
+        // The path's segments, on the stack: no interface path has more than 16.
+        let mut parts = [""; 16];
+        let mut count = 0;
+        for part in trimmed.split('/') {
+            if count == parts.len() {
+                return Resolved::Unknown;
+            }
+            parts[count] = part;
+            count += 1;
+        }
+        let parts = &parts[..count];
+        // The templates that match, with the fewest parameters (no allocation until the
+        // one operation is known).
+        let mut fewest = usize::MAX;
+        let mut hits: [Option<usize>; METHODS.len()] = [None; METHODS.len()];
+        let mut n = 0;
+        for (index, op) in self.operations.iter().enumerate() {
+            if op.segments.len() != count || !op.fits(parts) {
                 continue;
             }
+            let params = op.params();
+            if params < fewest {
+                fewest = params;
+                hits = [None; METHODS.len()];
+                n = 0;
+            }
+            if params == fewest && n < hits.len() {
+                hits[n] = Some(index);
+                n += 1;
+            }
+        }
+        let hits = hits.iter().flatten().map(|&i| (i, &self.operations[i]));
+        let mut allowed = Vec::new();
+        let mut template = None;
+        for (index, op) in hits {
             if op.method.eq_ignore_ascii_case(method) {
-                return Resolved::Operation(index, op, params);
+                return Resolved::Operation(index, op, op.params_of(parts));
             }
             template.get_or_insert(op.path.as_str());
             allowed.push(op.method);
@@ -214,30 +233,29 @@ impl Operation {
             .count()
     }
 
-    fn matches(&self, parts: &[&str]) -> Option<PathParams> {
-        if parts.len() != self.segments.len() {
-            return None;
-        }
-        let fits = self
-            .segments
+    /// Whether a path's segments (as many as the template's) fit.
+    fn fits(&self, parts: &[&str]) -> bool {
+        self.segments
             .iter()
             .zip(parts)
             .all(|(seg, part)| match seg {
                 Segment::Literal(l) => l == part,
                 Segment::Param(_) => !part.is_empty(),
-            });
-        fits.then(|| {
-            PathParams(
-                self.segments
-                    .iter()
-                    .zip(parts)
-                    .filter_map(|(seg, part)| match seg {
-                        Segment::Param(name) => Some((name.clone(), (*part).to_string())),
-                        Segment::Literal(_) => None,
-                    })
-                    .collect(),
-            )
-        })
+            })
+    }
+
+    /// The values of the template's parameters in a path's segments, which fit.
+    fn params_of(&self, parts: &[&str]) -> PathParams {
+        PathParams(
+            self.segments
+                .iter()
+                .zip(parts)
+                .filter_map(|(seg, part)| match seg {
+                    Segment::Param(name) => Some((name.clone(), part.to_string())),
+                    Segment::Literal(_) => None,
+                })
+                .collect(),
+        )
     }
 }
 

@@ -4,10 +4,14 @@
 //!
 //! Run with `cargo bench -p platform --bench deployments_list`. Options (environment):
 //! `BENCH_SECONDS` (default 10, per round), `BENCH_ROUNDS` (default 3 rounds of each, off
-//! and on alternating), `BENCH_CONNECTIONS` (default 32), `BENCH_DEPLOYMENTS` (default 500),
+//! and on, which goes first alternating), `BENCH_ON_CAPACITY` (the journal's capacity on
+//! the second server, default 10,000; 0 makes the two servers alike, to see the noise of
+//! the method), `BENCH_CONNECTIONS` (default 32), `BENCH_DEPLOYMENTS` (default 500),
 //! `BENCH_MEMORY_REQUESTS` (default 1,000,000; 0 skips the memory run), `BENCH_PAGE` (the
-//! page size, default 20: an answer of about 12 KiB, above the journal's 8 KiB body limit,
-//! so recorded by size; 5 gives answers the journal redacts and keeps). The load generator
+//! page size, default 20: an answer of about 12 KiB; 5: about 3 KiB), `BENCH_RESPONSE_BODIES`
+//! (`all`: the journal keeps every answer's body, redacted, when within its 8 KiB limit;
+//! by default only failed answers' bodies), `BENCH_MICRO` (N: time the journal's own work
+//! for N requests, without the network, and stop). The load generator
 //! runs in the same process (a minimal HTTP/1.1 client on raw sockets, so that it costs the
 //! server as little CPU as possible); on a 2-core machine client and server share the
 //! cores, so the figures are lower bounds, and the CPU time is the whole process's.
@@ -79,6 +83,9 @@ async fn serve(capacity: usize, deployments: usize) -> Served {
         ..Default::default()
     };
     config.journal.capacity = capacity;
+    if std::env::var("BENCH_RESPONSE_BODIES").is_ok_and(|v| v == "all") {
+        config.journal.response_bodies = platform::journal::ResponseBodies::All;
+    }
     let app = App::builder(config).build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -205,6 +212,60 @@ fn range(v: &[f64]) -> (f64, f64) {
     (lo, hi)
 }
 
+/// The journal's own work for one request, without the network: resolving the request,
+/// judging it, recording it, timed over `n` requests (`BENCH_MICRO=N`).
+fn micro(app: &App, n: u64) {
+    use contracts::operations::Catalogue;
+    use platform::journal::verdict::{Exchange, SeenBody, entry};
+    let path = "/api/app-authoring/v1/orgs/org/workspaces/ws/deployments";
+    let response = SeenBody {
+        content_type: Some(warp::http::HeaderValue::from_static("application/json")),
+        size: 12_000,
+        ..SeenBody::default()
+    };
+    let request = SeenBody::default();
+    let mut times = [0f64; 3];
+    let cpu0 = cpu_seconds();
+    let all = Stopwatch::start();
+    for _ in 0..n {
+        let sw = Stopwatch::start();
+        let resolved = Catalogue::platform().resolve("GET", path);
+        times[0] += sw.elapsed().as_secs_f64();
+        let sw = Stopwatch::start();
+        let e = entry(
+            &Exchange {
+                at: contracts::clock::Clock::now(&*app.clock),
+                method: "GET",
+                path,
+                query: "limit=20&offset=40",
+                api_key: Some("bench-key"),
+                resolved: &resolved,
+                status: Some(200),
+                duration_ms: 0.5,
+                request: &request,
+                response: &response,
+                fault: None,
+                handled: true,
+            },
+            &app.auth,
+            app.journal.settings().body_limit_bytes,
+        );
+        times[1] += sw.elapsed().as_secs_f64();
+        let sw = Stopwatch::start();
+        app.journal.record(e);
+        times[2] += sw.elapsed().as_secs_f64();
+    }
+    let per = |t: f64| t * 1e9 / n as f64;
+    println!(
+        "journal work per request, {n} requests in one thread: resolve {:.0} ns, judge and redact {:.0} ns, record {:.0} ns; {:.0} ns wall, {:.0} ns CPU in all",
+        per(times[0]),
+        per(times[1]),
+        per(times[2]),
+        per(all.elapsed().as_secs_f64()),
+        per(cpu_seconds() - cpu0)
+    );
+}
+
 async fn run(cores: usize) {
     let seconds = env("BENCH_SECONDS", 10);
     let rounds = env("BENCH_ROUNDS", 3).max(1) as usize;
@@ -212,14 +273,29 @@ async fn run(cores: usize) {
     let deployments = env("BENCH_DEPLOYMENTS", 500) as usize;
     let memory_requests = env("BENCH_MEMORY_REQUESTS", 1_000_000);
     let off = serve(0, deployments).await;
-    let on = serve(platform::journal::DEFAULT_CAPACITY, deployments).await;
+    let on_capacity = env(
+        "BENCH_ON_CAPACITY",
+        platform::journal::DEFAULT_CAPACITY as u64,
+    ) as usize;
+    let on = serve(on_capacity, deployments).await;
+    let micro_requests = env("BENCH_MICRO", 0);
+    if micro_requests > 0 {
+        micro(&on.app, micro_requests);
+        return;
+    }
     println!(
         "deployments list (limit {}, {deployments} deployments), {connections} keep-alive connections, {rounds} rounds of {seconds} s each with the journal off and on (alternating), {cores} cores (client in the same process)",
         env("BENCH_PAGE", 20)
     );
     let (mut off_rps, mut on_rps, mut off_cpu, mut on_cpu) = (vec![], vec![], vec![], vec![]);
     for round in 1..=rounds {
-        for (label, served) in [("off", &off), ("on ", &on)] {
+        // Which goes first alternates, so that a trend of the machine's speed weighs on both.
+        let order = if round % 2 == 1 {
+            [("off", &off), ("on ", &on)]
+        } else {
+            [("on ", &on), ("off", &off)]
+        };
+        for (label, served) in order {
             let r = load(served.addr, connections, seconds, None).await;
             let pct = |p: f64| {
                 r.latencies[((r.latencies.len() as f64 * p) as usize).min(r.latencies.len() - 1)]

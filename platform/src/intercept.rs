@@ -24,12 +24,13 @@ use http_body_util::BodyExt;
 use tower_service::Service as _;
 use warp::Reply;
 use warp::filters::BoxedFilter;
-use warp::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use warp::http::{HeaderValue, Request, StatusCode, header};
 use warp::reply::Response;
 
 use crate::app::App;
 use crate::error::json_response;
 use crate::faults::{Decision, FaultRequest};
+use crate::journal::ResponseBodies;
 use crate::journal::verdict::{Exchange, SeenBody, entry, is_json_type};
 
 /// Largest 422 answer read for its items when it is above the journal's body limit.
@@ -76,8 +77,9 @@ impl Intercept {
         let path = uri.path();
         let query = uri.query().unwrap_or("");
         let resolved = Catalogue::platform().resolve(method.as_str(), path);
-        let api_key = header_text(&parts.headers, "x-api-key");
-        let request_type = header_text(&parts.headers, "content-type");
+        let api_key_value = parts.headers.get("x-api-key").cloned();
+        let api_key = api_key_value.as_ref().and_then(|v| v.to_str().ok());
+        let request_type = parts.headers.get(header::CONTENT_TYPE).cloned();
         let (operation_id, org_id, workspace_id) = match &resolved {
             Resolved::Operation(_, op, params) => (
                 Some(op.operation_id.as_str()),
@@ -92,7 +94,7 @@ impl Intercept {
             method: method.as_str(),
             org_id,
             workspace_id,
-            api_key: api_key.as_deref(),
+            api_key,
             now: at,
         });
         let record = |status: Option<u16>,
@@ -108,7 +110,7 @@ impl Intercept {
                 method: method.as_str(),
                 path,
                 query,
-                api_key: api_key.as_deref(),
+                api_key,
                 resolved: &resolved,
                 status,
                 duration_ms: watch.elapsed().as_secs_f64() * 1000.0,
@@ -151,12 +153,18 @@ impl Intercept {
             tokio::time::sleep(d).await;
         }
         let journal_on = app.journal.enabled();
-        let capture = if journal_on && request_type.as_deref().is_none_or(is_json_type) {
+        let capture = if journal_on
+            && request_type
+                .as_ref()
+                .is_none_or(|t| t.to_str().is_ok_and(is_json_type))
+        {
             app.config.max_body_bytes as usize
         } else {
             0
         };
-        let tee = TeeBody::new(body, capture, request_type.clone());
+        // A request without a body (a GET) is not watched.
+        let watched = body.size_hint().exact() != Some(0);
+        let tee = TeeBody::new(body, watched.then(|| (capture, request_type.clone())));
         let seen_request = tee.seen.clone();
         let request = Request::from_parts(parts, tee);
         let response = match warp::service(routes).call(request).await {
@@ -165,11 +173,18 @@ impl Intercept {
         };
         let (head, body) = response.into_parts();
         let status = head.status.as_u16();
-        let response_type = header_text(&head.headers, "content-type");
+        let response_type = head.headers.get(header::CONTENT_TYPE).cloned();
         let size = body.size_hint().exact();
-        let limit = app.journal.settings().body_limit_bytes as u64;
-        let keep = journal_on
-            && response_type.as_deref().is_some_and(is_json_type)
+        let settings = app.journal.settings();
+        let limit = settings.body_limit_bytes as u64;
+        let kept = journal_on
+            && (settings.response_bodies == ResponseBodies::All
+                || status >= 400
+                || applied.is_some());
+        let keep = kept
+            && response_type
+                .as_ref()
+                .is_some_and(|t| t.to_str().is_ok_and(is_json_type))
             && size.is_some_and(|n| n <= limit || (status == 422 && n <= VALIDATION_ANSWER_MAX));
         let (bytes, body) = if keep || truncate {
             match body.collect().await {
@@ -190,25 +205,21 @@ impl Intercept {
             size: size.or(bytes.as_ref().map(|b| b.len() as u64)).unwrap_or(0),
             complete: bytes.is_some(),
             bytes: bytes.clone().unwrap_or_default(),
+            not_kept: !kept,
         };
         let response = match (&bytes, truncate) {
             (Some(b), true) => truncated(head, b.clone()),
             _ => Response::from_parts(head, body),
         };
-        let request = seen_request
-            .lock()
-            .map(|s| s.clone())
-            .unwrap_or_else(|p| p.into_inner().clone());
+        let request = match &seen_request {
+            Some(seen) => seen
+                .lock()
+                .map_or_else(|p| p.into_inner().clone(), |s| s.clone()),
+            None => unread,
+        };
         record(Some(status), &request, &seen_response, applied, true);
         response
     }
-}
-
-fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
 }
 
 /// The answer of a `status` or `rate_limit` fault: the platform's error body, with
@@ -245,10 +256,11 @@ fn fault_answer(
     }
     let bytes = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
     let seen = SeenBody {
-        content_type: Some("application/json".into()),
+        content_type: Some(HeaderValue::from_static("application/json")),
         size: bytes.len() as u64,
         complete: true,
         bytes,
+        not_kept: false,
     };
     (response, seen)
 }
@@ -314,10 +326,10 @@ fn drop_connection() -> ! {
     std::panic::resume_unwind(Box::new(ConnectionDropped))
 }
 
-/// A request body that keeps a copy of what passes through it.
+/// A request body that keeps a copy of what passes through it (when watched).
 pub struct TeeBody<B> {
     inner: B,
-    seen: Arc<Mutex<SeenBody>>,
+    seen: Option<Arc<Mutex<SeenBody>>>,
     buf: BytesMut,
     limit: usize,
     overflow: bool,
@@ -325,13 +337,21 @@ pub struct TeeBody<B> {
 }
 
 impl<B> TeeBody<B> {
-    fn new(inner: B, limit: usize, content_type: Option<String>) -> TeeBody<B> {
+    /// `inner`, watched when `watch` gives the most bytes to copy and the media type.
+    fn new(inner: B, watch: Option<(usize, Option<HeaderValue>)>) -> TeeBody<B> {
+        let (limit, seen) = match watch {
+            Some((limit, content_type)) => (
+                limit,
+                Some(Arc::new(Mutex::new(SeenBody {
+                    content_type,
+                    ..SeenBody::default()
+                }))),
+            ),
+            None => (0, None),
+        };
         TeeBody {
             inner,
-            seen: Arc::new(Mutex::new(SeenBody {
-                content_type,
-                ..SeenBody::default()
-            })),
+            seen,
             buf: BytesMut::new(),
             limit,
             overflow: false,
@@ -344,9 +364,11 @@ impl<B> TeeBody<B> {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        seen.complete = !self.overflow;
-        seen.bytes = std::mem::take(&mut self.buf).freeze();
+        if let Some(seen) = &self.seen {
+            let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.complete = !self.overflow;
+            seen.bytes = std::mem::take(&mut self.buf).freeze();
+        }
     }
 }
 
@@ -365,14 +387,14 @@ where
         let next = Pin::new(&mut this.inner).poll_frame(cx);
         match &next {
             Poll::Ready(Some(Ok(frame))) => {
-                if let Some(chunk) = frame.data_ref() {
+                if let (Some(chunk), Some(seen)) = (frame.data_ref(), &this.seen) {
                     if !this.overflow && this.buf.len() + chunk.len() <= this.limit {
                         this.buf.extend_from_slice(chunk);
                     } else {
                         this.overflow = true;
                         this.buf.clear();
                     }
-                    let mut seen = this.seen.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                     seen.size += chunk.len() as u64;
                 }
                 if this.inner.is_end_stream() {

@@ -55,6 +55,7 @@
 //! capacity = 10000                  # entries kept in memory; 0 turns the journal off
 //! body_limit_bytes = 8192           # larger bodies are kept as their size only
 //! persist = false                   # also keep entries in the database
+//! response_bodies = "failures"      # answers' bodies kept: "failures" (400 and above) or "all"
 //!
 //! [[faults]]                        # failures on demand; more through /sim/v1/faults
 //! kind = "rate_limit"               # status | delay | drop | truncate | rate_limit

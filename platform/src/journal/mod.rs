@@ -1,6 +1,8 @@
 //! The request journal: every request to the platform's interface (the paths under
 //! `/api/`) with the contract's verdict on it, and the API coverage those requests give.
 //!
+//! - [`kept`]: the compact form the ring keeps a request in, made into the wire entry when
+//!   listed.
 //! - [`verdict`]: how one request is judged (the 422's items, unknown fields even when the
 //!   platform ignores them, a wrong content type, an unknown route, a missing or wrong key).
 //! - [`redact`]: what is kept of bodies and queries (shapes, ids, statuses; never a key, a
@@ -15,6 +17,7 @@
 //! coverage is never understated by the ring's size. A request is recorded before its
 //! answer is sent: a client that reads the journal after an answer finds the entry.
 
+pub mod kept;
 pub mod persist;
 pub mod redact;
 pub mod report;
@@ -30,6 +33,8 @@ use contracts::wire::{
     Coverage, JournalEntry, JournalSummary, OperationSummary, UnknownRoutes, Verdict,
     ViolationExample,
 };
+
+use kept::Kept;
 
 /// Default of [`JournalSettings::capacity`].
 pub const DEFAULT_CAPACITY: usize = 10_000;
@@ -49,6 +54,23 @@ pub struct JournalSettings {
     /// Also keep every entry in the database (table `journal_entries`), so that the
     /// journal and its counts survive a restart.
     pub persist: bool,
+    /// Which answers' bodies are kept (redacted): those of failed answers (the default), or
+    /// all. Request bodies are always kept.
+    pub response_bodies: ResponseBodies,
+}
+
+/// Which answers' bodies the journal keeps ([`JournalSettings::response_bodies`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseBodies {
+    /// Answers of 400 and above, and those a fault rule touched: what a failed request
+    /// needs to be understood. The body of a successful answer is what the platform made
+    /// of the request, which the request itself shows; reading, parsing and redacting it
+    /// for every request would cost more than the rest of the journal.
+    #[default]
+    Failures,
+    /// Every answer.
+    All,
 }
 
 impl Default for JournalSettings {
@@ -57,6 +79,7 @@ impl Default for JournalSettings {
             capacity: DEFAULT_CAPACITY,
             body_limit_bytes: DEFAULT_BODY_LIMIT_BYTES,
             persist: false,
+            response_bodies: ResponseBodies::Failures,
         }
     }
 }
@@ -72,7 +95,7 @@ struct OpCounts {
 
 #[derive(Debug)]
 struct State {
-    entries: VecDeque<JournalEntry>,
+    entries: VecDeque<Kept>,
     next_seq: u64,
     dropped: u64,
     since: DateTime<Utc>,
@@ -103,7 +126,7 @@ impl State {
     }
 
     /// Adds `e` to the counts (not to the ring).
-    fn count(&mut self, e: &JournalEntry, catalogue: &Catalogue) {
+    fn count(&mut self, e: &Kept) {
         self.requests += 1;
         match e.verdict {
             Verdict::Conforms => self.conforming += 1,
@@ -113,18 +136,7 @@ impl State {
         if e.fault.is_some() {
             self.faults += 1;
         }
-        let example = || ViolationExample {
-            seq: e.seq,
-            method: e.method.clone(),
-            path: e.path.clone(),
-            status: e.status,
-            violations: e.violations.clone(),
-        };
-        match e
-            .operation_id
-            .as_deref()
-            .and_then(|id| catalogue.index_of(id))
-        {
+        match e.operation.map(usize::from).filter(|i| *i < self.ops.len()) {
             Some(i) => {
                 let op = &mut self.ops[i];
                 op.calls += 1;
@@ -132,14 +144,14 @@ impl State {
                 if e.verdict == Verdict::Violates {
                     op.violating += 1;
                     if op.examples.len() < EXAMPLES_PER_OPERATION {
-                        op.examples.push(example());
+                        op.examples.push(e.example());
                     }
                 }
             }
             None => {
                 self.unknown.requests += 1;
                 if self.unknown.examples.len() < EXAMPLES_PER_OPERATION {
-                    self.unknown.examples.push(example());
+                    self.unknown.examples.push(e.example());
                 }
             }
         }
@@ -179,7 +191,7 @@ impl Journal {
             let catalogue = journal.catalogue;
             let mut s = journal.lock();
             let loaded =
-                persist::load(store, journal.settings.capacity, |e| s.count(e, catalogue))?;
+                persist::load(store, journal.settings.capacity, catalogue, |e| s.count(e))?;
             s.next_seq = loaded.next_seq;
             s.dropped = loaded.not_in_ring;
             s.entries = loaded.ring.into();
@@ -203,34 +215,40 @@ impl Journal {
     }
 
     /// Records `entry` (its `seq` is assigned here) and answers the number given.
-    pub fn record(&self, mut entry: JournalEntry) -> u64 {
+    pub fn record(&self, mut entry: Kept) -> u64 {
+        let old;
         let seq;
         {
             let mut s = self.lock();
             seq = s.next_seq;
             s.next_seq += 1;
             entry.seq = seq;
-            s.count(&entry, self.catalogue);
-            if s.entries.len() >= self.settings.capacity {
-                s.entries.pop_front();
+            s.count(&entry);
+            old = if s.entries.len() >= self.settings.capacity {
                 s.dropped += 1;
-            }
+                s.entries.pop_front()
+            } else {
+                None
+            };
             if let Some(p) = &self.persist {
-                p.write(&entry);
+                p.write(&entry.to_entry(self.catalogue));
             }
             s.entries.push_back(entry);
         }
+        // The oldest entry is freed outside the lock.
+        drop(old);
         seq
     }
 
     /// The entries that pass `filter`, oldest first: one page, and how many pass.
     pub fn list(&self, filter: &JournalFilter) -> (Vec<JournalEntry>, u64) {
         let s = self.lock();
-        let passes = |e: &&JournalEntry| {
+        let catalogue = self.catalogue;
+        let passes = |e: &&Kept| {
             filter
                 .operation
                 .as_deref()
-                .is_none_or(|op| match &e.operation_id {
+                .is_none_or(|op| match e.operation_id(catalogue) {
                     Some(id) => id == op,
                     None => op == "unknown",
                 })
@@ -244,7 +262,7 @@ impl Journal {
             .filter(passes)
             .skip(filter.offset.min(usize::MAX as u64) as usize)
             .take(filter.limit as usize)
-            .cloned()
+            .map(|e| e.to_entry(catalogue))
             .collect();
         (page, total)
     }

@@ -118,7 +118,7 @@ pub struct Loaded {
     /// The number the next entry gets.
     pub next_seq: u64,
     /// The latest entries, at most the ring's capacity, oldest first.
-    pub ring: Vec<JournalEntry>,
+    pub ring: Vec<super::kept::Kept>,
     /// Entries left out of the ring.
     pub not_in_ring: u64,
 }
@@ -128,7 +128,8 @@ pub struct Loaded {
 pub fn load(
     store: &Store,
     capacity: usize,
-    mut count: impl FnMut(&JournalEntry),
+    catalogue: &contracts::operations::Catalogue,
+    mut count: impl FnMut(&super::kept::Kept),
 ) -> Result<Loaded, StoreError> {
     store.write_blocking(|c| {
         c.execute(CREATE, [])?;
@@ -153,6 +154,7 @@ pub fn load(
                 }
             };
             out.next_seq = seq as u64 + 1;
+            let entry = super::kept::Kept::from_entry(entry, catalogue);
             count(&entry);
             if ring.len() >= capacity {
                 ring.pop_front();

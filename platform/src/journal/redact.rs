@@ -19,6 +19,8 @@
 //!   count (`total`, `rejected_records`, ...).
 //! - Lists keep their first [`LIST_ITEMS_KEPT`] items and say how many more there were.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// Items of a list kept in a journal entry; the rest are counted.
@@ -173,7 +175,7 @@ fn number(n: &serde_json::Number, key: Option<&str>) -> Value {
 fn page_uri(s: &str) -> String {
     match s.split_once('?') {
         Some((base, q)) => {
-            let pairs: Vec<(String, String)> = query(q)
+            let pairs: Vec<(String, String)> = query(&query_pairs(q))
                 .into_iter()
                 .map(|(k, v)| (k, v.as_str().unwrap_or("").to_string()))
                 .collect();
@@ -187,19 +189,45 @@ fn page_uri(s: &str) -> String {
     }
 }
 
+/// The parameters of a raw query string, decoded (borrowed where no decoding was needed).
+pub fn query_pairs(raw: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+    url::form_urlencoded::parse(raw.as_bytes()).collect()
+}
+
+/// The journal's copy of a query string as kept in the ring, URL-encoded: `raw` itself when
+/// it holds only parameters that cannot hold customer data and no phone-like number (the
+/// usual case, without any work), else its parameters redacted as [`query`] does.
+pub fn query_kept(raw: &str, pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Box<str> {
+    let clean = pairs.iter().all(|(k, v)| {
+        KEEP_QUERY.contains(&k.as_ref())
+            && digit_runs(k).next().is_none()
+            && digit_runs(v).next().is_none()
+    });
+    if clean {
+        return raw.into();
+    }
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(
+            query(pairs)
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or(""))),
+        )
+        .finish()
+        .into()
+}
+
 /// The journal's copy of a query string: every parameter, with its value only when the
 /// parameter cannot hold customer data (`search` can).
-pub fn query(raw: &str) -> Map<String, Value> {
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw).unwrap_or_default();
+pub fn query(pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Map<String, Value> {
     pairs
-        .into_iter()
+        .iter()
         .map(|(k, v)| {
-            let value = if KEEP_QUERY.contains(&k.as_str()) {
-                scrub(&v)
+            let value = if KEEP_QUERY.contains(&k.as_ref()) {
+                scrub(v)
             } else {
                 "<string>".into()
             };
-            (scrub(&k), Value::String(value))
+            (scrub(k), Value::String(value))
         })
         .collect()
 }
@@ -338,8 +366,25 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_query_is_the_raw_one_only_when_nothing_needs_hiding() {
+        let raw = "limit=5&offset=10&sort_by=name";
+        assert_eq!(&*query_kept(raw, &query_pairs(raw)), raw);
+        let raw = "limit=5&search=%2B14155550100";
+        let kept = query_kept(raw, &query_pairs(raw));
+        assert_eq!(&*kept, "limit=5&search=%3Cstring%3E");
+        let raw = "status=14155550100";
+        assert_eq!(
+            &*query_kept(raw, &query_pairs(raw)),
+            "status=%3Cnumber%3E",
+            "a kept parameter loses its phone-like digits"
+        );
+    }
+
+    #[test]
     fn queries_keep_paging_and_hide_searches() {
-        let q = query("limit=5&search=%2B14155550100&offset=10&sort_by=name");
+        let q = query(&query_pairs(
+            "limit=5&search=%2B14155550100&offset=10&sort_by=name",
+        ));
         assert_eq!(
             Value::Object(q),
             json!({"limit": "5", "search": "<string>", "offset": "10", "sort_by": "name"})

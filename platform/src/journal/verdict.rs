@@ -14,14 +14,16 @@
 //!
 //! A request an injected fault answered before the platform read it is `not_judged`.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use contracts::error::{LocItem, ValidationErrorBody};
 use contracts::operations::{Operation, Resolved};
-use contracts::wire::{
-    ApiKeyUse, AppliedFault, JournalBody, JournalEntry, Verdict, Violation, ViolationKind,
-};
+use contracts::wire::{ApiKeyUse, AppliedFault, Verdict, Violation, ViolationKind};
 use serde_json::Value;
+use warp::http::{HeaderValue, Method};
 
+use super::kept::{Kept, KeptBody, Media, Note};
 use super::redact;
 use crate::api::auth::KeyTable;
 use crate::store::WorkspaceRef;
@@ -29,19 +31,27 @@ use crate::store::WorkspaceRef;
 /// A body as seen on the wire: what was captured of it.
 #[derive(Debug, Clone, Default)]
 pub struct SeenBody {
-    /// Its `Content-Type`.
-    pub content_type: Option<String>,
+    /// Its `Content-Type` (a header's value: cloning it copies nothing).
+    pub content_type: Option<HeaderValue>,
     /// The bytes captured (all of them when `complete`).
     pub bytes: bytes::Bytes,
     /// Bytes that passed, captured or not.
     pub size: u64,
     /// Whether `bytes` is the whole body.
     pub complete: bool,
+    /// Left unread on purpose: the body of a successful answer, which the journal's
+    /// settings do not keep.
+    pub not_kept: bool,
 }
 
 impl SeenBody {
+    /// Its `Content-Type` as text (none when not visible ASCII).
+    pub fn media_type(&self) -> Option<&str> {
+        self.content_type.as_ref().and_then(|v| v.to_str().ok())
+    }
+
     fn is_json(&self) -> bool {
-        self.content_type.as_deref().is_some_and(is_json_type)
+        self.media_type().is_some_and(is_json_type)
     }
 
     /// The JSON, when the body is complete JSON.
@@ -52,41 +62,43 @@ impl SeenBody {
     }
 
     /// The journal's copy: redacted JSON within `limit` bytes, else a note.
-    fn record(&self, parsed: Option<&Value>, limit: usize) -> JournalBody {
-        let mut out = JournalBody {
-            content_type: self.content_type.clone(),
+    fn record(&self, parsed: Option<&Value>, limit: usize) -> KeptBody {
+        let mut out = KeptBody {
+            media: Media::of(self.media_type()),
             bytes: self.size,
             json: None,
-            note: None,
+            note: Note::None,
         };
         if self.size == 0 {
             return out;
         }
-        out.note = Some(if self.size > limit as u64 {
-            format!("larger than the journal's body limit of {limit} bytes")
+        out.note = if self.not_kept {
+            Note::NotKept
+        } else if self.size > limit as u64 {
+            Note::TooLarge(limit)
         } else if !self.complete {
-            "not read to the end by the platform".into()
+            Note::NotReadToEnd
         } else if let Some(v) = parsed {
-            out.json = Some(redact::json(v));
+            out.json = Some(Box::new(redact::json(v)));
             return out;
         } else if self.is_json() {
-            "not valid JSON".into()
+            Note::NotValidJson
         } else {
-            "not JSON".into()
-        });
+            Note::NotJson
+        };
         out
     }
 }
 
 /// Whether a media type is JSON (`application/json`, `...+json`).
 pub fn is_json_type(content_type: &str) -> bool {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json" || essence.ends_with("+json")
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    let ends_with = |suffix: &str| {
+        essence.len() >= suffix.len()
+            && essence.as_bytes()[essence.len() - suffix.len()..]
+                .eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    essence.eq_ignore_ascii_case("application/json") || ends_with("+json")
 }
 
 /// Everything known of one request and its answer.
@@ -119,18 +131,17 @@ pub struct Exchange<'a> {
 }
 
 /// The journal entry of `x` (its `seq` is 0 until recorded), judged and redacted.
-pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> JournalEntry {
-    let (operation, path_template, org_id, workspace_id) = match x.resolved {
-        Resolved::Operation(_, op, params) => (
+pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> Kept {
+    let (index, operation, org_id, workspace_id) = match x.resolved {
+        Resolved::Operation(i, op, params) => (
+            u16::try_from(*i).ok(),
             Some(*op),
-            Some(op.path.clone()),
-            params.get("org_id").map(str::to_string),
-            params.get("workspace_id").map(str::to_string),
+            params.get("org_id"),
+            params.get("workspace_id"),
         ),
-        Resolved::WrongMethod { path, .. } => (None, Some(path.to_string()), None, None),
-        Resolved::Unknown => (None, None, None, None),
+        _ => (None, None, None, None),
     };
-    let (api_key, key_name) = match (x.api_key, &org_id, &workspace_id) {
+    let (api_key, key_name) = match (x.api_key, org_id, workspace_id) {
         (None, _, _) => (ApiKeyUse::Missing, None),
         (Some(k), Some(o), Some(w)) => match keys.check(k, &WorkspaceRef::new(o, w)) {
             Some(name) => (ApiKeyUse::Valid, Some(name)),
@@ -143,11 +154,13 @@ pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> JournalEnt
     };
     let request_json = x.request.parsed();
     let response_json = x.response.parsed();
+    let pairs = redact::query_pairs(x.query);
     let violations = if x.handled {
         judge(
             x,
             operation,
             api_key,
+            &pairs,
             request_json.as_ref(),
             response_json.as_ref(),
         )
@@ -161,25 +174,22 @@ pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> JournalEnt
     } else {
         Verdict::Violates
     };
-    JournalEntry {
+    Kept {
         seq: 0,
         at: x.at,
-        method: x.method.to_string(),
-        path: x.path.to_string(),
-        query: redact::query(x.query),
-        operation_id: operation.map(|o| o.operation_id.clone()),
-        path_template,
-        org_id,
-        workspace_id,
+        method: Method::from_bytes(x.method.as_bytes()).unwrap_or(Method::GET),
+        path: x.path.into(),
+        query: redact::query_kept(x.query, &pairs),
+        operation: index,
         api_key,
-        key_name,
+        key_name: key_name.map(Into::into),
         status: x.status,
         duration_ms: (x.duration_ms * 1000.0).round() / 1000.0,
         request: x.request.record(request_json.as_ref(), body_limit),
         response: x.response.record(response_json.as_ref(), body_limit),
         verdict,
         violations,
-        fault: x.fault.clone(),
+        fault: x.fault.clone().map(Box::new),
     }
 }
 
@@ -196,6 +206,7 @@ fn judge(
     x: &Exchange<'_>,
     operation: Option<&Operation>,
     api_key: ApiKeyUse,
+    pairs: &[(Cow<'_, str>, Cow<'_, str>)],
     request_json: Option<&Value>,
     response_json: Option<&Value>,
 ) -> Vec<Violation> {
@@ -239,7 +250,7 @@ fn judge(
             &["header", "content-type"],
             format!(
                 "the operation reads application/json, not '{}'",
-                x.request.content_type.as_deref().unwrap_or("")
+                x.request.media_type().unwrap_or("")
             ),
             "unsupported_media_type",
         ));
@@ -276,15 +287,14 @@ fn judge(
                 });
             }
         }
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(x.query).unwrap_or_default();
-        let mut seen = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
         for (k, _) in pairs {
-            let loc = vec![
-                LocItem::Key("query".into()),
-                LocItem::Key(redact::scrub(&k)),
-            ];
-            if op.query_params.contains(&k) || seen.contains(&k) || answered_unknown.contains(&loc)
-            {
+            let k = k.as_ref();
+            if op.query_params.iter().any(|p| p == k) || seen.contains(&k) {
+                continue;
+            }
+            let loc = vec![LocItem::Key("query".into()), LocItem::Key(redact::scrub(k))];
+            if answered_unknown.contains(&loc) {
                 continue;
             }
             out.push(Violation {

@@ -258,6 +258,10 @@ fn readme_block(first_line: &str) -> String {
 fn the_readmes_configuration_example_is_valid() {
     let config = platform::config::PlatformConfig::from_toml(&readme_block("listen = ")).unwrap();
     assert_eq!(config.journal.capacity, 10_000);
+    assert_eq!(
+        config.journal.response_bodies,
+        platform::journal::ResponseBodies::Failures
+    );
     assert_eq!(config.faults.len(), 1);
     config.validate_faults().unwrap();
 }

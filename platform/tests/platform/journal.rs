@@ -248,7 +248,7 @@ async fn in_strict_mode_an_unknown_field_is_the_422s_violation_once() {
 #[tokio::test]
 async fn entries_name_the_operation_and_keep_the_shape_of_bodies() {
     let app = spawn_app().await;
-    let id = create_deployment(&app, "Front desk", "+14155550110").await;
+    create_deployment(&app, "Front desk", "+14155550110").await;
     let e = last_entry(&app).await;
     assert_eq!(e["operation_id"], "create_deployment");
     assert_eq!(
@@ -269,8 +269,31 @@ async fn entries_name_the_operation_and_keep_the_shape_of_bodies() {
         e["request"]["json"]["connection_configs"][0]["phone_numbers"][0],
         "<phone>"
     );
+    assert!(
+        e["response"]["json"].is_null(),
+        "a successful answer's body is not kept"
+    );
+    assert_eq!(e["response"]["content_type"], "application/json");
+    assert!(e["response"]["bytes"].as_u64().unwrap() > 100);
+    assert!(
+        e["response"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("response_bodies = \"all\""),
+        "{e}"
+    );
+
+    // Kept when asked for.
+    let app = spawn_with(|mut c| {
+        c.journal.response_bodies = platform::journal::ResponseBodies::All;
+        c
+    })
+    .await;
+    let id = create_deployment(&app, "Front desk", "+14155550110").await;
+    let e = last_entry(&app).await;
     assert_eq!(e["response"]["json"]["deployment_id"], id.as_str());
     assert_eq!(e["response"]["json"]["status"], "active");
+    assert!(e["response"]["note"].is_null(), "{e}");
     assert!(e["duration_ms"].as_f64().unwrap() >= 0.0);
     assert!(e["fault"].is_null());
 }
@@ -458,6 +481,7 @@ const SECRETS: &[&str] = &[
 async fn the_journal_never_holds_a_key_a_phone_number_or_a_variable_value() {
     let app = spawn_with(|mut c| {
         c.journal.persist = true;
+        c.journal.response_bodies = platform::journal::ResponseBodies::All;
         c
     })
     .await;

@@ -1,0 +1,311 @@
+//! The form in which the ring keeps a request: judged and redacted like the wire's
+//! [`JournalEntry`], but in two or three allocations instead of twenty, so that recording a
+//! request (and dropping the oldest when the ring is full) costs the platform little. The
+//! wire entry is built when the journal is listed ([`Kept::to_entry`]); what it repeats of
+//! the OpenAPI document (operation id, path template, org and workspace) comes from the
+//! catalogue then.
+
+use chrono::{DateTime, Utc};
+use contracts::operations::{Catalogue, Resolved};
+use contracts::wire::{
+    ApiKeyUse, AppliedFault, JournalBody, JournalEntry, Verdict, Violation, ViolationExample,
+};
+use serde_json::{Map, Value};
+use warp::http::Method;
+
+/// The media type of a body, as kept.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Media {
+    /// No `Content-Type`.
+    None,
+    /// Exactly `application/json`, the type of nearly every body.
+    Json,
+    /// Another type, as sent.
+    Other(Box<str>),
+}
+
+impl Media {
+    /// The media type of a `Content-Type` header.
+    pub fn of(content_type: Option<&str>) -> Media {
+        match content_type {
+            None => Media::None,
+            Some("application/json") => Media::Json,
+            Some(other) => Media::Other(other.into()),
+        }
+    }
+
+    fn text(&self) -> Option<String> {
+        match self {
+            Media::None => None,
+            Media::Json => Some("application/json".into()),
+            Media::Other(t) => Some(t.to_string()),
+        }
+    }
+}
+
+/// Why a body's JSON is not kept, when a body was there.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// Its JSON is kept, or there was no body.
+    None,
+    /// Larger than the body limit (in bytes).
+    TooLarge(usize),
+    /// The platform did not read it to the end.
+    NotReadToEnd,
+    /// Said to be JSON, but not JSON.
+    NotValidJson,
+    /// Not JSON.
+    NotJson,
+    /// The body of a successful answer, which the settings do not keep.
+    NotKept,
+    /// As an earlier run wrote it in the database.
+    Text(Box<str>),
+}
+
+impl Note {
+    fn text(&self) -> Option<String> {
+        Some(match self {
+            Note::None => return None,
+            Note::TooLarge(limit) => {
+                format!("larger than the journal's body limit of {limit} bytes")
+            }
+            Note::NotReadToEnd => "not read to the end by the platform".into(),
+            Note::NotValidJson => "not valid JSON".into(),
+            Note::NotJson => "not JSON".into(),
+            Note::NotKept => "not kept: the journal keeps the bodies of answers of 400 and above ([journal] response_bodies = \"all\" keeps every one)".into(),
+            Note::Text(t) => t.to_string(),
+        })
+    }
+}
+
+/// A request or response body, as kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptBody {
+    /// Its media type.
+    pub media: Media,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Its JSON, redacted.
+    pub json: Option<Box<Value>>,
+    /// Why the JSON is absent.
+    pub note: Note,
+}
+
+impl KeptBody {
+    fn to_wire(&self) -> JournalBody {
+        JournalBody {
+            content_type: self.media.text(),
+            bytes: self.bytes,
+            json: self.json.as_deref().cloned(),
+            note: self.note.text(),
+        }
+    }
+
+    fn from_wire(b: JournalBody) -> KeptBody {
+        KeptBody {
+            media: Media::of(b.content_type.as_deref()),
+            bytes: b.bytes,
+            json: b.json.map(Box::new),
+            note: b.note.map_or(Note::None, |t| Note::Text(t.into())),
+        }
+    }
+}
+
+/// One request in the ring.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept {
+    /// Its number.
+    pub seq: u64,
+    /// When it arrived, on the platform's clock.
+    pub at: DateTime<Utc>,
+    /// The method.
+    pub method: Method,
+    /// The path as requested.
+    pub path: Box<str>,
+    /// The query, redacted, URL-encoded.
+    pub query: Box<str>,
+    /// The operation's index in the catalogue.
+    pub operation: Option<u16>,
+    /// What the key was.
+    pub api_key: ApiKeyUse,
+    /// The configured name of a valid key.
+    pub key_name: Option<Box<str>>,
+    /// The status answered.
+    pub status: Option<u16>,
+    /// Wall milliseconds until the answer.
+    pub duration_ms: f64,
+    /// The request body.
+    pub request: KeptBody,
+    /// The response body.
+    pub response: KeptBody,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// How it breaks the contract.
+    pub violations: Vec<Violation>,
+    /// The fault injected, if any.
+    pub fault: Option<Box<AppliedFault>>,
+}
+
+impl Kept {
+    /// The operation id of the entry: `unknown` filters match entries without one.
+    pub fn operation_id<'c>(&self, catalogue: &'c Catalogue) -> Option<&'c str> {
+        self.operation
+            .and_then(|i| catalogue.operations().get(usize::from(i)))
+            .map(|o| o.operation_id.as_str())
+    }
+
+    /// The summary's example of this entry.
+    pub fn example(&self) -> ViolationExample {
+        ViolationExample {
+            seq: self.seq,
+            method: self.method.as_str().to_string(),
+            path: self.path.to_string(),
+            status: self.status,
+            violations: self.violations.clone(),
+        }
+    }
+
+    /// The wire entry.
+    pub fn to_entry(&self, catalogue: &Catalogue) -> JournalEntry {
+        let (operation_id, path_template, org_id, workspace_id) =
+            match catalogue.resolve(self.method.as_str(), &self.path) {
+                Resolved::Operation(_, op, params) => (
+                    Some(op.operation_id.clone()),
+                    Some(op.path.clone()),
+                    params.get("org_id").map(str::to_string),
+                    params.get("workspace_id").map(str::to_string),
+                ),
+                Resolved::WrongMethod { path, .. } => (None, Some(path.to_string()), None, None),
+                Resolved::Unknown => (None, None, None, None),
+            };
+        let query: Map<String, Value> = url::form_urlencoded::parse(self.query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
+            .collect();
+        JournalEntry {
+            seq: self.seq,
+            at: self.at,
+            method: self.method.as_str().to_string(),
+            path: self.path.to_string(),
+            query,
+            operation_id,
+            path_template,
+            org_id,
+            workspace_id,
+            api_key: self.api_key,
+            key_name: self.key_name.as_deref().map(str::to_string),
+            status: self.status,
+            duration_ms: self.duration_ms,
+            request: self.request.to_wire(),
+            response: self.response.to_wire(),
+            verdict: self.verdict,
+            violations: self.violations.clone(),
+            fault: self.fault.as_deref().cloned(),
+        }
+    }
+
+    /// The kept form of an entry an earlier run wrote in the database.
+    pub fn from_entry(e: JournalEntry, catalogue: &Catalogue) -> Kept {
+        let query = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(e.query.iter().map(|(k, v)| (k, v.as_str().unwrap_or(""))))
+            .finish();
+        Kept {
+            seq: e.seq,
+            at: e.at,
+            method: Method::from_bytes(e.method.as_bytes()).unwrap_or(Method::GET),
+            operation: e
+                .operation_id
+                .as_deref()
+                .and_then(|id| catalogue.index_of(id))
+                .and_then(|i| u16::try_from(i).ok()),
+            path: e.path.into(),
+            query: query.into(),
+            api_key: e.api_key,
+            key_name: e.key_name.map(Into::into),
+            status: e.status,
+            duration_ms: e.duration_ms,
+            request: KeptBody::from_wire(e.request),
+            response: KeptBody::from_wire(e.response),
+            verdict: e.verdict,
+            violations: e.violations,
+            fault: e.fault.map(Box::new),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contracts::wire::ViolationKind;
+
+    #[test]
+    fn an_entry_read_back_from_the_database_lists_as_it_was_written() {
+        let catalogue = Catalogue::platform();
+        let entry = JournalEntry {
+            seq: 7,
+            at: "2026-03-02T12:00:00Z".parse().unwrap(),
+            method: "GET".into(),
+            path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments".into(),
+            query: [
+                ("limit".to_string(), Value::from("5")),
+                ("search".to_string(), Value::from("<string>")),
+            ]
+            .into_iter()
+            .collect(),
+            operation_id: Some("list_deployments".into()),
+            path_template: Some(
+                "/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments".into(),
+            ),
+            org_id: Some("o".into()),
+            workspace_id: Some("w".into()),
+            api_key: ApiKeyUse::Valid,
+            key_name: Some("ci".into()),
+            status: Some(422),
+            duration_ms: 1.5,
+            request: JournalBody::default(),
+            response: JournalBody {
+                content_type: Some("application/json".into()),
+                bytes: 99_999,
+                json: None,
+                note: Some("larger than the journal's body limit of 8192 bytes".into()),
+            },
+            verdict: Verdict::Violates,
+            violations: vec![Violation {
+                kind: ViolationKind::Validation,
+                loc: vec![],
+                msg: "m".into(),
+                error_type: "t".into(),
+            }],
+            fault: Some(AppliedFault {
+                fault_id: "flt-1".into(),
+                kind: "delay".into(),
+                effect: "delayed 5 ms".into(),
+            }),
+        };
+        let kept = Kept::from_entry(entry.clone(), catalogue);
+        assert_eq!(kept.operation_id(catalogue), Some("list_deployments"));
+        assert_eq!(kept.to_entry(catalogue), entry);
+    }
+
+    #[test]
+    fn notes_and_media_types_read_as_the_wire_says() {
+        let body = KeptBody {
+            media: Media::of(Some("text/csv")),
+            bytes: 10,
+            json: None,
+            note: Note::NotJson,
+        };
+        assert_eq!(
+            body.to_wire(),
+            JournalBody {
+                content_type: Some("text/csv".into()),
+                bytes: 10,
+                json: None,
+                note: Some("not JSON".into()),
+            }
+        );
+        assert_eq!(
+            Note::TooLarge(8192).text().as_deref(),
+            Some("larger than the journal's body limit of 8192 bytes")
+        );
+    }
+}
