@@ -86,7 +86,7 @@ async fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn,platform::cohort_processing=info".into()),
+                .unwrap_or_else(|_| "warn,platform::ingest=info".into()),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -12,7 +12,8 @@ use contracts::ids::IdGen;
 use contracts::validate::Options;
 use rand::RngCore;
 
-use crate::config::{ApiKeyConfig, Database, KeyTable, PlatformConfig};
+use crate::api::auth::KeyTable;
+use crate::config::{ApiKeyConfig, Database, PlatformConfig};
 use crate::keys::byok::ByokKeyService;
 use crate::keys::{DataKeyRing, DataKeySource, LocalKeyService};
 use crate::store::ids::PersistentIds;
@@ -46,7 +47,7 @@ pub struct AppInner {
     /// How strictly requests are read.
     pub validation: Options,
     /// The background worker that processes uploaded cohorts.
-    pub cohorts: crate::cohort_processing::Processor,
+    pub cohorts: crate::ingest::Processor,
     /// Tells the engine that the API changed something it runs on.
     pub changes: Changes,
     /// The simulated clock, when the platform runs on one (the same time as `clock`).
@@ -253,7 +254,7 @@ impl AppBuilder {
                 keys,
                 auth,
                 validation,
-                cohorts: crate::cohort_processing::Processor::new(),
+                cohorts: crate::ingest::Processor::new(),
                 changes: Changes::default(),
                 sim,
                 deployment_lists: Default::default(),

@@ -3,13 +3,15 @@
 //! that dials campaigns, answers inbound calls and delivers webhooks.
 //!
 //! - [`app`]: the shared state of a running platform.
-//! - [`config`]: configuration and API keys.
-//! - [`api`]: warp routes, one module per resource.
+//! - [`config`]: configuration from the file, the environment and flags; BYOK settings in
+//!   [`config::byok`].
+//! - [`api`]: warp routes, one module per resource; API-key authentication in [`api::auth`].
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources
 //!   (local, and the customer's key service: BYOK), the data-key ring (single flight, cache).
-//! - [`cohort_processing`]: the background worker that turns uploaded CSV files into users.
+//! - [`ingest`]: cohort ingest: the background worker that turns uploaded CSV files into
+//!   users, and the row rules that uploads and streams share.
 //! - [`lifecycle`]: the campaign life cycle as one function of the clock.
 //! - [`stats`]: campaign statistics.
 //! - [`engine`]: what moves in time: dialling, retries, windows, inbound calls, webhook
@@ -48,19 +50,19 @@
 //! | campaign user `ready` -> `calling` -> `ready` (retry) / `done` / `unfinished`; `ready` -> `excluded` (stop file) | `Engine::dial` (`engine/campaign.rs`), `engine::call_end::update_user` (after `engine::call_end::decide_retry`), [`store::engine::mark_unfinished`], [`store::engine::exclude_by_stop_file`] | `engine.rs::rule_1_max_retries_2_gives_exactly_3_attempts_of_an_always_busy_number`, `engine.rs::the_end_leaves_unfinished_users_counted`, `engine.rs::stop_files_exclude_users_already_in_the_campaign`, `durability.rs::an_engine_rebuilt_between_every_two_steps_carries_on_exactly`, `engine::call_end::tests::a_retry_of_a_campaign_no_longer_live_is_cut_short` |
 //! | call (attempt) `queued` -> `calling` -> `ended` | [`service::outbound`] (queued), `Engine::outbound` (`engine/outbound.rs`) and `Engine::dial` (`engine/campaign.rs`) (calling), `Engine::end_outbound` (`engine/outbound.rs`) and `engine::call_end::record_result` (ended), written by the batch (`engine/batch.rs`, [`store::batch`]) | `engine.rs::instant_outbound_is_dialled_at_once_and_its_webhook_sent_when_it_ends`, `durability.rs::batches_of_two_events_whose_writes_overlap_the_next_batch_give_the_same_run` |
 //! | webhook delivery `pending` -> `delivered` / `failed` (retried with backoff while `pending`) | [`store::engine::record_tries`], [`webhooks::backoff`], [`engine::driver`] | `engine.rs::failed_webhooks_are_retried_with_backoff_on_the_clock`, `webhooks.rs::a_failed_try_in_a_parallel_round_is_retried_after_its_backoff`, `webhooks::tests::backoff_doubles_up_to_the_cap` |
-//! | cohort `processing` -> `completed` / `failed` | [`cohort_processing`], [`store::cohorts::mark_completed`], [`store::cohorts::mark_failed`] | `cohorts.rs::an_upload_is_answered_processing_and_completes_with_its_rejections`, `cohorts.rs::whole_upload_failures_say_why` |
+//! | cohort `processing` -> `completed` / `failed` | [`ingest::worker`], [`store::cohorts::mark_completed`], [`store::cohorts::mark_failed`] | `cohorts.rs::an_upload_is_answered_processing_and_completes_with_its_rejections`, `cohorts.rs::whole_upload_failures_say_why` |
 //! | deployment `active` <-> `paused`, deleted | [`service::deployments::set_status`], [`service::deployments::delete`] | `deployments.rs::create_get_patch_and_status_bodies`, `deployments.rs::delete_is_permanent` |
 //! | inbound call answered or refused (`no_deployment`, `deployment_paused`, `outside_schedule`, `key_service_unavailable`) | [`engine::inbound`] | `engine.rs::inbound_calls_are_personalised_from_the_latest_cohort_and_refused_when_paused_or_outside`, `engine.rs::rule_6_after_delete_an_inbound_call_to_its_number_is_not_answered` |
 
 pub mod api;
 pub mod app;
-pub mod cohort_processing;
 pub mod config;
 pub mod connection;
 pub mod engine;
 pub mod error;
 pub mod faults;
 pub mod fixtures;
+pub mod ingest;
 pub mod intercept;
 pub mod journal;
 pub mod keys;
@@ -73,6 +75,10 @@ pub mod store;
 pub mod webhooks;
 
 pub use app::App;
+
+/// The cohort worker under its earlier path, `platform::cohort_processing`, for code written
+/// against it; its home is [`ingest`].
+pub use ingest as cohort_processing;
 
 /// The key types under their earlier path, `platform::crypto`, for code written against it;
 /// their home is [`keys`] (where the key-service trait is named [`keys::DataKeySource`]).

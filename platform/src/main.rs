@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use platform::App;
 use platform::app::generate_local_api_key;
 use platform::config::{
-    ApiKeyConfig, ByokOverride, ClockMode, Database, DeploymentWebhook, PlatformConfig, Secret,
+    ApiKeyConfig, ByokSettings, ClockMode, Database, DeploymentWebhook, PlatformConfig,
 };
 
 /// The voice-agent platform mock: outbound calls, campaigns, cohorts and inbound deployments
@@ -118,8 +118,10 @@ struct ServeArgs {
     /// when one was generated.
     #[arg(long, env = "PLATFORM_READY_FILE", value_name = "FILE")]
     ready_file: Option<PathBuf>,
+    // BYOK for one workspace: the flags override the fields of the configuration file's
+    // `[[byok]]` entry of that workspace, or make one.
     #[command(flatten)]
-    byok: ByokArgs,
+    byok: ByokSettings,
 }
 
 /// What `serve` does beside serving.
@@ -128,69 +130,6 @@ struct Extras {
     fixtures: Option<PathBuf>,
     report_on_exit: Option<PathBuf>,
     ready_file: Option<PathBuf>,
-}
-
-/// BYOK for one workspace from flags or the environment; they override the fields of the
-/// configuration file's `[[byok]]` entry of that workspace, or make one. More workspaces:
-/// `[[byok]]` entries in the file.
-#[derive(Args, Debug)]
-#[command(next_help_heading = "BYOK (one workspace; more with [[byok]] in the file)")]
-struct ByokArgs {
-    /// The workspace whose data keys come from the customer's key service: ORG/WORKSPACE.
-    #[arg(long, env = "PLATFORM_BYOK_WORKSPACE")]
-    byok_workspace: Option<String>,
-    /// The customer's address: {customer_base_url}/{partner}/byok/v1/...
-    #[arg(long, env = "PLATFORM_BYOK_BASE_URL")]
-    byok_base_url: Option<String>,
-    /// The {partner} path segment.
-    #[arg(long, env = "PLATFORM_BYOK_PARTNER")]
-    byok_partner: Option<String>,
-    /// Client id (client credentials, exchanged at /auth for a token).
-    #[arg(long, env = "PLATFORM_BYOK_CLIENT_ID")]
-    byok_client_id: Option<String>,
-    /// Client secret; prefer the environment variable (flags show in process lists).
-    #[arg(long, env = "PLATFORM_BYOK_CLIENT_SECRET", hide_env_values = true, value_parser = parse_secret)]
-    byok_client_secret: Option<Secret>,
-    /// A static API key instead of client credentials (/auth is then never called).
-    #[arg(long, env = "PLATFORM_BYOK_API_KEY", hide_env_values = true, value_parser = parse_secret)]
-    byok_api_key: Option<Secret>,
-    /// The alias of the master key that decrypts the data key.
-    #[arg(long, env = "PLATFORM_BYOK_KEY_ALIAS")]
-    byok_key_alias: Option<String>,
-    /// The encrypted data key, byok:v1:...
-    #[arg(long, env = "PLATFORM_BYOK_ENCRYPTED_KEY")]
-    byok_encrypted_key: Option<String>,
-    /// Seconds a decrypted data key stays in memory [default: 300].
-    #[arg(long, env = "PLATFORM_BYOK_DATA_KEY_CACHE_SECS")]
-    byok_data_key_cache_secs: Option<u64>,
-    /// Milliseconds one call to the key service may take [default: 5000].
-    #[arg(long, env = "PLATFORM_BYOK_REQUEST_TIMEOUT_MS")]
-    byok_request_timeout_ms: Option<u64>,
-    /// Rotate the data key when the active one is this many seconds old [default: never].
-    #[arg(long, env = "PLATFORM_BYOK_ROTATION_PERIOD_SECS")]
-    byok_rotation_period_secs: Option<u64>,
-}
-
-fn parse_secret(s: &str) -> Result<Secret, String> {
-    Ok(Secret::new(s))
-}
-
-impl ByokArgs {
-    fn into_override(self) -> ByokOverride {
-        ByokOverride {
-            workspace: self.byok_workspace,
-            customer_base_url: self.byok_base_url,
-            partner: self.byok_partner,
-            client_id: self.byok_client_id,
-            client_secret: self.byok_client_secret,
-            api_key: self.byok_api_key,
-            key_alias: self.byok_key_alias,
-            encrypted_key: self.byok_encrypted_key,
-            data_key_cache_secs: self.byok_data_key_cache_secs,
-            request_timeout_ms: self.byok_request_timeout_ms,
-            rotation_period_secs: self.byok_rotation_period_secs,
-        }
-    }
 }
 
 fn parse_clock(s: &str) -> Result<ClockMode, String> {
@@ -282,7 +221,6 @@ impl ServeArgs {
             config.journal.persist = true;
         }
         self.byok
-            .into_override()
             .apply(&mut config.byok)
             .map_err(anyhow::Error::msg)?;
         Ok(config)

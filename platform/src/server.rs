@@ -116,7 +116,7 @@ pub async fn serve_with(
     options: ServeOptions,
 ) {
     let app = platform.app.clone();
-    crate::cohort_processing::start(&app);
+    crate::ingest::start(&app);
     // Plaintext data keys leave memory when their lifetime ends, also in idle workspaces.
     let purge = tokio::spawn(
         app.keys

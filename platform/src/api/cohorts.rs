@@ -126,7 +126,7 @@ async fn upload(
             let length = meta
                 .header("content-length")
                 .and_then(|v| v.parse::<u64>().ok());
-            let cohort = cohorts::upload(
+            let cohort = super::multipart::upload(
                 &app,
                 &who,
                 &parent,

@@ -5,7 +5,9 @@
 //! [`route_miss`]: 405 with `Allow` on a path of the OpenAPI document, 404 elsewhere. Every
 //! GET route answers HEAD too ([`get`]).
 //!
-//! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources.
+//! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources;
+//!   [`multipart`]: the body of a cohort upload.
+//! - [`auth`]: API-key authentication ([`auth::KeyTable`], [`authorize`]).
 //! - [`docs`]: `GET /openapi.json`.
 //! - [`sim`]: the simulation API under `/sim/v1`.
 //! - [`admin`]: the admin API of a workspace's data keys under `/admin/v1`.
@@ -16,6 +18,7 @@
 //! front of the interface's routes.
 
 pub mod admin;
+pub mod auth;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployments;
@@ -23,6 +26,7 @@ pub mod docs;
 pub mod faults;
 pub mod health;
 pub mod journal;
+pub mod multipart;
 pub mod outbound;
 pub mod sim;
 
@@ -40,10 +44,10 @@ use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use warp::reply::Response;
 use warp::{Filter, Rejection};
 
+pub use auth::authorize;
+
 use crate::app::App;
-use crate::config::Principal;
 use crate::error::{ApiError, json_response};
-use crate::store::WorkspaceRef;
 
 /// Every route of the platform, with the error recovery.
 pub fn routes(
@@ -220,31 +224,6 @@ pub fn body() -> impl Filter<Extract = (BodyStream,), Error = Rejection> + Clone
         let s: BodyStream = Box::pin(StreamExt::map(s, to_bytes));
         s
     })
-}
-
-/// Checks `X-API-Key` against the workspace of the path.
-pub fn authorize(
-    app: &App,
-    meta: &RequestMeta,
-    org_id: &str,
-    workspace_id: &str,
-) -> Result<Principal, ApiError> {
-    let ws = WorkspaceRef::new(org_id, workspace_id);
-    let Some(presented) = meta.header("x-api-key") else {
-        return Err(ApiError::Unauthorized {
-            code: "missing_api_key",
-            message: "send the workspace's key in the X-API-Key header".into(),
-        });
-    };
-    match app.auth.check(presented, &ws) {
-        Some(name) => Ok(Principal { ws, name }),
-        None => Err(ApiError::Unauthorized {
-            code: "invalid_api_key",
-            message: format!(
-                "the X-API-Key is not valid for org '{org_id}' and workspace '{workspace_id}'"
-            ),
-        }),
-    }
 }
 
 /// Reads a whole body up to `limit` bytes (413 above it, early when `Content-Length` says so).

@@ -182,3 +182,17 @@ impl WorkspaceKeys {
         self.lookup.lookup_hash(value)
     }
 }
+
+#[cfg(test)]
+impl WorkspaceKeys {
+    /// One key, active and used for lookup hashes: the keys of unit tests elsewhere in the
+    /// crate.
+    pub(crate) fn single(key: DataKey) -> Self {
+        let key = Arc::new(key);
+        WorkspaceKeys {
+            active: key.clone(),
+            lookup: key.clone(),
+            all: HashMap::from([(key.id, key)]),
+        }
+    }
+}

@@ -11,8 +11,8 @@ use serde_json::value::RawValue;
 
 use super::conflict;
 use super::deployment_lists::{Lookup, MAX_CACHED, Snapshot};
+use crate::api::auth::Principal;
 use crate::app::App;
-use crate::config::Principal;
 use crate::error::ApiError;
 use crate::store::deployments::{self, DeploymentRecord, NumberTaken};
 

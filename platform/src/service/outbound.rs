@@ -4,8 +4,8 @@ use contracts::validate;
 use contracts::wire::{OutboundRequest, OutboundResponse};
 use serde_json::Value;
 
+use crate::api::auth::Principal;
 use crate::app::App;
-use crate::config::Principal;
 use crate::error::ApiError;
 use crate::store::attempts::{self, AttemptRow};
 use crate::store::states::{CallKind, CallStatus};
