@@ -20,6 +20,8 @@
 //! `contracts` depends on no web framework: the platform, the key-service simulator, the
 //! scenarios and any client can use it.
 
+#![warn(missing_docs)]
+
 pub mod clock;
 #[cfg(clock_lint_probe)]
 pub mod clock_lint_probe;

@@ -49,6 +49,8 @@
 //! - [`http`]: the warp routes ([`routes`]), the admin API, [`serve`].
 //! - [`error`]: [`KmsError`], answered as `{"error": {"code", "message"}}`.
 
+#![warn(missing_docs)]
+
 pub mod audit;
 pub mod auth;
 pub mod config;

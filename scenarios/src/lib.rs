@@ -11,6 +11,8 @@
 //! - [`verify`]: `harness verify`, the verdict on a client from a running mock's journal.
 //! - `checks::byok`, `checks::platform`: `harness check byok|platform`.
 
+#![warn(missing_docs)]
+
 pub mod checks;
 pub mod report;
 pub mod runner;

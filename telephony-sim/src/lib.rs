@@ -152,6 +152,8 @@
 //!   journal ([`DialRecord`], [`DecidedBy`]).
 //! - `inbound`: [`InboundCall`], [`InboundGenerator`].
 
+#![warn(missing_docs)]
+
 mod call;
 mod draw;
 mod inbound;
