@@ -2,11 +2,16 @@
 //!
 //! Parse, don't validate: each type can only be built through [`crate::validate`] (or the
 //! `TryFrom` impls here, which delegate to it), so holding one proves the rules. Each converts
-//! back to its wire form for answers and storage.
+//! back to its wire form for answers.
+//!
+//! A [`CampaignSpec`] also has a serde form, the one the platform stores: reading it back
+//! checks each value's own type ([`Name`], [`E164`], [`CallingWindow`] ...) but not the rules
+//! that tie fields together or depend on the time of creation, which held when it was written.
 
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use crate::domain::phone::E164;
 use crate::domain::schedule::{self, CallingWindow};
@@ -16,7 +21,8 @@ use crate::wire::{self, AppOverrides, AppType, DayOfWeek, JsonObject, RetryOutco
 
 /// A campaign, deployment or cohort name: `^[\w\- ]{1,50}$` (`\w` as in Unicode regular
 /// expressions: letters, digits, marks and connector punctuation such as `_`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Name(String);
 
 /// Why a name or description was refused.
@@ -83,8 +89,37 @@ impl Name {
 }
 
 /// A description of at most 150 characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Description(String);
+
+impl TryFrom<String> for Name {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        Name::parse(&s).map_err(|e| format!("name {s:?}: {}", e.message()))
+    }
+}
+
+impl From<Name> for String {
+    fn from(n: Name) -> String {
+        n.0
+    }
+}
+
+impl TryFrom<String> for Description {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        Description::parse(&s).map_err(|e| format!("description: {}", e.message()))
+    }
+}
+
+impl From<Description> for String {
+    fn from(d: Description) -> String {
+        d.0
+    }
+}
 
 impl Description {
     /// Checks the length (characters, not bytes) and refuses NUL, which C-string tools and
@@ -106,7 +141,7 @@ impl Description {
 }
 
 /// Where call notifications go: an `http(s)` URL and optional metadata.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WebhookTarget {
     /// The URL.
     pub url: String,
@@ -125,7 +160,7 @@ impl WebhookTarget {
 }
 
 /// A campaign connection: its numbers and its share of the dials.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WeightedConnection {
     /// The telephony connection.
     pub connection_id: String,
@@ -147,7 +182,7 @@ impl WeightedConnection {
 }
 
 /// When and how often a user is dialled again.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetryPolicy {
     /// Retries after the first dial.
     pub max_retries: u32,
@@ -258,8 +293,9 @@ impl TryFrom<&wire::InboundConfig> for CallingWindow {
     }
 }
 
-/// A campaign as created: every rule of the Limits table holds.
-#[derive(Debug, Clone, PartialEq)]
+/// A campaign as created: every rule of the Limits table holds. Its serde form is how the
+/// platform stores it (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignSpec {
     /// Its name.
     pub name: Name,
@@ -306,7 +342,7 @@ impl CampaignSpec {
         allowed_schedule_wire(&self.window)
     }
 
-    /// This campaign as a create request, e.g. to store it or to send it again.
+    /// This campaign as a create request, e.g. to send it again.
     pub fn to_create_request(&self) -> wire::CampaignCreateRequest {
         let app = self.app_config_wire();
         wire::CampaignCreateRequest {
@@ -332,8 +368,9 @@ impl CampaignSpec {
         }
     }
 
-    /// Rebuilds a stored campaign from its create request without the rules that depend on
-    /// the time of creation (the start may be long past).
+    /// Rebuilds a campaign from its create request without the rules that depend on the time
+    /// of creation (the start may be long past): how campaigns stored as their create request
+    /// (before the serde form) are read.
     pub fn from_stored(req: &wire::CampaignCreateRequest) -> Result<Self, ValidationErrors> {
         let v = serde_json::to_value(req).expect("wire types serialise");
         validate::campaign_create_unchecked_times(&v, Options::default())

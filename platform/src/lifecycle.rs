@@ -1,4 +1,7 @@
-//! The campaign life cycle as one function of the clock, used by the API and the engine.
+//! The campaign life cycle as one function of the clock: the one owner of when `scheduled`
+//! becomes `active` and `active` becomes `ended`. The API reads statuses through
+//! [`effective_status`], the store's settle and the engine's start and end events through
+//! [`settle_status`] and [`next_time_transition`]; none of them states the rule again.
 //!
 //! ```text
 //! scheduled --start reached--> active --end reached--> ended
@@ -14,6 +17,10 @@
 use chrono::{DateTime, Utc};
 use contracts::wire::{CampaignAction, CampaignStatus};
 
+/// The statuses that the clock alone changes (`scheduled` and `active`); every other status
+/// changes only by an action. The store pre-filters on these before asking [`settle_status`].
+pub const MOVED_BY_TIME: [CampaignStatus; 2] = [CampaignStatus::Scheduled, CampaignStatus::Active];
+
 /// The status a campaign has at `now`, given the status last stored and its time window.
 /// `scheduled` becomes `active` at the start and `ended` at the end; `active` becomes
 /// `ended` at the end; `paused` waits for a resume.
@@ -28,6 +35,32 @@ pub fn effective_status(
         CampaignStatus::Scheduled if now >= start => CampaignStatus::Active,
         s => s,
     }
+}
+
+/// The status to store at `now` when the clock has moved a campaign stored as `stored`, or
+/// `None` when it stays as it is.
+pub fn settle_status(
+    stored: CampaignStatus,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Option<CampaignStatus> {
+    let next = effective_status(stored, start, end, now);
+    (next != stored).then_some(next)
+}
+
+/// The next change the clock makes to a campaign stored as `stored`: when, and the status it
+/// moves to. Every change with time falls at the start or the end (the store's pre-filter
+/// relies on it). `None`: only an action changes it (`paused`, or a final status).
+pub fn next_time_transition(
+    stored: CampaignStatus,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> Option<(DateTime<Utc>, CampaignStatus)> {
+    [start, end]
+        .into_iter()
+        .filter(|t| *t <= end)
+        .find_map(|t| settle_status(stored, start, end, t).map(|to| (t, to)))
 }
 
 /// An action that the campaign's status does not allow.
@@ -82,6 +115,25 @@ mod tests {
         #[case] want: CampaignStatus,
     ) {
         assert_eq!(effective_status(stored, t(0), t(10), t(at)), want);
+        assert_eq!(
+            settle_status(stored, t(0), t(10), t(at)),
+            (want != stored).then_some(want)
+        );
+    }
+
+    #[rstest]
+    #[case(CampaignStatus::Scheduled, Some((0, CampaignStatus::Active)))]
+    #[case(CampaignStatus::Active, Some((10, CampaignStatus::Ended)))]
+    #[case(CampaignStatus::Paused, None)]
+    #[case(CampaignStatus::Ended, None)]
+    #[case(CampaignStatus::Cancelled, None)]
+    fn the_next_change_with_time(
+        #[case] stored: CampaignStatus,
+        #[case] want: Option<(i64, CampaignStatus)>,
+    ) {
+        let next = next_time_transition(stored, t(0), t(10));
+        assert_eq!(next, want.map(|(h, s)| (t(h), s)));
+        assert_eq!(next.is_some(), MOVED_BY_TIME.contains(&stored));
     }
 
     #[rstest]

@@ -366,12 +366,49 @@ type Interval = (DateTime<Utc>, DateTime<Utc>);
 /// of time-zone lookups), so they are cheap enough for the campaign engine's dial loop.
 /// [`open_seconds_between`](Self::open_seconds_between) and
 /// [`windows_between`](Self::windows_between) cost one step per local date in the span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Its serde form (`{"timezone", "days", "start", "end"}`, days by full English name) is how
+/// stored models keep it; reading it back checks only what [`CallingWindow::new`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "WindowForm", into = "WindowForm")]
 pub struct CallingWindow {
     timezone: Tz,
     days: WeekdaySet,
     start: TimeOfDay,
     end: TimeOfDay,
+}
+
+/// The serde form of a [`CallingWindow`].
+#[derive(Serialize, Deserialize)]
+struct WindowForm {
+    timezone: String,
+    days: Vec<String>,
+    start: TimeOfDay,
+    end: TimeOfDay,
+}
+
+impl From<CallingWindow> for WindowForm {
+    fn from(w: CallingWindow) -> Self {
+        WindowForm {
+            timezone: w.timezone.name().to_owned(),
+            days: w.days.iter().map(|d| weekday_name(d).to_owned()).collect(),
+            start: w.start,
+            end: w.end,
+        }
+    }
+}
+
+impl TryFrom<WindowForm> for CallingWindow {
+    type Error = ScheduleError;
+
+    fn try_from(f: WindowForm) -> Result<Self, ScheduleError> {
+        let days = f
+            .days
+            .iter()
+            .map(|d| parse_weekday(d))
+            .collect::<Result<WeekdaySet, _>>()?;
+        CallingWindow::new(parse_timezone(&f.timezone)?, days, f.start, f.end)
+    }
 }
 
 impl CallingWindow {

@@ -1,5 +1,5 @@
 //! Campaigns: loading a run into memory, admitting its completed cohorts (and stop files),
-//! starting and ending it with the clock, and dialling its users. The end of a campaign
+//! starting and ending it with the clock (as `crate::lifecycle` decides), and dialling its users. The end of a campaign
 //! call is in `call_end.rs`.
 
 use std::cmp::Reverse;
@@ -184,34 +184,30 @@ impl Engine {
         Ok(())
     }
 
-    /// A campaign's status change with time: its start (`scheduled` to `active`) or its end
-    /// (to `ended`: its waiting users unfinished, its run out of memory). When the API
-    /// changed the campaign since the engine last looked, that change is taken in instead.
+    /// A campaign's change with time at `t` (a start or an end event), as
+    /// [`crate::lifecycle::settle_status`] decides from the status stored now: to `active`,
+    /// the run dials; to `ended`, its waiting users become unfinished and its run leaves
+    /// memory. When the API changed the campaign since the engine last looked (nothing moves),
+    /// that change is taken in instead.
     pub(super) fn move_with_time(
         &self,
         db: &mut BatchDb<'_>,
         st: &mut State,
         id: &str,
-        to: CampaignStatus,
+        t: DateTime<Utc>,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
-        let from: &[CampaignStatus] = match to {
-            CampaignStatus::Active => &[CampaignStatus::Scheduled],
-            _ => &[CampaignStatus::Scheduled, CampaignStatus::Active],
-        };
         let c = db.conn()?;
-        if !campaigns::transition(c, id, from, to)? {
+        let Some(to) = campaigns::settle_one(c, id, t)? else {
             self.load_run(c, st, id)?;
             return Ok(());
-        }
-        if to == CampaignStatus::Active {
-            if let Some(run) = st.runs.get_mut(id) {
-                run.status = to;
-            }
-        } else {
+        };
+        if to.is_final() {
             st.flush(c)?;
             es::mark_unfinished(c, id)?;
             st.runs.remove(id);
+        } else if let Some(run) = st.runs.get_mut(id) {
+            run.status = to;
         }
         report.transitions += 1;
         Ok(())

@@ -67,7 +67,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
-use contracts::wire::CampaignStatus;
 use telephony_sim::TelephonySim;
 
 use crate::app::App;
@@ -355,10 +354,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         report.events += 1;
         match ev {
-            Event::Activate(id) => {
-                self.move_with_time(db, st, &id, CampaignStatus::Active, report)?;
-            }
-            Event::End(id) => self.move_with_time(db, st, &id, CampaignStatus::Ended, report)?,
+            Event::Activate(id) | Event::End(id) => self.move_with_time(db, st, &id, t, report)?,
             Event::Dial(id) => self.dial(db, st, &id, t, keys, report)?,
             Event::CallEnd(attempt) => {
                 st.calls.pop();

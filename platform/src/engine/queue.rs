@@ -9,6 +9,7 @@ use contracts::wire::CampaignStatus;
 
 use super::Id;
 use super::state::{Hold, Run, State};
+use crate::lifecycle::next_time_transition;
 use crate::store::from_ms;
 
 /// Something the engine does at a time. Events due at one instant happen in the order of
@@ -20,9 +21,9 @@ pub(super) enum Event {
     CallEnd(Id),
     /// An answered inbound call ends (by call id).
     InboundEnd(Id),
-    /// A campaign goes from `scheduled` to `active`.
+    /// A campaign's change with time to `active` (its start).
     Activate(Id),
-    /// A campaign ends.
+    /// A campaign's change with time to `ended` (its end).
     End(Id),
     /// A queued instant outbound call is dialled (by attempt id).
     Outbound(Id),
@@ -50,7 +51,8 @@ pub(super) fn next_dial(run: &Run, hold: Option<&Hold>) -> Option<DateTime<Utc>>
 }
 
 /// The next event and its time: the earliest of the next call end, inbound call end, queued
-/// instant outbound call, and each run's start (scheduled), end and next dial (active).
+/// instant outbound call, each run's next change with time ([`next_time_transition`]: the
+/// start of a scheduled run, the end of an active one) and each active run's next dial.
 /// Paused runs wait. `None`: nothing will happen until something changes.
 pub(super) fn next_event(st: &State) -> Option<(DateTime<Utc>, Event)> {
     let mut best: Option<(DateTime<Utc>, Event)> = None;
@@ -73,18 +75,18 @@ pub(super) fn next_event(st: &State) -> Option<(DateTime<Utc>, Event)> {
         offer(from_ms(*t), Event::Outbound(id.clone()));
     }
     for run in st.runs.values() {
-        match run.status {
-            CampaignStatus::Scheduled => offer(
-                run.spec.start.min(run.spec.end),
-                Event::Activate(run.id.clone()),
-            ),
-            CampaignStatus::Active => {
-                offer(run.spec.end, Event::End(run.id.clone()));
-                if let Some(t) = next_dial(run, st.holds.get(&run.ws)) {
-                    offer(t, Event::Dial(run.id.clone()));
-                }
-            }
-            _ => {}
+        if let Some((t, to)) = next_time_transition(run.status, run.spec.start, run.spec.end) {
+            let ev = if to == CampaignStatus::Active {
+                Event::Activate(run.id.clone())
+            } else {
+                Event::End(run.id.clone())
+            };
+            offer(t, ev);
+        }
+        if run.status == CampaignStatus::Active
+            && let Some(t) = next_dial(run, st.holds.get(&run.ws))
+        {
+            offer(t, Event::Dial(run.id.clone()));
         }
     }
     best

@@ -1,5 +1,10 @@
-//! Campaign rows. The campaign's configuration is stored as its canonical create request
-//! (JSON); name, description, status and times are columns for listing.
+//! Campaign rows. The campaign's configuration is stored as the validated model's serde form
+//! ([`CampaignSpec`], JSON), read back without validating it again; name, description, status
+//! and times are columns for listing. Rows written before that form hold the canonical create
+//! request, which is still read (and validated) when the model's form does not parse.
+//!
+//! When the status moves with the clock is [`crate::lifecycle`]'s decision: [`settle`] and
+//! [`settle_one`] store what it answers.
 
 use chrono::{DateTime, Utc};
 use contracts::model::CampaignSpec;
@@ -8,7 +13,7 @@ use contracts::wire::{CampaignCreateRequest, CampaignSortBy, CampaignStatus, Sor
 use rusqlite::{Connection, Row, params};
 
 use super::{StoreError, WorkspaceRef, from_json, from_ms, like_substring, ms, optional, to_json};
-use crate::lifecycle::effective_status;
+use crate::lifecycle::{self, effective_status, settle_status};
 
 /// A stored campaign.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,10 +72,23 @@ struct CampaignRecord0 {
     updated_at: DateTime<Utc>,
 }
 
+/// The spec column: the model's serde form, or (rows written before it) the canonical create
+/// request, validated again.
+fn read_spec(id: &str, text: &str) -> Result<CampaignSpec, StoreError> {
+    let model_err = match serde_json::from_str::<CampaignSpec>(text) {
+        Ok(spec) => return Ok(spec),
+        Err(e) => e,
+    };
+    let Ok(req) = from_json::<CampaignCreateRequest>(text) else {
+        return Err(StoreError::Corrupt(format!(
+            "campaign {id}: its configuration does not read: {model_err}"
+        )));
+    };
+    CampaignSpec::from_stored(&req).map_err(|e| StoreError::Corrupt(format!("campaign {id}: {e}")))
+}
+
 fn finish((r, spec): (CampaignRecord0, String)) -> Result<CampaignRecord, StoreError> {
-    let req: CampaignCreateRequest = from_json(&spec)?;
-    let spec = CampaignSpec::from_stored(&req)
-        .map_err(|e| StoreError::Corrupt(format!("campaign {}: {e}", r.id)))?;
+    let spec = read_spec(&r.id, &spec)?;
     let status = CampaignStatus::parse(&r.status)
         .ok_or_else(|| StoreError::Corrupt(format!("campaign {}: status {}", r.id, r.status)))?;
     Ok(CampaignRecord {
@@ -100,7 +118,7 @@ pub fn insert(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
             rec.status.as_str(),
             ms(rec.spec.start),
             ms(rec.spec.end),
-            to_json(&rec.spec.to_create_request()),
+            to_json(&rec.spec),
             rec.created_by,
             rec.updated_by,
             ms(rec.created_at),
@@ -123,7 +141,7 @@ pub fn update(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
             rec.status.as_str(),
             ms(rec.spec.start),
             ms(rec.spec.end),
-            to_json(&rec.spec.to_create_request()),
+            to_json(&rec.spec),
             rec.updated_by,
             ms(rec.updated_at),
         ],
@@ -140,27 +158,48 @@ pub fn set_status(c: &Connection, id: &str, status: CampaignStatus) -> Result<()
     Ok(())
 }
 
-/// Moves a campaign from one of `from` to `to` with time (the engine's transitions), unless
-/// the API changed its status meanwhile. Answers whether it moved.
-pub fn transition(
+/// Stores the change with time due at `now` for one campaign (the engine's start and end
+/// events), as [`lifecycle::settle_status`] decides from the status stored now, so that a
+/// change made through the API meanwhile wins. Answers the new status, or `None` when nothing
+/// moved (or the campaign is gone).
+pub fn settle_one(
     c: &Connection,
     id: &str,
-    from: &[CampaignStatus],
-    to: CampaignStatus,
-) -> Result<bool, StoreError> {
-    let current: Option<String> = optional(c.query_row(
-        "SELECT status FROM campaigns WHERE id = ?1",
+    now: DateTime<Utc>,
+) -> Result<Option<CampaignStatus>, StoreError> {
+    let row = optional(c.query_row(
+        "SELECT status, start_ms, end_ms FROM campaigns WHERE id = ?1",
         params![id],
-        |r| r.get(0),
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        },
     ))?;
-    let Some(current) = current.and_then(|s| CampaignStatus::parse(&s)) else {
-        return Ok(false);
+    let Some((status, start, end)) = row else {
+        return Ok(None);
     };
-    if !from.contains(&current) {
-        return Ok(false);
+    settle_row(c, id, &status, start, end, now)
+}
+
+/// Stores [`lifecycle::settle_status`]'s answer for one row; answers the new status.
+fn settle_row(
+    c: &Connection,
+    id: &str,
+    status: &str,
+    start_ms: i64,
+    end_ms: i64,
+    now: DateTime<Utc>,
+) -> Result<Option<CampaignStatus>, StoreError> {
+    let stored = CampaignStatus::parse(status)
+        .ok_or_else(|| StoreError::Corrupt(format!("campaign {id}: status {status}")))?;
+    let next = settle_status(stored, from_ms(start_ms), from_ms(end_ms), now);
+    if let Some(next) = next {
+        set_status(c, id, next)?;
     }
-    set_status(c, id, to)?;
-    Ok(true)
+    Ok(next)
 }
 
 /// A campaign of the workspace, or `None` (also for another workspace's campaign).
@@ -185,18 +224,24 @@ pub fn get_any(c: &Connection, id: &str) -> Result<Option<CampaignRecord>, Store
         .transpose()
 }
 
-/// Stores the time transitions due at `now` for the workspace's campaigns (`scheduled` to
-/// `active` or `ended`, `active` to `ended`), so that lists filter on the status clients see.
-/// Answers the campaigns that changed, with their new status.
+/// Stores the changes with time due at `now` for the workspace's campaigns, so that lists
+/// filter on the status clients see. Answers the campaigns that changed, with their new
+/// status.
+///
+/// The query only pre-filters, on the `campaigns_due` index: a status the clock moves
+/// ([`lifecycle::MOVED_BY_TIME`]) and a start or end already reached (every change with time
+/// falls at one of them, see [`lifecycle::next_time_transition`]). Whether and where each row
+/// moves is [`lifecycle::settle_status`]'s answer.
 pub fn settle(
     c: &Connection,
     ws: Option<&WorkspaceRef>,
     now: DateTime<Utc>,
 ) -> Result<Vec<(String, CampaignStatus)>, StoreError> {
     let now_ms = ms(now);
+    let [moved_a, moved_b] = lifecycle::MOVED_BY_TIME.map(|s| s.as_str());
     let mut st = c.prepare_cached(
         "SELECT id, status, start_ms, end_ms FROM campaigns
-         WHERE status IN ('scheduled', 'active') AND (start_ms <= ?1 OR end_ms <= ?1)
+         WHERE status IN (?4, ?5) AND (start_ms <= ?1 OR end_ms <= ?1)
            AND (?2 IS NULL OR (org_id = ?2 AND workspace_id = ?3))",
     )?;
     let rows = st
@@ -204,7 +249,9 @@ pub fn settle(
             params![
                 now_ms,
                 ws.map(|w| w.org_id.as_str()),
-                ws.map(|w| w.workspace_id.as_str())
+                ws.map(|w| w.workspace_id.as_str()),
+                moved_a,
+                moved_b
             ],
             |r| {
                 Ok((
@@ -218,11 +265,7 @@ pub fn settle(
         .collect::<Result<Vec<_>, _>>()?;
     let mut changed = Vec::new();
     for (id, status, start, end) in rows {
-        let stored = CampaignStatus::parse(&status)
-            .ok_or_else(|| StoreError::Corrupt(format!("campaign {id}: status {status}")))?;
-        let next = effective_status(stored, from_ms(start), from_ms(end), now);
-        if next != stored {
-            set_status(c, &id, next)?;
+        if let Some(next) = settle_row(c, &id, &status, start, end, now)? {
             changed.push((id, next));
         }
     }
@@ -276,4 +319,123 @@ pub fn list(
         .map(finish)
         .collect::<Result<Vec<_>, _>>()?;
     Ok((items, total as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn conn() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        super::super::migrations::run(&c).unwrap();
+        c
+    }
+
+    fn record() -> CampaignRecord {
+        let now = from_ms(1_772_000_000_000);
+        let spec = contracts::validate::campaign_create(
+            &json!({
+                "name": "Stored form",
+                "description": "kept as validated",
+                "start_timestamp": "2026-03-02T09:00:00Z",
+                "end_timestamp": "2026-03-06T17:00:00Z",
+                "allowed_schedule": {"timezone": "America/New_York", "allowed_days": ["Monday", "Friday"],
+                                     "allowed_start_time": "22:00", "allowed_end_time": "06:00"},
+                "app_config": {
+                    "app_id": "app-1", "app_version": 3, "attempts_per_second": 0.1,
+                    "connection_configs": [{"connection_id": "a", "phone_numbers": ["+14155550100", "+14155550101"], "weight": 3},
+                                           {"connection_id": "b", "phone_numbers": ["+14155550102"], "weight": 1}],
+                    "retry_config": {"max_retries": 2, "retry_on": ["busy", "short_duration"], "threshold_seconds": 15, "retry_interval_minutes": 30},
+                    "webhook_config": {"url": "https://example.com/hook", "metadata": {"team": "north"}}
+                }
+            }),
+            now,
+            Default::default(),
+        )
+        .unwrap();
+        CampaignRecord {
+            id: "camp-1".into(),
+            ws: WorkspaceRef::new("o", "w"),
+            status: CampaignStatus::Scheduled,
+            spec,
+            created_by: "a".into(),
+            updated_by: "a".into(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn spec_column(c: &Connection) -> String {
+        c.query_row("SELECT spec FROM campaigns WHERE id = 'camp-1'", [], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_spec_is_stored_as_the_model_and_reads_back_equal() {
+        let c = conn();
+        let rec = record();
+        insert(&c, &rec).unwrap();
+        let stored: serde_json::Value = serde_json::from_str(&spec_column(&c)).unwrap();
+        assert_eq!(stored["window"]["timezone"], "America/New_York");
+        assert!(stored.get("start_timestamp").is_none(), "{stored}");
+        assert_eq!(get_any(&c, "camp-1").unwrap(), Some(rec));
+    }
+
+    #[test]
+    fn a_row_stored_as_the_create_request_still_reads() {
+        let c = conn();
+        let rec = record();
+        insert(&c, &rec).unwrap();
+        let old_form = to_json(&rec.spec.to_create_request());
+        c.execute(
+            "UPDATE campaigns SET spec = ?1 WHERE id = 'camp-1'",
+            params![old_form],
+        )
+        .unwrap();
+        assert_eq!(get_any(&c, "camp-1").unwrap(), Some(rec.clone()));
+        // The next write stores the model's form.
+        update(&c, &rec).unwrap();
+        assert!(serde_json::from_str::<CampaignSpec>(&spec_column(&c)).is_ok());
+    }
+
+    #[test]
+    fn a_spec_that_reads_in_neither_form_is_reported_corrupt() {
+        let c = conn();
+        insert(&c, &record()).unwrap();
+        c.execute(
+            r#"UPDATE campaigns SET spec = '{"name": "x"}' WHERE id = 'camp-1'"#,
+            [],
+        )
+        .unwrap();
+        let err = get_any(&c, "camp-1").unwrap_err().to_string();
+        assert!(err.contains("camp-1"), "{err}");
+    }
+
+    #[test]
+    fn settle_one_stores_what_the_lifecycle_decides() {
+        let c = conn();
+        let rec = record();
+        insert(&c, &rec).unwrap();
+        assert_eq!(
+            settle_one(&c, "camp-1", rec.spec.start - chrono::Duration::seconds(1)).unwrap(),
+            None
+        );
+        assert_eq!(
+            settle_one(&c, "camp-1", rec.spec.start).unwrap(),
+            Some(CampaignStatus::Active)
+        );
+        assert_eq!(settle_one(&c, "camp-1", rec.spec.start).unwrap(), None);
+        set_status(&c, "camp-1", CampaignStatus::Paused).unwrap();
+        assert_eq!(settle_one(&c, "camp-1", rec.spec.end).unwrap(), None);
+        set_status(&c, "camp-1", CampaignStatus::Active).unwrap();
+        assert_eq!(
+            settle_one(&c, "camp-1", rec.spec.end).unwrap(),
+            Some(CampaignStatus::Ended)
+        );
+        assert_eq!(settle_one(&c, "camp-2", rec.spec.end).unwrap(), None);
+    }
 }
