@@ -6,16 +6,16 @@
 //! - `POST /admin/v1/orgs/{org_id}/workspaces/{workspace_id}/data-keys/rotate`: a new data key
 //!   from the workspace's key service (BYOK: `rotate-key`) becomes active. No body is read.
 //!
-//! No answer carries key material.
+//! No answer carries key material. The handlers convert; [`crate::service::admin`] does the
+//! work.
 
-use contracts::wire::{DataKeyInfo, DataKeyList, DataKeyProvider};
 use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
 use super::{RequestMeta, authorize, meta, ok, respond, with_app};
 use crate::app::App;
-use crate::store::DataKeyRow;
+use crate::service::admin;
 
 /// The admin routes.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
@@ -36,29 +36,11 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
     list.or(rotate).unify().boxed()
 }
 
-fn info(row: &DataKeyRow, active: bool) -> DataKeyInfo {
-    DataKeyInfo {
-        key_id: row.id,
-        key_alias: row.key_alias.clone(),
-        provider: if row.provider == "byok" {
-            DataKeyProvider::Byok
-        } else {
-            DataKeyProvider::Local
-        },
-        active,
-        created_at: row.created_at,
-    }
-}
-
 async fn list(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
     respond(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
-            let rows = app.keys.rows(&who.ws).await?;
-            let last = rows.last().map(|r| r.id);
-            ok(&DataKeyList {
-                items: rows.iter().map(|r| info(r, Some(r.id) == last)).collect(),
-            })
+            ok(&admin::data_keys(&app, &who).await?)
         }
         .await,
     )
@@ -68,8 +50,7 @@ async fn rotate(org: String, ws: String, meta: RequestMeta, app: App) -> Respons
     respond(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
-            let row = app.keys.rotate(&who.ws, meta.trace_id().as_deref()).await?;
-            ok(&info(&row, true))
+            ok(&admin::rotate(&app, &who, meta.trace_id().as_deref()).await?)
         }
         .await,
     )

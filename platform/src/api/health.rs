@@ -22,11 +22,7 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
 }
 
 async fn health(app: App) -> Response {
-    let db = app.store.read_short(|c| {
-        c.query_row("SELECT 1", [], |_| Ok(()))?;
-        Ok(())
-    });
-    match db {
+    match app.store.ping() {
         Ok(()) => json_response(
             StatusCode::OK,
             &Health {

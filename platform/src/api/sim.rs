@@ -1,10 +1,9 @@
 //! The simulation API under `/sim/v1` (the harness's own, not the platform's interface):
-//! the clock, inbound calls by hand, and what the engine recorded.
+//! the clock, inbound calls by hand, and what the engine recorded. The handlers convert;
+//! [`crate::service::sim`] does the work.
 
 use std::sync::Arc;
 
-use contracts::validate::{self, sim as sim_rules};
-use contracts::wire::{Page, SimClockState, WebhookDeliveryRecord};
 use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
@@ -15,10 +14,9 @@ use super::{
 };
 use crate::app::App;
 use crate::config::ClockMover;
-use crate::engine::driver::{AdvanceError, Driver};
-use crate::engine::inbound;
+use crate::engine::driver::Driver;
 use crate::error::ApiError;
-use crate::store::engine as es;
+use crate::service::sim;
 
 fn with_driver(
     d: Arc<Driver>,
@@ -128,33 +126,11 @@ fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<(), Ap
     }
 }
 
-/// `field` names the body field of the target (`to` or `now`) for a move that goes too far.
-fn advance_error(e: AdvanceError, field: &str) -> ApiError {
-    match e {
-        AdvanceError::TooFar { current, target } => ApiError::Validation(
-            sim_rules::clock_move_too_far(current, target, field)
-                .expect("the driver refuses only moves past the bound"),
-        ),
-        AdvanceError::RealClock => ApiError::Conflict {
-            code: "real_clock",
-            message: e.to_string(),
-        },
-        AdvanceError::Backwards(_) => ApiError::Conflict {
-            code: "clock_backwards",
-            message: e.to_string(),
-        },
-        AdvanceError::Engine(e) => ApiError::Internal(e.to_string()),
-    }
-}
-
 async fn get_clock(meta: RequestMeta, app: App) -> Response {
     respond(
         async {
             authorize_clock(&app, &meta, false)?;
-            ok(&SimClockState {
-                now: app.clock.now(),
-                simulated: app.sim.is_some(),
-            })
+            ok(&sim::clock(&app))
         }
         .await,
     )
@@ -165,11 +141,7 @@ async fn set_clock(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Dr
         async {
             authorize_clock(&app, &meta, true)?;
             let value = read_json(&app, &meta, body).await?;
-            let to = sim_rules::clock_set(&value, app.validation)?;
-            ok(&driver
-                .advance(sim_rules::Advance::To(to))
-                .await
-                .map_err(|e| advance_error(e, "now"))?)
+            ok(&sim::set_clock(&app, &driver, &value).await?)
         }
         .await,
     )
@@ -180,15 +152,7 @@ async fn advance(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Driv
         async {
             authorize_clock(&app, &meta, true)?;
             let value = read_json(&app, &meta, body).await?;
-            let how = sim_rules::clock_advance(&value, app.validation)?;
-            let field = match how {
-                sim_rules::Advance::By(_) => "seconds",
-                sim_rules::Advance::To(_) => "to",
-            };
-            ok(&driver
-                .advance(how)
-                .await
-                .map_err(|e| advance_error(e, field))?)
+            ok(&sim::advance(&app, &driver, &value).await?)
         }
         .await,
     )
@@ -206,21 +170,8 @@ async fn post_inbound(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
             let value = read_json(&app, &meta, body).await?;
-            let (caller, dialled) = sim_rules::inbound_call(&value, app.validation)?;
-            let keys = app
-                .keys
-                .workspace(&who.ws, meta.trace_id().as_deref())
-                .await
-                .ok();
-            let at = app.clock.now();
-            let engine = driver.engine().clone();
-            let record = tokio::task::spawn_blocking(move || {
-                engine.inbound_call(&who.ws, &caller, &dialled, at, keys.as_ref())
-            })
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))?
-            .map_err(|e| ApiError::Internal(e.to_string()))?;
-            ok(&record)
+            let trace_id = meta.trace_id();
+            ok(&sim::inbound_call(&app, &driver, &who, &value, trace_id.as_deref()).await?)
         }
         .await,
     )
@@ -230,32 +181,10 @@ async fn list_inbound(org: String, ws: String, meta: RequestMeta, app: App) -> R
     respond(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
-            let (offset, limit) = validate::cohort_list_query(&meta.query_pairs())?;
-            let keys = app
-                .keys
-                .workspace(&who.ws, meta.trace_id().as_deref())
-                .await
-                .ok();
-            let w = who.ws.clone();
-            let (rows, total) = app
-                .store
-                .read(move |c| es::list_inbound(c, &w, offset, limit))
-                .await?;
-            ok(&with_page_uris(
-                &app,
-                &meta,
-                Page {
-                    items: rows
-                        .iter()
-                        .map(|r| inbound::record(r, keys.as_ref()))
-                        .collect(),
-                    total,
-                    limit,
-                    offset,
-                    next_page_uri: None,
-                    prev_page_uri: None,
-                },
-            ))
+            let trace_id = meta.trace_id();
+            let page =
+                sim::list_inbound(&app, &who, &meta.query_pairs(), trace_id.as_deref()).await?;
+            ok(&with_page_uris(&app, &meta, page))
         }
         .await,
     )
@@ -265,36 +194,7 @@ async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -
     respond(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
-            let (offset, limit) = validate::cohort_list_query(&meta.query_pairs())?;
-            let w = who.ws.clone();
-            let (rows, total) = app
-                .store
-                .read(move |c| es::list_deliveries(c, &w, offset, limit))
-                .await?;
-            let items = rows
-                .into_iter()
-                .map(|r| WebhookDeliveryRecord {
-                    delivery_id: r.id,
-                    kind: r.kind.as_str().to_string(),
-                    subject_id: r.subject_id,
-                    url: r.url,
-                    status: r.status.into(),
-                    tries: r.tries,
-                    last_status_code: r.last_status,
-                    last_error: r.last_error,
-                    created_at: r.created_at,
-                    next_try_at: r.next_try_at,
-                    delivered_at: r.delivered_at,
-                })
-                .collect();
-            let page = Page {
-                items,
-                total,
-                limit,
-                offset,
-                next_page_uri: None,
-                prev_page_uri: None,
-            };
+            let page = sim::list_deliveries(&app, &who, &meta.query_pairs()).await?;
             ok(&with_page_uris(&app, &meta, page))
         }
         .await,

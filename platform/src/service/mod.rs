@@ -6,12 +6,16 @@
 //! - [`deployments`]: create, list, get, patch, status, delete; [`deployment_lists`]: the
 //!   list served from memory.
 //! - [`cohorts`]: upload, stream, list, get, files.
+//! - [`sim`]: the simulation API: the clock, inbound calls by hand, what the engine recorded.
+//! - [`admin`]: a workspace's data keys: list, rotate.
 
+pub mod admin;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployment_lists;
 pub mod deployments;
 pub mod outbound;
+pub mod sim;
 
 use crate::error::ApiError;
 

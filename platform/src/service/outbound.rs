@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::api::auth::Principal;
 use crate::app::App;
 use crate::error::ApiError;
-use crate::store::attempts::{self, AttemptRow};
-use crate::store::states::{CallKind, CallStatus};
+use crate::store::calls::{self, Call};
+use crate::store::states::CallKind;
 
 /// `kind` of instant outbound attempts.
 pub const KIND: CallKind = CallKind::Outbound;
@@ -43,19 +43,13 @@ pub async fn create(
         webhook_config: call.webhook.as_ref().map(|w| w.to_wire()),
     };
     let payload = keys.seal(
-        &attempts::payload_context(&id),
+        &calls::payload_context(&id),
         &serde_json::to_vec(&request).expect("wire types serialise"),
     );
-    let row = AttemptRow {
-        id: id.clone(),
-        kind: KIND,
-        ws: who.ws.clone(),
-        status: CallStatus::Queued,
-        payload,
-        created_at: now,
-        updated_at: now,
-    };
-    app.store.write(move |c| attempts::insert(c, &row)).await?;
+    let queued = Call::queued(id.clone(), KIND, who.ws.clone(), payload, now);
+    app.store
+        .write(move |c| calls::insert_queued(c, &queued))
+        .await?;
     // Dialled at once by the engine.
     app.changes.bump();
     Ok(OutboundResponse { attempt_id: id })

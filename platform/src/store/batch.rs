@@ -12,7 +12,8 @@ use std::sync::MutexGuard;
 
 use chrono::{DateTime, Utc};
 
-use super::engine::{self as es, UserRef};
+use super::calls::{END_CALL, end_call_with};
+use super::campaign_users::{SET_USER, UserRef, set_user};
 use super::states::UserState;
 use super::{Store, StoreError};
 
@@ -93,9 +94,9 @@ pub fn end_calls<'a>(
     c: &Connection,
     ends: impl IntoIterator<Item = (&'a str, &'a str, DateTime<Utc>)>,
 ) -> Result<(), StoreError> {
-    let mut st = c.prepare_cached(es::END_CALL)?;
+    let mut st = c.prepare_cached(END_CALL)?;
     for (id, result, at) in ends {
-        es::end_call_with(&mut st, id, result, at)?;
+        end_call_with(&mut st, id, result, at)?;
     }
     Ok(())
 }
@@ -118,9 +119,9 @@ pub fn set_users<'a>(
     c: &Connection,
     users: impl IntoIterator<Item = (UserRef<'a>, UserUpdate)>,
 ) -> Result<(), StoreError> {
-    let mut st = c.prepare_cached(es::SET_USER)?;
+    let mut st = c.prepare_cached(SET_USER)?;
     for (user, w) in users {
-        es::set_user(&mut st, &user, w.state, w.attempts, w.due_ms, w.last_result)?;
+        set_user(&mut st, &user, w.state, w.attempts, w.due_ms, w.last_result)?;
     }
     Ok(())
 }

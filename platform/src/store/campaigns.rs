@@ -5,6 +5,9 @@
 //!
 //! When the status moves with the clock is [`crate::lifecycle`]'s decision: [`settle`] and
 //! [`settle_one`] store what it answers.
+//!
+//! The engine keeps its pacing and routing state of each campaign in the `engine_state`
+//! column ([`engine_state`], [`set_engine_state`]) and runs the [`live_campaign_ids`].
 
 use chrono::{DateTime, Utc};
 use contracts::model::CampaignSpec;
@@ -319,6 +322,37 @@ pub fn list(
         .map(finish)
         .collect::<Result<Vec<_>, _>>()?;
     Ok((items, total as u64))
+}
+
+// The engine's view of campaigns: which it runs, and its pacing and routing state of each
+// (the `engine_state` column, JSON).
+
+/// Campaigns the engine runs: not ended, not cancelled.
+pub fn live_campaign_ids(c: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT id, updated_ms FROM campaigns WHERE status IN ('scheduled', 'active', 'paused') ORDER BY seq",
+    )?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The engine state (pacing, routing) of a campaign, as JSON.
+pub fn engine_state(c: &Connection, campaign_id: &str) -> Result<Option<String>, StoreError> {
+    Ok(optional(c.query_row(
+        "SELECT engine_state FROM campaigns WHERE id = ?1",
+        params![campaign_id],
+        |r| r.get::<_, Option<String>>(0),
+    ))?
+    .flatten())
+}
+
+/// Writes the engine state of a campaign.
+pub fn set_engine_state(c: &Connection, campaign_id: &str, state: &str) -> Result<(), StoreError> {
+    c.prepare_cached("UPDATE campaigns SET engine_state = ?2 WHERE id = ?1")?
+        .execute(params![campaign_id, state])?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -156,8 +156,118 @@ const MIGRATIONS: &[&str] = &[
     INSERT OR IGNORE INTO cohort_phones (cohort_id, phone_hash, row_no)
         SELECT cohort_id, phone_hash, row_no FROM cohort_users ORDER BY cohort_id, phone_hash, row_no;
     "#,
-    // 3: the campaign engine (see store::engine).
-    super::engine::MIGRATION,
+    // 3: the campaign engine: its state of each campaign, the users it admitted
+    // (`campaign_users`), calls rebuilt with the engine's columns (`calls`), result counts
+    // (`statistics`), webhook deliveries (`deliveries`) and inbound calls (`inbound`).
+    r#"
+    -- Engine state of a campaign: pacing and routing (JSON), and which cohorts it admitted.
+    ALTER TABLE campaigns ADD COLUMN engine_state TEXT;
+    CREATE TABLE campaign_cohorts (
+        campaign_id TEXT NOT NULL,
+        cohort_id   TEXT NOT NULL,
+        position    INTEGER NOT NULL,
+        admitted_ms INTEGER NOT NULL,
+        PRIMARY KEY (campaign_id, cohort_id)
+    ) WITHOUT ROWID;
+
+    -- One row per user admitted to a campaign.
+    --   ready      waits for a dial (due_ms: the earliest)
+    --   calling    a call is in progress
+    --   done       finished: completed, or a final outcome, or out of retries
+    --   excluded   in a stop file of the campaign; never dialled (again)
+    --   unfinished the campaign ended or was cancelled before the user was done
+    -- queue_seq: the cohort's admission position in the high 32 bits, its row in the low.
+    CREATE TABLE campaign_users (
+        campaign_id TEXT NOT NULL,
+        queue_seq   INTEGER NOT NULL,
+        cohort_id   TEXT NOT NULL,
+        row_no      INTEGER NOT NULL,
+        state       TEXT NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        due_ms      INTEGER NOT NULL,
+        last_result TEXT,
+        PRIMARY KEY (campaign_id, queue_seq)
+    ) WITHOUT ROWID;
+
+    -- Calls: campaign dials and instant outbound calls. Rebuilt without rowid (one B-tree
+    -- keyed by the time-ordered attempt id) with the engine's columns.
+    CREATE TABLE attempts_v3 (
+        id             TEXT PRIMARY KEY,
+        kind           TEXT NOT NULL,
+        org_id         TEXT NOT NULL,
+        workspace_id   TEXT NOT NULL,
+        status         TEXT NOT NULL,
+        payload        BLOB NOT NULL,
+        created_ms     INTEGER NOT NULL,
+        updated_ms     INTEGER NOT NULL,
+        campaign_id    TEXT,
+        cohort_id      TEXT,
+        row_no         INTEGER,
+        retry_attempt  INTEGER,
+        dialed_ms      INTEGER,
+        ends_ms        INTEGER,
+        outcome        TEXT,
+        failure_reason TEXT,
+        talk_ms        INTEGER,
+        connection_id  TEXT,
+        agent_number   TEXT,
+        result         TEXT
+    ) WITHOUT ROWID;
+    INSERT INTO attempts_v3 (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms)
+        SELECT id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms FROM attempts;
+    DROP TABLE attempts;
+    ALTER TABLE attempts_v3 RENAME TO attempts;
+    -- Only calls not yet ended need finding by status: a partial index stays small.
+    CREATE INDEX attempts_live ON attempts (status, ends_ms) WHERE status <> 'ended';
+
+    -- Ended campaign attempts counted by result (the statistics read these).
+    CREATE TABLE campaign_results (
+        campaign_id TEXT NOT NULL,
+        result      TEXT NOT NULL,
+        n           INTEGER NOT NULL,
+        PRIMARY KEY (campaign_id, result)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE webhook_deliveries (
+        id           TEXT PRIMARY KEY,
+        seq          INTEGER NOT NULL UNIQUE,
+        org_id       TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        kind         TEXT NOT NULL,
+        subject_id   TEXT NOT NULL,
+        url          TEXT NOT NULL,
+        body         BLOB NOT NULL,
+        status       TEXT NOT NULL,
+        tries        INTEGER NOT NULL DEFAULT 0,
+        next_try_ms  INTEGER,
+        last_status  INTEGER,
+        last_error   TEXT,
+        created_ms   INTEGER NOT NULL,
+        delivered_ms INTEGER
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_try_ms, seq);
+    CREATE INDEX webhook_deliveries_ws ON webhook_deliveries (org_id, workspace_id, seq);
+
+    CREATE TABLE inbound_calls (
+        id             TEXT PRIMARY KEY,
+        seq            INTEGER NOT NULL UNIQUE,
+        org_id         TEXT NOT NULL,
+        workspace_id   TEXT NOT NULL,
+        dialled        TEXT NOT NULL,
+        at_ms          INTEGER NOT NULL,
+        answered       INTEGER NOT NULL,
+        rejection      TEXT,
+        deployment_id  TEXT,
+        interaction_id TEXT,
+        cohort_id      TEXT,
+        talk_ms        INTEGER,
+        ends_ms        INTEGER,
+        ended          INTEGER NOT NULL DEFAULT 0,
+        details        BLOB
+    );
+    CREATE INDEX inbound_calls_ws ON inbound_calls (org_id, workspace_id, seq);
+    CREATE INDEX inbound_calls_open ON inbound_calls (answered, ended, ends_ms);
+"#,
     // 4: a check value per data key (see crypto::key_check), so that a key service answering
     // the wrong plaintext for a stored key is caught before anything is sealed with it.
     // NULL for keys stored before; filled in at their next decryption.

@@ -1,24 +1,50 @@
 //! The SQLite store: one file per platform instance (WAL), migrations in code, one writer
 //! connection and a few readers, every call off the async threads.
 //!
-//! - [`campaigns`], [`deployments`], [`attempts`]: rows of each resource.
-//! - [`cohorts`], [`files`]: cohorts, their users, and their files as sealed chunks.
-//! - [`ids`]: where the seeded id generators stand, so a restart carries on.
-//! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
+//! One module per table (or a table and the few it owns):
 //!
-//! Instants are stored as Unix milliseconds. Values that identify people are sealed blobs
-//! (see [`crate::keys`]); the store itself never sees a key.
+//! - [`campaigns`], [`deployments`]: rows of each resource.
+//! - [`cohorts`], [`files`]: cohorts, their users, and their files as sealed chunks.
+//! - [`calls`]: calls (the `attempts` table): instant outbound and campaign dials.
+//! - [`campaign_users`]: the cohorts a campaign admitted and its users' states.
+//! - [`statistics`]: the counts behind campaign statistics, and ended calls by result.
+//! - [`deliveries`]: webhook deliveries.
+//! - [`inbound`]: inbound calls.
+//! - [`engine`]: the items the campaign engine uses, re-exported from the modules above.
+//! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
+//! - [`ids`]: where the seeded id generators stand, so a restart carries on.
+//! - [`states`]: the stored states and kinds, with their one string form each.
+//!
+//! Instants are stored as Unix milliseconds.
+//!
+//! # Sealed data
+//!
+//! Values that identify people are sealed blobs (see [`crate::keys`]) and the store holds
+//! no key. Its SQL functions move blobs sealed, as stored: user data, call payloads,
+//! inbound details and webhook bodies come back sealed for the caller to open. Two modules
+//! also open (and seal) with keys their caller passes in, and say so in their names:
+//! [`cohorts`] opens a stored user ([`cohorts::open_user`], [`cohorts::open_phone_number`],
+//! [`cohorts::StoredUser::open`]), and [`files`] seals and opens file chunks
+//! ([`files::SealedFileWriter`], [`files::SealedFileReader`], [`files::open_chunk`],
+//! [`files::read_whole`]). Nothing else in the store decrypts.
 
-pub mod attempts;
 pub mod batch;
+pub mod calls;
+pub mod campaign_users;
 pub mod campaigns;
 pub mod cohorts;
+pub mod deliveries;
 pub mod deployments;
 pub mod engine;
 pub mod files;
 pub mod ids;
+pub mod inbound;
 mod migrations;
 pub mod states;
+pub mod statistics;
+
+/// The calls table under its earlier path, `store::attempts` (its home is [`calls`]).
+pub use calls as attempts;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -257,6 +283,14 @@ impl Store {
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.inner.read_blocking(f)
+    }
+
+    /// Answers `Ok` when a reader connection answers a trivial query: the readiness probe.
+    pub fn ping(&self) -> Result<(), StoreError> {
+        self.read_short(|c| {
+            c.query_row("SELECT 1", [], |_| Ok(()))?;
+            Ok(())
+        })
     }
 
     /// Writes the WAL back into the main file (for a clean shutdown or a file scan).

@@ -1,0 +1,479 @@
+//! Calls: the `attempts` table. A campaign dial or an instant outbound call is one row
+//! ([`Call`]), from `queued` (instant outbound, waiting for the engine) through `calling` to
+//! `ended` with its result.
+//!
+//! An instant outbound request is stored as a `queued` call whose payload (the request, with
+//! the user's number and variables) is a sealed blob bound to [`payload_context`]; the store
+//! moves it sealed and never opens it.
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, Row, Statement, params};
+
+use super::states::{CallKind, CallStatus};
+use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
+
+/// The context a sealed attempt payload is bound to.
+pub fn payload_context(id: &str) -> String {
+    format!("attempts/{id}")
+}
+
+/// A row of the `attempts` table: a campaign dial or an instant outbound call, from queued to
+/// ended. The one row type of the table: the outbound service stores a queued call with
+/// [`insert_queued`], the engine the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// The attempt id.
+    pub id: String,
+    /// A campaign dial or an instant outbound call.
+    pub kind: CallKind,
+    /// Its workspace.
+    pub ws: WorkspaceRef,
+    /// Queued, calling or ended.
+    pub status: CallStatus,
+    /// Sealed request (instant outbound) or empty.
+    pub payload: Vec<u8>,
+    /// The campaign, cohort and row of a campaign dial.
+    pub campaign_id: Option<String>,
+    /// See `campaign_id`.
+    pub cohort_id: Option<String>,
+    /// See `campaign_id`.
+    pub row_no: Option<u64>,
+    /// 0 for a first dial.
+    pub retry_attempt: u32,
+    /// When it was dialled.
+    pub dialed_at: Option<DateTime<Utc>>,
+    /// When it ends.
+    pub ends_at: Option<DateTime<Utc>>,
+    /// The telephony outcome.
+    pub outcome: Option<String>,
+    /// The telephony's failure reason.
+    pub failure_reason: Option<String>,
+    /// Talk time in ms.
+    pub talk_ms: Option<i64>,
+    /// The connection used.
+    pub connection_id: Option<String>,
+    /// The number called from.
+    pub agent_number: Option<String>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+}
+
+impl Call {
+    /// A call waiting for the engine: nothing dialled yet, created at `at`.
+    pub fn queued(
+        id: String,
+        kind: CallKind,
+        ws: WorkspaceRef,
+        payload: Vec<u8>,
+        at: DateTime<Utc>,
+    ) -> Call {
+        Call {
+            id,
+            kind,
+            ws,
+            status: CallStatus::Queued,
+            payload,
+            campaign_id: None,
+            cohort_id: None,
+            row_no: None,
+            retry_attempt: 0,
+            dialed_at: None,
+            ends_at: None,
+            outcome: None,
+            failure_reason: None,
+            talk_ms: None,
+            connection_id: None,
+            agent_number: None,
+            created_at: at,
+        }
+    }
+}
+
+const CALL_COLUMNS: &str = "id, kind, org_id, workspace_id, status, payload, campaign_id, cohort_id, row_no,
+    retry_attempt, dialed_ms, ends_ms, outcome, failure_reason, talk_ms, connection_id, agent_number, created_ms";
+
+fn read_call(r: &Row<'_>) -> rusqlite::Result<Call> {
+    Ok(Call {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        ws: WorkspaceRef::new(r.get::<_, String>(2)?, r.get::<_, String>(3)?),
+        status: r.get(4)?,
+        payload: r.get(5)?,
+        campaign_id: r.get(6)?,
+        cohort_id: r.get(7)?,
+        row_no: r.get::<_, Option<i64>>(8)?.map(|n| n as u64),
+        retry_attempt: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u32,
+        dialed_at: r.get::<_, Option<i64>>(10)?.map(from_ms),
+        ends_at: r.get::<_, Option<i64>>(11)?.map(from_ms),
+        outcome: r.get(12)?,
+        failure_reason: r.get(13)?,
+        talk_ms: r.get(14)?,
+        connection_id: r.get(15)?,
+        agent_number: r.get(16)?,
+        created_at: from_ms(r.get(17)?),
+    })
+}
+
+/// A call by id.
+pub fn call(c: &Connection, id: &str) -> Result<Option<Call>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {CALL_COLUMNS} FROM attempts WHERE id = ?1"
+    ))?;
+    optional(st.query_row(params![id], read_call))
+}
+
+/// The sealed request of an attempt (empty for a campaign dial or an unknown attempt).
+pub fn call_payload(c: &Connection, id: &str) -> Result<Vec<u8>, StoreError> {
+    let mut st = c.prepare_cached("SELECT payload FROM attempts WHERE id = ?1")?;
+    Ok(optional(st.query_row(params![id], |r| r.get(0)))?.unwrap_or_default())
+}
+
+/// Calls in progress, ending first first.
+pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {CALL_COLUMNS} FROM attempts WHERE status = 'calling' ORDER BY ends_ms, id"
+    ))?;
+    let rows = st
+        .query_map([], read_call)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The workspaces with calls queued (instant outbound, campaign) or inbound calls open: with
+/// the calls in progress, which the engine knows from memory, the keys its next steps may
+/// need.
+pub fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status = 'queued'
+         UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
+    )?;
+    let rows = st
+        .query_map([], |r| {
+            Ok(WorkspaceRef::new(
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Instant outbound calls waiting to be dialled: `(created, id)`.
+pub fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT created_ms, id FROM attempts WHERE kind = 'outbound' AND status = 'queued' ORDER BY created_ms, id",
+    )?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// What a dial needs to store.
+#[derive(Debug, Clone)]
+pub struct Dialed<'a> {
+    /// The attempt id.
+    pub id: &'a str,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// When the call ends.
+    pub ends: DateTime<Utc>,
+    /// The telephony outcome.
+    pub outcome: &'a str,
+    /// The telephony's failure reason.
+    pub failure_reason: Option<&'a str>,
+    /// Talk time in ms.
+    pub talk_ms: i64,
+    /// The connection.
+    pub connection_id: &'a str,
+    /// The number called from.
+    pub agent_number: &'a str,
+}
+
+/// Inserts a queued instant outbound call: its id, kind, workspace, status and sealed
+/// payload, created (and last changed) at `created_at`. The engine's columns stay empty until
+/// it dials ([`set_outbound_dialed`]).
+pub fn insert_queued(c: &Connection, call: &Call) -> Result<(), StoreError> {
+    c.execute(
+        "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            call.id,
+            call.kind,
+            call.ws.org_id,
+            call.ws.workspace_id,
+            call.status,
+            call.payload,
+            ms(call.created_at),
+            ms(call.created_at)
+        ],
+    )?;
+    Ok(())
+}
+
+/// Inserts a campaign call with its state (`calling`, or `ended` with its result when the
+/// call began and ended within one engine batch).
+pub fn insert_call(
+    c: &Connection,
+    call: &Call,
+    status: CallStatus,
+    result: Option<&str>,
+) -> Result<(), StoreError> {
+    insert_call_with(&mut *c.prepare_cached(INSERT_CALL)?, call, status, result)
+}
+
+/// The statement of [`insert_call_with`]: prepare it once for many calls.
+pub const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
+                               campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
+                               failure_reason, talk_ms, connection_id, agent_number, result)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+
+/// [`insert_call`] with a statement of [`INSERT_CALL`].
+pub fn insert_call_with(
+    st: &mut Statement<'_>,
+    call: &Call,
+    status: CallStatus,
+    result: Option<&str>,
+) -> Result<(), StoreError> {
+    let dialed = call.dialed_at.map(ms);
+    st.execute(params![
+        call.id,
+        call.kind,
+        call.ws.org_id,
+        call.ws.workspace_id,
+        status,
+        call.payload,
+        ms(call.created_at),
+        call.campaign_id,
+        call.cohort_id,
+        call.row_no.map(|n| n as i64),
+        i64::from(call.retry_attempt),
+        dialed,
+        call.ends_at.map(ms),
+        call.outcome,
+        call.failure_reason,
+        call.talk_ms,
+        call.connection_id,
+        call.agent_number,
+        result
+    ])?;
+    Ok(())
+}
+
+/// How many calls one statement of [`insert_calls`] inserts.
+const CALLS_PER_INSERT: usize = 32;
+
+/// Inserts many calls, [`CALLS_PER_INSERT`] rows a statement: one statement's start and end
+/// for 32 rows instead of one each. Each entry: the call, its status, its result.
+pub fn insert_calls(
+    c: &Connection,
+    calls: &[(&Call, CallStatus, Option<&str>)],
+) -> Result<(), StoreError> {
+    let mut chunks = calls.chunks_exact(CALLS_PER_INSERT);
+    if chunks.len() > 0 {
+        let values: Vec<String> = (0..CALLS_PER_INSERT)
+            .map(|k| {
+                let b = k * 19;
+                let p: Vec<String> = [
+                    1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                ]
+                .iter()
+                .map(|i| format!("?{}", b + i))
+                .collect();
+                format!("({})", p.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
+                                   campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
+                                   failure_reason, talk_ms, connection_id, agent_number, result)
+             VALUES {}",
+            values.join(", ")
+        );
+        let mut st = c.prepare_cached(&sql)?;
+        for chunk in &mut chunks {
+            for (k, (call, status, result)) in chunk.iter().enumerate() {
+                let b = k * 19;
+                st.raw_bind_parameter(b + 1, &call.id)?;
+                st.raw_bind_parameter(b + 2, call.kind)?;
+                st.raw_bind_parameter(b + 3, &call.ws.org_id)?;
+                st.raw_bind_parameter(b + 4, &call.ws.workspace_id)?;
+                st.raw_bind_parameter(b + 5, status)?;
+                st.raw_bind_parameter(b + 6, &call.payload)?;
+                st.raw_bind_parameter(b + 7, ms(call.created_at))?;
+                st.raw_bind_parameter(b + 8, &call.campaign_id)?;
+                st.raw_bind_parameter(b + 9, &call.cohort_id)?;
+                st.raw_bind_parameter(b + 10, call.row_no.map(|n| n as i64))?;
+                st.raw_bind_parameter(b + 11, i64::from(call.retry_attempt))?;
+                st.raw_bind_parameter(b + 12, call.dialed_at.map(ms))?;
+                st.raw_bind_parameter(b + 13, call.ends_at.map(ms))?;
+                st.raw_bind_parameter(b + 14, &call.outcome)?;
+                st.raw_bind_parameter(b + 15, &call.failure_reason)?;
+                st.raw_bind_parameter(b + 16, call.talk_ms)?;
+                st.raw_bind_parameter(b + 17, &call.connection_id)?;
+                st.raw_bind_parameter(b + 18, &call.agent_number)?;
+                st.raw_bind_parameter(b + 19, result)?;
+            }
+            st.raw_execute()?;
+        }
+    }
+    let mut one = c.prepare_cached(INSERT_CALL)?;
+    for (call, status, result) in chunks.remainder() {
+        insert_call_with(&mut one, call, *status, *result)?;
+    }
+    Ok(())
+}
+
+/// Marks a queued instant outbound call as dialled.
+pub fn set_outbound_dialed(c: &Connection, d: &Dialed<'_>) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "UPDATE attempts SET status = 'calling', updated_ms = ?2, dialed_ms = ?2, ends_ms = ?3, outcome = ?4,
+                failure_reason = ?5, talk_ms = ?6, connection_id = ?7, agent_number = ?8
+         WHERE id = ?1 AND status = 'queued'",
+    )?
+    .execute(params![
+        d.id,
+        ms(d.at),
+        ms(d.ends),
+        d.outcome,
+        d.failure_reason,
+        d.talk_ms,
+        d.connection_id,
+        d.agent_number
+    ])?;
+    Ok(())
+}
+
+/// Marks a call ended with its result.
+pub fn end_call(
+    c: &Connection,
+    id: &str,
+    result: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    end_call_with(&mut *c.prepare_cached(END_CALL)?, id, result, at)
+}
+
+/// The statement of [`end_call_with`]: prepare it once for many calls.
+pub const END_CALL: &str =
+    "UPDATE attempts SET status = 'ended', result = ?2, updated_ms = ?3 WHERE id = ?1";
+
+/// [`end_call`] with a statement of [`END_CALL`].
+pub fn end_call_with(
+    st: &mut Statement<'_>,
+    id: &str,
+    result: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    st.execute(params![id, result, ms(at)])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::store::Store;
+
+    fn a_call(i: usize) -> Call {
+        let at = Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap()
+            + chrono::Duration::seconds(i as i64);
+        Call {
+            id: format!("att-{i:04}"),
+            kind: CallKind::Campaign,
+            ws: WorkspaceRef::new("org", "ws"),
+            status: CallStatus::Calling,
+            payload: Vec::new(),
+            campaign_id: Some("camp-1".into()),
+            cohort_id: Some("coh-1".into()),
+            row_no: Some(i as u64),
+            retry_attempt: (i % 4) as u32,
+            dialed_at: Some(at),
+            ends_at: Some(at + chrono::Duration::seconds(30)),
+            outcome: Some(
+                if i.is_multiple_of(2) {
+                    "busy"
+                } else {
+                    "connected"
+                }
+                .into(),
+            ),
+            failure_reason: (i.is_multiple_of(2)).then(|| "busy".to_string()),
+            talk_ms: (i % 2 == 1).then_some(12_345),
+            connection_id: Some("conn-a".into()),
+            agent_number: Some("+14155550100".into()),
+            created_at: at,
+        }
+    }
+
+    #[test]
+    fn many_calls_inserted_32_a_statement_read_back_as_inserted() {
+        let store = Store::in_memory().unwrap();
+        // Two whole statements and a remainder of 6, half of them ended.
+        let calls: Vec<Call> = (0..70).map(a_call).collect();
+        let rows: Vec<(&Call, CallStatus, Option<&str>)> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i.is_multiple_of(2) {
+                    (c, CallStatus::Ended, Some("busy"))
+                } else {
+                    (c, CallStatus::Calling, None)
+                }
+            })
+            .collect();
+        store.write_blocking(|c| insert_calls(c, &rows)).unwrap();
+        store
+            .read_blocking(|c| {
+                for (i, want) in calls.iter().enumerate() {
+                    let got = call(c, &want.id)?.expect("inserted");
+                    let status = if i.is_multiple_of(2) {
+                        CallStatus::Ended
+                    } else {
+                        CallStatus::Calling
+                    };
+                    assert_eq!(
+                        got,
+                        Call {
+                            status,
+                            ..want.clone()
+                        },
+                        "call {i}"
+                    );
+                    let result: Option<String> = c.query_row(
+                        "SELECT result FROM attempts WHERE id = ?1",
+                        params![want.id],
+                        |r| r.get(0),
+                    )?;
+                    assert_eq!(result.as_deref(), (i.is_multiple_of(2)).then_some("busy"));
+                }
+                let n: i64 = c.query_row("SELECT COUNT(*) FROM attempts", [], |r| r.get(0))?;
+                assert_eq!(n, 70);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_queued_call_reads_back_with_nothing_dialled() {
+        let store = Store::in_memory().unwrap();
+        let at = Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap();
+        let queued = Call::queued(
+            "att-q".into(),
+            CallKind::Outbound,
+            WorkspaceRef::new("org", "ws"),
+            vec![1, 2, 3],
+            at,
+        );
+        store.write_blocking(|c| insert_queued(c, &queued)).unwrap();
+        store
+            .read_blocking(|c| {
+                assert_eq!(call(c, "att-q")?, Some(queued.clone()));
+                assert_eq!(call_payload(c, "att-q")?, vec![1, 2, 3]);
+                assert_eq!(queued_outbound(c)?, vec![(ms(at), "att-q".to_string())]);
+                Ok(())
+            })
+            .unwrap();
+    }
+}

@@ -1,0 +1,246 @@
+//! The `campaign_cohorts` and `campaign_users` tables: which cohorts a campaign admitted, and
+//! one row per user admitted to a campaign with its state (`ready`, `calling`, `done`,
+//! `excluded`, `unfinished`; see [`UserState`]), dials so far and the earliest next dial.
+//!
+//! Admission reads the campaign's completed uploads from `cohorts` and their users from
+//! `cohort_users` ([`completed_campaign_cohorts`], [`admitted_rows`]); stop files exclude
+//! users by number hash ([`exclude_by_stop_file`]). User data is read as stored, sealed:
+//! nothing here opens it (the engine does, with the workspace's keys).
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, Statement, params};
+
+use super::states::UserState;
+use super::{StoreError, from_ms, ms};
+
+/// The completed cohorts of a campaign, both categories, in upload order:
+/// `(id, is_stop_file, completed at)`.
+pub fn completed_campaign_cohorts(
+    c: &Connection,
+    campaign_id: &str,
+) -> Result<Vec<(String, bool, DateTime<Utc>)>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT id, category, updated_ms FROM cohorts
+         WHERE parent_kind = 'campaign' AND parent_id = ?1 AND status = 'completed' ORDER BY seq",
+    )?;
+    let rows = st
+        .query_map(params![campaign_id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get::<_, String>(1)? == "stop_file",
+                from_ms(r.get(2)?),
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The cohorts a campaign admitted, in admission order.
+pub fn admitted_cohorts(c: &Connection, campaign_id: &str) -> Result<Vec<String>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT cohort_id FROM campaign_cohorts WHERE campaign_id = ?1 ORDER BY position",
+    )?;
+    let rows = st
+        .query_map(params![campaign_id], |r| r.get(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Admits a completed `cohort` upload: its users join the campaign, ready from `at`, queued
+/// after every user admitted before. Answers how many joined.
+pub fn admit_cohort(
+    c: &Connection,
+    campaign_id: &str,
+    cohort_id: &str,
+    position: u32,
+    at: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    c.prepare_cached(
+        "INSERT INTO campaign_cohorts (campaign_id, cohort_id, position, admitted_ms) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![campaign_id, cohort_id, position, ms(at)])?;
+    // queue_seq: the cohort's position in the high bits, the row in the low ones.
+    let n = c
+        .prepare_cached(
+            "INSERT INTO campaign_users (campaign_id, queue_seq, cohort_id, row_no, state, attempts, due_ms)
+             SELECT ?1, (?3 << 32) + row_no, cohort_id, row_no, 'ready', 0, ?4
+             FROM cohort_users WHERE cohort_id = ?2",
+        )?
+        .execute(params![campaign_id, cohort_id, i64::from(position), ms(at)])?;
+    Ok(n as u64)
+}
+
+/// Records a completed stop file as admitted (its numbers are checked at dial time).
+pub fn admit_stop_file(
+    c: &Connection,
+    campaign_id: &str,
+    cohort_id: &str,
+    position: u32,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "INSERT INTO campaign_cohorts (campaign_id, cohort_id, position, admitted_ms) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![campaign_id, cohort_id, position, ms(at)])?;
+    Ok(())
+}
+
+/// Marks the users of a stop file's numbers that are waiting for a dial as excluded.
+/// Answers how many.
+pub fn exclude_by_stop_file(
+    c: &Connection,
+    campaign_id: &str,
+    stop_cohort_id: &str,
+) -> Result<u64, StoreError> {
+    let n = c
+        .prepare_cached(
+            "UPDATE campaign_users SET state = 'excluded'
+             WHERE campaign_id = ?1 AND state = 'ready'
+               AND EXISTS (SELECT 1 FROM cohort_phones s
+                           JOIN cohort_phones u ON u.phone_hash = s.phone_hash
+                           WHERE s.cohort_id = ?2 AND u.cohort_id = campaign_users.cohort_id
+                             AND u.row_no = campaign_users.row_no)",
+        )?
+        .execute(params![campaign_id, stop_cohort_id])?;
+    Ok(n as u64)
+}
+
+/// A user waiting for a dial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadyUser {
+    /// Admission order of the cohort (index into the campaign's admitted cohorts).
+    pub cohort_position: u32,
+    /// Row in the cohort.
+    pub row_no: u64,
+    /// Queue order.
+    pub queue_seq: i64,
+    /// Dials so far.
+    pub attempts: u32,
+    /// Earliest next dial (Unix ms).
+    pub due_ms: i64,
+}
+
+/// A user's queue order, number hash and sealed data.
+pub type SealedUser = (i64, [u8; 16], Vec<u8>);
+
+/// The sealed data of a campaign's users not yet finished (waiting or in a call). "Open"
+/// means not finished: the data is answered sealed, as stored; nothing is decrypted here.
+pub fn open_users_data(c: &Connection, campaign_id: &str) -> Result<Vec<SealedUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT cu.queue_seq, u.phone_hash, u.data FROM campaign_users cu
+         JOIN cohort_users u ON u.cohort_id = cu.cohort_id AND u.row_no = cu.row_no
+         WHERE cu.campaign_id = ?1 AND cu.state IN ('ready', 'calling')",
+    )?;
+    let rows = st
+        .query_map(params![campaign_id], |r| {
+            let hash: Vec<u8> = r.get(1)?;
+            let mut phone_hash = [0u8; 16];
+            if hash.len() == 16 {
+                phone_hash.copy_from_slice(&hash);
+            }
+            Ok((r.get(0)?, phone_hash, r.get(2)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The users of a campaign waiting for a dial.
+pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT queue_seq, row_no, attempts, due_ms FROM campaign_users
+         WHERE campaign_id = ?1 AND state = 'ready'",
+    )?;
+    let rows = st
+        .query_map(params![campaign_id], |r| {
+            let queue_seq: i64 = r.get(0)?;
+            Ok(ReadyUser {
+                cohort_position: (queue_seq >> 32) as u32,
+                row_no: r.get::<_, i64>(1)? as u64,
+                queue_seq,
+                attempts: r.get::<_, i64>(2)? as u32,
+                due_ms: r.get(3)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// A user at admission: row, queue order, number hash, sealed data.
+pub type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
+
+/// Every user of a cohort admitted at `position`.
+pub fn admitted_rows(
+    c: &Connection,
+    cohort_id: &str,
+    position: u32,
+) -> Result<Vec<AdmittedRow>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
+    )?;
+    let rows = st
+        .query_map(params![cohort_id], |r| {
+            let n: i64 = r.get(0)?;
+            let hash: Vec<u8> = r.get(1)?;
+            let mut phone_hash = [0u8; 16];
+            if hash.len() == 16 {
+                phone_hash.copy_from_slice(&hash);
+            }
+            let data: Vec<u8> = r.get(2)?;
+            Ok((
+                n as u64,
+                queue_seq(position, n as u64),
+                phone_hash,
+                data.into_boxed_slice(),
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// A user of a campaign: the campaign and the user's queue order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserRef<'a> {
+    /// The campaign.
+    pub campaign_id: &'a str,
+    /// The user's queue order: `(admission position << 32) + row`.
+    pub queue_seq: i64,
+}
+
+/// The queue order of row `row_no` of the cohort admitted at `position`.
+pub fn queue_seq(position: u32, row_no: u64) -> i64 {
+    (i64::from(position) << 32) + row_no as i64
+}
+
+/// The statement of [`set_user`]: prepare it once for many users.
+pub const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5, last_result = COALESCE(?6, last_result)
+         WHERE campaign_id = ?1 AND queue_seq = ?2";
+
+/// Sets a user's state after a dial or a call, with the statement [`SET_USER`].
+pub fn set_user(
+    st: &mut Statement<'_>,
+    user: &UserRef<'_>,
+    state: UserState,
+    attempts: u32,
+    due_ms: i64,
+    last_result: Option<&str>,
+) -> Result<(), StoreError> {
+    st.execute(params![
+        user.campaign_id,
+        user.queue_seq,
+        state,
+        i64::from(attempts),
+        due_ms,
+        last_result
+    ])?;
+    Ok(())
+}
+
+/// Marks every user still waiting as unfinished (the campaign ended or was cancelled).
+pub fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreError> {
+    let n = c
+        .prepare_cached(
+            "UPDATE campaign_users SET state = 'unfinished' WHERE campaign_id = ?1 AND state = 'ready'",
+        )?
+        .execute(params![campaign_id])?;
+    Ok(n as u64)
+}
