@@ -263,7 +263,7 @@ pub fn insert_call_with(
 /// How many calls one statement of [`insert_calls`] inserts.
 const CALLS_PER_INSERT: usize = 32;
 
-/// Inserts many calls, [`CALLS_PER_INSERT`] rows a statement: one statement's start and end
+/// Inserts many calls, `CALLS_PER_INSERT` rows a statement: one statement's start and end
 /// for 32 rows instead of one each. Each entry: the call, its status, its result.
 pub fn insert_calls(
     c: &Connection,
