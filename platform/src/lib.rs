@@ -54,6 +54,8 @@
 //! | deployment `active` <-> `paused`, deleted | [`service::deployments::set_status`], [`service::deployments::delete`] | `deployments.rs::create_get_patch_and_status_bodies`, `deployments.rs::delete_is_permanent` |
 //! | inbound call answered or refused (`no_deployment`, `deployment_paused`, `outside_schedule`, `key_service_unavailable`) | [`engine::inbound`] | `engine.rs::inbound_calls_are_personalised_from_the_latest_cohort_and_refused_when_paused_or_outside`, `engine.rs::rule_6_after_delete_an_inbound_call_to_its_number_is_not_answered` |
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod app;
 pub mod config;
