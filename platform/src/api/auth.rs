@@ -1,6 +1,7 @@
 //! API-key authentication: the configured keys ([`KeyTable`], compared in constant time),
-//! who a request is ([`Principal`]), and [`authorize`], which checks a request's `X-API-Key`
-//! against the workspace of its path.
+//! who a request is ([`Principal`]), [`authorize`], which checks a request's `X-API-Key`
+//! against the workspace of its path, and [`authorize_any`] and [`authorize_clock`] for the
+//! routes that act on the whole instance.
 
 use subtle::ConstantTimeEq;
 
@@ -32,6 +33,52 @@ pub fn authorize(
                 "the X-API-Key is not valid for org '{org_id}' and workspace '{workspace_id}'"
             ),
         }),
+    }
+}
+
+/// The journal and fault routes act on the whole instance: any workspace's key opens
+/// them. Answers the key's configured name.
+pub fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
+    let Some(presented) = meta.header("x-api-key") else {
+        return Err(ApiError::Unauthorized {
+            code: "missing_api_key",
+            message: "send a workspace's key in the X-API-Key header".into(),
+        });
+    };
+    app.auth.check_any(presented).ok_or(ApiError::Unauthorized {
+        code: "invalid_api_key",
+        message: "the X-API-Key is not a key of this platform".into(),
+    })
+}
+
+/// The clock routes act on the whole instance: any workspace's key (or a clock admin key)
+/// reads the clock; moving it takes a clock admin key once the platform has any
+/// (`clock_admin_keys`), else any workspace's key.
+pub fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<(), ApiError> {
+    let Some(presented) = meta.header("x-api-key") else {
+        return Err(ApiError::Unauthorized {
+            code: "missing_api_key",
+            message: "send a workspace's key in the X-API-Key header".into(),
+        });
+    };
+    let unknown = || ApiError::Unauthorized {
+        code: "invalid_api_key",
+        message: "the X-API-Key is not a key of this platform".into(),
+    };
+    if !moving {
+        return app
+            .auth
+            .may_read_clock(presented)
+            .then_some(())
+            .ok_or_else(unknown);
+    }
+    match app.auth.clock_mover(presented) {
+        ClockMover::Allowed => Ok(()),
+        ClockMover::NotAdmin => Err(ApiError::Forbidden {
+            code: "clock_admin_key_required",
+            message: "this platform lets only its clock admin keys move the shared simulated clock (--clock-admin-key); a workspace's key may read it with GET /sim/v1/clock".into(),
+        }),
+        ClockMover::Unknown => Err(unknown()),
     }
 }
 

@@ -8,7 +8,7 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::sim::authorize_any;
+use super::auth::authorize_any;
 use super::{
     BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };

@@ -8,14 +8,13 @@ use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
+use super::auth::authorize_clock;
 use super::{
     BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
     with_page_uris,
 };
 use crate::app::App;
-use crate::config::ClockMover;
 use crate::engine::driver::Driver;
-use crate::error::ApiError;
 use crate::service::sim;
 
 fn with_driver(
@@ -78,52 +77,6 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .or(deliveries)
         .unify()
         .boxed()
-}
-
-/// The journal and fault routes act on the whole instance: any workspace's key opens
-/// them. Answers the key's configured name.
-pub(crate) fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
-    let Some(presented) = meta.header("x-api-key") else {
-        return Err(ApiError::Unauthorized {
-            code: "missing_api_key",
-            message: "send a workspace's key in the X-API-Key header".into(),
-        });
-    };
-    app.auth.check_any(presented).ok_or(ApiError::Unauthorized {
-        code: "invalid_api_key",
-        message: "the X-API-Key is not a key of this platform".into(),
-    })
-}
-
-/// The clock routes act on the whole instance: any workspace's key (or a clock admin key)
-/// reads the clock; moving it takes a clock admin key once the platform has any
-/// (`clock_admin_keys`), else any workspace's key.
-fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<(), ApiError> {
-    let Some(presented) = meta.header("x-api-key") else {
-        return Err(ApiError::Unauthorized {
-            code: "missing_api_key",
-            message: "send a workspace's key in the X-API-Key header".into(),
-        });
-    };
-    let unknown = || ApiError::Unauthorized {
-        code: "invalid_api_key",
-        message: "the X-API-Key is not a key of this platform".into(),
-    };
-    if !moving {
-        return app
-            .auth
-            .may_read_clock(presented)
-            .then_some(())
-            .ok_or_else(unknown);
-    }
-    match app.auth.clock_mover(presented) {
-        ClockMover::Allowed => Ok(()),
-        ClockMover::NotAdmin => Err(ApiError::Forbidden {
-            code: "clock_admin_key_required",
-            message: "this platform lets only its clock admin keys move the shared simulated clock (--clock-admin-key); a workspace's key may read it with GET /sim/v1/clock".into(),
-        }),
-        ClockMover::Unknown => Err(unknown()),
-    }
 }
 
 async fn get_clock(meta: RequestMeta, app: App) -> Response {

@@ -32,6 +32,7 @@ pub mod batch;
 pub mod calls;
 pub mod campaign_users;
 pub mod campaigns;
+pub mod cohort_users;
 pub mod cohorts;
 pub mod deliveries;
 pub mod deployments;

@@ -1,0 +1,265 @@
+//! The users of cohorts (`cohort_users`, `cohort_phones`): stored one row per accepted row of
+//! an upload (or user of a stream), in row order, with a keyed hash of the E.164 number and
+//! the user as a sealed JSON blob bound to [`user_context`]. The cohort rows themselves are in
+//! [`super::cohorts`], which re-exports this module's items.
+//!
+//! Opens sealed data: [`StoredUser::open`], [`open_user`] and [`open_phone_number`] decrypt a
+//! user with the workspace's keys.
+
+use contracts::wire::{AppOverrides, JsonObject};
+use rusqlite::{Connection, Row, params};
+use serde::{Deserialize, Serialize};
+
+use super::{StoreError, WorkspaceRef, optional};
+use crate::keys::{CryptoError, WorkspaceKeys};
+
+/// An accepted user, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewUser {
+    /// Its row: the data row of the upload (1 = the first row after the header) or the
+    /// position in a stream (1 = the first user).
+    pub row_no: u64,
+    /// [`WorkspaceKeys::lookup_hash`] of the E.164 number.
+    pub phone_hash: [u8; 16],
+    /// The sealed [`CohortUser`] JSON, bound to [`user_context`].
+    pub data: Vec<u8>,
+}
+
+/// Inserts users of a cohort. Callers batch many per transaction.
+pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Result<(), StoreError> {
+    let mut st = c.prepare_cached(
+        "INSERT INTO cohort_users (cohort_id, row_no, phone_hash, data) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for u in users {
+        st.execute(params![
+            cohort_id,
+            u.row_no as i64,
+            &u.phone_hash[..],
+            &u.data
+        ])?;
+    }
+    Ok(())
+}
+
+/// Writes the lookup entries (hash to row) of a cohort whose users are all stored, in hash
+/// order: one pass of SQLite's sorter and sequential page writes, instead of one random
+/// index update per user. Call it in the transaction that completes the cohort. A cohort's
+/// numbers are unique (repeats are rejected), so each hash has one row.
+pub fn index_phones(c: &Connection, cohort_id: &str) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no)
+         SELECT cohort_id, phone_hash, row_no FROM cohort_users WHERE cohort_id = ?1
+         ORDER BY phone_hash",
+    )?
+    .execute(params![cohort_id])?;
+    Ok(())
+}
+
+/// The number-hash of a stored user (to confirm a suspected repeat exactly).
+pub fn row_hash(
+    c: &Connection,
+    cohort_id: &str,
+    row_no: u64,
+) -> Result<Option<[u8; 16]>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT phone_hash FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
+    )?;
+    let hash: Option<Vec<u8>> =
+        optional(st.query_row(params![cohort_id, row_no as i64], |r| r.get(0)))?;
+    Ok(hash.and_then(|h| <[u8; 16]>::try_from(h.as_slice()).ok()))
+}
+
+/// The context a user's sealed data is bound to.
+pub fn user_context(cohort_id: &str, row_no: u64) -> String {
+    format!("cohort_users/{cohort_id}/{row_no}")
+}
+
+/// A user as stored: sealed. Open it with [`StoredUser::open`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredUser {
+    /// Its cohort.
+    pub cohort_id: String,
+    /// Its row in the cohort (see [`NewUser::row_no`]).
+    pub row_no: u64,
+    /// The keyed hash of its number.
+    pub phone_hash: [u8; 16],
+    /// The sealed [`CohortUser`] JSON.
+    pub data: Vec<u8>,
+}
+
+/// A user of a cohort, opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CohortUser {
+    /// Its row in the cohort.
+    #[serde(skip)]
+    pub row_no: u64,
+    /// The number to call or to recognise, E.164.
+    pub phone_number: String,
+    /// The user's identifier, when the cohort has one for this user.
+    pub user_identifier: Option<String>,
+    /// Agent variables (strings from CSV columns; any JSON from a stream).
+    pub app_variables: JsonObject,
+    /// Agent overrides.
+    pub app_overrides: AppOverrides,
+}
+
+/// Why a stored user could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum UserDataError {
+    /// The blob does not open with the workspace's keys.
+    #[error(transparent)]
+    Crypto(#[from] CryptoError),
+    /// It opened but is not a user record.
+    #[error("cohort user {cohort_id}/{row_no} is unreadable: {message}")]
+    Corrupt {
+        /// Its cohort.
+        cohort_id: String,
+        /// Its row.
+        row_no: u64,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl StoredUser {
+    /// Opens the user with its workspace's keys.
+    pub fn open(&self, keys: &WorkspaceKeys) -> Result<CohortUser, UserDataError> {
+        open_user(keys, &self.cohort_id, self.row_no, &self.data)
+    }
+}
+
+/// Opens the sealed data of row `row_no` of a cohort.
+pub fn open_user(
+    keys: &WorkspaceKeys,
+    cohort_id: &str,
+    row_no: u64,
+    data: &[u8],
+) -> Result<CohortUser, UserDataError> {
+    let plain = keys.open(&user_context(cohort_id, row_no), data)?;
+    let mut user: CohortUser =
+        serde_json::from_slice(&plain).map_err(|e| UserDataError::Corrupt {
+            cohort_id: cohort_id.to_string(),
+            row_no,
+            message: e.to_string(),
+        })?;
+    user.row_no = row_no;
+    Ok(user)
+}
+
+/// Opens only the number of row `row_no` of a cohort: what a dial needs. The rest of the
+/// record is checked to be JSON but not built.
+pub fn open_phone_number(
+    keys: &WorkspaceKeys,
+    cohort_id: &str,
+    row_no: u64,
+    data: &[u8],
+) -> Result<String, UserDataError> {
+    #[derive(serde::Deserialize)]
+    struct PhoneOnly {
+        phone_number: String,
+    }
+    let plain = keys.open(&user_context(cohort_id, row_no), data)?;
+    let user: PhoneOnly = serde_json::from_slice(&plain).map_err(|e| UserDataError::Corrupt {
+        cohort_id: cohort_id.to_string(),
+        row_no,
+        message: e.to_string(),
+    })?;
+    Ok(user.phone_number)
+}
+
+fn read_user(r: &Row<'_>) -> rusqlite::Result<StoredUser> {
+    let hash: Vec<u8> = r.get(2)?;
+    let mut phone_hash = [0u8; 16];
+    if hash.len() == 16 {
+        phone_hash.copy_from_slice(&hash);
+    }
+    Ok(StoredUser {
+        cohort_id: r.get(0)?,
+        row_no: r.get::<_, i64>(1)? as u64,
+        phone_hash,
+        data: r.get(3)?,
+    })
+}
+
+/// Up to `limit` users of a cohort with a row number above `after_row_no`, in row order.
+/// Walk a whole cohort by passing the last row number seen (start with 0).
+pub fn users_after(
+    c: &Connection,
+    cohort_id: &str,
+    after_row_no: u64,
+    limit: u32,
+) -> Result<Vec<StoredUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT cohort_id, row_no, phone_hash, data FROM cohort_users
+         WHERE cohort_id = ?1 AND row_no > ?2 ORDER BY row_no LIMIT ?3",
+    )?;
+    let rows = st
+        .query_map(
+            params![cohort_id, after_row_no as i64, limit as i64],
+            read_user,
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// One user of a cohort.
+pub fn user(
+    c: &Connection,
+    cohort_id: &str,
+    row_no: u64,
+) -> Result<Option<StoredUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT cohort_id, row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
+    )?;
+    optional(st.query_row(params![cohort_id, row_no as i64], read_user))
+}
+
+/// How many users a cohort holds.
+pub fn count_users(c: &Connection, cohort_id: &str) -> Result<u64, StoreError> {
+    let n: i64 = c
+        .prepare_cached("SELECT COUNT(*) FROM cohort_users WHERE cohort_id = ?1")?
+        .query_row(params![cohort_id], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+/// The user with this number-hash in the most recently uploaded completed `cohort`-category
+/// cohort of a deployment (stop files are not used to personalise calls). Inbound routing:
+/// hash the caller's E.164 number with [`WorkspaceKeys::lookup_hash`] of the deployment's
+/// workspace, then open the answer with [`StoredUser::open`].
+pub fn latest_deployment_user(
+    c: &Connection,
+    ws: &WorkspaceRef,
+    deployment_id: &str,
+    phone_hash: &[u8; 16],
+) -> Result<Option<StoredUser>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT u.cohort_id, u.row_no, u.phone_hash, u.data
+         FROM cohorts k
+         JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
+         JOIN cohort_users u ON u.cohort_id = p.cohort_id AND u.row_no = p.row_no
+         WHERE k.org_id = ?2 AND k.workspace_id = ?3
+           AND k.parent_kind = 'deployment' AND k.parent_id = ?4
+           AND k.category = 'cohort' AND k.status = 'completed'
+         ORDER BY k.seq DESC LIMIT 1",
+    )?;
+    optional(st.query_row(
+        params![&phone_hash[..], ws.org_id, ws.workspace_id, deployment_id],
+        read_user,
+    ))
+}
+
+/// Whether a number-hash is in a completed `stop_file` cohort of a campaign: such users are
+/// not called.
+pub fn in_stop_file(
+    c: &Connection,
+    campaign_id: &str,
+    phone_hash: &[u8; 16],
+) -> Result<bool, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT 1 FROM cohorts k JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
+         WHERE k.parent_kind = 'campaign' AND k.parent_id = ?2
+           AND k.category = 'stop_file' AND k.status = 'completed'
+         LIMIT 1",
+    )?;
+    Ok(optional(st.query_row(params![&phone_hash[..], campaign_id], |_| Ok(())))?.is_some())
+}
