@@ -31,7 +31,8 @@ use crate::app::App;
 use crate::error::json_response;
 use crate::faults::{Decision, FaultRequest};
 use crate::journal::ResponseBodies;
-use crate::journal::verdict::{Exchange, SeenBody, entry, is_json_type};
+use crate::journal::verdict::{Exchange, SeenBody, entry};
+use crate::media_type;
 
 /// Largest 422 answer read for its items when it is above the journal's body limit.
 const VALIDATION_ANSWER_MAX: u64 = 1024 * 1024;
@@ -156,7 +157,7 @@ impl Intercept {
         let capture = if journal_on
             && request_type
                 .as_ref()
-                .is_none_or(|t| t.to_str().is_ok_and(is_json_type))
+                .is_none_or(|t| t.to_str().is_ok_and(media_type::is_json))
         {
             app.config.max_body_bytes as usize
         } else {
@@ -184,7 +185,7 @@ impl Intercept {
         let keep = kept
             && response_type
                 .as_ref()
-                .is_some_and(|t| t.to_str().is_ok_and(is_json_type))
+                .is_some_and(|t| t.to_str().is_ok_and(media_type::is_json))
             && size.is_some_and(|n| n <= limit || (status == 422 && n <= VALIDATION_ANSWER_MAX));
         let (bytes, body) = if keep || truncate {
             match body.collect().await {

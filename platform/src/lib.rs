@@ -21,6 +21,7 @@
 //! - [`server`]: serving the routes on a listener, with graceful shutdown.
 //! - [`intercept`]: what every request to the interface passes through: the fault rules
 //!   and the request journal.
+//! - [`media_type`]: reading a `Content-Type` (its essence, whether it is JSON).
 //! - [`journal`]: the request journal, the contract's verdict per request, API coverage.
 //! - [`faults`]: the platform's failures on demand.
 //! - [`fixtures`]: campaigns, deployments and cohorts created at start with fixed ids.
@@ -69,6 +70,7 @@ pub mod intercept;
 pub mod journal;
 pub mod keys;
 pub mod lifecycle;
+pub mod media_type;
 pub mod process;
 pub mod server;
 pub mod service;

@@ -265,13 +265,8 @@ pub async fn read_json(app: &App, meta: &RequestMeta, body: BodyStream) -> Resul
             message: "this route reads a JSON body: send Content-Type: application/json".into(),
         });
     };
-    let essence = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence != "application/json" && !essence.ends_with("+json") {
+    if !crate::media_type::is_json(ct) {
+        let essence = crate::media_type::essence(ct);
         return Err(ApiError::UnsupportedMediaType {
             message: format!("this route reads application/json, not '{essence}'"),
         });

@@ -171,12 +171,7 @@ fn multipart_boundary(content_type: Option<&str>) -> Result<String, ApiError> {
             message: "this route reads multipart/form-data (parts name, cohort_file, cohort_transformation_file, cohort_category); the request has no Content-Type".into(),
         });
     };
-    let essence = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let essence = crate::media_type::essence(ct);
     if essence != "multipart/form-data" {
         return Err(ApiError::UnsupportedMediaType {
             message: format!(

@@ -51,7 +51,7 @@ impl SeenBody {
     }
 
     fn is_json(&self) -> bool {
-        self.media_type().is_some_and(is_json_type)
+        self.media_type().is_some_and(crate::media_type::is_json)
     }
 
     /// The JSON, when the body is complete JSON.
@@ -88,17 +88,6 @@ impl SeenBody {
         };
         out
     }
-}
-
-/// Whether a media type is JSON (`application/json`, `...+json`).
-pub fn is_json_type(content_type: &str) -> bool {
-    let essence = content_type.split(';').next().unwrap_or("").trim();
-    let ends_with = |suffix: &str| {
-        essence.len() >= suffix.len()
-            && essence.as_bytes()[essence.len() - suffix.len()..]
-                .eq_ignore_ascii_case(suffix.as_bytes())
-    };
-    essence.eq_ignore_ascii_case("application/json") || ends_with("+json")
 }
 
 /// Everything known of one request and its answer.

@@ -166,13 +166,7 @@ impl ByokKeyService {
         shape: &str,
     ) -> Result<T, KeyServiceError> {
         let ct = answer.content_type.as_deref().unwrap_or("");
-        let essence = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        if essence != "application/json" && !essence.ends_with("+json") {
+        if !crate::media_type::is_json(ct) {
             return Err(KeyServiceError::Unavailable(format!(
                 "{endpoint} answered {} with content type '{}', not JSON",
                 answer.status,
