@@ -59,23 +59,14 @@ mod tests {
 
     fn call(id: &str, ws: &str) -> es::Call {
         es::Call {
-            id: id.into(),
-            kind: crate::store::states::CallKind::Outbound,
-            ws: WorkspaceRef::new("o", ws),
             status: crate::store::states::CallStatus::Calling,
-            payload: Vec::new(),
-            campaign_id: None,
-            cohort_id: None,
-            row_no: None,
-            retry_attempt: 0,
-            dialed_at: None,
-            ends_at: None,
-            outcome: None,
-            failure_reason: None,
-            talk_ms: None,
-            connection_id: None,
-            agent_number: None,
-            created_at: chrono::DateTime::UNIX_EPOCH,
+            ..es::Call::queued(
+                id.into(),
+                crate::store::states::CallKind::Outbound,
+                WorkspaceRef::new("o", ws),
+                Vec::new(),
+                chrono::DateTime::UNIX_EPOCH,
+            )
         }
     }
 
