@@ -224,6 +224,17 @@ async fn first_contact(
                     https.as_str().trim_end_matches('/')
                 );
             }
+            if s.is_https()
+                && s.tls.client_identity.is_none()
+                && matches!(e.kind, CallErrorKind::Protocol | CallErrorKind::Tls)
+                && tls::asks_for_client_certificate(s).await
+            {
+                anyhow::bail!(
+                    "cannot check {}: {e}; the service asks for a TLS client certificate: give \
+                     --client-cert and --client-key",
+                    s.target()
+                );
+            }
             let hint = match e.kind {
                 CallErrorKind::Connect => {
                     "is the service running, and are --base-url and the \

@@ -66,23 +66,38 @@ fn pki() -> Pki {
     }
 }
 
-/// A TLS terminator on a free port forwarding to `upstream`; with `client_auth`, clients
-/// must present a certificate from the test CA.
-async fn tls_front(pki: &Pki, upstream: SocketAddr, client_auth: bool) -> SocketAddr {
+/// What the TLS terminator asks of clients.
+#[derive(Clone, Copy, PartialEq)]
+enum ClientAuth {
+    /// No client certificate asked for.
+    None,
+    /// A certificate from the test CA required: the handshake refuses a client without one.
+    Required,
+    /// A certificate asked for but optional in the handshake; a client without one gets its
+    /// connection closed before any answer (what a client sees of `Required` when the
+    /// service's alert loses the race with the closed connection).
+    AskedThenClosed,
+}
+
+/// A TLS terminator on a free port forwarding to `upstream`.
+async fn tls_front(pki: &Pki, upstream: SocketAddr, client_auth: ClientAuth) -> SocketAddr {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .unwrap();
-    let builder = if client_auth {
+    let builder = if client_auth == ClientAuth::None {
+        builder.with_no_client_auth()
+    } else {
         let mut roots = rustls::RootCertStore::empty();
         roots.add(pki.ca_der.clone()).unwrap();
         let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .unwrap();
-        builder.with_client_cert_verifier(verifier)
-    } else {
-        builder.with_no_client_auth()
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+        let verifier = if client_auth == ClientAuth::AskedThenClosed {
+            verifier.allow_unauthenticated()
+        } else {
+            verifier
+        };
+        builder.with_client_cert_verifier(verifier.build().unwrap())
     };
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pki.server_key.clone()));
     let config = builder
@@ -98,6 +113,11 @@ async fn tls_front(pki: &Pki, upstream: SocketAddr, client_auth: bool) -> Socket
                 let Ok(mut tls) = acceptor.accept(tcp).await else {
                     return;
                 };
+                if client_auth == ClientAuth::AskedThenClosed
+                    && tls.get_ref().1.peer_certificates().is_none()
+                {
+                    return;
+                }
                 let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else {
                     return;
                 };
@@ -120,7 +140,7 @@ fn https_args(kms: &Kms, front: SocketAddr, ca: Option<&Path>) -> ByokArgs {
 async fn with_the_ca_the_chain_verifies_and_every_check_passes_over_https() {
     let pki = pki();
     let kms = spawn_kms(config()).await;
-    let front = tls_front(&pki, kms.addr, false).await;
+    let front = tls_front(&pki, kms.addr, ClientAuth::None).await;
     let report = check(&https_args(&kms, front, Some(&pki.path("ca.pem")))).await;
     assert_eq!(failing(&report), BTreeSet::new(), "{report:#?}");
     let passed = ids_with(&report, Outcome::Pass);
@@ -134,7 +154,7 @@ async fn with_the_ca_the_chain_verifies_and_every_check_passes_over_https() {
 async fn without_the_ca_tls_chain_fails_and_the_rest_is_skipped() {
     let pki = pki();
     let kms = spawn_kms(config()).await;
-    let front = tls_front(&pki, kms.addr, false).await;
+    let front = tls_front(&pki, kms.addr, ClientAuth::None).await;
     let report = check(&https_args(&kms, front, None)).await;
     assert!(!report.holds());
     assert_eq!(failing(&report), BTreeSet::from(["tls.chain".to_string()]));
@@ -151,7 +171,7 @@ async fn without_the_ca_tls_chain_fails_and_the_rest_is_skipped() {
 async fn mutual_tls_needs_the_client_certificate() {
     let pki = pki();
     let kms = spawn_kms(config()).await;
-    let front = tls_front(&pki, kms.addr, true).await;
+    let front = tls_front(&pki, kms.addr, ClientAuth::Required).await;
     let mut args = https_args(&kms, front, Some(&pki.path("ca.pem")));
     args.only = vec!["tls".into(), "auth".into(), "decrypt".into()];
     let err = cannot_run(&args).await;
@@ -168,11 +188,33 @@ async fn mutual_tls_needs_the_client_certificate() {
     assert_eq!(chain.evidence.0["client_certificate"], true);
 }
 
+/// The service asked for a certificate and closed the connection without an alert: the
+/// checker still names the missing client certificate (the handshake shows the request),
+/// rather than "did not answer HTTP".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_connection_after_a_certificate_request_names_the_client_certificate() {
+    let pki = pki();
+    let kms = spawn_kms(config()).await;
+    let front = tls_front(&pki, kms.addr, ClientAuth::AskedThenClosed).await;
+    let mut args = https_args(&kms, front, Some(&pki.path("ca.pem")));
+    args.only = vec!["tls".into(), "auth".into()];
+    let err = cannot_run(&args).await;
+    assert!(
+        err.contains("asks for a TLS client certificate") && err.contains("--client-cert"),
+        "{err}"
+    );
+
+    args.client_cert = Some(pki.path("client.pem"));
+    args.client_key = Some(pki.path("client.key"));
+    let report = check(&args).await;
+    assert_eq!(failing(&report), BTreeSet::new(), "{report:#?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_http_to_an_https_only_service_is_reported() {
     let pki = pki();
     let kms = spawn_kms(config()).await;
-    let front = tls_front(&pki, kms.addr, false).await;
+    let front = tls_front(&pki, kms.addr, ClientAuth::None).await;
     let args = ByokArgs {
         base_url: Some(format!("http://{front}")),
         ..kms.args()
