@@ -7,8 +7,9 @@
 #   bash .ci/schemathesis.sh                 # what CI runs
 #   ST_SEED=7 ST_EXAMPLES=50 bash .ci/schemathesis.sh
 #
-# Environment: ST_SEED (default 1), ST_EXAMPLES (test cases per operation and phase,
-# default 25), ST_VENV (where the Python tools are installed, default
+# Environment: ST_SEED (default 1), ST_EXAMPLES (test cases per operation and phase, every
+# phase; unset: the configurations' counts, 25, and 150 scenarios of the platform's stateful
+# phase), ST_VENV (where the Python tools are installed, default
 # target/schemathesis-venv), ST_REPORT_DIR (JUnit reports, default target/schemathesis).
 # Each run ends with Schemathesis's summary: test cases generated, failures, time.
 set -euo pipefail
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 SCHEMATHESIS_VERSION=4.32.5
 SPEC_VALIDATOR_VERSION=0.9.0
 seed=${ST_SEED:-1}
-examples=${ST_EXAMPLES:-25}
+examples=${ST_EXAMPLES:-}
 venv=${ST_VENV:-target/schemathesis-venv}
 reports=${ST_REPORT_DIR:-target/schemathesis}
 api_key=sk-schemathesis
@@ -95,9 +96,11 @@ run() {
     local name=$1 config=$2 document=$3 url=$4
     shift 4
     local started=$SECONDS
-    echo "schemathesis: $name ($document against $url, seed $seed, $examples examples)"
+    local count=()
+    if [[ -n "$examples" ]]; then count=(--max-examples "$examples"); fi
+    echo "schemathesis: $name ($document against $url, seed $seed, ${examples:-configured} examples)"
     "$venv/bin/st" --config-file "$config" run "$document" --url "$url" \
-        --seed "$seed" --max-examples "$examples" --workers 1 \
+        --seed "$seed" "${count[@]}" --workers 1 \
         --generation-database none --no-color \
         --report junit --report-dir "$reports" --report-junit-path "$reports/$name.xml" \
         "$@" || status=1
