@@ -94,6 +94,11 @@ struct ServeArgs {
     /// [default: 30000].
     #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_MS")]
     body_read_timeout_ms: Option<u64>,
+    /// Least average rate of a request body, bytes per second: the whole body must arrive
+    /// within the body read timeout plus one second per this many bytes (408 after); 0 turns
+    /// it off [default: 1024].
+    #[arg(long, env = "PLATFORM_BODY_MIN_BYTES_PER_SEC")]
+    body_min_bytes_per_sec: Option<u64>,
     /// Most client connections at once; more wait until one closes. Lowered at start when
     /// the limit of open files (`ulimit -n`) leaves no room for it [default: 1024].
     #[arg(long, env = "PLATFORM_MAX_CONNECTIONS")]
@@ -210,6 +215,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.body_read_timeout_ms {
             config.body_read_timeout_ms = v;
+        }
+        if let Some(v) = self.body_min_bytes_per_sec {
+            config.body_min_bytes_per_sec = v;
         }
         if let Some(v) = self.max_connections {
             config.max_connections = v;

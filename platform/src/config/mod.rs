@@ -17,6 +17,7 @@
 //! header_read_timeout_ms = 30000    # a request head must arrive within this (408 after);
 //!                                   #   an idle keep-alive connection closes after it too
 //! body_read_timeout_ms = 30000      # longest pause inside a request body (408 after)
+//! body_min_bytes_per_sec = 1024     # least average rate of a body after that time (0: none)
 //! max_connections = 1024            # more wait until one closes (lowered to fit ulimit -n)
 //!
 //! [[deployment_webhooks]]           # where a workspace's inbound-call events go
@@ -260,6 +261,10 @@ pub struct PlatformConfig {
     pub header_read_timeout_ms: u64,
     /// Longest pause while receiving a request body, in milliseconds (wall clock).
     pub body_read_timeout_ms: u64,
+    /// Least average rate of a request body in bytes per second: the whole body must arrive
+    /// within `body_read_timeout_ms` plus one second per this many bytes (408 after); 0 turns
+    /// the rate off.
+    pub body_min_bytes_per_sec: u64,
     /// Most client connections open at once; further ones wait until one closes.
     pub max_connections: u64,
     /// The request journal (`GET /sim/v1/journal`).
@@ -272,6 +277,8 @@ pub struct PlatformConfig {
 pub const HEADER_READ_TIMEOUT_MS: u64 = 30_000;
 /// Default of [`PlatformConfig::body_read_timeout_ms`]: 30 seconds.
 pub const BODY_READ_TIMEOUT_MS: u64 = 30_000;
+/// Default of [`PlatformConfig::body_min_bytes_per_sec`]: 1 KiB per second.
+pub const BODY_MIN_BYTES_PER_SEC: u64 = 1024;
 /// Longest allowed read timeout: an hour.
 pub const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
 /// Default of [`PlatformConfig::max_connections`].
@@ -306,6 +313,7 @@ impl Default for PlatformConfig {
             clock_admin_keys: Vec::new(),
             header_read_timeout_ms: HEADER_READ_TIMEOUT_MS,
             body_read_timeout_ms: BODY_READ_TIMEOUT_MS,
+            body_min_bytes_per_sec: BODY_MIN_BYTES_PER_SEC,
             max_connections: MAX_CONNECTIONS,
             journal: crate::journal::JournalSettings::default(),
             faults: Vec::new(),
@@ -396,6 +404,7 @@ impl PlatformConfig {
         crate::connection::Limits {
             header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
             body_read_timeout: std::time::Duration::from_millis(self.body_read_timeout_ms),
+            body_min_rate: self.body_min_bytes_per_sec,
             max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
         }
     }

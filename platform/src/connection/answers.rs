@@ -29,6 +29,15 @@ pub enum Refusal {
         /// The timeout in milliseconds.
         ms: u64,
     },
+    /// The body arrived slower than the least average rate (408).
+    BodyTooSlow {
+        /// The least average rate, bytes per second.
+        min_rate: u64,
+        /// The grace before the rate counts, in milliseconds (the body read timeout).
+        grace_ms: u64,
+    },
+    /// The body is not what its framing says (a broken chunk) (400).
+    BodyMalformed,
 }
 
 impl Refusal {
@@ -45,12 +54,12 @@ impl Refusal {
     /// The status.
     pub fn status(self) -> StatusCode {
         match self {
-            Refusal::Malformed => StatusCode::BAD_REQUEST,
+            Refusal::Malformed | Refusal::BodyMalformed => StatusCode::BAD_REQUEST,
             Refusal::UriTooLong => StatusCode::URI_TOO_LONG,
             Refusal::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            Refusal::HeadTimeout { .. } | Refusal::BodyTimeout { .. } => {
-                StatusCode::REQUEST_TIMEOUT
-            }
+            Refusal::HeadTimeout { .. }
+            | Refusal::BodyTimeout { .. }
+            | Refusal::BodyTooSlow { .. } => StatusCode::REQUEST_TIMEOUT,
         }
     }
 
@@ -90,6 +99,21 @@ impl Refusal {
                     "the request body stalled: nothing arrived for {ms} ms; send the body without \
                      pauses (Content-Length or chunked)"
                 ),
+            ),
+            Refusal::BodyTooSlow { min_rate, grace_ms } => (
+                "request_timeout",
+                format!(
+                    "the request body arrived too slowly: a body must arrive within {grace_ms} \
+                     ms plus one second per {min_rate} bytes; send it at once"
+                ),
+            ),
+            Refusal::BodyMalformed => (
+                "bad_request",
+                "the request body does not match its framing (a chunk of `Transfer-Encoding: \
+                 chunked` is malformed, or the connection ended early): send \
+                 `Content-Length` bytes, or chunks of `<hex size>\\r\\n<data>\\r\\n` ending \
+                 with `0\\r\\n\\r\\n`"
+                    .to_string(),
             ),
         };
         PlatformErrorBody::new("invalid_request_error", code, message)

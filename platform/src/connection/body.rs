@@ -1,5 +1,6 @@
-//! A request body with a read timeout, which the connection keeps after the route is done
-//! with it, to learn whether it was read to its end and to drain a small rest.
+//! A request body with a read timeout and a minimum average rate, which the connection keeps
+//! after the route is done with it, to learn whether it was read to its end and to drain a
+//! small rest.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,6 +18,9 @@ pub enum BodyError {
     /// Nothing arrived for longer than the body read timeout.
     #[error("the request body stalled: nothing arrived for {0:?}")]
     TimedOut(Duration),
+    /// The body arrived slower than the minimum average rate.
+    #[error("the request body arrived slower than {0} bytes per second")]
+    TooSlow(u64),
     /// The connection failed or the body was malformed.
     #[error("the request body could not be read: {0}")]
     Read(#[from] hyper::Error),
@@ -25,16 +29,26 @@ pub enum BodyError {
 struct State {
     incoming: Incoming,
     timeout: Duration,
+    /// Least average rate in bytes per second (0: none).
+    min_rate: u64,
     /// The inactivity timer, armed while the body is awaited.
     sleep: Option<Pin<Box<Sleep>>>,
+    /// The whole body's deadline, armed at the first read: `timeout` after it, and later by
+    /// one second per `min_rate` bytes received.
+    deadline: Option<Pin<Box<Sleep>>>,
     finished: bool,
     failed: bool,
     timed_out: bool,
+    too_slow: bool,
+    /// Why a read failed, when the connection or the body's framing broke.
+    read_error: Option<String>,
     polled: bool,
 }
 
 /// A request body whose reader gets [`BodyError::TimedOut`] when the client stops sending
-/// it for the configured time. Clones share the one body.
+/// it for the configured time, and [`BodyError::TooSlow`] when it sends it slower than the
+/// minimum average rate (after a grace of that same time), so that a client trickling a byte
+/// now and then cannot hold a connection for long. Clones share the one body.
 #[derive(Clone)]
 pub struct GuardedBody {
     state: Arc<Mutex<State>>,
@@ -47,16 +61,23 @@ impl std::fmt::Debug for GuardedBody {
 }
 
 impl GuardedBody {
-    /// Guards `incoming` with an inactivity `timeout`.
-    pub fn new(incoming: Incoming, timeout: Duration) -> GuardedBody {
+    /// Guards `incoming` with an inactivity `timeout` and a least average rate of
+    /// `min_rate` bytes per second (0: no rate), counted from the first read with `timeout`
+    /// of grace: the whole body must arrive within `timeout` plus one second per `min_rate`
+    /// bytes.
+    pub fn new(incoming: Incoming, timeout: Duration, min_rate: u64) -> GuardedBody {
         GuardedBody {
             state: Arc::new(Mutex::new(State {
                 incoming,
                 timeout,
+                min_rate,
                 sleep: None,
+                deadline: None,
                 finished: false,
                 failed: false,
                 timed_out: false,
+                too_slow: false,
+                read_error: None,
                 polled: false,
             })),
         }
@@ -72,9 +93,19 @@ impl GuardedBody {
         s.finished || s.incoming.is_end_stream()
     }
 
-    /// Whether a read timed out.
+    /// Whether a read timed out (a pause, or the whole body too slow).
     pub fn timed_out(&self) -> bool {
         self.lock().timed_out
+    }
+
+    /// Whether the body arrived slower than the minimum rate.
+    pub fn too_slow(&self) -> bool {
+        self.lock().too_slow
+    }
+
+    /// Why a read failed when the connection or the body's framing broke (not a timeout).
+    pub fn read_error(&self) -> Option<String> {
+        self.lock().read_error.clone()
     }
 
     /// Whether a read failed (timed out, or the connection broke): the connection cannot
@@ -118,6 +149,19 @@ impl GuardedBody {
     }
 }
 
+/// An error and its causes, `: `-separated (hyper's own message names only the stage that
+/// failed, "error reading a body from connection"; its cause says what was wrong).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 impl Body for GuardedBody {
     type Data = Bytes;
     type Error = BodyError;
@@ -135,13 +179,22 @@ impl Body for GuardedBody {
             return Poll::Ready(Some(Err(BodyError::TimedOut(s.timeout))));
         }
         s.polled = true;
+        if s.min_rate > 0 && s.deadline.is_none() {
+            s.deadline = Some(Box::pin(tokio::time::sleep(s.timeout)));
+        }
         match Pin::new(&mut s.incoming).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 s.sleep = None;
+                if let (Some(deadline), Some(data)) = (s.deadline.as_mut(), frame.data_ref()) {
+                    let earned = Duration::from_secs_f64(data.len() as f64 / s.min_rate as f64);
+                    let later = deadline.deadline() + earned;
+                    deadline.as_mut().reset(later);
+                }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
                 s.failed = true;
+                s.read_error = Some(with_causes(&e));
                 Poll::Ready(Some(Err(e.into())))
             }
             Poll::Ready(None) => {
@@ -159,6 +212,15 @@ impl Body for GuardedBody {
                     s.failed = true;
                     s.sleep = None;
                     return Poll::Ready(Some(Err(BodyError::TimedOut(timeout))));
+                }
+                if let Some(deadline) = s.deadline.as_mut()
+                    && deadline.as_mut().poll(cx).is_ready()
+                {
+                    s.timed_out = true;
+                    s.too_slow = true;
+                    s.failed = true;
+                    s.sleep = None;
+                    return Poll::Ready(Some(Err(BodyError::TooSlow(s.min_rate))));
                 }
                 Poll::Pending
             }

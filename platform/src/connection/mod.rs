@@ -7,7 +7,9 @@
 //!   ([`connection_cap`]), so that connections can never take every file descriptor.
 //! - A request head must arrive within `header_read_timeout` (which also closes an idle
 //!   keep-alive connection); a partly received head is answered 408. A request body that
-//!   stalls for `body_read_timeout` is answered 408.
+//!   stalls for `body_read_timeout`, or arrives slower on average than `body_min_rate` bytes
+//!   per second after that same time of grace (a byte now and then), is answered 408; one
+//!   whose chunked framing is broken is answered 400.
 //! - A malformed request line or header field is answered 400, a target longer than
 //!   [`MAX_URI_BYTES`] 414, more than [`MAX_HEADERS`] fields or [`MAX_HEAD_BYTES`] 431, all in
 //!   `{"error": {"message", "type", "code"}}` ([`io`] explains how hyper's own empty answers
@@ -78,6 +80,9 @@ pub struct Limits {
     pub header_read_timeout: Duration,
     /// Longest pause while receiving a request body.
     pub body_read_timeout: Duration,
+    /// Least average rate of a request body, bytes per second, after `body_read_timeout` of
+    /// grace (0: none).
+    pub body_min_rate: u64,
     /// Most connections open at once.
     pub max_connections: usize,
 }
@@ -118,6 +123,7 @@ pub async fn serve(
         max_connections,
         header_read_timeout_ms = limits.header_read_timeout.as_millis() as u64,
         body_read_timeout_ms = limits.body_read_timeout.as_millis() as u64,
+        body_min_bytes_per_sec = limits.body_min_rate,
         "serving HTTP/1.1"
     );
     loop {

@@ -51,7 +51,11 @@ impl RequestService {
             .get(EXPECT)
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
         let (parts, incoming) = req.into_parts();
-        let body = GuardedBody::new(incoming, self.limits.body_read_timeout);
+        let body = GuardedBody::new(
+            incoming,
+            self.limits.body_read_timeout,
+            self.limits.body_min_rate,
+        );
         let mut response = if target_len > MAX_URI_BYTES {
             Refusal::UriTooLong.response()
         } else {
@@ -64,11 +68,25 @@ impl RequestService {
                 },
             }
         };
-        if body.timed_out() {
-            return Refusal::BodyTimeout {
-                ms: self.limits.body_read_timeout.as_millis() as u64,
+        let read_timeout_ms = self.limits.body_read_timeout.as_millis() as u64;
+        if body.too_slow() {
+            return Refusal::BodyTooSlow {
+                min_rate: self.limits.body_min_rate,
+                grace_ms: read_timeout_ms,
             }
             .response();
+        }
+        if body.timed_out() {
+            return Refusal::BodyTimeout {
+                ms: read_timeout_ms,
+            }
+            .response();
+        }
+        if let Some(error) = body.read_error() {
+            // The route saw a body it could not read; the client learns that its framing was
+            // wrong, not that its JSON was (when it is still there to hear it).
+            tracing::debug!(%error, "a request body could not be read");
+            return Refusal::BodyMalformed.response();
         }
         if !reusable(&body, expects_continue, self.limits.body_read_timeout).await {
             close_after(&mut response);

@@ -310,6 +310,83 @@ async fn a_body_that_stalls_is_answered_408() {
     assert_eq!(list["total"], 0, "nothing stored");
 }
 
+/// A client that sends a byte now and then, never pausing for the read timeout, is cut off
+/// by the least average rate: 408 long before its body could end.
+#[tokio::test]
+async fn a_body_that_trickles_is_answered_408() {
+    let app = spawn_with(|mut c| {
+        c.body_read_timeout_ms = 3_000;
+        c.body_min_bytes_per_sec = 100;
+        c
+    })
+    .await;
+    let stream = TcpStream::connect(app.addr).await.unwrap();
+    let (mut rd, mut wr) = stream.into_split();
+    let (head, _) = request("POST", &campaigns_path(), Some(KEY), &"x".repeat(10_000));
+    wr.write_all(&head).await.unwrap();
+    // A byte every 50 ms: 20 bytes per second, never a pause of 3 s; the whole 10,000 bytes
+    // would take 500 s. The deadline (3 s plus 10 ms per byte) passes after about 4 s.
+    let trickle = tokio::spawn(async move {
+        for _ in 0..2_000 {
+            if wr.write_all(b" ").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), rd.read_to_end(&mut answer))
+        .await
+        .expect("an answer and a close within a minute")
+        .ok();
+    trickle.abort();
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+    let body = &text[text.find("\r\n\r\n").unwrap() + 4..];
+    let v: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(v["error"]["code"], "request_timeout", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("too slowly") && m.contains("100 bytes")),
+        "{v}"
+    );
+    let (_, list) = app.get(&campaigns_path()).await;
+    assert_eq!(list["total"], 0, "nothing stored");
+}
+
+/// A chunked body whose framing is broken is the client's HTTP, not its JSON: 400 in the
+/// error shape, and the connection closes.
+#[tokio::test]
+async fn a_broken_chunked_body_is_answered_400() {
+    let app = spawn_app().await;
+    let mut raw = Raw::connect(&app).await;
+    raw.send(
+        format!(
+            "POST {} HTTP/1.1\r\nHost: test\r\nX-API-Key: {KEY}\r\nContent-Type: \
+             application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{{}}\r\n",
+            campaigns_path()
+        )
+        .as_bytes(),
+    )
+    .await;
+    let r = raw.response().await.expect("a 400");
+    r.assert_error(400, "bad_request");
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("chunked")),
+        "{}",
+        r.json()
+    );
+    assert!(r.closes());
+    assert!(raw.ends_silently().await);
+}
+
 #[tokio::test]
 async fn connections_past_the_cap_wait_for_a_free_slot() {
     let app = spawn_with(|mut c| {
