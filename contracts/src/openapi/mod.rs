@@ -87,7 +87,7 @@ impl Modify for ByokAuth {
     info(
         title = "Voice-agent calling platform",
         version = "v1",
-        description = "Instant outbound calls, campaigns, cohorts and inbound deployments. Every route but /openapi.json and /healthz requires X-API-Key."
+        description = "Instant outbound calls, campaigns, cohorts and inbound deployments. Every route but /openapi.json and /healthz requires X-API-Key. On a documented path, a method the path does not document answers 405 (code method_not_allowed) with an Allow header naming the methods it has; every GET route also answers HEAD."
     ),
     paths(
         openapi_document,
@@ -129,7 +129,7 @@ pub struct PlatformApi;
     info(
         title = "Customer-hosted BYOK key service",
         version = "v1",
-        description = "Endpoints the customer hosts and the platform calls: token exchange, data-key decryption and rotation. Every call carries x-request-id (UUID) and x-request-timestamp (ISO 8601), and may carry x-trace-id. Errors are {error:{code,message}}."
+        description = "Endpoints the customer hosts and the platform calls: token exchange, data-key decryption and rotation. Every call carries x-request-id (UUID) and x-request-timestamp (ISO 8601), and may carry x-trace-id. Errors are {error:{code,message}}. On a documented path, another method than POST answers 405 (code METHOD_NOT_ALLOWED) with `Allow: POST`; a path that is not documented (another partner) answers 404 (code NOT_FOUND)."
     ),
     paths(byok_auth, byok_decrypt_key, byok_rotate_key),
     components(schemas(ByokErrorBody, AuthForm)),

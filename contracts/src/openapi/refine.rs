@@ -4,8 +4,9 @@
 //!   [`phone`] and [`schedule`]): lengths, ranges, item counts, patterns, the time-zone names.
 //!   A rule whose schema or property is missing panics, so a renamed field cannot silently
 //!   lose its constraint (the document tests generate every document).
-//! - **Shared answers**: 401 on every operation that takes `X-API-Key`, 413 and 415 on every
-//!   operation with a body, 502 and 503 on the operations that need the workspace's data key.
+//! - **Shared answers**: 400, 408, 414 and 431 of the HTTP layer on every operation, 401 on
+//!   every operation that takes `X-API-Key`, 413 and 415 on every operation with a body, 502
+//!   and 503 on the operations that need the workspace's data key.
 //! - **Headers** of the key service's answers, and **links** from the operations that create
 //!   a resource to those that read, change or delete it.
 //!
@@ -46,7 +47,7 @@ fn name() -> Value {
 }
 
 fn description() -> Value {
-    json!({"maxLength": limits::DESCRIPTION_MAX_CHARS})
+    json!({"maxLength": limits::DESCRIPTION_MAX_CHARS, "pattern": limits::NO_NUL_PATTERN})
 }
 
 fn e164() -> Value {
@@ -488,7 +489,7 @@ fn parameters(doc: &mut Value) {
                 }
                 (Some("query"), Some("search")) => json!({
                     "maxLength": limits::LIST_SEARCH_MAX_CHARS,
-                    "pattern": "^[^\\x00]*$",
+                    "pattern": limits::NO_NUL_PATTERN,
                 }),
                 _ => continue,
             };
@@ -517,12 +518,60 @@ const NEEDS_DATA_KEY: &[&str] = &[
     "admin_rotate_data_key",
 ];
 
+/// The answers of the HTTP layer, which every operation may get before any route reads the
+/// request: status and name in `components/responses`.
+const HTTP_LAYER_ANSWERS: [(&str, &str); 4] = [
+    ("400", "MalformedRequest"),
+    ("408", "RequestTimeout"),
+    ("414", "UriTooLong"),
+    ("431", "RequestHeaderFieldsTooLarge"),
+];
+
+/// The HTTP layer's answers as `components/responses`, in the order of
+/// [`HTTP_LAYER_ANSWERS`].
+fn http_layer_responses() -> [Value; 4] {
+    [
+        error_answer(
+            "The request is not valid HTTP/1.1: a malformed request line or header field, or a \
+             chunked body whose framing is broken (code bad_request); the connection closes",
+        ),
+        error_answer(
+            "The request's head, or its body, did not arrive in time (code request_timeout); \
+             the connection closes",
+        ),
+        error_answer(&format!(
+            "The request target (path and query) is longer than {} bytes (code uri_too_long); \
+             the connection closes",
+            limits::HTTP_MAX_URI_BYTES
+        )),
+        error_answer(&format!(
+            "More than {} header fields, or a head (request line and fields) over {} bytes \
+             (code request_header_fields_too_large); the connection closes",
+            limits::HTTP_MAX_HEADERS,
+            limits::HTTP_MAX_HEAD_BYTES
+        )),
+    ]
+}
+
 fn shared_answers(doc: &mut Value) {
+    let components = doc["components"]
+        .as_object_mut()
+        .expect("components")
+        .entry("responses")
+        .or_insert_with(|| json!({}));
+    for ((_, name), answer) in HTTP_LAYER_ANSWERS.iter().zip(http_layer_responses()) {
+        components[*name] = answer;
+    }
     for (_, _, op) in operations(doc) {
         let open = op.get("security") == Some(&json!([{}]));
         let has_body = op.contains_key("requestBody");
         let id = op["operationId"].as_str().unwrap_or_default().to_string();
         let responses = op["responses"].as_object_mut().expect("responses");
+        for (status, name) in HTTP_LAYER_ANSWERS {
+            responses
+                .entry(status.to_string())
+                .or_insert_with(|| json!({"$ref": format!("#/components/responses/{name}")}));
+        }
         let mut add = |status: &str, description: &str| {
             responses
                 .entry(status.to_string())

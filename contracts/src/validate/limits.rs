@@ -27,8 +27,18 @@ pub const RETRY_INTERVAL_MIN: u32 = 1;
 pub const RETRY_INTERVAL_MAX: u32 = 7 * 24 * 60;
 /// Default `retry_interval_minutes` (assumed).
 pub const RETRY_INTERVAL_DEFAULT: u32 = 30;
+/// Longest request target (path and query) the platform's HTTP layer reads, in bytes; longer
+/// is 414 (assumed).
+pub const HTTP_MAX_URI_BYTES: usize = 8 * 1024;
+/// Most header fields in a request; more is 431 (assumed).
+pub const HTTP_MAX_HEADERS: usize = 100;
+/// Largest request head (request line and header fields), in bytes; larger is 431 (assumed).
+pub const HTTP_MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Longest campaign or deployment description, in characters (spec).
 pub const DESCRIPTION_MAX_CHARS: usize = 150;
+/// Text without NUL (U+0000), which C-string tools and many databases cut text at: the
+/// descriptions and the list search refuse it (assumed); as a JSON Schema pattern.
+pub const NO_NUL_PATTERN: &str = "^[^\\x00]*$";
 /// Longest campaign, deployment or cohort name, in characters (spec: `^[\w\- ]{1,50}$`).
 pub const NAME_MAX_CHARS: usize = 50;
 /// The name pattern as the spec writes it.

@@ -173,6 +173,26 @@ fn constraints_are_the_validators_constants() {
             json!(DESCRIPTION_MAX_CHARS),
         ),
         (
+            prop("CampaignCreateRequest", "description"),
+            "pattern",
+            json!(limits::NO_NUL_PATTERN),
+        ),
+        (
+            prop("CampaignPatchRequest", "description"),
+            "pattern",
+            json!(limits::NO_NUL_PATTERN),
+        ),
+        (
+            prop("DeploymentCreateRequest", "description"),
+            "pattern",
+            json!(limits::NO_NUL_PATTERN),
+        ),
+        (
+            prop("DeploymentPatchRequest", "description"),
+            "pattern",
+            json!(limits::NO_NUL_PATTERN),
+        ),
+        (
             prop("CampaignAppConfigRequest", "attempts_per_second"),
             "minimum",
             json!(RATE_MIN),
@@ -446,6 +466,7 @@ fn deployment_bodies_agree_with_the_validator() {
         ("/description", s(limits::DESCRIPTION_MAX_CHARS), true),
         ("/description", s(limits::DESCRIPTION_MAX_CHARS + 1), false),
         ("/description", json!(null), true),
+        ("/description", json!("a\u{0}b"), false),
         ("/app_id", json!(""), false),
         ("/app_version", json!(0), false),
         ("/app_version", json!(2.0), true),
@@ -654,6 +675,7 @@ fn campaign_bodies_agree_with_the_validator() {
         ("/allowed_schedule/allowed_start_time", json!("7:00"), false),
         ("/description", s(DESCRIPTION_MAX_CHARS + 1), false),
         ("/description", json!(null), true),
+        ("/description", json!("a\u{0}b"), false),
     ];
     agree("CampaignCreateRequest", &base, &cases, |b| {
         validate::campaign_create(b, now(), Options::default()).is_ok()

@@ -46,12 +46,13 @@ use self::answers::Refusal;
 use self::io::GuardedIo;
 use self::service::RequestService;
 
-/// Longest request target (path and query), in bytes; longer is 414.
-pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// Longest request target (path and query), in bytes; longer is 414 (the OpenAPI document
+/// says so from the same constant).
+pub const MAX_URI_BYTES: usize = contracts::validate::limits::HTTP_MAX_URI_BYTES;
 /// Most header fields in a request; more is 431.
-pub const MAX_HEADERS: usize = 100;
+pub const MAX_HEADERS: usize = contracts::validate::limits::HTTP_MAX_HEADERS;
 /// Largest request head (request line and header fields), in bytes; larger is 431.
-pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+pub const MAX_HEAD_BYTES: usize = contracts::validate::limits::HTTP_MAX_HEAD_BYTES;
 /// Largest rest of an unread request body that is drained to keep the connection.
 pub const DRAIN_MAX_BYTES: u64 = 64 * 1024;
 /// Longest wait for that rest to arrive.
