@@ -38,13 +38,16 @@ pick_python() {
     exit 2
 }
 
-want="schemathesis==$SCHEMATHESIS_VERSION openapi-spec-validator==$SPEC_VALIDATOR_VERSION"
+# The venv is made again when the pinned versions or the Python it would be made with change
+# (a venv made before Python 3.12 was installed is replaced by one on 3.12).
+python=$(pick_python)
+want="schemathesis==$SCHEMATHESIS_VERSION openapi-spec-validator==$SPEC_VALIDATOR_VERSION $("$python" --version 2>&1)"
 if [[ ! -x "$venv/bin/st" || "$(cat "$venv/.pinned" 2>/dev/null)" != "$want" ]]; then
-    python=$(pick_python)
-    echo "schemathesis: installing $want with $($python --version) into $venv"
+    echo "schemathesis: installing $want into $venv"
     rm -rf "$venv"
     "$python" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check $want
+    "$venv/bin/pip" install --quiet --disable-pip-version-check \
+        "schemathesis==$SCHEMATHESIS_VERSION" "openapi-spec-validator==$SPEC_VALIDATOR_VERSION"
     echo "$want" >"$venv/.pinned"
 fi
 echo "schemathesis: $("$venv/bin/st" --version), $("$venv/bin/python" --version)"

@@ -5,9 +5,11 @@
 use serde_json::{Map, Value, json};
 
 /// From the create operation (its 200 answer) to the operations below, filling these path
-/// parameters: org and workspace from the request, the id from the answer's body.
+/// parameters: org and workspace from the request (when `scoped`), the id from the answer's
+/// body.
 struct Links {
     from: &'static str,
+    scoped: bool,
     id_param: &'static str,
     id_field: &'static str,
     parent_param: Option<&'static str>,
@@ -16,6 +18,7 @@ struct Links {
 
 const LINKS: &[Links] = &[
     Links {
+        scoped: true,
         from: "create_campaign",
         id_param: "campaign_id",
         id_field: "campaign_id",
@@ -30,6 +33,7 @@ const LINKS: &[Links] = &[
         ],
     },
     Links {
+        scoped: true,
         from: "create_deployment",
         id_param: "deployment_id",
         id_field: "deployment_id",
@@ -45,6 +49,7 @@ const LINKS: &[Links] = &[
         ],
     },
     Links {
+        scoped: true,
         from: "stream_campaign_cohort",
         id_param: "cohort_id",
         id_field: "cohort_id",
@@ -52,6 +57,7 @@ const LINKS: &[Links] = &[
         to: &["get_campaign_cohort", "get_campaign_cohort_file"],
     },
     Links {
+        scoped: true,
         from: "upload_campaign_cohort",
         id_param: "cohort_id",
         id_field: "cohort_id",
@@ -59,6 +65,7 @@ const LINKS: &[Links] = &[
         to: &["get_campaign_cohort", "get_campaign_cohort_file"],
     },
     Links {
+        scoped: true,
         from: "stream_deployment_cohort",
         id_param: "cohort_id",
         id_field: "cohort_id",
@@ -66,11 +73,20 @@ const LINKS: &[Links] = &[
         to: &["get_deployment_cohort", "get_deployment_cohort_file"],
     },
     Links {
+        scoped: true,
         from: "upload_deployment_cohort",
         id_param: "cohort_id",
         id_field: "cohort_id",
         parent_param: Some("deployment_id"),
         to: &["get_deployment_cohort", "get_deployment_cohort_file"],
+    },
+    Links {
+        scoped: false,
+        from: "sim_add_fault",
+        id_param: "fault_id",
+        id_field: "fault_id",
+        parent_param: None,
+        to: &["sim_delete_fault"],
     },
 ];
 
@@ -98,8 +114,10 @@ pub(super) fn platform(doc: &mut Value) {
         for to in l.to {
             assert!(ids.iter().any(|i| i == to), "no operation {to}");
             let mut parameters = Map::new();
-            parameters.insert("org_id".into(), json!("$request.path.org_id"));
-            parameters.insert("workspace_id".into(), json!("$request.path.workspace_id"));
+            if l.scoped {
+                parameters.insert("org_id".into(), json!("$request.path.org_id"));
+                parameters.insert("workspace_id".into(), json!("$request.path.workspace_id"));
+            }
             if let Some(parent) = l.parent_param {
                 parameters.insert(parent.into(), json!(format!("$request.path.{parent}")));
             }
