@@ -7,6 +7,7 @@ mod bad_requests;
 mod cli;
 mod endpoints;
 mod faults;
+mod fuzz;
 mod headers;
 mod helpers;
 mod mutants;
