@@ -28,7 +28,9 @@ pub struct Operation {
     pub operation_id: String,
     /// The document's first tag (`deployments`, `campaigns`, ...).
     pub tag: String,
-    /// The documented response statuses, ascending.
+    /// The documented response statuses of the route, ascending; without the HTTP layer's
+    /// answers every operation shares (400, 408, 414, 431, declared by reference to
+    /// `components/responses`), which say nothing of how a client uses the route.
     pub statuses: Vec<u16>,
     /// The documented query parameters.
     pub query_params: Vec<String>,
@@ -109,7 +111,16 @@ impl Catalogue {
                 let Some(op) = item.get(key) else { continue };
                 let mut statuses: Vec<u16> = op["responses"]
                     .as_object()
-                    .map(|r| r.keys().filter_map(|k| k.parse().ok()).collect())
+                    .map(|r| {
+                        r.iter()
+                            .filter(|(_, answer)| {
+                                !answer["$ref"]
+                                    .as_str()
+                                    .is_some_and(|t| t.starts_with("#/components/responses/"))
+                            })
+                            .filter_map(|(k, _)| k.parse().ok())
+                            .collect()
+                    })
                     .unwrap_or_default();
                 statuses.sort_unstable();
                 let query_params = op["parameters"]

@@ -39,7 +39,7 @@ pub(super) fn byok(doc: &mut Value) {
 // ----- constraint fragments, each from one constant -----
 
 fn non_empty() -> Value {
-    json!({"minLength": 1})
+    json!({"minLength": 1, "pattern": limits::NO_NUL_PATTERN})
 }
 
 fn name() -> Value {

@@ -37,7 +37,8 @@ pub const HTTP_MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Longest campaign or deployment description, in characters (spec).
 pub const DESCRIPTION_MAX_CHARS: usize = 150;
 /// Text without NUL (U+0000), which C-string tools and many databases cut text at: the
-/// descriptions and the list search refuse it (assumed); as a JSON Schema pattern.
+/// descriptions, ids, column names and the list search refuse it (assumed); as a JSON Schema
+/// pattern.
 pub const NO_NUL_PATTERN: &str = "^[^\\x00]*$";
 /// Longest campaign, deployment or cohort name, in characters (spec: `^[\w\- ]{1,50}$`).
 pub const NAME_MAX_CHARS: usize = 50;

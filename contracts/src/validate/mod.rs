@@ -186,17 +186,19 @@ impl Ctx {
     }
 
     /// A string of at least one character.
+    /// A string of at least one character without NUL (an id or a column name: text that
+    /// tools cut at NUL, so two different values could be taken for one).
     pub(crate) fn nonempty_string(&mut self, v: &Value, loc: &Loc) -> Option<String> {
         let s = self.string(v, loc)?;
-        if s.is_empty() {
-            self.add(
-                loc,
-                ErrorType::StringTooShort,
-                "String should have at least 1 character",
-            );
-            return None;
-        }
-        Some(s.to_string())
+        let problem = if s.is_empty() {
+            crate::model::TextError::TooShort
+        } else if s.contains('\0') {
+            crate::model::TextError::Nul
+        } else {
+            return Some(s.to_string());
+        };
+        self.add(loc, problem.error_type(), &problem.message());
+        None
     }
 
     pub(crate) fn int(&mut self, v: &Value, loc: &Loc) -> Option<i64> {

@@ -468,6 +468,12 @@ fn deployment_bodies_agree_with_the_validator() {
         ("/description", json!(null), true),
         ("/description", json!("a\u{0}b"), false),
         ("/app_id", json!(""), false),
+        ("/app_id", json!("app\u{0}1"), false),
+        (
+            "/connection_configs/0/connection_id",
+            json!("c\u{0}"),
+            false,
+        ),
         ("/app_version", json!(0), false),
         ("/app_version", json!(2.0), true),
         ("/app_version", json!(1.5), false),
@@ -570,6 +576,12 @@ fn campaign_bodies_agree_with_the_validator() {
         ),
         ("/app_config/app_type", json!(null), true),
         ("/app_config/app_type", json!("bot"), false),
+        ("/app_config/app_id", json!("app\u{0}"), false),
+        (
+            "/app_config/connection_configs/0/connection_id",
+            json!("\u{0}c"),
+            false,
+        ),
         (
             "/app_config/connection_configs/0/weight",
             json!(WEIGHT_MIN - 1),
