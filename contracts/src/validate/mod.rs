@@ -197,7 +197,7 @@ impl Ctx {
         } else {
             return Some(s.to_string());
         };
-        self.add(loc, problem.error_type(), &problem.message());
+        self.add(loc, problem.error_type(), problem.message());
         None
     }
 
