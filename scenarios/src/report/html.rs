@@ -149,13 +149,14 @@ pub fn render(r: &ScenarioReport) -> String {
     s.push_str("</table>\n");
 
     if !r.key_service.is_empty() {
-        s.push_str("<h2>Key service calls</h2>\n<table id=\"key-service\"><tr><th>Endpoint</th><th>Outcome</th><th>Calls</th></tr>\n");
+        s.push_str("<h2>Key service calls</h2>\n<table id=\"key-service\"><tr><th>Endpoint</th><th>Outcome</th><th>Fault served</th><th>Calls</th></tr>\n");
         for k in &r.key_service {
             let _ = writeln!(
                 s,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
                 escape(&k.endpoint),
                 escape(&k.outcome),
+                escape(k.fault.as_deref().unwrap_or("")),
                 k.calls
             );
         }

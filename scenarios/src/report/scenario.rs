@@ -151,13 +151,16 @@ pub struct InboundReport {
     pub agent_variables: serde_json::Value,
 }
 
-/// Calls to one key-service endpoint with one outcome.
+/// Calls to one key-service endpoint with one outcome and the same faults served.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KeyServiceCount {
     /// `auth`, `decrypt-key`, `rotate-key`.
     pub endpoint: String,
     /// `OK` or the error code (`NO_RESPONSE` when the caller gave up).
     pub outcome: String,
+    /// The fault kinds served on these calls, joined by `+` (`latency`, `malformed_json`,
+    /// ...); none for calls no fault touched.
+    pub fault: Option<String>,
     /// How many.
     pub calls: u64,
 }
@@ -267,7 +270,10 @@ pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
             let calls: Vec<String> = r
                 .key_service
                 .iter()
-                .map(|k| format!("{} {} {}", k.endpoint, k.outcome, k.calls))
+                .map(|k| match &k.fault {
+                    Some(f) => format!("{} {} [{f}] {}", k.endpoint, k.outcome, k.calls),
+                    None => format!("{} {} {}", k.endpoint, k.outcome, k.calls),
+                })
                 .collect();
             let _ = writeln!(out, "\nkey service: {}", calls.join(", "));
         }

@@ -12,7 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::model::KmsEndpointScope;
+use super::model::{KmsEndpointScope, KmsFaultKind};
 use super::time::At;
 
 /// One expectation.
@@ -145,6 +145,11 @@ pub enum Expect {
         /// Only calls with this outcome (`OK`, `SERVICE_UNAVAILABLE`, ...); default every call.
         #[serde(default)]
         outcome: Option<String>,
+        /// Only calls served this fault kind (`latency`, `hang`, `malformed_json`, ...), as
+        /// the key service's log records it; default every call. A damaged 200 has the
+        /// outcome `OK`: this is how to see it was served.
+        #[serde(default)]
+        fault: Option<KmsFaultKind>,
         /// How many.
         calls: Count,
     },

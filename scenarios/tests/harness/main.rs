@@ -1,6 +1,7 @@
 //! The `harness` command's tests: one binary, a module per command.
 
 mod byok;
+mod features;
 mod html;
 mod platform_check;
 mod run;

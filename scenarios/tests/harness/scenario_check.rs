@@ -279,6 +279,37 @@ fn the_schema_accepts_the_examples_and_refuses_unknown_fields() {
 }
 
 #[test]
+fn the_schema_refuses_unknown_fields_in_timeline_and_expect_entries() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&scenarios::scenario::schema_json()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let with = |timeline: serde_json::Value, expect: serde_json::Value| {
+        serde_json::json!({
+            "start": "2026-03-02T08:00:00Z",
+            "timeline": [timeline],
+            "expect": [expect],
+        })
+    };
+    let step = serde_json::json!({"at": "+1h", "do": "pause", "campaign": "c"});
+    let check = serde_json::json!({
+        "name": "n", "at": "+2h", "check": "campaign_status", "campaign": "c", "status": "paused"
+    });
+    assert!(validator.is_valid(&with(step.clone(), check.clone())));
+    let mut bad_step = step.clone();
+    bad_step["force"] = true.into();
+    assert!(
+        !validator.is_valid(&with(bad_step, check.clone())),
+        "an unknown field of a timeline step"
+    );
+    let mut bad_check = check;
+    bad_check["colour"] = "red".into();
+    assert!(
+        !validator.is_valid(&with(step, bad_check)),
+        "an unknown field of an expectation"
+    );
+}
+
+#[test]
 fn the_check_command_prints_problems_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.toml");

@@ -1,0 +1,138 @@
+//! Scenario features that no example's story needs, run through `harness run`: the files
+//! under `scenarios/tests/scenarios/` assert each feature's effect with their expectations,
+//! and the tests here read the reports for what an expectation cannot say.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/scenarios")
+        .join(name)
+}
+
+/// Runs one file through `harness run -q --report-dir`; answers its report.json.
+fn run(name: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "-q"])
+        .arg(scenario(name))
+        .arg("--report-dir")
+        .arg(dir.path())
+        .output()
+        .expect("harness runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains(" passed, 0 failed"), "{text}");
+    serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn steps_rules_and_cohorts_have_their_effect() {
+    let r = run("steps_rules_cohorts.toml");
+    let rules: Vec<(String, u64)> = r["telephony_rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["name"].as_str().unwrap().to_string(), x["dials"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("busy twice, then connected".to_string(), 3),
+            ("no answer on the first dial, connected on the retry".to_string(), 2),
+            ("the 666 exchange answers at once".to_string(), 1),
+        ]
+    );
+    let expectations = r["expectations"]["checks"].as_array().unwrap();
+    assert_eq!(expectations.len(), 12, "9 expectations and 3 expect_dials");
+    let timeline = serde_json::to_string(&r["timeline"]).unwrap();
+    for seen in [
+        "patched: {\\\"end_timestamp\\\"",
+        "deployment patched",
+        "rotated: key 2 active",
+        "do-not-call",
+    ] {
+        assert!(timeline.contains(seen), "{seen} in {timeline}");
+    }
+}
+
+#[test]
+fn every_key_service_fault_kind_is_served_and_logged_with_its_kind() {
+    let r = run("key_service_faults.toml");
+    let served: Vec<(String, String)> = r["key_service"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| {
+            Some((
+                k["fault"].as_str()?.to_string(),
+                k["outcome"].as_str().unwrap().to_string(),
+            ))
+        })
+        .collect();
+    for (fault, outcome) in [
+        ("internal_error", "INTERNAL_ERROR"),
+        ("hang", "NO_RESPONSE"),
+        ("malformed_json", "OK"),
+        ("wrong_content_type", "OK"),
+        ("wrong_plaintext", "OK"),
+        ("truncated_key", "OK"),
+        ("service_unavailable", "SERVICE_UNAVAILABLE"),
+    ] {
+        assert!(
+            served.contains(&(fault.to_string(), outcome.to_string())),
+            "{fault} served as {outcome}: {served:?}"
+        );
+    }
+}
+
+/// Every timeline action and fault kind is run by an example or a file here; a new one
+/// without a scenario fails.
+#[test]
+fn every_action_and_fault_kind_is_run_somewhere() {
+    let mut text = String::new();
+    for dir in ["examples", "tests/scenarios"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "toml") {
+                text.push_str(&std::fs::read_to_string(p).unwrap());
+            }
+        }
+    }
+    let schema: Value = serde_json::from_str(&scenarios::scenario::schema_json()).unwrap();
+    let mut names = vec![];
+    for variant in schema["$defs"]["Step"]["oneOf"].as_array().unwrap() {
+        names.push(format!(
+            "do = \"{}\"",
+            variant["properties"]["do"]["const"].as_str().unwrap()
+        ));
+    }
+    for kind in schema["$defs"]["KmsFaultKind"]["oneOf"].as_array().unwrap() {
+        names.push(format!("kind = \"{}\"", kind["const"].as_str().unwrap()));
+    }
+    assert!(names.len() >= 13 + 9, "{names:?}");
+    for name in [
+        "script = \"by_attempt\"",
+        "expect_dials",
+        "prefix = ",
+        "suffix = ",
+        "number = ",
+        "file = ",
+        "category = \"stop_file\"",
+        "probability = ",
+    ] {
+        names.push(name.to_string());
+    }
+    for name in names {
+        assert!(text.contains(&name), "no scenario has {name}");
+    }
+}
