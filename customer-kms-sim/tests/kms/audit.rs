@@ -176,7 +176,10 @@ async fn a_damaged_answer_is_logged_ok_with_the_fault_it_served() {
     let r = read(app.decrypt_request(&token, ALIAS_A, &app.wrapped(ALIAS_A))).await;
     assert_eq!(r.status, StatusCode::OK);
     let e = app.svc.audit().entries().pop().unwrap();
-    assert_eq!(e.outcome, "OK", "the call succeeded; its answer was damaged");
+    assert_eq!(
+        e.outcome, "OK",
+        "the call succeeded; its answer was damaged"
+    );
     assert_eq!(e.faults, [f.id]);
     assert_eq!(e.fault_kinds, ["malformed_json"]);
 }

@@ -296,7 +296,10 @@ impl Checker<'_> {
             if !body.is_object() {
                 self.at(
                     &d.span,
-                    format!("deployment {:?}: request must be a table", d.key),
+                    format!(
+                        "deployment {:?}: request must be a table of the create request's fields, under [deployments.request]",
+                        d.key
+                    ),
                 );
             } else if let Err(e) =
                 contracts::validate::deployment_create(body, Options { strict: true })
@@ -362,7 +365,10 @@ impl Checker<'_> {
                 Action::PatchCampaign { patch, .. } | Action::PatchDeployment { patch, .. }
                     if !patch.is_object() =>
                 {
-                    self.at(&st.span, "patch must be a table".into());
+                    self.at(
+                        &st.span,
+                        "patch must be a table of the fields to change, such as patch = { name = \"New name\" }".into(),
+                    );
                 }
                 Action::KeyServiceOutage { duration, .. } if duration.0 <= Duration::zero() => {
                     self.at(
@@ -479,23 +485,23 @@ impl Checker<'_> {
         for c in &ks.clients {
             if c.secrets.is_empty() || c.secrets.len() > 2 {
                 self.at(
-                    &s.start.span,
-                    format!("key_service client {:?} needs one or two secrets", c.id),
+                    &c.span,
+                    format!(
+                        "key_service client {:?} needs one or two secrets, such as secrets = [\"platform-secret-1\"]",
+                        c.id
+                    ),
                 );
             }
         }
         for (what, d) in [
-            ("token_lifetime", ks.token_lifetime),
-            ("data_key_cache", ks.data_key_cache),
-            ("request_timeout", ks.request_timeout),
+            ("token_lifetime", &ks.token_lifetime),
+            ("data_key_cache", &ks.data_key_cache),
+            ("request_timeout", &ks.request_timeout),
         ] {
             if let Some(d) = d
-                && d.0 < Duration::seconds(1)
+                && d.value.0 < Duration::seconds(1)
             {
-                self.at(
-                    &s.start.span,
-                    format!("key_service.{what} must be at least 1s"),
-                );
+                self.at(&d.span, format!("key_service.{what} must be at least 1s"));
             }
         }
     }
@@ -527,7 +533,10 @@ impl Checker<'_> {
         let Some(obj) = c.request.as_object() else {
             self.at(
                 &c.span,
-                format!("campaign {:?}: request must be a table", c.key),
+                format!(
+                    "campaign {:?}: request must be a table of the create request's fields, under [campaigns.request]",
+                    c.key
+                ),
             );
             return;
         };
@@ -683,7 +692,10 @@ impl Checker<'_> {
             } => {
                 self.reference(&e.span, "inbound call", call, calls);
                 if variables.as_ref().is_some_and(|v| !v.is_object()) {
-                    self.at(&e.span, "variables must be a table".into());
+                    self.at(
+                        &e.span,
+                        "variables must be a table of what the agent received, such as variables = { first_name = \"Ada\" }".into(),
+                    );
                 }
             }
             Expect::DialRate {
@@ -694,7 +706,7 @@ impl Checker<'_> {
                 ..
             } => {
                 if !(*rate > 0.0 && rate.is_finite()) {
-                    self.at(&e.span, format!("rate {rate} must be above 0"));
+                    self.at(&e.span, format!("rate {rate} must be above 0: the dials per second expected, such as 0.5"));
                 }
                 self.tolerance(&e.span, *tolerance);
                 if let (Some(f), Some(u)) = (from, until)

@@ -51,8 +51,8 @@ pub enum ScenarioCommand {
 
 /// The JSON Schema of the scenario format, pretty-printed.
 pub fn schema_json() -> String {
-    let mut schema = serde_json::to_value(schemars::schema_for!(Scenario))
-        .expect("a schema is plain JSON");
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(Scenario)).expect("a schema is plain JSON");
     for def in ["Step", "Expectation"] {
         close_tagged(&mut schema["$defs"][def]);
     }

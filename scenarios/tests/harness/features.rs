@@ -30,8 +30,7 @@ fn run(name: &str) -> Value {
     );
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains(" passed, 0 failed"), "{text}");
-    serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
-        .unwrap()
+    serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap()
 }
 
 #[test]
@@ -41,13 +40,21 @@ fn steps_rules_and_cohorts_have_their_effect() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| (x["name"].as_str().unwrap().to_string(), x["dials"].as_u64().unwrap()))
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap().to_string(),
+                x["dials"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         rules,
         [
             ("busy twice, then connected".to_string(), 3),
-            ("no answer on the first dial, connected on the retry".to_string(), 2),
+            (
+                "no answer on the first dial, connected on the retry".to_string(),
+                2
+            ),
             ("the 666 exchange answers at once".to_string(), 1),
         ]
     );
