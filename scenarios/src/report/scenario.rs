@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::checks::CheckReport;
+use crate::checks::{CheckReport, Outcome};
 use crate::report::table::{self, Colour};
 
 /// One scenario run.
@@ -16,7 +16,8 @@ use crate::report::table::{self, Colour};
 pub struct ScenarioReport {
     /// The scenario's name.
     pub scenario: String,
-    /// The file, as named on the command line.
+    /// The file: its path relative to the current directory when under it, else its name
+    /// (the same whether it was named by a relative or an absolute path).
     pub file: String,
     /// What it shows.
     pub description: Option<String>,
@@ -214,10 +215,28 @@ pub fn to_json(report: &ScenarioReport) -> String {
 }
 
 /// The report for a terminal: the timeline, each campaign's attempts by result and rate per
-/// window, key-service calls, webhooks, then the expectations with pass/fail.
+/// window, key-service calls, webhooks, then the expectations with pass/fail. `quiet`: only
+/// the failing expectations (with what was expected and observed) and the summary; one line
+/// when every expectation holds.
 pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
     let mut out = String::new();
-    if !quiet {
+    if quiet {
+        let mut failing = r.expectations.clone();
+        failing.checks.retain(|c| c.result == Outcome::Fail);
+        if failing.checks.is_empty() {
+            let _ = writeln!(
+                out,
+                "{}: {}: {}",
+                failing.suite,
+                failing.target,
+                failing.summary.line()
+            );
+        } else {
+            out.push_str(&table::render(&failing, colour));
+        }
+        return out;
+    }
+    {
         let _ = writeln!(out, "== {} ({}, seed {})", r.scenario, r.file, r.seed);
         let _ = writeln!(out, "   {} to {}", r.start, r.until);
         if !r.timeline.is_empty() {

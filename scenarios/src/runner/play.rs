@@ -391,6 +391,7 @@ impl<'a> Run<'a> {
                 }
             }
             progress.set_position((self.now - self.loaded.start).num_seconds().max(0) as u64);
+            progress.set_message(self.now.format("%Y-%m-%d %H:%M").to_string());
         }
         Ok(())
     }

@@ -79,7 +79,7 @@ impl ScenarioError {
 pub struct Loaded {
     /// The scenario.
     pub scenario: Scenario,
-    /// The file as named.
+    /// The file as reports name it ([`report_path`]), the same on every machine.
     pub file: String,
     /// The directory CSV files are read from.
     pub dir: PathBuf,
@@ -118,7 +118,36 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
     let name = path
         .file_stem()
         .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
-    load_str(&text, &path.display().to_string(), &dir, &name).map_err(LoadError::Invalid)
+    let mut loaded =
+        load_str(&text, &path.display().to_string(), &dir, &name).map_err(LoadError::Invalid)?;
+    loaded.file = report_path(path);
+    Ok(loaded)
+}
+
+/// How reports name a scenario file, so that the same file gives the same `report.json`
+/// however it was named and wherever it is run: its path relative to the current directory
+/// (with `/`) when it is under it, else its file name alone.
+pub fn report_path(path: &Path) -> String {
+    let name = || {
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let (Ok(abs), Ok(cwd)) = (
+        std::fs::canonicalize(path),
+        std::env::current_dir().and_then(std::fs::canonicalize),
+    ) else {
+        return name();
+    };
+    match abs.strip_prefix(&cwd) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => name(),
+    }
 }
 
 /// Why a file could not be loaded.
