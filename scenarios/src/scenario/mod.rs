@@ -30,7 +30,7 @@ pub use model::Scenario;
 pub enum ScenarioCommand {
     /// Print the JSON Schema of scenario files (for editors: completion and checking).
     ///
-    /// Example:
+    /// Examples:
     ///   harness scenario schema > scenario.schema.json
     #[command(verbatim_doc_comment)]
     Schema,
@@ -39,8 +39,9 @@ pub enum ScenarioCommand {
     /// file is valid, 1 when one has problems (each printed with its line and column), 2
     /// when a file cannot be read.
     ///
-    /// Example:
+    /// Examples:
     ///   harness scenario check scenarios/examples/*.toml
+    ///   harness scenario check my-scenario.toml && harness run my-scenario.toml
     #[command(verbatim_doc_comment)]
     Check {
         /// The scenario files.

@@ -2,6 +2,7 @@
 
 mod byok;
 mod features;
+mod help;
 mod html;
 mod platform_check;
 mod run;
