@@ -207,6 +207,41 @@ pub struct ChartReport {
     pub marks: Vec<TimelineEntry>,
 }
 
+/// A dial rate people can read: per second, or per hour below 0.01 per second (where
+/// "0.000/s" would hide it).
+pub fn rate_text(per_second: f64) -> String {
+    if per_second > 0.0 && per_second < 0.01 {
+        format!("{:.1}/h", per_second * 3600.0)
+    } else {
+        format!("{per_second:.3}/s")
+    }
+}
+
+/// A line of the webhooks received on one path: a campaign's count attempts, the
+/// deployments' inbound calls have none.
+fn webhook_line(w: &WebhookReport) -> String {
+    let events = format!(
+        "{} event{}",
+        w.events,
+        crate::scenario::plural(w.events as usize)
+    );
+    let signatures = format!(
+        "{} bad signature{}",
+        w.bad_signatures,
+        crate::scenario::plural(w.bad_signatures as usize)
+    );
+    if w.path == "deployments" {
+        format!("webhooks of deployments (inbound calls): {events}, {signatures}")
+    } else {
+        format!(
+            "webhooks {}: {events} for {} attempt{}, {signatures}",
+            w.path,
+            w.attempts,
+            crate::scenario::plural(w.attempts as usize)
+        )
+    }
+}
+
 /// The report as JSON: pretty-printed, ending with a newline.
 pub fn to_json(report: &ScenarioReport) -> String {
     let mut s = serde_json::to_string_pretty(report).expect("a report is plain data");
@@ -273,8 +308,12 @@ pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
             for w in c.windows.iter().take(shown) {
                 let _ = writeln!(
                     out,
-                    "  window {} to {}: {} dials, {:.3}/s (asked {})",
-                    w.from, w.until, w.dials, w.rate, c.attempts_per_second
+                    "  window {} to {}: {} dials, {} (asked {})",
+                    w.from,
+                    w.until,
+                    w.dials,
+                    rate_text(w.rate),
+                    rate_text(c.attempts_per_second)
                 );
             }
             if c.windows.len() > shown {
@@ -297,14 +336,42 @@ pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
             let _ = writeln!(out, "\nkey service: {}", calls.join(", "));
         }
         for w in &r.webhooks {
-            let _ = writeln!(
-                out,
-                "webhooks {}: {} events for {} attempts, {} bad signatures",
-                w.path, w.events, w.attempts, w.bad_signatures
-            );
+            let _ = writeln!(out, "{}", webhook_line(w));
         }
         out.push('\n');
     }
     out.push_str(&table::render(&r.expectations, colour));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn low_rates_are_shown_per_hour() {
+        assert_eq!(rate_text(0.1), "0.100/s");
+        assert_eq!(rate_text(0.01), "0.010/s");
+        assert_eq!(rate_text(6.0 / 3600.0), "6.0/h");
+        assert_eq!(rate_text(0.0), "0.000/s");
+    }
+
+    #[test]
+    fn deployment_webhooks_are_not_counted_in_attempts() {
+        let w = |path: &str, attempts| WebhookReport {
+            path: path.into(),
+            events: 3,
+            bad_signatures: 0,
+            attempts,
+            by_status: vec![],
+        };
+        assert_eq!(
+            webhook_line(&w("deployments", 0)),
+            "webhooks of deployments (inbound calls): 3 events, 0 bad signatures"
+        );
+        assert_eq!(
+            webhook_line(&w("campaigns/c", 1)),
+            "webhooks campaigns/c: 3 events for 1 attempt, 0 bad signatures"
+        );
+    }
 }

@@ -58,6 +58,20 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 campaign.clone(),
             )
         }
+        Expect::CapacityWarning { campaign, warned } => {
+            let v = run.campaign(campaign).await?;
+            let warning = v["statistics"]["capacity_warning"].clone();
+            (
+                !warning.is_null() == *warned,
+                if *warned {
+                    "statistics.capacity_warning set (rule 3: the budget exceeds the capacity)".into()
+                } else {
+                    "no statistics.capacity_warning".into()
+                },
+                warning,
+                campaign.clone(),
+            )
+        }
         Expect::AttemptsPerUser {
             campaign,
             number,

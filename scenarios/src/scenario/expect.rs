@@ -40,6 +40,15 @@ pub enum Expect {
         /// `scheduled`, `active`, `paused`, `ended` or `cancelled`.
         status: StatusName,
     },
+    /// Whether the campaign's `statistics.capacity_warning` is set (rule 3: its attempt
+    /// budget exceeds what its rate allows in the open window time left). The platform
+    /// warns until the campaign ends: judge it with an `at` before the end.
+    CapacityWarning {
+        /// The campaign's key.
+        campaign: String,
+        /// Whether a warning is expected.
+        warned: bool,
+    },
     /// Attempts (dials) of every user of the campaign, or of one number.
     AttemptsPerUser {
         /// The campaign's key.
@@ -191,6 +200,7 @@ impl Expect {
     pub fn name(&self) -> &'static str {
         match self {
             Expect::CampaignStatus { .. } => "campaign_status",
+            Expect::CapacityWarning { .. } => "capacity_warning",
             Expect::AttemptsPerUser { .. } => "attempts_per_user",
             Expect::Outcomes { .. } => "outcomes",
             Expect::Users { .. } => "users",
@@ -209,6 +219,7 @@ impl Expect {
     pub fn campaign(&self) -> Option<&str> {
         match self {
             Expect::CampaignStatus { campaign, .. }
+            | Expect::CapacityWarning { campaign, .. }
             | Expect::AttemptsPerUser { campaign, .. }
             | Expect::Outcomes { campaign, .. }
             | Expect::Users { campaign, .. }

@@ -410,6 +410,29 @@ fn every_refusal_of_the_loader_has_a_snapshot() {
     assert!(sites >= 40, "the refusals were found ({sites})");
 }
 
+/// The error shown in scenarios/README.md is what the loader prints for it: the example
+/// `lifecycle.toml` with its first expectation's campaign misspelt.
+#[test]
+fn the_readme_error_example_is_real() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let errors = &readme[readme.find("## Errors").unwrap()..];
+    let start = errors.find("```text\n").unwrap() + "```text\n".len();
+    let shown = &errors[start..start + errors[start..].find("```").unwrap()];
+    let text = std::fs::read_to_string(root.join("examples/lifecycle.toml"))
+        .unwrap()
+        .replacen(
+            "campaign = \"spring\"\nstatus = \"scheduled\"",
+            "campaign = \"sprin\"\nstatus = \"scheduled\"",
+            1,
+        );
+    let out = match load_str(&text, "lifecycle.toml", Path::new("."), "lifecycle") {
+        Ok(_) => panic!("the misspelt campaign is refused"),
+        Err(e) => format!("{e}\n"),
+    };
+    assert_eq!(out, shown);
+}
+
 #[test]
 fn several_problems_are_reported_at_once_in_file_order() {
     let text = format!(
