@@ -143,3 +143,70 @@ fn every_action_and_fault_kind_is_run_somewhere() {
         assert!(text.contains(&name), "no scenario has {name}");
     }
 }
+
+/// The field paths of a report, in order (`[]` for an array's items); values the API or the
+/// scenario shape (`statistics`, `result`, `observed`, `agent_variables`) are not entered.
+fn field_paths(v: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                if !out.contains(&p) {
+                    out.push(p.clone());
+                }
+                if !["statistics", "result", "observed", "agent_variables"].contains(&k.as_str()) {
+                    field_paths(x, &p, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for x in items {
+                field_paths(x, &format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// report.json's fields and their order are pinned (a change shows in the snapshot), and
+/// each is documented in scenarios/README.md.
+#[test]
+fn the_report_shape_is_pinned_and_documented() {
+    let mut paths = vec![];
+    field_paths(&run("steps_rules_cohorts.toml"), "", &mut paths);
+    let lifecycle = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lifecycle.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "-q"])
+        .arg(&lifecycle)
+        .arg("--report-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    let mut more = vec![];
+    field_paths(&v, "", &mut more);
+    for p in more {
+        if !paths.contains(&p) {
+            paths.push(p);
+        }
+    }
+    insta::assert_snapshot!(paths.join("\n"));
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let reports = &readme[readme.find("## Reports").unwrap()..readme.find("## Errors").unwrap()];
+    for p in &paths {
+        let field = p.rsplit(['.', '[', ']']).find(|s| !s.is_empty()).unwrap();
+        assert!(
+            reports.contains(&format!("`{field}`")) || reports.contains(&format!("`{field}[]`")),
+            "report.json's {p} is not documented in scenarios/README.md"
+        );
+    }
+}
