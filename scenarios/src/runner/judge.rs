@@ -62,9 +62,10 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             let v = run.campaign(campaign).await?;
             let warning = v["statistics"]["capacity_warning"].clone();
             (
-                !warning.is_null() == *warned,
+                warning.is_null() != *warned,
                 if *warned {
-                    "statistics.capacity_warning set (rule 3: the budget exceeds the capacity)".into()
+                    "statistics.capacity_warning set (rule 3: the budget exceeds the capacity)"
+                        .into()
                 } else {
                     "no statistics.capacity_warning".into()
                 },
