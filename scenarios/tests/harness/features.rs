@@ -3,7 +3,6 @@
 //! and the tests here read the reports for what an expectation cannot say.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -13,24 +12,18 @@ fn scenario(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Runs one file through `harness run -q --report-dir`; answers its report.json.
-fn run(name: &str) -> Value {
+/// Runs one file through `harness run -q --report-dir`, which must pass; answers its
+/// report.json.
+fn run_passing(file: &Path) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "-q"])
-        .arg(scenario(name))
-        .arg("--report-dir")
-        .arg(dir.path())
-        .output()
-        .expect("harness runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let (code, text) = crate::run::harness_run(file, dir.path());
+    assert_eq!(code, Some(0), "{text}");
     assert!(text.contains(" passed, 0 failed"), "{text}");
     serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap()
+}
+
+fn run(name: &str) -> Value {
+    run_passing(&scenario(name))
 }
 
 #[test]
@@ -178,19 +171,7 @@ fn field_paths(v: &Value, path: &str, out: &mut Vec<String>) {
 fn the_report_shape_is_pinned_and_documented() {
     let mut paths = vec![];
     field_paths(&run("steps_rules_cohorts.toml"), "", &mut paths);
-    let lifecycle = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lifecycle.toml");
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "-q"])
-        .arg(&lifecycle)
-        .arg("--report-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
-            .unwrap();
+    let v = run_passing(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lifecycle.toml"));
     let mut more = vec![];
     field_paths(&v, "", &mut more);
     for p in more {

@@ -11,7 +11,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 /// Runs `harness run -q FILE --report-dir DIR` and answers the exit code and output.
-fn harness_run(file: &Path, dir: &Path) -> (Option<i32>, String) {
+pub fn harness_run(file: &Path, dir: &Path) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_harness"))
         .arg("run")
         .arg("-q")
