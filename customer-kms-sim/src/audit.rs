@@ -54,6 +54,10 @@ pub struct AuditEntry {
     pub latency_ms: f64,
     /// Ids of the faults that fired on this call.
     pub faults: Vec<String>,
+    /// The kinds of those faults, in the same order (`latency`, `hang`, `malformed_json`,
+    /// ...): what the call was served, also when its outcome says `OK` (a damaged 200).
+    #[serde(default)]
+    pub fault_kinds: Vec<String>,
 }
 
 struct Inner {
@@ -180,6 +184,7 @@ mod tests {
             status: Some(200),
             latency_ms: 0.0,
             faults: vec![],
+            fault_kinds: vec![],
         }
     }
 

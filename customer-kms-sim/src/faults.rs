@@ -320,6 +320,8 @@ pub struct Arrival {
     pub outcome: Option<ArrivalOutcome>,
     /// Ids of the faults that fired.
     pub fired: Vec<String>,
+    /// Their kinds ([`FaultKind::name`]), in the same order.
+    pub fired_kinds: Vec<&'static str>,
 }
 
 /// An answer decided on arrival.
@@ -504,6 +506,7 @@ impl FaultEngine {
                 continue;
             }
             out.fired.push(f.info.id.clone());
+            out.fired_kinds.push(f.info.kind.name());
             match f.info.kind {
                 FaultKind::Latency { ms, jitter_ms } => {
                     let jitter = if jitter_ms > 0 {
@@ -526,12 +529,12 @@ impl FaultEngine {
     }
 
     /// The success point of a call to `endpoint` at `now`: the change to its answer, if
-    /// any, and the id of the fault that made it.
+    /// any, and the id and kind name of the fault that made it.
     pub fn on_success(
         &self,
         endpoint: Endpoint,
         now: DateTime<Utc>,
-    ) -> Option<(SuccessFault, String)> {
+    ) -> Option<(SuccessFault, String, &'static str)> {
         if !self.any.load(Ordering::SeqCst) {
             return None;
         }
@@ -556,7 +559,7 @@ impl FaultEngine {
                     FaultKind::TruncatedKey { len } => SuccessFault::TruncatedKey { len },
                     _ => unreachable!("success-stage kinds only"),
                 };
-                return Some((change, f.info.id.clone()));
+                return Some((change, f.info.id.clone(), f.info.kind.name()));
             }
         }
         None
@@ -657,7 +660,7 @@ mod tests {
         assert_eq!(e.on_success(Endpoint::Auth, t0()), None);
         assert!(matches!(
             e.on_success(Endpoint::DecryptKey, t0()),
-            Some((SuccessFault::WrongPlaintext { .. }, _))
+            Some((SuccessFault::WrongPlaintext { .. }, _, "wrong_plaintext"))
         ));
         assert_eq!(e.on_success(Endpoint::DecryptKey, t0()), None);
     }
@@ -685,6 +688,7 @@ mod tests {
         assert_eq!(a.delay, Duration::from_millis(15));
         assert_eq!(a.outcome, Some(ArrivalOutcome::RateLimited(7)));
         assert_eq!(a.fired, ["flt-1", "flt-2", "flt-4"]);
+        assert_eq!(a.fired_kinds, ["latency", "rate_limited", "latency"]);
         // The 503 was not consumed by the call the 429 answered.
         let a = e.on_arrival(Endpoint::DecryptKey, t0());
         assert_eq!(a.outcome, Some(ArrivalOutcome::Unavailable));

@@ -16,7 +16,20 @@ use scenarios::verify::VerifyArgs;
 /// Exit status: 0 when everything judged holds, 1 when a check or expectation fails, 2 when
 /// the command could not run (bad flags, a bad file, a service that cannot be reached).
 #[derive(Parser, Debug)]
-#[command(name = "harness", version, about, long_about)]
+#[command(
+    name = "harness",
+    version,
+    about,
+    long_about,
+    after_help = "Examples:
+  harness up                      # the whole stack on localhost, BYOK wired
+  harness run scenarios/examples/lifecycle.toml --report-dir reports
+  harness scenario check scenarios/examples/*.toml
+  BYOK_CLIENT_SECRET=platform-secret-1 harness check byok --base-url http://127.0.0.1:8700 --partner acme --client-id platform --key-alias tenant-a
+  harness check platform --base-url http://127.0.0.1:8080 --api-key sk-test-1 --org org-1 --workspace ws-1
+
+Each command has its own --help, with examples."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -29,10 +42,20 @@ enum Command {
     /// Run scenario files on a simulated clock and judge their expectations.
     Run(RunArgs),
     /// The scenario file format: print its JSON Schema, or check a file.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  harness scenario schema > scenario.schema.json
+  harness scenario check scenarios/examples/*.toml"
+    )]
     Scenario(ScenarioCommand),
     /// Check an implementation against the contract.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  BYOK_CLIENT_SECRET=platform-secret-1 harness check byok --base-url http://127.0.0.1:8700 --partner acme --client-id platform --key-alias tenant-a
+  harness check platform --base-url http://127.0.0.1:8080 --api-key sk-test-1 --org org-1 --workspace ws-1"
+    )]
     Check(CheckCommand),
     /// Judge a client from a running mock's request journal.
     Verify(VerifyArgs),

@@ -139,6 +139,7 @@ where
         status: None,
         latency_ms: 0.0,
         faults: Vec::new(),
+        fault_kinds: Vec::new(),
     };
     let mut pending = Pending {
         svc: svc.clone(),
@@ -183,6 +184,7 @@ where
     let ticket = svc.hang_ticket();
     let arrival = svc.faults().on_arrival(endpoint, now);
     pending.entry().faults = arrival.fired;
+    pending.entry().fault_kinds = arrival.fired_kinds.iter().map(|k| k.to_string()).collect();
     if !arrival.delay.is_zero() {
         tokio::time::sleep(arrival.delay).await;
     }
@@ -470,8 +472,10 @@ fn success_fault(
     now: DateTime<Utc>,
     pending: &mut Pending,
 ) -> Option<SuccessFault> {
-    let (fault, id) = svc.faults().on_success(endpoint, now)?;
-    pending.entry().faults.push(id);
+    let (fault, id, kind) = svc.faults().on_success(endpoint, now)?;
+    let entry = pending.entry();
+    entry.faults.push(id);
+    entry.fault_kinds.push(kind.to_string());
     Some(fault)
 }
 

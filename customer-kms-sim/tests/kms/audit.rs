@@ -158,6 +158,28 @@ async fn faults_that_fired_are_named_in_the_entry() {
     read(app.auth_request(CLIENT, SECRET_1)).await;
     let e = app.svc.audit().entries().pop().unwrap();
     assert_eq!(e.faults, [f.id]);
+    assert_eq!(e.fault_kinds, ["service_unavailable"]);
     assert_eq!(e.outcome, "SERVICE_UNAVAILABLE");
     assert_eq!(e.status, Some(503));
+}
+
+#[tokio::test]
+async fn a_damaged_answer_is_logged_ok_with_the_fault_it_served() {
+    let app = spawn_app().await;
+    let token = app.token().await;
+    let f = app
+        .svc
+        .add_fault(customer_kms_sim::FaultSpec::new(
+            customer_kms_sim::FaultKind::MalformedJson,
+        ))
+        .unwrap();
+    let r = read(app.decrypt_request(&token, ALIAS_A, &app.wrapped(ALIAS_A))).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let e = app.svc.audit().entries().pop().unwrap();
+    assert_eq!(
+        e.outcome, "OK",
+        "the call succeeded; its answer was damaged"
+    );
+    assert_eq!(e.faults, [f.id]);
+    assert_eq!(e.fault_kinds, ["malformed_json"]);
 }

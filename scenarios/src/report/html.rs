@@ -112,7 +112,7 @@ pub fn render(r: &ScenarioReport) -> String {
         s.push_str("</table>\n");
         let _ = writeln!(
             s,
-            "<details{}><summary>Rate per calling window ({} windows, {} dials/s asked)</summary><table class=\"windows\"><tr><th>Opens</th><th>Closes</th><th>Dials</th><th>Dials/s</th></tr>",
+            "<details{}><summary>Rate per calling window ({} windows, {} dials/s asked)</summary><table class=\"windows\"><tr><th>Opens</th><th>Closes</th><th>Dials</th><th>Rate</th></tr>",
             if c.windows.len() <= 10 { " open" } else { "" },
             c.windows.len(),
             c.attempts_per_second
@@ -120,11 +120,11 @@ pub fn render(r: &ScenarioReport) -> String {
         for w in &c.windows {
             let _ = writeln!(
                 s,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 escape(&w.from),
                 escape(&w.until),
                 w.dials,
-                w.rate
+                super::scenario::rate_text(w.rate)
             );
         }
         s.push_str("</table></details>\n");
@@ -149,13 +149,14 @@ pub fn render(r: &ScenarioReport) -> String {
     s.push_str("</table>\n");
 
     if !r.key_service.is_empty() {
-        s.push_str("<h2>Key service calls</h2>\n<table id=\"key-service\"><tr><th>Endpoint</th><th>Outcome</th><th>Calls</th></tr>\n");
+        s.push_str("<h2>Key service calls</h2>\n<table id=\"key-service\"><tr><th>Endpoint</th><th>Outcome</th><th>Fault served</th><th>Calls</th></tr>\n");
         for k in &r.key_service {
             let _ = writeln!(
                 s,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
                 escape(&k.endpoint),
                 escape(&k.outcome),
+                escape(k.fault.as_deref().unwrap_or("")),
                 k.calls
             );
         }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::checks::CheckReport;
+use crate::checks::{CheckReport, Outcome};
 use crate::report::table::{self, Colour};
 
 /// One scenario run.
@@ -16,7 +16,8 @@ use crate::report::table::{self, Colour};
 pub struct ScenarioReport {
     /// The scenario's name.
     pub scenario: String,
-    /// The file, as named on the command line.
+    /// The file: its path relative to the current directory when under it, else its name
+    /// (the same whether it was named by a relative or an absolute path).
     pub file: String,
     /// What it shows.
     pub description: Option<String>,
@@ -151,13 +152,16 @@ pub struct InboundReport {
     pub agent_variables: serde_json::Value,
 }
 
-/// Calls to one key-service endpoint with one outcome.
+/// Calls to one key-service endpoint with one outcome and the same faults served.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KeyServiceCount {
     /// `auth`, `decrypt-key`, `rotate-key`.
     pub endpoint: String,
     /// `OK` or the error code (`NO_RESPONSE` when the caller gave up).
     pub outcome: String,
+    /// The fault kinds served on these calls, joined by `+` (`latency`, `malformed_json`,
+    /// ...); none for calls no fault touched.
+    pub fault: Option<String>,
     /// How many.
     pub calls: u64,
 }
@@ -203,6 +207,41 @@ pub struct ChartReport {
     pub marks: Vec<TimelineEntry>,
 }
 
+/// A dial rate people can read: per second, or per hour below 0.01 per second (where
+/// "0.000/s" would hide it).
+pub fn rate_text(per_second: f64) -> String {
+    if per_second > 0.0 && per_second < 0.01 {
+        format!("{:.1}/h", per_second * 3600.0)
+    } else {
+        format!("{per_second:.3}/s")
+    }
+}
+
+/// A line of the webhooks received on one path: a campaign's count attempts, the
+/// deployments' inbound calls have none.
+fn webhook_line(w: &WebhookReport) -> String {
+    let events = format!(
+        "{} event{}",
+        w.events,
+        crate::scenario::plural(w.events as usize)
+    );
+    let signatures = format!(
+        "{} bad signature{}",
+        w.bad_signatures,
+        crate::scenario::plural(w.bad_signatures as usize)
+    );
+    if w.path == "deployments" {
+        format!("webhooks of deployments (inbound calls): {events}, {signatures}")
+    } else {
+        format!(
+            "webhooks {}: {events} for {} attempt{}, {signatures}",
+            w.path,
+            w.attempts,
+            crate::scenario::plural(w.attempts as usize)
+        )
+    }
+}
+
 /// The report as JSON: pretty-printed, ending with a newline.
 pub fn to_json(report: &ScenarioReport) -> String {
     let mut s = serde_json::to_string_pretty(report).expect("a report is plain data");
@@ -211,10 +250,28 @@ pub fn to_json(report: &ScenarioReport) -> String {
 }
 
 /// The report for a terminal: the timeline, each campaign's attempts by result and rate per
-/// window, key-service calls, webhooks, then the expectations with pass/fail.
+/// window, key-service calls, webhooks, then the expectations with pass/fail. `quiet`: only
+/// the failing expectations (with what was expected and observed) and the summary; one line
+/// when every expectation holds.
 pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
     let mut out = String::new();
-    if !quiet {
+    if quiet {
+        let mut failing = r.expectations.clone();
+        failing.checks.retain(|c| c.result == Outcome::Fail);
+        if failing.checks.is_empty() {
+            let _ = writeln!(
+                out,
+                "{}: {}: {}",
+                failing.suite,
+                failing.target,
+                failing.summary.line()
+            );
+        } else {
+            out.push_str(&table::render(&failing, colour));
+        }
+        return out;
+    }
+    {
         let _ = writeln!(out, "== {} ({}, seed {})", r.scenario, r.file, r.seed);
         let _ = writeln!(out, "   {} to {}", r.start, r.until);
         if !r.timeline.is_empty() {
@@ -251,8 +308,12 @@ pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
             for w in c.windows.iter().take(shown) {
                 let _ = writeln!(
                     out,
-                    "  window {} to {}: {} dials, {:.3}/s (asked {})",
-                    w.from, w.until, w.dials, w.rate, c.attempts_per_second
+                    "  window {} to {}: {} dials, {} (asked {})",
+                    w.from,
+                    w.until,
+                    w.dials,
+                    rate_text(w.rate),
+                    rate_text(c.attempts_per_second)
                 );
             }
             if c.windows.len() > shown {
@@ -267,19 +328,50 @@ pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
             let calls: Vec<String> = r
                 .key_service
                 .iter()
-                .map(|k| format!("{} {} {}", k.endpoint, k.outcome, k.calls))
+                .map(|k| match &k.fault {
+                    Some(f) => format!("{} {} [{f}] {}", k.endpoint, k.outcome, k.calls),
+                    None => format!("{} {} {}", k.endpoint, k.outcome, k.calls),
+                })
                 .collect();
             let _ = writeln!(out, "\nkey service: {}", calls.join(", "));
         }
         for w in &r.webhooks {
-            let _ = writeln!(
-                out,
-                "webhooks {}: {} events for {} attempts, {} bad signatures",
-                w.path, w.events, w.attempts, w.bad_signatures
-            );
+            let _ = writeln!(out, "{}", webhook_line(w));
         }
         out.push('\n');
     }
     out.push_str(&table::render(&r.expectations, colour));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn low_rates_are_shown_per_hour() {
+        assert_eq!(rate_text(0.1), "0.100/s");
+        assert_eq!(rate_text(0.01), "0.010/s");
+        assert_eq!(rate_text(6.0 / 3600.0), "6.0/h");
+        assert_eq!(rate_text(0.0), "0.000/s");
+    }
+
+    #[test]
+    fn deployment_webhooks_are_not_counted_in_attempts() {
+        let w = |path: &str, attempts| WebhookReport {
+            path: path.into(),
+            events: 3,
+            bad_signatures: 0,
+            attempts,
+            by_status: vec![],
+        };
+        assert_eq!(
+            webhook_line(&w("deployments", 0)),
+            "webhooks of deployments (inbound calls): 3 events, 0 bad signatures"
+        );
+        assert_eq!(
+            webhook_line(&w("campaigns/c", 1)),
+            "webhooks campaigns/c: 3 events for 1 attempt, 0 bad signatures"
+        );
+    }
 }

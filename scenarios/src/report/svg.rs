@@ -158,11 +158,7 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
     // Time axis: about eight labels.
     for k in 0..=7 {
         let t = t0 + chrono::Duration::seconds((span * f64::from(k) / 7.0) as i64);
-        let label = if span > 3.0 * 86_400.0 {
-            t.format("%a %d %b").to_string()
-        } else {
-            t.format("%a %H:%M").to_string()
-        };
+        let label = axis_label(t, span / 7.0, span);
         let _ = write!(
             s,
             r##"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle" fill="#444">{}</text>"##,
@@ -182,6 +178,20 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
 }
 
 /// A round axis maximum at or above `n`.
+/// A time-axis label, with as much as tells labels `step` seconds apart apart over a chart
+/// of `span` seconds: the day alone when they are a day or more apart, the day and the time
+/// over several days, the time alone within a day.
+fn axis_label(t: DateTime<Utc>, step: f64, span: f64) -> String {
+    let format = if step >= 86_400.0 {
+        "%a %d %b"
+    } else if span > 86_400.0 {
+        "%a %d %H:%M"
+    } else {
+        "%a %H:%M"
+    };
+    t.format(format).to_string()
+}
+
 fn nice_ceiling(n: u64) -> u64 {
     let mut step = 1;
     loop {
@@ -215,6 +225,22 @@ fn plural(n: i64, unit: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axis_labels_differ_whatever_the_span() {
+        let t0 = parse("2026-03-02T08:00:00.000Z").unwrap();
+        for days in [0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 10.0, 30.0] {
+            let span = days * 86_400.0;
+            let labels: Vec<String> = (0..=7)
+                .map(|k| {
+                    let t = t0 + chrono::Duration::seconds((span * f64::from(k) / 7.0) as i64);
+                    axis_label(t, span / 7.0, span)
+                })
+                .collect();
+            let distinct: std::collections::BTreeSet<&String> = labels.iter().collect();
+            assert_eq!(distinct.len(), labels.len(), "{days} days: {labels:?}");
+        }
+    }
 
     #[test]
     fn axis_maxima_are_round() {

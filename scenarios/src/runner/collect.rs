@@ -137,16 +137,18 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
         })
         .collect();
 
-    let mut kms = std::collections::BTreeMap::<(String, String), u64>::new();
+    let mut kms = std::collections::BTreeMap::<(String, String, Option<String>), u64>::new();
     for e in run.stack.kms().audit().entries() {
-        *kms.entry((e.endpoint.as_str().to_string(), e.outcome.clone()))
+        let fault = (!e.fault_kinds.is_empty()).then(|| e.fault_kinds.join("+"));
+        *kms.entry((e.endpoint.as_str().to_string(), e.outcome.clone(), fault))
             .or_default() += 1;
     }
     let key_service = kms
         .into_iter()
-        .map(|((endpoint, outcome), calls)| KeyServiceCount {
+        .map(|((endpoint, outcome, fault), calls)| KeyServiceCount {
             endpoint,
             outcome,
+            fault,
             calls,
         })
         .collect();

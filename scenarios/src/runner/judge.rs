@@ -58,6 +58,21 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 campaign.clone(),
             )
         }
+        Expect::CapacityWarning { campaign, warned } => {
+            let v = run.campaign(campaign).await?;
+            let warning = v["statistics"]["capacity_warning"].clone();
+            (
+                warning.is_null() != *warned,
+                if *warned {
+                    "statistics.capacity_warning set (rule 3: the budget exceeds the capacity)"
+                        .into()
+                } else {
+                    "no statistics.capacity_warning".into()
+                },
+                warning,
+                campaign.clone(),
+            )
+        }
         Expect::AttemptsPerUser {
             campaign,
             number,
@@ -245,16 +260,21 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
         Expect::KeyServiceCalls {
             endpoint,
             outcome,
+            fault,
             calls,
         } => {
+            let fault = fault.map(crate::scenario::load::kind_name);
             let n = run.stack.kms().audit().count(|e| {
                 (endpoint.as_str() == "all" || e.endpoint.as_str() == endpoint.as_str())
                     && outcome.as_ref().is_none_or(|o| &e.outcome == o)
+                    && fault.is_none_or(|f| e.fault_kinds.iter().any(|k| k == f))
             }) as u64;
             let (ok, want) = count(calls, n);
-            let what = match outcome {
-                Some(o) => format!("{} calls ({o})", endpoint.as_str()),
-                None => format!("{} calls", endpoint.as_str()),
+            let what = match (outcome, fault) {
+                (Some(o), Some(f)) => format!("{} calls ({o}, served {f})", endpoint.as_str()),
+                (Some(o), None) => format!("{} calls ({o})", endpoint.as_str()),
+                (None, Some(f)) => format!("{} calls (served {f})", endpoint.as_str()),
+                (None, None) => format!("{} calls", endpoint.as_str()),
             };
             (
                 ok,

@@ -46,13 +46,14 @@ pub struct RunArgs {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Write report.json, report.html and junit.xml here (for several files, in a
-    /// sub-directory per file, named after it).
+    /// sub-directory per file, named after it; a name given twice gets -2, -3, ...).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Seed of the run, instead of the file's.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Print only failing expectations and one line per file.
+    /// Print only the failing expectations (what was expected and observed) and each file's
+    /// summary: one line per file when everything holds.
     #[arg(long, short)]
     pub quiet: bool,
     /// Print the report as JSON on standard output (an array for several files) instead of
@@ -84,12 +85,13 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
     let show_progress = !args.quiet && !args.json && std::io::stderr().is_terminal();
     let mut reports = vec![];
     let several = loaded.len() > 1;
-    for l in &loaded {
+    let dirs = dir_names(&loaded);
+    for (l, dir_name) in loaded.iter().zip(&dirs) {
         let progress = if show_progress {
             let p = ProgressBar::new(1);
             p.set_style(
                 ProgressStyle::with_template(
-                    "{prefix} [{bar:40}] {percent:>3}% simulated, {elapsed} ({msg})",
+                    "{prefix} [{bar:40}] {percent:>3}% simulated (at {msg}), {elapsed}",
                 )
                 .expect("a fixed template parses")
                 .progress_chars("=> "),
@@ -103,7 +105,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         progress.finish_and_clear();
         if let Some(dir) = &args.report_dir {
             let dir = if several {
-                dir.join(dir_name(l))
+                dir.join(dir_name)
             } else {
                 dir.clone()
             };
@@ -138,10 +140,25 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
     })
 }
 
-fn dir_name(l: &Loaded) -> String {
-    Path::new(&l.file)
-        .file_stem()
-        .map_or_else(|| l.name.clone(), |s| s.to_string_lossy().into_owned())
+/// The report sub-directory of each file: its name without `.toml`, with `-2`, `-3`, ...
+/// for a name already taken, so that no report overwrites another.
+fn dir_names(loaded: &[Loaded]) -> Vec<String> {
+    let mut taken = std::collections::BTreeSet::new();
+    loaded
+        .iter()
+        .map(|l| {
+            let stem = Path::new(&l.file)
+                .file_stem()
+                .map_or_else(|| l.name.clone(), |s| s.to_string_lossy().into_owned());
+            let mut name = stem.clone();
+            let mut n = 1;
+            while !taken.insert(name.clone()) {
+                n += 1;
+                name = format!("{stem}-{n}");
+            }
+            name
+        })
+        .collect()
 }
 
 /// Writes `report.json`, `report.html` and `junit.xml` into `dir`.

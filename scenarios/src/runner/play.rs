@@ -168,8 +168,8 @@ impl<'a> Run<'a> {
         for (name, versions) in &aliases {
             kms = kms.with_alias(name, *versions);
         }
-        if let Some(t) = ks.token_lifetime {
-            kms = kms.with_expires_in(t.0.num_seconds().max(1) as u64);
+        if let Some(t) = &ks.token_lifetime {
+            kms = kms.with_expires_in(t.value.0.num_seconds().max(1) as u64);
         }
         options.kms = Some(kms);
         options.byok = ByokOptions {
@@ -177,11 +177,13 @@ impl<'a> Run<'a> {
             key_alias: Some(aliases[0].0.clone()),
             data_key_cache_secs: ks
                 .data_key_cache
+                .as_ref()
                 .map_or(platform::config::BYOK_DATA_KEY_CACHE_SECS, |d| {
                     d.0.num_seconds().max(1) as u64
                 }),
             request_timeout_ms: ks
                 .request_timeout
+                .as_ref()
                 .map_or(platform::config::BYOK_REQUEST_TIMEOUT_MS, |d| {
                     d.0.num_milliseconds().max(1) as u64
                 }),
@@ -389,6 +391,7 @@ impl<'a> Run<'a> {
                 }
             }
             progress.set_position((self.now - self.loaded.start).num_seconds().max(0) as u64);
+            progress.set_message(self.now.format("%Y-%m-%d %H:%M").to_string());
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::model::KmsEndpointScope;
+use super::model::{KmsEndpointScope, KmsFaultKind};
 use super::time::At;
 
 /// One expectation.
@@ -39,6 +39,15 @@ pub enum Expect {
         campaign: String,
         /// `scheduled`, `active`, `paused`, `ended` or `cancelled`.
         status: StatusName,
+    },
+    /// Whether the campaign's `statistics.capacity_warning` is set (rule 3: its attempt
+    /// budget exceeds what its rate allows in the open window time left). The platform
+    /// warns until the campaign ends: judge it with an `at` before the end.
+    CapacityWarning {
+        /// The campaign's key.
+        campaign: String,
+        /// Whether a warning is expected.
+        warned: bool,
     },
     /// Attempts (dials) of every user of the campaign, or of one number.
     AttemptsPerUser {
@@ -145,6 +154,11 @@ pub enum Expect {
         /// Only calls with this outcome (`OK`, `SERVICE_UNAVAILABLE`, ...); default every call.
         #[serde(default)]
         outcome: Option<String>,
+        /// Only calls served this fault kind (`latency`, `hang`, `malformed_json`, ...), as
+        /// the key service's log records it; default every call. A damaged 200 has the
+        /// outcome `OK`: this is how to see it was served.
+        #[serde(default)]
+        fault: Option<KmsFaultKind>,
         /// How many.
         calls: Count,
     },
@@ -186,6 +200,7 @@ impl Expect {
     pub fn name(&self) -> &'static str {
         match self {
             Expect::CampaignStatus { .. } => "campaign_status",
+            Expect::CapacityWarning { .. } => "capacity_warning",
             Expect::AttemptsPerUser { .. } => "attempts_per_user",
             Expect::Outcomes { .. } => "outcomes",
             Expect::Users { .. } => "users",
@@ -204,6 +219,7 @@ impl Expect {
     pub fn campaign(&self) -> Option<&str> {
         match self {
             Expect::CampaignStatus { campaign, .. }
+            | Expect::CapacityWarning { campaign, .. }
             | Expect::AttemptsPerUser { campaign, .. }
             | Expect::Outcomes { campaign, .. }
             | Expect::Users { campaign, .. }

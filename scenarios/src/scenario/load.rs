@@ -79,7 +79,7 @@ impl ScenarioError {
 pub struct Loaded {
     /// The scenario.
     pub scenario: Scenario,
-    /// The file as named.
+    /// The file as reports name it ([`report_path`]), the same on every machine.
     pub file: String,
     /// The directory CSV files are read from.
     pub dir: PathBuf,
@@ -118,7 +118,36 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
     let name = path
         .file_stem()
         .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
-    load_str(&text, &path.display().to_string(), &dir, &name).map_err(LoadError::Invalid)
+    let mut loaded =
+        load_str(&text, &path.display().to_string(), &dir, &name).map_err(LoadError::Invalid)?;
+    loaded.file = report_path(path);
+    Ok(loaded)
+}
+
+/// How reports name a scenario file, so that the same file gives the same `report.json`
+/// however it was named and wherever it is run: its path relative to the current directory
+/// (with `/`) when it is under it, else its file name alone.
+pub fn report_path(path: &Path) -> String {
+    let name = || {
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let (Ok(abs), Ok(cwd)) = (
+        std::fs::canonicalize(path),
+        std::env::current_dir().and_then(std::fs::canonicalize),
+    ) else {
+        return name();
+    };
+    match abs.strip_prefix(&cwd) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => name(),
+    }
 }
 
 /// Why a file could not be loaded.
@@ -296,7 +325,10 @@ impl Checker<'_> {
             if !body.is_object() {
                 self.at(
                     &d.span,
-                    format!("deployment {:?}: request must be a table", d.key),
+                    format!(
+                        "deployment {:?}: request must be a table of the create request's fields, under [deployments.request]",
+                        d.key
+                    ),
                 );
             } else if let Err(e) =
                 contracts::validate::deployment_create(body, Options { strict: true })
@@ -362,7 +394,10 @@ impl Checker<'_> {
                 Action::PatchCampaign { patch, .. } | Action::PatchDeployment { patch, .. }
                     if !patch.is_object() =>
                 {
-                    self.at(&st.span, "patch must be a table".into());
+                    self.at(
+                        &st.span,
+                        "patch must be a table of the fields to change, such as patch = { name = \"New name\" }".into(),
+                    );
                 }
                 Action::KeyServiceOutage { duration, .. } if duration.0 <= Duration::zero() => {
                     self.at(
@@ -479,23 +514,23 @@ impl Checker<'_> {
         for c in &ks.clients {
             if c.secrets.is_empty() || c.secrets.len() > 2 {
                 self.at(
-                    &s.start.span,
-                    format!("key_service client {:?} needs one or two secrets", c.id),
+                    &c.span,
+                    format!(
+                        "key_service client {:?} needs one or two secrets, such as secrets = [\"platform-secret-1\"]",
+                        c.id
+                    ),
                 );
             }
         }
         for (what, d) in [
-            ("token_lifetime", ks.token_lifetime),
-            ("data_key_cache", ks.data_key_cache),
-            ("request_timeout", ks.request_timeout),
+            ("token_lifetime", &ks.token_lifetime),
+            ("data_key_cache", &ks.data_key_cache),
+            ("request_timeout", &ks.request_timeout),
         ] {
             if let Some(d) = d
-                && d.0 < Duration::seconds(1)
+                && d.value.0 < Duration::seconds(1)
             {
-                self.at(
-                    &s.start.span,
-                    format!("key_service.{what} must be at least 1s"),
-                );
+                self.at(&d.span, format!("key_service.{what} must be at least 1s"));
             }
         }
     }
@@ -527,7 +562,10 @@ impl Checker<'_> {
         let Some(obj) = c.request.as_object() else {
             self.at(
                 &c.span,
-                format!("campaign {:?}: request must be a table", c.key),
+                format!(
+                    "campaign {:?}: request must be a table of the create request's fields, under [campaigns.request]",
+                    c.key
+                ),
             );
             return;
         };
@@ -683,7 +721,10 @@ impl Checker<'_> {
             } => {
                 self.reference(&e.span, "inbound call", call, calls);
                 if variables.as_ref().is_some_and(|v| !v.is_object()) {
-                    self.at(&e.span, "variables must be a table".into());
+                    self.at(
+                        &e.span,
+                        "variables must be a table of what the agent received, such as variables = { first_name = \"Ada\" }".into(),
+                    );
                 }
             }
             Expect::DialRate {
@@ -694,7 +735,7 @@ impl Checker<'_> {
                 ..
             } => {
                 if !(*rate > 0.0 && rate.is_finite()) {
-                    self.at(&e.span, format!("rate {rate} must be above 0"));
+                    self.at(&e.span, format!("rate {rate} must be above 0: the dials per second expected, such as 0.5"));
                 }
                 self.tolerance(&e.span, *tolerance);
                 if let (Some(f), Some(u)) = (from, until)

@@ -30,7 +30,7 @@ pub use model::Scenario;
 pub enum ScenarioCommand {
     /// Print the JSON Schema of scenario files (for editors: completion and checking).
     ///
-    /// Example:
+    /// Examples:
     ///   harness scenario schema > scenario.schema.json
     #[command(verbatim_doc_comment)]
     Schema,
@@ -39,8 +39,9 @@ pub enum ScenarioCommand {
     /// file is valid, 1 when one has problems (each printed with its line and column), 2
     /// when a file cannot be read.
     ///
-    /// Example:
+    /// Examples:
     ///   harness scenario check scenarios/examples/*.toml
+    ///   harness scenario check my-scenario.toml && harness run my-scenario.toml
     #[command(verbatim_doc_comment)]
     Check {
         /// The scenario files.
@@ -51,10 +52,34 @@ pub enum ScenarioCommand {
 
 /// The JSON Schema of the scenario format, pretty-printed.
 pub fn schema_json() -> String {
-    let schema = schemars::schema_for!(Scenario);
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(Scenario)).expect("a schema is plain JSON");
+    for def in ["Step", "Expectation"] {
+        close_tagged(&mut schema["$defs"][def]);
+    }
     let mut s = serde_json::to_string_pretty(&schema).expect("a schema is plain JSON");
     s.push('\n');
     s
+}
+
+/// A `[[timeline]]` step or an `[[expect]]` entry is a few common fields (`at`, `name`)
+/// flattened beside one variant of a tagged enum (`do`, `check`): the generated schema lists
+/// the common fields outside a `oneOf` of the variants, and refuses no unknown field. Each
+/// variant gets the common fields and `additionalProperties: false` (every JSON Schema
+/// draft, so every editor, reads it), as the loader refuses unknown fields.
+fn close_tagged(def: &mut serde_json::Value) {
+    let common = def["properties"].as_object().cloned().unwrap_or_default();
+    let Some(variants) = def["oneOf"].as_array_mut() else {
+        return;
+    };
+    for v in variants {
+        if let Some(props) = v["properties"].as_object_mut() {
+            for (k, s) in &common {
+                props.entry(k.clone()).or_insert_with(|| s.clone());
+            }
+            v["additionalProperties"] = serde_json::Value::Bool(false);
+        }
+    }
 }
 
 /// Runs a `harness scenario` subcommand.

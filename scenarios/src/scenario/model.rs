@@ -71,20 +71,20 @@ pub struct KeyServiceSection {
     /// Clients that may call `/auth` (default: one, `platform` / `platform-secret-1`). The
     /// platform uses the first.
     #[serde(default)]
-    pub clients: Vec<KmsClient>,
+    pub clients: Vec<Located<KmsClient>>,
     /// Master-key aliases (default: one, `tenant-a`). The platform's data key is wrapped
     /// under the first.
     #[serde(default)]
     pub aliases: Vec<KmsAlias>,
     /// Lifetime of the tokens `/auth` issues (`expires_in`, default 1h).
     #[serde(default)]
-    pub token_lifetime: Option<Span>,
+    pub token_lifetime: Option<Located<Span>>,
     /// How long the platform keeps a decrypted data key (default 5m).
     #[serde(default)]
-    pub data_key_cache: Option<Span>,
+    pub data_key_cache: Option<Located<Span>>,
     /// The platform's timeout for one key-service call (wall clock, default 5s).
     #[serde(default)]
-    pub request_timeout: Option<Span>,
+    pub request_timeout: Option<Located<Span>>,
     /// Faults, each from a time until a time (or for its `next` calls).
     #[serde(default)]
     pub faults: Vec<Located<KmsFaultDef>>,

@@ -1,6 +1,8 @@
 //! The `harness` command's tests: one binary, a module per command.
 
 mod byok;
+mod features;
+mod help;
 mod html;
 mod platform_check;
 mod run;

@@ -11,7 +11,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 /// Runs `harness run -q FILE --report-dir DIR` and answers the exit code and output.
-fn harness_run(file: &Path, dir: &Path) -> (Option<i32>, String) {
+pub fn harness_run(file: &Path, dir: &Path) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_harness"))
         .arg("run")
         .arg("-q")
@@ -116,8 +116,8 @@ fn a_failing_expectation_names_its_line_the_expected_and_observed_values_and_the
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("FAIL  outcomes.line"), "{out}");
     assert!(
-        out.contains(&format!("at:       {}:{line}", file.display())),
-        "the [[expect]] line {line}: {out}"
+        out.contains(&format!("at:       wrong.toml:{line}\n")),
+        "the [[expect]] line {line}, the file outside the current directory by its name: {out}"
     );
     assert!(
         out.contains("expected: total exactly 12, connected exactly 3"),
@@ -140,4 +140,129 @@ fn an_invalid_file_runs_nothing_and_exits_2() {
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("bad.toml:1:9:"), "{out}");
     assert!(out.contains("nothing was run"), "{out}");
+}
+
+/// Runs `harness` with `args` in `cwd`; answers the exit code, stdout and stderr.
+fn harness_in(cwd: &Path, args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("harness runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn quiet_prints_one_line_per_passing_file_and_only_the_failing_expectations() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(example("lifecycle.toml")).unwrap();
+    std::fs::write(dir.path().join("good.toml"), &text).unwrap();
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        text.replace("total = 11\n", "total = 12\n"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = harness_in(
+        dir.path(),
+        &["run".as_ref(), "-q".as_ref(), "good.toml".as_ref()],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(
+        stdout, "lifecycle: good.toml: 15 passed, 0 failed, 0 skipped\n",
+        "one line"
+    );
+    assert_eq!(stderr, "", "no progress bar when stderr is not a terminal");
+    let (code, stdout, _) = harness_in(
+        dir.path(),
+        &["run".as_ref(), "-q".as_ref(), "bad.toml".as_ref()],
+    );
+    assert_eq!(code, Some(1));
+    assert!(stdout.contains("  FAIL  outcomes.line"), "{stdout}");
+    assert!(
+        !stdout.contains("PASS"),
+        "only the failing expectations: {stdout}"
+    );
+    assert!(
+        stdout.ends_with("14 passed, 1 failed, 0 skipped\n"),
+        "{stdout}"
+    );
+    let (_, loud, _) = harness_in(dir.path(), &["run".as_ref(), "good.toml".as_ref()]);
+    assert!(
+        loud.contains("timeline:") && loud.contains("  PASS  "),
+        "{loud}"
+    );
+}
+
+#[test]
+fn files_of_the_same_name_get_a_report_directory_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(example("lifecycle.toml")).unwrap();
+    for (sub, seed) in [("a", "seed = 42"), ("b", "seed = 7")] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        std::fs::write(
+            dir.path().join(sub).join("lifecycle.toml"),
+            text.replace("seed = 42", seed),
+        )
+        .unwrap();
+    }
+    let (code, stdout, stderr) = harness_in(
+        dir.path(),
+        &[
+            "run".as_ref(),
+            "-q".as_ref(),
+            "a/lifecycle.toml".as_ref(),
+            "b/lifecycle.toml".as_ref(),
+            "--report-dir".as_ref(),
+            "out".as_ref(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let seed_of = |sub: &str| {
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("out").join(sub).join("report.json")).unwrap(),
+        )
+        .unwrap();
+        (v["file"].clone(), v["seed"].clone())
+    };
+    assert_eq!(seed_of("lifecycle"), ("a/lifecycle.toml".into(), 42.into()));
+    assert_eq!(
+        seed_of("lifecycle-2"),
+        ("b/lifecycle.toml".into(), 7.into())
+    );
+}
+
+#[test]
+fn a_file_named_by_a_relative_or_an_absolute_path_gives_the_same_report_bytes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let relative = Path::new("examples/pause_resume_cancel.toml");
+    let absolute = root.join(relative);
+    for (sub, file) in [("rel", relative), ("abs", absolute.as_path())] {
+        let (code, stdout, stderr) = harness_in(
+            root,
+            &[
+                "run".as_ref(),
+                "-q".as_ref(),
+                file.as_os_str(),
+                "--report-dir".as_ref(),
+                dir.path().join(sub).as_os_str(),
+            ],
+        );
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+    }
+    let read = |sub: &str| std::fs::read(dir.path().join(sub).join("report.json")).unwrap();
+    assert!(read("rel") == read("abs"), "the same bytes");
+    let v: serde_json::Value = serde_json::from_slice(&read("rel")).unwrap();
+    assert_eq!(v["file"], "examples/pause_resume_cancel.toml");
+    assert!(
+        v["expectations"]["checks"][0]["location"]
+            .as_str()
+            .unwrap()
+            .starts_with("examples/pause_resume_cancel.toml:"),
+        "{v}"
+    );
 }

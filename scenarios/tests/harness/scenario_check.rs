@@ -217,6 +217,222 @@ case!(
     format!("{BASE}\n[[timeline]]\nat = 5\ndo = \"pause\"\ncampaign = \"c\"\n")
 );
 
+case!(empty_key, BASE.replace("key = \"u\"", "key = \" \""));
+case!(
+    no_such_kind_in_the_file,
+    format!(
+        "{BASE}\n[[timeline]]\nat = \"+2h\"\ndo = \"pause_deployment\"\ndeployment = \"desk\"\n"
+    )
+);
+case!(
+    fault_from_before_start,
+    format!("{BASE}\n[[key_service.faults]]\nkind = \"hang\"\nfrom = \"2026-03-01T00:00:00Z\"\n")
+);
+case!(
+    fault_probability_out_of_range,
+    format!("{BASE}\n[[key_service.faults]]\nkind = \"hang\"\nprobability = 1.5\n")
+);
+case!(
+    fault_next_and_probability,
+    format!("{BASE}\n[[key_service.faults]]\nkind = \"hang\"\nnext = 2\nprobability = 0.5\n")
+);
+case!(
+    fault_latency_over_ten_minutes,
+    format!("{BASE}\n[[key_service.faults]]\nkind = \"latency\"\ndelay = \"11m\"\n")
+);
+case!(
+    fault_truncated_key_too_long,
+    format!("{BASE}\n[[key_service.faults]]\nkind = \"truncated_key\"\nlen = 32\n")
+);
+case!(
+    key_service_client_without_secrets,
+    format!("{BASE}\n[[key_service.clients]]\nid = \"platform\"\nsecrets = []\n")
+);
+case!(
+    key_service_duration_under_a_second,
+    format!("{BASE}\n[key_service]\ntoken_lifetime = \"500ms\"\n")
+);
+case!(
+    campaign_request_not_a_table,
+    format!(
+        "{BASE}\n[[campaigns]]\nkey = \"d\"\nstart = \"+1h\"\nend = \"+1d\"\nrequest = \"all of it\"\n"
+    )
+);
+case!(
+    deployment_request_not_a_table,
+    format!("{BASE}\n[[deployments]]\nkey = \"d\"\nrequest = [1, 2]\n")
+);
+case!(
+    deployment_refused_by_the_api,
+    format!("{BASE}\n[[deployments]]\nkey = \"d\"\n\n[deployments.request]\nname = \"Desk\"\napp_id = \"app-1\"\napp_version = 1\nconnection_configs = [{{ connection_id = \"conn-d\", phone_numbers = [\"+14155550999\"] }}]\n").replace("app_version = 1\nconnection_configs = [{ connection_id = \"conn-d\"", "app_version = 0\nconnection_configs = [{ connection_id = \"conn-d\"")
+);
+case!(
+    cohort_both_campaign_and_deployment,
+    format!("{BASE}\n[[deployments]]\nkey = \"d\"\n\n[deployments.request]\nname = \"Desk\"\napp_id = \"app-1\"\napp_version = 1\nconnection_configs = [{{ connection_id = \"conn-d\", phone_numbers = [\"+14155550999\"] }}]\n").replace("campaign = \"c\"\ngenerate", "campaign = \"c\"\ndeployment = \"d\"\ngenerate")
+);
+case!(
+    cohort_bad_category,
+    BASE.replace(
+        "campaign = \"c\"\ngenerate",
+        "campaign = \"c\"\ncategory = \"vip\"\ngenerate"
+    )
+);
+case!(
+    cohort_bad_transformation,
+    format!("{BASE}transformation = {{ phone_number = 5 }}\n")
+);
+case!(
+    cohort_upload_at_and_upload_step,
+    format!(
+        "{}\n[[timeline]]\nat = \"+30m\"\ndo = \"upload_cohort\"\ncohort = \"u\"\n",
+        BASE.replace(
+            "campaign = \"c\"\ngenerate",
+            "campaign = \"c\"\nupload_at = \"+10m\"\ngenerate"
+        )
+    )
+);
+case!(
+    cohort_upload_at_before_start,
+    BASE.replace(
+        "campaign = \"c\"\ngenerate",
+        "campaign = \"c\"\nupload_at = \"2026-03-01T00:00:00Z\"\ngenerate"
+    )
+);
+case!(
+    step_before_start,
+    format!(
+        "{BASE}\n[[timeline]]\nat = \"2026-03-01T00:00:00Z\"\ndo = \"pause\"\ncampaign = \"c\"\n"
+    )
+);
+case!(
+    patch_not_a_table,
+    format!(
+        "{BASE}\n[[timeline]]\nat = \"+10m\"\ndo = \"patch_campaign\"\ncampaign = \"c\"\npatch = \"end later\"\n"
+    )
+);
+case!(
+    outage_for_zero,
+    format!("{BASE}\n[[timeline]]\nat = \"+2h\"\ndo = \"key_service_outage\"\nfor = \"0s\"\n")
+);
+case!(
+    inbound_variables_not_a_table,
+    format!(
+        "{BASE}\n[[timeline]]\nat = \"+2h\"\ndo = \"inbound_call\"\nkey = \"x\"\ncaller = \"+12025550188\"\ndialled = \"+14155550100\"\n\n[[expect]]\ncheck = \"inbound\"\ncall = \"x\"\nanswered = true\nvariables = \"Ada\"\n"
+    )
+);
+case!(
+    dial_rate_not_above_zero,
+    format!("{BASE}\n[[expect]]\ncheck = \"dial_rate\"\ncampaign = \"c\"\nrate = 0\n")
+);
+case!(
+    dial_rate_until_not_after_from,
+    format!(
+        "{BASE}\n[[expect]]\ncheck = \"dial_rate\"\ncampaign = \"c\"\nrate = 1\nfrom = \"+3h\"\nuntil = \"+2h\"\n"
+    )
+);
+case!(
+    dial_rate_tolerance_out_of_range,
+    format!(
+        "{BASE}\n[[expect]]\ncheck = \"dial_rate\"\ncampaign = \"c\"\nrate = 1\ntolerance = 2\n"
+    )
+);
+case!(
+    weight_split_tolerance_out_of_range,
+    format!(
+        "{BASE}\n[[expect]]\ncheck = \"weight_split\"\ncampaign = \"c\"\nshares = {{ conn-a = 1 }}\ntolerance = -0.1\n"
+    )
+);
+case!(
+    count_as_a_float,
+    format!("{BASE}\n[[expect]]\ncheck = \"users\"\ncampaign = \"c\"\ntotal = 1.5\n")
+);
+
+/// Every refusal written in `load.rs` (each `.at(span, message)`) has a snapshot above whose
+/// message it made: a new refusal without a case fails here.
+#[test]
+fn every_refusal_of_the_loader_has_a_snapshot() {
+    let source = include_str!("../../src/scenario/load.rs");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness/snapshots");
+    let mut messages = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("harness__scenario_check__") && name.ends_with(".snap") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            messages.extend(text.lines().map(str::to_string));
+        }
+    }
+    let mut sites = 0;
+    for (at, _) in source
+        .match_indices("self.at(")
+        .chain(source.match_indices("v.at("))
+    {
+        let rest = &source[at..];
+        let open = rest.find('"').unwrap() + 1;
+        let mut literal = String::new();
+        let mut chars = rest[open..].chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => literal.push(chars.next().unwrap()),
+                '"' => break,
+                c => literal.push(c),
+            }
+        }
+        // The literal's fixed pieces, in order, between its `{...}` placeholders.
+        let mut pieces = vec![];
+        let mut piece = String::new();
+        let mut depth = 0;
+        for c in literal.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    pieces.push(std::mem::take(&mut piece));
+                }
+                '}' => depth -= 1,
+                c if depth == 0 => piece.push(c),
+                _ => {}
+            }
+        }
+        pieces.push(piece);
+        let made = messages.iter().any(|m| {
+            let mut from = 0;
+            pieces.iter().all(|p| match m[from..].find(p.as_str()) {
+                Some(i) => {
+                    from += i + p.len();
+                    true
+                }
+                None => false,
+            })
+        });
+        assert!(made, "no snapshot has the message {literal:?}: add a case!");
+        sites += 1;
+    }
+    assert!(sites >= 40, "the refusals were found ({sites})");
+}
+
+/// The error shown in scenarios/README.md is what the loader prints for it: the example
+/// `lifecycle.toml` with its first expectation's campaign misspelt.
+#[test]
+fn the_readme_error_example_is_real() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let errors = &readme[readme.find("## Errors").unwrap()..];
+    let start = errors.find("```text\n").unwrap() + "```text\n".len();
+    let shown = &errors[start..start + errors[start..].find("```").unwrap()];
+    let text = std::fs::read_to_string(root.join("examples/lifecycle.toml"))
+        .unwrap()
+        .replacen(
+            "campaign = \"spring\"\nstatus = \"scheduled\"",
+            "campaign = \"sprin\"\nstatus = \"scheduled\"",
+            1,
+        );
+    let out = match load_str(&text, "lifecycle.toml", Path::new("."), "lifecycle") {
+        Ok(_) => panic!("the misspelt campaign is refused"),
+        Err(e) => format!("{e}\n"),
+    };
+    assert_eq!(out, shown);
+}
+
 #[test]
 fn several_problems_are_reported_at_once_in_file_order() {
     let text = format!(
@@ -276,6 +492,37 @@ fn the_schema_accepts_the_examples_and_refuses_unknown_fields() {
     ] {
         assert!(props.contains_key(key), "the schema documents {key}");
     }
+}
+
+#[test]
+fn the_schema_refuses_unknown_fields_in_timeline_and_expect_entries() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&scenarios::scenario::schema_json()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let with = |timeline: serde_json::Value, expect: serde_json::Value| {
+        serde_json::json!({
+            "start": "2026-03-02T08:00:00Z",
+            "timeline": [timeline],
+            "expect": [expect],
+        })
+    };
+    let step = serde_json::json!({"at": "+1h", "do": "pause", "campaign": "c"});
+    let check = serde_json::json!({
+        "name": "n", "at": "+2h", "check": "campaign_status", "campaign": "c", "status": "paused"
+    });
+    assert!(validator.is_valid(&with(step.clone(), check.clone())));
+    let mut bad_step = step.clone();
+    bad_step["force"] = true.into();
+    assert!(
+        !validator.is_valid(&with(bad_step, check.clone())),
+        "an unknown field of a timeline step"
+    );
+    let mut bad_check = check;
+    bad_check["colour"] = "red".into();
+    assert!(
+        !validator.is_valid(&with(step, bad_check)),
+        "an unknown field of an expectation"
+    );
 }
 
 #[test]
