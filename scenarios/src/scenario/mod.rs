@@ -11,6 +11,7 @@
 //!
 //! The JSON Schema (`harness scenario schema`) is generated from these types.
 
+pub mod check;
 pub mod expect;
 pub mod load;
 pub mod located;

@@ -347,11 +347,15 @@ case!(
     format!("{BASE}\n[[expect]]\ncheck = \"users\"\ncampaign = \"c\"\ntotal = 1.5\n")
 );
 
-/// Every refusal written in `load.rs` (each `.at(span, message)`) has a snapshot above whose
+/// Every refusal written in `load.rs` and `check.rs` (each `.at(span, message)`) has a snapshot above whose
 /// message it made: a new refusal without a case fails here.
 #[test]
 fn every_refusal_of_the_loader_has_a_snapshot() {
-    let source = include_str!("../../src/scenario/load.rs");
+    let source = [
+        include_str!("../../src/scenario/load.rs"),
+        include_str!("../../src/scenario/check.rs"),
+    ]
+    .concat();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness/snapshots");
     let mut messages = vec![];
     for entry in std::fs::read_dir(dir).unwrap() {
