@@ -30,6 +30,7 @@ pub mod receiver;
 pub mod schema;
 pub mod sim;
 mod sim_inbound;
+pub mod sim_states;
 pub mod states;
 pub mod target;
 
