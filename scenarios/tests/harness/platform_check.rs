@@ -349,6 +349,27 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
 }
 
 #[test]
+fn help_names_the_groups_of_only_and_skip() {
+    let out = harness()
+        .args(["check", "platform", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let only = help
+        .split("--only <GROUP,...>")
+        .nth(1)
+        .and_then(|rest| rest.split("--skip").next())
+        .unwrap_or_default();
+    for g in GROUPS {
+        assert!(
+            only.contains(g.name),
+            "--only does not name {}: {help}",
+            g.name
+        );
+    }
+}
+
+#[test]
 fn set_up_errors_exit_2_and_say_how_to_fix_them() {
     let out = harness()
         .args(["check", "platform", "--dry-run", "--only", "nope"])

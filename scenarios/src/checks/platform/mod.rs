@@ -35,6 +35,7 @@ pub mod sim_states;
 pub mod states;
 pub mod target;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -182,10 +183,11 @@ pub struct PlatformArgs {
     /// checks that need time. They move the target's clock forward by a few hours.
     #[arg(long)]
     pub sim: bool,
-    /// Run only these groups (comma-separated).
+    /// Run only these groups (comma-separated): endpoints, limits, errors, states,
+    /// pagination, cohorts, auth, sim.
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
     pub only: Vec<String>,
-    /// Do not run these groups (comma-separated).
+    /// Do not run these groups (comma-separated; the groups of --only).
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
     pub skip: Vec<String>,
     /// List the checks that would run, and why any would be skipped, without calling the
@@ -502,7 +504,9 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let other = args.other_api_key.is_some();
     if args.dry_run {
-        print!("{}", listing(&filter, args.sim, other));
+        std::io::stdout()
+            .lock()
+            .write_all(listing(&filter, args.sim, other).as_bytes())?;
         let target = args.base_url.as_deref().unwrap_or("(dry run)");
         let report = plan(&filter, args.sim, other, target);
         report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
@@ -517,7 +521,9 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
     let report = check(&opts, &mut progress, interrupted).await?;
     report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
     let colour = table::Colour::for_stream(&std::io::stdout());
-    print!("{}", table::render(&report, colour));
+    std::io::stdout()
+        .lock()
+        .write_all(table::render(&report, colour).as_bytes())?;
     eprintln!("took {:.1} s", watch.elapsed().as_secs_f64());
     Ok(if report.holds() {
         ExitCode::SUCCESS
