@@ -254,7 +254,17 @@ async fn a_campaign_that_never_activates() {
             }
         }
     });
-    assert_fails_exactly(m, &["sim.campaign_activates"]).await;
+    // The status changes from active see the campaigns scheduled too.
+    assert_fails_exactly(
+        m,
+        &[
+            "sim.campaign_activates",
+            "sim.campaign_pause_active",
+            "sim.campaign_resume_after_start",
+            "sim.campaign_cancel_running",
+        ],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
