@@ -170,12 +170,14 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     sim_inbound::run(cx, v).await;
 }
 
-async fn advance_to(cx: &Ctx, to: DateTime<Utc>) -> Exchange {
+/// Moves the target's simulated clock to `to`.
+pub(super) async fn advance_to(cx: &Ctx, to: DateTime<Utc>) -> Exchange {
     cx.send(Method::POST, &sim_clock_advance(), json!({"to": ts(to)}))
         .await
 }
 
-async fn status(cx: &Ctx, id: &str) -> Exchange {
+/// `GET` of a campaign.
+pub(super) async fn status(cx: &Ctx, id: &str) -> Exchange {
     cx.get(&cx.paths.campaign(id), &[]).await
 }
 

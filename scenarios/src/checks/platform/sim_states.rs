@@ -7,13 +7,13 @@
 //! cancelled; the clock is then moved past the shortest campaign's end, and every action
 //! on that `ended` campaign must be refused.
 
-use chrono::{DateTime, Utc};
-use reqwest::Method;
 use serde_json::json;
 
 use super::context::{Ctx, Verdicts};
 use super::fixtures::{self, secs, ts};
-use super::target::{Exchange, sim_clock_advance};
+use super::sim::{advance_to, status as get};
+use super::states::{campaign_action as action, status};
+use super::target::Exchange;
 use crate::checks::CheckDef;
 
 pub(super) const PAUSE_ACTIVE: CheckDef = CheckDef::error(
@@ -43,28 +43,6 @@ pub(super) const CHECKS: [&CheckDef; 4] = [
 
 /// The error code of a refused status change (an assumed point of the contract).
 pub const REFUSED_CODE: &str = "invalid_status_transition";
-
-fn status(x: &Exchange) -> Option<&str> {
-    x.str_field("status")
-}
-
-async fn action(cx: &Ctx, id: &str, action: &str) -> Exchange {
-    cx.send(
-        Method::PUT,
-        &cx.paths.campaign_status(id),
-        json!({"action": action}),
-    )
-    .await
-}
-
-async fn get(cx: &Ctx, id: &str) -> Exchange {
-    cx.get(&cx.paths.campaign(id), &[]).await
-}
-
-async fn advance_to(cx: &Ctx, to: DateTime<Utc>) -> Exchange {
-    cx.send(Method::POST, &sim_clock_advance(), json!({"to": ts(to)}))
-        .await
-}
 
 /// Whether `x` is a 409 with the platform's error shape and code [`REFUSED_CODE`].
 fn refused(x: &Exchange) -> bool {
