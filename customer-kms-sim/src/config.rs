@@ -608,6 +608,99 @@ mod tests {
         assert_eq!(c.fallback_alias(), Some("tenant-a"));
     }
 
+    /// Every key of the configuration is in the example, set or commented out: the
+    /// destructurings below stop compiling when a field is added, until it is listed here
+    /// (and so in the example).
+    #[test]
+    fn the_example_shows_every_key() {
+        let c = KmsConfig::from_toml_str(EXAMPLE_TOML).unwrap();
+        let KmsConfig {
+            partner: _,
+            seed: _,
+            skew_secs: _,
+            max_body_bytes: _,
+            admin_token: _,
+            audit_capacity: _,
+            max_hang_secs: _,
+            default_alias: _,
+            token,
+            clients,
+            api_keys,
+            aliases,
+            mutants: _,
+        } = c;
+        let TokenConfig {
+            issuer: _,
+            audience: _,
+            expires_in: _,
+            signing_secret: _,
+        } = token;
+        let ClientConfig {
+            id: _,
+            secrets: _,
+            default_alias: _,
+        } = &clients[0];
+        let ApiKeyConfig {
+            name: _,
+            key: _,
+            default_alias: _,
+        } = &api_keys[0];
+        let AliasConfig {
+            name: _,
+            keys: _,
+            versions: _,
+            min_version: _,
+            status: _,
+        } = &aliases[0];
+        let keys = [
+            "partner",
+            "seed",
+            "skew_secs",
+            "max_body_bytes",
+            "admin_token",
+            "audit_capacity",
+            "max_hang_secs",
+            "default_alias",
+            "[token]",
+            "issuer",
+            "audience",
+            "expires_in",
+            "signing_secret",
+            "[[clients]]",
+            "id",
+            "secrets",
+            "[[api_keys]]",
+            "name",
+            "key",
+            "[[aliases]]",
+            "keys",
+            "versions",
+            "min_version",
+            "status",
+            "mutants",
+        ];
+        let lines: Vec<&str> = EXAMPLE_TOML
+            .lines()
+            .map(|l| l.trim_start_matches('#').trim_start())
+            .collect();
+        for k in keys {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| *l == k || l.starts_with(&format!("{k} ="))),
+                "kms.example.toml lacks {k}"
+            );
+        }
+        // The commented mutants line, switched on, is valid.
+        let line = EXAMPLE_TOML
+            .lines()
+            .find_map(|l| l.strip_prefix("# mutants = "))
+            .unwrap();
+        let c = KmsConfig::from_toml_str(&format!("mutants = {line}\n[[aliases]]\nname = \"a\"\n"))
+            .unwrap();
+        assert_eq!(c.mutants, [Mutant::WrongTokenType]);
+    }
+
     #[test]
     fn readme_shows_the_example_file_verbatim() {
         assert!(

@@ -98,8 +98,27 @@ struct ServeArgs {
     skew_secs: Option<u64>,
     /// Switch a mutant on: the service then breaks one rule of the contract on purpose
     /// (repeatable; `GET /_admin/mutants` lists them with their rules).
-    #[arg(long, value_name = "NAME", value_parser = parse_mutant)]
+    #[arg(long, value_name = "NAME", value_parser = parse_mutant, long_help = mutant_help())]
     mutant: Vec<Mutant>,
+}
+
+/// `--help` for `--mutant`: every mutant with the rule it breaks.
+fn mutant_help() -> String {
+    let width = Mutant::ALL
+        .iter()
+        .map(|m| m.name().len())
+        .max()
+        .unwrap_or(0);
+    let rows: Vec<String> = Mutant::ALL
+        .iter()
+        .map(|m| format!("  {:<width$}  {}", m.name(), m.rule()))
+        .collect();
+    format!(
+        "Switch a mutant on: the service then breaks one rule of the contract on purpose \
+         (repeatable; also `mutants = [...]` in the configuration and the admin API \
+         /_admin/mutants). The mutants:\n{}",
+        rows.join("\n")
+    )
 }
 
 fn parse_mutant(name: &str) -> Result<Mutant, String> {

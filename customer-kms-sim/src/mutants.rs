@@ -26,6 +26,11 @@ use crate::keys::DATA_KEY_LEN;
 #[serde(rename_all = "snake_case")]
 #[repr(u8)]
 pub enum Mutant {
+    /// `/auth` answers 201 instead of 200 (with the token).
+    #[serde(rename = "auth_status_201")]
+    AuthStatus201,
+    /// `/auth` answers `expires_in` as a string (`"3600"`).
+    ExpiresInString,
     /// `/auth` answers `token_type: "bearer"`.
     WrongTokenType,
     /// `/auth` answers `expires_in: 0` (the token itself lives as configured).
@@ -34,6 +39,9 @@ pub enum Mutant {
     ShortTokenExp,
     /// `/auth` answers an opaque token, not a JWT (the service accepts it).
     OpaqueToken,
+    /// The JWT's header says `alg: none`, though the token is signed (the service accepts
+    /// the tokens it issued).
+    AlgNoneHeader,
     /// `/auth` answers 200 to a known client with a wrong secret.
     AcceptWrongSecret,
     /// `/auth` answers 200 to an unknown client id.
@@ -59,6 +67,8 @@ pub enum Mutant {
     AlgNoneAccepted,
     /// An expired JWT is accepted.
     ExpiredTokenAccepted,
+    /// A JWT is refused once half its lifetime has passed.
+    TokenDiesEarly,
     /// A key wrapped for another alias decrypts (the alias does not bind the key).
     NoAliasBinding,
     /// An unknown alias answers 500.
@@ -83,10 +93,22 @@ pub enum Mutant {
     AnyContentType,
     /// Request bodies have no size limit.
     NoBodyLimit,
+    /// `/decrypt-key` answers 201 instead of 200 (with the key).
+    #[serde(rename = "decrypt_status_201")]
+    DecryptStatus201,
+    /// `/decrypt-key` names the field `plaintext` instead of `plaintext_key`.
+    PlaintextFieldRenamed,
     /// `/decrypt-key` answers 16 bytes of the data key.
     ShortPlaintext,
     /// A key decrypted before answers a different key (one bit flipped).
     UnstablePlaintext,
+    /// `/rotate-key` answers 201 instead of 200 (with the key).
+    #[serde(rename = "rotate_status_201")]
+    RotateStatus201,
+    /// `/rotate-key` answers without `key_alias`.
+    RotateWithoutAlias,
+    /// `/rotate-key` answers 16 bytes of the new data key as `plaintext_dek`.
+    RotateShortPlaintext,
     /// `/rotate-key` rotates the master key and refuses every older version.
     RotateForgetsOldKeys,
     /// `/rotate-key` answers the same data key every time.
@@ -121,11 +143,14 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant, in the order of the documentation.
-    pub const ALL: [Mutant; 42] = [
+    pub const ALL: [Mutant; 51] = [
+        Mutant::AuthStatus201,
+        Mutant::ExpiresInString,
         Mutant::WrongTokenType,
         Mutant::ZeroExpiresIn,
         Mutant::ShortTokenExp,
         Mutant::OpaqueToken,
+        Mutant::AlgNoneHeader,
         Mutant::AcceptWrongSecret,
         Mutant::AcceptUnknownClient,
         Mutant::NoCredentials500,
@@ -137,6 +162,7 @@ impl Mutant {
         Mutant::UncheckedSignature,
         Mutant::AlgNoneAccepted,
         Mutant::ExpiredTokenAccepted,
+        Mutant::TokenDiesEarly,
         Mutant::NoAliasBinding,
         Mutant::UnknownAlias500,
         Mutant::MissingPrefixAccepted,
@@ -147,8 +173,13 @@ impl Mutant {
         Mutant::MissingFields500,
         Mutant::AnyContentType,
         Mutant::NoBodyLimit,
+        Mutant::DecryptStatus201,
+        Mutant::PlaintextFieldRenamed,
         Mutant::ShortPlaintext,
         Mutant::UnstablePlaintext,
+        Mutant::RotateStatus201,
+        Mutant::RotateWithoutAlias,
+        Mutant::RotateShortPlaintext,
         Mutant::RotateForgetsOldKeys,
         Mutant::RotateSameKey,
         Mutant::RotateWrongAlias,
@@ -169,10 +200,13 @@ impl Mutant {
     /// The name used in the configuration, on the command line and in the admin API.
     pub fn name(self) -> &'static str {
         match self {
+            Mutant::AuthStatus201 => "auth_status_201",
+            Mutant::ExpiresInString => "expires_in_string",
             Mutant::WrongTokenType => "wrong_token_type",
             Mutant::ZeroExpiresIn => "zero_expires_in",
             Mutant::ShortTokenExp => "short_token_exp",
             Mutant::OpaqueToken => "opaque_token",
+            Mutant::AlgNoneHeader => "alg_none_header",
             Mutant::AcceptWrongSecret => "accept_wrong_secret",
             Mutant::AcceptUnknownClient => "accept_unknown_client",
             Mutant::NoCredentials500 => "no_credentials_500",
@@ -184,6 +218,7 @@ impl Mutant {
             Mutant::UncheckedSignature => "unchecked_signature",
             Mutant::AlgNoneAccepted => "alg_none_accepted",
             Mutant::ExpiredTokenAccepted => "expired_token_accepted",
+            Mutant::TokenDiesEarly => "token_dies_early",
             Mutant::NoAliasBinding => "no_alias_binding",
             Mutant::UnknownAlias500 => "unknown_alias_500",
             Mutant::MissingPrefixAccepted => "missing_prefix_accepted",
@@ -194,8 +229,13 @@ impl Mutant {
             Mutant::MissingFields500 => "missing_fields_500",
             Mutant::AnyContentType => "any_content_type",
             Mutant::NoBodyLimit => "no_body_limit",
+            Mutant::DecryptStatus201 => "decrypt_status_201",
+            Mutant::PlaintextFieldRenamed => "plaintext_field_renamed",
             Mutant::ShortPlaintext => "short_plaintext",
             Mutant::UnstablePlaintext => "unstable_plaintext",
+            Mutant::RotateStatus201 => "rotate_status_201",
+            Mutant::RotateWithoutAlias => "rotate_without_alias",
+            Mutant::RotateShortPlaintext => "rotate_short_plaintext",
             Mutant::RotateForgetsOldKeys => "rotate_forgets_old_keys",
             Mutant::RotateSameKey => "rotate_same_key",
             Mutant::RotateWrongAlias => "rotate_wrong_alias",
@@ -217,10 +257,13 @@ impl Mutant {
     /// The contract rule it breaks, in one line.
     pub fn rule(self) -> &'static str {
         match self {
+            Mutant::AuthStatus201 => "/auth answers 201 instead of 200",
+            Mutant::ExpiresInString => "/auth answers expires_in as a string",
             Mutant::WrongTokenType => "/auth answers token_type \"bearer\" instead of \"Bearer\"",
             Mutant::ZeroExpiresIn => "/auth answers expires_in 0",
             Mutant::ShortTokenExp => "the JWT's exp is half of expires_in after its iat",
             Mutant::OpaqueToken => "/auth answers an opaque token instead of a JWT",
+            Mutant::AlgNoneHeader => "the JWT's header says alg none",
             Mutant::AcceptWrongSecret => "/auth answers 200 to a wrong client secret",
             Mutant::AcceptUnknownClient => "/auth answers 200 to an unknown client id",
             Mutant::NoCredentials500 => "/auth without Authorization answers 500 instead of 401",
@@ -232,6 +275,7 @@ impl Mutant {
             Mutant::UncheckedSignature => "JWT signatures are not verified",
             Mutant::AlgNoneAccepted => "a JWT with alg none is accepted",
             Mutant::ExpiredTokenAccepted => "an expired JWT is accepted",
+            Mutant::TokenDiesEarly => "a JWT is refused once half its lifetime has passed",
             Mutant::NoAliasBinding => "a key wrapped for another alias decrypts",
             Mutant::UnknownAlias500 => "an unknown alias answers 500 instead of 404",
             Mutant::MissingPrefixAccepted => "an encrypted key without a prefix is read",
@@ -242,8 +286,15 @@ impl Mutant {
             Mutant::MissingFields500 => "a body without key_alias or encrypted_key answers 500",
             Mutant::AnyContentType => "/decrypt-key reads JSON whatever the Content-Type",
             Mutant::NoBodyLimit => "request bodies have no size limit",
+            Mutant::DecryptStatus201 => "/decrypt-key answers 201 instead of 200",
+            Mutant::PlaintextFieldRenamed => {
+                "/decrypt-key answers plaintext instead of plaintext_key"
+            }
             Mutant::ShortPlaintext => "/decrypt-key answers 16 bytes instead of 32",
             Mutant::UnstablePlaintext => "a key decrypted before answers another key",
+            Mutant::RotateStatus201 => "/rotate-key answers 201 instead of 200",
+            Mutant::RotateWithoutAlias => "/rotate-key answers without key_alias",
+            Mutant::RotateShortPlaintext => "/rotate-key answers a 16-byte plaintext_dek",
             Mutant::RotateForgetsOldKeys => "after /rotate-key older keys no longer decrypt",
             Mutant::RotateSameKey => "/rotate-key answers the same data key every time",
             Mutant::RotateWrongAlias => "/rotate-key names another alias than the wrapping one",
@@ -304,7 +355,8 @@ struct State {
     decrypted: HashSet<[u8; 32]>,
     /// The first rotated key per alias ([`Mutant::RotateSameKey`]).
     rotated: HashMap<String, (String, Zeroizing<[u8; DATA_KEY_LEN]>)>,
-    /// Opaque token -> the JWT it stands for ([`Mutant::OpaqueToken`]).
+    /// Stand-in token -> the JWT it stands for ([`Mutant::OpaqueToken`],
+    /// [`Mutant::AlgNoneHeader`]).
     opaque: HashMap<String, String>,
 }
 
@@ -414,6 +466,11 @@ impl Mutants {
         let token: String = std::iter::once("opq_".to_string())
             .chain(random.iter().map(|b| format!("{b:02x}")))
             .collect();
+        self.stand_in(token, jwt)
+    }
+
+    /// Remembers `token` as standing for `jwt`; answers `token`.
+    pub fn stand_in(&self, token: String, jwt: String) -> String {
         let mut s = self.state();
         if s.opaque.len() >= MAX_REMEMBERED {
             s.opaque.clear();
@@ -422,7 +479,8 @@ impl Mutants {
         token
     }
 
-    /// [`Mutant::OpaqueToken`]: the JWT an opaque token stands for.
+    /// [`Mutant::OpaqueToken`], [`Mutant::AlgNoneHeader`]: the JWT a stand-in token stands
+    /// for.
     pub fn jwt_of(&self, opaque: &str) -> Option<String> {
         self.state().opaque.get(opaque).cloned()
     }

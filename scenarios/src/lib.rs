@@ -10,10 +10,12 @@
 //! - [`scenario`]: `harness scenario schema|check`, the scenario file format.
 //! - [`verify`]: `harness verify`, the verdict on a client from a running mock's journal.
 //! - `checks::byok`, `checks::platform`: `harness check byok|platform`.
+//! - [`logging`]: the command's logs.
 
 #![warn(missing_docs)]
 
 pub mod checks;
+pub mod logging;
 pub mod report;
 pub mod runner;
 pub mod scenario;
@@ -22,16 +24,9 @@ pub mod up;
 pub mod verify;
 
 /// Logs to standard error, filtered by `RUST_LOG` (else `default_filter`), with colour
-/// only when standard error is a terminal.
+/// only when standard error is a terminal (see [`logging`]).
 pub fn init_logging(default_filter: &str) {
-    use std::io::IsTerminal;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| default_filter.into());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+    logging::init(default_filter);
 }
 
 /// Writes `contents` to `path` through a temporary file in the same directory, synced, then

@@ -84,9 +84,19 @@ async fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of standard output went away (`harness ... | head`): nothing to say.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("harness: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `e` comes from writing to a pipe whose reader has closed it.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

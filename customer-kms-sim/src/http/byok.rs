@@ -230,7 +230,7 @@ where
     };
     let body = read_body(headers, body, max_body).await?;
 
-    match endpoint {
+    let answer = match endpoint {
         Endpoint::Auth => auth(svc, headers, &body, now, pending),
         Endpoint::DecryptKey => {
             if m.is_on(Mutant::SlowDecrypt) {
@@ -247,7 +247,8 @@ where
             answer
         }
         Endpoint::RotateKey => rotate_key(svc, headers, &body, now, pending),
-    }
+    };
+    answer.map(|resp| mutated::success_status(m, endpoint, resp))
 }
 
 /// Checks the request headers; `request_id` and `trace_id` are their values when valid.
@@ -344,6 +345,7 @@ fn auth(
     if m.is_on(Mutant::OpaqueToken) {
         access_token = m.opaque_for(access_token, svc.ids().bytes::<16>());
     }
+    let access_token = mutated::issued_token(m, access_token);
     if m.is_on(Mutant::ZeroExpiresIn) {
         expires_in = 0;
     }
@@ -360,7 +362,7 @@ fn auth(
         },
     };
     let fault = success_fault(svc, Endpoint::Auth, now, pending);
-    Ok(render(&body, fault))
+    Ok(render_success(m, Endpoint::Auth, &body, fault))
 }
 
 fn decrypt_key(
@@ -403,7 +405,7 @@ fn decrypt_key(
             plaintext_key: STANDARD.encode(&key[..]),
         },
     };
-    Ok(render(&body, fault))
+    Ok(render_success(m, Endpoint::DecryptKey, &body, fault))
 }
 
 fn rotate_key(
@@ -463,7 +465,7 @@ fn rotate_key(
             plaintext_dek: STANDARD.encode(&key[..]),
         },
     };
-    Ok(render(&body, fault))
+    Ok(render_success(m, Endpoint::RotateKey, &body, fault))
 }
 
 fn success_fault(
@@ -491,6 +493,20 @@ fn damage_key(key: &[u8], fault: Option<SuccessFault>) -> Zeroizing<Vec<u8>> {
         _ => {}
     }
     out
+}
+
+/// A 200 answer of `body`, bent by the mutants of its fields, damaged as a success fault
+/// says.
+fn render_success(
+    m: &mutants::Mutants,
+    endpoint: Endpoint,
+    body: &impl Serialize,
+    fault: Option<SuccessFault>,
+) -> Response {
+    match mutated::success_body(m, endpoint, body) {
+        Some(bent) => render(&bent, fault),
+        None => render(body, fault),
+    }
 }
 
 /// A 200 answer, damaged as a success fault says.

@@ -19,6 +19,7 @@ use zeroize::Zeroizing;
 use super::{bytes_response, error_response as contract_error_response};
 use crate::auth::{Caller, Claims};
 use crate::error::KmsError;
+use crate::faults::Endpoint;
 use crate::keys::{KeyError, KeyRing};
 use crate::mutants::{Mutant, Mutants};
 use crate::service::KeyService;
@@ -61,9 +62,11 @@ pub fn bearer(
         });
     }
     let substituted;
-    let header = match bearer_token(header)
-        .and_then(|t| m.is_on(Mutant::OpaqueToken).then(|| m.jwt_of(t)).flatten())
-    {
+    let header = match bearer_token(header).and_then(|t| {
+        (m.is_on(Mutant::OpaqueToken) || m.is_on(Mutant::AlgNoneHeader))
+            .then(|| m.jwt_of(t))
+            .flatten()
+    }) {
         Some(jwt) => {
             substituted = format!("Bearer {jwt}");
             Some(substituted.as_str())
@@ -71,7 +74,7 @@ pub fn bearer(
         None => header,
     };
     let err = match auth.check_bearer(header, now) {
-        Ok(caller) => return Ok(caller),
+        Ok(caller) => return dies_early(m, header, caller, now),
         Err(e) => e,
     };
     let Some(token) = bearer_token(header) else {
@@ -101,6 +104,102 @@ pub fn bearer(
         return auth.check_unsigned_claims(&claims, now, false);
     }
     Err(err)
+}
+
+/// [`Mutant::TokenDiesEarly`]: a valid JWT past half its lifetime is refused as expired.
+fn dies_early(
+    m: &Mutants,
+    header: Option<&str>,
+    caller: Caller,
+    now: DateTime<Utc>,
+) -> Result<Caller, KmsError> {
+    if !m.is_on(Mutant::TokenDiesEarly) {
+        return Ok(caller);
+    }
+    match bearer_token(header).and_then(jwt_parts) {
+        Some((_, c)) if (now.timestamp() - c.iat) * 2 >= c.exp - c.iat => Err(KmsError::new(
+            ByokErrorCode::Unauthorized,
+            "access token expired",
+        )),
+        _ => Ok(caller),
+    }
+}
+
+/// [`Mutant::AlgNoneHeader`] on a token just issued: the same token with `alg: none` in its
+/// header (remembered as standing for the real one); otherwise the token unchanged.
+pub fn issued_token(m: &Mutants, jwt: String) -> String {
+    if !m.is_on(Mutant::AlgNoneHeader) {
+        return jwt;
+    }
+    let Some((_, rest)) = jwt.split_once('.') else {
+        return jwt;
+    };
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+    m.stand_in(format!("{header}.{rest}"), jwt)
+}
+
+/// The status of a success: 201 under [`Mutant::AuthStatus201`],
+/// [`Mutant::DecryptStatus201`] and [`Mutant::RotateStatus201`] on their endpoints.
+pub fn success_status(m: &Mutants, endpoint: Endpoint, mut resp: Response) -> Response {
+    let mutant = match endpoint {
+        Endpoint::Auth => Mutant::AuthStatus201,
+        Endpoint::DecryptKey => Mutant::DecryptStatus201,
+        Endpoint::RotateKey => Mutant::RotateStatus201,
+    };
+    if m.is_on(mutant) {
+        *resp.status_mut() = StatusCode::CREATED;
+    }
+    resp
+}
+
+/// A success body bent by the mutants of its fields ([`Mutant::ExpiresInString`],
+/// [`Mutant::PlaintextFieldRenamed`], [`Mutant::RotateWithoutAlias`],
+/// [`Mutant::RotateShortPlaintext`]); `None` when none of them is on.
+pub fn success_body(
+    m: &Mutants,
+    endpoint: Endpoint,
+    body: &impl serde::Serialize,
+) -> Option<serde_json::Value> {
+    let bent = match endpoint {
+        Endpoint::Auth => m.is_on(Mutant::ExpiresInString),
+        Endpoint::DecryptKey => m.is_on(Mutant::PlaintextFieldRenamed),
+        Endpoint::RotateKey => {
+            m.is_on(Mutant::RotateWithoutAlias) || m.is_on(Mutant::RotateShortPlaintext)
+        }
+    };
+    if !bent {
+        return None;
+    }
+    let mut v = serde_json::to_value(body).expect("wire types serialise");
+    let Some(data) = v.get_mut("data").and_then(|d| d.as_object_mut()) else {
+        return Some(v);
+    };
+    match endpoint {
+        Endpoint::Auth if m.is_on(Mutant::ExpiresInString) => {
+            if let Some(e) = data.get("expires_in").cloned() {
+                data.insert("expires_in".into(), json!(e.to_string()));
+            }
+        }
+        Endpoint::DecryptKey if m.is_on(Mutant::PlaintextFieldRenamed) => {
+            if let Some(p) = data.remove("plaintext_key") {
+                data.insert("plaintext".into(), p);
+            }
+        }
+        Endpoint::RotateKey => {
+            if m.is_on(Mutant::RotateWithoutAlias) {
+                data.remove("key_alias");
+            }
+            if m.is_on(Mutant::RotateShortPlaintext)
+                && let Some(p) = data.get("plaintext_dek").and_then(|p| p.as_str())
+                && let Ok(key) = STANDARD.decode(p)
+            {
+                let short = STANDARD.encode(&key[..key.len().min(16)]);
+                data.insert("plaintext_dek".into(), json!(short));
+            }
+        }
+        _ => {}
+    }
+    Some(v)
 }
 
 /// Step 5 on `/auth`: HTTP Basic client credentials.

@@ -392,7 +392,16 @@ fn help_and_example_config() {
         assert!(help.contains(word), "{help}");
     }
     let out = run(&["serve", "--help"]);
-    assert!(stdout(&out).contains("--sim-clock"));
+    let help = stdout(&out);
+    assert!(help.contains("--sim-clock"));
+    for m in customer_kms_sim::Mutant::ALL {
+        let row = format!("{}  {}", m.name(), m.rule());
+        assert!(
+            help.lines()
+                .any(|l| l.trim_start().starts_with(m.name()) && l.ends_with(m.rule())),
+            "serve --help lacks {row}: {help}"
+        );
+    }
     let out = run(&["example-config"]);
     assert_eq!(stdout(&out), customer_kms_sim::config::EXAMPLE_TOML);
     let out = run(&["wrap"]);

@@ -113,6 +113,44 @@ async fn on_a_real_clock_without_sim_or_another_workspace_only_those_checks_skip
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_simulated_clock_without_sim_its_time_is_used_and_only_sim_skips() {
+    // The mock's clock stands months away from this machine's (it started at START and
+    // was moved on): without --sim the time limits must still be judged by its clock.
+    let clock = sim_clock();
+    clock.advance(chrono::Duration::days(3)).unwrap();
+    let mock = spawn(Some(clock), None).await;
+    let mut notes = Vec::new();
+    let report = scenarios::checks::platform::check(
+        &support::options(&mock.url, false, true),
+        &mut |line| notes.push(line.to_string()),
+        std::future::pending(),
+    )
+    .await
+    .expect("the checks run");
+    mock.stop().await;
+    let not_passed: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|c| c.result != Outcome::Pass && c.group != "sim")
+        .map(|c| serde_json::to_string(c).unwrap())
+        .collect();
+    assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert!(
+        report
+            .checks
+            .iter()
+            .filter(|c| c.group == "sim")
+            .all(|c| c.skip_reason.as_deref() == Some(sim::NEEDS_SIM))
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("the target runs a simulated clock") && n.contains("--sim")),
+        "{notes:?}"
+    );
+}
+
 /// The `harness` binary.
 fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
@@ -308,6 +346,27 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
             .iter()
             .all(|c| c["skip_reason"] == "dry run: would run")
     );
+}
+
+#[test]
+fn help_names_the_groups_of_only_and_skip() {
+    let out = harness()
+        .args(["check", "platform", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let only = help
+        .split("--only <GROUP,...>")
+        .nth(1)
+        .and_then(|rest| rest.split("--skip").next())
+        .unwrap_or_default();
+    for g in GROUPS {
+        assert!(
+            only.contains(g.name),
+            "--only does not name {}: {help}",
+            g.name
+        );
+    }
 }
 
 #[test]

@@ -269,8 +269,32 @@ async fn first_contact(
                 ex.body_evidence()
             )
         }
+        Ok(ex) if not_a_key_service(ex) => anyhow::bail!(
+            "{} {} is not a key service: it answered {} {}{}; check --base-url and --partner \
+             (the endpoints are {{base-url}}/{{partner}}/byok/v1/auth, /decrypt-key and \
+             /rotate-key)",
+            ex.method,
+            ctx.probe.url(ex.endpoint),
+            ex.status,
+            ex.header("content-type")
+                .map(|t| format!("({t}) "))
+                .unwrap_or_default(),
+            ex.body_evidence()
+        ),
         Ok(_) => Ok(None),
     }
+}
+
+/// Whether the first answer comes from something other than a key service (an ordinary web
+/// server, a proxy's error page): a body that is not JSON with a status the contract never
+/// gives to a POST of its endpoints (405, 501: nothing here takes a POST) or labelled as an
+/// HTML page. A key service that breaks the contract (a text/plain 500, JSON labelled
+/// text/html) is left to the checks.
+fn not_a_key_service(ex: &Exchange) -> bool {
+    let html = ex
+        .header("content-type")
+        .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("text/html"));
+    ex.json().is_none() && (matches!(ex.status, 405 | 501) || html)
 }
 
 /// The report when the certificate did not verify: `tls.chain` fails, the rest is skipped.

@@ -228,4 +228,28 @@ mod tests {
             assert_eq!(is_loopback(&url::Url::parse(u).unwrap()), yes, "{u}");
         }
     }
+
+    /// `tls.https` fails for plain http to another machine, passes for https and is
+    /// skipped on loopback (no mutant of the plain-http simulator can reach it).
+    #[test]
+    fn plain_http_to_another_machine_fails_tls_https() {
+        use crate::checks::Outcome;
+        use crate::checks::byok::ByokArgs;
+        for (url, want) in [
+            ("http://kms.example.com", Outcome::Fail),
+            ("https://kms.example.com", Outcome::Pass),
+            ("http://127.0.0.1:8700", Outcome::Skip),
+        ] {
+            let s = Settings::resolve(&ByokArgs {
+                base_url: Some(url.into()),
+                partner: Some("acme".into()),
+                api_key: Some("k".into()),
+                key_alias: Some("tenant-a".into()),
+                use_rotate: true,
+                ..ByokArgs::default()
+            })
+            .unwrap();
+            assert_eq!(https(&s).result, want, "{url}");
+        }
+    }
 }

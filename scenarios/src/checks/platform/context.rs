@@ -60,6 +60,9 @@ pub struct Ctx {
     pub names: Names,
     /// What was created and not yet removed.
     pub ledger: Ledger,
+    /// Whether the target's clock is simulated (it answered `GET /sim/v1/clock` with
+    /// `"simulated": true`, with or without `--sim`): times are then read from it.
+    pub simulated_clock: bool,
 }
 
 /// The target's time and how precisely it is known.
@@ -97,10 +100,10 @@ impl Ctx {
         self.call(method, path, &[], Body::Json(body)).await
     }
 
-    /// The target's time: its simulated clock with `--sim`, else this machine's clock with
-    /// the configured margin.
+    /// The target's time: its simulated clock when it has one (`--sim` or found by the
+    /// preflight), else this machine's clock with the configured margin.
     pub async fn now(&self) -> Result<Now, Exchange> {
-        if self.settings.sim {
+        if self.settings.sim || self.simulated_clock {
             let x = self.get(&sim_clock(), &[]).await;
             let at = x
                 .str_field("now")

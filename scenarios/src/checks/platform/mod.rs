@@ -26,25 +26,27 @@ pub mod errors;
 pub mod fixtures;
 pub mod limits;
 pub mod pagination;
+mod preflight;
 pub mod receiver;
 pub mod schema;
 pub mod sim;
 mod sim_inbound;
+pub mod sim_states;
 pub mod states;
 pub mod target;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use contracts::clock::{Clock, Stopwatch, SystemClock};
-use reqwest::Method;
 
 use self::context::{Ctx, Other, Settings, Verdicts};
 use self::fixtures::{Agent, Ledger, Names};
 use self::schema::Schemas;
-use self::target::{Body, Http, Key, Paths, Workspace, sim_clock};
+use self::target::{Http, Paths, Workspace};
 use crate::checks::{Check, CheckDef, CheckReport, GroupFilter};
 use crate::report::{self, table};
 
@@ -181,10 +183,11 @@ pub struct PlatformArgs {
     /// checks that need time. They move the target's clock forward by a few hours.
     #[arg(long)]
     pub sim: bool,
-    /// Run only these groups (comma-separated).
+    /// Run only these groups (comma-separated): endpoints, limits, errors, states,
+    /// pagination, cohorts, auth, sim.
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
     pub only: Vec<String>,
-    /// Do not run these groups (comma-separated).
+    /// Do not run these groups (comma-separated; the groups of --only).
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
     pub skip: Vec<String>,
     /// List the checks that would run, and why any would be skipped, without calling the
@@ -330,79 +333,6 @@ pub fn listing(filter: &GroupFilter, sim: bool, other: bool) -> String {
     out
 }
 
-/// Checks that the target answers with the keys given and, with `--sim`, offers a simulated
-/// clock; anything else is an error of the set-up (exit 2), not a failed check.
-async fn preflight(cx: &Ctx) -> anyhow::Result<()> {
-    let probe = |ws: &Workspace| {
-        let paths = Paths::new(&ws.org, &ws.workspace);
-        let key = ws.key.clone();
-        async move {
-            cx.http
-                .call(
-                    Method::GET,
-                    &paths.deployments(),
-                    &[("limit", "1".into())],
-                    Key::Value(&key),
-                    Body::Empty,
-                )
-                .await
-        }
-    };
-    let mut workspaces = vec![("--api-key", &cx.main)];
-    if let Some(o) = &cx.other {
-        workspaces.push(("--other-api-key", &o.ws));
-    }
-    for (flag, ws) in workspaces {
-        let x = probe(ws).await;
-        if let Some(e) = &x.error {
-            bail!(
-                "cannot reach the target at {}: {e}; check --base-url and that the platform is running",
-                cx.http.base()
-            );
-        }
-        match x.status {
-            200..=299 => {}
-            401 | 403 => bail!(
-                "the target refuses {flag} for org '{}' workspace '{}' ({}: {}); give a key that opens that workspace",
-                ws.org,
-                ws.workspace,
-                x.status,
-                x.text.trim()
-            ),
-            404 => bail!(
-                "the target has no deployment list at {} (404); is --base-url the platform's base address, without /api/...?",
-                x.request
-            ),
-            s => bail!(
-                "the target answered {s} to {} with {flag}: {}; the checks cannot start",
-                x.request,
-                x.text.trim()
-            ),
-        }
-    }
-    if cx.settings.sim {
-        let x = cx
-            .http
-            .call(
-                Method::GET,
-                &sim_clock(),
-                &[],
-                Key::Value(&cx.main.key),
-                Body::Empty,
-            )
-            .await;
-        let simulated = x.body()["simulated"].as_bool();
-        if x.status != 200 || simulated != Some(true) {
-            bail!(
-                "--sim was given, but GET /sim/v1/clock answered {} {}; run without --sim, or start the mock with --clock simulated",
-                x.outcome(),
-                x.text.trim()
-            );
-        }
-    }
-    Ok(())
-}
-
 /// A run's token: different for every run, so that names and numbers do not collide with an
 /// earlier run's leftovers.
 fn run_token() -> u32 {
@@ -428,7 +358,7 @@ pub async fn check(
         .validate(&group_names())
         .map_err(anyhow::Error::msg)?;
     let http = Http::new(&opts.base_url, opts.timeout)?;
-    let cx = Ctx {
+    let mut cx = Ctx {
         paths: Paths::new(&opts.main.org, &opts.main.workspace),
         main: opts.main.clone(),
         other: opts.other.clone().map(|ws| Other {
@@ -440,8 +370,12 @@ pub async fn check(
         names: Names::new(run_token()),
         ledger: Ledger::default(),
         http,
+        simulated_clock: false,
     };
-    preflight(&cx).await?;
+    cx.simulated_clock = preflight::preflight(&cx).await?;
+    if cx.simulated_clock && !cx.settings.sim {
+        progress(preflight::SIMULATED_WITHOUT_SIM);
+    }
     if !cx.schemas.dangling().is_empty() {
         progress(&format!(
             "note: the contract refers to schemas it does not define ({}); those parts of bodies are not checked",
@@ -570,7 +504,9 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let other = args.other_api_key.is_some();
     if args.dry_run {
-        print!("{}", listing(&filter, args.sim, other));
+        std::io::stdout()
+            .lock()
+            .write_all(listing(&filter, args.sim, other).as_bytes())?;
         let target = args.base_url.as_deref().unwrap_or("(dry run)");
         let report = plan(&filter, args.sim, other, target);
         report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
@@ -585,7 +521,9 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
     let report = check(&opts, &mut progress, interrupted).await?;
     report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
     let colour = table::Colour::for_stream(&std::io::stdout());
-    print!("{}", table::render(&report, colour));
+    std::io::stdout()
+        .lock()
+        .write_all(table::render(&report, colour).as_bytes())?;
     eprintln!("took {:.1} s", watch.elapsed().as_secs_f64());
     Ok(if report.holds() {
         ExitCode::SUCCESS

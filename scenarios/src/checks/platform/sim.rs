@@ -7,7 +7,9 @@
 //! few steps (`POST /sim/v1/clock/advance`), with observations between steps, and the events
 //! are judged at the end. The users' numbers are the simulated telephony's magic numbers
 //! (`+1 NXX 555-01YY`, `YY` deciding the outcome), so every outcome is known in advance.
-//! The target's clock moves forward by a few hours of simulated time.
+//! The target's clock moves forward by a few hours of simulated time. The status changes
+//! that start from a campaign time has moved are in [`sim_states`], the inbound calls in
+//! [`sim_inbound`].
 
 use std::time::Duration;
 
@@ -18,8 +20,8 @@ use serde_json::{Value, json};
 use super::context::{Ctx, Verdicts};
 use super::fixtures::{self, cohort_stream, magic_number, secs, ts};
 use super::receiver::Receiver;
-use super::sim_inbound;
 use super::target::{Exchange, Parent, sim_clock_advance};
+use super::{sim_inbound, sim_states};
 use crate::checks::{CheckDef, Evidence};
 
 const ACTIVATES: CheckDef = CheckDef::error(
@@ -75,6 +77,10 @@ pub const CHECKS: &[CheckDef] = &[
     RULE4,
     RULE5,
     EVENTS,
+    sim_states::PAUSE_ACTIVE,
+    sim_states::RESUME_AFTER_START,
+    sim_states::CANCEL_RUNNING,
+    sim_states::ENDED_FINAL,
     sim_inbound::VARIABLES,
     sim_inbound::PAUSED,
     sim_inbound::SCHEDULE,
@@ -160,15 +166,18 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             Evidence::new().with("error", format!("{e:#}")),
         ),
     }
+    sim_states::run(cx, v).await;
     sim_inbound::run(cx, v).await;
 }
 
-async fn advance_to(cx: &Ctx, to: DateTime<Utc>) -> Exchange {
+/// Moves the target's simulated clock to `to`.
+pub(super) async fn advance_to(cx: &Ctx, to: DateTime<Utc>) -> Exchange {
     cx.send(Method::POST, &sim_clock_advance(), json!({"to": ts(to)}))
         .await
 }
 
-async fn status(cx: &Ctx, id: &str) -> Exchange {
+/// `GET` of a campaign.
+pub(super) async fn status(cx: &Ctx, id: &str) -> Exchange {
     cx.get(&cx.paths.campaign(id), &[]).await
 }
 

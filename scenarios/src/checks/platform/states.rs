@@ -71,7 +71,8 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     deployments(cx, v).await;
 }
 
-fn status(x: &Exchange) -> Option<&str> {
+/// The `status` field of an answer.
+pub(super) fn status(x: &Exchange) -> Option<&str> {
     x.str_field("status")
 }
 
@@ -90,7 +91,8 @@ async fn new_campaign(cx: &Ctx, label: &str) -> Exchange {
     .await
 }
 
-async fn campaign_action(cx: &Ctx, id: &str, action: &str) -> Exchange {
+/// `PUT .../campaigns/{id}/status` with `{"action": action}`.
+pub(super) async fn campaign_action(cx: &Ctx, id: &str, action: &str) -> Exchange {
     cx.send(
         Method::PUT,
         &cx.paths.campaign_status(id),

@@ -178,3 +178,56 @@ async fn a_service_that_refuses_the_credentials_fails_auth_and_skips_what_needs_
             .contains("no access token")
     );
 }
+
+/// An ordinary web server, as `python3 -m http.server` answers a POST: 501 with an HTML page.
+async fn spawn_web_server() -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // Read the head (the body, if any, is left unread: the answer closes).
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let page = "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head>\
+                            <body><h1>Error response</h1><p>Error code: 501</p>\
+                            <p>Message: Unsupported method ('POST').</p></body></html>\n";
+                let answer = format!(
+                    "HTTP/1.0 501 Unsupported method ('POST')\r\nServer: SimpleHTTP/0.6\r\n\
+                     Content-Type: text/html;charset=utf-8\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_ordinary_web_server_stops_the_check_with_a_clear_error() {
+    let kms = spawn_kms(config()).await;
+    let web = spawn_web_server().await;
+    let args = ByokArgs {
+        base_url: Some(format!("http://{web}")),
+        ..kms.args()
+    };
+    let err = cannot_run(&args).await;
+    assert!(
+        err.contains(&format!(
+            "POST http://{web}/acme/byok/v1/auth is not a key service"
+        )) && err.contains("501 (text/html;charset=utf-8)")
+            && err.contains("Unsupported method")
+            && err.contains("check --base-url and --partner"),
+        "{err}"
+    );
+}

@@ -270,6 +270,22 @@ async fn list_checks_prints_the_table() {
     );
 }
 
+#[test]
+fn list_checks_into_a_closed_pipe_exits_quietly() {
+    // `harness check byok --list-checks | head`: the reader is gone before the writing.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["check", "byok", "--list-checks"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_config_file_holds_everything_but_the_secret() {
     let kms = spawn_kms(config()).await;

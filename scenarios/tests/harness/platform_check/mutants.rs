@@ -254,7 +254,17 @@ async fn a_campaign_that_never_activates() {
             }
         }
     });
-    assert_fails_exactly(m, &["sim.campaign_activates"]).await;
+    // The status changes from active see the campaigns scheduled too.
+    assert_fails_exactly(
+        m,
+        &[
+            "sim.campaign_activates",
+            "sim.campaign_pause_active",
+            "sim.campaign_resume_after_start",
+            "sim.campaign_cancel_running",
+        ],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -270,4 +280,41 @@ async fn weights_ignored() {
         None
     });
     assert_fails_exactly(m, &["sim.rule4_weights"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pausing_or_cancelling_a_running_campaign_refused() {
+    // Knows each campaign's status from the answers that showed it; a pause or cancel of
+    // one last seen active is refused as if active were not a source state.
+    let seen: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
+    let record = seen.clone();
+    let m = Mutation {
+        request: Some(Box::new(move |req: &mut Req| {
+            let id = req.campaign_status_id()?;
+            let action = req.json()?["action"].as_str()?.to_string();
+            let active = seen.lock().unwrap().get(id).map(String::as_str) == Some("active");
+            (active && (action == "pause" || action == "cancel")).then(|| {
+                Resp::json_answer(
+                    409,
+                    &json!({"error": {"message": format!("cannot {action} an active campaign"),
+                        "type": "conflict", "code": "invalid_status_transition"}}),
+                )
+            })
+        })),
+        response: Some(Box::new(move |_req: &Req, resp: &mut Resp| {
+            if let Some(v) = resp.json()
+                && let (Some(id), Some(status)) = (v["campaign_id"].as_str(), v["status"].as_str())
+            {
+                record
+                    .lock()
+                    .unwrap()
+                    .insert(id.to_string(), status.to_string());
+            }
+        })),
+    };
+    assert_fails_exactly(
+        m,
+        &["sim.campaign_pause_active", "sim.campaign_cancel_running"],
+    )
+    .await;
 }

@@ -65,6 +65,13 @@ impl Req {
         s.len() == 9 && s[1] == "scheduling" && s[7] == "campaigns"
     }
 
+    /// The id of `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns/{id}/status`.
+    pub fn campaign_status_id(&self) -> Option<&str> {
+        let s = self.segments();
+        (s.len() == 10 && s[1] == "scheduling" && s[7] == "campaigns" && s[9] == "status")
+            .then(|| s[8])
+    }
+
     /// `/api/app-authoring/v1/orgs/{o}/workspaces/{w}/deployments`.
     pub fn is_deployments(&self) -> bool {
         let s = self.segments();
