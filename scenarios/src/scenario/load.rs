@@ -1,7 +1,8 @@
 //! Reading a scenario file: TOML into the types of this module, then every rule the types
 //! cannot say (references between sections, times, the API's own validation of the requests
-//! inside, in [`super::check`]), each refusal with its line and column. Never a panic: every input is either a
-//! [`Loaded`] scenario or a [`ScenarioError`] listing what is wrong and where.
+//! inside: [`super::check`]), each refusal with its line and column. Never a panic: every
+//! input is either a [`Loaded`] scenario or a [`ScenarioError`] listing what is wrong and
+//! where.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write};
