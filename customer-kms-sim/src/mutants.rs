@@ -31,7 +31,7 @@ pub enum Mutant {
     AuthStatus201,
     /// `/auth` answers `expires_in` as a string (`"3600"`).
     ExpiresInString,
-    /// `/auth` answers `token_type: "bearer"`.
+    /// `/auth` answers `token_type: "mac"`.
     WrongTokenType,
     /// `/auth` answers `expires_in: 0` (the token itself lives as configured).
     ZeroExpiresIn,
@@ -259,7 +259,7 @@ impl Mutant {
         match self {
             Mutant::AuthStatus201 => "/auth answers 201 instead of 200",
             Mutant::ExpiresInString => "/auth answers expires_in as a string",
-            Mutant::WrongTokenType => "/auth answers token_type \"bearer\" instead of \"Bearer\"",
+            Mutant::WrongTokenType => "/auth answers token_type \"mac\" instead of \"Bearer\"",
             Mutant::ZeroExpiresIn => "/auth answers expires_in 0",
             Mutant::ShortTokenExp => "the JWT's exp is half of expires_in after its iat",
             Mutant::OpaqueToken => "/auth answers an opaque token instead of a JWT",

@@ -350,7 +350,7 @@ fn auth(
         expires_in = 0;
     }
     let token_type = if m.is_on(Mutant::WrongTokenType) {
-        "bearer".to_string()
+        "mac".to_string()
     } else {
         TOKEN_TYPE_BEARER.into()
     };

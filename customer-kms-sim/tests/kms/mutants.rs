@@ -26,7 +26,7 @@ async fn the_admin_api_lists_and_switches_mutants() {
     let auth = read(app.auth_request(CLIENT, SECRET_1)).await;
     assert_eq!(
         auth.json()["data"]["token_type"],
-        "bearer",
+        "mac",
         "the rule is broken"
     );
 

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use contracts::clock::{Clock, SystemClock};
 use serde_json::{Value, json};
 
 use super::context::{Ctx, Want, judge_status, skip_all};
@@ -53,12 +52,12 @@ pub async fn checks(ctx: &Ctx, baseline: Option<&Result<Arc<Exchange>, CallError
     if !ctx.runs("auth") {
         return Vec::new();
     }
-    let mut out = judge_baseline(baseline);
+    let mut out = judge_baseline(baseline, ctx.s.time.now().timestamp());
     out.extend(refusals(ctx).await);
     out
 }
 
-fn judge_baseline(result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
+fn judge_baseline(result: &Result<Arc<Exchange>, CallError>, now: i64) -> Vec<Check> {
     let request = "POST /auth";
     let mut out = vec![judge_status(
         &AUTH_STATUS,
@@ -119,9 +118,10 @@ fn judge_baseline(result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
     out.push(match field("token_type") {
         Some(v) => Check::judge(
             &AUTH_TOKEN_TYPE,
-            v == "Bearer",
+            v.as_str().is_some_and(|t| t.eq_ignore_ascii_case("Bearer")),
             evidence_of("token_type"),
-            "\"Bearer\"",
+            "\"Bearer\", compared without regard to case (RFC 6749 section 5.1), as the \
+             platform reads it",
         ),
         None => Check::skip(&AUTH_TOKEN_TYPE, "no data.token_type (see auth.shape)"),
     });
@@ -168,11 +168,12 @@ fn judge_baseline(result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
         Evidence::new().with("header", jwt.header.clone()),
         "a signing algorithm in alg (HS256, RS256, ...), not \"none\"",
     ));
-    out.push(judge_exp(&jwt, expires_in));
+    out.push(judge_exp(&jwt, expires_in, now));
     out
 }
 
-fn judge_exp(jwt: &jwt::Jwt, expires_in: Option<u64>) -> Check {
+/// `now`: the run's time, Unix seconds (for a token with `exp` and no `iat`).
+fn judge_exp(jwt: &jwt::Jwt, expires_in: Option<u64>, now: i64) -> Check {
     let Some(expires_in) = expires_in else {
         return Check::skip(
             &AUTH_JWT_EXP,
@@ -193,17 +194,12 @@ fn judge_exp(jwt: &jwt::Jwt, expires_in: Option<u64>) -> Check {
             evidence.with("exp_minus_iat", exp - iat),
             format!("exp - iat within {EXP_TOLERANCE_SECS} s of expires_in"),
         ),
-        (Some(exp), None) => {
-            let now = SystemClock.now().timestamp();
-            Check::judge(
-                &AUTH_JWT_EXP,
-                (exp - now - expires_in).abs() <= EXP_CLOCK_TOLERANCE_SECS,
-                evidence.with("exp_minus_now", exp - now),
-                format!(
-                    "exp within {EXP_CLOCK_TOLERANCE_SECS} s of the local clock plus expires_in"
-                ),
-            )
-        }
+        (Some(exp), None) => Check::judge(
+            &AUTH_JWT_EXP,
+            (exp - now - expires_in).abs() <= EXP_CLOCK_TOLERANCE_SECS,
+            evidence.with("exp_minus_now", exp - now),
+            format!("exp within {EXP_CLOCK_TOLERANCE_SECS} s of the local clock plus expires_in"),
+        ),
     }
 }
 
@@ -248,4 +244,49 @@ async fn refusals(ctx: &Ctx) -> Vec<Check> {
         judge_status(&AUTH_WRONG_GRANT_TYPE, r, &e, Want::Status(400)),
         judge_status(&AUTH_JSON_BODY, r, &f, Want::OneOf(&[400, 415])),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::Outcome;
+    use reqwest::Method;
+    use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+
+    fn auth_answer(token_type: &str) -> Result<Arc<Exchange>, CallError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let body = serde_json::json!({"data": {
+            "access_token": "x.y.z", "token_type": token_type, "expires_in": 120,
+        }});
+        Ok(Arc::new(Exchange {
+            check: AUTH_STATUS.id,
+            endpoint: super::super::probe::Endpoint::Auth,
+            method: Method::POST,
+            trace_id: None,
+            status: 200,
+            headers,
+            body: serde_json::to_vec(&body).unwrap().into(),
+            truncated: false,
+            elapsed: std::time::Duration::from_millis(1),
+        }))
+    }
+
+    fn token_type_result(token_type: &str) -> Outcome {
+        judge_baseline(&auth_answer(token_type), 0)
+            .into_iter()
+            .find(|c| c.id == AUTH_TOKEN_TYPE.id)
+            .expect("auth.token_type judged")
+            .result
+    }
+
+    #[test]
+    fn token_type_is_bearer_in_any_case_as_the_platform_reads_it() {
+        for ok in ["Bearer", "bearer", "BEARER"] {
+            assert_eq!(token_type_result(ok), Outcome::Pass, "{ok}");
+        }
+        for bad in ["mac", "Bearer ", "", "Basic"] {
+            assert_eq!(token_type_result(bad), Outcome::Fail, "{bad:?}");
+        }
+    }
 }

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use contracts::clock::Stopwatch;
 use serde_json::Value;
 
 use super::probe::{Call, CallError, Endpoint, Exchange, Probe, SecretKind, data_object};
 use super::settings::{Credentials, Settings};
+use super::time::Mark;
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// An access token from `/auth`.
@@ -17,8 +17,8 @@ pub struct Token {
     pub value: String,
     /// Its lifetime when `expires_in` was a positive integer.
     pub expires_in: Option<u64>,
-    /// Started when the `/auth` request was sent.
-    pub obtained: Stopwatch,
+    /// When the `/auth` request was sent.
+    pub obtained: Mark,
 }
 
 impl Token {
@@ -98,7 +98,7 @@ impl Ctx {
     }
 
     /// Reads the token of an `/auth` answer and remembers it as the current one.
-    pub async fn adopt_token(&self, ex: &Exchange, obtained: Stopwatch) -> Option<Token> {
+    pub async fn adopt_token(&self, ex: &Exchange, obtained: Mark) -> Option<Token> {
         let token = token_of(ex, obtained)?;
         self.probe.secret(token.value.clone(), SecretKind::Token);
         *self.token.lock().await = Some(token.clone());
@@ -116,7 +116,7 @@ impl Ctx {
             return Some(format!("Bearer {}", t.value));
         }
         let call = self.auth_call()?;
-        let obtained = Stopwatch::start();
+        let obtained = self.s.time.mark();
         let ex = self.probe.send("setup", call).await.ok()?;
         let token = token_of(&ex, obtained)?;
         self.probe.secret(token.value.clone(), SecretKind::Token);
@@ -150,7 +150,7 @@ impl Ctx {
     }
 }
 
-fn token_of(ex: &Exchange, obtained: Stopwatch) -> Option<Token> {
+fn token_of(ex: &Exchange, obtained: Mark) -> Option<Token> {
     if ex.status != 200 {
         return None;
     }

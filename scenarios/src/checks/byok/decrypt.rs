@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE};
-use contracts::clock::{Clock, SystemClock};
 use contracts::envelope::PREFIX;
 use serde_json::{Value, json};
 
@@ -116,7 +115,7 @@ pub async fn checks(
         Credentials::Client { id, .. } => id.clone(),
         Credentials::ApiKey(_) => "byok-check".into(),
     };
-    let none = jwt::alg_none(parsed.as_ref(), &subject, SystemClock.now().timestamp());
+    let none = jwt::alg_none(parsed.as_ref(), &subject, ctx.s.time.now().timestamp());
     for t in [&garbage, &tampered, &none] {
         ctx.probe.secret(t.clone(), SecretKind::Token);
     }

@@ -21,7 +21,7 @@ defs! {
 
     AUTH_STATUS = error("auth.status", "right client credentials: /auth answers 200");
     AUTH_SHAPE = error("auth.shape", "/auth answers JSON {data:{access_token,token_type,expires_in}}");
-    AUTH_TOKEN_TYPE = error("auth.token_type", "token_type is \"Bearer\"");
+    AUTH_TOKEN_TYPE = error("auth.token_type", "token_type is \"Bearer\" (in any case)");
     AUTH_EXPIRES_IN = error("auth.expires_in", "expires_in is an integer above 0");
     AUTH_JWT = error("auth.jwt", "access_token is a JWT (header.claims.signature)");
     AUTH_JWT_ALG = error("auth.jwt_alg", "the JWT's alg is set and not \"none\"");

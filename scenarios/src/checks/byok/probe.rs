@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use contracts::clock::{Clock, Stopwatch, SystemClock, format_instant};
+use contracts::clock::{Stopwatch, format_instant};
 use contracts::ids::IdGen;
 use contracts::wire::byok::{HEADER_REQUEST_ID, HEADER_REQUEST_TIMESTAMP, HEADER_TRACE_ID};
 use reqwest::Method;
@@ -269,6 +269,7 @@ pub struct Probe {
     secrets: Mutex<Vec<(String, SecretKind)>>,
     ids: IdGen,
     timeout: Duration,
+    time: super::time::CheckTime,
 }
 
 impl Probe {
@@ -328,6 +329,7 @@ impl Probe {
             journal: Mutex::new(Vec::new()),
             secrets: Mutex::new(Vec::new()),
             ids: IdGen::from_entropy(),
+            time: settings.time.clone(),
             timeout,
         };
         probe.secret(settings.credential(), SecretKind::Credential);
@@ -405,7 +407,7 @@ impl Probe {
             .client
             .request(call.method.clone(), url)
             .header(HEADER_REQUEST_ID, self.ids.uuid_v4().to_string());
-        let now = SystemClock.now();
+        let now = self.time.now();
         let timestamp = match call.headers {
             Headers::TimestampAgo(secs) => now - chrono::Duration::seconds(secs),
             _ => now,

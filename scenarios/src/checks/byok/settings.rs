@@ -226,6 +226,9 @@ pub struct Settings {
     pub json: Option<PathBuf>,
     /// `--junit FILE`.
     pub junit: Option<PathBuf>,
+    /// The run's time: the wall clock from the command line; a simulated clock the service
+    /// reads too when the harness checks a service of its own (see [`super::time`]).
+    pub time: super::time::CheckTime,
 }
 
 impl Settings {
@@ -434,6 +437,7 @@ impl Settings {
             timeout_ms,
             json: args.json.clone().or(file.json.map(rel)),
             junit: args.junit.clone().or(file.junit.map(rel)),
+            time: super::time::CheckTime::Wall,
         })
     }
 }

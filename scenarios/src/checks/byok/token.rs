@@ -39,10 +39,12 @@ pub async fn checks(ctx: &Ctx, token: Option<Token>, target: &TargetKey) -> Vec<
         );
         return skip_all(&both, &reason);
     }
-    eprintln!(
-        "check byok: token.reuse and token.expired wait about {needed} s for the access \
-         token's expiry"
-    );
+    if let super::time::CheckTime::Wall = ctx.s.time {
+        eprintln!(
+            "check byok: token.reuse and token.expired wait about {needed} s for the access \
+             token's expiry"
+        );
+    }
     let call = || {
         Call::post(Endpoint::DecryptKey)
             .authorization(format!("Bearer {}", token.value))
@@ -50,12 +52,15 @@ pub async fn checks(ctx: &Ctx, token: Option<Token>, target: &TargetKey) -> Vec<
     };
     let lifetime = Duration::from_secs(expires_in);
     let margin = Duration::from_secs(Token::margin_secs(expires_in).min(expires_in));
-    sleep_until(&token, lifetime - margin).await;
+    ctx.s.time.until(&token.obtained, lifetime - margin).await;
     let reuse = ctx.probe.send(TOKEN_REUSE.id, call()).await;
     if let Ok(ex) = &reuse {
         ctx.note_plaintexts(ex);
     }
-    sleep_until(&token, lifetime + AFTER_EXPIRY).await;
+    ctx.s
+        .time
+        .until(&token.obtained, lifetime + AFTER_EXPIRY)
+        .await;
     let expired = ctx.probe.send(TOKEN_EXPIRED.id, call()).await;
     if let Ok(ex) = &expired {
         ctx.note_plaintexts(ex);
@@ -72,10 +77,4 @@ pub async fn checks(ctx: &Ctx, token: Option<Token>, target: &TargetKey) -> Vec<
         .with("token_age_s", (lifetime + AFTER_EXPIRY).as_secs_f64())
         .with("expires_in", expires_in);
     vec![reuse, expired]
-}
-
-async fn sleep_until(token: &Token, age: Duration) {
-    if let Some(left) = age.checked_sub(token.obtained.elapsed()) {
-        tokio::time::sleep(left).await;
-    }
 }

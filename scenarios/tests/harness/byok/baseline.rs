@@ -32,12 +32,13 @@ async fn the_unmodified_simulator_passes_every_check() {
 
 #[tokio::test]
 async fn with_a_short_lived_token_the_expiry_checks_wait_and_pass() {
-    let kms = spawn_kms(config().with_expires_in(4)).await;
+    let clock = sim_clock();
+    let kms = spawn_kms_on(config().with_expires_in(4), clock.shared()).await;
     let args = ByokArgs {
         expiry_wait_secs: Some(10),
         ..kms.args()
     };
-    let report = check(&args).await;
+    let report = check_at(&args, CheckTime::Simulated(clock)).await;
     assert_eq!(failing(&report), BTreeSet::new(), "{report:#?}");
     assert_eq!(
         ids_with(&report, Outcome::Skip),

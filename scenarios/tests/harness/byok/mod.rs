@@ -1,5 +1,7 @@
 //! `harness check byok` against customer-kms-sim, started in process on `127.0.0.1:0` on
-//! the system clock (the validator sends real timestamps, as a platform does).
+//! the system clock (the validator sends real timestamps, as a platform does); the checks
+//! that wait for a token's expiry run both on one simulated clock instead, which the
+//! validator moves rather than waits on.
 
 mod baseline;
 mod cli;
@@ -10,8 +12,9 @@ use std::collections::BTreeSet;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use contracts::clock::SystemClock;
+use contracts::clock::{Clock, SharedClock, SimClock, SystemClock};
 use customer_kms_sim::{KeyService, KmsConfig};
+use scenarios::checks::byok::time::CheckTime;
 use scenarios::checks::byok::{ByokArgs, Settings, validate};
 use scenarios::checks::{CheckReport, Outcome};
 
@@ -50,7 +53,18 @@ impl Drop for Kms {
 }
 
 pub async fn spawn_kms(config: KmsConfig) -> Kms {
-    let svc = KeyService::new(config, SystemClock::shared()).expect("valid test config");
+    spawn_kms_on(config, SystemClock::shared()).await
+}
+
+/// A simulated clock starting at the wall clock's time (the validator's timestamps then
+/// agree with the service's until the clock is moved).
+pub fn sim_clock() -> SimClock {
+    SimClock::new(SystemClock.now())
+}
+
+/// A key service on a free port reading `clock`; stopped on drop.
+pub async fn spawn_kms_on(config: KmsConfig, clock: SharedClock) -> Kms {
+    let svc = KeyService::new(config, clock).expect("valid test config");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -103,7 +117,13 @@ impl Kms {
 
 /// Runs the validator in process.
 pub async fn check(args: &ByokArgs) -> CheckReport {
-    let settings = Settings::resolve(args).expect("valid settings");
+    check_at(args, CheckTime::Wall).await
+}
+
+/// Runs the validator in process on `time` (a simulated clock the service reads too).
+pub async fn check_at(args: &ByokArgs, time: CheckTime) -> CheckReport {
+    let mut settings = Settings::resolve(args).expect("valid settings");
+    settings.time = time;
     validate(settings).await.expect("the check runs")
 }
 

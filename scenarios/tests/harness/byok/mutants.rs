@@ -247,7 +247,16 @@ async fn failing_with(mutant: Mutant, setup: Setup) -> BTreeSet<String> {
         _ => config(),
     }
     .with_mutant(mutant);
-    let kms = spawn_kms(config).await;
+    // The token setups wait for a token's expiry: on a simulated clock, moved by the
+    // validator, so that no real time passes and a loaded machine cannot race them.
+    let clock = sim_clock();
+    let (kms, time) = match setup {
+        Setup::ShortToken | Setup::HalfLifeToken => (
+            spawn_kms_on(config, clock.shared()).await,
+            CheckTime::Simulated(clock),
+        ),
+        _ => (spawn_kms(config).await, CheckTime::Wall),
+    };
     let args = match setup {
         Setup::Standard => kms.args(),
         Setup::ShortToken => ByokArgs {
@@ -264,7 +273,7 @@ async fn failing_with(mutant: Mutant, setup: Setup) -> BTreeSet<String> {
             ..kms.args()
         },
     };
-    failing(&check(&args).await)
+    failing(&check_at(&args, time).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
