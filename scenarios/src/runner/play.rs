@@ -302,14 +302,7 @@ impl<'a> Run<'a> {
             self.stop_at(self.at(c.start), Event::Look);
             self.stop_at(self.at(c.end), Event::Look);
         }
-        let by_step: BTreeSet<&str> = s
-            .timeline
-            .iter()
-            .filter_map(|st| match &st.action {
-                Action::UploadCohort { cohort } => Some(cohort.as_str()),
-                _ => None,
-            })
-            .collect();
+        let by_step = s.cohorts_uploaded_by_steps();
         for (i, c) in s.cohorts.iter().enumerate() {
             if by_step.contains(c.key.as_str()) {
                 continue;

@@ -92,14 +92,7 @@ impl<'a> Checker<'a> {
                 self.api_errors(&d.span, &format!("deployment {:?}", d.key), &e);
             }
         }
-        let uploaded_by_step: BTreeSet<&str> = s
-            .timeline
-            .iter()
-            .filter_map(|st| match &st.action {
-                Action::UploadCohort { cohort } => Some(cohort.as_str()),
-                _ => None,
-            })
-            .collect();
+        let uploaded_by_step = s.cohorts_uploaded_by_steps();
         for c in &s.cohorts {
             self.cohort(c, &campaigns, &deployments);
             if let Some(a) = c.upload_at {

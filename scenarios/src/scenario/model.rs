@@ -3,7 +3,7 @@
 //! [`super::setup`], what happens over time in [`super::timeline`], what is judged in
 //! [`super::expect`]. `scenarios/README.md` documents every field.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,6 +54,20 @@ pub struct Scenario {
     /// What must hold; each becomes one check in the report.
     #[serde(default)]
     pub expect: Vec<Located<Expectation>>,
+}
+
+impl Scenario {
+    /// The cohorts an `upload_cohort` step of the timeline uploads (the others are uploaded
+    /// at the start, or at their `upload_at`).
+    pub fn cohorts_uploaded_by_steps(&self) -> BTreeSet<&str> {
+        self.timeline
+            .iter()
+            .filter_map(|st| match &st.action {
+                super::timeline::Action::UploadCohort { cohort } => Some(cohort.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 fn default_seed() -> u64 {
