@@ -1,0 +1,329 @@
+//! The timeline's actions of a scenario run: key-service faults switched on and off, cohort
+//! uploads, and each step (pause, resume, cancel, patch, upload, inbound call, outage, data-key
+//! rotation, platform restart).
+
+use super::*;
+
+impl Run<'_> {
+    pub(super) fn fault_on(&mut self, i: usize) -> Result<()> {
+        let f = &self.loaded.scenario.key_service.faults[i];
+        let spec = fault_spec(f);
+        let info = self.stack.kms().add_fault(spec).map_err(|e| {
+            anyhow!(
+                "setting a key-service fault ({}): {e}",
+                self.loaded.location(&f.span)
+            )
+        })?;
+        let until = f.until.map(|a| self.at(a));
+        self.faults.push(info.id.clone());
+        let idx = self.faults.len() - 1;
+        self.note(
+            "fault",
+            "key service",
+            format!(
+                "{} on {} ({}){}",
+                crate::scenario::load::kind_name(f.kind),
+                f.endpoint.as_str(),
+                info.id,
+                until.map_or(String::new(), |u| format!(" until {}", format_instant(u)))
+            ),
+        );
+        if let Some(u) = until {
+            self.stop_at(u, Event::FaultOff(idx));
+        }
+        Ok(())
+    }
+
+    pub(super) async fn upload(&mut self, i: usize) -> Result<()> {
+        let c = &self.loaded.scenario.cohorts[i];
+        let (parent, parent_key) = match (&c.campaign, &c.deployment) {
+            (Some(k), _) => ("campaigns", k),
+            (_, Some(k)) => ("deployments", k),
+            _ => bail!("a cohort without a parent passed the checks"),
+        };
+        let id = if parent == "campaigns" {
+            self.campaigns[parent_key].id.clone()
+        } else {
+            self.deployments[parent_key].clone()
+        };
+        let (csv, transformation) = crate::runner::cohorts::build(c, &self.loaded.dir)?;
+        let rows = csv
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            .saturating_sub(1);
+        let base = format!("{}/{parent}/{id}/cohorts", self.api.scheduling());
+        let v = self
+            .api
+            .upload_cohort(
+                &format!("{base}/upload"),
+                c.name.as_deref().unwrap_or(&c.key),
+                c.category.as_deref(),
+                csv,
+                &transformation,
+            )
+            .await
+            .with_context(|| {
+                format!(
+                    "uploading cohort {:?} ({})",
+                    c.key,
+                    self.loaded.location(&c.span)
+                )
+            })?;
+        let cohort_id = str_field(&v, "cohort_id")?;
+        let path = format!("{base}/{cohort_id}");
+        // The cohort worker runs beside the simulated clock: wait for it (wall clock) so that
+        // the users are in before time moves on.
+        let deadline = contracts::clock::Stopwatch::start();
+        let v = loop {
+            let v = self.api.get(&path).await?;
+            if v["status"] != "processing" {
+                break v;
+            }
+            if deadline.elapsed() > std::time::Duration::from_secs(300) {
+                bail!("cohort {:?} was still processing after 5 minutes", c.key);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        let key = c.key.clone();
+        let record = v.clone();
+        self.note(
+            "cohort",
+            &key,
+            format!(
+                "uploaded to {} {parent_key} ({cohort_id}, about {rows} rows): {}, {} rejected",
+                parent.trim_end_matches('s'),
+                v["status"].as_str().unwrap_or("?"),
+                v["result"]["rejected_records"]
+            ),
+        );
+        self.cohorts.insert(key, (path, record));
+        Ok(())
+    }
+
+    pub(super) async fn step(&mut self, i: usize) -> Result<()> {
+        let st = &self.loaded.scenario.timeline[i];
+        let loc = self.loaded.location(&st.span);
+        let sched = self.api.scheduling();
+        let auth = self.api.authoring();
+        let (subject, detail) = match &st.action {
+            Action::Pause { campaign }
+            | Action::Resume { campaign }
+            | Action::Cancel { campaign } => {
+                let id = &self.campaigns[campaign].id;
+                self.api
+                    .call(
+                        Method::PUT,
+                        &format!("{sched}/campaigns/{id}/status"),
+                        Some(&json!({"action": st.action.name()})),
+                    )
+                    .await
+                    .with_context(|| format!("{} ({loc})", st.action.name()))?;
+                (campaign.clone(), st.action.name().to_string())
+            }
+            Action::PatchCampaign { campaign, patch } => {
+                let id = self.campaigns[campaign].id.clone();
+                let v = self
+                    .api
+                    .call(
+                        Method::PATCH,
+                        &format!("{sched}/campaigns/{id}"),
+                        Some(patch),
+                    )
+                    .await
+                    .with_context(|| format!("patch_campaign ({loc})"))?;
+                let spec = spec_of(&v)?;
+                let keep = self.observer.campaigns[campaign].attempt_ids.is_some();
+                self.observer.watch(campaign, self.now, spec, keep);
+                (campaign.clone(), format!("patched: {patch}"))
+            }
+            Action::UploadCohort { cohort } => {
+                let idx = self
+                    .loaded
+                    .scenario
+                    .cohorts
+                    .iter()
+                    .position(|c| &c.key == cohort)
+                    .ok_or_else(|| anyhow!("no cohort {cohort:?}"))?;
+                self.upload(idx).await?;
+                return Ok(());
+            }
+            Action::PauseDeployment { deployment } | Action::ResumeDeployment { deployment } => {
+                let id = &self.deployments[deployment];
+                let action = if matches!(st.action, Action::PauseDeployment { .. }) {
+                    "pause"
+                } else {
+                    "resume"
+                };
+                self.api
+                    .call(
+                        Method::PUT,
+                        &format!("{auth}/deployments/{id}/status"),
+                        Some(&json!({"action": action})),
+                    )
+                    .await
+                    .with_context(|| format!("{} ({loc})", st.action.name()))?;
+                (deployment.clone(), format!("deployment {action}d"))
+            }
+            Action::DeleteDeployment { deployment } => {
+                let id = &self.deployments[deployment];
+                self.api
+                    .call(Method::DELETE, &format!("{auth}/deployments/{id}"), None)
+                    .await
+                    .with_context(|| format!("delete_deployment ({loc})"))?;
+                (deployment.clone(), "deployment deleted".into())
+            }
+            Action::PatchDeployment { deployment, patch } => {
+                let id = &self.deployments[deployment];
+                self.api
+                    .call(
+                        Method::PATCH,
+                        &format!("{auth}/deployments/{id}"),
+                        Some(patch),
+                    )
+                    .await
+                    .with_context(|| format!("patch_deployment ({loc})"))?;
+                (deployment.clone(), format!("deployment patched: {patch}"))
+            }
+            Action::InboundCall {
+                key,
+                caller,
+                dialled,
+            } => {
+                let v = self
+                    .api
+                    .post(
+                        &format!("{}/inbound-calls", self.api.sim()),
+                        &json!({"caller": caller, "dialled": dialled}),
+                    )
+                    .await
+                    .with_context(|| format!("inbound_call ({loc})"))?;
+                let answered = v["answered"].as_bool().unwrap_or(false);
+                let detail = if answered {
+                    format!("{caller} -> {dialled}: answered")
+                } else {
+                    format!(
+                        "{caller} -> {dialled}: not answered ({})",
+                        v["rejection"].as_str().unwrap_or("?")
+                    )
+                };
+                self.inbound.insert(key.clone(), v);
+                (key.clone(), detail)
+            }
+            Action::KeyServiceOutage { duration, endpoint } => {
+                let info = self
+                    .stack
+                    .kms()
+                    .add_fault(FaultSpec::new(FaultKind::ServiceUnavailable).on(scope(*endpoint)))
+                    .map_err(|e| anyhow!("key_service_outage ({loc}): {e}"))?;
+                self.faults.push(info.id.clone());
+                let idx = self.faults.len() - 1;
+                let until = self.now + duration.0;
+                self.stop_at(until, Event::FaultOff(idx));
+                self.note(
+                    "fault",
+                    "key service",
+                    format!(
+                        "outage (503) on {} ({}) until {}",
+                        endpoint.as_str(),
+                        info.id,
+                        format_instant(until)
+                    ),
+                );
+                return Ok(());
+            }
+            Action::RotateDataKey {} => {
+                let v = self
+                    .api
+                    .post(
+                        &format!("{}/data-keys/rotate", self.api.admin()),
+                        &json!({}),
+                    )
+                    .await
+                    .with_context(|| format!("rotate_data_key ({loc})"))?;
+                (
+                    "data keys".to_string(),
+                    format!("rotated: key {} active", v["key_id"]),
+                )
+            }
+            Action::RestartPlatform {} => {
+                self.stack
+                    .restart_platform()
+                    .await
+                    .context("restarting the platform")?;
+                (
+                    "platform".to_string(),
+                    "restarted on the same database".into(),
+                )
+            }
+        };
+        let kind = if matches!(st.action, Action::RestartPlatform {}) {
+            "restart"
+        } else {
+            "action"
+        };
+        self.note(kind, &subject, detail);
+        Ok(())
+    }
+}
+
+fn scope(e: KmsEndpointScope) -> FaultScope {
+    match e {
+        KmsEndpointScope::All => FaultScope::All,
+        KmsEndpointScope::Auth => FaultScope::Auth,
+        KmsEndpointScope::DecryptKey => FaultScope::DecryptKey,
+        KmsEndpointScope::RotateKey => FaultScope::RotateKey,
+    }
+}
+
+fn fault_spec(f: &KmsFaultDef) -> FaultSpec {
+    let kind = match f.kind {
+        KmsFaultKind::ServiceUnavailable => FaultKind::ServiceUnavailable,
+        KmsFaultKind::RateLimited => FaultKind::RateLimited {
+            retry_after_secs: f.retry_after_secs.unwrap_or(1),
+        },
+        KmsFaultKind::InternalError => FaultKind::InternalError,
+        KmsFaultKind::Latency => FaultKind::Latency {
+            ms: f
+                .delay
+                .map_or(100, |d| d.0.num_milliseconds().max(0) as u64),
+            jitter_ms: 0,
+        },
+        KmsFaultKind::Hang => FaultKind::Hang,
+        KmsFaultKind::MalformedJson => FaultKind::MalformedJson,
+        KmsFaultKind::WrongContentType => FaultKind::WrongContentType,
+        KmsFaultKind::WrongPlaintext => FaultKind::WrongPlaintext,
+        KmsFaultKind::TruncatedKey => FaultKind::TruncatedKey {
+            len: f.len.unwrap_or(16),
+        },
+    };
+    let trigger = match (f.next, f.probability) {
+        (Some(n), _) => FaultTrigger::Next(n),
+        (_, Some(p)) => FaultTrigger::Probability(p),
+        _ => FaultTrigger::Always,
+    };
+    FaultSpec::new(kind).on(scope(f.endpoint)).when(trigger)
+}
+
+pub(super) fn response(a: &Answer) -> Response {
+    let secs = |s: Option<crate::scenario::time::Span>, d: u32| {
+        s.map_or(d, |s| {
+            s.0.num_seconds().clamp(0, i64::from(u32::MAX)) as u32
+        })
+    };
+    let r = match a.outcome {
+        AnswerOutcome::Connected => Response::connected(secs(a.talk, 60)),
+        AnswerOutcome::Busy => Response::busy(),
+        AnswerOutcome::NoAnswer => Response::no_answer(),
+        AnswerOutcome::Voicemail => Response::voicemail_for(secs(a.talk, 25)),
+        AnswerOutcome::Failed => {
+            Response::failed(a.reason.clone().unwrap_or_else(|| "call_rejected".into()))
+        }
+        AnswerOutcome::ProviderError => Response::provider_error(),
+        AnswerOutcome::InternalError => Response::internal_error(),
+    };
+    match a.ring {
+        Some(ring) => r.ring(secs(Some(ring), 0)),
+        None => r,
+    }
+}
