@@ -3,7 +3,7 @@
 //! expectation times, and regular ticks for progress), each advance running every engine
 //! event due on the way; at each stop the dials seen are taken in, status changes noted,
 //! the steps run and the expectations due judged. The steps themselves, and the key-service
-//! faults and cohort uploads they switch on, are in [`actions`].
+//! faults and cohort uploads they switch on, are in `play/actions.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -9,7 +9,7 @@
 //! (`+1 NXX 555-01YY`, `YY` deciding the outcome), so every outcome is known in advance.
 //! The target's clock moves forward by a few hours of simulated time. The status changes
 //! that start from a campaign time has moved are in [`sim_states`], the inbound calls in
-//! [`sim_inbound`].
+//! `sim_inbound.rs`.
 
 use std::time::Duration;
 
