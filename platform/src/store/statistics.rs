@@ -40,6 +40,14 @@ pub fn campaign_counts(
     campaign_id: &str,
     now: DateTime<Utc>,
 ) -> Result<CampaignCounts, StoreError> {
+    // One snapshot for the three reads: the engine admits users of completed uploads at its
+    // steps, and between two separate reads a user would be in neither count (a campaign
+    // with users read as empty). Inside a caller's transaction its snapshot serves.
+    let snapshot = if c.is_autocommit() {
+        Some(c.unchecked_transaction()?)
+    } else {
+        None
+    };
     // Users the engine admitted, by state.
     let mut st = c.prepare_cached(
         "SELECT state, COUNT(*), SUM(attempts > 0 AND due_ms <= ?2) FROM campaign_users
@@ -77,6 +85,8 @@ pub fn campaign_counts(
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
         })?
         .collect::<Result<Vec<_>, _>>()?;
+    // Read only: ending the transaction without a commit changes nothing.
+    drop(snapshot);
     Ok(CampaignCounts {
         users,
         not_admitted: not_admitted.max(0) as u64,
