@@ -29,6 +29,8 @@ pub mod domain;
 pub mod envelope;
 pub mod error;
 pub mod ids;
+#[cfg(feature = "logging")]
+pub mod logging;
 pub mod model;
 pub mod openapi;
 pub mod operations;

@@ -193,15 +193,9 @@ fn main() -> std::process::ExitCode {
 }
 
 fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only on a terminal: a log file or pipe gets plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    // Colour only on a terminal: a log file or pipe gets plain text; a connection cancelled
+    // by the graceful stop is not an error.
+    contracts::logging::init("warn");
 
     let mut config = args.config.load()?;
     if let Some(p) = args.partner {

@@ -15,7 +15,6 @@
 #![warn(missing_docs)]
 
 pub mod checks;
-pub mod logging;
 pub mod report;
 pub mod runner;
 pub mod scenario;
@@ -24,9 +23,10 @@ pub mod up;
 pub mod verify;
 
 /// Logs to standard error, filtered by `RUST_LOG` (else `default_filter`), with colour
-/// only when standard error is a terminal (see [`logging`]).
+/// only when standard error is a terminal, without the noise of a connection cancelled by a
+/// graceful shutdown (see [`contracts::logging`]).
 pub fn init_logging(default_filter: &str) {
-    logging::init(default_filter);
+    contracts::logging::init(default_filter);
 }
 
 /// Writes `contents` to `path` through a temporary file in the same directory, synced, then

@@ -1,8 +1,9 @@
-//! Logging of the `harness` command: standard error, filtered by `RUST_LOG`, colour only on a
-//! terminal, without the noise of a connection cancelled by a graceful shutdown.
+//! Logging of the `harness` and `customer-kms-sim` commands: standard error, filtered by
+//! `RUST_LOG`, colour only on a terminal, without the noise of a connection cancelled by a
+//! graceful shutdown.
 //!
-//! The servers the harness runs in process (the webhook receivers, the key service of
-//! `harness up`) stop gracefully; a connection accepted but not yet read from when that
+//! The warp servers of these commands (the webhook receivers of scenario runs, the key
+//! service) stop gracefully; a connection accepted but not yet read from when that
 //! happens is cancelled, which is no error of anyone's, yet the HTTP layer logs it at ERROR
 //! (`server connection error: Custom { kind: Interrupted, error: "Cancelled" }`).
 //! [`QuietCancelled`] drops that one event and lets every other through.
@@ -93,12 +94,12 @@ mod tests {
             tracing::error!(target: "warp::server::run", "server connection error: {:?}", cancelled);
             let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
             tracing::error!(target: "warp::server::run", "server connection error: {:?}", reset);
-            tracing::error!(target: "scenarios", "Cancelled {:?}", cancelled);
+            tracing::error!(target: "harness", "Cancelled {:?}", cancelled);
         });
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert!(lines[0].contains("ConnectionReset"), "{text}");
-        assert!(lines[1].contains("scenarios"), "{text}");
+        assert!(lines[1].contains("harness"), "{text}");
     }
 }
