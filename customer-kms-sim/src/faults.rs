@@ -36,45 +36,7 @@ use crate::error::KmsError;
 /// Longest latency a fault may add, in milliseconds (10 minutes).
 pub const MAX_LATENCY_MS: u64 = 600_000;
 
-/// The three endpoints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Endpoint {
-    /// `POST /{partner}/byok/v1/auth`.
-    #[serde(rename = "auth")]
-    Auth,
-    /// `POST /{partner}/byok/v1/decrypt-key`.
-    #[serde(rename = "decrypt-key")]
-    DecryptKey,
-    /// `POST /{partner}/byok/v1/rotate-key`.
-    #[serde(rename = "rotate-key")]
-    RotateKey,
-}
-
-impl Endpoint {
-    /// The last path segment.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Endpoint::Auth => "auth",
-            Endpoint::DecryptKey => "decrypt-key",
-            Endpoint::RotateKey => "rotate-key",
-        }
-    }
-
-    /// The endpoint of a last path segment.
-    pub fn from_segment(s: &str) -> Option<Self> {
-        match s {
-            "auth" => Some(Endpoint::Auth),
-            "decrypt-key" => Some(Endpoint::DecryptKey),
-            "rotate-key" => Some(Endpoint::RotateKey),
-            _ => None,
-        }
-    }
-
-    /// Whether a success of this endpoint carries a data key.
-    pub fn returns_key(self) -> bool {
-        matches!(self, Endpoint::DecryptKey | Endpoint::RotateKey)
-    }
-}
+pub use contracts::wire::byok::Endpoint;
 
 /// What a fault does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

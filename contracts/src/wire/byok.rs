@@ -28,19 +28,70 @@ pub const TOKEN_TYPE_BEARER: &str = "Bearer";
 /// The token lifetime of the reference example, in seconds.
 pub const DEFAULT_EXPIRES_IN: u64 = 3600;
 
+/// The three customer-hosted endpoints, named in files and logs by their last path segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Endpoint {
+    /// `POST /{partner}/byok/v1/auth`.
+    #[serde(rename = "auth")]
+    Auth,
+    /// `POST /{partner}/byok/v1/decrypt-key`.
+    #[serde(rename = "decrypt-key")]
+    DecryptKey,
+    /// `POST /{partner}/byok/v1/rotate-key`.
+    #[serde(rename = "rotate-key")]
+    RotateKey,
+}
+
+impl Endpoint {
+    /// The last path segment.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::Auth => "auth",
+            Endpoint::DecryptKey => "decrypt-key",
+            Endpoint::RotateKey => "rotate-key",
+        }
+    }
+
+    /// The endpoint of a last path segment.
+    pub fn from_segment(s: &str) -> Option<Self> {
+        match s {
+            "auth" => Some(Endpoint::Auth),
+            "decrypt-key" => Some(Endpoint::DecryptKey),
+            "rotate-key" => Some(Endpoint::RotateKey),
+            _ => None,
+        }
+    }
+
+    /// Whether a success of this endpoint carries a data key.
+    pub fn returns_key(self) -> bool {
+        matches!(self, Endpoint::DecryptKey | Endpoint::RotateKey)
+    }
+
+    /// `/{partner}/byok/v1/{segment}`.
+    pub fn path(self, partner: &str) -> String {
+        format!("/{partner}/byok/v1/{}", self.as_str())
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// `/{partner}/byok/v1/auth`.
 pub fn auth_path(partner: &str) -> String {
-    format!("/{partner}/byok/v1/auth")
+    Endpoint::Auth.path(partner)
 }
 
 /// `/{partner}/byok/v1/decrypt-key`.
 pub fn decrypt_key_path(partner: &str) -> String {
-    format!("/{partner}/byok/v1/decrypt-key")
+    Endpoint::DecryptKey.path(partner)
 }
 
 /// `/{partner}/byok/v1/rotate-key`.
 pub fn rotate_key_path(partner: &str) -> String {
-    format!("/{partner}/byok/v1/rotate-key")
+    Endpoint::RotateKey.path(partner)
 }
 
 /// The form body of `/auth` (`application/x-www-form-urlencoded`).

@@ -44,10 +44,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use chrono::Duration;
 use contracts::clock::SharedClock;
 use contracts::ids::IdGen;
-use contracts::wire::byok::{
-    DecryptKeyData, DecryptKeyRequest, RotateKeyData, RotateKeyRequest, auth_path,
-    decrypt_key_path, rotate_key_path,
-};
+use contracts::wire::byok::{DecryptKeyData, DecryptKeyRequest, RotateKeyData, RotateKeyRequest};
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
@@ -76,33 +73,7 @@ pub fn trace_id(from_request: Option<&str>, ids: &IdGen) -> String {
         .to_string()
 }
 
-/// The three customer-hosted endpoints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    /// `/auth`.
-    Auth,
-    /// `/decrypt-key`.
-    DecryptKey,
-    /// `/rotate-key`.
-    RotateKey,
-}
-
-impl Endpoint {
-    /// The last path segment.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Endpoint::Auth => "auth",
-            Endpoint::DecryptKey => "decrypt-key",
-            Endpoint::RotateKey => "rotate-key",
-        }
-    }
-}
-
-impl fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use contracts::wire::byok::Endpoint;
 
 /// A workspace's data keys through the customer's key service (BYOK).
 pub struct ByokKeyService {
@@ -207,12 +178,7 @@ impl ByokKeyService {
 
     /// The full URL of an endpoint.
     pub fn url(&self, endpoint: Endpoint) -> String {
-        let path = match endpoint {
-            Endpoint::Auth => auth_path(&self.partner),
-            Endpoint::DecryptKey => decrypt_key_path(&self.partner),
-            Endpoint::RotateKey => rotate_key_path(&self.partner),
-        };
-        format!("{}{path}", self.base_url)
+        format!("{}{}", self.base_url, endpoint.path(&self.partner))
     }
 
     /// Decrypts `encrypted_key` of `alias` into the 32-byte data key.
