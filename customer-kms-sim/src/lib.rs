@@ -48,11 +48,13 @@
 //! - [`service`]: [`KeyService`], the shared state behind the HTTP layer and the library API.
 //! - [`http`]: the warp routes ([`routes`]), the admin API, [`serve`].
 //! - [`error`]: [`KmsError`], answered as `{"error": {"code", "message"}}`.
+//! - [`cli`]: the `customer-kms-sim` command, shared by its binary and `harness`.
 
 #![warn(missing_docs)]
 
 pub mod audit;
 pub mod auth;
+pub mod cli;
 pub mod config;
 pub mod error;
 pub mod faults;

@@ -27,6 +27,8 @@
 //! - [`fixtures`]: campaigns, deployments and cohorts created at start with fixed ids.
 //! - [`connection`]: HTTP/1.1 connections: limits, timeouts, refusals in the error shape.
 //! - [`process`]: settings and limits of the server process (malloc arenas, open files).
+//! - [`cli`]: the `platform` command (`platform serve`), shared by the `platform` binary and
+//!   `harness`.
 //!
 //! # The spec's rules and the state transitions, in one hop
 //!
@@ -59,6 +61,7 @@
 
 pub mod api;
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod connection;
 pub mod engine;

@@ -30,10 +30,14 @@ pub fn limit_malloc_arenas() {
         let Ok(exe) = std::env::current_exe() else {
             return;
         };
-        let err = std::process::Command::new(exe)
-            .args(std::env::args_os().skip(1))
-            .env(MALLOC_ARENA_MAX, ARENAS)
-            .exec();
+        let mut args = std::env::args_os();
+        let mut command = std::process::Command::new(exe);
+        // The name it was started as, kept: one executable answers to several names
+        // (`harness`, `platform`), and the name picks the command.
+        if let Some(arg0) = args.next() {
+            command.arg0(arg0);
+        }
+        let err = command.args(args).env(MALLOC_ARENA_MAX, ARENAS).exec();
         eprintln!(
             "warning: could not start again with {MALLOC_ARENA_MAX}={ARENAS} ({err}); \
              memory may grow with load"

@@ -10,11 +10,14 @@
 //! - [`scenario`]: `harness scenario schema|check`, the scenario file format.
 //! - [`verify`]: `harness verify`, the verdict on a client from a running mock's journal.
 //! - `checks::byok`, `checks::platform`: `harness check byok|platform`.
-//! - [`logging`]: the command's logs.
+//! - [`ping`]: `harness ping`, a health check that needs no shell or curl (the container
+//!   image's `HEALTHCHECK`).
+//! - [`init_logging`]: the command's logs.
 
 #![warn(missing_docs)]
 
 pub mod checks;
+pub mod ping;
 pub mod report;
 pub mod runner;
 pub mod scenario;

@@ -24,7 +24,7 @@ pub struct StackInfo {
 /// The platform's side.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlatformInfo {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://HOST:PORT`: 127.0.0.1 unless a host was given.
     pub url: String,
     /// The OpenAPI document (no key needed).
     pub openapi_url: String,
@@ -54,7 +54,7 @@ pub struct DatabaseInfo {
 /// The customer's key service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KeyServiceInfo {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://HOST:PORT`: 127.0.0.1 unless a host was given.
     pub url: String,
     /// `{url}/{partner}/byok/v1`: `/auth`, `/decrypt-key`, `/rotate-key` below it.
     pub byok_base_url: String,

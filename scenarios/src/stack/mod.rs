@@ -1,5 +1,6 @@
 //! The whole stack in one process: customer-kms-sim and the platform (with the simulated
-//! telephony inside it) on 127.0.0.1, BYOK on for one workspace, SQLite embedded.
+//! telephony inside it) on 127.0.0.1 (or the address given), BYOK on for one workspace,
+//! SQLite embedded.
 //!
 //! `harness up` runs it until Ctrl-C; the scenario runner builds it on a simulated clock,
 //! drives the engine itself ([`EngineMode::Manual`]) and restarts the platform mid-run.
@@ -38,7 +39,7 @@ mod kms;
 mod options;
 mod seed;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -59,7 +60,7 @@ use kms::KmsSetup;
 pub use options::{
     ByokOptions, DEFAULT_CLIENT_ID, DEFAULT_KEY_ALIAS, DEFAULT_ORG, DEFAULT_PARTNER,
     DEFAULT_PORT_BASE, DEFAULT_WORKSPACE, EngineMode, Ports, StackClock, StackDatabase,
-    StackOptions, parse_instant,
+    StackOptions, http_url, parse_instant, reachable,
 };
 pub use seed::seed_file;
 use seed::{draw_seed, remembered_seed};
@@ -193,6 +194,8 @@ impl Stack {
             seed,
             database,
             ports,
+            host,
+            public_host,
             workspace,
             platform: mut config,
             kms,
@@ -235,10 +238,14 @@ impl Stack {
 
         // Listeners first: a taken port fails before anything starts.
         let (platform_port, kms_port) = ports.pair().map_err(StackError::Options)?;
-        let platform_listener = bind("platform", platform_port)?;
-        let kms_listener = bind("key service", kms_port)?;
+        let platform_listener = bind("platform", host, platform_port)?;
+        let kms_listener = bind("key service", host, kms_port)?;
         let platform_addr = platform_listener.local_addr().expect("bound");
         let kms_addr = kms_listener.local_addr().expect("bound");
+        // The platform calls the key service where this machine reaches it; users are given
+        // the public host.
+        let kms_inside = http_url(&reachable(host).to_string(), kms_addr.port());
+        let shown_host = public_host.unwrap_or_else(|| reachable(host).to_string());
 
         // The key service, and the workspace's data key wrapped by it.
         let kms_setup = KmsSetup::new(kms, &byok, seed, seed_given)?;
@@ -247,7 +254,7 @@ impl Stack {
         let wrapped = kms
             .new_data_key(&kms_setup.alias)
             .map_err(|e| StackError::KeyService(format!("wrapping the data key: {e}")))?;
-        let kms_url = format!("http://{kms_addr}");
+        let kms_url = http_url(&shown_host, kms_addr.port());
         let kms_tokio = tokio_listener(kms_listener, "key service")?;
         let served = kms.clone();
         let kms_server = Running::spawn("key service", move |rx| {
@@ -310,7 +317,7 @@ impl Stack {
         config.byok.push(ByokConfig {
             org_id: workspace.org_id.clone(),
             workspace_id: workspace.workspace_id.clone(),
-            customer_base_url: kms_url.clone(),
+            customer_base_url: kms_inside,
             partner: kms.partner().to_string(),
             client_id: Some(kms_setup.client_id.clone()),
             client_secret: Some(Secret::new(kms_setup.client_secret.clone())),
@@ -329,7 +336,7 @@ impl Stack {
         let telephony = platform.driver.engine().telephony().clone();
         let webhook_secret = platform.webhook_secret().to_vec();
 
-        let platform_url = format!("http://{platform_addr}");
+        let platform_url = http_url(&shown_host, platform_addr.port());
         let info = StackInfo {
             platform: PlatformInfo {
                 openapi_url: format!("{platform_url}/openapi.json"),
@@ -534,8 +541,8 @@ fn check_workspace(ws: &WorkspaceRef) -> Result<(), StackError> {
     }
 }
 
-fn bind(what: &'static str, port: u16) -> Result<std::net::TcpListener, StackError> {
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+fn bind(what: &'static str, host: IpAddr, port: u16) -> Result<std::net::TcpListener, StackError> {
+    let addr = SocketAddr::new(host, port);
     let listener = std::net::TcpListener::bind(addr).map_err(|source| StackError::Listen {
         what,
         addr: addr.to_string(),

@@ -1,6 +1,7 @@
 //! [`StackOptions`]: what a [`super::Stack`] is built from, with the defaults `harness up`
 //! uses.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
@@ -40,6 +41,13 @@ pub struct StackOptions {
     pub database: StackDatabase,
     /// Where the two listeners go.
     pub ports: Ports,
+    /// The address both listen on: 127.0.0.1 unless told otherwise; `0.0.0.0` in a
+    /// container, where the host reaches them through published ports.
+    pub host: IpAddr,
+    /// The host name the stack's URLs carry (what [`super::StackInfo`] and `harness up`
+    /// print): for a stack that listens where clients cannot reach it as written. `None`:
+    /// the [`StackOptions::host`], or loopback when that is `0.0.0.0` or `::`.
+    pub public_host: Option<String>,
     /// The workspace whose data keys come from the key service (BYOK).
     pub workspace: WorkspaceRef,
     /// The platform's configuration. The stack sets its `listen`, `database`, `clock`,
@@ -65,6 +73,8 @@ impl Default for StackOptions {
             seed: None,
             database: StackDatabase::Temporary,
             ports: Ports::Any,
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            public_host: None,
             workspace: WorkspaceRef::new(DEFAULT_ORG, DEFAULT_WORKSPACE),
             platform: PlatformConfig::default(),
             kms: None,
@@ -140,7 +150,7 @@ impl StackDatabase {
     }
 }
 
-/// Where the listeners go, always on 127.0.0.1.
+/// Which ports the listeners take (on [`StackOptions::host`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ports {
     /// The platform on this port, the key service on the next one.
@@ -170,6 +180,25 @@ impl Ports {
                 )),
             },
         }
+    }
+}
+
+/// The address a process on this machine reaches a listener on `host` at: loopback for
+/// the unspecified addresses (`0.0.0.0`, `::`), else `host` itself.
+pub fn reachable(host: IpAddr) -> IpAddr {
+    match host {
+        IpAddr::V4(a) if a.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(a) if a.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        other => other,
+    }
+}
+
+/// `http://HOST:PORT`, with an IPv6 address in brackets.
+pub fn http_url(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("http://[{host}]:{port}")
+    } else {
+        format!("http://{host}:{port}")
     }
 }
 
@@ -229,6 +258,19 @@ mod tests {
         assert_eq!(Ports::Any.pair().unwrap(), (0, 0));
         let e = Ports::from_base(65535).pair().unwrap_err();
         assert!(e.contains("at most 65534"), "{e}");
+    }
+
+    #[test]
+    fn urls_name_an_address_the_machine_reaches() {
+        let any4: IpAddr = "0.0.0.0".parse().unwrap();
+        let any6: IpAddr = "::".parse().unwrap();
+        let one: IpAddr = "10.1.2.3".parse().unwrap();
+        assert_eq!(reachable(any4).to_string(), "127.0.0.1");
+        assert_eq!(reachable(any6).to_string(), "::1");
+        assert_eq!(reachable(one), one);
+        assert_eq!(http_url("::1", 8080), "http://[::1]:8080");
+        assert_eq!(http_url("stack", 8081), "http://stack:8081");
+        assert_eq!(http_url("127.0.0.1", 80), "http://127.0.0.1:80");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use platform::config::ApiKeyConfig;
 use platform::store::WorkspaceRef;
 
 use crate::stack::{
@@ -32,6 +33,10 @@ Examples:
 
   # The platform's and the key service's own configuration files
   harness up --platform-config platform.toml --kms-config kms.toml
+
+  # In a container: listen on every address, a fixed API key (also HARNESS_HOST,
+  # HARNESS_API_KEYS in the environment)
+  harness up --host 0.0.0.0 --api-key sk-ci-1
 
   # For a client's CI: fixed fixtures, and the verdict on the client written at Ctrl-C
   harness up --port-base 0 --ready-file /tmp/stack.json --fixtures fixtures.toml \\
@@ -58,8 +63,29 @@ pub struct UpArgs {
     pub kms_config: Option<PathBuf>,
     /// The platform's port; the key service listens on the next one. 0: free ports for
     /// both (printed). [default: 8080]
-    #[arg(long, value_name = "PORT")]
+    #[arg(long, value_name = "PORT", env = "HARNESS_PORT_BASE")]
     pub port_base: Option<u16>,
+    /// The address both servers listen on: 0.0.0.0 (or ::) in a container, so that
+    /// published ports reach them. [default: 127.0.0.1]
+    #[arg(long, value_name = "ADDRESS", env = "HARNESS_HOST")]
+    pub host: Option<std::net::IpAddr>,
+    /// The host name the printed URLs (and --json, the ready file) carry, when clients
+    /// reach the stack by another name than the address it listens on (a Compose service
+    /// name, a load balancer). [default: the --host, or 127.0.0.1 for 0.0.0.0 and ::1 for ::]
+    #[arg(long, value_name = "HOST", env = "HARNESS_PUBLIC_HOST")]
+    pub public_host: Option<String>,
+    /// An API key of the platform: KEY[:NAME] opens the stack's workspace,
+    /// ORG/WORKSPACE=KEY[:NAME] another (`*` matches any org or workspace). Repeat the flag,
+    /// or separate keys with commas in the environment variable. [default: the platform
+    /// file's keys, else a generated key for every workspace]
+    #[arg(
+        long = "api-key",
+        value_name = "KEY",
+        env = "HARNESS_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub api_keys: Vec<String>,
     /// `real` or `simulated`: a simulated clock, shared by the platform and the key service,
     /// moves only through the platform's POST /sim/v1/clock/advance. [default: the
     /// platform file's `clock`, else real]
@@ -128,6 +154,17 @@ fn parse_workspace(s: &str) -> anyhow::Result<WorkspaceRef> {
     }
 }
 
+/// One `--api-key`: `KEY[:NAME]` for `workspace`, or `ORG/WORKSPACE=KEY[:NAME]`.
+fn api_key(s: &str, workspace: &WorkspaceRef) -> anyhow::Result<ApiKeyConfig> {
+    let full = if s.contains('=') {
+        s.to_string()
+    } else {
+        format!("{}/{}={s}", workspace.org_id, workspace.workspace_id)
+    };
+    ApiKeyConfig::parse(&full)
+        .map_err(|e| anyhow::anyhow!("--api-key {e} (KEY[:NAME] or ORG/WORKSPACE=KEY[:NAME])"))
+}
+
 impl UpArgs {
     /// The stack these flags and files describe. Flags win over files; what neither sets
     /// takes the stack's defaults.
@@ -143,7 +180,7 @@ impl UpArgs {
                 "{source} sets `listen`, which `harness up` does not use: remove it and choose the ports with --port-base (the platform listens on the base port, the key service on the next)"
             );
         }
-        let platform = loaded.platform.clone().unwrap_or_default();
+        let mut platform = loaded.platform.clone().unwrap_or_default();
 
         let file_clock =
             StackOptions::clock_of(&platform).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
@@ -185,11 +222,27 @@ impl UpArgs {
                 loaded.workspace_id.as_deref().unwrap_or(DEFAULT_WORKSPACE),
             ),
         };
+        if !self.api_keys.is_empty() {
+            platform.api_keys = self
+                .api_keys
+                .iter()
+                .map(|k| api_key(k, &workspace))
+                .collect::<anyhow::Result<_>>()?;
+        }
+        if let Some(h) = &self.public_host
+            && (h.is_empty() || h.contains(['/', ' ', '@', '?', '#']))
+        {
+            bail!("--public-host '{h}': give a host name or address, such as localhost or stack");
+        }
         Ok(StackOptions {
             clock,
             seed: self.seed,
             database,
             ports: Ports::from_base(self.port_base.unwrap_or(DEFAULT_PORT_BASE)),
+            host: self
+                .host
+                .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
+            public_host: self.public_host.clone(),
             workspace,
             platform,
             kms: loaded.kms,

@@ -1,0 +1,4 @@
+//! Sets what `--version` says (the commit and the build target): see `build-info`.
+fn main() {
+    build_info::emit();
+}
