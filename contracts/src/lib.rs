@@ -12,6 +12,7 @@
 //! - [`openapi`]: the OpenAPI 3.1 documents generated from the wire types.
 //! - [`operations`]: the interface's operations read from that document, and the
 //!   resolution of a request to one of them.
+//! - [`net`]: addresses as users are given them (loopback for `0.0.0.0`, IPv6 in brackets).
 //! - [`report`]: the one model of every verdict of the harness (checks) and its renderers
 //!   (a terminal table, JSON, JUnit XML), shared by the `harness` command and the platform.
 //! - `shutdown` (feature `shutdown`): the stop signal (Ctrl-C or SIGTERM) of the
@@ -32,6 +33,7 @@ pub mod ids;
 #[cfg(feature = "logging")]
 pub mod logging;
 pub mod model;
+pub mod net;
 pub mod openapi;
 pub mod operations;
 pub mod report;

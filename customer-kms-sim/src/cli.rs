@@ -255,12 +255,17 @@ fn serve_cmd(args: ServeArgs) -> anyhow::Result<()> {
         let shutdown = contracts::shutdown::signal();
         let p = svc.partner().to_string();
         let mut out = std::io::stdout().lock();
-        writeln!(out, "customer-kms-sim listening on http://{addr}")?;
+        let url = contracts::net::local_url(addr);
+        if url == format!("http://{addr}") {
+            writeln!(out, "customer-kms-sim listening on {url}")?;
+        } else {
+            writeln!(out, "customer-kms-sim listening on {url} (bound to {addr})")?;
+        }
         writeln!(out, "partner path: /{p}/byok/v1")?;
-        writeln!(out, "  POST http://{addr}{}", auth_path(&p))?;
-        writeln!(out, "  POST http://{addr}{}", decrypt_key_path(&p))?;
-        writeln!(out, "  POST http://{addr}{}", rotate_key_path(&p))?;
-        writeln!(out, "admin API: http://{addr}/_admin")?;
+        writeln!(out, "  POST {url}{}", auth_path(&p))?;
+        writeln!(out, "  POST {url}{}", decrypt_key_path(&p))?;
+        writeln!(out, "  POST {url}{}", rotate_key_path(&p))?;
+        writeln!(out, "admin API: {url}/_admin")?;
         if let Some(t) = &generated_admin {
             writeln!(out, "admin token (generated): {t}")?;
         }

@@ -301,7 +301,17 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
     let shutdown = contracts::shutdown::signal();
     let app = App::builder(config.clone()).build()?;
     let platform = crate::server::Platform::from_config(app.clone()).map_err(anyhow::Error::msg)?;
-    println!("platform listening on http://{addr}");
+    // Where clients reach it: the public URL when given, else this machine's address of the
+    // listener (loopback when it listens on every address).
+    let url = match &config.public_url {
+        Some(u) => u.trim_end_matches('/').to_string(),
+        None => contracts::net::local_url(addr),
+    };
+    if url == format!("http://{addr}") {
+        println!("platform listening on {url}");
+    } else {
+        println!("platform listening on {url} (bound to {addr})");
+    }
     match config.database() {
         Database::Memory => println!("database: in memory (lost at exit)"),
         Database::File(p) => println!("database: {}", p.display()),
@@ -337,7 +347,7 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
             String::from_utf8_lossy(platform.webhook_secret())
         );
     }
-    println!("OpenAPI document: http://{addr}/openapi.json");
+    println!("OpenAPI document: {url}/openapi.json");
     if let Some(path) = &extras.fixtures {
         let applied = crate::fixtures::Fixtures::load(path)?
             .apply(&app)
@@ -353,7 +363,7 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
     match app.journal.settings().capacity {
         0 => println!("request journal: off"),
         n => println!(
-            "request journal: the latest {n} requests at http://{addr}/sim/v1/journal{}",
+            "request journal: the latest {n} requests at {url}/sim/v1/journal{}",
             if app.journal.settings().persist {
                 ", kept in the database"
             } else {
@@ -361,7 +371,6 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
             }
         ),
     }
-    let url = format!("http://{addr}");
     if let Some(path) = &extras.ready_file {
         let mut ready = serde_json::json!({
             "url": url,

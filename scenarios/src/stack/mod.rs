@@ -45,6 +45,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use contracts::clock::{SharedClock, SimClock, SystemClock};
 use contracts::ids::IdGen;
+use contracts::net::{http_url, reachable};
 use customer_kms_sim::KeyService;
 use platform::App;
 use platform::config::{ByokConfig, ClockMode, KeyTable, PlatformConfig, Secret};
@@ -60,7 +61,7 @@ use kms::KmsSetup;
 pub use options::{
     ByokOptions, DEFAULT_CLIENT_ID, DEFAULT_KEY_ALIAS, DEFAULT_ORG, DEFAULT_PARTNER,
     DEFAULT_PORT_BASE, DEFAULT_WORKSPACE, EngineMode, Ports, StackClock, StackDatabase,
-    StackOptions, http_url, parse_instant, reachable,
+    StackOptions, parse_instant,
 };
 pub use seed::seed_file;
 use seed::{draw_seed, remembered_seed};

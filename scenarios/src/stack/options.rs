@@ -1,7 +1,7 @@
 //! [`StackOptions`]: what a [`super::Stack`] is built from, with the defaults `harness up`
 //! uses.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
@@ -183,25 +183,6 @@ impl Ports {
     }
 }
 
-/// The address a process on this machine reaches a listener on `host` at: loopback for
-/// the unspecified addresses (`0.0.0.0`, `::`), else `host` itself.
-pub fn reachable(host: IpAddr) -> IpAddr {
-    match host {
-        IpAddr::V4(a) if a.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        IpAddr::V6(a) if a.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        other => other,
-    }
-}
-
-/// `http://HOST:PORT`, with an IPv6 address in brackets.
-pub fn http_url(host: &str, port: u16) -> String {
-    if host.contains(':') && !host.starts_with('[') {
-        format!("http://[{host}]:{port}")
-    } else {
-        format!("http://{host}:{port}")
-    }
-}
-
 /// How the platform uses the key service for the BYOK workspace (the parts of its
 /// `[[byok]]` entry the stack does not fill in itself).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -258,19 +239,6 @@ mod tests {
         assert_eq!(Ports::Any.pair().unwrap(), (0, 0));
         let e = Ports::from_base(65535).pair().unwrap_err();
         assert!(e.contains("at most 65534"), "{e}");
-    }
-
-    #[test]
-    fn urls_name_an_address_the_machine_reaches() {
-        let any4: IpAddr = "0.0.0.0".parse().unwrap();
-        let any6: IpAddr = "::".parse().unwrap();
-        let one: IpAddr = "10.1.2.3".parse().unwrap();
-        assert_eq!(reachable(any4).to_string(), "127.0.0.1");
-        assert_eq!(reachable(any6).to_string(), "::1");
-        assert_eq!(reachable(one), one);
-        assert_eq!(http_url("::1", 8080), "http://[::1]:8080");
-        assert_eq!(http_url("stack", 8081), "http://stack:8081");
-        assert_eq!(http_url("127.0.0.1", 80), "http://127.0.0.1:80");
     }
 
     #[test]
