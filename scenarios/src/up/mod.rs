@@ -89,15 +89,15 @@ pub struct UpArgs {
     /// `real` or `simulated`: a simulated clock, shared by the platform and the key service,
     /// moves only through the platform's POST /sim/v1/clock/advance. [default: the
     /// platform file's `clock`, else real]
-    #[arg(long, value_parser = parse_clock)]
+    #[arg(long, value_parser = parse_clock, env = "HARNESS_CLOCK")]
     pub clock: Option<ClockArg>,
     /// Where a simulated clock starts (RFC 3339). [default: the platform file's
     /// `sim_start`, else now]
-    #[arg(long, value_name = "RFC3339")]
+    #[arg(long, value_name = "RFC3339", env = "HARNESS_SIM_START")]
     pub sim_start: Option<String>,
     /// Seed of ids, call outcomes and the key service's keys. [default: the one remembered
     /// beside a --database file, else drawn and printed]
-    #[arg(long)]
+    #[arg(long, env = "HARNESS_SEED")]
     pub seed: Option<u64>,
     /// SQLite file, kept (with its local key `PATH.key` and the seed `PATH.seed` beside it),
     /// or `:memory:`. [default: the platform file's `database`, else a temporary file
@@ -106,7 +106,7 @@ pub struct UpArgs {
     pub database: Option<String>,
     /// The workspace wired to the key service, ORG/WORKSPACE. [default: the stack file's
     /// org_id/workspace_id, else org-1/ws-1]
-    #[arg(long, value_name = "ORG/WORKSPACE")]
+    #[arg(long, value_name = "ORG/WORKSPACE", env = "HARNESS_WORKSPACE")]
     pub workspace: Option<String>,
     /// Print the connection details as one JSON object instead of text.
     #[arg(long)]
@@ -119,7 +119,7 @@ pub struct UpArgs {
     /// the ready file is written), with the ids it gives (TOML, or JSON when it ends in
     /// .json); those that exist already are left alone. The format is `platform serve
     /// --fixtures`'.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "HARNESS_FIXTURES")]
     pub fixtures: Option<PathBuf>,
     /// When the stack stops, write the verdict on the platform's clients from its request
     /// journal into DIR, as `harness verify` gives it: report.json, junit.xml (one test case

@@ -1,6 +1,6 @@
 //! The README's CI example as a pipeline runs it: `examples/ci/contract-check.sh` against
 //! the workspace's binaries, with a client that keeps the contract and one that breaks it,
-//! and the GitHub Actions job of the README checked against the script it runs.
+//! and the GitHub Actions job of the README checked against the actions it uses.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -110,47 +110,89 @@ fn a_client_that_breaks_the_contract_fails_the_job_and_coverage_has_a_bar() {
     );
 }
 
-/// The README's GitHub Actions job runs the script from the checked-out harness, sets only
-/// variables the script reads, and uploads the directory the script writes to.
+/// The inputs an action's metadata file declares (`inputs:` keys, two spaces in).
+fn action_inputs(path: &Path) -> Vec<String> {
+    let text = read(path);
+    let inputs = text
+        .split("\ninputs:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{} declares inputs", path.display()));
+    inputs
+        .lines()
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(':'))
+        .map(|l| l.trim().trim_end_matches(':').to_string())
+        .collect()
+}
+
+/// The README's GitHub Actions job uses the two actions of this repository with inputs they
+/// declare, reads the variables the start script exports, and uploads the folder the verify
+/// script writes.
 #[test]
-fn the_readmes_github_actions_job_matches_the_script() {
+fn the_readmes_github_actions_job_matches_the_actions() {
     let readme = read(&root().join("README.md"));
     let section = readme
-        .split("### A GitHub Actions job")
+        .split("### The GitHub action")
         .nth(1)
-        .expect("the README has the GitHub Actions section");
+        .expect("the README has the GitHub action section");
     let job = section
         .split("```yaml\n")
         .nth(1)
         .and_then(|s| s.split("```").next())
         .expect("a yaml block");
-    let script = read(&root().join("examples/ci/contract-check.sh"));
+    let start_inputs = action_inputs(&root().join("action.yml"));
+    let verify_inputs = action_inputs(&root().join("verify/action.yml"));
     assert!(
-        job.contains("run: bash .harness/examples/ci/contract-check.sh")
-            && job.contains("path: .harness"),
-        "the job runs the script of the harness it checked out:\n{job}"
+        start_inputs.contains(&"fixtures".to_string()),
+        "{start_inputs:?}"
     );
-    let env: Vec<&str> = job
-        .split("env:\n")
-        .nth(2)
-        .expect("the contract step's env")
-        .lines()
-        .take_while(|l| l.starts_with("          "))
-        .filter_map(|l| l.trim().split(':').next())
-        .collect();
-    assert!(!env.is_empty(), "{job}");
-    for var in env {
-        assert!(
-            script.contains(&format!("${{{var}")),
-            "the job sets {var}, which the script does not read"
-        );
+    let mut uses = Vec::new();
+    for step in job.split("      - ").skip(1) {
+        let Some(action) = step
+            .strip_prefix("uses: ")
+            .and_then(|r| r.split_whitespace().next())
+        else {
+            continue;
+        };
+        let declared = if action.contains("voice-agent-platform-harness/verify@") {
+            &verify_inputs
+        } else if action.contains("voice-agent-platform-harness@") {
+            &start_inputs
+        } else {
+            continue;
+        };
+        uses.push(action.to_string());
+        if let Some(with) = step.split("with:\n").nth(1) {
+            for key in with.lines().filter_map(|l| l.trim().split(':').next()) {
+                if key.is_empty() || key.starts_with('#') {
+                    continue;
+                }
+                assert!(
+                    declared.iter().any(|d| d == key),
+                    "the job gives {action} the input '{key}', which it does not declare ({declared:?})"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        uses.len(),
+        2,
+        "the job uses the start and the verify action:\n{job}"
+    );
+    let start = read(&root().join("scripts/action/start.sh"));
+    for var in ["HARNESS_URL", "HARNESS_API_KEY"] {
+        assert!(job.contains(var), "the job names {var}:\n{job}");
     }
     assert!(
-        script.contains("REPORT_DIR=${REPORT_DIR:-contract-reports}")
-            && job.contains("path: contract-reports/"),
-        "the job uploads the directory the script writes:\n{job}"
+        start.contains("env_name=\"HARNESS_$(tr 'a-z-' 'A-Z_' <<<\"$name\")\"")
+            && start.contains("[url]=")
+            && start.contains("[api-key]="),
+        "the start script exports HARNESS_URL and HARNESS_API_KEY"
     );
-    for built in ["--path .harness/platform", "--path .harness/scenarios"] {
-        assert!(job.contains(built), "the job builds {built}:\n{job}");
-    }
+    let verify = read(&root().join("scripts/action/verify.sh"));
+    assert!(
+        verify.contains("dir=${INPUT_REPORT_DIR:-harness-report}")
+            && job.contains("path: harness-report/"),
+        "the job uploads the folder the verify script writes:\n{job}"
+    );
 }
