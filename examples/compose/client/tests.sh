@@ -8,11 +8,11 @@ field=description
 [ -n "${BREAK_THE_CONTRACT:-}" ] && field=desciption
 
 echo "client: create a deployment"
-$bb wget -q -O /tmp/created.json --header "X-API-Key: $HARNESS_API_KEY" \
+created=$($bb wget -q -O - --header "X-API-Key: $HARNESS_API_KEY" \
     --header 'Content-Type: application/json' \
     --post-data "{\"name\": \"Front desk\", \"app_id\": \"receptionist\", \"app_version\": 1, \"$field\": \"compose example\", \"connection_configs\": [{\"connection_id\": \"main\", \"phone_numbers\": [\"+14155550100\"]}]}" \
-    "$base"
-id=$($bb sed -n 's/.*"deployment_id":"\([^"]*\)".*/\1/p' /tmp/created.json)
+    "$base")
+id=$(echo "$created" | $bb sed -n 's/.*"deployment_id":"\([^"]*\)".*/\1/p')
 [ -n "$id" ] || { echo "client: no deployment_id in the answer"; exit 1; }
 
 echo "client: list and read it"
