@@ -4,8 +4,11 @@
 //!   trip through the curl commands it prints, a clean stop on SIGTERM and Ctrl-C; fixtures
 //!   and the report on exit.
 //! - `ci_example`: the README's CI example script against the platform and `harness verify`,
-//!   and the GitHub Actions job that runs it.
+//!   and the GitHub Actions job that uses the actions.
+//! - `one_executable`: one executable under three names, `harness up --host 0.0.0.0` and
+//!   `--public-host`, `harness ping`.
 
 mod ci_example;
 mod harness_up;
+mod one_executable;
 mod process;
