@@ -37,14 +37,12 @@ fn one_executable_answers_to_three_names_with_its_commit_and_target() {
                 || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
             "a commit: {line}"
         );
+        let (target, linkage) = rest.split_once(", ").expect("target, linkage");
         assert!(
-            rest.starts_with("x86_64-") || rest.starts_with("aarch64-") || rest.contains('-'),
-            "a target triple: {line}"
+            target.starts_with(std::env::consts::ARCH) && target.contains(std::env::consts::OS),
+            "the build target: {line}"
         );
-        assert!(
-            rest.ends_with("static)") || rest.ends_with("dynamic)"),
-            "{line}"
-        );
+        assert!(linkage == "static)" || linkage == "dynamic)", "{line}");
         commit.to_string()
     };
     let commit = re_tail("harness", &version);
