@@ -8,9 +8,11 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts, is_error_shape};
-use super::fixtures::{self, Created, cohort_stream, magic_number, secs};
-use super::target::{Body, Exchange, Key, Parent, Paths};
+use super::context::{Ctx, is_error_shape};
+use super::exchange::Exchange;
+use super::fixtures::{self, Created, Side, cohort_stream, magic_number, secs};
+use super::target::{Body, Key, Parent, Paths};
+use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
 
 const NO_KEY: CheckDef = CheckDef::error(
@@ -167,10 +169,11 @@ async fn call_all(cx: &Ctx, routes: Vec<Route>, key: Key<'_>) -> Vec<Exchange> {
         let x = cx.http.call(r.method, &r.path, &r.query, key, r.body).await;
         if x.is_success() {
             if let Some(id) = x.str_field("campaign_id") {
-                cx.ledger.add(Created::Campaign(id.to_string()));
+                cx.ledger.add(Created::Campaign(Side::Main, id.to_string()));
             }
             if let Some(id) = x.str_field("deployment_id") {
-                cx.ledger.add(Created::Deployment(id.to_string()));
+                cx.ledger
+                    .add(Created::Deployment(Side::Main, id.to_string()));
             }
         }
         out.push(x);

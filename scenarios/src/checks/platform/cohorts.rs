@@ -7,9 +7,11 @@ use std::time::Duration;
 use contracts::clock::Stopwatch;
 use reqwest::Method;
 
-use super::context::{Ctx, Verdicts};
+use super::context::Ctx;
+use super::exchange::Exchange;
 use super::fixtures::{self, COHORT_CSV_REJECTED, COHORT_CSV_ROWS, secs};
-use super::target::{Body, Exchange, Parent};
+use super::target::{Body, Parent};
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const PROCESSING: CheckDef = CheckDef::error(

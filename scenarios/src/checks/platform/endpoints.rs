@@ -8,9 +8,11 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::cohorts::wait_for_cohort;
-use super::context::{Ctx, Verdicts};
+use super::context::Ctx;
+use super::exchange::Exchange;
 use super::fixtures::{self, cohort_stream, magic_number, secs};
-use super::target::{Body, Exchange, Parent};
+use super::target::{Body, Parent};
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const OUTBOUND: CheckDef = CheckDef::error(

@@ -12,9 +12,11 @@
 use reqwest::Method;
 use serde_json::json;
 
-use super::context::{Ctx, Verdicts, is_error_shape, is_validation_shape, loc, names_loc};
+use super::context::{Ctx, is_error_shape, is_validation_shape, loc, names_loc};
+use super::exchange::Exchange;
 use super::fixtures;
-use super::target::{Body, Exchange, Key};
+use super::target::{Body, Key};
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const OUTBOUND_VALIDATION: CheckDef = CheckDef::error(

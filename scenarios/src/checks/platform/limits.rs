@@ -8,9 +8,10 @@
 
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts, loc, names_loc};
+use super::context::{Ctx, loc, names_loc};
+use super::exchange::Exchange;
 use super::fixtures::{self, secs, ts};
-use super::target::Exchange;
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const START_MIN: CheckDef = CheckDef::error(

@@ -23,6 +23,7 @@ pub mod cohorts;
 pub mod context;
 pub mod endpoints;
 pub mod errors;
+pub mod exchange;
 pub mod fixtures;
 pub mod limits;
 pub mod pagination;
@@ -34,6 +35,7 @@ mod sim_inbound;
 pub mod sim_states;
 pub mod states;
 pub mod target;
+pub mod verdicts;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -43,10 +45,11 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use contracts::clock::{Clock, Stopwatch, SystemClock};
 
-use self::context::{Ctx, Other, Settings, Verdicts};
+use self::context::{Ctx, Other, Settings};
 use self::fixtures::{Agent, Ledger, Names};
 use self::schema::Schemas;
 use self::target::{Http, Paths, Workspace};
+use self::verdicts::Verdicts;
 use crate::checks::{Check, CheckDef, CheckReport, GroupFilter};
 use crate::report::{self, table};
 
@@ -432,7 +435,13 @@ pub async fn check(
             left.join("; ")
         ));
     }
-    Ok(CheckReport::new(SUITE, cx.http.shown(), checks))
+    let mut report = CheckReport::new(SUITE, cx.http.shown(), checks);
+    // The keys travel in a header, never in evidence; a target that echoes one in a body
+    // must not put it in a report either.
+    let keys =
+        std::iter::once(cx.main.key.clone()).chain(cx.other.iter().map(|o| o.ws.key.clone()));
+    report.redact(&crate::checks::redact::Redactor::new(keys));
+    Ok(report)
 }
 
 async fn run_group(name: &str, cx: &Ctx, v: &mut Verdicts) {

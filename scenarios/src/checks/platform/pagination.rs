@@ -11,9 +11,11 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
-use super::context::{Ctx, Verdicts};
+use super::context::Ctx;
+use super::exchange::Exchange;
 use super::fixtures::{self, secs};
-use super::target::{Body, Exchange, Key};
+use super::target::{Body, Key};
+use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
 
 const TOTALS: CheckDef = CheckDef::error(
@@ -167,8 +169,8 @@ async fn follow(cx: &Ctx, from: &Exchange, link: &str, id_field: &str, max_pages
         let b = page.body();
         w.pages.push(Value::Object(
             Evidence::new()
-                .with("request", page.request.clone())
-                .status(page.status)
+                .with("request", page.sent.to_value())
+                .with("status", page.status)
                 .with("items", count_ids(b, id_field, &mut w.seen))
                 .with(link, b[link].clone())
                 .0,

@@ -17,10 +17,12 @@ use chrono::{DateTime, Timelike, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts};
+use super::context::Ctx;
+use super::exchange::Exchange;
 use super::fixtures::{self, cohort_stream, magic_number, secs, ts};
 use super::receiver::Receiver;
-use super::target::{Exchange, Parent, sim_clock_advance};
+use super::target::{Parent, sim_clock_advance};
+use super::verdicts::Verdicts;
 use super::{sim_inbound, sim_states};
 use crate::checks::{CheckDef, Evidence};
 

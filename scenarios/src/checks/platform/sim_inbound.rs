@@ -6,9 +6,11 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts};
+use super::context::Ctx;
+use super::exchange::Exchange;
 use super::fixtures::{self, all_days, cohort_stream, secs};
-use super::target::{Exchange, Parent};
+use super::target::Parent;
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 pub(super) const VARIABLES: CheckDef = CheckDef::error(

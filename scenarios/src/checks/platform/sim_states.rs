@@ -9,11 +9,12 @@
 
 use serde_json::json;
 
-use super::context::{Ctx, Verdicts};
+use super::context::Ctx;
+use super::exchange::Exchange;
 use super::fixtures::{self, secs, ts};
 use super::sim::{advance_to, status as get};
 use super::states::{campaign_action as action, status};
-use super::target::Exchange;
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 pub(super) const PAUSE_ACTIVE: CheckDef = CheckDef::error(

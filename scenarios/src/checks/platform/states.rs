@@ -5,9 +5,11 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts};
+use super::context::Ctx;
+use super::exchange::Exchange;
 use super::fixtures::{self, all_days, secs};
-use super::target::{Body, Exchange};
+use super::target::Body;
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const CAMPAIGN_SCHEDULED: CheckDef = CheckDef::error(
