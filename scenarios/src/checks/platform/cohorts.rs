@@ -1,15 +1,16 @@
 //! `cohorts`: a multipart upload goes `processing` to `completed`, its rejected rows are
 //! counted and downloadable with the reason of each, and a file missing a column the
-//! transformation config names ends `failed`.
+//! transformation config names ends `failed`; a paused campaign takes uploads too.
 
 use std::time::Duration;
 
 use contracts::clock::Stopwatch;
 use reqwest::Method;
+use serde_json::Value;
 
 use super::context::Ctx;
 use super::exchange::Exchange;
-use super::fixtures::{self, COHORT_CSV_REJECTED, COHORT_CSV_ROWS, secs};
+use super::fixtures::{self, COHORT_CSV_REJECTED, COHORT_CSV_ROWS, Kind, Makes, secs};
 use super::target::{Body, Parent};
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
@@ -31,8 +32,33 @@ const MISSING_COLUMN: CheckDef = CheckDef::error(
     "an upload whose transformation config names a column the file lacks ends failed",
 );
 
+const TO_PAUSED: CheckDef = CheckDef::error(
+    "cohorts.upload_to_paused_campaign",
+    "a paused campaign takes a cohort upload (the spec: after a pause), processed to completed",
+);
+
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[PROCESSING, COMPLETED, REJECTED_FILE, MISSING_COLUMN];
+pub const CHECKS: &[CheckDef] = &[
+    PROCESSING,
+    COMPLETED,
+    REJECTED_FILE,
+    MISSING_COLUMN,
+    TO_PAUSED,
+];
+
+const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "cohorts", 1);
+const UPLOADED: Makes = Makes::new(Kind::Cohort, "cohorts-upload", 1);
+const MISSING: Makes = Makes::new(Kind::Cohort, "cohorts-missing-column", 1);
+const PAUSED: Makes = Makes::new(Kind::Cohort, "cohorts-paused", 1);
+
+/// What each check creates: one campaign and its uploads.
+pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+    (&PROCESSING, &[CAMPAIGN, UPLOADED]),
+    (&COMPLETED, &[CAMPAIGN, UPLOADED]),
+    (&REJECTED_FILE, &[CAMPAIGN, UPLOADED]),
+    (&MISSING_COLUMN, &[CAMPAIGN, UPLOADED, MISSING]),
+    (&TO_PAUSED, &[CAMPAIGN, PAUSED]),
+];
 
 /// Polls a cohort until it is no longer `processing` (or the cohort timeout passes);
 /// answers the last read.
@@ -61,7 +87,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     let x = cx
         .create_campaign(fixtures::campaign(
             &cx.settings.agent,
-            &cx.names.name("cohorts"),
+            &cx.names.name(CAMPAIGN.label),
             &cx.names.number(),
             start,
             start + secs(86_400),
@@ -72,21 +98,23 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     };
     let parent = Parent::Campaign(&campaign);
 
-    let x = upload(cx, parent, "cohorts-upload", "phone").await;
+    let x = upload(cx, parent, UPLOADED.label, "phone").await;
     let cohort_id = x.str_field("cohort_id").map(str::to_string);
-    v.judge(
-        &PROCESSING,
-        x.status == 200 && cohort_id.is_some() && x.str_field("status") == Some("processing"),
-        x.evidence(),
-        "200 with a cohort_id and \"status\": \"processing\"",
-    );
+    let mut completed = None;
     if let Some(id) = &cohort_id {
         let done = wait_for_cohort(cx, parent, id).await;
-        let rejected = done.body()["result"]["rejected_records"].as_u64();
+        v.varied(&PROCESSING, "status", [status_of(&x), status_of(&done)]);
+        let result = &done.body()["result"];
+        let rejected = result["rejected_records"].as_u64();
+        let kinds = [
+            (result["valid_records"].as_u64() > Some(0)).then_some("valid"),
+            (rejected > Some(0)).then_some("rejected"),
+        ];
+        v.varied(&COMPLETED, "rows", kinds.into_iter().flatten());
         v.judge(
             &COMPLETED,
             done.str_field("status") == Some("completed") && rejected == Some(COHORT_CSV_REJECTED),
-            done.evidence().with(
+            Exchange::all(&[&x, &done]).with(
                 "uploaded",
                 format!("{COHORT_CSV_ROWS} rows, of which {COHORT_CSV_REJECTED} has the number '12345'"),
             ),
@@ -101,12 +129,17 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
                 &[("file_type", "rejected_records".into())],
             )
             .await;
+        let listed = csv::Reader::from_reader(file.text.as_bytes())
+            .records()
+            .count();
+        v.varied(&REJECTED_FILE, "rows", [COHORT_CSV_ROWS as usize, listed]);
         v.judge(
             &REJECTED_FILE,
             rejected_file_ok(&file),
             file.evidence(),
             "200 with a CSV: the header of the upload plus rejected_reason, then the row of '12345' with a reason",
         );
+        completed = Some(done);
     } else {
         v.blocked_only(
             &[&COMPLETED, &REJECTED_FILE],
@@ -114,22 +147,65 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             x.evidence(),
         );
     }
+    v.judge(
+        &PROCESSING,
+        x.status == 200 && cohort_id.is_some() && x.str_field("status") == Some("processing"),
+        x.evidence(),
+        "200 with a cohort_id and \"status\": \"processing\"",
+    );
 
-    let x = upload(cx, parent, "cohorts-missing-column", "mobile").await;
-    let Some(id) = x.str_field("cohort_id").map(str::to_string) else {
-        return v.judge(
+    let x = upload(cx, parent, MISSING.label, "mobile").await;
+    match x.str_field("cohort_id").map(str::to_string) {
+        Some(id) => {
+            let done = wait_for_cohort(cx, parent, &id).await;
+            if let Some(ok) = &completed {
+                v.varied(&MISSING_COLUMN, "status", [status_of(ok), status_of(&done)]);
+            }
+            v.judge(
+                &MISSING_COLUMN,
+                done.str_field("status") == Some("failed"),
+                Exchange::all(&[&x, &done]),
+                "\"status\": \"failed\" (the config names the column 'mobile', the file has none)",
+            );
+        }
+        None => v.judge(
             &MISSING_COLUMN,
             false,
             x.evidence(),
             "200 with status processing, then failed (the file has no column 'mobile')",
-        );
+        ),
+    }
+
+    to_paused(cx, v, &campaign).await;
+}
+
+/// The `status` of an answer as a value.
+fn status_of(x: &Exchange) -> Value {
+    x.body()["status"].clone()
+}
+
+/// Pauses the campaign, then uploads to it: accepted, and processed to completed.
+async fn to_paused(cx: &Ctx, v: &mut Verdicts, campaign: &str) {
+    let before = cx.get(&cx.paths.campaign(campaign), &[]).await;
+    let paused = super::states::campaign_action(cx, campaign, "pause").await;
+    let parent = Parent::Campaign(campaign);
+    let x = upload(cx, parent, PAUSED.label, "phone").await;
+    let done = match x.str_field("cohort_id") {
+        Some(id) => wait_for_cohort(cx, parent, id).await,
+        None => x.clone(),
     };
-    let done = wait_for_cohort(cx, Parent::Campaign(&campaign), &id).await;
+    v.varied(
+        &TO_PAUSED,
+        "campaign status",
+        [status_of(&before), status_of(&paused)],
+    );
     v.judge(
-        &MISSING_COLUMN,
-        done.str_field("status") == Some("failed"),
-        done.evidence(),
-        "\"status\": \"failed\" (the config names the column 'mobile', the file has none)",
+        &TO_PAUSED,
+        paused.str_field("status") == Some("paused")
+            && x.str_field("status") == Some("processing")
+            && done.str_field("status") == Some("completed"),
+        Exchange::all(&[&paused, &x, &done]),
+        "the campaign paused; the upload answered 200 \"status\": \"processing\" and ended completed",
     );
 }
 

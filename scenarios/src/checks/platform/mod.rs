@@ -19,6 +19,7 @@
 //! the checks create (names start `harness-check-`; everything is removed at the end).
 
 pub mod auth;
+mod auth_isolation;
 pub mod cohorts;
 pub mod context;
 pub mod endpoints;
