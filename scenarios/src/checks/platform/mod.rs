@@ -33,6 +33,7 @@ pub mod receiver;
 pub mod schema;
 pub mod sim;
 mod sim_inbound;
+mod sim_rules;
 pub mod sim_states;
 pub mod states;
 pub mod target;
