@@ -22,6 +22,7 @@ pub mod auth;
 mod auth_isolation;
 pub mod cohorts;
 pub mod context;
+pub mod dry_run;
 pub mod endpoints;
 pub mod errors;
 pub mod exchange;
@@ -48,7 +49,7 @@ use anyhow::{Context as _, bail};
 use contracts::clock::{Clock, Stopwatch, SystemClock};
 
 use self::context::{Ctx, Other, Settings};
-use self::fixtures::{Agent, Ledger, Names};
+use self::fixtures::{Agent, Ledger, Makes, Names};
 use self::schema::Schemas;
 use self::target::{Http, Paths, Workspace};
 use self::verdicts::Verdicts;
@@ -67,6 +68,8 @@ pub struct Group {
     pub about: &'static str,
     /// Its checks, in the order they run.
     pub checks: &'static [CheckDef],
+    /// What its checks create on a conforming target (`--dry-run` lists it).
+    pub makes: &'static [(&'static CheckDef, &'static [Makes])],
 }
 
 /// Every group, in the order they run (`sim` last: it moves the target's clock).
@@ -75,41 +78,49 @@ pub const GROUPS: &[Group] = &[
         name: "endpoints",
         about: "every operation at its path and method; success bodies against the schemas",
         checks: endpoints::CHECKS,
+        makes: endpoints::MAKES,
     },
     Group {
         name: "limits",
         about: "each validation limit at and just past its boundary",
         checks: limits::CHECKS,
+        makes: limits::MAKES,
     },
     Group {
         name: "errors",
         about: "the error shapes where the spec names them",
         checks: errors::CHECKS,
+        makes: errors::MAKES,
     },
     Group {
         name: "states",
         about: "states of campaigns and deployments and their transitions",
         checks: states::CHECKS,
+        makes: states::MAKES,
     },
     Group {
         name: "pagination",
         about: "totals, page links, walks, sort orders and search",
         checks: pagination::CHECKS,
+        makes: pagination::MAKES,
     },
     Group {
         name: "cohorts",
         about: "uploads: processing, completed, rejected rows, failed files",
         checks: cohorts::CHECKS,
+        makes: cohorts::MAKES,
     },
     Group {
         name: "auth",
         about: "every route without a key, with a wrong key, with another workspace's key",
         checks: auth::CHECKS,
+        makes: auth::MAKES,
     },
     Group {
         name: "sim",
         about: "time and inbound calls through the simulation API (--sim)",
         checks: sim::CHECKS,
+        makes: sim::MAKES,
     },
 ];
 
@@ -284,7 +295,7 @@ pub fn group_names() -> Vec<&'static str> {
 }
 
 /// Why `def` cannot run with these options, if it cannot.
-fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static str> {
+pub(crate) fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static str> {
     if def.group() == "sim" && !sim {
         return Some(sim::NEEDS_SIM);
     }
@@ -292,50 +303,6 @@ fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static str> {
         return Some(auth::NEEDS_OTHER);
     }
     None
-}
-
-/// The checks that would run, as a report in which every check is skipped with the reason
-/// (`dry run` when it would run).
-pub fn plan(filter: &GroupFilter, sim: bool, other: bool, target: &str) -> CheckReport {
-    let checks = GROUPS
-        .iter()
-        .filter(|g| filter.runs(g.name))
-        .flat_map(|g| g.checks)
-        .map(|d| {
-            let reason = unmet(d, sim, other).unwrap_or("dry run: would run");
-            Check::skip(d, reason)
-        })
-        .collect();
-    CheckReport::new(SUITE, target, checks)
-}
-
-/// The dry-run listing: every group and check, with severity and what would skip it.
-pub fn listing(filter: &GroupFilter, sim: bool, other: bool) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let width = GROUPS
-        .iter()
-        .flat_map(|g| g.checks)
-        .map(|d| d.id.len())
-        .max()
-        .unwrap_or(0);
-    let mut total = 0;
-    for g in GROUPS.iter().filter(|g| filter.runs(g.name)) {
-        let _ = writeln!(out, "{} ({} checks): {}", g.name, g.checks.len(), g.about);
-        for d in g.checks {
-            total += 1;
-            let severity = match d.severity {
-                crate::checks::Severity::Error => "error  ",
-                crate::checks::Severity::Warning => "warning",
-            };
-            let _ = writeln!(out, "  {:<width$}  {severity}  {}", d.id, d.description);
-            if let Some(why) = unmet(d, sim, other) {
-                let _ = writeln!(out, "  {:<width$}  skipped: {why}", "");
-            }
-        }
-    }
-    let _ = writeln!(out, "\n{total} checks; nothing was called (dry run)");
-    out
 }
 
 /// A run's token: different for every run, so that names and numbers do not collide with an
@@ -515,11 +482,18 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let other = args.other_api_key.is_some();
     if args.dry_run {
+        let planned = dry_run::Planned {
+            filter: &filter,
+            sim: args.sim,
+            workspace: args.workspace.as_deref(),
+            other,
+            other_workspace: args.other_workspace.as_deref(),
+        };
         std::io::stdout()
             .lock()
-            .write_all(listing(&filter, args.sim, other).as_bytes())?;
+            .write_all(dry_run::listing(&planned).as_bytes())?;
         let target = args.base_url.as_deref().unwrap_or("(dry run)");
-        let report = plan(&filter, args.sim, other, target);
+        let report = dry_run::plan(&planned, target);
         report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
