@@ -37,12 +37,18 @@ const TO_PAUSED: CheckDef = CheckDef::error(
     "a paused campaign takes a cohort upload (the spec: after a pause), processed to completed",
 );
 
+const UPLOADED_FILES: CheckDef = CheckDef::error(
+    "cohorts.uploaded_files",
+    "files?file_type=cohort answers the CSV as uploaded, file_type=cohort_transformation the config as uploaded",
+);
+
 /// The checks of this group.
 pub const CHECKS: &[CheckDef] = &[
     PROCESSING,
     COMPLETED,
     REJECTED_FILE,
     MISSING_COLUMN,
+    UPLOADED_FILES,
     TO_PAUSED,
 ];
 
@@ -57,6 +63,7 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&COMPLETED, &[CAMPAIGN, UPLOADED]),
     (&REJECTED_FILE, &[CAMPAIGN, UPLOADED]),
     (&MISSING_COLUMN, &[CAMPAIGN, UPLOADED, MISSING]),
+    (&UPLOADED_FILES, &[CAMPAIGN, UPLOADED]),
     (&TO_PAUSED, &[CAMPAIGN, PAUSED]),
 ];
 
@@ -139,10 +146,11 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             file.evidence(),
             "200 with a CSV: the header of the upload plus rejected_reason, then the row of '12345' with a reason",
         );
+        uploaded_files(cx, v, parent, id).await;
         completed = Some(done);
     } else {
         v.blocked_only(
-            &[&COMPLETED, &REJECTED_FILE],
+            &[&COMPLETED, &REJECTED_FILE, &UPLOADED_FILES],
             "uploading a cohort",
             x.evidence(),
         );
@@ -177,6 +185,30 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     }
 
     to_paused(cx, v, &campaign).await;
+}
+
+/// The upload's own files: the CSV byte for byte, the transformation config as JSON.
+async fn uploaded_files(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, id: &str) {
+    let file = |kind: &'static str| {
+        let path = cx.paths.cohorts(parent, &[id, "files"]);
+        async move { cx.get(&path, &[("file_type", kind.to_string())]).await }
+    };
+    let csv = file("cohort").await;
+    let config = file("cohort_transformation").await;
+    v.varied(
+        &UPLOADED_FILES,
+        "content_type",
+        [&csv, &config].map(|x| x.content_type.clone().unwrap_or_default()),
+    );
+    v.judge(
+        &UPLOADED_FILES,
+        csv.status == 200
+            && csv.text == fixtures::COHORT_CSV
+            && config.status == 200
+            && config.json == Some(fixtures::transformation("phone")),
+        Exchange::all(&[&csv, &config]),
+        "200 with the CSV exactly as uploaded for file_type=cohort, and 200 with the transformation config as uploaded for file_type=cohort_transformation",
+    );
 }
 
 /// The `status` of an answer as a value.

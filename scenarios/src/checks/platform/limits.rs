@@ -68,6 +68,10 @@ const CONNECTIONS_MIN: CheckDef = CheckDef::error(
     "limits.deployment_connection_configs_min",
     "one connection config is accepted, none is a 422 at [body, connection_configs]",
 );
+const NAMES_PATTERN: CheckDef = CheckDef::error(
+    "limits.campaign_and_cohort_name_pattern",
+    "campaign and cohort names of letters, digits, _, - and spaces are accepted; '!' is a 422 at [body, name]",
+);
 const STREAM_MIN: CheckDef = CheckDef::error(
     "limits.cohort_stream_users_min",
     "a cohort stream of 1 user is accepted, of none a 422 at [body, users]",
@@ -116,6 +120,7 @@ pub const CHECKS: &[CheckDef] = &[
     NAME_MAX,
     NAME_PATTERN,
     CONNECTIONS_MIN,
+    NAMES_PATTERN,
     STREAM_MIN,
     STREAM_MAX,
     LIST_LIMIT_MIN,
@@ -135,6 +140,11 @@ const fn deployment(label: &'static str) -> Makes {
 }
 
 const STREAM_CAMPAIGN: Makes = campaign("limits-stream");
+const MAKES_PATTERN: [Makes; 3] = [
+    campaign("campaign-pattern"),
+    STREAM_CAMPAIGN,
+    Makes::new(Kind::Cohort, "cohort-pattern", 1),
+];
 
 /// What each check creates: the accepted side of each boundary (the refused side creates
 /// nothing on a conforming target).
@@ -155,6 +165,7 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&NAME_MAX, &[deployment("limits-name-max")]),
     (&NAME_PATTERN, &[deployment("pattern")]),
     (&CONNECTIONS_MIN, &[deployment("limits-connections")]),
+    (&NAMES_PATTERN, &MAKES_PATTERN),
     (
         &STREAM_MIN,
         &[
@@ -474,7 +485,7 @@ async fn stream_limits(cx: &Ctx, v: &mut Verdicts) {
         Ok(n) => n.at + secs(3600),
         Err(x) => {
             return v.blocked_only(
-                &[&STREAM_MIN, &STREAM_MAX],
+                &[&NAMES_PATTERN, &STREAM_MIN, &STREAM_MAX],
                 "reading the target's time",
                 x.evidence(),
             );
@@ -485,12 +496,44 @@ async fn stream_limits(cx: &Ctx, v: &mut Verdicts) {
         .await;
     let Some(id) = x.str_field("campaign_id").map(str::to_string) else {
         return v.blocked_only(
-            &[&STREAM_MIN, &STREAM_MAX],
+            &[&NAMES_PATTERN, &STREAM_MIN, &STREAM_MAX],
             "creating a campaign to stream users to",
             x.evidence(),
         );
     };
     let path = cx.paths.cohorts(Parent::Campaign(&id), &["stream"]);
+    // Names: every kind of character the pattern allows, and one it does not.
+    let named = |label: &str| format!("{} Aa_b- 09", cx.names.name(label));
+    let refused = |label: &str| format!("{}!", cx.names.name(label));
+    let [c, _, k] = [0, 1, 2].map(|i| MAKES_PATTERN[i].label);
+    let campaign_ok = cx
+        .create_campaign(campaign_with(cx, c, start, |b| b["name"] = json!(named(c))))
+        .await;
+    let campaign_bad = cx
+        .create_campaign(campaign_with(cx, c, start, |b| {
+            b["name"] = json!(refused(c))
+        }))
+        .await;
+    let users = stream_users(cx, 1);
+    let cohort_ok = cx
+        .send(Method::POST, &path, cohort_stream(&named(k), &users))
+        .await;
+    let cohort_bad = cx
+        .send(Method::POST, &path, cohort_stream(&refused(k), &users))
+        .await;
+    boundary(
+        v,
+        &NAMES_PATTERN,
+        &[
+            (format!("campaign name '{}'", named(c)), campaign_ok),
+            (format!("cohort name '{}'", named(k)), cohort_ok),
+        ],
+        &[
+            (format!("campaign name '{}'", refused(c)), campaign_bad),
+            (format!("cohort name '{}'", refused(k)), cohort_bad),
+        ],
+        &["body", "name"],
+    );
     for (def, good, bad) in [(&STREAM_MIN, 1, 0), (&STREAM_MAX, 1000, 1001)] {
         let name = cx.names.name(label(def));
         let mut sent = Vec::new();

@@ -76,6 +76,10 @@ pub(super) const STOP_FILE: CheckDef = CheckDef::error(
     "sim.stop_file_excludes",
     "a stop_file cohort excludes its numbers from the campaign: the users in it are never dialled, the others are",
 );
+pub(super) const OUTBOUND_EVENT: CheckDef = CheckDef::error(
+    "sim.outbound_event",
+    "an instant outbound call with webhook_config sends its event there once it ends: its attempt_id, the metadata echoed, the schema OutboundCallEvent",
+);
 pub(super) const COHORT_ACTIVE: CheckDef = CheckDef::error(
     "sim.cohort_upload_active",
     "an active campaign takes a cohort upload (the spec: while active); it completes and its users are dialled",
@@ -95,6 +99,7 @@ pub const CHECKS: &[CheckDef] = &[
     EVENTS,
     STOP_FILE,
     COHORT_ACTIVE,
+    OUTBOUND_EVENT,
     sim_states::PAUSE_ACTIVE,
     sim_states::RESUME_AFTER_START,
     sim_states::CANCEL_RUNNING,
@@ -122,6 +127,7 @@ fn campaign_checks() -> Vec<&'static CheckDef> {
         &EVENTS,
         &STOP_FILE,
         &COHORT_ACTIVE,
+        &OUTBOUND_EVENT,
     ]
 }
 
@@ -179,6 +185,7 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&EVENTS, &[USERS]),
     (&STOP_FILE, &[STOPPED, USERS, STOP_LIST]),
     (&COHORT_ACTIVE, &[LATE_COHORT, LATE_UPLOAD]),
+    (&OUTBOUND_EVENT, &[Makes::new(Kind::OutboundCall, "", 1)]),
     (&sim_states::PAUSE_ACTIVE, &sim_states::MADE),
     (&sim_states::RESUME_AFTER_START, &sim_states::MADE),
     (&sim_states::CANCEL_RUNNING, &sim_states::MADE),
@@ -414,6 +421,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
             .to_string()
     };
     let stop = sim_rules::stop_file(cx, &id_of(&STOPPED)).await;
+    let outbound = sim_rules::outbound_call(cx, recv).await;
     let activation = id_of(&ACTIVATION);
     let end = plans[0].end;
 
@@ -478,6 +486,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
     sim_rules::judge(cx, v, &timeline).await;
     sim_rules::judge_stop_file(v, &timeline, &stop).await;
     sim_rules::judge_late_upload(v, &timeline, &late).await;
+    sim_rules::judge_outbound(cx, v, &timeline, &outbound).await;
 }
 
 /// What the upload to an active campaign showed: the campaign as read first, the upload's

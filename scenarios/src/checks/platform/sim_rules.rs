@@ -14,11 +14,12 @@ use serde_json::{Value, json};
 
 use super::context::Ctx;
 use super::exchange::Exchange;
-use super::fixtures::{magic_number, secs, ts};
+use super::fixtures::{self, magic_number, secs, ts};
 use super::receiver::Receiver;
 use super::sim::{
-    BUDGET, COHORT_ACTIVE, EVENTS, LATE_COHORT, LateUpload, RATE, RETRIES, RETRY_GAP, RULE1, RULE2,
-    RULE3, RULE4, RULE5, SHORT, SHORT_OFF, STOP_FILE, STOPPED, WEIGHTS, WINDOW, WINDOWED,
+    BUDGET, COHORT_ACTIVE, EVENTS, LATE_COHORT, LateUpload, OUTBOUND_EVENT, RATE, RETRIES,
+    RETRY_GAP, RULE1, RULE2, RULE3, RULE4, RULE5, SHORT, SHORT_OFF, STOP_FILE, STOPPED, WEIGHTS,
+    WINDOW, WINDOWED,
 };
 use super::target::Parent;
 use super::verdicts::Verdicts;
@@ -145,7 +146,12 @@ pub(super) async fn judge(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>) {
     budget(v, tl).await;
     weights(v, tl).await;
     short(v, tl).await;
-    let all = tl.recv.all();
+    let all: Vec<Value> = tl
+        .recv
+        .all()
+        .into_iter()
+        .filter(|e| e.get("campaign_id").is_some())
+        .collect();
     let bad: Vec<Value> = all
         .iter()
         .filter_map(|e| {
@@ -167,7 +173,7 @@ pub(super) async fn judge(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>) {
         Evidence::new()
             .with("events", all.len())
             .with("not_matching", bad),
-        "at least one event, each matching the schema CampaignCallEvent",
+        "at least one campaign event, each matching the schema CampaignCallEvent",
     );
 }
 
@@ -395,5 +401,51 @@ pub(super) async fn judge_late_upload(v: &mut Verdicts, tl: &Timeline<'_>, late:
             && ev.len() == 3,
         Exchange::all(&[&late.read, &late.upload, &late.done]).with("events", brief(&ev)),
         "the campaign active 1 s after its start; the upload answered 200 \"status\": \"processing\" and completed; its 3 valid users dialled once each",
+    );
+}
+
+/// Places an instant outbound call to a user who answers (90 s), its events to `recv`.
+pub(super) async fn outbound_call(cx: &Ctx, recv: &Receiver) -> Exchange {
+    let mut body = fixtures::outbound(
+        &cx.settings.agent,
+        &cx.names.number(),
+        &magic_number(0, 400),
+    );
+    body["webhook_config"] =
+        json!({"url": recv.url("outbound"), "metadata": {"run": cx.names.run()}});
+    cx.send(Method::POST, &cx.paths.outbounds(), body).await
+}
+
+/// Judges the outbound call's event: its attempt, the metadata echoed, the schema.
+pub(super) async fn judge_outbound(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>, call: &Exchange) {
+    let attempt = call.str_field("attempt_id").unwrap_or_default();
+    let event = if attempt.is_empty() {
+        None
+    } else {
+        tl.recv.wait_attempt(attempt, EVENT_WAIT).await
+    };
+    let sent = &call
+        .sent
+        .body
+        .as_ref()
+        .map_or(Value::Null, |b| b["webhook_config"].clone());
+    let ok = match &event {
+        Some(e) => {
+            v.varied(
+                &OUTBOUND_EVENT,
+                "schema",
+                cx.schemas.discriminates("OutboundCallEvent", e),
+            );
+            cx.schemas.violations("OutboundCallEvent", e).is_empty()
+                && e["webhook_config"]["metadata"] == sent["metadata"]
+                && e["status"] == json!("connected")
+        }
+        None => false,
+    };
+    v.judge(
+        &OUTBOUND_EVENT,
+        ok,
+        call.evidence().with("event", event.unwrap_or(Value::Null)),
+        "one event for the attempt_id answered, \"status\": \"connected\" (the user answers), webhook_config.metadata as sent, matching the schema OutboundCallEvent",
     );
 }
