@@ -27,10 +27,12 @@ pub mod endpoints;
 pub mod errors;
 pub mod exchange;
 pub mod fixtures;
+pub mod last_run;
 pub mod limits;
 pub mod pagination;
 mod preflight;
 pub mod receiver;
+pub mod rules;
 pub mod schema;
 pub mod sim;
 mod sim_inbound;
@@ -151,7 +153,7 @@ pub struct PlatformArgs {
         long,
         env = "HARNESS_BASE_URL",
         value_name = "URL",
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub base_url: Option<String>,
     /// The X-API-Key of the workspace under check.
@@ -160,7 +162,7 @@ pub struct PlatformArgs {
         env = "HARNESS_API_KEY",
         value_name = "KEY",
         hide_env_values = true,
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub api_key: Option<String>,
     /// The org id of the paths.
@@ -168,7 +170,7 @@ pub struct PlatformArgs {
         long,
         env = "HARNESS_ORG",
         value_name = "ORG",
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub org: Option<String>,
     /// The workspace id of the paths.
@@ -176,7 +178,7 @@ pub struct PlatformArgs {
         long,
         env = "HARNESS_WORKSPACE",
         value_name = "WORKSPACE",
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub workspace: Option<String>,
     /// A key of another workspace (it must not open --workspace): enables the checks that
@@ -210,6 +212,15 @@ pub struct PlatformArgs {
     /// target.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print every rule of the contract (the spec's and the recorded points') with the checks
+    /// that prove it, or why none does, and its status on the last run, without calling the
+    /// target. With --json FILE, also write the table as JSON.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub list_rules: bool,
+    /// Where each run records its report and where --list-rules reads it [default:
+    /// $XDG_STATE_HOME/harness/check-platform-last.json, or ~/.local/state/... without it].
+    #[arg(long, env = "HARNESS_LAST_RUN", value_name = "FILE")]
+    pub last_run: Option<PathBuf>,
     /// Write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -481,6 +492,24 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
         .validate(&group_names())
         .map_err(anyhow::Error::msg)?;
     let other = args.other_api_key.is_some();
+    let last_run = last_run::path(args.last_run.as_deref());
+    if args.list_rules {
+        let last = last_run.as_deref().and_then(last_run::read);
+        let from = last_run
+            .as_deref()
+            .map_or("(no state directory)".to_string(), |p| {
+                p.display().to_string()
+            });
+        std::io::stdout()
+            .lock()
+            .write_all(rules::listing(last.as_ref(), &from).as_bytes())?;
+        if let Some(p) = &args.json {
+            let mut text = serde_json::to_string_pretty(&rules::to_json(last.as_ref()))?;
+            text.push('\n');
+            report::write_file(p, &text)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.dry_run {
         let planned = dry_run::Planned {
             filter: &filter,
@@ -505,6 +534,11 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
     };
     let report = check(&opts, &mut progress, interrupted).await?;
     report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
+    if let Some(p) = &last_run
+        && let Err(e) = last_run::write(p, &report)
+    {
+        eprintln!("note: the run is not recorded for --list-rules: {e}");
+    }
     let colour = table::Colour::for_stream(&std::io::stdout());
     std::io::stdout()
         .lock()
