@@ -292,7 +292,7 @@ async fn a_failed_check_exits_1_and_shows_what_was_expected() {
             (req.method == reqwest::Method::POST && req.json().is_none())
                 .then(|| support::Resp::json_answer(500, &serde_json::json!({"oops": true})))
         })),
-        response: None,
+        ..support::Mutation::default()
     };
     let mock = spawn(Some(sim_clock()), Some(m)).await;
     let url = mock.url.clone();

@@ -160,6 +160,16 @@ pub(super) async fn judge(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>) {
         })
         .take(5)
         .collect();
+    // The request that set up the campaign of the first event that does not match.
+    let request = bad
+        .first()
+        .and_then(|b| b["event"]["campaign_id"].as_str())
+        .and_then(|id| {
+            tl.created
+                .values()
+                .find(|x| x.str_field("campaign_id") == Some(id))
+        })
+        .map_or(Value::Null, |x| x.sent.to_value());
     if let Some(first) = all.first() {
         v.varied(
             &EVENTS,
@@ -171,6 +181,7 @@ pub(super) async fn judge(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>) {
         &EVENTS,
         !all.is_empty() && bad.is_empty(),
         Evidence::new()
+            .with("request", request)
             .with("events", all.len())
             .with("not_matching", bad),
         "at least one campaign event, each matching the schema CampaignCallEvent",

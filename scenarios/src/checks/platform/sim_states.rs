@@ -250,8 +250,12 @@ pub(super) async fn run(cx: &Ctx, v: &mut Verdicts) {
     let text = |x: &Exchange| x.body()["description"].clone();
     v.varied(
         &PATCH_RUNNING,
-        "status",
-        [status_value(&before), status_value(&ended)],
+        "description",
+        [
+            text(&before),
+            json!("patched while active"),
+            json!("patched while ended"),
+        ],
     );
     v.judge(
         &PATCH_RUNNING,
