@@ -2,6 +2,7 @@
 //! left as it was found; each mutant fails exactly its checks ([`mutants`]); the command as a
 //! process against `harness up` as a process (the CI run); `--dry-run` and bad set-ups.
 
+mod made;
 mod mutants;
 mod support;
 
@@ -30,6 +31,31 @@ fn check_ids_are_unique_and_prefixed_by_their_group() {
     }
 }
 
+/// Every check says what it judged and saw it vary: each aspect under `evidence.varied` holds
+/// two or more distinct values. A check that declares nothing, or saw one value only (a sort
+/// over equal keys, a walk without decoys, a transition looked at on one side), fails here.
+fn assert_every_check_saw_its_inputs_vary(report: &scenarios::checks::CheckReport) {
+    let vacuous: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|c| c.result == Outcome::Pass)
+        .filter_map(|c| {
+            let varied = c.evidence.0.get("varied").and_then(Value::as_object);
+            let ok = varied.is_some_and(|aspects| {
+                !aspects.is_empty()
+                    && aspects
+                        .values()
+                        .all(|seen| seen.as_array().is_some_and(|v| v.len() >= 2))
+            });
+            (!ok).then(|| format!("{}: {:?}", c.id, varied))
+        })
+        .collect();
+    assert!(
+        vacuous.is_empty(),
+        "checks that did not show their inputs varying: {vacuous:#?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_unmodified_mock_passes_every_check_and_is_left_clean() {
     let mock = spawn(Some(sim_clock()), None).await;
@@ -44,6 +70,7 @@ async fn the_unmodified_mock_passes_every_check_and_is_left_clean() {
         .collect();
     assert!(not_passed.is_empty(), "{not_passed:#?}");
     assert!(report.holds());
+    assert_every_check_saw_its_inputs_vary(&report);
 
     // Nothing the run created is left: no deployment, and every campaign cancelled or ended.
     let client = reqwest::Client::new();
@@ -101,6 +128,7 @@ async fn on_a_real_clock_without_sim_or_another_workspace_only_those_checks_skip
         .map(|c| serde_json::to_string(c).unwrap())
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
+    assert_every_check_saw_its_inputs_vary(&report);
     for c in &report.checks {
         let reason = c.skip_reason.as_deref();
         if c.group == "sim" {

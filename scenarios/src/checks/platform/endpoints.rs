@@ -132,12 +132,13 @@ pub const CHECKS: &[CheckDef] = &[
 
 const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "endpoints", 1);
 const DEPLOYMENT: Makes = Makes::new(Kind::Deployment, "endpoints", 1);
-const UPLOADED: Makes = Makes::new(Kind::Cohort, "endpoints-upload", 1);
-const STREAMED: Makes = Makes::new(Kind::Cohort, "endpoints-stream", 1);
-const CALL: Makes = Makes::new(Kind::OutboundCall, "", 1);
+const CAMPAIGN_UPLOADED: Makes = Makes::new(Kind::Cohort, "endpoints-campaign-upload", 1);
+const CAMPAIGN_STREAMED: Makes = Makes::new(Kind::Cohort, "endpoints-campaign-stream", 1);
+const DEPLOYMENT_UPLOADED: Makes = Makes::new(Kind::Cohort, "endpoints-deployment-upload", 1);
+const DEPLOYMENT_STREAMED: Makes = Makes::new(Kind::Cohort, "endpoints-deployment-stream", 1);
+const CALL: Makes = Makes::new(Kind::OutboundCall, "endpoints", 1);
 
-/// What each check creates (the cohorts: one of each kind under the campaign, and under the
-/// deployment).
+/// What each check creates.
 pub const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&OUTBOUND, &[CALL]),
     (&CAMPAIGN_CREATE, &[CAMPAIGN]),
@@ -145,22 +146,34 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&CAMPAIGN_GET, &[CAMPAIGN]),
     (&CAMPAIGN_PATCH, &[CAMPAIGN]),
     (&CAMPAIGN_STATUS, &[CAMPAIGN]),
-    (&CAMPAIGN_COHORT_UPLOAD, &[CAMPAIGN, UPLOADED]),
-    (&CAMPAIGN_COHORT_STREAM, &[CAMPAIGN, STREAMED]),
-    (&CAMPAIGN_COHORT_LIST, &[CAMPAIGN, UPLOADED, STREAMED]),
-    (&CAMPAIGN_COHORT_GET, &[CAMPAIGN, UPLOADED]),
-    (&CAMPAIGN_COHORT_FILE, &[CAMPAIGN, UPLOADED]),
+    (&CAMPAIGN_COHORT_UPLOAD, &[CAMPAIGN, CAMPAIGN_UPLOADED]),
+    (&CAMPAIGN_COHORT_STREAM, &[CAMPAIGN, CAMPAIGN_STREAMED]),
+    (
+        &CAMPAIGN_COHORT_LIST,
+        &[CAMPAIGN, CAMPAIGN_UPLOADED, CAMPAIGN_STREAMED],
+    ),
+    (&CAMPAIGN_COHORT_GET, &[CAMPAIGN, CAMPAIGN_UPLOADED]),
+    (&CAMPAIGN_COHORT_FILE, &[CAMPAIGN, CAMPAIGN_UPLOADED]),
     (&DEPLOYMENT_CREATE, &[DEPLOYMENT]),
     (&DEPLOYMENT_LIST, &[DEPLOYMENT]),
     (&DEPLOYMENT_GET, &[DEPLOYMENT]),
     (&DEPLOYMENT_PATCH, &[DEPLOYMENT]),
     (&DEPLOYMENT_STATUS, &[DEPLOYMENT]),
     (&DEPLOYMENT_DELETE, &[DEPLOYMENT]),
-    (&DEPLOYMENT_COHORT_UPLOAD, &[DEPLOYMENT, UPLOADED]),
-    (&DEPLOYMENT_COHORT_STREAM, &[DEPLOYMENT, STREAMED]),
-    (&DEPLOYMENT_COHORT_LIST, &[DEPLOYMENT, UPLOADED, STREAMED]),
-    (&DEPLOYMENT_COHORT_GET, &[DEPLOYMENT, UPLOADED]),
-    (&DEPLOYMENT_COHORT_FILE, &[DEPLOYMENT, UPLOADED]),
+    (
+        &DEPLOYMENT_COHORT_UPLOAD,
+        &[DEPLOYMENT, DEPLOYMENT_UPLOADED],
+    ),
+    (
+        &DEPLOYMENT_COHORT_STREAM,
+        &[DEPLOYMENT, DEPLOYMENT_STREAMED],
+    ),
+    (
+        &DEPLOYMENT_COHORT_LIST,
+        &[DEPLOYMENT, DEPLOYMENT_UPLOADED, DEPLOYMENT_STREAMED],
+    ),
+    (&DEPLOYMENT_COHORT_GET, &[DEPLOYMENT, DEPLOYMENT_UPLOADED]),
+    (&DEPLOYMENT_COHORT_FILE, &[DEPLOYMENT, DEPLOYMENT_UPLOADED]),
 ];
 
 /// Runs the group.
@@ -308,8 +321,11 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
     );
 }
 
-/// The five cohort checks of one kind of parent: upload, stream, list, get, file.
+/// The five cohort checks of one kind of parent (upload, stream, list, get, file) and what
+/// its upload and stream create.
 struct CohortDefs {
+    uploaded: &'static Makes,
+    streamed: &'static Makes,
     upload: &'static CheckDef,
     stream: &'static CheckDef,
     list: &'static CheckDef,
@@ -318,6 +334,8 @@ struct CohortDefs {
 }
 
 const CAMPAIGN_COHORTS: CohortDefs = CohortDefs {
+    uploaded: &CAMPAIGN_UPLOADED,
+    streamed: &CAMPAIGN_STREAMED,
     upload: &CAMPAIGN_COHORT_UPLOAD,
     stream: &CAMPAIGN_COHORT_STREAM,
     list: &CAMPAIGN_COHORT_LIST,
@@ -326,6 +344,8 @@ const CAMPAIGN_COHORTS: CohortDefs = CohortDefs {
 };
 
 const DEPLOYMENT_COHORTS: CohortDefs = CohortDefs {
+    uploaded: &DEPLOYMENT_UPLOADED,
+    streamed: &DEPLOYMENT_STREAMED,
     upload: &DEPLOYMENT_COHORT_UPLOAD,
     stream: &DEPLOYMENT_COHORT_STREAM,
     list: &DEPLOYMENT_COHORT_LIST,
@@ -340,7 +360,7 @@ async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDef
             &cx.paths.cohorts(parent, &["upload"]),
             &[],
             Body::Multipart(fixtures::cohort_upload(
-                &cx.names.name(UPLOADED.label),
+                &cx.names.name(defs.uploaded.label),
                 "phone",
             )),
         )
@@ -352,7 +372,7 @@ async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDef
         .send(
             Method::POST,
             &cx.paths.cohorts(parent, &["stream"]),
-            cohort_stream(&cx.names.name(STREAMED.label), &users),
+            cohort_stream(&cx.names.name(defs.streamed.label), &users),
         )
         .await;
     schema_check(cx, v, defs.stream, &streamed, "Cohort");

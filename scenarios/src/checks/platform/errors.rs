@@ -71,7 +71,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     let mut ok = true;
     for (field, value) in [
         (["app_config", "app_version"], json!("one")),
-        (["user_config", "user_phone_number"], json!("12345")),
+        (["user_config", "user_phone_number"], json!("not a phone number")),
     ] {
         let mut body = fixtures::outbound(
             &cx.settings.agent,
@@ -90,7 +90,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
         &OUTBOUND_VALIDATION,
         ok,
         Exchange::all(&calls.iter().collect::<Vec<_>>()),
-        "422 {\"detail\": [{\"loc\": [...], \"msg\": string, \"type\": string}, ...]} with an entry at loc [\"body\", \"app_config\", \"app_version\"] for app_version \"one\", and at [\"body\", \"user_config\", \"user_phone_number\"] for the number \"12345\"",
+        "422 {\"detail\": [{\"loc\": [...], \"msg\": string, \"type\": string}, ...]} with an entry at loc [\"body\", \"app_config\", \"app_version\"] for app_version \"one\", and at [\"body\", \"user_config\", \"user_phone_number\"] for the number \"not a phone number\"",
     );
 
     let wrong = format!("harness-check-wrong-key-{}", cx.names.run());

@@ -290,7 +290,8 @@ pub struct Makes {
     pub kind: Kind,
     /// Where.
     pub side: Side,
-    /// The part of the name after `harness-check-{run}-` (empty for an outbound call).
+    /// The part of the name after `harness-check-{run}-` (for an outbound call, which has no
+    /// name, what tells it from another's).
     pub label: &'static str,
     /// How many.
     pub count: u32,

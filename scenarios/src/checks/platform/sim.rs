@@ -185,7 +185,10 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&EVENTS, &[USERS]),
     (&STOP_FILE, &[STOPPED, USERS, STOP_LIST]),
     (&COHORT_ACTIVE, &[LATE_COHORT, LATE_UPLOAD]),
-    (&OUTBOUND_EVENT, &[Makes::new(Kind::OutboundCall, "", 1)]),
+    (
+        &OUTBOUND_EVENT,
+        &[Makes::new(Kind::OutboundCall, "sim-outbound", 1)],
+    ),
     (&sim_states::PAUSE_ACTIVE, &sim_states::MADE),
     (&sim_states::RESUME_AFTER_START, &sim_states::MADE),
     (&sim_states::CANCEL_RUNNING, &sim_states::MADE),
