@@ -277,11 +277,13 @@ fn up(sim: bool) -> Up {
 fn the_command_passes_against_harness_up_with_json_and_junit_reports() {
     let served = up(true);
     let dir = tempfile::tempdir().unwrap();
-    let (json, junit) = (
+    let (json, junit, last) = (
         dir.path().join("report.json"),
         dir.path().join("report.xml"),
+        dir.path().join("state/last.json"),
     );
     let out = harness()
+        .env("HARNESS_LAST_RUN", &last)
         .args(["check", "platform", "--base-url", &served.url])
         .args(["--api-key", KEY, "--org", ORG, "--workspace", WS])
         .args(["--other-api-key", KEY2, "--other-workspace", WS2, "--sim"])
@@ -311,6 +313,34 @@ fn the_command_passes_against_harness_up_with_json_and_junit_reports() {
         )),
         "{xml}"
     );
+
+    // The rules table, with each rule's status on that run.
+    let rules = dir.path().join("rules.json");
+    let out = harness()
+        .env("HARNESS_LAST_RUN", &last)
+        .args(["check", "platform", "--list-rules", "--json"])
+        .arg(&rules)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("status on the last run"), "{stdout}");
+    assert!(
+        stdout.contains("  [pass] 1. Each dial is one attempt"),
+        "{stdout}"
+    );
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(&rules).unwrap()).unwrap();
+    let statuses: BTreeSet<&str> = table["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        BTreeSet::from(["pass", "none"]),
+        "every checked rule passed: {table}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -324,8 +354,12 @@ async fn a_failed_check_exits_1_and_shows_what_was_expected() {
     };
     let mock = spawn(Some(sim_clock()), Some(m)).await;
     let url = mock.url.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let last = dir.path().join("last.json");
+    let state = last.clone();
     let out = tokio::task::spawn_blocking(move || {
         harness()
+            .env("HARNESS_LAST_RUN", &state)
             .args(["check", "platform", "--base-url", &url, "--only", "errors"])
             .args(["--org", ORG, "--workspace", WS])
             .env("HARNESS_API_KEY", KEY)
@@ -344,6 +378,33 @@ async fn a_failed_check_exits_1_and_shows_what_was_expected() {
     assert!(
         stdout.ends_with("5 passed, 1 failed, 0 skipped\n"),
         "only the errors group ran: {stdout}"
+    );
+    // The failure shows the request as sent and the answer.
+    assert!(
+        stdout.contains("\"request\":{\"method\":\"POST\",\"path\":\"/api/outbounds/v1/orgs/org-1/workspaces/ws-1/outbounds\",\"body\":{\"content_type\":\"application/json\""),
+        "{stdout}"
+    );
+
+    // --list-rules shows which rules that run failed, passed, and did not reach.
+    let out = harness()
+        .env("HARNESS_LAST_RUN", &last)
+        .args(["check", "platform", "--list-rules"])
+        .output()
+        .unwrap();
+    let rules = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        rules
+            .lines()
+            .any(|l| l.starts_with("  [FAIL (1 of ") && l.ends_with("] Validation body")),
+        "{rules}"
+    );
+    assert!(
+        rules.contains("  [pass] Deployment list and delete errors:"),
+        "{rules}"
+    );
+    assert!(
+        rules.contains("  [not run] 1. Each dial is one attempt"),
+        "{rules}"
     );
 }
 
