@@ -71,7 +71,10 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     let mut ok = true;
     for (field, value) in [
         (["app_config", "app_version"], json!("one")),
-        (["user_config", "user_phone_number"], json!("not a phone number")),
+        (
+            ["user_config", "user_phone_number"],
+            json!("not a phone number"),
+        ),
     ] {
         let mut body = fixtures::outbound(
             &cx.settings.agent,

@@ -96,7 +96,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "states",
-        about: "states of campaigns and deployments and their transitions",
+        about: "states of campaigns and deployments, their transitions, what PATCH may change",
         checks: states::CHECKS,
         makes: states::MAKES,
     },
@@ -108,19 +108,19 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "cohorts",
-        about: "uploads: processing, completed, rejected rows, failed files",
+        about: "uploads: processing, completed, rejected rows, failed files, files as uploaded, paused campaigns",
         checks: cohorts::CHECKS,
         makes: cohorts::MAKES,
     },
     Group {
         name: "auth",
-        about: "every route without a key, with a wrong key, with another workspace's key",
+        about: "every route without a key, with a wrong key, with another workspace's key; lists kept apart",
         checks: auth::CHECKS,
         makes: auth::MAKES,
     },
     Group {
         name: "sim",
-        about: "time and inbound calls through the simulation API (--sim)",
+        about: "time, dialling rules, stop files, events and inbound calls through the simulation API (--sim)",
         checks: sim::CHECKS,
         makes: sim::MAKES,
     },
