@@ -422,6 +422,12 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
     assert!(stdout.contains(&format!("skipped: {}", sim::NEEDS_SIM)));
     assert!(stdout.contains(&format!("skipped: {}", auth::NEEDS_OTHER)));
     assert!(stdout.contains("nothing was called (dry run)"));
+    assert!(
+        stdout.contains(
+            "creates in the workspace under check: 1 campaign harness-check-{run}-endpoints\n"
+        ),
+        "{stdout}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("plan.json");
@@ -443,6 +449,10 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(!stdout.contains("skipped:"), "{stdout}");
     assert!(!stdout.contains("limits."), "{stdout}");
+    assert!(
+        stdout.contains("creates in w: 1 deployment harness-check-{run}-isolation, 1 campaign harness-check-{run}-isolation\n"),
+        "{stdout}"
+    );
     let plan: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let checks = plan["checks"].as_array().unwrap();
     assert_eq!(checks.len(), sim::CHECKS.len() + auth::CHECKS.len());
@@ -450,6 +460,14 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
         checks
             .iter()
             .all(|c| c["skip_reason"] == "dry run: would run")
+    );
+    let isolation = checks
+        .iter()
+        .find(|c| c["id"] == "auth.list_isolation")
+        .unwrap();
+    assert_eq!(
+        isolation["evidence"]["creates"]["w"][0],
+        "1 deployment harness-check-{run}-isolation"
     );
 }
 
