@@ -116,7 +116,7 @@ impl Req {
 
     /// Makes the request a `GET` of `path` (the resource as it is): a change the proxy
     /// answers without making it.
-    pub fn into_get(&mut self, path: String) {
+    pub fn make_read(&mut self, path: String) {
         self.method = Method::GET;
         self.path = path;
         self.body.clear();

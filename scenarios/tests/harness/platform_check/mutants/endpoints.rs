@@ -97,7 +97,7 @@ mutants! {
         let mut m = intercept(|req| {
             if req.is(Method::DELETE, &["deployments", "*"]) {
                 let path = req.path.clone();
-                req.into_get(path);
+                req.make_read(path);
                 req.headers.insert("x-mutant", "delete".parse().unwrap());
             }
             None

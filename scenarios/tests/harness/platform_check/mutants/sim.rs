@@ -190,7 +190,7 @@ mutants! {
         with_seen(|req, status| {
             if req.is(Method::PATCH, &["campaigns", "*"]) && status.as_deref() == Some("active") {
                 let path = req.path.clone();
-                req.into_get(path);
+                req.make_read(path);
             }
             None
         })

@@ -25,7 +25,7 @@ fn resume_ignored(kind: &'static str) -> Mutation {
             && status.as_deref() == Some("paused")
         {
             let path = req.path.trim_end_matches("/status").to_string();
-            req.into_get(path);
+            req.make_read(path);
         }
         None
     })
@@ -55,7 +55,7 @@ mutants! {
         with_seen(|req, status| {
             if req.is(Method::PUT, &["campaigns", "*", "status"]) && status.as_deref() == Some("cancelled") {
                 let path = req.path.trim_end_matches("/status").to_string();
-                req.into_get(path);
+                req.make_read(path);
             }
             None
         })
@@ -83,7 +83,7 @@ mutants! {
                 && let Some(start) = req.json().and_then(|b| b["start_timestamp"].as_str().map(str::to_string))
             {
                 let path = req.path.clone();
-                req.into_get(path);
+                req.make_read(path);
                 req.headers.insert("x-mutant-start", start.parse().unwrap());
             }
             None
@@ -120,7 +120,7 @@ mutants! {
                 && status.as_deref() == Some("paused")
             {
                 let path = req.path.trim_end_matches("/status").to_string();
-                req.into_get(path);
+                req.make_read(path);
             }
             None
         })
