@@ -349,11 +349,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     let own = granted(cx, id_routes(&cx.paths, &fixture)).await;
     let mut calls = call_all(cx, id_routes(&other.paths, &fixture), key).await;
     let victim = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name(VICTIM.label),
-            &[cx.names.number()],
-        ))
+        .create_plain_deployment(&cx.names.name(VICTIM.label))
         .await;
     if let Some(id) = victim.str_field("deployment_id") {
         calls.push(
@@ -415,13 +411,7 @@ fn id_routes(paths: &Paths, f: &Fixture) -> Vec<Route> {
 /// A DELETE with `key` of a deployment made for it (a target that does not check the key
 /// deletes it).
 async fn delete_one(cx: &Ctx, key: Key<'_>, label: &str) -> Exchange {
-    let x = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name(label),
-            &[cx.names.number()],
-        ))
-        .await;
+    let x = cx.create_plain_deployment(&cx.names.name(label)).await;
     let Some(id) = x.str_field("deployment_id") else {
         return x;
     };
@@ -437,23 +427,12 @@ async fn delete_one(cx: &Ctx, key: Key<'_>, label: &str) -> Exchange {
 }
 
 async fn fixture(cx: &Ctx) -> Result<Fixture, Exchange> {
-    let start = cx.now().await?.at + secs(3600);
     let x = cx
-        .create_campaign(fixtures::campaign(
-            &cx.settings.agent,
-            &cx.names.name(CAMPAIGN.label),
-            &cx.names.number(),
-            start,
-            start + secs(86_400),
-        ))
+        .create_scheduled_campaign(&cx.names.name(CAMPAIGN.label))
         .await;
     let campaign = x.str_field("campaign_id").ok_or(x.clone())?.to_string();
     let x = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name(DEPLOYMENT.label),
-            &[cx.names.number()],
-        ))
+        .create_plain_deployment(&cx.names.name(DEPLOYMENT.label))
         .await;
     let deployment = x.str_field("deployment_id").ok_or(x.clone())?.to_string();
     let mut cohorts = Vec::new();

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::context::Ctx;
 use super::exchange::Exchange;
-use super::fixtures::{self, COHORT_CSV_REJECTED, COHORT_CSV_ROWS, Kind, Makes, secs};
+use super::fixtures::{self, COHORT_CSV_REJECTED, COHORT_CSV_ROWS, Kind, Makes};
 use super::target::{Body, Parent};
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
@@ -86,19 +86,8 @@ pub async fn wait_for_cohort(cx: &Ctx, parent: Parent<'_>, cohort_id: &str) -> E
 
 /// Runs the group.
 pub async fn run(cx: &Ctx, v: &mut Verdicts) {
-    let now = match cx.now().await {
-        Ok(n) => n,
-        Err(x) => return v.blocked("reading the target's time", x.evidence()),
-    };
-    let start = now.at + secs(3600);
     let x = cx
-        .create_campaign(fixtures::campaign(
-            &cx.settings.agent,
-            &cx.names.name(CAMPAIGN.label),
-            &cx.names.number(),
-            start,
-            start + secs(86_400),
-        ))
+        .create_scheduled_campaign(&cx.names.name(CAMPAIGN.label))
         .await;
     let Some(campaign) = x.str_field("campaign_id").map(str::to_string) else {
         return v.blocked("creating a campaign to upload cohorts to", x.evidence());

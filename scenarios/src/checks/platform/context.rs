@@ -181,6 +181,33 @@ impl Ctx {
         x
     }
 
+    /// Creates a campaign named `name` (the fixture: starting an hour from the target's
+    /// time, for a day, no users); answers the time's read when it fails.
+    pub async fn create_scheduled_campaign(&self, name: &str) -> Exchange {
+        let start = match self.now().await {
+            Ok(n) => n.at + chrono::Duration::seconds(3600),
+            Err(x) => return x,
+        };
+        self.create_campaign(super::fixtures::campaign(
+            &self.settings.agent,
+            name,
+            &self.names.number(),
+            start,
+            start + chrono::Duration::seconds(86_400),
+        ))
+        .await
+    }
+
+    /// Creates a deployment named `name` (the fixture: one number of this run, no schedule).
+    pub async fn create_plain_deployment(&self, name: &str) -> Exchange {
+        self.create_deployment(super::fixtures::deployment(
+            &self.settings.agent,
+            name,
+            &[self.names.number()],
+        ))
+        .await
+    }
+
     /// Deletes a deployment of the workspace under check; forgets it when the target did.
     pub async fn delete_deployment(&self, id: &str) -> Exchange {
         self.delete_deployment_in(Side::Main, id).await

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::context::{Ctx, is_error_shape, is_validation_shape, loc, names_loc};
 use super::exchange::Exchange;
-use super::fixtures::{self, Kind, Makes, secs};
+use super::fixtures::{self, Kind, Makes};
 use super::target::{Body, Key};
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
@@ -199,27 +199,14 @@ async fn known(cx: &Ctx) -> Known {
         deployment: None,
         deployment_status: 0,
     };
-    if let Ok(now) = cx.now().await {
-        let start = now.at + secs(3600);
-        let x = cx
-            .create_campaign(fixtures::campaign(
-                &cx.settings.agent,
-                &cx.names.name(CAMPAIGN.label),
-                &cx.names.number(),
-                start,
-                start + secs(86_400),
-            ))
-            .await;
-        if let Some(id) = x.str_field("campaign_id") {
-            k.campaign_status = cx.get(&cx.paths.campaign(id), &[]).await.status;
-        }
+    let x = cx
+        .create_scheduled_campaign(&cx.names.name(CAMPAIGN.label))
+        .await;
+    if let Some(id) = x.str_field("campaign_id") {
+        k.campaign_status = cx.get(&cx.paths.campaign(id), &[]).await.status;
     }
     let x = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name(DEPLOYMENT.label),
-            &[cx.names.number()],
-        ))
+        .create_plain_deployment(&cx.names.name(DEPLOYMENT.label))
         .await;
     if let Some(id) = x.str_field("deployment_id") {
         k.deployment_status = cx.get(&cx.paths.deployment(id), &[]).await.status;

@@ -548,36 +548,38 @@ async fn stream_limits(cx: &Ctx, v: &mut Verdicts) {
 }
 
 async fn list_limits(cx: &Ctx, v: &mut Verdicts) {
-    let list = |k: &'static str, value: &'static str| async move {
+    let lists = [
         (
-            format!("{k}={value}"),
-            cx.get(&cx.paths.deployments(), &[(k, value.to_string())])
-                .await,
-        )
-    };
-    for (def, key, good, bad) in [
-        (&LIST_LIMIT_MIN, "limit", "1", "0"),
-        (&LIST_LIMIT_MAX, "limit", "100", "101"),
-        (&LIST_OFFSET_MIN, "offset", "0", "-1"),
-    ] {
-        let ok = list(key, good).await;
-        let refused = list(key, bad).await;
-        boundary(v, def, &[ok], &[refused], &["query", key]);
-    }
-    let campaigns = |k: &'static str, value: &'static str| async move {
+            cx.paths.deployments(),
+            [&LIST_LIMIT_MIN, &LIST_LIMIT_MAX, &LIST_OFFSET_MIN],
+        ),
         (
-            format!("{k}={value}"),
-            cx.get(&cx.paths.campaigns(), &[(k, value.to_string())])
-                .await,
-        )
-    };
-    for (def, key, good, bad) in [
-        (&CAMPAIGN_LIST_LIMIT_MIN, "limit", "1", "0"),
-        (&CAMPAIGN_LIST_LIMIT_MAX, "limit", "100", "101"),
-        (&CAMPAIGN_LIST_OFFSET_MIN, "offset", "0", "-1"),
-    ] {
-        let ok = campaigns(key, good).await;
-        let refused = campaigns(key, bad).await;
-        boundary(v, def, &[ok], &[refused], &["query", key]);
+            cx.paths.campaigns(),
+            [
+                &CAMPAIGN_LIST_LIMIT_MIN,
+                &CAMPAIGN_LIST_LIMIT_MAX,
+                &CAMPAIGN_LIST_OFFSET_MIN,
+            ],
+        ),
+    ];
+    for (path, [limit_min, limit_max, offset_min]) in lists {
+        let list = |k: &'static str, value: &'static str| {
+            let path = path.clone();
+            async move {
+                (
+                    format!("{k}={value}"),
+                    cx.get(&path, &[(k, value.to_string())]).await,
+                )
+            }
+        };
+        for (def, key, good, bad) in [
+            (limit_min, "limit", "1", "0"),
+            (limit_max, "limit", "100", "101"),
+            (offset_min, "offset", "0", "-1"),
+        ] {
+            let ok = list(key, good).await;
+            let refused = list(key, bad).await;
+            boundary(v, def, &[ok], &[refused], &["query", key]);
+        }
     }
 }

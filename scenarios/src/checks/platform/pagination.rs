@@ -106,13 +106,7 @@ async fn tick(cx: &Ctx) {
 async fn deployments(cx: &Ctx, names: &[String]) -> Result<Vec<String>, Exchange> {
     let mut ids = Vec::new();
     for name in names {
-        let x = cx
-            .create_deployment(fixtures::deployment(
-                &cx.settings.agent,
-                name,
-                &[cx.names.number()],
-            ))
-            .await;
+        let x = cx.create_plain_deployment(name).await;
         ids.push(x.str_field("deployment_id").ok_or(x.clone())?.to_string());
         tick(cx).await;
     }

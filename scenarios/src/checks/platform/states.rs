@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::context::Ctx;
 use super::exchange::Exchange;
-use super::fixtures::{self, Kind, Makes, all_days, secs, ts};
+use super::fixtures::{Kind, Makes, all_days, secs, ts};
 use super::target::Body;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
@@ -135,18 +135,7 @@ pub(super) fn is_4xx(x: &Exchange) -> bool {
 }
 
 async fn new_campaign(cx: &Ctx, label: &str) -> Exchange {
-    let start = match cx.now().await {
-        Ok(n) => n.at + secs(3600),
-        Err(x) => return x,
-    };
-    cx.create_campaign(fixtures::campaign(
-        &cx.settings.agent,
-        &cx.names.name(label),
-        &cx.names.number(),
-        start,
-        start + secs(86_400),
-    ))
-    .await
+    cx.create_scheduled_campaign(&cx.names.name(label)).await
 }
 
 /// `PUT .../campaigns/{id}/status` with `{"action": action}`.
@@ -353,12 +342,7 @@ async fn start_fixed(cx: &Ctx, v: &mut Verdicts, id: &str, got: &Exchange) {
 }
 
 async fn new_deployment(cx: &Ctx, label: &str) -> Exchange {
-    cx.create_deployment(fixtures::deployment(
-        &cx.settings.agent,
-        &cx.names.name(label),
-        &[cx.names.number()],
-    ))
-    .await
+    cx.create_plain_deployment(&cx.names.name(label)).await
 }
 
 async fn deployment_action(cx: &Ctx, id: &str, action: &str) -> Exchange {

@@ -4,9 +4,22 @@
 use reqwest::Method;
 use serde_json::json;
 
+use super::super::support::Mutation;
 use super::{
     answer_edit, drop_field, drop_item_field, intercept, mutants, request_edit, respond, under,
 };
+
+/// The rejected records of a cohort of `parent` answered as JSON, not CSV.
+fn rejected_file_in_json(parent: &'static str) -> Mutation {
+    respond(move |req, resp| {
+        if under(req, Method::GET, parent, &["*", "cohorts", "*", "files"])
+            && resp.status == 200
+            && req.param("file_type").as_deref() == Some("rejected_records")
+        {
+            resp.set_json(&json!({"rows": resp.body.len()}));
+        }
+    })
+}
 
 mutants! {
     /// The instant outbound answer has no attempt_id (so its event cannot be found either).
@@ -57,13 +70,7 @@ mutants! {
 
     /// The rejected records of a campaign cohort answered as JSON, not CSV.
     fn a_campaign_rejected_records_file_in_json() fails ["endpoints.campaign_cohort_file", "cohorts.rejected_records_file"] {
-        respond(|req, resp| {
-            if under(req, Method::GET, "campaigns", &["*", "cohorts", "*", "files"]) && resp.status == 200
-                && req.param("file_type").as_deref() == Some("rejected_records")
-            {
-                resp.set_json(&json!({"rows": resp.body.len()}));
-            }
-        })
+        rejected_file_in_json("campaigns")
     }
 
     fn a_deployment_answer_without_channel_direction() fails ["endpoints.deployment_create"] {
@@ -133,12 +140,6 @@ mutants! {
     }
 
     fn a_deployment_rejected_records_file_in_json() fails ["endpoints.deployment_cohort_file"] {
-        respond(|req, resp| {
-            if under(req, Method::GET, "deployments", &["*", "cohorts", "*", "files"]) && resp.status == 200
-                && req.param("file_type").as_deref() == Some("rejected_records")
-            {
-                resp.set_json(&json!({"rows": resp.body.len()}));
-            }
-        })
+        rejected_file_in_json("deployments")
     }
 }
