@@ -15,8 +15,13 @@
 //! - [`sim`]: what needs time (and the simulation API): activation, windows, retries,
 //!   rules 1 to 6.
 //!
-//! [`target`] is the HTTP side, [`context`] what every group works with, [`fixtures`] what
-//! the checks create (names start `harness-check-`; everything is removed at the end).
+//! [`target`] is the HTTP side and [`exchange`] a request with its answer as evidence,
+//! [`context`] what every group works with, [`fixtures`] what the checks create (names start
+//! `harness-check-`; everything is removed at the end; each group's `MAKES` table says what
+//! each check creates, which [`dry_run`] lists). [`verdicts`] collects the verdicts of a
+//! group with what each check saw vary: a check that could not have failed is not a pass.
+//! [`rules`] maps every rule of the contract to the checks that prove it (`--list-rules`,
+//! with the status of the last run that [`last_run`] keeps).
 
 pub mod auth;
 mod auth_isolation;
@@ -208,8 +213,8 @@ pub struct PlatformArgs {
     /// Do not run these groups (comma-separated; the groups of --only).
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
     pub skip: Vec<String>,
-    /// List the checks that would run, and why any would be skipped, without calling the
-    /// target.
+    /// List the checks that would run, why any would be skipped, and what each would
+    /// create in each workspace, without calling the target.
     #[arg(long)]
     pub dry_run: bool,
     /// Print every rule of the contract (the spec's and the recorded points') with the checks
