@@ -98,7 +98,7 @@ fn shorten_json(v: &Value) -> Value {
 }
 
 /// At most [`EVIDENCE_BODY_CHARS`] characters, with the full length when cut.
-pub fn shorten(text: &str) -> String {
+fn shorten(text: &str) -> String {
     if text.chars().count() <= EVIDENCE_BODY_CHARS {
         return text.to_string();
     }

@@ -5,7 +5,7 @@
 //! Several campaigns are created at once, each starting 3 minutes ahead and sending its call
 //! events to a local [`Receiver`]; the target's clock is then moved through their lives in a
 //! few steps (`POST /sim/v1/clock/advance`), with observations between steps, and the events
-//! are judged at the end ([`super::sim_rules`]). Every change that time makes is looked at on
+//! are judged at the end (`sim_rules.rs`). Every change that time makes is looked at on
 //! both sides of its instant: a campaign 1 s before and after its start and its end, the
 //! first and last dial of a calling window against its opening and closing, the retries
 //! against their interval from both sides. The users' numbers are the simulated

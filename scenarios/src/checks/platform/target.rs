@@ -1,5 +1,5 @@
 //! The target under check: its address and workspaces, the path of every operation of the
-//! contract, and HTTP exchanges recorded as evidence.
+//! contract, and the client that records each call as an [`Exchange`] (`exchange.rs`).
 //!
 //! A failed call (no connection, a timeout) is not an error of the check run: it becomes an
 //! [`Exchange`] with status 0 and the transport error, so that the check that made it fails

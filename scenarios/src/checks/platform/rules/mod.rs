@@ -1,6 +1,6 @@
 //! The contract, rule by rule, and the checks that prove each over HTTP: every rule of the
-//! interface spec ([`spec`]) and every row of the rule, limit and state tables of
-//! `docs/interface.md` ([`record`], the sections of [`RECORD_SECTIONS`]), each mapped to the
+//! interface spec (`spec.rs`) and every row of the rule, limit and state tables of
+//! `docs/interface.md` (`record.rs`, the sections of [`RECORD_SECTIONS`]), each mapped to the
 //! check ids that prove it, or to why no check can ([`Why`]).
 //!
 //! The table is the suite's plan: a rule with neither checks nor a reason fails the build,
