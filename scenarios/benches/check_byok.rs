@@ -13,39 +13,13 @@
 //! a reference: the same number of decrypts sent one at a time by a bare reqwest loop.
 //! Knobs: `BYOK_BENCH_RUNS`, `BYOK_BENCH_CALLS` (200).
 
-use std::time::Duration;
-
 use base64::Engine as _;
 use contracts::clock::{Stopwatch, SystemClock};
 use customer_kms_sim::{KeyService, KmsConfig};
 use scenarios::checks::byok::{ByokArgs, Settings, validate};
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// CPU time (user + system, all threads) of this process, from `/proc/self/stat`.
-fn cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(Duration::from_millis((utime + stime) * 10))
-}
-
-fn summary(label: &str, mut v: Vec<f64>) {
-    v.sort_by(f64::total_cmp);
-    let median = v[v.len() / 2];
-    println!(
-        "  {label:<28} median {median:>8.3}  min {:>8.3}  max {:>8.3}",
-        v[0],
-        v[v.len() - 1]
-    );
-}
+mod support;
+use support::{cpu_time, env_or, summary};
 
 fn main() {
     let runs: usize = env_or("BYOK_BENCH_RUNS", 7);

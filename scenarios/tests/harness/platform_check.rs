@@ -2,6 +2,7 @@
 //! left as it was found; each mutant fails exactly its checks ([`mutants`]); the command as a
 //! process against `harness up` as a process (the CI run); `--dry-run` and bad set-ups.
 
+mod made;
 mod mutants;
 mod support;
 
@@ -9,7 +10,7 @@ use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 
 use scenarios::checks::Outcome;
-use scenarios::checks::platform::{GROUPS, auth, sim};
+use scenarios::checks::platform::{GROUPS, auth, pagination, sim};
 use serde_json::Value;
 
 use support::{KEY, KEY2, ORG, WS, WS2, run, sim_clock, spawn};
@@ -30,6 +31,31 @@ fn check_ids_are_unique_and_prefixed_by_their_group() {
     }
 }
 
+/// Every check says what it judged and saw it vary: each aspect under `evidence.varied` holds
+/// two or more distinct values. A check that declares nothing, or saw one value only (a sort
+/// over equal keys, a walk without decoys, a transition looked at on one side), fails here.
+fn assert_every_check_saw_its_inputs_vary(report: &scenarios::checks::CheckReport) {
+    let vacuous: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|c| c.result == Outcome::Pass)
+        .filter_map(|c| {
+            let varied = c.evidence.0.get("varied").and_then(Value::as_object);
+            let ok = varied.is_some_and(|aspects| {
+                !aspects.is_empty()
+                    && aspects
+                        .values()
+                        .all(|seen| seen.as_array().is_some_and(|v| v.len() >= 2))
+            });
+            (!ok).then(|| format!("{}: {:?}", c.id, varied))
+        })
+        .collect();
+    assert!(
+        vacuous.is_empty(),
+        "checks that did not show their inputs varying: {vacuous:#?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_unmodified_mock_passes_every_check_and_is_left_clean() {
     let mock = spawn(Some(sim_clock()), None).await;
@@ -44,6 +70,7 @@ async fn the_unmodified_mock_passes_every_check_and_is_left_clean() {
         .collect();
     assert!(not_passed.is_empty(), "{not_passed:#?}");
     assert!(report.holds());
+    assert_every_check_saw_its_inputs_vary(&report);
 
     // Nothing the run created is left: no deployment, and every campaign cancelled or ended.
     let client = reqwest::Client::new();
@@ -101,11 +128,16 @@ async fn on_a_real_clock_without_sim_or_another_workspace_only_those_checks_skip
         .map(|c| serde_json::to_string(c).unwrap())
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
+    assert_every_check_saw_its_inputs_vary(&report);
     for c in &report.checks {
         let reason = c.skip_reason.as_deref();
         if c.group == "sim" {
             assert_eq!(reason, Some(sim::NEEDS_SIM), "{}", c.id);
-        } else if c.id == "auth.other_workspace_key" || c.id == "auth.other_workspace_ids" {
+        } else if GROUPS
+            .iter()
+            .flat_map(|g| g.checks)
+            .any(|d| d.id == c.id && auth::needs_other(d))
+        {
             assert_eq!(reason, Some(auth::NEEDS_OTHER), "{}", c.id);
         } else {
             assert_eq!(c.result, Outcome::Pass, "{}", c.id);
@@ -114,7 +146,7 @@ async fn on_a_real_clock_without_sim_or_another_workspace_only_those_checks_skip
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_a_simulated_clock_without_sim_its_time_is_used_and_only_sim_skips() {
+async fn on_a_simulated_clock_without_sim_its_time_is_used_and_only_sim_and_the_sort_skip() {
     // The mock's clock stands months away from this machine's (it started at START and
     // was moved on): without --sim the time limits must still be judged by its clock.
     let clock = sim_clock();
@@ -129,13 +161,25 @@ async fn on_a_simulated_clock_without_sim_its_time_is_used_and_only_sim_skips() 
     .await
     .expect("the checks run");
     mock.stop().await;
+    // Its clock stands still without --sim: every created_at is equal, and the sort by
+    // created_at, which could not fail, says so instead of passing.
     let not_passed: Vec<String> = report
         .checks
         .iter()
         .filter(|c| c.result != Outcome::Pass && c.group != "sim")
+        .filter(|c| {
+            !(c.id == "pagination.sort_order"
+                && c.skip_reason.as_deref() == Some(pagination::STILL_CLOCK))
+        })
         .map(|c| serde_json::to_string(c).unwrap())
         .collect();
     assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|c| c.id == "pagination.sort_order" && c.result == Outcome::Skip)
+    );
     assert!(
         report
             .checks
@@ -233,11 +277,13 @@ fn up(sim: bool) -> Up {
 fn the_command_passes_against_harness_up_with_json_and_junit_reports() {
     let served = up(true);
     let dir = tempfile::tempdir().unwrap();
-    let (json, junit) = (
+    let (json, junit, last) = (
         dir.path().join("report.json"),
         dir.path().join("report.xml"),
+        dir.path().join("state/last.json"),
     );
     let out = harness()
+        .env("HARNESS_LAST_RUN", &last)
         .args(["check", "platform", "--base-url", &served.url])
         .args(["--api-key", KEY, "--org", ORG, "--workspace", WS])
         .args(["--other-api-key", KEY2, "--other-workspace", WS2, "--sim"])
@@ -267,6 +313,34 @@ fn the_command_passes_against_harness_up_with_json_and_junit_reports() {
         )),
         "{xml}"
     );
+
+    // The rules table, with each rule's status on that run.
+    let rules = dir.path().join("rules.json");
+    let out = harness()
+        .env("HARNESS_LAST_RUN", &last)
+        .args(["check", "platform", "--list-rules", "--json"])
+        .arg(&rules)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("status on the last run"), "{stdout}");
+    assert!(
+        stdout.contains("  [pass] 1. Each dial is one attempt"),
+        "{stdout}"
+    );
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(&rules).unwrap()).unwrap();
+    let statuses: BTreeSet<&str> = table["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        BTreeSet::from(["pass", "none"]),
+        "every checked rule passed: {table}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -276,12 +350,16 @@ async fn a_failed_check_exits_1_and_shows_what_was_expected() {
             (req.method == reqwest::Method::POST && req.json().is_none())
                 .then(|| support::Resp::json_answer(500, &serde_json::json!({"oops": true})))
         })),
-        response: None,
+        ..support::Mutation::default()
     };
     let mock = spawn(Some(sim_clock()), Some(m)).await;
     let url = mock.url.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let last = dir.path().join("last.json");
+    let state = last.clone();
     let out = tokio::task::spawn_blocking(move || {
         harness()
+            .env("HARNESS_LAST_RUN", &state)
             .args(["check", "platform", "--base-url", &url, "--only", "errors"])
             .args(["--org", ORG, "--workspace", WS])
             .env("HARNESS_API_KEY", KEY)
@@ -301,6 +379,33 @@ async fn a_failed_check_exits_1_and_shows_what_was_expected() {
         stdout.ends_with("5 passed, 1 failed, 0 skipped\n"),
         "only the errors group ran: {stdout}"
     );
+    // The failure shows the request as sent and the answer.
+    assert!(
+        stdout.contains("\"request\":{\"method\":\"POST\",\"path\":\"/api/outbounds/v1/orgs/org-1/workspaces/ws-1/outbounds\",\"body\":{\"content_type\":\"application/json\""),
+        "{stdout}"
+    );
+
+    // --list-rules shows which rules that run failed, passed, and did not reach.
+    let out = harness()
+        .env("HARNESS_LAST_RUN", &last)
+        .args(["check", "platform", "--list-rules"])
+        .output()
+        .unwrap();
+    let rules = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        rules
+            .lines()
+            .any(|l| l.starts_with("  [FAIL (1 of ") && l.ends_with("] Validation body")),
+        "{rules}"
+    );
+    assert!(
+        rules.contains("  [pass] Deployment list and delete errors:"),
+        "{rules}"
+    );
+    assert!(
+        rules.contains("  [not run] 1. Each dial is one attempt"),
+        "{rules}"
+    );
 }
 
 #[test]
@@ -317,6 +422,12 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
     assert!(stdout.contains(&format!("skipped: {}", sim::NEEDS_SIM)));
     assert!(stdout.contains(&format!("skipped: {}", auth::NEEDS_OTHER)));
     assert!(stdout.contains("nothing was called (dry run)"));
+    assert!(
+        stdout.contains(
+            "creates in the workspace under check: 1 campaign harness-check-{run}-endpoints\n"
+        ),
+        "{stdout}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("plan.json");
@@ -338,6 +449,10 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(!stdout.contains("skipped:"), "{stdout}");
     assert!(!stdout.contains("limits."), "{stdout}");
+    assert!(
+        stdout.contains("creates in w: 1 deployment harness-check-{run}-isolation, 1 campaign harness-check-{run}-isolation\n"),
+        "{stdout}"
+    );
     let plan: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let checks = plan["checks"].as_array().unwrap();
     assert_eq!(checks.len(), sim::CHECKS.len() + auth::CHECKS.len());
@@ -345,6 +460,14 @@ fn dry_run_lists_every_check_and_why_some_would_skip_without_calling() {
         checks
             .iter()
             .all(|c| c["skip_reason"] == "dry run: would run")
+    );
+    let isolation = checks
+        .iter()
+        .find(|c| c["id"] == "auth.list_isolation")
+        .unwrap();
+    assert_eq!(
+        isolation["evidence"]["creates"]["w"][0],
+        "1 deployment harness-check-{run}-isolation"
     );
 }
 

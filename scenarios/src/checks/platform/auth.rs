@@ -8,9 +8,12 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts, is_error_shape};
-use super::fixtures::{self, Created, cohort_stream, magic_number, secs};
-use super::target::{Body, Exchange, Key, Parent, Paths};
+use super::auth_isolation as isolation;
+use super::context::{Ctx, is_error_shape};
+use super::exchange::Exchange;
+use super::fixtures::{self, Created, Kind, Makes, Side, cohort_stream, magic_number, secs};
+use super::target::{Body, Key, Parent, Paths};
+use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
 
 const NO_KEY: CheckDef = CheckDef::error(
@@ -35,14 +38,50 @@ const STATUS_401: CheckDef = CheckDef::warning(
 );
 
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[NO_KEY, WRONG_KEY, OTHER_KEY, OTHER_PATHS, STATUS_401];
+pub const CHECKS: &[CheckDef] = &[
+    NO_KEY,
+    WRONG_KEY,
+    OTHER_KEY,
+    OTHER_PATHS,
+    STATUS_401,
+    isolation::LIST_ISOLATION,
+];
+
+const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "auth", 1);
+const DEPLOYMENT: Makes = Makes::new(Kind::Deployment, "auth", 1);
+const COHORTS: Makes = Makes::new(Kind::Cohort, "auth", 2);
+const FIXTURE: [Makes; 3] = [CAMPAIGN, DEPLOYMENT, COHORTS];
+const DELETED_NO_KEY: Makes = Makes::new(Kind::Deployment, "auth-delete-no-key", 1);
+const DELETED_WRONG_KEY: Makes = Makes::new(Kind::Deployment, "auth-delete-wrong-key", 1);
+const DELETED_OTHER_KEY: Makes = Makes::new(Kind::Deployment, "auth-delete-other-key", 1);
+const VICTIM: Makes = Makes::new(Kind::Deployment, "auth-delete-other", 1);
+
+/// What each check creates: a campaign and a deployment with a cohort each, whose routes
+/// are called (with bodies that would create more on a target that does not check the
+/// key), and a deployment for each DELETE.
+pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+    (&NO_KEY, &[CAMPAIGN, DEPLOYMENT, COHORTS, DELETED_NO_KEY]),
+    (
+        &WRONG_KEY,
+        &[CAMPAIGN, DEPLOYMENT, COHORTS, DELETED_WRONG_KEY],
+    ),
+    (
+        &OTHER_KEY,
+        &[CAMPAIGN, DEPLOYMENT, COHORTS, DELETED_OTHER_KEY],
+    ),
+    (&OTHER_PATHS, &[CAMPAIGN, DEPLOYMENT, COHORTS, VICTIM]),
+    (&STATUS_401, &FIXTURE),
+    (&isolation::LIST_ISOLATION, &isolation::ISOLATED),
+];
 
 /// Why the checks that need another workspace are skipped without one.
 pub const NEEDS_OTHER: &str = "needs another workspace: give --other-api-key and --other-workspace (a key that does not open --workspace)";
 
 /// Whether `def` needs another workspace's key.
 pub fn needs_other(def: &CheckDef) -> bool {
-    def.id == OTHER_KEY.id || def.id == OTHER_PATHS.id
+    [&OTHER_KEY, &OTHER_PATHS, &isolation::LIST_ISOLATION]
+        .iter()
+        .any(|d| d.id == def.id)
 }
 
 /// The resources the routes are called with.
@@ -167,10 +206,11 @@ async fn call_all(cx: &Ctx, routes: Vec<Route>, key: Key<'_>) -> Vec<Exchange> {
         let x = cx.http.call(r.method, &r.path, &r.query, key, r.body).await;
         if x.is_success() {
             if let Some(id) = x.str_field("campaign_id") {
-                cx.ledger.add(Created::Campaign(id.to_string()));
+                cx.ledger.add(Created::Campaign(Side::Main, id.to_string()));
             }
             if let Some(id) = x.str_field("deployment_id") {
-                cx.ledger.add(Created::Deployment(id.to_string()));
+                cx.ledger
+                    .add(Created::Deployment(Side::Main, id.to_string()));
             }
         }
         out.push(x);
@@ -179,8 +219,23 @@ async fn call_all(cx: &Ctx, routes: Vec<Route>, key: Key<'_>) -> Vec<Exchange> {
 }
 
 /// Judges "every call refused": a 4xx each. Evidence: each call's status, and the full
-/// exchange of every call that was not refused.
-fn judge_refused(v: &mut Verdicts, def: &CheckDef, calls: &[Exchange], expected: &str) {
+/// exchange of every call that was not refused. `granted` are the statuses of the same
+/// reads with the right key: what the refusals are told apart from.
+fn judge_refused(
+    v: &mut Verdicts,
+    def: &CheckDef,
+    granted: &[u16],
+    calls: &[Exchange],
+    expected: &str,
+) {
+    v.varied(
+        def,
+        "status",
+        granted
+            .iter()
+            .copied()
+            .chain(calls.iter().map(|x| x.status)),
+    );
     let refused = |x: &Exchange| (400..500).contains(&x.status);
     let statuses: Vec<String> = calls
         .iter()
@@ -199,6 +254,21 @@ fn judge_refused(v: &mut Verdicts, def: &CheckDef, calls: &[Exchange], expected:
     v.judge(def, ok, e, expected);
 }
 
+/// The statuses of the reads among `routes` with the workspace's own key: what a refusal is
+/// told apart from (a read that fails with the right key too would make a refusal check
+/// pass whatever the key).
+async fn granted(cx: &Ctx, routes: Vec<Route>) -> Vec<u16> {
+    let reads: Vec<Route> = routes
+        .into_iter()
+        .filter(|r| r.method == Method::GET)
+        .collect();
+    call_all(cx, reads, Key::Value(&cx.main.key))
+        .await
+        .iter()
+        .map(|x| x.status)
+        .collect()
+}
+
 /// Runs the group.
 pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     let fixture = match fixture(cx).await {
@@ -214,34 +284,45 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
         Ok(n) => n.at + secs(3600),
         Err(x) => return v.blocked("reading the target's time", x.evidence()),
     };
+    let reads = granted(cx, routes(cx, &cx.paths, &fixture, start)).await;
     let wrong = format!("harness-check-wrong-key-{}", cx.names.run());
     let mut all_refusals = Vec::new();
-    let conditions: [(&CheckDef, Key<'_>, &str); 2] = [
+    let conditions: [(&CheckDef, Key<'_>, &Makes, &str); 2] = [
         (
             &NO_KEY,
             Key::Missing,
+            &DELETED_NO_KEY,
             "a 4xx for every route without X-API-Key",
         ),
         (
             &WRONG_KEY,
             Key::Value(&wrong),
+            &DELETED_WRONG_KEY,
             "a 4xx for every route with a wrong X-API-Key",
         ),
     ];
-    for (def, key, expected) in conditions {
+    for (def, key, deleted, expected) in conditions {
         let mut calls = call_all(cx, routes(cx, &cx.paths, &fixture, start), key).await;
-        calls.push(delete_one(cx, key).await);
-        judge_refused(v, def, &calls, expected);
+        calls.push(delete_one(cx, key, deleted.label).await);
+        judge_refused(v, def, &reads, &calls, expected);
         all_refusals.extend(calls);
     }
     let ok = all_refusals
         .iter()
         .all(|x| x.status == 401 && is_error_shape(x.body()));
-    let odd: Vec<String> = all_refusals
+    let odd: Vec<Value> = all_refusals
         .iter()
         .filter(|x| !(x.status == 401 && is_error_shape(x.body())))
-        .map(|x| format!("{} -> {}: {}", x.request, x.outcome(), x.text))
+        .map(|x| Value::Object(x.evidence().0))
         .collect();
+    v.varied(
+        &STATUS_401,
+        "status",
+        reads
+            .iter()
+            .copied()
+            .chain(all_refusals.iter().map(|x| x.status)),
+    );
     v.judge(
         &STATUS_401,
         ok,
@@ -256,21 +337,19 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     };
     let key = Key::Value(&other.ws.key);
     let mut calls = call_all(cx, routes(cx, &cx.paths, &fixture, start), key).await;
-    calls.push(delete_one(cx, key).await);
+    calls.push(delete_one(cx, key, DELETED_OTHER_KEY.label).await);
     judge_refused(
         v,
         &OTHER_KEY,
+        &reads,
         &calls,
         "a 4xx for every route of this workspace with the other workspace's key",
     );
 
+    let own = granted(cx, id_routes(&cx.paths, &fixture)).await;
     let mut calls = call_all(cx, id_routes(&other.paths, &fixture), key).await;
     let victim = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name("auth-delete-other"),
-            &[cx.names.number()],
-        ))
+        .create_plain_deployment(&cx.names.name(VICTIM.label))
         .await;
     if let Some(id) = victim.str_field("deployment_id") {
         calls.push(
@@ -288,9 +367,11 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     judge_refused(
         v,
         &OTHER_PATHS,
+        &own,
         &calls,
         "a 4xx (404 in this contract) for every id of this workspace asked through the other workspace's paths",
     );
+    isolation::run(cx, v, start).await;
 }
 
 /// The routes that take an id, with this workspace's ids on `paths` (another workspace's).
@@ -329,14 +410,8 @@ fn id_routes(paths: &Paths, f: &Fixture) -> Vec<Route> {
 
 /// A DELETE with `key` of a deployment made for it (a target that does not check the key
 /// deletes it).
-async fn delete_one(cx: &Ctx, key: Key<'_>) -> Exchange {
-    let x = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name("auth-delete"),
-            &[cx.names.number()],
-        ))
-        .await;
+async fn delete_one(cx: &Ctx, key: Key<'_>, label: &str) -> Exchange {
+    let x = cx.create_plain_deployment(&cx.names.name(label)).await;
     let Some(id) = x.str_field("deployment_id") else {
         return x;
     };
@@ -352,23 +427,12 @@ async fn delete_one(cx: &Ctx, key: Key<'_>) -> Exchange {
 }
 
 async fn fixture(cx: &Ctx) -> Result<Fixture, Exchange> {
-    let start = cx.now().await?.at + secs(3600);
     let x = cx
-        .create_campaign(fixtures::campaign(
-            &cx.settings.agent,
-            &cx.names.name("auth"),
-            &cx.names.number(),
-            start,
-            start + secs(86_400),
-        ))
+        .create_scheduled_campaign(&cx.names.name(CAMPAIGN.label))
         .await;
     let campaign = x.str_field("campaign_id").ok_or(x.clone())?.to_string();
     let x = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name("auth"),
-            &[cx.names.number()],
-        ))
+        .create_plain_deployment(&cx.names.name(DEPLOYMENT.label))
         .await;
     let deployment = x.str_field("deployment_id").ok_or(x.clone())?.to_string();
     let mut cohorts = Vec::new();
@@ -378,7 +442,10 @@ async fn fixture(cx: &Ctx) -> Result<Fixture, Exchange> {
                 Method::POST,
                 &cx.paths.cohorts(parent, &["upload"]),
                 &[],
-                Body::Multipart(fixtures::cohort_upload(&cx.names.name("auth"), "phone")),
+                Body::Multipart(fixtures::cohort_upload(
+                    &cx.names.name(COHORTS.label),
+                    "phone",
+                )),
             )
             .await;
         let id = x.str_field("cohort_id").ok_or(x.clone())?.to_string();

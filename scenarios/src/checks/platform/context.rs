@@ -1,16 +1,17 @@
 //! What every group of checks works with: the target's HTTP side and workspaces, the
 //! schemas, the settings of created resources, the ledger of what was created, the target's
-//! time, and [`Verdicts`], which makes sure every check of a group is reported exactly once.
+//! time. [`super::verdicts::Verdicts`] collects what the checks find.
 
 use chrono::{DateTime, Utc};
 use contracts::clock::{Clock, SystemClock};
 use reqwest::Method;
 use serde_json::Value;
 
-use super::fixtures::{Agent, Created, Ledger, Names};
+use super::exchange::Exchange;
+use super::fixtures::{Agent, Created, Ledger, Names, Side};
 use super::schema::Schemas;
-use super::target::{Body, Exchange, Http, Key, Paths, Workspace, sim_clock};
-use crate::checks::{Check, CheckDef, Evidence};
+use super::target::{Body, Http, Key, Paths, Workspace, sim_clock};
+use crate::checks::Evidence;
 
 /// Settings of a run beyond the target.
 #[derive(Clone, Debug)]
@@ -123,59 +124,135 @@ impl Ctx {
         })
     }
 
+    /// The workspace `side` and its paths (the one under check when no other was given:
+    /// the checks that need another one do not run then).
+    pub fn side(&self, side: Side) -> (&Workspace, &Paths) {
+        match (side, &self.other) {
+            (Side::Other, Some(o)) => (&o.ws, &o.paths),
+            _ => (&self.main, &self.paths),
+        }
+    }
+
+    /// A JSON request with the key of the workspace `side`.
+    pub async fn send_as(
+        &self,
+        side: Side,
+        method: Method,
+        path: &[String],
+        body: Value,
+    ) -> Exchange {
+        let (ws, _) = self.side(side);
+        self.http
+            .call(method, path, &[], Key::Value(&ws.key), Body::Json(body))
+            .await
+    }
+
     /// Creates a campaign from `body`; records it for cancelling when the answer names it.
     pub async fn create_campaign(&self, body: Value) -> Exchange {
-        let x = self.send(Method::POST, &self.paths.campaigns(), body).await;
+        self.create_campaign_in(Side::Main, body).await
+    }
+
+    /// Creates a campaign in the workspace `side`.
+    pub async fn create_campaign_in(&self, side: Side, body: Value) -> Exchange {
+        let path = self.side(side).1.campaigns();
+        let x = self.send_as(side, Method::POST, &path, body).await;
         if x.is_success()
             && let Some(id) = x.str_field("campaign_id")
         {
-            self.ledger.add(Created::Campaign(id.to_string()));
+            self.ledger.add(Created::Campaign(side, id.to_string()));
         }
         x
     }
 
     /// Creates a deployment from `body`; records it for deleting when the answer names it.
     pub async fn create_deployment(&self, body: Value) -> Exchange {
-        let x = self
-            .send(Method::POST, &self.paths.deployments(), body)
-            .await;
+        self.create_deployment_in(Side::Main, body).await
+    }
+
+    /// Creates a deployment in the workspace `side`.
+    pub async fn create_deployment_in(&self, side: Side, body: Value) -> Exchange {
+        let path = self.side(side).1.deployments();
+        let x = self.send_as(side, Method::POST, &path, body).await;
         if x.is_success()
             && let Some(id) = x.str_field("deployment_id")
         {
-            self.ledger.add(Created::Deployment(id.to_string()));
+            self.ledger.add(Created::Deployment(side, id.to_string()));
         }
         x
     }
 
-    /// Deletes a deployment; forgets it when the target did.
+    /// Creates a campaign named `name` (the fixture: starting an hour from the target's
+    /// time, for a day, no users); answers the time's read when it fails.
+    pub async fn create_scheduled_campaign(&self, name: &str) -> Exchange {
+        let start = match self.now().await {
+            Ok(n) => n.at + chrono::Duration::seconds(3600),
+            Err(x) => return x,
+        };
+        self.create_campaign(super::fixtures::campaign(
+            &self.settings.agent,
+            name,
+            &self.names.number(),
+            start,
+            start + chrono::Duration::seconds(86_400),
+        ))
+        .await
+    }
+
+    /// Creates a deployment named `name` (the fixture: one number of this run, no schedule).
+    pub async fn create_plain_deployment(&self, name: &str) -> Exchange {
+        self.create_deployment(super::fixtures::deployment(
+            &self.settings.agent,
+            name,
+            &[self.names.number()],
+        ))
+        .await
+    }
+
+    /// Deletes a deployment of the workspace under check; forgets it when the target did.
     pub async fn delete_deployment(&self, id: &str) -> Exchange {
+        self.delete_deployment_in(Side::Main, id).await
+    }
+
+    /// Deletes a deployment of the workspace `side`; forgets it when the target did.
+    async fn delete_deployment_in(&self, side: Side, id: &str) -> Exchange {
+        let (ws, paths) = self.side(side);
         let x = self
-            .call(Method::DELETE, &self.paths.deployment(id), &[], Body::Empty)
+            .http
+            .call(
+                Method::DELETE,
+                &paths.deployment(id),
+                &[],
+                Key::Value(&ws.key),
+                Body::Empty,
+            )
             .await;
         if x.is_success() || x.status == 404 {
-            self.ledger.remove(&Created::Deployment(id.to_string()));
+            self.ledger
+                .remove(&Created::Deployment(side, id.to_string()));
         }
         x
     }
 
-    /// Removes what is recorded in the ledger: deployments deleted, campaigns cancelled. A
-    /// campaign that already ended or was cancelled (409) needs nothing more. Answers what
-    /// could not be removed.
+    /// Removes what is recorded in the ledger: deployments deleted, campaigns cancelled, in
+    /// the workspace each was created in. A campaign that already ended or was cancelled
+    /// (409) needs nothing more. Answers what could not be removed.
     pub async fn clean_up(&self) -> Vec<String> {
         let mut left = Vec::new();
         for c in self.ledger.take() {
             match c {
-                Created::Deployment(id) => {
-                    let x = self.delete_deployment(&id).await;
+                Created::Deployment(side, id) => {
+                    let x = self.delete_deployment_in(side, &id).await;
                     if !(x.is_success() || x.status == 404) {
                         left.push(format!("deployment {id} (delete: {})", x.outcome()));
                     }
                 }
-                Created::Campaign(id) => {
+                Created::Campaign(side, id) => {
+                    let (_, paths) = self.side(side);
                     let x = self
-                        .send(
+                        .send_as(
+                            side,
                             Method::PUT,
-                            &self.paths.campaign_status(&id),
+                            &paths.campaign_status(&id),
                             serde_json::json!({"action": "cancel"}),
                         )
                         .await;
@@ -200,93 +277,6 @@ impl Ctx {
             e = e.with("schema", schema).with("violations", violations);
         }
         (ok, e)
-    }
-}
-
-/// The verdicts of one group, one per check of its table, in table order.
-#[derive(Debug)]
-pub struct Verdicts {
-    defs: &'static [CheckDef],
-    checks: Vec<Option<Check>>,
-}
-
-impl Verdicts {
-    /// No verdict yet for any of `defs`.
-    pub fn new(defs: &'static [CheckDef]) -> Verdicts {
-        Verdicts {
-            defs,
-            checks: vec![None; defs.len()],
-        }
-    }
-
-    fn slot(&mut self, id: &str) -> &mut Option<Check> {
-        let i = self
-            .defs
-            .iter()
-            .position(|d| d.id == id)
-            .unwrap_or_else(|| panic!("check {id} is not in its group's table"));
-        &mut self.checks[i]
-    }
-
-    /// Records a verdict (the first one of a check stands).
-    pub fn add(&mut self, c: Check) {
-        let slot = self.slot(&c.id.clone());
-        if slot.is_none() {
-            *slot = Some(c);
-        }
-    }
-
-    /// Whether `def` has a verdict.
-    pub fn has(&mut self, def: &CheckDef) -> bool {
-        self.slot(def.id).is_some()
-    }
-
-    /// Pass when `ok`, else fail with `expected`.
-    pub fn judge(&mut self, def: &CheckDef, ok: bool, e: Evidence, expected: impl Into<String>) {
-        self.add(Check::judge(def, ok, e, expected));
-    }
-
-    /// Every check of the group not judged yet fails: what it needed could not be set up.
-    /// `what` says what was attempted; the evidence shows the answer.
-    pub fn blocked(&mut self, what: &str, e: Evidence) {
-        for (i, d) in self.defs.iter().enumerate() {
-            if self.checks[i].is_none() {
-                self.checks[i] = Some(Check::fail(
-                    d,
-                    e.clone(),
-                    format!("{what} succeeds (the check needs it)"),
-                ));
-            }
-        }
-    }
-
-    /// Each of `defs` not judged yet fails: what it needed could not be set up.
-    pub fn blocked_only(&mut self, defs: &[&CheckDef], what: &str, e: Evidence) {
-        for d in defs {
-            if !self.has(d) {
-                self.add(Check::fail(
-                    d,
-                    e.clone(),
-                    format!("{what} succeeds (the check needs it)"),
-                ));
-            }
-        }
-    }
-
-    /// Every check of the group not judged yet is skipped for `reason`.
-    pub fn skip_rest(&mut self, reason: &str) {
-        for (i, d) in self.defs.iter().enumerate() {
-            if self.checks[i].is_none() {
-                self.checks[i] = Some(Check::skip(d, reason));
-            }
-        }
-    }
-
-    /// The verdicts in table order. A check the group never judged is a fault of the
-    /// harness, reported as a skip that says so.
-    pub fn into_checks(mut self) -> Vec<Check> {
-        self.skip_rest("not reached: the harness did not judge this check (please report it)");
-        self.checks.into_iter().flatten().collect()
     }
 }
 

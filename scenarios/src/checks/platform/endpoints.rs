@@ -8,9 +8,11 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::cohorts::wait_for_cohort;
-use super::context::{Ctx, Verdicts};
-use super::fixtures::{self, cohort_stream, magic_number, secs};
-use super::target::{Body, Exchange, Parent};
+use super::context::Ctx;
+use super::exchange::Exchange;
+use super::fixtures::{self, Kind, Makes, cohort_stream, magic_number, secs};
+use super::target::{Body, Parent};
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const OUTBOUND: CheckDef = CheckDef::error(
@@ -23,7 +25,7 @@ const CAMPAIGN_CREATE: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_LIST: CheckDef = CheckDef::error(
     "endpoints.campaign_list",
-    "GET .../campaigns answers 200 with a page of summaries (Page_CampaignSummary)",
+    "GET .../campaigns answers 200 with a page of summaries (Page_CampaignSummary) that lists the new campaign",
 );
 const CAMPAIGN_GET: CheckDef = CheckDef::error(
     "endpoints.campaign_get",
@@ -31,11 +33,11 @@ const CAMPAIGN_GET: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_PATCH: CheckDef = CheckDef::error(
     "endpoints.campaign_patch",
-    "PATCH .../campaigns/{id} answers 200 with the updated campaign (Campaign)",
+    "PATCH .../campaigns/{id} answers 200 with the updated campaign (Campaign): the new description",
 );
 const CAMPAIGN_STATUS: CheckDef = CheckDef::error(
     "endpoints.campaign_status",
-    "PUT .../campaigns/{id}/status answers 200 with the campaign (Campaign)",
+    "PUT .../campaigns/{id}/status answers 200 with the campaign (Campaign), now paused",
 );
 const CAMPAIGN_COHORT_UPLOAD: CheckDef = CheckDef::error(
     "endpoints.campaign_cohort_upload",
@@ -47,11 +49,11 @@ const CAMPAIGN_COHORT_STREAM: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_COHORT_LIST: CheckDef = CheckDef::error(
     "endpoints.campaign_cohort_list",
-    "GET .../campaigns/{id}/cohorts answers 200 with a page of cohorts (Page_Cohort)",
+    "GET .../campaigns/{id}/cohorts answers 200 with a page of cohorts (Page_Cohort) listing the uploaded and the streamed one",
 );
 const CAMPAIGN_COHORT_GET: CheckDef = CheckDef::error(
     "endpoints.campaign_cohort_get",
-    "GET .../campaigns/{id}/cohorts/{cohort_id} answers 200 with the cohort (Cohort)",
+    "GET .../campaigns/{id}/cohorts/{cohort_id} answers 200 with the cohort (Cohort), completed once processed",
 );
 const CAMPAIGN_COHORT_FILE: CheckDef = CheckDef::error(
     "endpoints.campaign_cohort_file",
@@ -63,7 +65,7 @@ const DEPLOYMENT_CREATE: CheckDef = CheckDef::error(
 );
 const DEPLOYMENT_LIST: CheckDef = CheckDef::error(
     "endpoints.deployment_list",
-    "GET .../deployments answers 200 with a page of deployments (Page_DeploymentListItem)",
+    "GET .../deployments answers 200 with a page of deployments (Page_DeploymentListItem) that lists the new deployment",
 );
 const DEPLOYMENT_GET: CheckDef = CheckDef::error(
     "endpoints.deployment_get",
@@ -71,15 +73,15 @@ const DEPLOYMENT_GET: CheckDef = CheckDef::error(
 );
 const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
     "endpoints.deployment_patch",
-    "PATCH .../deployments/{id} answers 200 with the updated deployment (Deployment)",
+    "PATCH .../deployments/{id} answers 200 with the updated deployment (Deployment): the new description",
 );
 const DEPLOYMENT_STATUS: CheckDef = CheckDef::error(
     "endpoints.deployment_status",
-    "PUT .../deployments/{id}/status answers 200 with the deployment (Deployment)",
+    "PUT .../deployments/{id}/status answers 200 with the deployment (Deployment), now paused",
 );
 const DEPLOYMENT_DELETE: CheckDef = CheckDef::error(
     "endpoints.deployment_delete",
-    "DELETE .../deployments/{id} answers 2xx (204 with no body in this contract)",
+    "DELETE .../deployments/{id} answers 2xx (204 with no body in this contract); GET then a 4xx",
 );
 const DEPLOYMENT_COHORT_UPLOAD: CheckDef = CheckDef::error(
     "endpoints.deployment_cohort_upload",
@@ -91,11 +93,11 @@ const DEPLOYMENT_COHORT_STREAM: CheckDef = CheckDef::error(
 );
 const DEPLOYMENT_COHORT_LIST: CheckDef = CheckDef::error(
     "endpoints.deployment_cohort_list",
-    "GET .../deployments/{id}/cohorts answers 200 with a page of cohorts (Page_Cohort)",
+    "GET .../deployments/{id}/cohorts answers 200 with a page of cohorts (Page_Cohort) listing the uploaded and the streamed one",
 );
 const DEPLOYMENT_COHORT_GET: CheckDef = CheckDef::error(
     "endpoints.deployment_cohort_get",
-    "GET .../deployments/{id}/cohorts/{cohort_id} answers 200 with the cohort (Cohort)",
+    "GET .../deployments/{id}/cohorts/{cohort_id} answers 200 with the cohort (Cohort), completed once processed",
 );
 const DEPLOYMENT_COHORT_FILE: CheckDef = CheckDef::error(
     "endpoints.deployment_cohort_file",
@@ -128,6 +130,52 @@ pub const CHECKS: &[CheckDef] = &[
     DEPLOYMENT_COHORT_FILE,
 ];
 
+const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "endpoints", 1);
+const DEPLOYMENT: Makes = Makes::new(Kind::Deployment, "endpoints", 1);
+const CAMPAIGN_UPLOADED: Makes = Makes::new(Kind::Cohort, "endpoints-campaign-upload", 1);
+const CAMPAIGN_STREAMED: Makes = Makes::new(Kind::Cohort, "endpoints-campaign-stream", 1);
+const DEPLOYMENT_UPLOADED: Makes = Makes::new(Kind::Cohort, "endpoints-deployment-upload", 1);
+const DEPLOYMENT_STREAMED: Makes = Makes::new(Kind::Cohort, "endpoints-deployment-stream", 1);
+const CALL: Makes = Makes::new(Kind::OutboundCall, "endpoints", 1);
+
+/// What each check creates.
+pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+    (&OUTBOUND, &[CALL]),
+    (&CAMPAIGN_CREATE, &[CAMPAIGN]),
+    (&CAMPAIGN_LIST, &[CAMPAIGN]),
+    (&CAMPAIGN_GET, &[CAMPAIGN]),
+    (&CAMPAIGN_PATCH, &[CAMPAIGN]),
+    (&CAMPAIGN_STATUS, &[CAMPAIGN]),
+    (&CAMPAIGN_COHORT_UPLOAD, &[CAMPAIGN, CAMPAIGN_UPLOADED]),
+    (&CAMPAIGN_COHORT_STREAM, &[CAMPAIGN, CAMPAIGN_STREAMED]),
+    (
+        &CAMPAIGN_COHORT_LIST,
+        &[CAMPAIGN, CAMPAIGN_UPLOADED, CAMPAIGN_STREAMED],
+    ),
+    (&CAMPAIGN_COHORT_GET, &[CAMPAIGN, CAMPAIGN_UPLOADED]),
+    (&CAMPAIGN_COHORT_FILE, &[CAMPAIGN, CAMPAIGN_UPLOADED]),
+    (&DEPLOYMENT_CREATE, &[DEPLOYMENT]),
+    (&DEPLOYMENT_LIST, &[DEPLOYMENT]),
+    (&DEPLOYMENT_GET, &[DEPLOYMENT]),
+    (&DEPLOYMENT_PATCH, &[DEPLOYMENT]),
+    (&DEPLOYMENT_STATUS, &[DEPLOYMENT]),
+    (&DEPLOYMENT_DELETE, &[DEPLOYMENT]),
+    (
+        &DEPLOYMENT_COHORT_UPLOAD,
+        &[DEPLOYMENT, DEPLOYMENT_UPLOADED],
+    ),
+    (
+        &DEPLOYMENT_COHORT_STREAM,
+        &[DEPLOYMENT, DEPLOYMENT_STREAMED],
+    ),
+    (
+        &DEPLOYMENT_COHORT_LIST,
+        &[DEPLOYMENT, DEPLOYMENT_UPLOADED, DEPLOYMENT_STREAMED],
+    ),
+    (&DEPLOYMENT_COHORT_GET, &[DEPLOYMENT, DEPLOYMENT_UPLOADED]),
+    (&DEPLOYMENT_COHORT_FILE, &[DEPLOYMENT, DEPLOYMENT_UPLOADED]),
+];
+
 /// Runs the group.
 pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     let agent = &cx.settings.agent;
@@ -144,15 +192,39 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     deployment(cx, v).await;
 }
 
-/// Judges `def` on a success answer conforming to `schema`.
+/// Judges `def` on a success answer conforming to `schema`, and records what the schema
+/// says of the body less one field (so that a schema that accepts anything is seen).
 fn schema_check(cx: &Ctx, v: &mut Verdicts, def: &CheckDef, x: &Exchange, schema: &str) {
+    schema_check_and(cx, v, def, x, schema, true, "");
+}
+
+/// [`schema_check`], also requiring `more` (described by `also`).
+fn schema_check_and(
+    cx: &Ctx,
+    v: &mut Verdicts,
+    def: &CheckDef,
+    x: &Exchange,
+    schema: &str,
+    more: bool,
+    also: &str,
+) {
     let (ok, e) = cx.conforms(x, schema);
+    if x.is_success() {
+        v.varied(def, "schema", cx.schemas.discriminates(schema, x.body()));
+    }
     v.judge(
         def,
-        ok,
+        ok && more,
         e,
-        format!("200 with a body matching the schema {schema}"),
+        format!("200 with a body matching the schema {schema}{also}"),
     );
+}
+
+/// Whether a page lists an item whose `field` is `id`.
+fn lists(x: &Exchange, field: &str, id: &str) -> bool {
+    x.body()["items"]
+        .as_array()
+        .is_some_and(|items| items.iter().any(|i| i[field].as_str() == Some(id)))
 }
 
 async fn campaign(cx: &Ctx, v: &mut Verdicts) {
@@ -163,16 +235,18 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
     let start = now.at + secs(3600);
     let body = fixtures::campaign(
         &cx.settings.agent,
-        &cx.names.name("endpoints"),
+        &cx.names.name(CAMPAIGN.label),
         &cx.names.number(),
         start,
         start + secs(86_400),
     );
+    let described = body["description"].clone();
     let x = cx.create_campaign(body).await;
     schema_check(cx, v, &CAMPAIGN_CREATE, &x, "CampaignSummary");
     let Some(id) = x.str_field("campaign_id").map(str::to_string) else {
         return v.blocked_only(
             &[
+                &CAMPAIGN_LIST,
                 &CAMPAIGN_GET,
                 &CAMPAIGN_PATCH,
                 &CAMPAIGN_STATUS,
@@ -189,17 +263,40 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
     let x = cx
         .get(&cx.paths.campaigns(), &[("limit", "100".into())])
         .await;
-    schema_check(cx, v, &CAMPAIGN_LIST, &x, "Page_CampaignSummary");
-    let x = cx.get(&cx.paths.campaign(&id), &[]).await;
-    schema_check(cx, v, &CAMPAIGN_GET, &x, "Campaign");
+    let listed = lists(&x, "campaign_id", &id);
+    schema_check_and(
+        cx,
+        v,
+        &CAMPAIGN_LIST,
+        &x,
+        "Page_CampaignSummary",
+        listed,
+        &format!(", listing {id}"),
+    );
+    let got = cx.get(&cx.paths.campaign(&id), &[]).await;
+    schema_check(cx, v, &CAMPAIGN_GET, &got, "Campaign");
+    let patched_text = "Patched by harness check platform.";
     let x = cx
         .send(
             Method::PATCH,
             &cx.paths.campaign(&id),
-            json!({"description": "Patched by harness check platform."}),
+            json!({"description": patched_text}),
         )
         .await;
-    schema_check(cx, v, &CAMPAIGN_PATCH, &x, "Campaign");
+    v.varied(
+        &CAMPAIGN_PATCH,
+        "description",
+        [described, x.body()["description"].clone()],
+    );
+    schema_check_and(
+        cx,
+        v,
+        &CAMPAIGN_PATCH,
+        &x,
+        "Campaign",
+        x.body()["description"] == json!(patched_text),
+        &format!(", \"description\": \"{patched_text}\""),
+    );
     cohorts(cx, v, Parent::Campaign(&id), CAMPAIGN_COHORTS).await;
     let x = cx
         .send(
@@ -208,11 +305,27 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
             json!({"action": "pause"}),
         )
         .await;
-    schema_check(cx, v, &CAMPAIGN_STATUS, &x, "Campaign");
+    v.varied(
+        &CAMPAIGN_STATUS,
+        "status",
+        [got.body()["status"].clone(), x.body()["status"].clone()],
+    );
+    schema_check_and(
+        cx,
+        v,
+        &CAMPAIGN_STATUS,
+        &x,
+        "Campaign",
+        x.str_field("status") == Some("paused"),
+        ", \"status\": \"paused\"",
+    );
 }
 
-/// The five cohort checks of one kind of parent: upload, stream, list, get, file.
+/// The five cohort checks of one kind of parent (upload, stream, list, get, file) and what
+/// its upload and stream create.
 struct CohortDefs {
+    uploaded: &'static Makes,
+    streamed: &'static Makes,
     upload: &'static CheckDef,
     stream: &'static CheckDef,
     list: &'static CheckDef,
@@ -221,6 +334,8 @@ struct CohortDefs {
 }
 
 const CAMPAIGN_COHORTS: CohortDefs = CohortDefs {
+    uploaded: &CAMPAIGN_UPLOADED,
+    streamed: &CAMPAIGN_STREAMED,
     upload: &CAMPAIGN_COHORT_UPLOAD,
     stream: &CAMPAIGN_COHORT_STREAM,
     list: &CAMPAIGN_COHORT_LIST,
@@ -229,6 +344,8 @@ const CAMPAIGN_COHORTS: CohortDefs = CohortDefs {
 };
 
 const DEPLOYMENT_COHORTS: CohortDefs = CohortDefs {
+    uploaded: &DEPLOYMENT_UPLOADED,
+    streamed: &DEPLOYMENT_STREAMED,
     upload: &DEPLOYMENT_COHORT_UPLOAD,
     stream: &DEPLOYMENT_COHORT_STREAM,
     list: &DEPLOYMENT_COHORT_LIST,
@@ -243,7 +360,7 @@ async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDef
             &cx.paths.cohorts(parent, &["upload"]),
             &[],
             Body::Multipart(fixtures::cohort_upload(
-                &cx.names.name("endpoints-upload"),
+                &cx.names.name(defs.uploaded.label),
                 "phone",
             )),
         )
@@ -251,30 +368,58 @@ async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDef
     schema_check(cx, v, defs.upload, &up, "Cohort");
     let uploaded = up.str_field("cohort_id").map(str::to_string);
     let users = [(magic_number(2, 1), "s1".to_string())];
-    let x = cx
+    let streamed = cx
         .send(
             Method::POST,
             &cx.paths.cohorts(parent, &["stream"]),
-            cohort_stream(&cx.names.name("endpoints-stream"), &users),
+            cohort_stream(&cx.names.name(defs.streamed.label), &users),
         )
         .await;
-    schema_check(cx, v, defs.stream, &x, "Cohort");
+    schema_check(cx, v, defs.stream, &streamed, "Cohort");
     let x = cx
         .get(&cx.paths.cohorts(parent, &[]), &[("limit", "100".into())])
         .await;
-    schema_check(cx, v, defs.list, &x, "Page_Cohort");
+    let ids: Vec<&str> = [&up, &streamed]
+        .iter()
+        .filter_map(|c| c.str_field("cohort_id"))
+        .collect();
+    v.varied(defs.list, "cohort_id", ids.clone());
+    schema_check_and(
+        cx,
+        v,
+        defs.list,
+        &x,
+        "Page_Cohort",
+        ids.len() == 2 && ids.iter().all(|id| lists(&x, "cohort_id", id)),
+        ", listing the uploaded and the streamed cohort",
+    );
     let Some(cohort_id) = uploaded else {
         return v.blocked_only(&[defs.get, defs.file], "uploading a cohort", up.evidence());
     };
     let done = wait_for_cohort(cx, parent, &cohort_id).await;
-    schema_check(cx, v, defs.get, &done, "Cohort");
+    v.varied(
+        defs.get,
+        "status",
+        [up.body()["status"].clone(), done.body()["status"].clone()],
+    );
+    schema_check_and(
+        cx,
+        v,
+        defs.get,
+        &done,
+        "Cohort",
+        done.str_field("status") == Some("completed"),
+        ", \"status\": \"completed\" once processed",
+    );
     let x = cx
         .get(
             &cx.paths.cohorts(parent, &[&cohort_id, "files"]),
             &[("file_type", "rejected_records".into())],
         )
         .await;
-    let csv = x.status == 200 && x.text.lines().next().is_some_and(|h| h.contains(','));
+    let lines: Vec<&str> = x.text.lines().take(2).collect();
+    v.varied(defs.file, "lines", lines.clone());
+    let csv = x.status == 200 && lines.first().is_some_and(|h| h.contains(','));
     v.judge(
         defs.file,
         csv,
@@ -285,17 +430,18 @@ async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDef
 
 async fn deployment(cx: &Ctx, v: &mut Verdicts) {
     let numbers = [cx.names.number()];
-    let x = cx
-        .create_deployment(fixtures::deployment(
-            &cx.settings.agent,
-            &cx.names.name("endpoints"),
-            &numbers,
-        ))
-        .await;
+    let body = fixtures::deployment(
+        &cx.settings.agent,
+        &cx.names.name(DEPLOYMENT.label),
+        &numbers,
+    );
+    let described = body["description"].clone();
+    let x = cx.create_deployment(body).await;
     schema_check(cx, v, &DEPLOYMENT_CREATE, &x, "Deployment");
     let Some(id) = x.str_field("deployment_id").map(str::to_string) else {
         return v.blocked_only(
             &[
+                &DEPLOYMENT_LIST,
                 &DEPLOYMENT_GET,
                 &DEPLOYMENT_PATCH,
                 &DEPLOYMENT_STATUS,
@@ -313,17 +459,40 @@ async fn deployment(cx: &Ctx, v: &mut Verdicts) {
     let x = cx
         .get(&cx.paths.deployments(), &[("limit", "100".into())])
         .await;
-    schema_check(cx, v, &DEPLOYMENT_LIST, &x, "Page_DeploymentListItem");
-    let x = cx.get(&cx.paths.deployment(&id), &[]).await;
-    schema_check(cx, v, &DEPLOYMENT_GET, &x, "Deployment");
+    let listed = lists(&x, "deployment_id", &id);
+    schema_check_and(
+        cx,
+        v,
+        &DEPLOYMENT_LIST,
+        &x,
+        "Page_DeploymentListItem",
+        listed,
+        &format!(", listing {id}"),
+    );
+    let got = cx.get(&cx.paths.deployment(&id), &[]).await;
+    schema_check(cx, v, &DEPLOYMENT_GET, &got, "Deployment");
+    let patched_text = "Patched by harness check platform.";
     let x = cx
         .send(
             Method::PATCH,
             &cx.paths.deployment(&id),
-            json!({"app_version": cx.settings.agent.app_version}),
+            json!({"description": patched_text}),
         )
         .await;
-    schema_check(cx, v, &DEPLOYMENT_PATCH, &x, "Deployment");
+    v.varied(
+        &DEPLOYMENT_PATCH,
+        "description",
+        [described, x.body()["description"].clone()],
+    );
+    schema_check_and(
+        cx,
+        v,
+        &DEPLOYMENT_PATCH,
+        &x,
+        "Deployment",
+        x.body()["description"] == json!(patched_text),
+        &format!(", \"description\": \"{patched_text}\""),
+    );
     cohorts(cx, v, Parent::Deployment(&id), DEPLOYMENT_COHORTS).await;
     let x = cx
         .send(
@@ -332,12 +501,27 @@ async fn deployment(cx: &Ctx, v: &mut Verdicts) {
             json!({"action": "pause"}),
         )
         .await;
-    schema_check(cx, v, &DEPLOYMENT_STATUS, &x, "Deployment");
+    v.varied(
+        &DEPLOYMENT_STATUS,
+        "status",
+        [got.body()["status"].clone(), x.body()["status"].clone()],
+    );
+    schema_check_and(
+        cx,
+        v,
+        &DEPLOYMENT_STATUS,
+        &x,
+        "Deployment",
+        x.str_field("status") == Some("paused"),
+        ", \"status\": \"paused\"",
+    );
     let x = cx.delete_deployment(&id).await;
+    let after = cx.get(&cx.paths.deployment(&id), &[]).await;
+    v.varied(&DEPLOYMENT_DELETE, "GET status", [got.status, after.status]);
     v.judge(
         &DEPLOYMENT_DELETE,
-        x.is_success(),
-        x.evidence(),
-        "a 2xx answer (204 with no body in this contract)",
+        x.is_success() && (400..500).contains(&after.status),
+        Exchange::all(&[&x, &after]),
+        "a 2xx answer (204 with no body in this contract), then a 4xx for GET of the deployment",
     );
 }

@@ -10,16 +10,18 @@
 //!   assumptions, so warnings).
 
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts, is_error_shape, is_validation_shape, loc, names_loc};
-use super::fixtures;
-use super::target::{Body, Exchange, Key};
+use super::context::{Ctx, is_error_shape, is_validation_shape, loc, names_loc};
+use super::exchange::Exchange;
+use super::fixtures::{self, Kind, Makes};
+use super::target::{Body, Key};
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const OUTBOUND_VALIDATION: CheckDef = CheckDef::error(
     "errors.outbound_validation_shape",
-    "an invalid outbound request is a 422 {detail: [{loc, msg, type}]} naming the field",
+    "an invalid outbound request is a 422 {detail: [{loc, msg, type}]} naming the field (two fields, each named)",
 );
 const LIST_ERROR: CheckDef = CheckDef::error(
     "errors.deployment_list_error_shape",
@@ -52,24 +54,50 @@ pub const CHECKS: &[CheckDef] = &[
     UNAUTHORIZED,
 ];
 
+const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "errors", 1);
+const DEPLOYMENT: Makes = Makes::new(Kind::Deployment, "errors", 1);
+
+/// What each check creates: a campaign and a deployment to tell an unknown id from a known
+/// one (the deployment is deleted by the delete check).
+pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+    (&DELETE_ERROR, &[DEPLOYMENT]),
+    (&NOT_FOUND, &[CAMPAIGN, DEPLOYMENT]),
+];
+
 /// Runs the group.
 pub async fn run(cx: &Ctx, v: &mut Verdicts) {
-    let mut body = fixtures::outbound(
-        &cx.settings.agent,
-        &cx.names.number(),
-        &cx.settings.user_phone_number,
-    );
-    body["app_config"]["app_version"] = json!("one");
-    let x = cx.send(Method::POST, &cx.paths.outbounds(), body).await;
-    let at = loc(&["body", "app_config", "app_version"]);
+    let mut locs = Vec::new();
+    let mut calls = Vec::new();
+    let mut ok = true;
+    for (field, value) in [
+        (["app_config", "app_version"], json!("one")),
+        (
+            ["user_config", "user_phone_number"],
+            json!("not a phone number"),
+        ),
+    ] {
+        let mut body = fixtures::outbound(
+            &cx.settings.agent,
+            &cx.names.number(),
+            &cx.settings.user_phone_number,
+        );
+        body[field[0]][field[1]] = value;
+        let x = cx.send(Method::POST, &cx.paths.outbounds(), body).await;
+        let at = loc(&["body", field[0], field[1]]);
+        ok &= is_validation_shape(x.body()) && names_loc(&x, &at);
+        locs.push(Value::Array(at));
+        calls.push(x);
+    }
+    v.varied(&OUTBOUND_VALIDATION, "loc", locs);
     v.judge(
         &OUTBOUND_VALIDATION,
-        is_validation_shape(x.body()) && names_loc(&x, &at),
-        x.evidence().with("sent", "app_config.app_version \"one\""),
-        "422 {\"detail\": [{\"loc\": [...], \"msg\": string, \"type\": string}, ...]} with an entry at loc [\"body\", \"app_config\", \"app_version\"]",
+        ok,
+        Exchange::all(&calls.iter().collect::<Vec<_>>()),
+        "422 {\"detail\": [{\"loc\": [...], \"msg\": string, \"type\": string}, ...]} with an entry at loc [\"body\", \"app_config\", \"app_version\"] for app_version \"one\", and at [\"body\", \"user_config\", \"user_phone_number\"] for the number \"not a phone number\"",
     );
 
     let wrong = format!("harness-check-wrong-key-{}", cx.names.run());
+    let right = cx.get(&cx.paths.deployments(), &[]).await;
     let x = cx
         .http
         .call(
@@ -80,6 +108,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             Body::Empty,
         )
         .await;
+    v.varied(&LIST_ERROR, "status", [right.status, x.status]);
     v.judge(
         &LIST_ERROR,
         refused(&x) && is_error_shape(x.body()),
@@ -87,6 +116,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
         "a 4xx with {\"error\": {\"message\": string, \"type\": string, \"code\": string}}",
     );
 
+    let known = known(cx).await;
     let unknown = format!("harness-check-missing-{}", cx.names.run());
     let x = cx
         .call(
@@ -96,10 +126,18 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             Body::Empty,
         )
         .await;
+    let mut seen = vec![x.status];
+    let mut e = x.evidence();
+    if let Some(id) = &known.deployment {
+        let deleted = cx.delete_deployment(id).await;
+        seen.insert(0, deleted.status);
+        e = e.with("known_deleted", Value::Object(deleted.evidence().0));
+    }
+    v.varied(&DELETE_ERROR, "status", seen);
     v.judge(
         &DELETE_ERROR,
         refused(&x) && is_error_shape(x.body()),
-        x.evidence(),
+        e,
         "a 4xx (404 in this contract) with {\"error\": {\"message\": string, \"type\": string, \"code\": string}}",
     );
 
@@ -107,6 +145,16 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
 
     let campaign = cx.get(&cx.paths.campaign(&unknown), &[]).await;
     let deployment = cx.get(&cx.paths.deployment(&unknown), &[]).await;
+    v.varied(
+        &NOT_FOUND,
+        "status",
+        [
+            known.campaign_status,
+            known.deployment_status,
+            campaign.status,
+            deployment.status,
+        ],
+    );
     let ok = [&campaign, &deployment]
         .iter()
         .all(|x| x.status == 404 && is_error_shape(x.body()));
@@ -117,6 +165,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
         "404 with {\"error\": {\"message\", \"type\", \"code\"}}",
     );
 
+    let with_key = cx.get(&cx.paths.campaigns(), &[]).await;
     let x = cx
         .http
         .call(
@@ -127,12 +176,43 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             Body::Empty,
         )
         .await;
+    v.varied(&UNAUTHORIZED, "status", [with_key.status, x.status]);
     v.judge(
         &UNAUTHORIZED,
         x.status == 401 && is_error_shape(x.body()),
         x.evidence(),
         "401 with {\"error\": {\"message\", \"type\", \"code\"}}",
     );
+}
+
+/// A campaign and a deployment of this run and how GET answered each: what an unknown id
+/// is told apart from.
+struct Known {
+    campaign_status: u16,
+    deployment: Option<String>,
+    deployment_status: u16,
+}
+
+async fn known(cx: &Ctx) -> Known {
+    let mut k = Known {
+        campaign_status: 0,
+        deployment: None,
+        deployment_status: 0,
+    };
+    let x = cx
+        .create_scheduled_campaign(&cx.names.name(CAMPAIGN.label))
+        .await;
+    if let Some(id) = x.str_field("campaign_id") {
+        k.campaign_status = cx.get(&cx.paths.campaign(id), &[]).await.status;
+    }
+    let x = cx
+        .create_plain_deployment(&cx.names.name(DEPLOYMENT.label))
+        .await;
+    if let Some(id) = x.str_field("deployment_id") {
+        k.deployment_status = cx.get(&cx.paths.deployment(id), &[]).await.status;
+        k.deployment = Some(id.to_string());
+    }
+    k
 }
 
 /// A 4xx answer.
@@ -159,6 +239,11 @@ async fn malformed(cx: &Ctx, v: &mut Verdicts) {
             .await,
         );
     }
+    v.varied(
+        &MALFORMED,
+        "route",
+        calls.iter().map(|x| x.sent.path.clone()),
+    );
     let ok = calls
         .iter()
         .all(|x| x.status == 422 && is_validation_shape(x.body()));

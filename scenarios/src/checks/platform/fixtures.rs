@@ -209,13 +209,22 @@ pub fn cohort_stream(name: &str, users: &[(String, String)]) -> Value {
     json!({"name": name, "users": users})
 }
 
+/// Which of the two workspaces: the one under check, or the other one (`--other-workspace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Side {
+    /// `--workspace`.
+    Main,
+    /// `--other-workspace`.
+    Other,
+}
+
 /// A resource a run created, to remove at the end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Created {
     /// Cancelled at the end (campaigns cannot be deleted).
-    Campaign(String),
+    Campaign(Side, String),
     /// Deleted at the end.
-    Deployment(String),
+    Deployment(Side, String),
 }
 
 /// Everything a run created and has not removed yet.
@@ -239,6 +248,86 @@ impl Ledger {
     /// Takes everything recorded.
     pub fn take(&self) -> Vec<Created> {
         std::mem::take(&mut *self.0.lock().expect("not poisoned"))
+    }
+}
+
+/// A kind of resource a check creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// `POST .../campaigns`.
+    Campaign,
+    /// `POST .../deployments`.
+    Deployment,
+    /// `POST .../cohorts/upload` or `.../cohorts/stream`.
+    Cohort,
+    /// `POST .../outbounds` (no name: one call).
+    OutboundCall,
+}
+
+impl Kind {
+    /// The kind's name, plural when `n` is not 1.
+    pub fn noun(self, n: u32) -> &'static str {
+        match (self, n == 1) {
+            (Kind::Campaign, true) => "campaign",
+            (Kind::Campaign, false) => "campaigns",
+            (Kind::Deployment, true) => "deployment",
+            (Kind::Deployment, false) => "deployments",
+            (Kind::Cohort, true) => "cohort",
+            (Kind::Cohort, false) => "cohorts",
+            (Kind::OutboundCall, true) => "instant outbound call",
+            (Kind::OutboundCall, false) => "instant outbound calls",
+        }
+    }
+}
+
+/// Resources a check creates on a conforming target: `count` of `kind` in the workspace
+/// `side`, named `harness-check-{run}-{label}` (numbered `-1`, `-2`, ... or padded where the
+/// check needs a length). `--dry-run` lists them; a test holds the list to what a run
+/// creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Makes {
+    /// What.
+    pub kind: Kind,
+    /// Where.
+    pub side: Side,
+    /// The part of the name after `harness-check-{run}-` (for an outbound call, which has no
+    /// name, what tells it from another's).
+    pub label: &'static str,
+    /// How many.
+    pub count: u32,
+}
+
+impl Makes {
+    /// `count` of `kind` named after `label` in the workspace under check.
+    pub const fn new(kind: Kind, label: &'static str, count: u32) -> Makes {
+        Makes {
+            kind,
+            side: Side::Main,
+            label,
+            count,
+        }
+    }
+
+    /// The same in the other workspace.
+    pub const fn in_other(self) -> Makes {
+        Makes {
+            side: Side::Other,
+            ..self
+        }
+    }
+
+    /// `3 deployments harness-check-{run}-page-*`.
+    pub fn describe(&self, run: &str) -> String {
+        let what = self.kind.noun(self.count);
+        if self.kind == Kind::OutboundCall {
+            return format!("{} {what}", self.count);
+        }
+        let name = format!("{NAME_PREFIX}{run}-{}", self.label);
+        if self.count == 1 {
+            format!("1 {what} {name}")
+        } else {
+            format!("{} {what} {name}*", self.count)
+        }
     }
 }
 

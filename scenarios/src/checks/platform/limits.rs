@@ -6,11 +6,14 @@
 //! side a second past it. On a real clock both sides stay `--clock-margin` seconds further
 //! away, for clock skew and latency.
 
+use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts, loc, names_loc};
-use super::fixtures::{self, secs, ts};
-use super::target::Exchange;
+use super::context::{Ctx, loc, names_loc};
+use super::exchange::Exchange;
+use super::fixtures::{self, Kind, Makes, cohort_stream, secs, ts};
+use super::target::Parent;
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const START_MIN: CheckDef = CheckDef::error(
@@ -65,6 +68,18 @@ const CONNECTIONS_MIN: CheckDef = CheckDef::error(
     "limits.deployment_connection_configs_min",
     "one connection config is accepted, none is a 422 at [body, connection_configs]",
 );
+const NAMES_PATTERN: CheckDef = CheckDef::error(
+    "limits.campaign_and_cohort_name_pattern",
+    "campaign and cohort names of letters, digits, _, - and spaces are accepted; '!' is a 422 at [body, name]",
+);
+const STREAM_MIN: CheckDef = CheckDef::error(
+    "limits.cohort_stream_users_min",
+    "a cohort stream of 1 user is accepted, of none a 422 at [body, users]",
+);
+const STREAM_MAX: CheckDef = CheckDef::error(
+    "limits.cohort_stream_users_max",
+    "a cohort stream of 1000 users is accepted, of 1001 a 422 at [body, users]",
+);
 const LIST_LIMIT_MIN: CheckDef = CheckDef::error(
     "limits.list_limit_min",
     "deployment list limit=1 is accepted, limit=0 is a 422 at [query, limit]",
@@ -76,6 +91,18 @@ const LIST_LIMIT_MAX: CheckDef = CheckDef::error(
 const LIST_OFFSET_MIN: CheckDef = CheckDef::error(
     "limits.list_offset_min",
     "deployment list offset=0 is accepted, offset=-1 is a 422 at [query, offset]",
+);
+const CAMPAIGN_LIST_LIMIT_MIN: CheckDef = CheckDef::error(
+    "limits.campaign_list_limit_min",
+    "campaign list limit=1 is accepted, limit=0 is a 422 at [query, limit]",
+);
+const CAMPAIGN_LIST_LIMIT_MAX: CheckDef = CheckDef::error(
+    "limits.campaign_list_limit_max",
+    "campaign list limit=100 is accepted, limit=101 is a 422 at [query, limit]",
+);
+const CAMPAIGN_LIST_OFFSET_MIN: CheckDef = CheckDef::error(
+    "limits.campaign_list_offset_min",
+    "campaign list offset=0 is accepted, offset=-1 is a 422 at [query, offset]",
 );
 
 /// The checks of this group.
@@ -93,10 +120,76 @@ pub const CHECKS: &[CheckDef] = &[
     NAME_MAX,
     NAME_PATTERN,
     CONNECTIONS_MIN,
+    NAMES_PATTERN,
+    STREAM_MIN,
+    STREAM_MAX,
     LIST_LIMIT_MIN,
     LIST_LIMIT_MAX,
     LIST_OFFSET_MIN,
+    CAMPAIGN_LIST_LIMIT_MIN,
+    CAMPAIGN_LIST_LIMIT_MAX,
+    CAMPAIGN_LIST_OFFSET_MIN,
 ];
+
+const fn campaign(label: &'static str) -> Makes {
+    Makes::new(Kind::Campaign, label, 1)
+}
+
+const fn deployment(label: &'static str) -> Makes {
+    Makes::new(Kind::Deployment, label, 1)
+}
+
+const STREAM_CAMPAIGN: Makes = campaign("limits-stream");
+const MAKES_PATTERN: [Makes; 3] = [
+    campaign("campaign-pattern"),
+    STREAM_CAMPAIGN,
+    Makes::new(Kind::Cohort, "cohort-pattern", 1),
+];
+
+/// What each check creates: the accepted side of each boundary (the refused side creates
+/// nothing on a conforming target).
+pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+    (&START_MIN, &[campaign("limits-start-min")]),
+    (&START_MAX, &[campaign("limits-start-max")]),
+    (&END_MIN, &[campaign("limits-end-min")]),
+    (&END_MAX, &[campaign("limits-end-max")]),
+    (&RATE_MIN, &[campaign("limits-rate-min")]),
+    (&RATE_MAX, &[campaign("limits-rate-max")]),
+    (&THRESHOLD_MIN, &[campaign("limits-threshold-min")]),
+    (&THRESHOLD_MAX, &[campaign("limits-threshold-max")]),
+    (
+        &CAMPAIGN_DESCRIPTION,
+        &[campaign("limits-campaign-description")],
+    ),
+    (&DEPLOYMENT_DESCRIPTION, &[deployment("limits-description")]),
+    (&NAME_MAX, &[deployment("limits-name-max")]),
+    (&NAME_PATTERN, &[deployment("pattern")]),
+    (&CONNECTIONS_MIN, &[deployment("limits-connections")]),
+    (&NAMES_PATTERN, &MAKES_PATTERN),
+    (
+        &STREAM_MIN,
+        &[
+            STREAM_CAMPAIGN,
+            Makes::new(Kind::Cohort, "limits-stream-min", 1),
+        ],
+    ),
+    (
+        &STREAM_MAX,
+        &[
+            STREAM_CAMPAIGN,
+            Makes::new(Kind::Cohort, "limits-stream-max", 1),
+        ],
+    ),
+];
+
+/// The name label of what `def` creates (its last entry in [`MAKES`]).
+fn label(def: &CheckDef) -> &'static str {
+    MAKES
+        .iter()
+        .find(|(d, _)| d.id == def.id)
+        .and_then(|(_, m)| m.last())
+        .map_or("limits", |m| m.label)
+}
 
 /// Judges one boundary: every valid request accepted, every invalid one a 422 at `at`.
 fn boundary(
@@ -109,6 +202,11 @@ fn boundary(
     let want = loc(at);
     let ok = valid.iter().all(|(_, x)| x.is_success())
         && invalid.iter().all(|(_, x)| names_loc(x, &want));
+    v.varied(
+        def,
+        "status",
+        valid.iter().chain(invalid).map(|(_, x)| x.status),
+    );
     let side = |xs: &[(String, Exchange)]| -> Value {
         xs.iter()
             .map(|(what, x)| {
@@ -140,6 +238,7 @@ fn boundary(
 pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     campaign_limits(cx, v).await;
     deployment_limits(cx, v).await;
+    stream_limits(cx, v).await;
     list_limits(cx, v).await;
 }
 
@@ -175,32 +274,42 @@ async fn campaign_limits(cx: &Ctx, v: &mut Verdicts) {
         Ok(n) => n,
         Err(x) => {
             return v.blocked_only(
-                &[&START_MIN, &START_MAX],
+                &[
+                    &START_MIN,
+                    &START_MAX,
+                    &END_MIN,
+                    &END_MAX,
+                    &RATE_MIN,
+                    &RATE_MAX,
+                    &THRESHOLD_MIN,
+                    &THRESHOLD_MAX,
+                    &CAMPAIGN_DESCRIPTION,
+                ],
                 "reading the target's time",
                 x.evidence(),
             );
         }
     };
     let (t, m) = (now.at, now.margin);
-    let start = |at: chrono::DateTime<chrono::Utc>| {
+    let start = |label: &str, at: chrono::DateTime<chrono::Utc>| {
         (
             format!("start_timestamp {} (now {})", ts(at), ts(t)),
-            campaign_with(cx, "limits-start", at, |_| ()),
+            campaign_with(cx, label, at, |_| ()),
         )
     };
     // The rest is relative to a start an hour ahead.
     let s = t + secs(3600) + m;
-    let end = |after: i64| {
+    let end = |label: &str, after: i64| {
         (
             format!("end_timestamp start + {after} s"),
-            campaign_with(cx, "limits-end", s, |b| {
+            campaign_with(cx, label, s, |b| {
                 b["end_timestamp"] = json!(ts(s + secs(after)))
             }),
         )
     };
-    let field = |path: &[&str], value: Value| {
+    let field = |label: &str, path: &[&str], value: Value| {
         let what = format!("{} {value}", path.last().copied().unwrap_or_default());
-        let body = campaign_with(cx, "limits-field", s, |b| {
+        let body = campaign_with(cx, label, s, |b| {
             let mut at = &mut *b;
             for p in &path[..path.len() - 1] {
                 at = &mut at[*p];
@@ -217,52 +326,65 @@ async fn campaign_limits(cx: &Ctx, v: &mut Verdicts) {
         (
             &START_MIN,
             vec!["start_timestamp"],
-            start(t + secs(120) + m),
-            start(t + secs(119) - m),
+            start(label(&START_MIN), t + secs(120) + m),
+            start(label(&START_MIN), t + secs(119) - m),
         ),
         (
             &START_MAX,
             vec!["start_timestamp"],
-            start(t + secs(7 * day) - m),
-            start(t + secs(7 * day + 1) + m),
+            start(label(&START_MAX), t + secs(7 * day) - m),
+            start(label(&START_MAX), t + secs(7 * day + 1) + m),
         ),
         // End: 120 s to 30 days after the start.
-        (&END_MIN, vec!["end_timestamp"], end(120), end(119)),
+        (
+            &END_MIN,
+            vec!["end_timestamp"],
+            end(label(&END_MIN), 120),
+            end(label(&END_MIN), 119),
+        ),
         (
             &END_MAX,
             vec!["end_timestamp"],
-            end(30 * day),
-            end(30 * day + 1),
+            end(label(&END_MAX), 30 * day),
+            end(label(&END_MAX), 30 * day + 1),
         ),
         (
             &RATE_MIN,
             rate.to_vec(),
-            field(&rate, json!(0.1)),
-            field(&rate, json!(0.099)),
+            field(label(&RATE_MIN), &rate, json!(0.1)),
+            field(label(&RATE_MIN), &rate, json!(0.099)),
         ),
         (
             &RATE_MAX,
             rate.to_vec(),
-            field(&rate, json!(500)),
-            field(&rate, json!(500.01)),
+            field(label(&RATE_MAX), &rate, json!(500)),
+            field(label(&RATE_MAX), &rate, json!(500.01)),
         ),
         (
             &THRESHOLD_MIN,
             threshold.to_vec(),
-            field(&threshold, json!(1)),
-            field(&threshold, json!(0)),
+            field(label(&THRESHOLD_MIN), &threshold, json!(1)),
+            field(label(&THRESHOLD_MIN), &threshold, json!(0)),
         ),
         (
             &THRESHOLD_MAX,
             threshold.to_vec(),
-            field(&threshold, json!(1200)),
-            field(&threshold, json!(1201)),
+            field(label(&THRESHOLD_MAX), &threshold, json!(1200)),
+            field(label(&THRESHOLD_MAX), &threshold, json!(1201)),
         ),
         (
             &CAMPAIGN_DESCRIPTION,
             vec!["description"],
-            field(&["description"], json!("d".repeat(150))),
-            field(&["description"], json!("d".repeat(151))),
+            field(
+                label(&CAMPAIGN_DESCRIPTION),
+                &["description"],
+                json!("d".repeat(150)),
+            ),
+            field(
+                label(&CAMPAIGN_DESCRIPTION),
+                &["description"],
+                json!("d".repeat(151)),
+            ),
         ),
     ];
     for (def, path, (gw, gb), (bw, bb)) in cases {
@@ -294,8 +416,8 @@ async fn deployment_limits(cx: &Ctx, v: &mut Verdicts) {
     let create = |body: Value| cx.create_deployment(body);
     let name = |n: &str| (format!("name '{n}'"), deployment_with(cx, n, |_| ()));
 
-    let (gw, gb) = name(&padded_name(cx, "limits-name-max", 50));
-    let (bw, bb) = name(&padded_name(cx, "limits-name-max", 51));
+    let (gw, gb) = name(&padded_name(cx, label(&NAME_MAX), 50));
+    let (bw, bb) = name(&padded_name(cx, label(&NAME_MAX), 51));
     let (ok, refused) = (create(gb).await, create(bb).await);
     boundary(
         v,
@@ -305,8 +427,9 @@ async fn deployment_limits(cx: &Ctx, v: &mut Verdicts) {
         &["body", "name"],
     );
 
-    let (gw, gb) = name(&format!("{} Name_of all-kinds 09", cx.names.name("pat")));
-    let (bw, bb) = name(&cx.names.name("limits-pattern!"));
+    let pattern = label(&NAME_PATTERN);
+    let (gw, gb) = name(&format!("{} Name_of all-kinds 09", cx.names.name(pattern)));
+    let (bw, bb) = name(&format!("{}!", cx.names.name(pattern)));
     let (ew, eb) = name("");
     let ok = create(gb).await;
     let (refused, empty) = (create(bb).await, create(eb).await);
@@ -321,7 +444,7 @@ async fn deployment_limits(cx: &Ctx, v: &mut Verdicts) {
     let described = |len: usize| {
         (
             format!("description of {len} characters"),
-            deployment_with(cx, &cx.names.name("limits-description"), |b| {
+            deployment_with(cx, &cx.names.name(label(&DEPLOYMENT_DESCRIPTION)), |b| {
                 b["description"] = json!("d".repeat(len))
             }),
         )
@@ -337,10 +460,9 @@ async fn deployment_limits(cx: &Ctx, v: &mut Verdicts) {
         &["body", "description"],
     );
 
-    let gb = deployment_with(cx, &cx.names.name("limits-connections"), |_| ());
-    let bb = deployment_with(cx, &cx.names.name("limits-connections"), |b| {
-        b["connection_configs"] = json!([])
-    });
+    let connections = cx.names.name(label(&CONNECTIONS_MIN));
+    let gb = deployment_with(cx, &connections, |_| ());
+    let bb = deployment_with(cx, &connections, |b| b["connection_configs"] = json!([]));
     let (ok, refused) = (create(gb).await, create(bb).await);
     boundary(
         v,
@@ -351,21 +473,113 @@ async fn deployment_limits(cx: &Ctx, v: &mut Verdicts) {
     );
 }
 
-async fn list_limits(cx: &Ctx, v: &mut Verdicts) {
-    let list = |k: &'static str, value: &'static str| async move {
-        (
-            format!("{k}={value}"),
-            cx.get(&cx.paths.deployments(), &[(k, value.to_string())])
-                .await,
-        )
+/// The users of a stream: `n` numbers of this run.
+fn stream_users(cx: &Ctx, n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| (cx.names.number(), format!("u{i}")))
+        .collect()
+}
+
+async fn stream_limits(cx: &Ctx, v: &mut Verdicts) {
+    let start = match cx.now().await {
+        Ok(n) => n.at + secs(3600),
+        Err(x) => {
+            return v.blocked_only(
+                &[&NAMES_PATTERN, &STREAM_MIN, &STREAM_MAX],
+                "reading the target's time",
+                x.evidence(),
+            );
+        }
     };
-    for (def, key, good, bad) in [
-        (&LIST_LIMIT_MIN, "limit", "1", "0"),
-        (&LIST_LIMIT_MAX, "limit", "100", "101"),
-        (&LIST_OFFSET_MIN, "offset", "0", "-1"),
-    ] {
-        let ok = list(key, good).await;
-        let refused = list(key, bad).await;
-        boundary(v, def, &[ok], &[refused], &["query", key]);
+    let x = cx
+        .create_campaign(campaign_with(cx, STREAM_CAMPAIGN.label, start, |_| ()))
+        .await;
+    let Some(id) = x.str_field("campaign_id").map(str::to_string) else {
+        return v.blocked_only(
+            &[&NAMES_PATTERN, &STREAM_MIN, &STREAM_MAX],
+            "creating a campaign to stream users to",
+            x.evidence(),
+        );
+    };
+    let path = cx.paths.cohorts(Parent::Campaign(&id), &["stream"]);
+    // Names: every kind of character the pattern allows, and one it does not.
+    let named = |label: &str| format!("{} Aa_b- 09", cx.names.name(label));
+    let refused = |label: &str| format!("{}!", cx.names.name(label));
+    let [c, _, k] = [0, 1, 2].map(|i| MAKES_PATTERN[i].label);
+    let campaign_ok = cx
+        .create_campaign(campaign_with(cx, c, start, |b| b["name"] = json!(named(c))))
+        .await;
+    let campaign_bad = cx
+        .create_campaign(campaign_with(cx, c, start, |b| {
+            b["name"] = json!(refused(c))
+        }))
+        .await;
+    let users = stream_users(cx, 1);
+    let cohort_ok = cx
+        .send(Method::POST, &path, cohort_stream(&named(k), &users))
+        .await;
+    let cohort_bad = cx
+        .send(Method::POST, &path, cohort_stream(&refused(k), &users))
+        .await;
+    boundary(
+        v,
+        &NAMES_PATTERN,
+        &[
+            (format!("campaign name '{}'", named(c)), campaign_ok),
+            (format!("cohort name '{}'", named(k)), cohort_ok),
+        ],
+        &[
+            (format!("campaign name '{}'", refused(c)), campaign_bad),
+            (format!("cohort name '{}'", refused(k)), cohort_bad),
+        ],
+        &["body", "name"],
+    );
+    for (def, good, bad) in [(&STREAM_MIN, 1, 0), (&STREAM_MAX, 1000, 1001)] {
+        let name = cx.names.name(label(def));
+        let mut sent = Vec::new();
+        for n in [good, bad] {
+            let body = cohort_stream(&name, &stream_users(cx, n));
+            let x = cx.send(Method::POST, &path, body).await;
+            sent.push((format!("{n} users"), x));
+        }
+        let bad = sent.pop().into_iter().collect::<Vec<_>>();
+        boundary(v, def, &sent, &bad, &["body", "users"]);
+    }
+}
+
+async fn list_limits(cx: &Ctx, v: &mut Verdicts) {
+    let lists = [
+        (
+            cx.paths.deployments(),
+            [&LIST_LIMIT_MIN, &LIST_LIMIT_MAX, &LIST_OFFSET_MIN],
+        ),
+        (
+            cx.paths.campaigns(),
+            [
+                &CAMPAIGN_LIST_LIMIT_MIN,
+                &CAMPAIGN_LIST_LIMIT_MAX,
+                &CAMPAIGN_LIST_OFFSET_MIN,
+            ],
+        ),
+    ];
+    for (path, [limit_min, limit_max, offset_min]) in lists {
+        let list = |k: &'static str, value: &'static str| {
+            let path = path.clone();
+            async move {
+                (
+                    format!("{k}={value}"),
+                    cx.get(&path, &[(k, value.to_string())]).await,
+                )
+            }
+        };
+        for (def, key, good, bad) in [
+            (limit_min, "limit", "1", "0"),
+            (limit_max, "limit", "100", "101"),
+            (offset_min, "offset", "0", "-1"),
+        ] {
+            let ok = list(key, good).await;
+            let refused = list(key, bad).await;
+            boundary(v, def, &[ok], &[refused], &["query", key]);
+        }
     }
 }

@@ -15,25 +15,37 @@
 //! - [`sim`]: what needs time (and the simulation API): activation, windows, retries,
 //!   rules 1 to 6.
 //!
-//! [`target`] is the HTTP side, [`context`] what every group works with, [`fixtures`] what
-//! the checks create (names start `harness-check-`; everything is removed at the end).
+//! [`target`] is the HTTP side and [`exchange`] a request with its answer as evidence,
+//! [`context`] what every group works with, [`fixtures`] what the checks create (names start
+//! `harness-check-`; everything is removed at the end; each group's `MAKES` table says what
+//! each check creates, which [`dry_run`] lists). [`verdicts`] collects the verdicts of a
+//! group with what each check saw vary: a check that could not have failed is not a pass.
+//! [`rules`] maps every rule of the contract to the checks that prove it (`--list-rules`,
+//! with the status of the last run that [`last_run`] keeps).
 
 pub mod auth;
+mod auth_isolation;
 pub mod cohorts;
 pub mod context;
+pub mod dry_run;
 pub mod endpoints;
 pub mod errors;
+pub mod exchange;
 pub mod fixtures;
+pub mod last_run;
 pub mod limits;
 pub mod pagination;
 mod preflight;
 pub mod receiver;
+pub mod rules;
 pub mod schema;
 pub mod sim;
 mod sim_inbound;
+mod sim_rules;
 pub mod sim_states;
 pub mod states;
 pub mod target;
+pub mod verdicts;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -43,10 +55,11 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use contracts::clock::{Clock, Stopwatch, SystemClock};
 
-use self::context::{Ctx, Other, Settings, Verdicts};
-use self::fixtures::{Agent, Ledger, Names};
+use self::context::{Ctx, Other, Settings};
+use self::fixtures::{Agent, Ledger, Makes, Names};
 use self::schema::Schemas;
 use self::target::{Http, Paths, Workspace};
+use self::verdicts::Verdicts;
 use crate::checks::{Check, CheckDef, CheckReport, GroupFilter};
 use crate::report::{self, table};
 
@@ -62,6 +75,8 @@ pub struct Group {
     pub about: &'static str,
     /// Its checks, in the order they run.
     pub checks: &'static [CheckDef],
+    /// What its checks create on a conforming target (`--dry-run` lists it).
+    pub makes: &'static [(&'static CheckDef, &'static [Makes])],
 }
 
 /// Every group, in the order they run (`sim` last: it moves the target's clock).
@@ -70,41 +85,49 @@ pub const GROUPS: &[Group] = &[
         name: "endpoints",
         about: "every operation at its path and method; success bodies against the schemas",
         checks: endpoints::CHECKS,
+        makes: endpoints::MAKES,
     },
     Group {
         name: "limits",
         about: "each validation limit at and just past its boundary",
         checks: limits::CHECKS,
+        makes: limits::MAKES,
     },
     Group {
         name: "errors",
         about: "the error shapes where the spec names them",
         checks: errors::CHECKS,
+        makes: errors::MAKES,
     },
     Group {
         name: "states",
-        about: "states of campaigns and deployments and their transitions",
+        about: "states of campaigns and deployments, their transitions, what PATCH may change",
         checks: states::CHECKS,
+        makes: states::MAKES,
     },
     Group {
         name: "pagination",
         about: "totals, page links, walks, sort orders and search",
         checks: pagination::CHECKS,
+        makes: pagination::MAKES,
     },
     Group {
         name: "cohorts",
-        about: "uploads: processing, completed, rejected rows, failed files",
+        about: "uploads: processing, completed, rejected rows, failed files, files as uploaded, paused campaigns",
         checks: cohorts::CHECKS,
+        makes: cohorts::MAKES,
     },
     Group {
         name: "auth",
-        about: "every route without a key, with a wrong key, with another workspace's key",
+        about: "every route without a key, with a wrong key, with another workspace's key; lists kept apart",
         checks: auth::CHECKS,
+        makes: auth::MAKES,
     },
     Group {
         name: "sim",
-        about: "time and inbound calls through the simulation API (--sim)",
+        about: "time, dialling rules, stop files, events and inbound calls through the simulation API (--sim)",
         checks: sim::CHECKS,
+        makes: sim::MAKES,
     },
 ];
 
@@ -135,7 +158,7 @@ pub struct PlatformArgs {
         long,
         env = "HARNESS_BASE_URL",
         value_name = "URL",
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub base_url: Option<String>,
     /// The X-API-Key of the workspace under check.
@@ -144,7 +167,7 @@ pub struct PlatformArgs {
         env = "HARNESS_API_KEY",
         value_name = "KEY",
         hide_env_values = true,
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub api_key: Option<String>,
     /// The org id of the paths.
@@ -152,7 +175,7 @@ pub struct PlatformArgs {
         long,
         env = "HARNESS_ORG",
         value_name = "ORG",
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub org: Option<String>,
     /// The workspace id of the paths.
@@ -160,7 +183,7 @@ pub struct PlatformArgs {
         long,
         env = "HARNESS_WORKSPACE",
         value_name = "WORKSPACE",
-        required_unless_present = "dry_run"
+        required_unless_present_any = ["dry_run", "list_rules"]
     )]
     pub workspace: Option<String>,
     /// A key of another workspace (it must not open --workspace): enables the checks that
@@ -190,10 +213,19 @@ pub struct PlatformArgs {
     /// Do not run these groups (comma-separated; the groups of --only).
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
     pub skip: Vec<String>,
-    /// List the checks that would run, and why any would be skipped, without calling the
-    /// target.
+    /// List the checks that would run, why any would be skipped, and what each would
+    /// create in each workspace, without calling the target.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print every rule of the contract (the spec's and the recorded points') with the checks
+    /// that prove it, or why none does, and its status on the last run, without calling the
+    /// target. With --json FILE, also write the table as JSON.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub list_rules: bool,
+    /// Where each run records its report and where --list-rules reads it [default:
+    /// $XDG_STATE_HOME/harness/check-platform-last.json, or ~/.local/state/... without it].
+    #[arg(long, env = "HARNESS_LAST_RUN", value_name = "FILE")]
+    pub last_run: Option<PathBuf>,
     /// Write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -279,7 +311,7 @@ pub fn group_names() -> Vec<&'static str> {
 }
 
 /// Why `def` cannot run with these options, if it cannot.
-fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static str> {
+pub(crate) fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static str> {
     if def.group() == "sim" && !sim {
         return Some(sim::NEEDS_SIM);
     }
@@ -287,50 +319,6 @@ fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static str> {
         return Some(auth::NEEDS_OTHER);
     }
     None
-}
-
-/// The checks that would run, as a report in which every check is skipped with the reason
-/// (`dry run` when it would run).
-pub fn plan(filter: &GroupFilter, sim: bool, other: bool, target: &str) -> CheckReport {
-    let checks = GROUPS
-        .iter()
-        .filter(|g| filter.runs(g.name))
-        .flat_map(|g| g.checks)
-        .map(|d| {
-            let reason = unmet(d, sim, other).unwrap_or("dry run: would run");
-            Check::skip(d, reason)
-        })
-        .collect();
-    CheckReport::new(SUITE, target, checks)
-}
-
-/// The dry-run listing: every group and check, with severity and what would skip it.
-pub fn listing(filter: &GroupFilter, sim: bool, other: bool) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let width = GROUPS
-        .iter()
-        .flat_map(|g| g.checks)
-        .map(|d| d.id.len())
-        .max()
-        .unwrap_or(0);
-    let mut total = 0;
-    for g in GROUPS.iter().filter(|g| filter.runs(g.name)) {
-        let _ = writeln!(out, "{} ({} checks): {}", g.name, g.checks.len(), g.about);
-        for d in g.checks {
-            total += 1;
-            let severity = match d.severity {
-                crate::checks::Severity::Error => "error  ",
-                crate::checks::Severity::Warning => "warning",
-            };
-            let _ = writeln!(out, "  {:<width$}  {severity}  {}", d.id, d.description);
-            if let Some(why) = unmet(d, sim, other) {
-                let _ = writeln!(out, "  {:<width$}  skipped: {why}", "");
-            }
-        }
-    }
-    let _ = writeln!(out, "\n{total} checks; nothing was called (dry run)");
-    out
 }
 
 /// A run's token: different for every run, so that names and numbers do not collide with an
@@ -432,7 +420,13 @@ pub async fn check(
             left.join("; ")
         ));
     }
-    Ok(CheckReport::new(SUITE, cx.http.shown(), checks))
+    let mut report = CheckReport::new(SUITE, cx.http.shown(), checks);
+    // The keys travel in a header, never in evidence; a target that echoes one in a body
+    // must not put it in a report either.
+    let keys =
+        std::iter::once(cx.main.key.clone()).chain(cx.other.iter().map(|o| o.ws.key.clone()));
+    report.redact(&crate::checks::redact::Redactor::new(keys));
+    Ok(report)
 }
 
 async fn run_group(name: &str, cx: &Ctx, v: &mut Verdicts) {
@@ -503,12 +497,37 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
         .validate(&group_names())
         .map_err(anyhow::Error::msg)?;
     let other = args.other_api_key.is_some();
-    if args.dry_run {
+    let last_run = last_run::path(args.last_run.as_deref());
+    if args.list_rules {
+        let last = last_run.as_deref().and_then(last_run::read);
+        let from = last_run
+            .as_deref()
+            .map_or("(no state directory)".to_string(), |p| {
+                p.display().to_string()
+            });
         std::io::stdout()
             .lock()
-            .write_all(listing(&filter, args.sim, other).as_bytes())?;
+            .write_all(rules::listing(last.as_ref(), &from).as_bytes())?;
+        if let Some(p) = &args.json {
+            let mut text = serde_json::to_string_pretty(&rules::to_json(last.as_ref()))?;
+            text.push('\n');
+            report::write_file(p, &text)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dry_run {
+        let planned = dry_run::Planned {
+            filter: &filter,
+            sim: args.sim,
+            workspace: args.workspace.as_deref(),
+            other,
+            other_workspace: args.other_workspace.as_deref(),
+        };
+        std::io::stdout()
+            .lock()
+            .write_all(dry_run::listing(&planned).as_bytes())?;
         let target = args.base_url.as_deref().unwrap_or("(dry run)");
-        let report = plan(&filter, args.sim, other, target);
+        let report = dry_run::plan(&planned, target);
         report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -520,6 +539,11 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
     };
     let report = check(&opts, &mut progress, interrupted).await?;
     report::write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
+    if let Some(p) = &last_run
+        && let Err(e) = last_run::write(p, &report)
+    {
+        eprintln!("note: the run is not recorded for --list-rules: {e}");
+    }
     let colour = table::Colour::for_stream(&std::io::stdout());
     std::io::stdout()
         .lock()

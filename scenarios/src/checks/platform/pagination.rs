@@ -4,21 +4,30 @@
 //!
 //! The run creates five deployments and three campaigns whose names share a token, and lists
 //! with `search` set to it, so other resources of the workspace do not disturb the counts.
+//! Beside them it creates decoys that do not match the token, interleaved in creation
+//! order: a page link that drops `search`, or a total that counts every item, shows them.
+//! Each deployment is created at its own instant (the target's simulated clock moved a
+//! second between them with `--sim`, a few milliseconds apart on a real clock), so that the
+//! sort by `created_at` has keys to order; on a simulated clock without `--sim` they cannot
+//! differ, and the sort check is skipped.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 use url::Url;
 
-use super::context::{Ctx, Verdicts};
-use super::fixtures::{self, secs};
-use super::target::{Body, Exchange, Key};
+use super::context::Ctx;
+use super::exchange::Exchange;
+use super::fixtures::{self, Kind, Makes, secs};
+use super::target::{Body, Key, sim_clock_advance};
+use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
 
 const TOTALS: CheckDef = CheckDef::error(
     "pagination.totals",
-    "total counts every match; limit and offset are echoed; a page holds at most limit items",
+    "total counts every match and no other item; limit and offset are echoed; a page holds at most limit items",
 );
 const PREV_NULL: CheckDef = CheckDef::error(
     "pagination.prev_null_on_first_page",
@@ -30,11 +39,11 @@ const NEXT_NULL: CheckDef = CheckDef::error(
 );
 const WALK: CheckDef = CheckDef::error(
     "pagination.walk",
-    "following next_page_uri, then prev_page_uri back, visits every deployment exactly once each way",
+    "following next_page_uri, then prev_page_uri back, visits every matching deployment exactly once each way and no decoy",
 );
 const SORT_ORDER: CheckDef = CheckDef::error(
     "pagination.sort_order",
-    "sort_by=created_at with sort_order=asc and desc orders by created_at both ways",
+    "sort_by=created_at orders by created_at ascending with sort_order=asc, and desc is exactly the reverse",
 );
 const SORT_NAME: CheckDef = CheckDef::warning(
     "pagination.sort_by_name",
@@ -42,11 +51,11 @@ const SORT_NAME: CheckDef = CheckDef::warning(
 );
 const SEARCH: CheckDef = CheckDef::error(
     "pagination.search",
-    "search finds exactly the deployments whose name contains the text",
+    "search finds exactly the deployments whose name contains the text, not the decoys",
 );
 const CAMPAIGNS: CheckDef = CheckDef::error(
     "pagination.campaign_list",
-    "the campaign list pages the same way: total, search, next_page_uri walk, null at the end",
+    "the campaign list pages the same way: total, search, next_page_uri walk without the decoys, null at the end",
 );
 
 /// The checks of this group.
@@ -61,38 +70,86 @@ const CAMPAIGN_COUNT: usize = 3;
 /// The page size of the walks.
 const PAGE: usize = 2;
 
+const LISTED: Makes = Makes::new(Kind::Deployment, "page", DEPLOYMENTS as u32);
+const DECOYS: Makes = Makes::new(Kind::Deployment, "decoy", 3);
+const LISTED_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "page-campaign", CAMPAIGN_COUNT as u32);
+const DECOY_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "decoy-campaign", 2);
+
+/// What each check creates.
+pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+    (&TOTALS, &[LISTED, DECOYS]),
+    (&PREV_NULL, &[LISTED, DECOYS]),
+    (&NEXT_NULL, &[LISTED, DECOYS]),
+    (&WALK, &[LISTED, DECOYS]),
+    (&SORT_ORDER, &[LISTED, DECOYS]),
+    (&SORT_NAME, &[LISTED, DECOYS]),
+    (&SEARCH, &[LISTED, DECOYS]),
+    (&CAMPAIGNS, &[LISTED_CAMPAIGNS, DECOY_CAMPAIGNS]),
+];
+
+/// Why the sort check cannot judge a target whose clock stands still.
+pub const STILL_CLOCK: &str = "the target's clock is simulated and stands still without --sim: every created_at is equal, so no order can be judged; run with --sim";
+
+/// Lets the target's clock move before the next creation: a second of its simulated clock
+/// with `--sim`, a few milliseconds of real time otherwise.
+async fn tick(cx: &Ctx) {
+    if cx.settings.sim {
+        cx.send(Method::POST, &sim_clock_advance(), json!({"seconds": 1}))
+            .await;
+    } else {
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+}
+
+/// Creates a deployment of each name, one [`tick`] apart; answers their ids, or the answer
+/// that refused one.
+async fn deployments(cx: &Ctx, names: &[String]) -> Result<Vec<String>, Exchange> {
+    let mut ids = Vec::new();
+    for name in names {
+        let x = cx.create_plain_deployment(name).await;
+        ids.push(x.str_field("deployment_id").ok_or(x.clone())?.to_string());
+        tick(cx).await;
+    }
+    Ok(ids)
+}
+
 /// Runs the group.
 pub async fn run(cx: &Ctx, v: &mut Verdicts) {
-    let token = cx.names.name("page");
-    let mut ids = Vec::new();
+    let token = cx.names.name(LISTED.label);
+    let decoy = cx.names.name(DECOYS.label);
+    // Matching and decoys interleaved: page-1, decoy-1, page-2, decoy-2, page-3, decoy-3,
+    // page-4, page-5.
+    let mut names = Vec::new();
     for i in 1..=DEPLOYMENTS {
-        let x = cx
-            .create_deployment(fixtures::deployment(
-                &cx.settings.agent,
-                &format!("{token}-{i}"),
-                &[cx.names.number()],
-            ))
-            .await;
-        match x.str_field("deployment_id") {
-            Some(id) => ids.push(id.to_string()),
-            None => {
-                v.blocked_only(
-                    &[
-                        &TOTALS,
-                        &PREV_NULL,
-                        &NEXT_NULL,
-                        &WALK,
-                        &SORT_ORDER,
-                        &SORT_NAME,
-                        &SEARCH,
-                    ],
-                    "creating the deployments to list",
-                    x.evidence(),
-                );
-                return campaigns(cx, v).await;
-            }
+        names.push(format!("{token}-{i}"));
+        if i <= DECOYS.count as usize {
+            names.push(format!("{decoy}-{i}"));
         }
     }
+    let (ids, decoys) = match deployments(cx, &names).await {
+        Ok(all) => all
+            .into_iter()
+            .zip(&names)
+            .partition::<Vec<_>, _>(|(_, n)| n.starts_with(&token)),
+        Err(x) => {
+            v.blocked_only(
+                &[
+                    &TOTALS,
+                    &PREV_NULL,
+                    &NEXT_NULL,
+                    &WALK,
+                    &SORT_ORDER,
+                    &SORT_NAME,
+                    &SEARCH,
+                ],
+                "creating the deployments to list",
+                x.evidence(),
+            );
+            return campaigns(cx, v).await;
+        }
+    };
+    let ids: Vec<String> = ids.into_iter().map(|(id, _)| id).collect();
+    let decoys: Vec<String> = decoys.into_iter().map(|(id, _)| id).collect();
     let list = |query: Vec<(&'static str, String)>| async move {
         cx.get(&cx.paths.deployments(), &query).await
     };
@@ -105,6 +162,7 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
     };
     let first = list(q(0)).await;
     let last = list(q(DEPLOYMENTS - 1)).await;
+    let everything = list(vec![("limit", "100".to_string())]).await;
     let page = |x: &Exchange, offset: usize, len: usize| {
         let b = x.body();
         x.status == 200
@@ -113,14 +171,29 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             && b["offset"].as_u64() == Some(offset as u64)
             && b["items"].as_array().map(Vec::len) == Some(len)
     };
+    v.varied(
+        &TOTALS,
+        "total",
+        [
+            first.body()["total"].clone(),
+            everything.body()["total"].clone(),
+        ],
+    );
     v.judge(
         &TOTALS,
         page(&first, 0, PAGE) && page(&last, DEPLOYMENTS - 1, 1),
-        Exchange::all(&[&first, &last]),
+        Exchange::all(&[&first, &last, &everything]),
         format!(
-            "total {DEPLOYMENTS}, limit {PAGE}, the offset asked, {PAGE} items at offset 0 and 1 at offset {}",
+            "total {DEPLOYMENTS} (the {} decoys not counted), limit {PAGE}, the offset asked, {PAGE} items at offset 0 and 1 at offset {}",
+            decoys.len(),
             DEPLOYMENTS - 1
         ),
+    );
+    let link = |x: &Exchange, k: &str| x.body()[k].clone();
+    v.varied(
+        &PREV_NULL,
+        "prev_page_uri",
+        [link(&first, "prev_page_uri"), link(&last, "prev_page_uri")],
     );
     v.judge(
         &PREV_NULL,
@@ -130,6 +203,11 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
         first.evidence(),
         "\"prev_page_uri\": null and a next_page_uri string on the first page",
     );
+    v.varied(
+        &NEXT_NULL,
+        "next_page_uri",
+        [link(&first, "next_page_uri"), link(&last, "next_page_uri")],
+    );
     v.judge(
         &NEXT_NULL,
         last.status == 200
@@ -137,6 +215,22 @@ pub async fn run(cx: &Ctx, v: &mut Verdicts) {
             && last.body()["prev_page_uri"].is_string(),
         last.evidence(),
         "\"next_page_uri\": null and a prev_page_uri string on the last page",
+    );
+    let unfiltered = field_of(&everything, "deployment_id");
+    let kinds = [
+        ids.iter()
+            .any(|i| unfiltered.contains(i))
+            .then_some("matching"),
+        decoys
+            .iter()
+            .any(|i| unfiltered.contains(i))
+            .then_some("decoy"),
+    ];
+    v.varied(&WALK, "listed without search", kinds.into_iter().flatten());
+    v.varied(
+        &SEARCH,
+        "listed without search",
+        kinds.into_iter().flatten(),
     );
     walk(cx, v, &first, &last, &ids).await;
     sorts(cx, v, &token, &ids).await;
@@ -167,8 +261,8 @@ async fn follow(cx: &Ctx, from: &Exchange, link: &str, id_field: &str, max_pages
         let b = page.body();
         w.pages.push(Value::Object(
             Evidence::new()
-                .with("request", page.request.clone())
-                .status(page.status)
+                .with("request", page.sent.to_value())
+                .with("status", page.status)
                 .with("items", count_ids(b, id_field, &mut w.seen))
                 .with(link, b[link].clone())
                 .0,
@@ -246,7 +340,7 @@ async fn walk(cx: &Ctx, v: &mut Verdicts, first: &Exchange, last: &Exchange, ids
         &WALK,
         ok,
         e,
-        format!("each of the {DEPLOYMENTS} deployments exactly once following next_page_uri from the first page, and again following prev_page_uri from the last"),
+        format!("each of the {DEPLOYMENTS} deployments exactly once (and nothing else) following next_page_uri from the first page, and again following prev_page_uri from the last"),
     );
 }
 
@@ -281,17 +375,23 @@ async fn sorts(cx: &Ctx, v: &mut Verdicts, token: &str, ids: &[String]) {
             .collect()
     };
     let (a, d) = (instants(&asc), instants(&desc));
+    let mut reversed = field_of(&desc, "deployment_id");
+    reversed.reverse();
     let ok = asc.status == 200
         && desc.status == 200
         && a.len() == ids.len()
         && d.len() == ids.len()
         && a.windows(2).all(|w| w[0] <= w[1])
-        && d.windows(2).all(|w| w[0] >= w[1]);
+        && field_of(&asc, "deployment_id") == reversed;
+    if cx.simulated_clock && !cx.settings.sim {
+        v.add(crate::checks::Check::skip(&SORT_ORDER, STILL_CLOCK));
+    }
+    v.varied(&SORT_ORDER, "created_at", field_of(&asc, "created_at"));
     v.judge(
         &SORT_ORDER,
         ok,
         Exchange::all(&[&asc, &desc]),
-        format!("all {DEPLOYMENTS} deployments, created_at ascending then descending"),
+        format!("all {DEPLOYMENTS} deployments, created_at ascending with asc; with desc the same items in exactly the reverse order"),
     );
 
     let asc = sorted("name", "asc").await;
@@ -300,6 +400,7 @@ async fn sorts(cx: &Ctx, v: &mut Verdicts, token: &str, ids: &[String]) {
     let asc_ok = field_of(&asc, "name") == want;
     want.reverse();
     let desc_ok = field_of(&desc, "name") == want;
+    v.varied(&SORT_NAME, "name", field_of(&asc, "name"));
     v.judge(
         &SORT_NAME,
         asc.status == 200 && desc.status == 200 && asc_ok && desc_ok,
@@ -331,35 +432,44 @@ async fn search(cx: &Ctx, v: &mut Verdicts, token: &str, ids: &[String]) {
         &SEARCH,
         ok,
         Exchange::all(&[&all, &one]),
-        format!("search '{token}' finds the {DEPLOYMENTS} deployments; '{token}-3' finds one, with total 1"),
+        format!("search '{token}' finds the {DEPLOYMENTS} deployments (no decoy); '{token}-3' finds one, with total 1"),
     );
 }
 
 async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
-    let token = cx.names.name("page-campaign");
+    let token = cx.names.name(LISTED_CAMPAIGNS.label);
+    let decoy = cx.names.name(DECOY_CAMPAIGNS.label);
     let start = match cx.now().await {
         Ok(n) => n.at + secs(3600),
         Err(x) => return v.blocked_only(&[&CAMPAIGNS], "reading the target's time", x.evidence()),
     };
     let mut ids = Vec::new();
+    let mut decoys = Vec::new();
     for i in 1..=CAMPAIGN_COUNT {
-        let x = cx
-            .create_campaign(fixtures::campaign(
-                &cx.settings.agent,
-                &format!("{token}-{i}"),
-                &cx.names.number(),
-                start,
-                start + secs(86_400),
-            ))
-            .await;
-        match x.str_field("campaign_id") {
-            Some(id) => ids.push(id.to_string()),
-            None => {
-                return v.blocked_only(
-                    &[&CAMPAIGNS],
-                    "creating the campaigns to list",
-                    x.evidence(),
-                );
+        let mut names = vec![(format!("{token}-{i}"), true)];
+        if i <= DECOY_CAMPAIGNS.count as usize {
+            names.push((format!("{decoy}-{i}"), false));
+        }
+        for (name, matching) in names {
+            let x = cx
+                .create_campaign(fixtures::campaign(
+                    &cx.settings.agent,
+                    &name,
+                    &cx.names.number(),
+                    start,
+                    start + secs(86_400),
+                ))
+                .await;
+            match x.str_field("campaign_id") {
+                Some(id) if matching => ids.push(id.to_string()),
+                Some(id) => decoys.push(id.to_string()),
+                None => {
+                    return v.blocked_only(
+                        &[&CAMPAIGNS],
+                        "creating the campaigns to list",
+                        x.evidence(),
+                    );
+                }
             }
         }
     }
@@ -369,6 +479,17 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
             &[("search", token.clone()), ("limit", PAGE.to_string())],
         )
         .await;
+    let everything = cx
+        .get(&cx.paths.campaigns(), &[("limit", "100".to_string())])
+        .await;
+    v.varied(
+        &CAMPAIGNS,
+        "total",
+        [
+            first.body()["total"].clone(),
+            everything.body()["total"].clone(),
+        ],
+    );
     let w = follow(
         cx,
         &first,
@@ -383,6 +504,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
         && exactly_once(&w, &ids);
     let mut e = Evidence::new()
         .with("expected_ids", ids.clone())
+        .with("decoy_ids", decoys)
         .with("pages", w.pages);
     if let Some(why) = w.broken {
         e = e.with("broken", why);
@@ -391,6 +513,6 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
         &CAMPAIGNS,
         ok,
         e,
-        format!("total {CAMPAIGN_COUNT} for search '{token}', prev_page_uri null first, each campaign once along next_page_uri, ending null"),
+        format!("total {CAMPAIGN_COUNT} for search '{token}', prev_page_uri null first, each campaign once (no decoy) along next_page_uri, ending null"),
     );
 }

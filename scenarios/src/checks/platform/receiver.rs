@@ -92,6 +92,21 @@ impl Receiver {
         self.events.lock().expect("not poisoned").clone()
     }
 
+    /// Waits until an event of `attempt_id` came, or `timeout` passes; answers it.
+    pub async fn wait_attempt(&self, attempt_id: &str, timeout: Duration) -> Option<Value> {
+        let watch = Stopwatch::start();
+        loop {
+            let found = self
+                .all()
+                .into_iter()
+                .find(|e| e["attempt_id"].as_str() == Some(attempt_id));
+            if found.is_some() || watch.elapsed() >= timeout {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Waits until the events of `campaign_id` number `n` or more, or `timeout` passes;
     /// answers them.
     pub async fn wait(&self, campaign_id: &str, n: usize, timeout: Duration) -> Vec<Value> {

@@ -102,6 +102,34 @@ impl Schemas {
             Err(e) => vec![e],
         }
     }
+
+    /// What the schema `name` says of `value` and of `value` less one field: `["conforms",
+    /// "without created_by: violates"]`. The first field whose removal the schema refuses is
+    /// named; when no removal is refused, the second entry is missing, and a check that
+    /// relies on the schema could not have failed on this body (a schema that accepts
+    /// anything, or a body with only optional fields).
+    pub fn discriminates(&self, name: &str, value: &Value) -> Vec<String> {
+        let verdict = |v: &Value| {
+            if self.violations(name, v).is_empty() {
+                "conforms"
+            } else {
+                "violates"
+            }
+        };
+        let mut out = vec![verdict(value).to_string()];
+        if let Some(m) = value.as_object() {
+            for k in m.keys() {
+                let mut less = m.clone();
+                less.remove(k);
+                let v = verdict(&Value::Object(less));
+                if v != out[0] {
+                    out.push(format!("without {k}: {v}"));
+                    break;
+                }
+            }
+        }
+        out
+    }
 }
 
 fn drop_dangling(v: &mut Value, defined: &BTreeSet<String>, dangling: &mut BTreeSet<String>) {
@@ -148,11 +176,17 @@ mod tests {
         let mut bad_enum = ok.clone();
         bad_enum["status"] = json!("running");
         assert!(!s.violations("CampaignSummary", &bad_enum).is_empty());
-        let mut bad_time = ok;
+        let mut bad_time = ok.clone();
         bad_time["created_at"] = json!("yesterday");
         let v = s.violations("CampaignSummary", &bad_time);
         assert!(v.iter().any(|e| e.starts_with("/created_at")), "{v:?}");
         assert!(s.violations("NoSuchSchema", &json!({}))[0].contains("NoSuchSchema"));
+        assert_eq!(
+            s.discriminates("CampaignSummary", &ok),
+            ["conforms", "without campaign_id: violates"]
+        );
+        let anything = Schemas::from_document(json!({"components": {"schemas": {"Any": {}}}}));
+        assert_eq!(anything.discriminates("Any", &ok), ["conforms"]);
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! `states`: a new campaign is `scheduled` and a new deployment `active`; pause, resume and
-//! cancel from the documented source states; PATCH applies; delete is final (GET and list no
-//! longer show the deployment).
+//! cancel from the documented source states; a cancelled campaign stays cancelled; PATCH
+//! applies where its states allow it and never changes a campaign's `start_timestamp` or a
+//! deployment's `app_id`; delete is final (GET and list no longer show the deployment).
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Verdicts};
-use super::fixtures::{self, all_days, secs};
-use super::target::{Body, Exchange};
+use super::context::Ctx;
+use super::exchange::Exchange;
+use super::fixtures::{Kind, Makes, all_days, secs, ts};
+use super::target::Body;
+use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
 const CAMPAIGN_SCHEDULED: CheckDef = CheckDef::error(
@@ -22,9 +25,21 @@ const CAMPAIGN_CANCEL: CheckDef = CheckDef::error(
     "states.campaign_cancel",
     "cancel makes a scheduled and a paused campaign cancelled",
 );
-const CAMPAIGN_FINAL: CheckDef = CheckDef::warning(
+const CAMPAIGN_FINAL: CheckDef = CheckDef::error(
     "states.campaign_cancelled_is_final",
-    "pause, resume and cancel of a cancelled campaign are refused with 409 (assumed); it stays cancelled",
+    "pause, resume and cancel of a cancelled campaign are refused (4xx); it stays cancelled",
+);
+const CAMPAIGN_REFUSED_409: CheckDef = CheckDef::warning(
+    "states.campaign_refusals_are_409",
+    "the refusals of actions on a cancelled campaign are 409 in the error shape (assumed)",
+);
+const CAMPAIGN_PATCH_STATES: CheckDef = CheckDef::error(
+    "states.campaign_patch_states",
+    "PATCH applies while a campaign is scheduled and while paused; a cancelled one refuses it (4xx) unchanged",
+);
+const CAMPAIGN_START_FIXED: CheckDef = CheckDef::error(
+    "states.campaign_start_fixed",
+    "PATCH of another start_timestamp is refused (4xx) and the start stays as created",
 );
 const DEPLOYMENT_ACTIVE: CheckDef = CheckDef::error(
     "states.deployment_created_active",
@@ -32,7 +47,7 @@ const DEPLOYMENT_ACTIVE: CheckDef = CheckDef::error(
 );
 const DEPLOYMENT_PAUSE_RESUME: CheckDef = CheckDef::error(
     "states.deployment_pause_resume",
-    "{action: pause} makes a deployment paused, {action: resume} active again",
+    "{action: pause} makes a deployment paused (and a second pause leaves it paused), {action: resume} active again",
 );
 const DEPLOYMENT_REPEAT: CheckDef = CheckDef::warning(
     "states.deployment_same_status_409",
@@ -41,6 +56,10 @@ const DEPLOYMENT_REPEAT: CheckDef = CheckDef::warning(
 const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
     "states.deployment_patch_applies",
     "PATCH of app_version and inbound_config changes them (answer and GET)",
+);
+const DEPLOYMENT_APP_ID_FIXED: CheckDef = CheckDef::error(
+    "states.deployment_app_id_fixed",
+    "PATCH of another app_id is refused (4xx) and the deployment keeps its app_id",
 );
 const DELETE_FINAL: CheckDef = CheckDef::error(
     "states.deployment_delete_final",
@@ -57,12 +76,40 @@ pub const CHECKS: &[CheckDef] = &[
     CAMPAIGN_PAUSE_RESUME,
     CAMPAIGN_CANCEL,
     CAMPAIGN_FINAL,
+    CAMPAIGN_REFUSED_409,
+    CAMPAIGN_PATCH_STATES,
+    CAMPAIGN_START_FIXED,
     DEPLOYMENT_ACTIVE,
     DEPLOYMENT_PAUSE_RESUME,
     DEPLOYMENT_REPEAT,
     DEPLOYMENT_PATCH,
+    DEPLOYMENT_APP_ID_FIXED,
     DELETE_FINAL,
     DELETE_PAUSED,
+];
+
+const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "states-campaign", 1);
+const PAUSED_CAMPAIGN: Makes = Makes::new(Kind::Campaign, "states-campaign-paused", 1);
+const DEPLOYMENT: Makes = Makes::new(Kind::Deployment, "states-deployment", 1);
+const DELETED_PAUSED: Makes = Makes::new(Kind::Deployment, "states-delete-paused", 1);
+
+/// What each check creates: one campaign taken through its states (a second one cancelled
+/// from paused), one deployment taken through its states and deleted, one deleted paused.
+pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+    (&CAMPAIGN_SCHEDULED, &[CAMPAIGN]),
+    (&CAMPAIGN_PAUSE_RESUME, &[CAMPAIGN]),
+    (&CAMPAIGN_CANCEL, &[CAMPAIGN, PAUSED_CAMPAIGN]),
+    (&CAMPAIGN_FINAL, &[CAMPAIGN]),
+    (&CAMPAIGN_REFUSED_409, &[CAMPAIGN]),
+    (&CAMPAIGN_PATCH_STATES, &[CAMPAIGN]),
+    (&CAMPAIGN_START_FIXED, &[CAMPAIGN]),
+    (&DEPLOYMENT_ACTIVE, &[DEPLOYMENT]),
+    (&DEPLOYMENT_PAUSE_RESUME, &[DEPLOYMENT]),
+    (&DEPLOYMENT_REPEAT, &[DEPLOYMENT]),
+    (&DEPLOYMENT_PATCH, &[DEPLOYMENT]),
+    (&DEPLOYMENT_APP_ID_FIXED, &[DEPLOYMENT]),
+    (&DELETE_FINAL, &[DEPLOYMENT]),
+    (&DELETE_PAUSED, &[DELETED_PAUSED]),
 ];
 
 /// Runs the group.
@@ -76,19 +123,19 @@ pub(super) fn status(x: &Exchange) -> Option<&str> {
     x.str_field("status")
 }
 
+/// The `status` field of an answer as a value (null when there is none), for
+/// [`Verdicts::varied`].
+pub(super) fn status_value(x: &Exchange) -> Value {
+    x.body()["status"].clone()
+}
+
+/// A 4xx answer.
+pub(super) fn is_4xx(x: &Exchange) -> bool {
+    (400..500).contains(&x.status)
+}
+
 async fn new_campaign(cx: &Ctx, label: &str) -> Exchange {
-    let start = match cx.now().await {
-        Ok(n) => n.at + secs(3600),
-        Err(x) => return x,
-    };
-    cx.create_campaign(fixtures::campaign(
-        &cx.settings.agent,
-        &cx.names.name(label),
-        &cx.names.number(),
-        start,
-        start + secs(86_400),
-    ))
-    .await
+    cx.create_scheduled_campaign(&cx.names.name(label)).await
 }
 
 /// `PUT .../campaigns/{id}/status` with `{"action": action}`.
@@ -101,8 +148,18 @@ pub(super) async fn campaign_action(cx: &Ctx, id: &str, action: &str) -> Exchang
     .await
 }
 
+/// `PATCH .../campaigns/{id}` with a new description `text`.
+pub(super) async fn describe(cx: &Ctx, id: &str, text: &str) -> Exchange {
+    cx.send(
+        Method::PATCH,
+        &cx.paths.campaign(id),
+        json!({"description": text}),
+    )
+    .await
+}
+
 async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
-    let created = new_campaign(cx, "states-campaign").await;
+    let created = new_campaign(cx, CAMPAIGN.label).await;
     let Some(id) = created.str_field("campaign_id").map(str::to_string) else {
         return v.blocked_only(
             &[
@@ -110,24 +167,39 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
                 &CAMPAIGN_PAUSE_RESUME,
                 &CAMPAIGN_CANCEL,
                 &CAMPAIGN_FINAL,
+                &CAMPAIGN_REFUSED_409,
+                &CAMPAIGN_PATCH_STATES,
+                &CAMPAIGN_START_FIXED,
             ],
             "creating a campaign",
             created.evidence(),
         );
     };
     let got = cx.get(&cx.paths.campaign(&id), &[]).await;
+    let mut seen = vec![status_value(&created), status_value(&got)];
+
+    start_fixed(cx, v, &id, &got).await;
+    let patched_scheduled = describe(cx, &id, "patched while scheduled").await;
+
+    let paused = campaign_action(cx, &id, "pause").await;
+    let paused_get = cx.get(&cx.paths.campaign(&id), &[]).await;
+    let patched_paused = describe(cx, &id, "patched while paused").await;
+    let resumed = campaign_action(cx, &id, "resume").await;
+    let resumed_get = cx.get(&cx.paths.campaign(&id), &[]).await;
+    seen.push(status_value(&paused_get));
+    v.varied(&CAMPAIGN_SCHEDULED, "status", seen);
     v.judge(
         &CAMPAIGN_SCHEDULED,
         status(&created) == Some("scheduled") && status(&got) == Some("scheduled"),
         Exchange::all(&[&created, &got]),
         "\"status\": \"scheduled\" in the create answer and on GET",
     );
-
-    let paused = campaign_action(cx, &id, "pause").await;
-    let paused_get = cx.get(&cx.paths.campaign(&id), &[]).await;
-    let resumed = campaign_action(cx, &id, "resume").await;
-    let resumed_get = cx.get(&cx.paths.campaign(&id), &[]).await;
     let back = |x: &Exchange| matches!(status(x), Some("scheduled" | "active"));
+    v.varied(
+        &CAMPAIGN_PAUSE_RESUME,
+        "status",
+        [status_value(&paused_get), status_value(&resumed_get)],
+    );
     v.judge(
         &CAMPAIGN_PAUSE_RESUME,
         status(&paused) == Some("paused")
@@ -140,9 +212,10 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
 
     // Cancel from scheduled (this one) and from paused (a second one).
     let cancelled = campaign_action(cx, &id, "cancel").await;
-    let second = new_campaign(cx, "states-campaign-paused").await;
+    let second = new_campaign(cx, PAUSED_CAMPAIGN.label).await;
     let mut calls = vec![cancelled.clone(), second.clone()];
     let mut ok = status(&cancelled) == Some("cancelled");
+    let mut seen = vec![status_value(&resumed_get), status_value(&cancelled)];
     match second.str_field("campaign_id") {
         Some(id2) => {
             let p = campaign_action(cx, id2, "pause").await;
@@ -151,10 +224,12 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
             ok &= status(&p) == Some("paused")
                 && status(&c) == Some("cancelled")
                 && status(&g) == Some("cancelled");
+            seen.push(status_value(&p));
             calls.extend([p, c, g]);
         }
         None => ok = false,
     }
+    v.varied(&CAMPAIGN_CANCEL, "status", seen);
     let refs: Vec<&Exchange> = calls.iter().collect();
     v.judge(
         &CAMPAIGN_CANCEL,
@@ -163,29 +238,111 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
         "\"status\": \"cancelled\" after {\"action\": \"cancel\"} from scheduled and from paused",
     );
 
+    let patched_cancelled = describe(cx, &id, "patched while cancelled").await;
     let mut calls = Vec::new();
     for action in ["pause", "resume", "cancel"] {
         calls.push(campaign_action(cx, &id, action).await);
     }
-    let got = cx.get(&cx.paths.campaign(&id), &[]).await;
-    let ok = calls.iter().all(|x| x.status == 409) && status(&got) == Some("cancelled");
-    calls.push(got);
-    let refs: Vec<&Exchange> = calls.iter().collect();
+    let after = cx.get(&cx.paths.campaign(&id), &[]).await;
+    v.varied(
+        &CAMPAIGN_FINAL,
+        "status",
+        [status_value(&resumed_get), status_value(&after)],
+    );
     v.judge(
         &CAMPAIGN_FINAL,
-        ok,
-        Exchange::all(&refs),
-        "409 for each action and \"status\": \"cancelled\" on GET",
+        calls.iter().all(is_4xx) && status(&after) == Some("cancelled"),
+        Exchange::all(&calls.iter().chain([&after]).collect::<Vec<_>>()),
+        "a 4xx for each action and \"status\": \"cancelled\" on GET",
+    );
+    v.varied(
+        &CAMPAIGN_REFUSED_409,
+        "status",
+        [resumed.status]
+            .into_iter()
+            .chain(calls.iter().map(|x| x.status)),
+    );
+    v.judge(
+        &CAMPAIGN_REFUSED_409,
+        calls
+            .iter()
+            .all(|x| x.status == 409 && super::context::is_error_shape(x.body())),
+        Exchange::all(&calls.iter().collect::<Vec<_>>()),
+        "409 with {\"error\": {\"message\", \"type\", \"code\"}} for each action on the cancelled campaign",
+    );
+
+    let text = |x: &Exchange| x.body()["description"].clone();
+    v.varied(
+        &CAMPAIGN_PATCH_STATES,
+        "status",
+        [
+            status_value(&got),
+            status_value(&paused_get),
+            status_value(&after),
+        ],
+    );
+    v.varied(
+        &CAMPAIGN_PATCH_STATES,
+        "description",
+        [text(&got), text(&patched_scheduled), text(&patched_paused)],
+    );
+    v.judge(
+        &CAMPAIGN_PATCH_STATES,
+        text(&patched_scheduled) == json!("patched while scheduled")
+            && text(&patched_paused) == json!("patched while paused")
+            && is_4xx(&patched_cancelled)
+            && text(&after) == json!("patched while paused"),
+        Exchange::all(&[
+            &patched_scheduled,
+            &patched_paused,
+            &patched_cancelled,
+            &after,
+        ]),
+        "200 with the new description while scheduled and while paused; a 4xx while cancelled (409 in this contract), the description then still the one set while paused",
+    );
+}
+
+/// PATCH of a start an hour later than the campaign's: refused, and the start unchanged.
+async fn start_fixed(cx: &Ctx, v: &mut Verdicts, id: &str, got: &Exchange) {
+    let start = got
+        .str_field("start_timestamp")
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&chrono::Utc));
+    let Some(start) = start else {
+        return v.blocked_only(
+            &[&CAMPAIGN_START_FIXED],
+            "reading the campaign's start_timestamp",
+            got.evidence(),
+        );
+    };
+    let moved = ts(start + secs(3600));
+    let x = cx
+        .send(
+            Method::PATCH,
+            &cx.paths.campaign(id),
+            json!({"start_timestamp": moved}),
+        )
+        .await;
+    let after = cx.get(&cx.paths.campaign(id), &[]).await;
+    let kept = |x: &Exchange| {
+        x.str_field("start_timestamp")
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+            .is_some_and(|t| t == start)
+    };
+    v.varied(&CAMPAIGN_START_FIXED, "start_timestamp", [ts(start), moved]);
+    v.judge(
+        &CAMPAIGN_START_FIXED,
+        is_4xx(&x) && kept(&after),
+        Exchange::all(&[&x, &after]).with("start_timestamp", ts(start)),
+        format!(
+            "a 4xx (422 at [\"body\", \"start_timestamp\"] in this contract), and start_timestamp still {} on GET",
+            ts(start)
+        ),
     );
 }
 
 async fn new_deployment(cx: &Ctx, label: &str) -> Exchange {
-    cx.create_deployment(fixtures::deployment(
-        &cx.settings.agent,
-        &cx.names.name(label),
-        &[cx.names.number()],
-    ))
-    .await
+    cx.create_plain_deployment(&cx.names.name(label)).await
 }
 
 async fn deployment_action(cx: &Ctx, id: &str, action: &str) -> Exchange {
@@ -198,7 +355,7 @@ async fn deployment_action(cx: &Ctx, id: &str, action: &str) -> Exchange {
 }
 
 async fn deployments(cx: &Ctx, v: &mut Verdicts) {
-    let created = new_deployment(cx, "states-deployment").await;
+    let created = new_deployment(cx, DEPLOYMENT.label).await;
     let Some(id) = created.str_field("deployment_id").map(str::to_string) else {
         return v.blocked_only(
             &[
@@ -206,6 +363,7 @@ async fn deployments(cx: &Ctx, v: &mut Verdicts) {
                 &DEPLOYMENT_PAUSE_RESUME,
                 &DEPLOYMENT_REPEAT,
                 &DEPLOYMENT_PATCH,
+                &DEPLOYMENT_APP_ID_FIXED,
                 &DELETE_FINAL,
                 &DELETE_PAUSED,
             ],
@@ -214,25 +372,38 @@ async fn deployments(cx: &Ctx, v: &mut Verdicts) {
         );
     };
     let got = cx.get(&cx.paths.deployment(&id), &[]).await;
+
+    let paused = deployment_action(cx, &id, "pause").await;
+    let again = deployment_action(cx, &id, "pause").await;
+    let still = cx.get(&cx.paths.deployment(&id), &[]).await;
+    let resumed = deployment_action(cx, &id, "resume").await;
+    let after = cx.get(&cx.paths.deployment(&id), &[]).await;
+    v.varied(
+        &DEPLOYMENT_ACTIVE,
+        "status",
+        [status_value(&got), status_value(&still)],
+    );
     v.judge(
         &DEPLOYMENT_ACTIVE,
         status(&created) == Some("active") && status(&got) == Some("active"),
         Exchange::all(&[&created, &got]),
         "\"status\": \"active\" in the create answer and on GET",
     );
-
-    let paused = deployment_action(cx, &id, "pause").await;
-    let again = deployment_action(cx, &id, "pause").await;
-    let resumed = deployment_action(cx, &id, "resume").await;
-    let got = cx.get(&cx.paths.deployment(&id), &[]).await;
+    v.varied(
+        &DEPLOYMENT_PAUSE_RESUME,
+        "status",
+        [status_value(&still), status_value(&after)],
+    );
     v.judge(
         &DEPLOYMENT_PAUSE_RESUME,
         status(&paused) == Some("paused")
+            && status(&still) == Some("paused")
             && status(&resumed) == Some("active")
-            && status(&got) == Some("active"),
-        Exchange::all(&[&paused, &resumed, &got]),
-        "paused after {\"action\": \"pause\"}, active after {\"action\": \"resume\"}",
+            && status(&after) == Some("active"),
+        Exchange::all(&[&paused, &again, &still, &resumed, &after]),
+        "paused after {\"action\": \"pause\"} and still paused on GET after a second one; active after {\"action\": \"resume\"}",
     );
+    v.varied(&DEPLOYMENT_REPEAT, "status", [paused.status, again.status]);
     v.judge(
         &DEPLOYMENT_REPEAT,
         again.status == 409,
@@ -240,10 +411,11 @@ async fn deployments(cx: &Ctx, v: &mut Verdicts) {
         "409 for {\"action\": \"pause\"} on a paused deployment",
     );
 
-    patch(cx, v, &id).await;
-    delete_final(cx, v, &id).await;
+    patch(cx, v, &id, &got).await;
+    app_id_fixed(cx, v, &id).await;
+    delete_final(cx, v, &id, &got).await;
 
-    let created = new_deployment(cx, "states-delete-paused").await;
+    let created = new_deployment(cx, DELETED_PAUSED.label).await;
     let Some(id) = created.str_field("deployment_id").map(str::to_string) else {
         return v.blocked_only(
             &[&DELETE_PAUSED],
@@ -252,21 +424,19 @@ async fn deployments(cx: &Ctx, v: &mut Verdicts) {
         );
     };
     let paused = deployment_action(cx, &id, "pause").await;
+    let before = cx.get(&cx.paths.deployment(&id), &[]).await;
     let deleted = cx.delete_deployment(&id).await;
-    let got = cx.get(&cx.paths.deployment(&id), &[]).await;
+    let gone = cx.get(&cx.paths.deployment(&id), &[]).await;
+    v.varied(&DELETE_PAUSED, "GET status", [before.status, gone.status]);
     v.judge(
         &DELETE_PAUSED,
-        status(&paused) == Some("paused") && deleted.is_success() && is_4xx(&got),
-        Exchange::all(&[&paused, &deleted, &got]),
+        status(&paused) == Some("paused") && deleted.is_success() && is_4xx(&gone),
+        Exchange::all(&[&paused, &deleted, &gone]),
         "pause 200, DELETE 2xx, then GET a 4xx (404 in this contract)",
     );
 }
 
-fn is_4xx(x: &Exchange) -> bool {
-    (400..500).contains(&x.status)
-}
-
-async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str) {
+async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
     let version = cx.settings.agent.app_version + 1;
     let schedule = json!({
         "start_time": "08:00",
@@ -287,11 +457,54 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str) {
             && x.body()["app_version"] == json!(version)
             && same_schedule(&x.body()["inbound_config"], &schedule)
     };
+    v.varied(
+        &DEPLOYMENT_PATCH,
+        "app_version",
+        [
+            before.body()["app_version"].clone(),
+            got.body()["app_version"].clone(),
+        ],
+    );
+    v.varied(
+        &DEPLOYMENT_PATCH,
+        "inbound_config",
+        [
+            before.body()["inbound_config"].clone(),
+            got.body()["inbound_config"].clone(),
+        ],
+    );
     v.judge(
         &DEPLOYMENT_PATCH,
         applied(&patched) && applied(&got),
         Exchange::all(&[&patched, &got]),
         format!("app_version {version} and inbound_config {schedule} in the answer and on GET"),
+    );
+}
+
+/// PATCH of another app_id: refused, and the app_id unchanged.
+async fn app_id_fixed(cx: &Ctx, v: &mut Verdicts, id: &str) {
+    let mine = cx.settings.agent.app_id.clone();
+    let other = format!("{mine}-other");
+    let x = cx
+        .send(
+            Method::PATCH,
+            &cx.paths.deployment(id),
+            json!({"app_id": other}),
+        )
+        .await;
+    let got = cx.get(&cx.paths.deployment(id), &[]).await;
+    v.varied(
+        &DEPLOYMENT_APP_ID_FIXED,
+        "app_id",
+        [mine.as_str(), other.as_str()],
+    );
+    v.judge(
+        &DEPLOYMENT_APP_ID_FIXED,
+        is_4xx(&x) && got.str_field("app_id") == Some(mine.as_str()),
+        Exchange::all(&[&x, &got]),
+        format!(
+            "a 4xx (422 at [\"body\", \"app_id\"] in this contract) for app_id '{other}', and app_id still '{mine}' on GET"
+        ),
     );
 }
 
@@ -315,8 +528,8 @@ fn same_schedule(got: &Value, want: &Value) -> bool {
         && days(got) == days(want)
 }
 
-async fn delete_final(cx: &Ctx, v: &mut Verdicts, id: &str) {
-    let name = cx.names.name("states-deployment");
+async fn delete_final(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
+    let name = cx.names.name(DEPLOYMENT.label);
     let deleted = cx.delete_deployment(id).await;
     let got = cx.get(&cx.paths.deployment(id), &[]).await;
     let listed = cx
@@ -333,6 +546,7 @@ async fn delete_final(cx: &Ctx, v: &mut Verdicts, id: &str) {
     let again = cx
         .call(Method::DELETE, &cx.paths.deployment(id), &[], Body::Empty)
         .await;
+    v.varied(&DELETE_FINAL, "GET status", [before.status, got.status]);
     v.judge(
         &DELETE_FINAL,
         deleted.is_success()

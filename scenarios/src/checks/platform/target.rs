@@ -1,5 +1,5 @@
 //! The target under check: its address and workspaces, the path of every operation of the
-//! contract, and HTTP exchanges recorded as evidence.
+//! contract, and the client that records each call as an [`Exchange`] (`exchange.rs`).
 //!
 //! A failed call (no connection, a timeout) is not an error of the check run: it becomes an
 //! [`Exchange`] with status 0 and the transport error, so that the check that made it fails
@@ -12,10 +12,7 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
-use crate::checks::Evidence;
-
-/// The most characters of a body kept as evidence.
-const EVIDENCE_BODY_CHARS: usize = 2_000;
+use super::exchange::{Exchange, Sent};
 
 /// An org and workspace and the key that opens it.
 #[derive(Clone, Debug)]
@@ -189,88 +186,6 @@ pub enum Key<'a> {
     Value(&'a str),
 }
 
-/// One request and what came back.
-#[derive(Clone, Debug)]
-pub struct Exchange {
-    /// `POST /api/...?query` as sent.
-    pub request: String,
-    /// The status, or 0 when no answer came.
-    pub status: u16,
-    /// The `content-type` of the answer.
-    pub content_type: Option<String>,
-    /// The body as text (lossy UTF-8).
-    pub text: String,
-    /// The body as JSON, when it is JSON.
-    pub json: Option<Value>,
-    /// Why no answer came.
-    pub error: Option<String>,
-    /// Wall time of the call.
-    pub elapsed_ms: f64,
-}
-
-impl Exchange {
-    /// Whether the status is 2xx.
-    pub fn is_success(&self) -> bool {
-        (200..300).contains(&self.status)
-    }
-
-    /// The JSON body, or `null`.
-    pub fn body(&self) -> &Value {
-        static NULL: Value = Value::Null;
-        self.json.as_ref().unwrap_or(&NULL)
-    }
-
-    /// A string field of the JSON body.
-    pub fn str_field(&self, name: &str) -> Option<&str> {
-        self.body().get(name).and_then(Value::as_str)
-    }
-
-    /// The request, status, body (shortened) and time, as evidence.
-    pub fn evidence(&self) -> Evidence {
-        let mut e = Evidence::new().with("request", self.request.clone());
-        if let Some(err) = &self.error {
-            return e.with("error", err.clone());
-        }
-        e = e.status(self.status);
-        if let Some(v) = &self.json {
-            let text = v.to_string();
-            if text.chars().count() <= EVIDENCE_BODY_CHARS {
-                e = e.body(v.clone());
-            } else {
-                e = e.body(shorten(&text));
-            }
-        } else if !self.text.is_empty() {
-            e = e.body(shorten(&self.text));
-        }
-        e.elapsed_ms(self.elapsed_ms)
-    }
-
-    /// The evidence of several exchanges, under `calls`.
-    pub fn all(exchanges: &[&Exchange]) -> Evidence {
-        let calls: Vec<Value> = exchanges
-            .iter()
-            .map(|x| Value::Object(x.evidence().0))
-            .collect();
-        Evidence::new().with("calls", calls)
-    }
-
-    /// `status N` or the transport error, for messages.
-    pub fn outcome(&self) -> String {
-        match &self.error {
-            Some(e) => format!("no answer ({e})"),
-            None => format!("status {}", self.status),
-        }
-    }
-}
-
-fn shorten(text: &str) -> String {
-    if text.chars().count() <= EVIDENCE_BODY_CHARS {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(EVIDENCE_BODY_CHARS).collect();
-    format!("{cut}... ({} characters in all)", text.chars().count())
-}
-
 /// The HTTP side of the target: its base URL and a client.
 #[derive(Clone, Debug)]
 pub struct Http {
@@ -338,10 +253,7 @@ impl Http {
 
     /// Sends one request to a full URL (a page URI the target answered) and records it.
     pub async fn call_url(&self, method: Method, url: Url, key: Key<'_>, body: Body) -> Exchange {
-        let request = match url.query() {
-            Some(q) => format!("{method} {}?{q}", url.path()),
-            None => format!("{method} {}", url.path()),
-        };
+        let sent = Sent::new(&method, &url, &body);
         let mut req = self.client.request(method, url);
         if let Key::Value(k) = key {
             req = req.header("x-api-key", k);
@@ -367,21 +279,19 @@ impl Http {
         .await;
         let elapsed_ms = watch.elapsed().as_secs_f64() * 1000.0;
         match answer {
-            Ok((status, content_type, bytes)) => {
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                let json = serde_json::from_slice(&bytes).ok();
-                Exchange {
-                    request,
-                    status,
-                    content_type,
-                    text,
-                    json,
-                    error: None,
-                    elapsed_ms,
-                }
-            }
+            Ok((status, content_type, bytes)) => Exchange {
+                request: sent.line(),
+                sent,
+                status,
+                content_type,
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+                json: serde_json::from_slice(&bytes).ok(),
+                error: None,
+                elapsed_ms,
+            },
             Err(e) => Exchange {
-                request,
+                request: sent.line(),
+                sent,
                 status: 0,
                 content_type: None,
                 text: String::new(),
@@ -450,21 +360,5 @@ mod tests {
         let secret = Http::new("https://u:p@h/", Duration::from_secs(1)).unwrap();
         assert_eq!(secret.shown(), "https://h/");
         assert!(Http::new("localhost:8080", Duration::from_secs(1)).is_err());
-    }
-
-    #[test]
-    fn long_bodies_are_shortened_in_evidence() {
-        let x = Exchange {
-            request: "GET /x".into(),
-            status: 200,
-            content_type: None,
-            text: "a".repeat(5000),
-            json: None,
-            error: None,
-            elapsed_ms: 1.0,
-        };
-        let e = x.evidence();
-        let body = e.0["body"].as_str().unwrap();
-        assert!(body.ends_with("(5000 characters in all)"), "{body}");
     }
 }

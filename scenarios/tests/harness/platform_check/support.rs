@@ -53,29 +53,10 @@ impl Req {
         self.path.trim_start_matches('/').split('/').collect()
     }
 
-    /// `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns`.
-    pub fn is_campaigns(&self) -> bool {
-        let s = self.segments();
-        s.len() == 8 && s[1] == "scheduling" && s[7] == "campaigns"
-    }
-
     /// `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns/{id}`.
     pub fn is_campaign(&self) -> bool {
         let s = self.segments();
         s.len() == 9 && s[1] == "scheduling" && s[7] == "campaigns"
-    }
-
-    /// The id of `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns/{id}/status`.
-    pub fn campaign_status_id(&self) -> Option<&str> {
-        let s = self.segments();
-        (s.len() == 10 && s[1] == "scheduling" && s[7] == "campaigns" && s[9] == "status")
-            .then(|| s[8])
-    }
-
-    /// `/api/app-authoring/v1/orgs/{o}/workspaces/{w}/deployments`.
-    pub fn is_deployments(&self) -> bool {
-        let s = self.segments();
-        s.len() == 8 && s[1] == "app-authoring" && s[7] == "deployments"
     }
 
     /// The id of `/api/app-authoring/v1/orgs/{o}/workspaces/{w}/deployments/{id}`.
@@ -88,6 +69,95 @@ impl Req {
     pub fn is_cohort(&self) -> bool {
         let s = self.segments();
         s.len() == 11 && s[1] == "scheduling" && s[9] == "cohorts"
+    }
+
+    /// The workspace of an `/api/...` path.
+    pub fn workspace(&self) -> Option<&str> {
+        let s = self.segments();
+        (s.len() > 7 && s[0] == "api").then(|| s[6])
+    }
+
+    /// The segments of an `/api/...` path after `workspaces/{w}`: `["campaigns", id,
+    /// "status"]`; empty for other paths.
+    pub fn rest(&self) -> Vec<&str> {
+        let s = self.segments();
+        if s.len() > 7 && s[0] == "api" {
+            s[7..].to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Whether this is `method` on the resource path `pattern`, `*` matching any segment:
+    /// `req.is(Method::PUT, &["campaigns", "*", "status"])`.
+    pub fn is(&self, method: Method, pattern: &[&str]) -> bool {
+        let rest = self.rest();
+        self.method == method
+            && rest.len() == pattern.len()
+            && rest.iter().zip(pattern).all(|(a, b)| *b == "*" || a == b)
+    }
+
+    /// Changes the JSON body with `f` (nothing when the body is not JSON).
+    pub fn edit_json(&mut self, f: impl FnOnce(&mut Value)) {
+        if let Some(mut v) = self.json() {
+            f(&mut v);
+            self.body = serde_json::to_vec(&v).unwrap();
+        }
+    }
+
+    /// The text of the multipart field `name`, read naively (enough for the suite's forms).
+    pub fn form_text(&self, name: &str) -> Option<String> {
+        let body = String::from_utf8_lossy(&self.body);
+        let head = format!("name=\"{name}\"\r\n\r\n");
+        let start = body.find(&head)? + head.len();
+        let end = body[start..].find("\r\n--")?;
+        Some(body[start..start + end].to_string())
+    }
+
+    /// Makes the request a `GET` of `path` (the resource as it is): a change the proxy
+    /// answers without making it.
+    pub fn make_read(&mut self, path: String) {
+        self.method = Method::GET;
+        self.path = path;
+        self.body.clear();
+        self.headers.remove("content-type");
+    }
+
+    /// A query parameter set to `value` (added, or replacing every one of that name).
+    pub fn set_param(&mut self, name: &str, value: &str) {
+        let mut pairs: Vec<(String, String)> = url::form_urlencoded::parse(self.query.as_bytes())
+            .filter(|(k, _)| k != name)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        pairs.push((name.into(), value.into()));
+        self.query = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish();
+    }
+}
+
+/// The last status each campaign or deployment was answered with, as a mutant sees them
+/// pass (for mutants that break a rule in one state only).
+#[derive(Clone, Default)]
+pub struct Seen(Arc<std::sync::Mutex<std::collections::BTreeMap<String, String>>>);
+
+impl Seen {
+    /// Notes the status an answer shows.
+    pub fn note(&self, resp: &Resp) {
+        if let Some(v) = resp.json() {
+            let id = v["campaign_id"].as_str().or(v["deployment_id"].as_str());
+            if let (Some(id), Some(status)) = (id, v["status"].as_str()) {
+                self.0
+                    .lock()
+                    .unwrap()
+                    .insert(id.to_string(), status.to_string());
+            }
+        }
+    }
+
+    /// The last status of `id`.
+    pub fn status(&self, id: &str) -> Option<String> {
+        self.0.lock().unwrap().get(id).cloned()
     }
 }
 
@@ -122,14 +192,21 @@ impl Resp {
 
 type RequestHook = Box<dyn Fn(&mut Req) -> Option<Resp> + Send + Sync>;
 type ResponseHook = Box<dyn Fn(&Req, &mut Resp) + Send + Sync>;
+type EventHook = Box<dyn Fn(&mut Value) + Send + Sync>;
 
-/// A contract-breaking change: a request hook (may answer in place of the platform) and a
-/// response hook (may change the answer).
+/// A contract-breaking change: a request hook (may answer in place of the platform), a
+/// response hook (may change the answer), and an event hook (may change the webhook events
+/// the platform sends: the proxy points every `webhook_config.url` at itself and passes
+/// each event on, changed).
 #[derive(Default)]
 pub struct Mutation {
     pub request: Option<RequestHook>,
     pub response: Option<ResponseHook>,
+    pub event: Option<EventHook>,
 }
+
+/// Where the proxy takes the events it passes on.
+const EVENTS_PATH: &str = "/__events";
 
 /// A running mock.
 pub struct Mock {
@@ -200,9 +277,15 @@ pub async fn spawn(clock: Option<SimClock>, mutation: Option<Mutation>) -> Mock 
         Some(m) => {
             let (stop, stopped) = oneshot::channel::<()>();
             stops.push(stop);
-            tasks.push(tokio::spawn(proxy(outer, inner_addr, Arc::new(m), async {
-                let _ = stopped.await;
-            })));
+            tasks.push(tokio::spawn(proxy(
+                outer,
+                outer_addr,
+                inner_addr,
+                Arc::new(m),
+                async {
+                    let _ = stopped.await;
+                },
+            )));
             format!("http://{outer_addr}")
         }
     };
@@ -211,6 +294,7 @@ pub async fn spawn(clock: Option<SimClock>, mutation: Option<Mutation>) -> Mock 
 
 async fn proxy(
     listener: tokio::net::TcpListener,
+    outer: SocketAddr,
     inner: SocketAddr,
     m: Arc<Mutation>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -237,6 +321,29 @@ async fn proxy(
                         headers,
                         body: body.to_vec(),
                     };
+                    if req.path == EVENTS_PATH {
+                        let resp = pass_event(&client, &m, &req).await;
+                        return warp::http::Response::builder()
+                            .status(resp.status)
+                            .body(resp.body)
+                            .unwrap();
+                    }
+                    if m.event.is_some() && req.method == Method::POST {
+                        req.edit_json(|v| {
+                            let to_proxy = |at: &mut Value| {
+                                if let Some(url) = at["url"].as_str() {
+                                    let to: String =
+                                        url::form_urlencoded::byte_serialize(url.as_bytes())
+                                            .collect();
+                                    at["url"] = serde_json::json!(format!(
+                                        "http://{outer}{EVENTS_PATH}?to={to}"
+                                    ));
+                                }
+                            };
+                            to_proxy(&mut v["app_config"]["webhook_config"]);
+                            to_proxy(&mut v["webhook_config"]);
+                        });
+                    }
                     let mut resp = match m.request.as_ref().and_then(|h| h(&mut req)) {
                         Some(r) => r,
                         None => forward(&client, inner, &req).await,
@@ -257,6 +364,30 @@ async fn proxy(
         .graceful(shutdown)
         .run()
         .await;
+}
+
+/// Passes a webhook event on to where the campaign or call sent it, changed by the event
+/// hook.
+async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req) -> Resp {
+    let Some(to) = req.param("to") else {
+        return Resp::json_answer(400, &serde_json::json!({"error": "no to"}));
+    };
+    let mut event: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    if let Some(h) = &m.event {
+        h(&mut event);
+    }
+    match client.post(to).json(&event).send().await {
+        Ok(r) => Resp {
+            status: r.status().as_u16(),
+            content_type: None,
+            body: Vec::new(),
+        },
+        Err(_) => Resp {
+            status: 502,
+            content_type: None,
+            body: Vec::new(),
+        },
+    }
 }
 
 async fn forward(client: &reqwest::Client, inner: SocketAddr, req: &Req) -> Resp {

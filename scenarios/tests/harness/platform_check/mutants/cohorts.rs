@@ -1,0 +1,69 @@
+//! Mutants of the `cohorts` group: an upload answered, processed or filed wrongly.
+
+use reqwest::Method;
+use serde_json::json;
+
+use super::{answer_edit, mutants, refuse, respond, under, with_seen};
+
+mutants! {
+    /// The cohorts group's upload answers completed at once.
+    fn an_upload_answered_completed() fails ["cohorts.upload_answers_processing"] {
+        answer_edit(
+            |r| under(r, Method::POST, "campaigns", &["*", "cohorts", "upload"])
+                && r.form_text("name").is_some_and(|n| n.ends_with("-cohorts-upload")),
+            |v| v["status"] = json!("completed"),
+        )
+    }
+
+    fn rejected_rows_not_counted() fails ["cohorts.upload_completes"] {
+        answer_edit(|r| r.method == Method::GET && r.is_cohort(), |v| {
+            if v["result"].is_object() {
+                v["result"]["rejected_records"] = json!(0);
+            }
+        })
+    }
+
+    /// The rejected records file gives no reason.
+    fn rejected_rows_without_a_reason() fails ["cohorts.rejected_records_file"] {
+        respond(|req, resp| {
+            if req.param("file_type").as_deref() == Some("rejected_records") && resp.status == 200 {
+                let text = String::from_utf8_lossy(&resp.body).into_owned();
+                // The upload's three columns kept, the reason emptied.
+                let blanked: Vec<String> = text
+                    .lines()
+                    .enumerate()
+                    .map(|(i, l)| match (i, l.match_indices(',').nth(2)) {
+                        (0, _) | (_, None) => l.to_string(),
+                        (_, Some((at, _))) => format!("{},", &l[..at]),
+                    })
+                    .collect();
+                resp.body = (blanked.join("\n") + "\n").into_bytes();
+            }
+        })
+    }
+
+    /// An upload missing a named column ends completed.
+    fn a_failed_upload_answered_completed() fails ["cohorts.missing_column_fails"] {
+        answer_edit(|r| r.method == Method::GET && r.is_cohort(), |v| {
+            if v["status"] == "failed" {
+                v["status"] = json!("completed");
+            }
+        })
+    }
+
+    /// The uploaded CSV comes back with other line endings.
+    fn the_uploaded_file_not_as_uploaded() fails ["cohorts.uploaded_files"] {
+        respond(|req, resp| {
+            if req.param("file_type").as_deref() == Some("cohort") && resp.status == 200 {
+                resp.body = String::from_utf8_lossy(&resp.body).replace('\n', "\r\n").into_bytes();
+            }
+        })
+    }
+
+    fn an_upload_to_a_paused_campaign_refused() fails ["cohorts.upload_to_paused_campaign"] {
+        with_seen(|req, status| {
+            (under(req, Method::POST, "campaigns", &["*", "cohorts", "upload"]) && status.as_deref() == Some("paused"))
+                .then(|| refuse(409, "campaign_paused"))
+        })
+    }
+}
