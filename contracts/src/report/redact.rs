@@ -38,7 +38,7 @@ pub struct Redactor {
 /// The texts a secret can appear as: itself, base64 (standard and URL-safe alphabets; the
 /// unpadded forms are prefixes of these) and URL-encoded (percent-encoding in upper and
 /// lower case, form encoding).
-fn forms(secret: &str) -> Vec<String> {
+pub fn forms(secret: &str) -> Vec<String> {
     let mut out = vec![
         secret.to_string(),
         STANDARD.encode(secret),
