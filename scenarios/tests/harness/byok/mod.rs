@@ -5,6 +5,7 @@
 
 mod baseline;
 mod cli;
+mod leak;
 mod mutants;
 mod tls;
 
