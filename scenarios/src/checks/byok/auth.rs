@@ -32,7 +32,8 @@ const EXP_CLOCK_TOLERANCE_SECS: i64 = 120;
 
 /// The checks that need the right credentials to mean anything: skipped when the service
 /// refused them (see `setup.credentials`).
-const NEED_CREDENTIALS: &[crate::checks::CheckDef] = &[AUTH_WRONG_GRANT_TYPE, AUTH_JSON_BODY];
+const NEED_CREDENTIALS: &[crate::checks::CheckDef] =
+    &[AUTH_WRONG_SECRET, AUTH_WRONG_GRANT_TYPE, AUTH_JSON_BODY];
 
 /// The checks of the group, judged on `baseline` (the answer to the right credentials)
 /// and on the refusals this sends. `None`: a static API key, the group is skipped.
@@ -247,58 +248,65 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         .authorization(right)
         .json(&json!({"grant_type": "client_credentials"}));
     let p = &ctx.probe;
-    let (longer, shorter, b, c, d, e, f) = tokio::join!(
-        p.send(
-            AUTH_WRONG_SECRET.id,
-            with_secret(&format!("{secret}-wrong"))
-        ),
-        p.send(AUTH_WRONG_SECRET.id, with_secret(&cut)),
-        p.send(AUTH_UNKNOWN_CLIENT.id, unknown_client),
-        p.send(AUTH_NO_AUTHORIZATION.id, no_authorization),
-        p.send(AUTH_MALFORMED_BASIC.id, malformed),
-        async {
-            match refused {
-                None => Some(p.send(AUTH_WRONG_GRANT_TYPE.id, wrong_grant).await),
-                Some(_) => None,
-            }
-        },
-        async {
-            match refused {
-                None => Some(p.send(AUTH_JSON_BODY.id, json_body).await),
-                Some(_) => None,
-            }
-        },
-    );
+    let independent = async {
+        tokio::join!(
+            p.send(AUTH_UNKNOWN_CLIENT.id, unknown_client),
+            p.send(AUTH_NO_AUTHORIZATION.id, no_authorization),
+            p.send(AUTH_MALFORMED_BASIC.id, malformed),
+        )
+    };
+    // Made from the credentials given: meaningless when the service refused them (a secret
+    // cut short from a wrong one can even be a right one).
+    let dependent = async {
+        match refused {
+            Some(_) => None,
+            None => Some(tokio::join!(
+                p.send(
+                    AUTH_WRONG_SECRET.id,
+                    with_secret(&format!("{secret}-wrong"))
+                ),
+                p.send(AUTH_WRONG_SECRET.id, with_secret(&cut)),
+                p.send(AUTH_WRONG_GRANT_TYPE.id, wrong_grant),
+                p.send(AUTH_JSON_BODY.id, json_body),
+            )),
+        }
+    };
+    let ((unknown, none, malformed), dependent) = tokio::join!(independent, dependent);
     let r = "POST /auth";
     let mut out = vec![
-        judge_statuses(
-            &AUTH_WRONG_SECRET,
-            &[
-                ("the secret with characters appended", longer),
-                ("the secret without its last character", shorter),
-            ],
-            Want::Status(401),
+        judge_status(&AUTH_UNKNOWN_CLIENT, r, &unknown, Want::Status(401)),
+        judge_status(&AUTH_NO_AUTHORIZATION, r, &none, Want::Status(401)),
+        judge_status(
+            &AUTH_MALFORMED_BASIC,
+            r,
+            &malformed,
+            Want::OneOf(&[400, 401]),
         ),
-        judge_status(&AUTH_UNKNOWN_CLIENT, r, &b, Want::Status(401)),
-        judge_status(&AUTH_NO_AUTHORIZATION, r, &c, Want::Status(401)),
-        judge_status(&AUTH_MALFORMED_BASIC, r, &d, Want::OneOf(&[400, 401])),
     ];
-    match (e, f, refused) {
-        (Some(e), Some(f), _) => {
+    match dependent {
+        Some((longer, shorter, grant, json)) => {
+            out.push(judge_statuses(
+                &AUTH_WRONG_SECRET,
+                &[
+                    ("the secret with characters appended", longer),
+                    ("the secret without its last character", shorter),
+                ],
+                Want::Status(401),
+            ));
             out.push(judge_status(
                 &AUTH_WRONG_GRANT_TYPE,
                 r,
-                &e,
+                &grant,
                 Want::Status(400),
             ));
             out.push(judge_status(
                 &AUTH_JSON_BODY,
                 r,
-                &f,
+                &json,
                 Want::OneOf(&[400, 415]),
             ));
         }
-        (_, _, reason) => out.extend(skip_all(NEED_CREDENTIALS, reason.unwrap_or_default())),
+        None => out.extend(skip_all(NEED_CREDENTIALS, refused.unwrap_or_default())),
     }
     out
 }

@@ -121,6 +121,21 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
         }
     }
     assert_eq!(json["summary"]["passed"], 62);
+    // The evidence shows the request sent, the timestamp format with it, and the answer.
+    let status = checks.iter().find(|c| c["id"] == "decrypt.status").unwrap();
+    let request = &status["evidence"]["request"];
+    assert_eq!(request["method"], "POST");
+    assert_eq!(request["path"], "/acme/byok/v1/decrypt-key");
+    assert_eq!(request["headers"]["authorization"], "Bearer [redacted]");
+    assert_eq!(request["body"]["data"]["key_alias"], ALIAS);
+    let stamp = request["headers"]["x-request-timestamp"].as_str().unwrap();
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(stamp).is_ok() && stamp.ends_with('Z'),
+        "{stamp}"
+    );
+    assert_eq!(status["evidence"]["status"], 200);
+    assert_eq!(status["evidence"]["content_type"], "application/json");
+    assert!(status["how_to_fix"].as_str().is_some_and(|f| !f.is_empty()));
     let junit = std::fs::read_to_string(dir.path().join("out/byok.xml")).unwrap();
     assert!(
         junit.contains("<testsuite name=\"check byok\" tests=\"66\" failures=\"0\""),
