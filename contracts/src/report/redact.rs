@@ -3,10 +3,14 @@
 //! in a [`CheckReport`]'s evidence, expectations, fixes and skip reasons before anything is
 //! rendered, so no renderer (table, JSON, JUnit) can print one.
 //!
-//! A secret is hidden in whole and in part: every run of [`MIN_SECRET_RUN`] or more of its
-//! characters, also of its base64 (standard and URL-safe) and URL-encoded forms, is
-//! replaced. Evidence strings are cut to [`MAX_EVIDENCE_CHARS`] only afterwards, so a secret
-//! that straddles the cut cannot survive in part.
+//! In the evidence (what a service answered, what was sent to it) a secret is hidden in
+//! whole and in part: every run of [`MIN_SECRET_RUN`] or more of its characters, also of its
+//! base64 (standard and URL-safe) and URL-encoded forms, is replaced. Evidence strings are
+//! cut to [`MAX_EVIDENCE_CHARS`] only afterwards, so a secret that straddles the cut cannot
+//! survive in part. The report's own words (target, expectations, fixes, skip reasons) hold
+//! no text from a service; there a secret is replaced wherever one of its forms appears
+//! whole, so that a readable secret (`platform-secret-1`) does not also hide the words it
+//! shares with them (`platform`, `secret`).
 
 use std::collections::HashSet;
 
@@ -33,6 +37,8 @@ pub struct Redactor {
     windows: HashSet<Window>,
     /// Forms shorter than [`MIN_SECRET_RUN`], longest first.
     short: Vec<Vec<char>>,
+    /// Every form of every secret, longest first.
+    whole: Vec<String>,
 }
 
 /// The texts a secret can appear as: itself, base64 (standard and URL-safe alphabets; the
@@ -82,6 +88,7 @@ impl Redactor {
                 continue;
             }
             for form in forms(&secret) {
+                r.whole.push(form.clone());
                 let chars: Vec<char> = form.chars().collect();
                 if chars.len() < MIN_SECRET_RUN {
                     r.short.push(chars);
@@ -93,15 +100,30 @@ impl Redactor {
                 }
             }
         }
-        r.short
-            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        let longest_first = |a: &Vec<char>, b: &Vec<char>| b.len().cmp(&a.len()).then(a.cmp(b));
+        r.short.sort_by(longest_first);
         r.short.dedup();
+        r.whole
+            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        r.whole.dedup();
         r
+    }
+
+    /// `text` with every secret replaced where one of its forms appears whole (for the
+    /// report's own words; see the module doc).
+    pub fn whole(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.whole {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), REDACTED);
+            }
+        }
+        out
     }
 
     /// Whether there is no secret to hide.
     pub fn is_empty(&self) -> bool {
-        self.windows.is_empty() && self.short.is_empty()
+        self.whole.is_empty()
     }
 
     /// `text` with every secret replaced, in whole and in part; each stretch of hidden
@@ -186,11 +208,12 @@ fn shorten_strings(value: &mut Value, max_chars: usize) {
 }
 
 impl CheckReport {
-    /// Replaces every secret `redactor` knows in the report's text (target, evidence,
-    /// expectations, fixes and skip reasons), and only then cuts every evidence string to
-    /// [`MAX_EVIDENCE_CHARS`]: the one order in which no part of a secret survives a cut.
+    /// Replaces every secret `redactor` knows in the report: in the evidence in whole and in
+    /// part, and only then cuts every evidence string to [`MAX_EVIDENCE_CHARS`] (the one
+    /// order in which no part of a secret survives a cut); in the target, expectations, fixes
+    /// and skip reasons wherever it appears whole.
     pub fn redact(&mut self, redactor: &Redactor) {
-        self.target = redactor.text(&self.target);
+        self.target = redactor.whole(&self.target);
         for c in &mut self.checks {
             let mut evidence = Value::Object(std::mem::take(&mut c.evidence.0));
             redactor.value(&mut evidence);
@@ -200,7 +223,7 @@ impl CheckReport {
             }
             for text in [&mut c.expected, &mut c.skip_reason, &mut c.how_to_fix] {
                 if let Some(t) = text.as_mut() {
-                    *t = redactor.text(t);
+                    *t = redactor.whole(t);
                 }
             }
         }
@@ -282,6 +305,41 @@ mod tests {
         // Part of the base64 form.
         let b64 = STANDARD.encode(secret);
         assert_eq!(r.text(&b64[3..12]), REDACTED);
+    }
+
+    #[test]
+    fn the_reports_own_words_keep_what_a_readable_secret_shares_with_them() {
+        const D: CheckDef = CheckDef::error("setup.credentials", "accepted");
+        let secret = "platform-secret-1";
+        let mut report = CheckReport::new(
+            "s",
+            "http://x/acme",
+            vec![
+                Check::fail(
+                    &D,
+                    Evidence::new().body(json!({"message": "client platform: bad secret"})),
+                    "the client secret given accepted",
+                )
+                .with_fix(format!(
+                    "check the client id 'platform' and the secret {secret}"
+                )),
+            ],
+        );
+        report.redact(&Redactor::new([secret]));
+        let c = &report.checks[0];
+        assert_eq!(
+            c.how_to_fix.as_deref(),
+            Some("check the client id 'platform' and the secret [redacted]")
+        );
+        assert_eq!(
+            c.expected.as_deref(),
+            Some("the client secret given accepted")
+        );
+        // The evidence, from the service, loses every run of 6.
+        assert_eq!(
+            c.evidence.0["body"]["message"],
+            "client [redacted]: bad [redacted]"
+        );
     }
 
     #[test]
