@@ -10,7 +10,8 @@
 //!
 //! - [`settings`]: flags, file and environment; [`defs`]: the check table and each check's
 //!   fix.
-//! - `probe`: the HTTP client and the journal; `context`: what checks share.
+//! - `probe`: the HTTP client and the journal (`call`: what it sends); `context`: what
+//!   checks share.
 //! - One module per group: `setup`, `tls`, `auth`, `decrypt` (its altered keys in `tamper`),
 //!   `rotate`, `headers` (and `methods`), `token`, `load`, `errors`.
 //!
@@ -19,6 +20,7 @@
 //! need the setting are skipped naming it, not failed.
 
 mod auth;
+mod call;
 mod context;
 mod decrypt;
 pub mod defs;
