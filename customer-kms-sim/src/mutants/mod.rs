@@ -8,7 +8,7 @@
 //! real one fails under trouble, a mutant makes it wrong: an implementation bug.
 //!
 //! The state some mutants need (tokens handed out, keys already decrypted, the calls in
-//! flight) lives in [`state`] ([`Mutants`]), so the HTTP layer stays a list of
+//! flight) lives in `state` ([`Mutants`]), so the HTTP layer stays a list of
 //! `if mutants.is_on(...)`.
 
 mod state;

@@ -16,6 +16,7 @@ use super::probe::{
     Call, CallError, CallErrorKind, Endpoint, Exchange, SecretKind, data_object, decrypt_body,
 };
 use super::settings::Credentials;
+use super::setup;
 use super::tamper::{Alteration, with_bad_character};
 use crate::checks::{Check, CheckDef, Evidence};
 
@@ -256,6 +257,15 @@ pub async fn checks(
     let refused = Want::ClientError;
     out.push(judge_status(&DECRYPT_UNKNOWN_ALIAS, r, &unknown, refused));
     out.push(match &other_r {
+        // The refusal names the alias, not the key: --other-key-alias is not an alias of the
+        // service, so the check could not try what it is for.
+        Some(Ok(ex)) if setup::alias_refusal(ex) == Some("KEY_NOT_FOUND") => Check::skip(
+            &DECRYPT_OTHER_ALIAS,
+            format!(
+                "the service has no alias '{}' (404 KEY_NOT_FOUND): check --other-key-alias",
+                ctx.s.other_key_alias.as_deref().unwrap_or_default()
+            ),
+        ),
         Some(res) => judge_status(&DECRYPT_OTHER_ALIAS, r, res, refused),
         None => Check::skip(
             &DECRYPT_OTHER_ALIAS,

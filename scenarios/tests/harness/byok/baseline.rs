@@ -303,6 +303,23 @@ async fn a_mistyped_key_alias_is_said_first_and_what_needs_it_is_skipped_not_fai
 }
 
 #[tokio::test]
+async fn a_mistyped_other_key_alias_skips_decrypt_other_alias_instead_of_passing_it() {
+    let kms = spawn_kms(config()).await;
+    let args = ByokArgs {
+        other_key_alias: Some("tenant-zz".into()),
+        ..kms.args()
+    };
+    let report = check(&args).await;
+    assert_eq!(failing(&report), BTreeSet::new(), "{report:#?}");
+    let c = check_of(&report, "decrypt.other_alias");
+    assert_eq!(c.result, Outcome::Skip);
+    assert_eq!(
+        c.skip_reason.as_deref(),
+        Some("the service has no alias 'tenant-zz' (404 KEY_NOT_FOUND): check --other-key-alias")
+    );
+}
+
+#[tokio::test]
 async fn a_disabled_key_alias_is_named_as_such() {
     let kms = spawn_kms(config()).await;
     let args = kms.args();
