@@ -178,6 +178,15 @@ fn skipped_for(report: &scenarios::checks::CheckReport, reason: &str) -> BTreeSe
         .collect()
 }
 
+/// Asserts that every one of `ids` is in `set`.
+fn assert_all_in(set: &BTreeSet<String>, ids: &[&str], what: &str) {
+    let missing: Vec<&&str> = ids.iter().filter(|id| !set.contains(**id)).collect();
+    assert!(
+        missing.is_empty(),
+        "not {what}: {missing:?}; {what}: {set:?}"
+    );
+}
+
 const CREDENTIALS_REFUSED: &str =
     "the service refused the credentials you gave (see setup.credentials)";
 const ALIAS_REFUSED: &str = "the service refused the key alias you gave (see setup.key_alias)";
@@ -203,36 +212,37 @@ async fn a_wrong_client_secret_is_said_first_and_what_needs_it_is_skipped_not_fa
     );
     assert_eq!(c.evidence.0["status"], 401);
     let skipped = skipped_for(&report, CREDENTIALS_REFUSED);
-    for id in [
-        "setup.key_alias",
-        "auth.status",
-        "auth.shape",
-        "auth.wrong_secret",
-        "auth.wrong_grant_type",
-        "auth.json_body",
-        "decrypt.status",
-        "decrypt.missing_fields",
-        "rotate.status",
-        "headers.no_trace_id",
-        "methods.auth_get",
-        "methods.decrypt_get",
-        "load.errors",
-        "token.reuse",
-    ] {
-        assert!(
-            skipped.contains(id),
-            "{id} not skipped for the credentials: {skipped:?}"
-        );
-    }
+    assert_all_in(
+        &skipped,
+        &[
+            "setup.key_alias",
+            "auth.status",
+            "auth.shape",
+            "auth.wrong_secret",
+            "auth.wrong_grant_type",
+            "auth.json_body",
+            "decrypt.status",
+            "decrypt.missing_fields",
+            "rotate.status",
+            "headers.no_trace_id",
+            "methods.auth_get",
+            "methods.decrypt_get",
+            "load.errors",
+            "token.reuse",
+        ],
+        "skipped for that reason",
+    );
     // What does not need the right credentials still runs, and passes.
     let passed = ids_with(&report, Outcome::Pass);
-    for id in [
-        "auth.unknown_client",
-        "auth.no_authorization",
-        "auth.malformed_basic",
-    ] {
-        assert!(passed.contains(id), "{id}: {passed:?}");
-    }
+    assert_all_in(
+        &passed,
+        &[
+            "auth.unknown_client",
+            "auth.no_authorization",
+            "auth.malformed_basic",
+        ],
+        "passed",
+    );
 }
 
 #[tokio::test]
@@ -281,25 +291,26 @@ async fn a_mistyped_key_alias_is_said_first_and_what_needs_it_is_skipped_not_fai
         "{fix}"
     );
     let skipped = skipped_for(&report, ALIAS_REFUSED);
-    for id in [
-        "decrypt.status",
-        "decrypt.flipped_tag",
-        "rotate.status",
-        "rotate.old_keys",
-        "headers.no_trace_id",
-        "load.p50",
-        "load.errors",
-        "token.reuse",
-    ] {
-        assert!(
-            skipped.contains(id),
-            "{id} not skipped for the alias: {skipped:?}"
-        );
-    }
+    assert_all_in(
+        &skipped,
+        &[
+            "decrypt.status",
+            "decrypt.flipped_tag",
+            "rotate.status",
+            "rotate.old_keys",
+            "headers.no_trace_id",
+            "load.p50",
+            "load.errors",
+            "token.reuse",
+        ],
+        "skipped for that reason",
+    );
     let passed = ids_with(&report, Outcome::Pass);
-    for id in ["setup.credentials", "auth.status", "methods.decrypt_get"] {
-        assert!(passed.contains(id), "{id}: {passed:?}");
-    }
+    assert_all_in(
+        &passed,
+        &["setup.credentials", "auth.status", "methods.decrypt_get"],
+        "passed",
+    );
 }
 
 #[tokio::test]
