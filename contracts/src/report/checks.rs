@@ -103,6 +103,9 @@ pub struct Check {
     pub evidence: Evidence,
     /// What the contract expects (shown on failure).
     pub expected: Option<String>,
+    /// One line: how to make the target pass (shown on failure); see [`Check::with_fix`].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub how_to_fix: Option<String>,
     /// Why it was skipped, when it was.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub skip_reason: Option<String>,
@@ -141,6 +144,12 @@ impl Check {
         } else {
             Check::fail(def, evidence, expected)
         }
+    }
+
+    /// Sets the one-line fix: what to change so that the check passes.
+    pub fn with_fix(mut self, how_to_fix: impl Into<String>) -> Check {
+        self.how_to_fix = Some(how_to_fix.into());
+        self
     }
 
     /// Whether this check breaks the contract: an `error` that failed.
@@ -194,6 +203,7 @@ impl CheckDef {
             result,
             evidence,
             expected,
+            how_to_fix: None,
             skip_reason: None,
             location: None,
         }
@@ -362,7 +372,8 @@ mod tests {
 
     #[test]
     fn the_json_form_has_the_documented_fields_in_order() {
-        let c = Check::fail(&A, Evidence::new().status(200).body("bearer"), "Bearer");
+        let c = Check::fail(&A, Evidence::new().status(200).body("bearer"), "Bearer")
+            .with_fix("answer token_type \"Bearer\"");
         let v = serde_json::to_value(&c).unwrap();
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
@@ -374,10 +385,14 @@ mod tests {
                 "severity",
                 "result",
                 "evidence",
-                "expected"
+                "expected",
+                "how_to_fix"
             ]
         );
         assert_eq!(v["result"], "fail");
+        assert_eq!(v["how_to_fix"], "answer token_type \"Bearer\"");
+        let without = serde_json::to_value(Check::pass(&A, Evidence::new())).unwrap();
+        assert!(without.get("how_to_fix").is_none(), "absent, not null");
         assert_eq!(v["severity"], "error");
     }
 }

@@ -1,7 +1,8 @@
 //! JUnit XML, as CI systems read it: one `<testsuite>` per report, one `<testcase>` per
 //! check (`classname` the suite and group, `name` the check id). A failed `error` check is a
 //! `<failure>`; a failed `warning` passes with the advice in `<system-out>`, so the file
-//! agrees with the exit status; a skipped check is `<skipped>` with its reason.
+//! agrees with the exit status; a skipped check is `<skipped>` with its reason. Under a
+//! failure or a warning: what was expected, what was observed and how to fix it.
 
 use std::fmt::Write;
 
@@ -105,6 +106,9 @@ fn details(c: &Check) -> String {
             serde_json::to_string(&c.evidence).unwrap_or_default()
         );
     }
+    if let Some(fix) = &c.how_to_fix {
+        let _ = writeln!(s, "how to fix: {fix}");
+    }
     s
 }
 
@@ -142,8 +146,9 @@ mod tests {
             "check byok",
             "http://127.0.0.1:8700/acme",
             vec![
-                Check::fail(&E, Evidence::new().status(500).elapsed_ms(12.0), "200 <ok>"),
-                Check::fail(&W, Evidence::new(), "at most 250 ms"),
+                Check::fail(&E, Evidence::new().status(500).elapsed_ms(12.0), "200 <ok>")
+                    .with_fix("answer 200 to the right credentials"),
+                Check::fail(&W, Evidence::new(), "at most 250 ms").with_fix("decrypt faster"),
                 Check::skip(&S, "the URL is http"),
             ],
         );
@@ -160,6 +165,14 @@ mod tests {
         );
         assert!(xml.contains("time=\"0.012\""), "{xml}");
         assert!(xml.contains("<system-out>warning: p99"), "{xml}");
+        assert!(
+            xml.contains("how to fix: answer 200 to the right credentials&#10;</failure>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("how to fix: decrypt faster&#10;</system-out>"),
+            "{xml}"
+        );
         assert!(
             xml.contains("<skipped message=\"the URL is http\"/>"),
             "{xml}"

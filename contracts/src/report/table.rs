@@ -1,6 +1,6 @@
 //! The report as a readable table: one line per check (`PASS`, `FAIL`, `WARN` for a failed
-//! warning, `SKIP`), the expectation and the evidence under each failure, and the summary
-//! line `N passed, M failed, K skipped`. Colour only when asked (on a terminal).
+//! warning, `SKIP`), the expectation, the evidence and the fix under each failure, and the
+//! summary line `N passed, M failed, K skipped`. Colour only when asked (on a terminal).
 
 use std::fmt::Write;
 
@@ -79,6 +79,9 @@ fn line(out: &mut String, c: &Check, width: usize, colour: Colour) {
                 serde_json::to_string(&c.evidence).unwrap_or_default()
             );
         }
+        if let Some(fix) = &c.how_to_fix {
+            let _ = writeln!(out, "{pad}fix:      {fix}");
+        }
     }
 }
 
@@ -95,8 +98,9 @@ mod tests {
             "check byok",
             "http://x",
             vec![
-                Check::fail(&A, Evidence::new().status(200).body("bearer"), "\"Bearer\""),
-                Check::pass(&B, Evidence::new()),
+                Check::fail(&A, Evidence::new().status(200).body("bearer"), "\"Bearer\"")
+                    .with_fix("answer token_type \"Bearer\""),
+                Check::pass(&B, Evidence::new()).with_fix("never shown: it passed"),
             ],
         );
         let text = render(&report, Colour::Never);
@@ -109,6 +113,11 @@ mod tests {
             text.contains("observed: {\"status\":200,\"body\":\"bearer\"}"),
             "{text}"
         );
+        assert!(
+            text.contains("\n        fix:      answer token_type \"Bearer\"\n"),
+            "{text}"
+        );
+        assert!(!text.contains("never shown"), "{text}");
         assert!(text.ends_with("1 passed, 1 failed, 0 skipped\n"), "{text}");
         assert!(!text.contains('\u{1b}'), "no colour unless asked");
         assert!(render(&report, Colour::Always).contains("\u{1b}[1;31mFAIL"));

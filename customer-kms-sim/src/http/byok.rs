@@ -222,6 +222,7 @@ where
         trace_id.as_deref(),
         now,
         skew_secs,
+        m.is_on(Mutant::FutureTimestampAccepted),
     )?;
     let max_body = if m.is_on(Mutant::NoBodyLimit) {
         64 << 20
@@ -252,12 +253,14 @@ where
 }
 
 /// Checks the request headers; `request_id` and `trace_id` are their values when valid.
+/// `past_only`: a timestamp ahead of the clock is not refused ([`Mutant::FutureTimestampAccepted`]).
 fn check_headers(
     headers: &HeaderMap,
     request_id: Option<&str>,
     trace_id: Option<&str>,
     now: DateTime<Utc>,
     skew_secs: u64,
+    past_only: bool,
 ) -> Result<(), KmsError> {
     if request_id.is_none() {
         return Err(KmsError::invalid(
@@ -278,9 +281,12 @@ fn check_headers(
         .ok_or_else(|| {
             KmsError::invalid("x-request-timestamp must be an ISO 8601 (RFC 3339) date-time")
         })?;
-    let skew_ms = (now - ts.with_timezone(&Utc))
-        .num_milliseconds()
-        .unsigned_abs();
+    let ahead_ms = (now - ts.with_timezone(&Utc)).num_milliseconds();
+    let skew_ms = if past_only {
+        ahead_ms.max(0).unsigned_abs()
+    } else {
+        ahead_ms.unsigned_abs()
+    };
     if skew_ms > skew_secs.saturating_mul(1000) {
         return Err(KmsError::invalid(format!(
             "x-request-timestamp is more than {skew_secs} seconds away from the service clock"
@@ -378,6 +384,7 @@ fn decrypt_key(
     if !has_content_type(headers, JSON) && !m.is_on(Mutant::AnyContentType) {
         return Err(KmsError::invalid("content type must be application/json"));
     }
+    mutated::missing_alias(m, body)?;
     let req: DecryptKeyRequest = serde_json::from_slice(body).map_err(|_| {
         if m.is_on(Mutant::MissingFields500)
             && serde_json::from_slice::<serde_json::Value>(body).is_ok()

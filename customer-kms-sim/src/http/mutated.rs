@@ -56,6 +56,11 @@ pub fn bearer(
 ) -> Result<Caller, KmsError> {
     let m = svc.mutants();
     let auth = svc.authenticator();
+    if m.is_on(Mutant::BasicOnDecrypt)
+        && let Ok(caller) = auth.check_basic(header)
+    {
+        return Ok(caller);
+    }
     if header.is_none() && m.is_on(Mutant::NoTokenAccepted) {
         return Ok(Caller::Client {
             id: "anonymous".into(),
@@ -236,6 +241,7 @@ pub fn basic(svc: &KeyService, header: Option<&str>) -> Result<Caller, KmsError>
     let known = svc.authenticator().knows_client(&id);
     if (known && m.is_on(Mutant::AcceptWrongSecret))
         || (!known && m.is_on(Mutant::AcceptUnknownClient))
+        || (m.is_on(Mutant::SecretPrefixAccepted) && secret_prefix_of_client(svc, &id, &secret))
     {
         return Ok(Caller::Client { id });
     }
@@ -246,6 +252,32 @@ pub fn basic(svc: &KeyService, header: Option<&str>) -> Result<Caller, KmsError>
         ));
     }
     Err(err)
+}
+
+/// [`Mutant::SecretPrefixAccepted`]: whether `secret` is a non-empty prefix of a secret of
+/// the client `id` (a comparison that stops at the end of the presented secret).
+fn secret_prefix_of_client(svc: &KeyService, id: &str, secret: &str) -> bool {
+    !secret.is_empty()
+        && svc
+            .config()
+            .clients
+            .iter()
+            .filter(|c| c.id == id)
+            .flat_map(|c| &c.secrets)
+            .any(|s| s.expose().starts_with(secret))
+}
+
+/// Step 6 on `/decrypt-key`, [`Mutant::MissingAliasKeyNotFound`]: a JSON body whose `data`
+/// has no `key_alias` answers 404 `KEY_NOT_FOUND`, as if the alias were unknown.
+pub fn missing_alias(m: &Mutants, body: &[u8]) -> Result<(), KmsError> {
+    if !m.is_on(Mutant::MissingAliasKeyNotFound) {
+        return Ok(());
+    }
+    let body: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    match body.get("data").and_then(|d| d.as_object()) {
+        Some(data) if !data.contains_key("key_alias") => Err(KeyError::UnknownAlias.into()),
+        _ => Ok(()),
+    }
 }
 
 /// Step 7: the `byok:v1:` text, before it is parsed.
@@ -285,9 +317,21 @@ pub fn open(
     env: &Envelope,
 ) -> Result<Zeroizing<Vec<u8>>, KmsError> {
     match keys.open(alias, env) {
-        Ok(key) => Ok(key),
+        Ok(key) => {
+            if m.tampering() {
+                m.remember_opened(alias, env.to_bytes(), &key);
+            }
+            Ok(key)
+        }
         Err(KeyError::UnknownAlias) if m.is_on(Mutant::UnknownAlias500) => Err(internal()),
         Err(e) if e.code() == ByokErrorCode::DecryptionFailed => {
+            // The tampering mutants: a key that differs from one opened before only in the
+            // part the mutant ignores opens as that key.
+            if m.tampering()
+                && let Some(key) = m.opened_like(alias, &env.to_bytes())
+            {
+                return Ok(key);
+            }
             if m.is_on(Mutant::NoAliasBinding)
                 && let Some(key) = keys
                     .list()

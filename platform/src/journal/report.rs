@@ -59,6 +59,7 @@ pub fn report(summary: &JournalSummary, target: &str, opts: &VerifyOptions) -> C
             .with("percent", c.percent)
             .with("not_called", summary.not_called.clone()),
         expected: (!coverage_ok).then(|| format!("at least {}%", opts.min_coverage.unwrap_or(0.0))),
+        how_to_fix: None,
         skip_reason: None,
         location: None,
     });
@@ -82,6 +83,7 @@ pub fn report(summary: &JournalSummary, target: &str, opts: &VerifyOptions) -> C
         },
         expected: (unknown.requests > 0)
             .then(|| "only the methods and paths of GET /openapi.json".to_string()),
+        how_to_fix: None,
         skip_reason: None,
         location: None,
     });
@@ -100,6 +102,7 @@ fn operation_check(op: &OperationSummary, breaking: Severity) -> Check {
         result: Outcome::Pass,
         evidence: Evidence::new(),
         expected: None,
+        how_to_fix: None,
         skip_reason: None,
         location: None,
     };

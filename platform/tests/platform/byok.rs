@@ -342,6 +342,32 @@ async fn a_trace_id_that_is_not_a_uuid_is_replaced_by_a_fresh_one() {
 }
 
 #[tokio::test]
+async fn an_auth_answer_with_expires_in_as_a_string_is_named_field_and_problem() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/acme/byok/v1/auth"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"data": {"access_token": "token-x", "token_type": "Bearer", "expires_in": "3600"}}),
+        ))
+        .mount(&server)
+        .await;
+    let t = wiremock_app(&server, Method::ClientCredentials).await;
+    let (s, v) = post_outbound(&t, None).await;
+    assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "auth answered 200 with data.expires_in a string, not an integer of seconds (0 or more); the interface answers"
+        ),
+        "{message}"
+    );
+    assert!(
+        !message.contains("3600") && !message.contains("token-x"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn a_401_fetches_one_new_token_and_retries_once_then_refuses_clearly() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -394,7 +420,17 @@ async fn answers_that_cannot_be_used_are_an_outage_not_a_refusal() {
         ),
         (
             ResponseTemplate::new(200).set_body_json(json!({"data": {"key": "x"}})),
-            "decrypt-key answered 200 with JSON that is not {\"data\": {\"plaintext_key\"}}",
+            "decrypt-key answered 200 with no data.plaintext_key; the interface answers {\"data\": {\"plaintext_key\"}}",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_json(json!({"data": {"plaintext_key": 7}})),
+            "decrypt-key answered 200 with data.plaintext_key a number, not a string",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_json(
+                json!({"data": {"plaintext_key": base64::engine::general_purpose::URL_SAFE.encode([0xfbu8; 32])}}),
+            ),
+            "decrypt-key answered a plaintext_key that is URL-safe base64 (with - or _) where the interface uses standard base64 (+ and /); not used",
         ),
         (
             ResponseTemplate::new(200)

@@ -37,6 +37,7 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
                     .with("at", format_instant(run.now))
                     .with("observed", hits),
                 expected: Some(format!("exactly {n} dials")),
+                how_to_fix: None,
                 skip_reason: None,
                 location: Some(location.clone()),
             });

@@ -33,6 +33,7 @@ pub async fn judge(run: &Run<'_>, i: usize) -> Result<Check> {
             .with("at", format_instant(now))
             .with("observed", observed),
         expected: Some(expected),
+        how_to_fix: None,
         skip_reason: None,
         location: Some(location),
     })

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use zeroize::Zeroizing;
 
 use super::failure::clean;
+use super::shape::Shape;
 use super::{ByokKeyService, Endpoint};
 use crate::keys::KeyServiceError;
 
@@ -158,12 +159,13 @@ impl ByokKeyService {
         })
     }
 
-    /// A successful answer read as JSON of type `T`; anything else is unusable.
+    /// A successful answer read as JSON of type `T` (of `shape`); anything else is unusable,
+    /// and the message names the first field that is missing or of the wrong type.
     pub(super) fn json<T: serde::de::DeserializeOwned>(
         &self,
         endpoint: Endpoint,
         answer: &Answer,
-        shape: &str,
+        shape: &Shape,
     ) -> Result<T, KeyServiceError> {
         let ct = answer.content_type.as_deref().unwrap_or("");
         if !crate::media_type::is_json(ct) {
@@ -177,10 +179,19 @@ impl ByokKeyService {
         serde_json::from_slice(&answer.body).map_err(|e| {
             KeyServiceError::Unavailable(match e.classify() {
                 serde_json::error::Category::Data => {
-                    format!(
-                        "{endpoint} answered {} with JSON that is not {shape}",
-                        answer.status
-                    )
+                    let problem = serde_json::from_slice::<serde_json::Value>(&answer.body)
+                        .ok()
+                        .and_then(|v| shape.problem(&v));
+                    match problem {
+                        Some(p) => format!(
+                            "{endpoint} answered {} with {p}; the interface answers {}",
+                            answer.status, shape.text
+                        ),
+                        None => format!(
+                            "{endpoint} answered {} with JSON that is not {}",
+                            answer.status, shape.text
+                        ),
+                    }
                 }
                 _ => format!(
                     "{endpoint} answered {} with a body that is not JSON",

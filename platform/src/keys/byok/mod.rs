@@ -22,9 +22,11 @@
 //! never called and a `401` is a refusal at once.
 //!
 //! Failures map onto [`KeyServiceError`]: no answer (connection, timeout), `5xx`, `408`,
-//! `429`, and answers that cannot be used (not JSON, another content type, a plaintext that
-//! is not base64 of exactly 32 bytes) are [`KeyServiceError::Unavailable`] (transient: the
-//! platform waits and tries again); other `4xx` answers are [`KeyServiceError::Refused`],
+//! `429`, and answers that cannot be used (not JSON, another content type, a field missing
+//! or of the wrong type, a plaintext that is not standard base64 of exactly 32 bytes) are
+//! [`KeyServiceError::Unavailable`] (transient: the platform waits and tries again), with a
+//! message naming the field and its problem (`shape`); other `4xx` answers are
+//! [`KeyServiceError::Refused`],
 //! with a message naming the endpoint, status and code and saying what to check. Messages
 //! never carry a secret, token or key: the service's own message is quoted only after
 //! configured secrets and anything shaped like a JWT are masked.
@@ -34,6 +36,7 @@
 //! - [`http`]: one call, its headers and timeout, its answer.
 //! - [`token`]: the bearer token, its cache and the retry on a `401`.
 //! - [`failure`]: a failed call as a [`KeyServiceError`], with scrubbed messages.
+//! - `shape`: the fields of each successful answer, to name what is wrong with one.
 //! - The settings of a workspace's BYOK are [`crate::config::ByokConfig`].
 
 use std::fmt;
@@ -54,6 +57,7 @@ use crate::store::WorkspaceRef;
 
 pub mod failure;
 pub mod http;
+mod shape;
 pub mod token;
 
 pub use http::MAX_ANSWER_BYTES;
@@ -203,11 +207,7 @@ impl ByokKeyService {
         let answer = self
             .with_bearer(Endpoint::DecryptKey, trace, alias, &body)
             .await?;
-        let parsed: DecryptAnswer = self.json(
-            Endpoint::DecryptKey,
-            &answer,
-            "{\"data\": {\"plaintext_key\"}}",
-        )?;
+        let parsed: DecryptAnswer = self.json(Endpoint::DecryptKey, &answer, &shape::DECRYPT)?;
         key_from_base64(&parsed.data.plaintext_key.0).map_err(|why| {
             KeyServiceError::Unavailable(format!(
                 "decrypt-key answered a plaintext_key that {why}; not used"
@@ -230,11 +230,7 @@ impl ByokKeyService {
         let answer = self
             .with_bearer(Endpoint::RotateKey, trace, &self.key_alias, &body)
             .await?;
-        let parsed: RotateAnswer = self.json(
-            Endpoint::RotateKey,
-            &answer,
-            "{\"data\": {\"encrypted_dek\", \"key_alias\", \"plaintext_dek\"}}",
-        )?;
+        let parsed: RotateAnswer = self.json(Endpoint::RotateKey, &answer, &shape::ROTATE)?;
         let data = parsed.data;
         if data.key_alias != self.key_alias {
             return Err(KeyServiceError::Refused(format!(
@@ -271,7 +267,7 @@ fn key_from_base64(text: &str) -> Result<Zeroizing<[u8; 32]>, String> {
         .decode_slice(text, &mut buf[..])
         .map_err(|e| match e {
             base64::DecodeSliceError::OutputSliceTooSmall => "is longer than 32 bytes".to_string(),
-            base64::DecodeSliceError::DecodeError(_) => "is not base64".to_string(),
+            base64::DecodeSliceError::DecodeError(_) => shape::why_not_base64(text).to_string(),
         })?;
     if n != 32 {
         return Err(format!("is {n} bytes, not 32"));
@@ -359,6 +355,12 @@ mod tests {
             "is longer than 32 bytes"
         );
         assert_eq!(key_from_base64("not base64!").unwrap_err(), "is not base64");
+        let url_safe = base64::engine::general_purpose::URL_SAFE.encode([0xfbu8; 32]);
+        assert!(
+            key_from_base64(&url_safe)
+                .unwrap_err()
+                .starts_with("is URL-safe base64 (with - or _) where the interface uses standard")
+        );
         assert_eq!(key_from_base64("").unwrap_err(), "is 0 bytes, not 32");
     }
 }

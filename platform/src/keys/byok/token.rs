@@ -126,11 +126,7 @@ impl ByokKeyService {
             )
             .await
             .map_err(|e| self.failure(Endpoint::Auth, e, &self.key_alias))?;
-        let parsed: AuthAnswer = self.json(
-            Endpoint::Auth,
-            &answer,
-            "{\"data\": {\"access_token\", \"token_type\", \"expires_in\"}}",
-        )?;
+        let parsed: AuthAnswer = self.json(Endpoint::Auth, &answer, &super::shape::AUTH)?;
         let data = parsed.data;
         if data.access_token.0.is_empty() {
             return Err(KeyServiceError::Unavailable(

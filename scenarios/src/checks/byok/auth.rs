@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Want, judge_status, skip_all};
+use super::context::{Ctx, Want, judge_status, judge_statuses, skip_all};
 use super::defs::*;
 use super::jwt;
 use super::probe::{Call, CallError, Endpoint, Exchange, data_object, type_name};
@@ -30,9 +30,20 @@ const EXP_TOLERANCE_SECS: i64 = 5;
 /// has no `iat`.
 const EXP_CLOCK_TOLERANCE_SECS: i64 = 120;
 
+/// The checks that need the right credentials to mean anything: skipped when the service
+/// refused them (see `setup.credentials`).
+const NEED_CREDENTIALS: &[crate::checks::CheckDef] =
+    &[AUTH_WRONG_SECRET, AUTH_WRONG_GRANT_TYPE, AUTH_JSON_BODY];
+
 /// The checks of the group, judged on `baseline` (the answer to the right credentials)
 /// and on the refusals this sends. `None`: a static API key, the group is skipped.
-pub async fn checks(ctx: &Ctx, baseline: Option<&Result<Arc<Exchange>, CallError>>) -> Vec<Check> {
+/// `refused`: the service refused the credentials given, so the checks that need them are
+/// skipped with that reason.
+pub async fn checks(
+    ctx: &Ctx,
+    baseline: Option<&Result<Arc<Exchange>, CallError>>,
+    refused: Option<&str>,
+) -> Vec<Check> {
     let Some(baseline) = baseline else {
         let reason = "a static API key: /auth is not used";
         let mut v = skip_all(BASELINE, reason);
@@ -52,8 +63,11 @@ pub async fn checks(ctx: &Ctx, baseline: Option<&Result<Arc<Exchange>, CallError
     if !ctx.runs("auth") {
         return Vec::new();
     }
-    let mut out = judge_baseline(baseline, ctx.s.time.now().timestamp());
-    out.extend(refusals(ctx).await);
+    let mut out = match refused {
+        Some(reason) => skip_all(BASELINE, reason),
+        None => judge_baseline(baseline, ctx.s.time.now().timestamp()),
+    };
+    out.extend(refusals(ctx, refused).await);
     out
 }
 
@@ -203,15 +217,22 @@ fn judge_exp(jwt: &jwt::Jwt, expires_in: Option<u64>, now: i64) -> Check {
     }
 }
 
-async fn refusals(ctx: &Ctx) -> Vec<Check> {
+async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
     let Credentials::Client { id, secret } = &ctx.s.credentials else {
         return Vec::new();
     };
     let secret = secret.expose();
     let form = "grant_type=client_credentials";
-    let wrong_secret = Call::post(Endpoint::Auth)
-        .authorization(ctx.basic(id, &format!("{secret}-wrong")))
-        .form(form);
+    let with_secret = |s: &str| {
+        Call::post(Endpoint::Auth)
+            .authorization(ctx.basic(id, s))
+            .form(form)
+    };
+    // A secret cut short catches a comparison that stops at the end of the presented one.
+    let cut: String = secret
+        .chars()
+        .take(secret.chars().count().saturating_sub(1))
+        .collect();
     let unknown_client = Call::post(Endpoint::Auth)
         .authorization(ctx.basic("byok-check-unknown-client", secret))
         .form(form);
@@ -227,23 +248,67 @@ async fn refusals(ctx: &Ctx) -> Vec<Check> {
         .authorization(right)
         .json(&json!({"grant_type": "client_credentials"}));
     let p = &ctx.probe;
-    let (a, b, c, d, e, f) = tokio::join!(
-        p.send(AUTH_WRONG_SECRET.id, wrong_secret),
-        p.send(AUTH_UNKNOWN_CLIENT.id, unknown_client),
-        p.send(AUTH_NO_AUTHORIZATION.id, no_authorization),
-        p.send(AUTH_MALFORMED_BASIC.id, malformed),
-        p.send(AUTH_WRONG_GRANT_TYPE.id, wrong_grant),
-        p.send(AUTH_JSON_BODY.id, json_body),
-    );
+    let independent = async {
+        tokio::join!(
+            p.send(AUTH_UNKNOWN_CLIENT.id, unknown_client),
+            p.send(AUTH_NO_AUTHORIZATION.id, no_authorization),
+            p.send(AUTH_MALFORMED_BASIC.id, malformed),
+        )
+    };
+    // Made from the credentials given: meaningless when the service refused them (a secret
+    // cut short from a wrong one can even be a right one).
+    let dependent = async {
+        match refused {
+            Some(_) => None,
+            None => Some(tokio::join!(
+                p.send(
+                    AUTH_WRONG_SECRET.id,
+                    with_secret(&format!("{secret}-wrong"))
+                ),
+                p.send(AUTH_WRONG_SECRET.id, with_secret(&cut)),
+                p.send(AUTH_WRONG_GRANT_TYPE.id, wrong_grant),
+                p.send(AUTH_JSON_BODY.id, json_body),
+            )),
+        }
+    };
+    let ((unknown, none, malformed), dependent) = tokio::join!(independent, dependent);
     let r = "POST /auth";
-    vec![
-        judge_status(&AUTH_WRONG_SECRET, r, &a, Want::Status(401)),
-        judge_status(&AUTH_UNKNOWN_CLIENT, r, &b, Want::Status(401)),
-        judge_status(&AUTH_NO_AUTHORIZATION, r, &c, Want::Status(401)),
-        judge_status(&AUTH_MALFORMED_BASIC, r, &d, Want::OneOf(&[400, 401])),
-        judge_status(&AUTH_WRONG_GRANT_TYPE, r, &e, Want::Status(400)),
-        judge_status(&AUTH_JSON_BODY, r, &f, Want::OneOf(&[400, 415])),
-    ]
+    let mut out = vec![
+        judge_status(&AUTH_UNKNOWN_CLIENT, r, &unknown, Want::Status(401)),
+        judge_status(&AUTH_NO_AUTHORIZATION, r, &none, Want::Status(401)),
+        judge_status(
+            &AUTH_MALFORMED_BASIC,
+            r,
+            &malformed,
+            Want::OneOf(&[400, 401]),
+        ),
+    ];
+    match dependent {
+        Some((longer, shorter, grant, json)) => {
+            out.push(judge_statuses(
+                &AUTH_WRONG_SECRET,
+                &[
+                    ("the secret with characters appended", longer),
+                    ("the secret without its last character", shorter),
+                ],
+                Want::Status(401),
+            ));
+            out.push(judge_status(
+                &AUTH_WRONG_GRANT_TYPE,
+                r,
+                &grant,
+                Want::Status(400),
+            ));
+            out.push(judge_status(
+                &AUTH_JSON_BODY,
+                r,
+                &json,
+                Want::OneOf(&[400, 415]),
+            ));
+        }
+        None => out.extend(skip_all(NEED_CREDENTIALS, refused.unwrap_or_default())),
+    }
+    out
 }
 
 #[cfg(test)]
@@ -264,6 +329,7 @@ mod tests {
             endpoint: super::super::probe::Endpoint::Auth,
             method: Method::POST,
             trace_id: None,
+            sent: super::super::probe::Sent::new(Method::POST, "/acme/byok/v1/auth"),
             status: 200,
             headers,
             body: serde_json::to_vec(&body).unwrap().into(),

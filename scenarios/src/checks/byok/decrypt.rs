@@ -1,21 +1,23 @@
 //! The `decrypt` group: `/decrypt-key` answers the expected plaintext, the same way twice,
-//! and refuses bad tokens (401), bad keys (a 4xx, never 200 or 5xx) and bad requests (4xx).
+//! and refuses bad credentials (401), bad keys (a 4xx, never 200 or 5xx; the alterations are
+//! in [`super::tamper`]) and bad requests (4xx, with a code that names the problem).
 
 use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE};
 use contracts::envelope::PREFIX;
 use serde_json::{Value, json};
 
 use super::context::{Ctx, TargetKey, Want, judge_status, judge_statuses, skip_all};
 use super::defs::*;
+use super::errors;
 use super::jwt;
 use super::plaintext;
 use super::probe::{
     Call, CallError, CallErrorKind, Endpoint, Exchange, SecretKind, data_object, decrypt_body,
 };
 use super::settings::Credentials;
+use super::setup;
+use super::tamper::{Alteration, with_bad_character};
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// The size of the oversized body.
@@ -108,7 +110,7 @@ pub async fn checks(
         .and_then(|b| b.strip_prefix("Bearer "))
         .unwrap_or("")
         .to_string();
-    let garbage = jwt::garbage(rand_u64());
+    let garbage = jwt::garbage(contracts::ids::IdGen::from_entropy().bytes::<24>());
     let tampered = jwt::tamper(&token);
     let parsed = jwt::parse(&token).ok();
     let subject = match &ctx.s.credentials {
@@ -136,19 +138,11 @@ pub async fn checks(
                 .json(&b),
         )
     };
-    let (
-        repeat,
-        no_token,
-        garbage_r,
-        tampered_r,
-        none_r,
-        unknown,
-        missing_prefix,
-        wrong_prefix,
-        v2,
-        bad_b64,
-        flipped,
-    ) = tokio::join!(
+    let basic = match &ctx.s.credentials {
+        Credentials::Client { id, secret } => Some(ctx.basic(id, secret.expose())),
+        Credentials::ApiKey(_) => None,
+    };
+    let (repeat, no_token, garbage_r, tampered_r, none_r, basic_r, unknown) = tokio::join!(
         p.send(DECRYPT_REPEATABLE.id, post(bearer.clone())),
         p.send(DECRYPT_NO_TOKEN.id, post(None)),
         p.send(
@@ -160,12 +154,23 @@ pub async fn checks(
             post(Some(format!("Bearer {tampered}")))
         ),
         p.send(DECRYPT_ALG_NONE.id, post(Some(format!("Bearer {none}")))),
+        async {
+            match basic.clone() {
+                Some(b) => Some(p.send(DECRYPT_BASIC_CREDENTIALS.id, post(Some(b))).await),
+                None => None,
+            }
+        },
         send_body(DECRYPT_UNKNOWN_ALIAS.id, decrypt_body(UNKNOWN_ALIAS, e)),
+    );
+    let (missing_prefix, wrong_prefix, v2, bad_b64, tampered_keys) = tokio::join!(
         send_body(DECRYPT_MISSING_PREFIX.id, key(payload.to_string())),
         send_body(DECRYPT_WRONG_PREFIX.id, key(format!("kms:v1:{payload}"))),
         send_body(DECRYPT_V2_PREFIX.id, key(format!("byok:v2:{payload}"))),
         send_body(DECRYPT_BAD_BASE64.id, key(with_bad_character(e))),
-        send_body(DECRYPT_FLIPPED_BYTE.id, key(flip_byte(e))),
+        futures_util::future::join_all(
+            Alteration::CHECKS
+                .map(|(def, how)| async move { (def, send_body(def.id, key(how.apply(e))).await) })
+        ),
     );
     let (other_r, fields, content_type, oversized_r) = tokio::join!(
         async {
@@ -242,9 +247,25 @@ pub async fn checks(
             Want::Status(401),
         ));
     }
+    out.push(match &basic_r {
+        Some(res) => judge_status(&DECRYPT_BASIC_CREDENTIALS, r, res, Want::Status(401)),
+        None => Check::skip(
+            &DECRYPT_BASIC_CREDENTIALS,
+            "a static API key: there are no client credentials to send",
+        ),
+    });
     let refused = Want::ClientError;
     out.push(judge_status(&DECRYPT_UNKNOWN_ALIAS, r, &unknown, refused));
     out.push(match &other_r {
+        // The refusal names the alias, not the key: --other-key-alias is not an alias of the
+        // service, so the check could not try what it is for.
+        Some(Ok(ex)) if setup::alias_refusal(ex) == Some("KEY_NOT_FOUND") => Check::skip(
+            &DECRYPT_OTHER_ALIAS,
+            format!(
+                "the service has no alias '{}' (404 KEY_NOT_FOUND): check --other-key-alias",
+                ctx.s.other_key_alias.as_deref().unwrap_or_default()
+            ),
+        ),
         Some(res) => judge_status(&DECRYPT_OTHER_ALIAS, r, res, refused),
         None => Check::skip(
             &DECRYPT_OTHER_ALIAS,
@@ -266,8 +287,11 @@ pub async fn checks(
     ));
     out.push(judge_status(&DECRYPT_V2_PREFIX, r, &v2, refused));
     out.push(judge_status(&DECRYPT_BAD_BASE64, r, &bad_b64, refused));
-    out.push(judge_status(&DECRYPT_FLIPPED_BYTE, r, &flipped, refused));
+    for (def, res) in &tampered_keys {
+        out.push(judge_status(def, r, res, refused));
+    }
     out.push(judge_statuses(&DECRYPT_MISSING_FIELDS, &fields, refused));
+    out.push(judge_missing_fields_code(&fields));
     out.push(judge_status(
         &DECRYPT_CONTENT_TYPE,
         r,
@@ -282,15 +306,56 @@ pub async fn checks(
         &wrong_prefix,
         &v2,
         &bad_b64,
-        &flipped,
     ]
     .into_iter()
+    .chain(tampered_keys.iter().map(|(_, r)| r))
     .chain(other_r.as_ref())
+    .chain(basic_r.as_ref())
     .flatten()
     {
         ctx.note_plaintexts(res);
     }
     out
+}
+
+/// `decrypt.missing_fields_code`: the missing-field requests that were refused with a 4xx
+/// are refused with a code that names a bad request. A code that names another problem
+/// (`KEY_NOT_FOUND`, `UNAUTHORIZED`, `DECRYPTION_FAILED`, ...) or a status that does (401,
+/// 403, 404, 405, 413) sends the operator after the wrong setting.
+fn judge_missing_fields_code(fields: &[(&str, Result<Arc<Exchange>, CallError>)]) -> Check {
+    let mut cases = Vec::new();
+    let mut contradicting = Vec::new();
+    for (name, res) in fields {
+        let Ok(ex) = res else { continue };
+        if !(400..500).contains(&ex.status) {
+            continue;
+        }
+        let body = ex.json();
+        let code = body
+            .as_ref()
+            .and_then(|b| b.pointer("/error/code"))
+            .and_then(Value::as_str);
+        let other_problem = matches!(ex.status, 401 | 403 | 404 | 405 | 413)
+            || code.is_some_and(|c| c != "INVALID_REQUEST" && errors::is_documented(c));
+        if other_problem {
+            contradicting.push(*name);
+        }
+        cases.push(json!({"case": name, "status": ex.status, "code": code}));
+    }
+    if cases.is_empty() {
+        return Check::skip(
+            &DECRYPT_MISSING_FIELDS_CODE,
+            "no missing-field request was refused with a 4xx (see decrypt.missing_fields)",
+        );
+    }
+    Check::judge(
+        &DECRYPT_MISSING_FIELDS_CODE,
+        contradicting.is_empty(),
+        Evidence::new()
+            .with("cases", cases)
+            .with("naming_another_problem", contradicting),
+        "400 INVALID_REQUEST (or another 4xx whose code names a bad request) for every case",
+    )
 }
 
 /// A 4xx, or the connection closed while the body was still being sent: a service (or a
@@ -344,35 +409,4 @@ fn judge_repeat(
             "200 with the same plaintext_key as the first call",
         ),
     }
-}
-
-/// `encrypted_key` with a `!` in the middle of its base64.
-pub fn with_bad_character(encrypted_key: &str) -> String {
-    let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
-    let mid = payload.len() / 2;
-    let mid = (0..=mid)
-        .rev()
-        .find(|i| payload.is_char_boundary(*i))
-        .unwrap_or(0);
-    format!("{PREFIX}{}!{}", &payload[..mid], &payload[mid..])
-}
-
-/// `encrypted_key` with the middle byte of its base64 payload flipped (every bit), in the
-/// same alphabet; a payload that is not base64 gets its middle character changed.
-pub fn flip_byte(encrypted_key: &str) -> String {
-    let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
-    for engine in [&STANDARD, &URL_SAFE] {
-        if let Ok(mut bytes) = engine.decode(payload)
-            && !bytes.is_empty()
-        {
-            let mid = bytes.len() / 2;
-            bytes[mid] ^= 0xff;
-            return format!("{PREFIX}{}", engine.encode(bytes));
-        }
-    }
-    format!("{PREFIX}{}", jwt::tamper(payload))
-}
-
-fn rand_u64() -> u64 {
-    contracts::ids::IdGen::from_entropy().next_u64()
 }

@@ -1,89 +1,110 @@
 //! Every check of `harness check byok`, in report order: stable ids, groups (the part of the
-//! id before the dot), one-line descriptions and severities. `--list-checks` prints this
-//! table, and the README's check list is kept equal to it by a test.
+//! id before the dot), one-line descriptions, severities and the one-line fix of each.
+//! `--list-checks` prints this table, and the README's check list is kept equal to it by a
+//! test.
 
 use crate::checks::CheckDef;
 
 macro_rules! defs {
-    ($($name:ident = $kind:ident($id:literal, $desc:literal);)*) => {
+    ($($name:ident = $kind:ident($id:literal, $desc:literal, $fix:literal);)*) => {
         $(
             #[doc = concat!("`", $id, "`: ", $desc)]
             pub const $name: CheckDef = CheckDef::$kind($id, $desc);
         )*
         /// Every check, in report order.
         pub const ALL: &[CheckDef] = &[$($name),*];
+        /// The one-line fix of every check (`how_to_fix`), by id, in report order.
+        pub const FIXES: &[(&str, &str)] = &[$(($id, $fix)),*];
     };
 }
 
 defs! {
-    TLS_HTTPS = warning("tls.https", "the key endpoints are served over https (plain http only on loopback)");
-    TLS_CHAIN = error("tls.chain", "the TLS certificate chain verifies (system roots or --ca-cert)");
+    SETUP_CREDENTIALS = error("setup.credentials", "the service accepts the credentials given (client id and secret, or API key)", "the service refused the credentials you gave: check --client-id and the client secret (BYOK_CLIENT_SECRET), or the API key (BYOK_API_KEY); if they are right, the service's authentication is wrong");
+    SETUP_KEY_ALIAS = error("setup.key_alias", "the service has the --key-alias given, enabled", "the service refused the key alias you gave: check --key-alias against the aliases configured at the service, and that the alias is enabled");
 
-    AUTH_STATUS = error("auth.status", "right client credentials: /auth answers 200");
-    AUTH_SHAPE = error("auth.shape", "/auth answers JSON {data:{access_token,token_type,expires_in}}");
-    AUTH_TOKEN_TYPE = error("auth.token_type", "token_type is \"Bearer\" (in any case)");
-    AUTH_EXPIRES_IN = error("auth.expires_in", "expires_in is an integer above 0");
-    AUTH_JWT = error("auth.jwt", "access_token is a JWT (header.claims.signature)");
-    AUTH_JWT_ALG = error("auth.jwt_alg", "the JWT's alg is set and not \"none\"");
-    AUTH_JWT_EXP = error("auth.jwt_exp", "the JWT's exp agrees with expires_in");
-    AUTH_WRONG_SECRET = error("auth.wrong_secret", "a wrong client secret is refused with 401");
-    AUTH_UNKNOWN_CLIENT = error("auth.unknown_client", "an unknown client id is refused with 401");
-    AUTH_NO_AUTHORIZATION = error("auth.no_authorization", "no Authorization header is refused with 401");
-    AUTH_MALFORMED_BASIC = error("auth.malformed_basic", "a malformed Basic header is refused with 400 or 401");
-    AUTH_WRONG_GRANT_TYPE = error("auth.wrong_grant_type", "a grant_type other than client_credentials is refused with 400");
-    AUTH_JSON_BODY = error("auth.json_body", "a JSON body instead of a form is refused with 400 or 415");
+    TLS_HTTPS = warning("tls.https", "the key endpoints are served over https (plain http only on loopback)", "serve the key endpoints over https wherever the platform reaches them from another machine");
+    TLS_CHAIN = error("tls.chain", "the TLS certificate chain verifies (system roots or --ca-cert)", "serve a certificate for the host that chains to a trusted root, or give the private CA with --ca-cert");
 
-    DECRYPT_STATUS = error("decrypt.status", "the encrypted key: /decrypt-key answers 200");
-    DECRYPT_SHAPE = error("decrypt.shape", "/decrypt-key answers JSON {data:{plaintext_key}}");
-    DECRYPT_PLAINTEXT = error("decrypt.plaintext", "plaintext_key is base64 of the expected 32-byte key");
-    DECRYPT_REPEATABLE = error("decrypt.repeatable", "the same request twice gives the same plaintext_key");
-    DECRYPT_NO_TOKEN = error("decrypt.no_token", "no Authorization header is refused with 401");
-    DECRYPT_GARBAGE_TOKEN = error("decrypt.garbage_token", "a garbage bearer token is refused with 401");
-    DECRYPT_TAMPERED_TOKEN = error("decrypt.tampered_token", "the token with one character changed is refused with 401");
-    DECRYPT_ALG_NONE = error("decrypt.alg_none", "an unsigned token (alg none) is refused with 401");
-    DECRYPT_UNKNOWN_ALIAS = error("decrypt.unknown_alias", "an unknown key_alias is refused with a 4xx");
-    DECRYPT_OTHER_ALIAS = error("decrypt.other_alias", "the key sent under another existing alias is refused with a 4xx");
-    DECRYPT_MISSING_PREFIX = error("decrypt.missing_prefix", "the key without its byok:v1: prefix is refused with a 4xx");
-    DECRYPT_WRONG_PREFIX = error("decrypt.wrong_prefix", "the key with another prefix (kms:v1:) is refused with a 4xx");
-    DECRYPT_V2_PREFIX = error("decrypt.v2_prefix", "the key labelled byok:v2: is refused with a 4xx");
-    DECRYPT_BAD_BASE64 = error("decrypt.bad_base64", "the key with a character outside base64 is refused with a 4xx");
-    DECRYPT_FLIPPED_BYTE = error("decrypt.flipped_byte", "the key with one ciphertext byte flipped is refused with a 4xx");
-    DECRYPT_MISSING_FIELDS = error("decrypt.missing_fields", "JSON without key_alias, encrypted_key or data is refused with a 4xx");
-    DECRYPT_CONTENT_TYPE = error("decrypt.content_type", "the JSON body labelled text/plain is refused with a 4xx");
-    DECRYPT_OVERSIZED = error("decrypt.oversized", "a 1 MiB body is refused with a 4xx");
+    AUTH_STATUS = error("auth.status", "right client credentials: /auth answers 200", "answer 200 with a token to POST /auth with the right Basic credentials and grant_type=client_credentials");
+    AUTH_SHAPE = error("auth.shape", "/auth answers JSON {data:{access_token,token_type,expires_in}}", "answer application/json {\"data\": {\"access_token\": string, \"token_type\": \"Bearer\", \"expires_in\": integer}}");
+    AUTH_TOKEN_TYPE = error("auth.token_type", "token_type is \"Bearer\" (in any case)", "answer token_type \"Bearer\"");
+    AUTH_EXPIRES_IN = error("auth.expires_in", "expires_in is an integer above 0", "answer expires_in as a JSON integer of seconds above 0 (3600, not \"3600\" or 0)");
+    AUTH_JWT = error("auth.jwt", "access_token is a JWT (header.claims.signature)", "issue the access token as a signed JWT: base64url header, claims and signature joined by dots");
+    AUTH_JWT_ALG = error("auth.jwt_alg", "the JWT's alg is set and not \"none\"", "sign the JWT and name the algorithm in its header (HS256, RS256, ...)");
+    AUTH_JWT_EXP = error("auth.jwt_exp", "the JWT's exp agrees with expires_in", "set the JWT's exp to its iat plus expires_in");
+    AUTH_WRONG_SECRET = error("auth.wrong_secret", "a wrong client secret (longer, or cut short) is refused with 401", "compare the whole client secret (in constant time) and answer 401 when it differs in any way");
+    AUTH_UNKNOWN_CLIENT = error("auth.unknown_client", "an unknown client id is refused with 401", "answer 401 to a client id you do not know");
+    AUTH_NO_AUTHORIZATION = error("auth.no_authorization", "no Authorization header is refused with 401", "answer 401 (not 5xx) when the Authorization header is missing");
+    AUTH_MALFORMED_BASIC = error("auth.malformed_basic", "a malformed Basic header is refused with 400 or 401", "answer 400 or 401 (not 5xx) to a Basic header that is not base64 of id:secret");
+    AUTH_WRONG_GRANT_TYPE = error("auth.wrong_grant_type", "a grant_type other than client_credentials is refused with 400", "answer 400 unless the form has grant_type=client_credentials");
+    AUTH_JSON_BODY = error("auth.json_body", "a JSON body instead of a form is refused with 400 or 415", "read /auth bodies only as application/x-www-form-urlencoded; answer 400 or 415 to JSON");
 
-    ROTATE_STATUS = error("rotate.status", "/rotate-key answers 200");
-    ROTATE_SHAPE = error("rotate.shape", "/rotate-key answers JSON {data:{encrypted_dek (byok:v1:...),key_alias,plaintext_dek}}");
-    ROTATE_ALIAS = error("rotate.alias", "key_alias is the alias asked for");
-    ROTATE_PLAINTEXT = error("rotate.plaintext", "plaintext_dek is base64 of 32 bytes");
-    ROTATE_ROUNDTRIP = error("rotate.roundtrip", "encrypted_dek decrypts to plaintext_dek through /decrypt-key");
-    ROTATE_FRESH = error("rotate.fresh", "a second rotation gives another data key");
-    ROTATE_OLD_KEYS = error("rotate.old_keys", "keys from before a rotation still decrypt");
+    DECRYPT_STATUS = error("decrypt.status", "the encrypted key: /decrypt-key answers 200", "answer 200 with the plaintext to POST /decrypt-key with a valid token, the alias and its encrypted key");
+    DECRYPT_SHAPE = error("decrypt.shape", "/decrypt-key answers JSON {data:{plaintext_key}}", "answer application/json {\"data\": {\"plaintext_key\": string}}");
+    DECRYPT_PLAINTEXT = error("decrypt.plaintext", "plaintext_key is base64 of the expected 32-byte key", "answer plaintext_key as standard base64 (+ and /) of the 32-byte data key the encrypted key holds");
+    DECRYPT_REPEATABLE = error("decrypt.repeatable", "the same request twice gives the same plaintext_key", "answer the same plaintext_key every time the same key is decrypted");
+    DECRYPT_NO_TOKEN = error("decrypt.no_token", "no Authorization header is refused with 401", "answer 401 when the Authorization header is missing");
+    DECRYPT_GARBAGE_TOKEN = error("decrypt.garbage_token", "a garbage bearer token is refused with 401", "answer 401 (not 5xx) to a bearer token that is neither a JWT you issued nor an API key");
+    DECRYPT_TAMPERED_TOKEN = error("decrypt.tampered_token", "the token with one character changed is refused with 401", "verify the JWT's signature before trusting its claims, and answer 401 when it does not verify");
+    DECRYPT_ALG_NONE = error("decrypt.alg_none", "an unsigned token (alg none) is refused with 401", "accept only the algorithm you sign with, and answer 401 to alg none");
+    DECRYPT_BASIC_CREDENTIALS = error("decrypt.basic_credentials", "the client credentials (HTTP Basic) instead of a bearer token are refused with 401", "accept only Authorization: Bearer (a token from /auth or the static key) on /decrypt-key, and answer 401 to Basic");
+    DECRYPT_UNKNOWN_ALIAS = error("decrypt.unknown_alias", "an unknown key_alias is refused with a 4xx", "answer 404 KEY_NOT_FOUND (not 5xx) to an alias you do not have");
+    DECRYPT_OTHER_ALIAS = error("decrypt.other_alias", "the key sent under another existing alias is refused with a 4xx", "bind each encrypted key to its alias (authenticate the alias with the key) and refuse it under any other");
+    DECRYPT_MISSING_PREFIX = error("decrypt.missing_prefix", "the key without its byok:v1: prefix is refused with a 4xx", "refuse an encrypted key without the byok:v1: prefix with 400");
+    DECRYPT_WRONG_PREFIX = error("decrypt.wrong_prefix", "the key with another prefix (kms:v1:) is refused with a 4xx", "refuse an encrypted key with another prefix with 400 (not 5xx)");
+    DECRYPT_V2_PREFIX = error("decrypt.v2_prefix", "the key labelled byok:v2: is refused with a 4xx", "refuse envelope versions you do not implement (byok:v2:) with 400");
+    DECRYPT_BAD_BASE64 = error("decrypt.bad_base64", "the key with a character outside base64 is refused with a 4xx", "decode the envelope strictly and refuse a character outside base64 with 400");
+    DECRYPT_FLIPPED_FIRST = error("decrypt.flipped_first", "the key with its first byte flipped is refused with a 4xx", "authenticate the envelope's first bytes (its version) with the rest, and refuse an altered key with 422");
+    DECRYPT_FLIPPED_NONCE = error("decrypt.flipped_nonce", "the key with a byte of its nonce flipped (byok:v1: bytes 5 to 16) is refused with a 4xx", "decrypt with the nonce the envelope carries and refuse a key whose tag then fails with 422");
+    DECRYPT_FLIPPED_BYTE = error("decrypt.flipped_byte", "the key with its middle byte flipped is refused with a 4xx", "verify the authentication tag before using the plaintext, and refuse a key that does not verify with 422");
+    DECRYPT_FLIPPED_TAG = error("decrypt.flipped_tag", "the key with the first byte of its tag flipped (16th from the end) is refused with a 4xx", "compare every byte of the authentication tag, the first included, and refuse a key that does not verify with 422");
+    DECRYPT_FLIPPED_LAST = error("decrypt.flipped_last", "the key with its last byte flipped is refused with a 4xx", "compare every byte of the authentication tag, the last included, and refuse a key that does not verify with 422");
+    DECRYPT_TRUNCATED_KEY = error("decrypt.truncated_key", "the key with its last 8 bytes cut off is refused with a 4xx", "require the whole 16-byte tag (never a tag length taken from the key) and refuse a shortened key with 400 or 422");
+    DECRYPT_MISSING_FIELDS = error("decrypt.missing_fields", "JSON without key_alias, encrypted_key or data is refused with a 4xx", "answer 400 INVALID_REQUEST (not 5xx) to a body without data, key_alias or encrypted_key");
+    DECRYPT_MISSING_FIELDS_CODE = warning("decrypt.missing_fields_code", "a request missing a field is refused with INVALID_REQUEST, not a code naming another problem", "answer a missing field with 400 INVALID_REQUEST naming the field: KEY_NOT_FOUND or UNAUTHORIZED sends the operator after the wrong setting");
+    DECRYPT_CONTENT_TYPE = error("decrypt.content_type", "the JSON body labelled text/plain is refused with a 4xx", "read /decrypt-key bodies only when labelled application/json; answer 400 or 415 otherwise");
+    DECRYPT_OVERSIZED = error("decrypt.oversized", "a 1 MiB body is refused with a 4xx", "limit request bodies (a few KiB is plenty) and answer 413 to larger ones");
 
-    HEADERS_TRACE_ECHO = error("headers.trace_echo", "every answer echoes the x-trace-id sent as X-Trace-Id");
-    HEADERS_NO_TRACE_ID = error("headers.no_trace_id", "a call without the optional x-trace-id is served");
-    HEADERS_REQUEST_DURATION = warning("headers.request_duration", "answers carry X-Request-Duration in milliseconds");
-    HEADERS_SKEWED_TIMESTAMP = warning("headers.skewed_timestamp", "an x-request-timestamp one hour old is refused with a 4xx");
+    ROTATE_STATUS = error("rotate.status", "/rotate-key answers 200", "answer 200 with a new key to POST /rotate-key with a valid token and the alias");
+    ROTATE_SHAPE = error("rotate.shape", "/rotate-key answers JSON {data:{encrypted_dek (byok:v1:...),key_alias,plaintext_dek}}", "answer application/json {\"data\": {\"encrypted_dek\": \"byok:v1:...\", \"key_alias\": string, \"plaintext_dek\": string}}");
+    ROTATE_ALIAS = error("rotate.alias", "key_alias is the alias asked for", "answer the key_alias that was asked for, the one that wraps encrypted_dek");
+    ROTATE_PLAINTEXT = error("rotate.plaintext", "plaintext_dek is base64 of 32 bytes", "answer plaintext_dek as standard base64 of a new 32-byte data key");
+    ROTATE_ROUNDTRIP = error("rotate.roundtrip", "encrypted_dek decrypts to plaintext_dek through /decrypt-key", "make encrypted_dek decrypt through /decrypt-key to exactly plaintext_dek");
+    ROTATE_FRESH = error("rotate.fresh", "a second rotation gives another data key", "draw a new random data key on every rotation");
+    ROTATE_OLD_KEYS = error("rotate.old_keys", "keys from before a rotation still decrypt", "keep the older master-key versions for decryption after a rotation");
 
-    METHODS_AUTH_GET = error("methods.auth_get", "GET /auth answers 405");
-    METHODS_DECRYPT_GET = error("methods.decrypt_get", "GET /decrypt-key answers 405");
-    METHODS_ROTATE_GET = error("methods.rotate_get", "GET /rotate-key answers 405");
+    HEADERS_TRACE_ECHO = error("headers.trace_echo", "every answer echoes the x-trace-id sent as X-Trace-Id", "echo the x-trace-id of each request as X-Trace-Id on every answer, errors included");
+    HEADERS_NO_TRACE_ID = error("headers.no_trace_id", "a call without the optional x-trace-id is served", "serve calls that carry no x-trace-id: the header is optional");
+    HEADERS_REQUEST_DURATION = warning("headers.request_duration", "answers carry X-Request-Duration in milliseconds", "add X-Request-Duration (the milliseconds spent) to every answer");
+    HEADERS_SKEWED_TIMESTAMP = warning("headers.skewed_timestamp", "an x-request-timestamp one hour old or one hour ahead is refused with a 4xx", "refuse an x-request-timestamp minutes away from your clock, in the past or the future, with 400");
 
-    TOKEN_REUSE = error("token.reuse", "the token keeps working until near its expiry");
-    TOKEN_EXPIRED = error("token.expired", "the token is refused with 401 once expired");
+    METHODS_AUTH_GET = error("methods.auth_get", "GET /auth answers 405", "answer 405 with Allow: POST to other methods on /auth");
+    METHODS_DECRYPT_GET = error("methods.decrypt_get", "GET /decrypt-key answers 405", "answer 405 with Allow: POST to other methods on /decrypt-key");
+    METHODS_ROTATE_GET = error("methods.rotate_get", "GET /rotate-key answers 405", "answer 405 with Allow: POST to other methods on /rotate-key");
 
-    LOAD_P50 = error("load.p50", "median /decrypt-key latency under load is within the budget");
-    LOAD_P99 = warning("load.p99", "99th-percentile /decrypt-key latency under load is within the budget");
-    LOAD_ERRORS = error("load.errors", "every call under load answers 200 with the same plaintext_key");
+    TOKEN_REUSE = error("token.reuse", "the token keeps working until near its expiry", "accept a token until its expires_in has passed");
+    TOKEN_EXPIRED = error("token.expired", "the token is refused with 401 once expired", "check exp on every call and answer 401 from the second it passes");
 
-    ERRORS_JSON = error("errors.json", "error answers are JSON, labelled application/json");
-    ERRORS_SHAPE = error("errors.shape", "error bodies are {error:{code,message}} with strings");
-    ERRORS_CODE = warning("errors.code", "error codes are the documented ones for their status");
-    ERRORS_MESSAGE = warning("errors.message", "error messages are short (200 characters at most) and printable");
-    ERRORS_NO_SECRET = error("errors.no_secret", "no answer echoes a secret, token or plaintext key where it does not belong");
+    LOAD_P50 = error("load.p50", "median /decrypt-key latency under load is within the budget", "decrypt faster under concurrent calls (no per-call key derivation or connection set-up), or give the budget you need with --latency-budget-ms");
+    LOAD_P99 = warning("load.p99", "99th-percentile /decrypt-key latency under load is within the budget", "remove the slow outliers under load (queues, locks, cold caches)");
+    LOAD_ERRORS = error("load.errors", "every call under load answers 200 with the same plaintext_key", "serve --concurrency calls at once, each 200 with the same key");
+
+    ERRORS_JSON = error("errors.json", "error answers are JSON, labelled application/json", "answer errors with a JSON body labelled application/json");
+    ERRORS_SHAPE = error("errors.shape", "error bodies are {error:{code,message}} with strings", "answer errors as {\"error\": {\"code\": string, \"message\": string}}");
+    ERRORS_CODE = warning("errors.code", "error codes are the documented ones for their status", "use the documented code of each status (401 UNAUTHORIZED, 400 INVALID_REQUEST, 404 KEY_NOT_FOUND, ...)");
+    ERRORS_MESSAGE = warning("errors.message", "error messages are short (200 characters at most) and printable", "keep error messages to one printable line of at most 200 characters");
+    ERRORS_NO_SECRET = error("errors.no_secret", "no answer echoes a secret, token or plaintext key where it does not belong", "never echo a client secret, API key, token or plaintext key in an error body or a header, in whole, in part or encoded");
 }
 
-/// The groups, in report order.
+/// The one-line fix of a check.
+pub fn how_to_fix(id: &str) -> Option<&'static str> {
+    FIXES.iter().find(|(i, _)| *i == id).map(|(_, f)| *f)
+}
+
+/// The group that is always run and reported first: the run's own settings.
+pub const SETUP_GROUP: &str = "setup";
+
+/// The groups `--only` and `--skip` choose from, in report order (after [`SETUP_GROUP`]).
 pub const GROUPS: &[&str] = &[
     "tls", "auth", "decrypt", "rotate", "headers", "methods", "token", "load", "errors",
 ];
@@ -96,16 +117,24 @@ mod tests {
     fn ids_are_unique_grouped_and_in_group_order() {
         let mut seen = std::collections::HashSet::new();
         let mut last_group = 0;
-        for d in ALL {
+        for (i, d) in ALL.iter().enumerate() {
             assert!(seen.insert(d.id), "{} twice", d.id);
-            let g = GROUPS
-                .iter()
-                .position(|g| *g == d.group())
+            // The setup group first, then the others in GROUPS order.
+            let g = std::iter::once(SETUP_GROUP)
+                .chain(GROUPS.iter().copied())
+                .position(|g| g == d.group())
                 .unwrap_or_else(|| panic!("{}: unknown group", d.id));
             assert!(g >= last_group, "{} out of group order", d.id);
             last_group = g;
             assert!(!d.description.is_empty() && !d.description.ends_with('.'));
+            let fix = how_to_fix(d.id).expect("a fix");
+            assert_eq!(FIXES[i].0, d.id);
+            assert!(!fix.is_empty() && !fix.ends_with('.') && !fix.contains('\n'));
         }
+        assert!(
+            !GROUPS.contains(&SETUP_GROUP),
+            "setup is not chosen, it always runs"
+        );
         for g in GROUPS {
             assert!(ALL.iter().any(|d| d.group() == *g), "empty group {g}");
         }
@@ -119,7 +148,8 @@ mod tests {
                 crate::checks::Severity::Error => "error",
                 crate::checks::Severity::Warning => "warning",
             };
-            let row = format!("| `{}` | {severity} | {} |", d.id, d.description);
+            let fix = how_to_fix(d.id).unwrap_or_default();
+            let row = format!("| `{}` | {severity} | {} | {fix} |", d.id, d.description);
             assert!(readme.contains(&row), "README.md lacks the row {row}");
         }
     }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::defs::*;
 use super::probe::{Exchange, SecretKind};
+use crate::checks::redact::forms;
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// Longest acceptable error message, in characters.
@@ -35,12 +36,28 @@ const CODES: &[ByokErrorCode] = &[
     ByokErrorCode::NotFound,
 ];
 
+/// The code of a 415 beside `INVALID_REQUEST`. `auth.json_body` and `decrypt.content_type`
+/// accept a 415 for a body of the wrong media type; the code that names it is accepted with
+/// it, so the `errors` checks never warn about an answer another check accepts.
+const UNSUPPORTED_MEDIA_TYPE: &str = "UNSUPPORTED_MEDIA_TYPE";
+
 fn codes_for(status: u16) -> Vec<&'static str> {
+    if status == 415 {
+        return vec![
+            UNSUPPORTED_MEDIA_TYPE,
+            ByokErrorCode::InvalidRequest.as_str(),
+        ];
+    }
     CODES
         .iter()
         .filter(|c| c.http_status() == status)
         .map(|c| c.as_str())
         .collect()
+}
+
+/// Whether `code` is one of the documented codes (of any status).
+pub fn is_documented(code: &str) -> bool {
+    code == UNSUPPORTED_MEDIA_TYPE || CODES.iter().any(|c| c.as_str() == code)
 }
 
 fn listed(ex: &Exchange, problem: impl Into<Value>) -> Value {
@@ -143,11 +160,8 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
             || chars > MAX_MESSAGE_CHARS
             || message.chars().any(char::is_control)
         {
-            let shown: String = message.chars().take(80).collect();
-            bad_message.push(listed(
-                ex,
-                json!({"message_start": shown, "characters": chars}),
-            ));
+            // Whole: the report cuts it once its secrets are removed.
+            bad_message.push(listed(ex, json!({"message": message, "characters": chars})));
         }
     }
     out.push(verdict(
@@ -156,7 +170,8 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
         bad_code,
         "UNAUTHORIZED 401, INVALID_REQUEST 400, KEY_NOT_FOUND or NOT_FOUND 404, KEY_DISABLED \
          or KEY_REVOKED 403, DECRYPTION_FAILED 422, METHOD_NOT_ALLOWED 405, PAYLOAD_TOO_LARGE \
-         413, RATE_LIMITED 429, INTERNAL_ERROR 500, SERVICE_UNAVAILABLE 503",
+         413, UNSUPPORTED_MEDIA_TYPE or INVALID_REQUEST 415, RATE_LIMITED 429, INTERNAL_ERROR \
+         500, SERVICE_UNAVAILABLE 503",
     ));
     out.push(verdict(
         &ERRORS_MESSAGE,
@@ -167,23 +182,39 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
     out
 }
 
+/// The texts a secret is looked for as: itself, its base64 forms (without padding, so an
+/// unpadded echo is found too) and its URL-encoded forms, each long enough to mean
+/// something.
+fn searched_forms(secret: &str) -> Vec<String> {
+    let mut out: Vec<String> = forms(secret)
+        .into_iter()
+        .map(|f| f.trim_end_matches('=').to_string())
+        .filter(|f| f.chars().count() >= MIN_SCANNED_SECRET)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 fn judge_secrets(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) -> Check {
-    let scanned: Vec<&(String, SecretKind)> = secrets
+    let scanned: Vec<(Vec<String>, SecretKind)> = secrets
         .iter()
         .filter(|(s, _)| s.chars().count() >= MIN_SCANNED_SECRET)
+        .map(|(s, k)| (searched_forms(s), *k))
         .collect();
     let mut leaks = Vec::new();
     for ex in journal {
         let body = String::from_utf8_lossy(&ex.body);
         let success = (200..300).contains(&ex.status);
         let mut found: Vec<String> = Vec::new();
-        for (secret, kind) in &scanned {
+        for (forms, kind) in &scanned {
             let allowed_in_body = success && *kind != SecretKind::Credential;
-            if !allowed_in_body && body.contains(secret.as_str()) {
+            let holds = |text: &str| forms.iter().any(|f| text.contains(f.as_str()));
+            if !allowed_in_body && holds(&body) {
                 found.push(format!("the body holds {}", kind.label()));
             }
             for (name, value) in &ex.headers {
-                if String::from_utf8_lossy(value.as_bytes()).contains(secret.as_str()) {
+                if holds(&String::from_utf8_lossy(value.as_bytes())) {
                     found.push(format!("header {name} holds {}", kind.label()));
                 }
             }
@@ -197,7 +228,7 @@ fn judge_secrets(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) ->
         journal.len(),
         leaks,
         "no client secret or API key in any answer; no token or plaintext key in an error \
-         answer or a header",
+         answer or a header (also base64- or URL-encoded)",
     )
 }
 
@@ -211,5 +242,65 @@ mod tests {
         assert_eq!(codes_for(403), ["KEY_DISABLED", "KEY_REVOKED"]);
         assert_eq!(codes_for(404), ["KEY_NOT_FOUND", "NOT_FOUND"]);
         assert!(codes_for(418).is_empty());
+        assert!(is_documented("KEY_NOT_FOUND") && is_documented(UNSUPPORTED_MEDIA_TYPE));
+        assert!(!is_documented("ERROR"));
+    }
+
+    fn answer(status: u16, body: Value) -> Arc<Exchange> {
+        use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        Arc::new(Exchange {
+            check: AUTH_JSON_BODY.id,
+            endpoint: super::super::probe::Endpoint::Auth,
+            method: reqwest::Method::POST,
+            trace_id: None,
+            sent: super::super::probe::Sent::new(reqwest::Method::POST, "/acme/byok/v1/auth"),
+            status,
+            headers,
+            body: serde_json::to_vec(&body).unwrap().into(),
+            truncated: false,
+            elapsed: std::time::Duration::from_millis(1),
+        })
+    }
+
+    fn outcome(checks: &[Check], id: &str) -> crate::checks::Outcome {
+        checks.iter().find(|c| c.id == id).unwrap().result
+    }
+
+    #[test]
+    fn a_415_that_auth_json_body_accepts_is_not_warned_about() {
+        use crate::checks::Outcome;
+        for code in ["UNSUPPORTED_MEDIA_TYPE", "INVALID_REQUEST"] {
+            let body = json!({"error": {"code": code, "message": "use a form"}});
+            let checks = checks(&[answer(415, body)], &[]);
+            assert_eq!(outcome(&checks, ERRORS_CODE.id), Outcome::Pass, "{code}");
+        }
+        let body = json!({"error": {"code": "KEY_NOT_FOUND", "message": "use a form"}});
+        let checks = checks(&[answer(415, body)], &[]);
+        assert_eq!(outcome(&checks, ERRORS_CODE.id), Outcome::Fail);
+    }
+
+    #[test]
+    fn an_encoded_echo_of_a_secret_is_a_leak() {
+        use crate::checks::Outcome;
+        use base64::Engine as _;
+        let secret = "Zq7v/N2p+Xw4Lk9sRt";
+        let secrets = [(secret.to_string(), SecretKind::Credential)];
+        let b64 = base64::engine::general_purpose::STANDARD_NO_PAD.encode(secret);
+        let url = "Zq7v%2FN2p%2BXw4Lk9sRt".to_string();
+        for echoed in [secret.to_string(), b64, url] {
+            let body =
+                json!({"error": {"code": "UNAUTHORIZED", "message": format!("bad {echoed}")}});
+            let checks = checks(&[answer(401, body)], &secrets);
+            assert_eq!(
+                outcome(&checks, ERRORS_NO_SECRET.id),
+                Outcome::Fail,
+                "{echoed}"
+            );
+        }
+        let body = json!({"error": {"code": "UNAUTHORIZED", "message": "bad credentials"}});
+        let checks = checks(&[answer(401, body)], &secrets);
+        assert_eq!(outcome(&checks, ERRORS_NO_SECRET.id), Outcome::Pass);
     }
 }

@@ -1,6 +1,6 @@
-//! The `headers` group (the tracing headers: a call without the optional `x-trace-id`, a
-//! skewed `x-request-timestamp`, and on every answer the `X-Trace-Id` echo and
-//! `X-Request-Duration`) and the `methods` group (GET answers 405).
+//! The `headers` group (the tracing headers: a call without the optional `x-trace-id`, an
+//! `x-request-timestamp` an hour old and one an hour ahead, and on every answer the
+//! `X-Trace-Id` echo and `X-Request-Duration`) and the `methods` group (GET answers 405).
 
 use std::sync::Arc;
 
@@ -8,17 +8,17 @@ use contracts::wire::byok::{HEADER_REQUEST_DURATION, HEADER_TRACE_ID};
 use reqwest::Method;
 use serde_json::json;
 
-use super::context::{Ctx, TargetKey, Want, judge_status};
+use super::context::{Ctx, TargetKey, Want, judge_status, judge_statuses, skip_all};
 use super::defs::*;
 use super::probe::{Call, Endpoint, Exchange, Headers, decrypt_body};
 use crate::checks::{Check, Evidence};
 
-/// How far back the skewed timestamp is.
+/// How far from now the skewed timestamps are, back and ahead.
 pub const SKEW_SECS: i64 = 3600;
 /// Answers named in evidence, at most.
 const MAX_LISTED: usize = 5;
 
-/// The checks that send requests: without `x-trace-id`, with a skewed timestamp.
+/// The checks that send requests: without `x-trace-id`, with skewed timestamps.
 pub async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
     if !ctx.runs("headers") {
         return Vec::new();
@@ -32,33 +32,45 @@ pub async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
             .headers(h)
     };
     let p = &ctx.probe;
-    let (no_trace, skewed) = tokio::join!(
+    let (no_trace, old, ahead) = tokio::join!(
         p.send(HEADERS_NO_TRACE_ID.id, call(Headers::NoTraceId)),
         p.send(
             HEADERS_SKEWED_TIMESTAMP.id,
             call(Headers::TimestampAgo(SKEW_SECS))
         ),
+        p.send(
+            HEADERS_SKEWED_TIMESTAMP.id,
+            call(Headers::TimestampAgo(-SKEW_SECS))
+        ),
     );
-    for ex in [&no_trace, &skewed].into_iter().flatten() {
+    for ex in [&no_trace, &old, &ahead].into_iter().flatten() {
         ctx.note_plaintexts(ex);
     }
-    let r = "POST /decrypt-key";
-    let mut skew = judge_status(&HEADERS_SKEWED_TIMESTAMP, r, &skewed, Want::ClientError);
-    skew.evidence = skew.evidence.with(
-        "sent",
-        format!("x-request-timestamp {SKEW_SECS} s in the past"),
+    let accepted = [&old, &ahead]
+        .into_iter()
+        .any(|r| r.as_ref().is_ok_and(|ex| ex.status == 200));
+    let mut skew = judge_statuses(
+        &HEADERS_SKEWED_TIMESTAMP,
+        &[
+            ("x-request-timestamp an hour old", old),
+            ("x-request-timestamp an hour ahead", ahead),
+        ],
+        Want::ClientError,
     );
-    if let Ok(ex) = &skewed
-        && ex.status == 200
-    {
+    if accepted {
         skew.expected = Some(
-            "a 4xx: a request-timestamp an hour old is accepted, so a captured request can \
-             be replayed; refuse timestamps far from the service clock"
+            "a 4xx for both: a request-timestamp an hour away is accepted, so a captured \
+             request can be replayed; refuse timestamps far from the service clock, either way"
                 .into(),
         );
     }
     vec![
-        judge_status(&HEADERS_NO_TRACE_ID, r, &no_trace, Want::Status(200)),
+        judge_status(
+            &HEADERS_NO_TRACE_ID,
+            "POST /decrypt-key",
+            &no_trace,
+            Want::Status(200),
+        ),
         skew,
     ]
 }
@@ -123,9 +135,16 @@ pub fn judge_journal(journal: &[Arc<Exchange>]) -> Vec<Check> {
 }
 
 /// The `methods` group: GET on each endpoint, with good credentials, answers 405.
-pub async fn methods(ctx: &Ctx) -> Vec<Check> {
+/// `refused`: the service refused the credentials, so the group is skipped with that reason.
+pub async fn methods(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
     if !ctx.runs("methods") {
         return Vec::new();
+    }
+    if let Some(reason) = refused {
+        return skip_all(
+            &[METHODS_AUTH_GET, METHODS_DECRYPT_GET, METHODS_ROTATE_GET],
+            reason,
+        );
     }
     let bearer = ctx.bearer().await;
     let get = |e: Endpoint, auth: Option<String>| {

@@ -8,12 +8,19 @@
 //! judge every answer (trace echo, error bodies, secrets) come last, and every secret the
 //! run handled is redacted from the report before it is rendered.
 //!
-//! - [`settings`]: flags, file and environment; [`defs`]: the check table.
-//! - `probe`: the HTTP client and the journal; `context`: what checks share.
-//! - One module per group: `tls`, `auth`, `decrypt`, `rotate`, `headers` (and `methods`),
-//!   `token`, `load`, `errors`.
+//! - [`settings`]: flags, file and environment; [`defs`]: the check table and each check's
+//!   fix.
+//! - `probe`: the HTTP client and the journal (`call`: what it sends); `context`: what
+//!   checks share.
+//! - One module per group: `setup`, `tls`, `auth`, `decrypt` (its altered keys in `tamper`),
+//!   `rotate`, `headers` (and `methods`), `token`, `load`, `errors`.
+//!
+//! When the service refuses the run's own settings (401 to the credentials given, 404
+//! `KEY_NOT_FOUND` to the key alias), the `setup` group says so first and the checks that
+//! need the setting are skipped naming it, not failed.
 
 mod auth;
+mod call;
 mod context;
 mod decrypt;
 pub mod defs;
@@ -25,6 +32,8 @@ pub mod plaintext;
 mod probe;
 mod rotate;
 pub mod settings;
+mod setup;
+mod tamper;
 pub mod time;
 mod tls;
 mod token;
@@ -40,7 +49,6 @@ pub use settings::{ByokArgs, Settings};
 use self::context::{Ctx, TargetKey, skip_all};
 use self::defs::*;
 use self::probe::{CallError, CallErrorKind, Exchange, Probe};
-use crate::checks::redact::Redactor;
 use crate::checks::{Check, CheckReport};
 use crate::report::{self, table};
 
@@ -88,6 +96,8 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
     let mut contacted = false;
 
     // The platform's first calls: /auth, /rotate-key when it mints the key, /decrypt-key.
+    // The first call with the credentials and the first with the key alias also say whether
+    // the service takes the run's own settings (the `setup` group).
     let mut auth_base = None;
     let mut token = None;
     if let Some(call) = ctx.auth_call() {
@@ -102,10 +112,15 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
         }
         auth_base = Some(result);
     }
+    let mut refused = setup::refused(auth_base.as_ref(), None);
     let no_token = auth_base.is_some() && token.is_none();
     let mut early_rotation = None;
+    let mut first_alias_call = None;
     let mut missing = String::new();
-    let target: Option<TargetKey> = if no_token {
+    let mut target: Option<TargetKey> = if let Some(r) = refused {
+        missing = r.reason().into();
+        None
+    } else if no_token {
         missing = "no access token: /auth did not answer one (see auth.status)".into();
         None
     } else if let Some(k) = &ctx.s.key {
@@ -127,10 +142,11 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
             missing =
                 "no key to decrypt: /rotate-key did not answer one (see rotate.status)".into();
         }
+        first_alias_call = Some(r.result.clone());
         early_rotation = Some(r);
         key
     };
-    let decrypt_base = match &target {
+    let mut decrypt_base = match &target {
         Some(t) => {
             let r = ctx
                 .decrypt(DECRYPT_STATUS.id, &ctx.s.key_alias, &t.encrypted_key)
@@ -141,15 +157,34 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
             if let Ok(ex) = &r {
                 ctx.note_plaintexts(ex);
             }
+            first_alias_call.get_or_insert_with(|| r.clone());
             Some(r)
         }
         None => None,
     };
+    // With an API key the first call with the alias is also the first with the key.
+    let first_credentials_call = match &ctx.s.credentials {
+        settings::Credentials::Client { .. } => auth_base.as_ref(),
+        settings::Credentials::ApiKey(_) => first_alias_call.as_ref(),
+    };
+    if refused.is_none() {
+        refused = setup::refused(first_credentials_call, first_alias_call.as_ref());
+        if let Some(r) = refused {
+            missing = r.reason().into();
+            target = None;
+            decrypt_base = None;
+            early_rotation = None;
+        }
+    }
+    checks.push(setup::credentials(&ctx, first_credentials_call));
+    checks.push(setup::key_alias(&ctx, first_alias_call.as_ref(), refused));
     checks.push(tls::chain(&ctx.s, Ok(())));
+    let credentials_refused =
+        (refused == Some(setup::Refused::Credentials)).then_some(setup::CREDENTIALS_REFUSED);
 
     let main = async {
         let mut v = Vec::new();
-        let auth = auth::checks(&ctx, auth_base.as_ref());
+        let auth = auth::checks(&ctx, auth_base.as_ref(), credentials_refused);
         let decrypt = async {
             match (&target, &decrypt_base) {
                 (Some(t), Some(base)) => {
@@ -168,7 +203,12 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
                 None => skip_all(&[HEADERS_NO_TRACE_ID, HEADERS_SKEWED_TIMESTAMP], &missing),
             }
         };
-        let (a, d, h, m) = tokio::join!(auth, decrypt, headers, headers::methods(&ctx));
+        let (a, d, h, m) = tokio::join!(
+            auth,
+            decrypt,
+            headers,
+            headers::methods(&ctx, credentials_refused)
+        );
         v.extend([a, d, h, m].into_iter().flatten());
         if let Some(t) = &target {
             let reference = decrypt_base
@@ -180,7 +220,7 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
         } else {
             v.extend(skip_group("load", &missing));
         }
-        if no_token && ctx.s.use_rotate {
+        if (no_token || refused.is_some()) && ctx.s.use_rotate {
             v.extend(skip_group("rotate", &missing));
         } else {
             v.extend(
@@ -260,19 +300,15 @@ async fn first_contact(
             anyhow::bail!("cannot check {}: {e}; {hint}", s.target())
         }
         Ok(ex) if ex.status == 404 => {
-            let code = ex.json().and_then(|b| {
-                b.pointer("/error/code")
-                    .and_then(|c| c.as_str())
-                    .map(str::to_string)
-            });
-            if code.as_deref() == Some("KEY_NOT_FOUND") {
+            // The service answered for the alias (see setup.key_alias), not for the path.
+            if setup::alias_refusal(ex).is_some() {
                 return Ok(None);
             }
             anyhow::bail!(
                 "nothing answers {} {}: 404 {}; check --base-url and --partner",
                 ex.method,
                 ctx.probe.url(ex.endpoint),
-                ex.body_evidence()
+                shown_body(ctx, ex)
             )
         }
         Ok(ex) if not_a_key_service(ex) => anyhow::bail!(
@@ -285,10 +321,21 @@ async fn first_contact(
             ex.header("content-type")
                 .map(|t| format!("({t}) "))
                 .unwrap_or_default(),
-            ex.body_evidence()
+            shown_body(ctx, ex)
         ),
         Ok(_) => Ok(None),
     }
+}
+
+/// An answer's body for a message on standard error: secrets removed, then cut short.
+fn shown_body(ctx: &Ctx, ex: &Exchange) -> String {
+    let body = match ex.body_evidence() {
+        serde_json::Value::String(s) => s,
+        v => v.to_string(),
+    };
+    ctx.probe
+        .redactor()
+        .text_shortened(&body, crate::checks::redact::MAX_EVIDENCE_CHARS)
 }
 
 /// Whether the first answer comes from something other than a key service (an ordinary web
@@ -322,13 +369,17 @@ fn skip_group(group: &str, reason: &str) -> Vec<Check> {
         .collect()
 }
 
-/// Filters by group, orders as the table, counts, and redacts every secret.
+/// Filters by group (the setup group always stays), orders as the table, gives every check
+/// its fix, counts, and redacts every secret (and only then cuts long evidence).
 fn finish(ctx: &Ctx, mut checks: Vec<Check>) -> CheckReport {
-    checks.retain(|c| ctx.runs(&c.group));
+    checks.retain(|c| c.group == SETUP_GROUP || ctx.runs(&c.group));
     checks.sort_by_key(|c| ALL.iter().position(|d| d.id == c.id).unwrap_or(usize::MAX));
+    for c in &mut checks {
+        if c.how_to_fix.is_none() {
+            c.how_to_fix = how_to_fix(&c.id).map(str::to_string);
+        }
+    }
     let mut report = CheckReport::new(SUITE, ctx.s.target(), checks);
-    report.redact(&Redactor::new(
-        ctx.probe.secrets().into_iter().map(|(s, _)| s),
-    ));
+    report.redact(&ctx.probe.redactor());
     report
 }

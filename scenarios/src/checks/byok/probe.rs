@@ -2,7 +2,9 @@
 //! platform sends (`x-request-id`, `x-request-timestamp`, `x-trace-id`), at most
 //! `--concurrency` at once, reads at most 64 KiB of each answer, and keeps a journal of the
 //! answers (for the checks that judge every answer: trace echo, error bodies, secrets) and a
-//! list of every secret it handled (for redaction).
+//! list of every secret it handled (for redaction). Each answer keeps the request that got
+//! it ([`Sent`]), so evidence shows both; nothing is shortened here (the report is, after
+//! its secrets are removed).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,30 +14,19 @@ use contracts::clock::{Stopwatch, format_instant};
 use contracts::ids::IdGen;
 use contracts::wire::byok::{HEADER_REQUEST_ID, HEADER_REQUEST_TIMESTAMP, HEADER_TRACE_ID};
 use reqwest::Method;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+pub use super::call::{Call, Headers, Sent};
 use super::settings::Settings;
 use crate::checks::Evidence;
+use crate::checks::redact::Redactor;
 /// The three customer-hosted endpoints (the simulator's own names for them).
 pub use customer_kms_sim::Endpoint;
 
 /// Most bytes of an answer read.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
-/// Most characters of a non-JSON body shown as evidence.
-const MAX_EVIDENCE_TEXT: usize = 300;
-
-/// Which tracing headers a call carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Headers {
-    /// `x-request-id`, `x-request-timestamp` (now) and `x-trace-id`, as the platform sends.
-    Standard,
-    /// The same without the optional `x-trace-id`.
-    NoTraceId,
-    /// The standard headers with the timestamp this many seconds in the past.
-    TimestampAgo(i64),
-}
 
 /// What kind of secret a string is: where it may appear in an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,91 +50,6 @@ impl SecretKind {
     }
 }
 
-/// One request.
-#[derive(Clone, Debug)]
-pub struct Call {
-    /// Where.
-    pub endpoint: Endpoint,
-    /// How.
-    pub method: Method,
-    /// The whole `Authorization` value, if any.
-    pub authorization: Option<String>,
-    /// The `Content-Type`, if any.
-    pub content_type: Option<&'static str>,
-    /// The body.
-    pub body: Vec<u8>,
-    /// Which tracing headers.
-    pub headers: Headers,
-    /// Sends `Connection: close`: the connection is not used again (for a body the service
-    /// may refuse without reading, which would leave the connection unusable).
-    pub close: bool,
-}
-
-impl Call {
-    /// A POST without body or credentials, with the standard headers.
-    pub fn post(endpoint: Endpoint) -> Call {
-        Call {
-            endpoint,
-            method: Method::POST,
-            authorization: None,
-            content_type: None,
-            body: Vec::new(),
-            headers: Headers::Standard,
-            close: false,
-        }
-    }
-
-    /// Closes the connection after this call.
-    pub fn close_connection(mut self) -> Call {
-        self.close = true;
-        self
-    }
-
-    /// Sets `Authorization`.
-    pub fn authorization(mut self, value: impl Into<String>) -> Call {
-        self.authorization = Some(value.into());
-        self
-    }
-
-    /// Sets `Authorization` to `value` when there is one.
-    pub fn maybe_authorization(mut self, value: Option<String>) -> Call {
-        self.authorization = value;
-        self
-    }
-
-    /// A JSON body, labelled `application/json`.
-    pub fn json(mut self, body: &Value) -> Call {
-        self.body = body.to_string().into_bytes();
-        self.content_type = Some("application/json");
-        self
-    }
-
-    /// A form body, labelled `application/x-www-form-urlencoded`.
-    pub fn form(mut self, body: &str) -> Call {
-        self.body = body.as_bytes().to_vec();
-        self.content_type = Some("application/x-www-form-urlencoded");
-        self
-    }
-
-    /// Relabels the body.
-    pub fn content_type(mut self, content_type: &'static str) -> Call {
-        self.content_type = Some(content_type);
-        self
-    }
-
-    /// Sets the method.
-    pub fn method(mut self, method: Method) -> Call {
-        self.method = method;
-        self
-    }
-
-    /// Sets the tracing headers.
-    pub fn headers(mut self, headers: Headers) -> Call {
-        self.headers = headers;
-        self
-    }
-}
-
 /// An answer and what was sent to get it.
 #[derive(Debug)]
 pub struct Exchange {
@@ -155,6 +61,8 @@ pub struct Exchange {
     pub method: Method,
     /// The `x-trace-id` sent, if any.
     pub trace_id: Option<String>,
+    /// The request as sent.
+    pub sent: Sent,
     /// The status.
     pub status: u16,
     /// The answer's headers.
@@ -191,22 +99,23 @@ impl Exchange {
         serde_json::from_slice(&self.body).ok()
     }
 
-    /// The body as shown in evidence: JSON when it is, else the start of the text.
+    /// The body as shown in evidence: JSON when it is, else the text (whole: the report
+    /// cuts long strings once their secrets are removed).
     pub fn body_evidence(&self) -> Value {
         if let Some(v) = self.json() {
             return v;
         }
-        let text = String::from_utf8_lossy(&self.body);
-        let mut shown: String = text.chars().take(MAX_EVIDENCE_TEXT).collect();
-        if text.chars().count() > MAX_EVIDENCE_TEXT || self.truncated {
-            shown.push_str("...");
+        let mut text = String::from_utf8_lossy(&self.body).into_owned();
+        if self.truncated {
+            text.push_str("... (more than 64 KiB)");
         }
-        Value::String(shown)
+        Value::String(text)
     }
 
-    /// Status, content type, body and time, as evidence.
+    /// The request sent, then the answer's status, content type, body and time, as
+    /// evidence.
     pub fn evidence(&self) -> Evidence {
-        let mut e = Evidence::new().with("request", self.request_line());
+        let mut e = Evidence::new().with("request", self.sent.to_value());
         e = e.status(self.status);
         if let Some(ct) = self.header(CONTENT_TYPE.as_str()) {
             e = e.with("content_type", ct);
@@ -237,19 +146,26 @@ pub enum CallErrorKind {
 }
 
 /// A request that got no answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallError {
     /// The kind.
     pub kind: CallErrorKind,
     /// What happened, with the underlying causes.
     pub message: String,
+    /// The request, when it was made.
+    pub sent: Option<Box<Sent>>,
 }
 
 impl CallError {
-    /// As evidence.
+    /// As evidence: the request sent (or `call`, `POST /auth`, when none was made) and
+    /// what happened.
     pub fn evidence(&self, call: &str) -> Evidence {
+        let request = match &self.sent {
+            Some(s) => s.to_value(),
+            None => Value::String(call.to_string()),
+        };
         Evidence::new()
-            .with("request", call)
+            .with("request", request)
             .with("error", self.message.clone())
     }
 }
@@ -264,6 +180,7 @@ impl std::fmt::Display for CallError {
 pub struct Probe {
     client: reqwest::Client,
     urls: [String; 3],
+    paths: [String; 3],
     limit: Semaphore,
     journal: Mutex<Vec<Arc<Exchange>>>,
     secrets: Mutex<Vec<(String, SecretKind)>>,
@@ -318,13 +235,17 @@ impl Probe {
         let client = builder
             .build()
             .map_err(|e| anyhow::anyhow!("cannot set up the HTTP client: {}", chain(&e)))?;
+        let urls = [Endpoint::Auth, Endpoint::DecryptKey, Endpoint::RotateKey]
+            .map(|e| settings.endpoint_url(e.as_str()));
+        let paths = urls.clone().map(|u| {
+            url::Url::parse(&u)
+                .map(|u| u.path().to_string())
+                .unwrap_or(u)
+        });
         let probe = Probe {
             client,
-            urls: [
-                settings.endpoint_url(Endpoint::Auth.as_str()),
-                settings.endpoint_url(Endpoint::DecryptKey.as_str()),
-                settings.endpoint_url(Endpoint::RotateKey.as_str()),
-            ],
+            urls,
+            paths,
             limit: Semaphore::new(settings.concurrency),
             journal: Mutex::new(Vec::new()),
             secrets: Mutex::new(Vec::new()),
@@ -341,12 +262,15 @@ impl Probe {
 
     /// The URL of an endpoint.
     pub fn url(&self, endpoint: Endpoint) -> &str {
-        let i = match endpoint {
+        &self.urls[Self::index(endpoint)]
+    }
+
+    fn index(endpoint: Endpoint) -> usize {
+        match endpoint {
             Endpoint::Auth => 0,
             Endpoint::DecryptKey => 1,
             Endpoint::RotateKey => 2,
-        };
-        &self.urls[i]
+        }
     }
 
     /// Remembers a secret: it is redacted from the report and looked for in answers.
@@ -359,6 +283,11 @@ impl Probe {
         if !s.iter().any(|(v, _)| *v == value) {
             s.push((value, kind));
         }
+    }
+
+    /// A redactor of every secret handled so far.
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new(self.secrets().into_iter().map(|(s, _)| s))
     }
 
     /// Every secret handled so far.
@@ -403,34 +332,47 @@ impl Probe {
             .await
             .expect("the semaphore is never closed");
         let url = self.url(call.endpoint);
-        let mut req = self
-            .client
-            .request(call.method.clone(), url)
-            .header(HEADER_REQUEST_ID, self.ids.uuid_v4().to_string());
+        let mut sent = Sent::new(
+            call.method.clone(),
+            self.paths[Self::index(call.endpoint)].clone(),
+        );
+        sent.headers
+            .push((HEADER_REQUEST_ID, self.ids.uuid_v4().to_string()));
         let now = self.time.now();
         let timestamp = match call.headers {
             Headers::TimestampAgo(secs) => now - chrono::Duration::seconds(secs),
             _ => now,
         };
-        req = req.header(HEADER_REQUEST_TIMESTAMP, format_instant(timestamp));
+        sent.headers
+            .push((HEADER_REQUEST_TIMESTAMP, format_instant(timestamp)));
         let trace_id = (call.headers != Headers::NoTraceId).then(|| self.ids.uuid_v4().to_string());
         if let Some(t) = &trace_id {
-            req = req.header(HEADER_TRACE_ID, t);
+            sent.headers.push((HEADER_TRACE_ID, t.clone()));
         }
         if let Some(a) = &call.authorization {
-            req = req.header(AUTHORIZATION, a);
+            sent.headers.push(("authorization", a.clone()));
         }
         if let Some(ct) = call.content_type {
-            req = req.header(CONTENT_TYPE, ct);
+            sent.headers.push(("content-type", ct.to_string()));
         }
         if call.close {
-            req = req.header(reqwest::header::CONNECTION, "close");
+            sent.headers.push(("connection", "close".to_string()));
+        }
+        sent.body = Sent::body_of(&call.body);
+        let mut req = self.client.request(call.method.clone(), url);
+        for (name, value) in &sent.headers {
+            req = req.header(*name, value);
         }
         if !call.body.is_empty() {
             req = req.body(call.body);
         }
         let watch = Stopwatch::start();
-        let mut resp = req.send().await.map_err(|e| self.classify(&e, url))?;
+        let failed = |e: &reqwest::Error| {
+            let mut err = self.classify(e, url);
+            err.sent = Some(Box::new(sent.clone()));
+            err
+        };
+        let mut resp = req.send().await.map_err(|e| failed(&e))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let mut body = Vec::new();
@@ -447,7 +389,7 @@ impl Probe {
                     body.extend_from_slice(&chunk);
                 }
                 Ok(None) => break,
-                Err(e) => return Err(self.classify(&e, url)),
+                Err(e) => return Err(failed(&e)),
             }
         }
         Ok(Exchange {
@@ -455,6 +397,7 @@ impl Probe {
             endpoint: call.endpoint,
             method: call.method,
             trace_id,
+            sent,
             status,
             headers,
             body: Bytes::from(body),
@@ -493,6 +436,7 @@ impl Probe {
         CallError {
             kind,
             message: format!("{what}: {url}: {causes}"),
+            sent: None,
         }
     }
 }

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 
-use customer_kms_sim::KmsConfig;
 use scenarios::checks::Outcome;
 use scenarios::checks::byok::ByokArgs;
 use scenarios::checks::byok::defs::ALL;
@@ -63,7 +62,9 @@ async fn a_static_api_key_and_a_key_minted_by_rotate_key() {
     assert!(skipped.iter().all(|id| id.starts_with("tls.")
         || id.starts_with("auth.")
         || id.starts_with("token.")
-        || id == "methods.auth_get"));
+        || id == "methods.auth_get"
+        || id == "decrypt.basic_credentials"));
+    assert!(ids_with(&report, Outcome::Pass).contains("setup.credentials"));
     assert_eq!(
         ids_with(&report, Outcome::Pass).len() + skipped.len(),
         ALL.len()
@@ -80,10 +81,14 @@ async fn only_and_skip_choose_the_groups() {
     };
     let report = check(&args).await;
     assert!(
-        report.checks.iter().all(|c| c.group == "auth"),
+        report
+            .checks
+            .iter()
+            .all(|c| c.group == "auth" || c.group == "setup"),
         "{report:#?}"
     );
-    assert_eq!(report.checks.len(), 13);
+    assert_eq!(report.checks.len(), 13 + 2, "the setup checks always run");
+    assert_eq!(report.checks[0].id, "setup.credentials");
     assert!(report.holds());
 }
 
@@ -114,6 +119,10 @@ fn normalise(v: &mut Value) {
                     "exp" | "iat" => *val = Value::String("[unix]".into()),
                     "sha256" => *val = Value::String("[sha256]".into()),
                     "encrypted_dek" => *val = Value::String("[encrypted_dek]".into()),
+                    // The request sent: fresh ids, the time, keys minted in the run.
+                    "x-request-id" | "x-trace-id" => *val = Value::String("[uuid]".into()),
+                    "x-request-timestamp" => *val = Value::String("[timestamp]".into()),
+                    "encrypted_key" => *val = Value::String("[encrypted_key]".into()),
                     "target" => *val = Value::String("[target]".into()),
                     "answers" => *val = Value::String("[n]".into()),
                     _ => normalise(val),
@@ -152,32 +161,190 @@ async fn a_wrong_partner_or_port_stops_the_check_with_a_clear_error() {
     );
 }
 
-#[tokio::test]
-async fn a_service_that_refuses_the_credentials_fails_auth_and_skips_what_needs_a_token() {
-    let kms = spawn_kms(
-        KmsConfig::new(PARTNER)
-            .with_seed(11)
-            .with_client(CLIENT, &["another-secret-entirely"])
-            .with_alias(ALIAS, 1),
-    )
-    .await;
-    let mut args = kms.args();
-    args.other_key_alias = None;
-    let report = check(&args).await;
-    assert!(!report.holds());
-    assert!(failing(&report).contains("auth.status"));
-    let skip = report
+fn check_of<'a>(
+    report: &'a scenarios::checks::CheckReport,
+    id: &str,
+) -> &'a scenarios::checks::Check {
+    report.checks.iter().find(|c| c.id == id).unwrap()
+}
+
+/// The checks that were skipped for `reason`.
+fn skipped_for(report: &scenarios::checks::CheckReport, reason: &str) -> BTreeSet<String> {
+    report
         .checks
         .iter()
-        .find(|c| c.id == "decrypt.status")
-        .unwrap();
-    assert_eq!(skip.result, Outcome::Skip);
+        .filter(|c| c.result == Outcome::Skip && c.skip_reason.as_deref() == Some(reason))
+        .map(|c| c.id.clone())
+        .collect()
+}
+
+/// Asserts that every one of `ids` is in `set`.
+fn assert_all_in(set: &BTreeSet<String>, ids: &[&str], what: &str) {
+    let missing: Vec<&&str> = ids.iter().filter(|id| !set.contains(**id)).collect();
     assert!(
-        skip.skip_reason
-            .as_deref()
-            .unwrap()
-            .contains("no access token")
+        missing.is_empty(),
+        "not {what}: {missing:?}; {what}: {set:?}"
     );
+}
+
+const CREDENTIALS_REFUSED: &str =
+    "the service refused the credentials you gave (see setup.credentials)";
+const ALIAS_REFUSED: &str = "the service refused the key alias you gave (see setup.key_alias)";
+
+#[tokio::test]
+async fn a_wrong_client_secret_is_said_first_and_what_needs_it_is_skipped_not_failed() {
+    let kms = spawn_kms(config()).await;
+    let args = ByokArgs {
+        client_secret: Some("the-customer-typed-this-wrong".into()),
+        ..kms.args()
+    };
+    let report = check(&args).await;
+    assert!(!report.holds());
+    assert_eq!(failing(&report), set(&["setup.credentials"]), "{report:#?}");
+    let first_failure = report.checks.iter().find(|c| c.result == Outcome::Fail);
+    assert_eq!(first_failure.unwrap().id, "setup.credentials", "said first");
+    let c = check_of(&report, "setup.credentials");
+    let fix = c.how_to_fix.as_deref().unwrap();
+    assert!(
+        fix.starts_with("the service refused the client id 'platform' and the secret you gave")
+            && fix.contains("BYOK_CLIENT_SECRET"),
+        "{fix}"
+    );
+    assert_eq!(c.evidence.0["status"], 401);
+    let skipped = skipped_for(&report, CREDENTIALS_REFUSED);
+    assert_all_in(
+        &skipped,
+        &[
+            "setup.key_alias",
+            "auth.status",
+            "auth.shape",
+            "auth.wrong_secret",
+            "auth.wrong_grant_type",
+            "auth.json_body",
+            "decrypt.status",
+            "decrypt.missing_fields",
+            "rotate.status",
+            "headers.no_trace_id",
+            "methods.auth_get",
+            "methods.decrypt_get",
+            "load.errors",
+            "token.reuse",
+        ],
+        "skipped for that reason",
+    );
+    // What does not need the right credentials still runs, and passes.
+    let passed = ids_with(&report, Outcome::Pass);
+    assert_all_in(
+        &passed,
+        &[
+            "auth.unknown_client",
+            "auth.no_authorization",
+            "auth.malformed_basic",
+        ],
+        "passed",
+    );
+}
+
+#[tokio::test]
+async fn a_refused_api_key_is_said_first_too() {
+    let kms = spawn_kms(config()).await;
+    let args = ByokArgs {
+        client_id: None,
+        client_secret: None,
+        api_key: Some("sk_not_the_key_at_all_4711".into()),
+        ..kms.args()
+    };
+    let report = check(&args).await;
+    assert_eq!(failing(&report), set(&["setup.credentials"]), "{report:#?}");
+    let fix = check_of(&report, "setup.credentials")
+        .how_to_fix
+        .clone()
+        .unwrap();
+    assert!(fix.contains("refused the API key you gave") && fix.contains("BYOK_API_KEY"));
+    assert!(skipped_for(&report, CREDENTIALS_REFUSED).contains("decrypt.status"));
+}
+
+#[rstest::rstest]
+#[case::given_key(true)]
+#[case::minted_key(false)]
+#[tokio::test]
+async fn a_mistyped_key_alias_is_said_first_and_what_needs_it_is_skipped_not_failed(
+    #[case] given_key: bool,
+) {
+    let kms = spawn_kms(config()).await;
+    let mut args = ByokArgs {
+        key_alias: Some("tenant-aa".into()),
+        ..kms.args()
+    };
+    if !given_key {
+        args.encrypted_key = None;
+        args.expected_plaintext = None;
+    }
+    let report = check(&args).await;
+    assert_eq!(failing(&report), set(&["setup.key_alias"]), "{report:#?}");
+    let fix = check_of(&report, "setup.key_alias")
+        .how_to_fix
+        .clone()
+        .unwrap();
+    assert!(
+        fix.contains("no key alias 'tenant-aa' (404 KEY_NOT_FOUND)") && fix.contains("--key-alias"),
+        "{fix}"
+    );
+    let skipped = skipped_for(&report, ALIAS_REFUSED);
+    assert_all_in(
+        &skipped,
+        &[
+            "decrypt.status",
+            "decrypt.flipped_tag",
+            "rotate.status",
+            "rotate.old_keys",
+            "headers.no_trace_id",
+            "load.p50",
+            "load.errors",
+            "token.reuse",
+        ],
+        "skipped for that reason",
+    );
+    let passed = ids_with(&report, Outcome::Pass);
+    assert_all_in(
+        &passed,
+        &["setup.credentials", "auth.status", "methods.decrypt_get"],
+        "passed",
+    );
+}
+
+#[tokio::test]
+async fn a_mistyped_other_key_alias_skips_decrypt_other_alias_instead_of_passing_it() {
+    let kms = spawn_kms(config()).await;
+    let args = ByokArgs {
+        other_key_alias: Some("tenant-zz".into()),
+        ..kms.args()
+    };
+    let report = check(&args).await;
+    assert_eq!(failing(&report), BTreeSet::new(), "{report:#?}");
+    let c = check_of(&report, "decrypt.other_alias");
+    assert_eq!(c.result, Outcome::Skip);
+    assert_eq!(
+        c.skip_reason.as_deref(),
+        Some("the service has no alias 'tenant-zz' (404 KEY_NOT_FOUND): check --other-key-alias")
+    );
+}
+
+#[tokio::test]
+async fn a_disabled_key_alias_is_named_as_such() {
+    let kms = spawn_kms(config()).await;
+    let args = kms.args();
+    kms.svc
+        .keys()
+        .set_status(ALIAS, customer_kms_sim::AliasStatus::Disabled)
+        .unwrap();
+    let report = check(&args).await;
+    assert_eq!(failing(&report), set(&["setup.key_alias"]), "{report:#?}");
+    let fix = check_of(&report, "setup.key_alias")
+        .how_to_fix
+        .clone()
+        .unwrap();
+    assert!(fix.contains("403 KEY_DISABLED"), "{fix}");
 }
 
 /// An ordinary web server, as `python3 -m http.server` answers a POST: 501 with an HTML page.

@@ -11,7 +11,7 @@ use super::*;
 
 /// Runs `harness check byok ARGS` with `env` (and no inherited BYOK_ variable), off the
 /// async threads so that the in-process key service keeps answering.
-async fn harness(args: &[&str], env: &[(&str, &str)]) -> Output {
+pub(super) async fn harness(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
     cmd.arg("check").arg("byok").args(args);
     for v in [
@@ -35,7 +35,7 @@ fn text(out: &Output) -> (String, String) {
     )
 }
 
-fn standard_flags(kms: &Kms, dir: &Path) -> Vec<String> {
+pub(super) fn standard_flags(kms: &Kms, dir: &Path) -> Vec<String> {
     vec![
         "--base-url".into(),
         kms.base_url(),
@@ -77,7 +77,7 @@ async fn run_standard(kms: &Kms, dir: &Path) -> Output {
 }
 
 /// Every text the command produced: standard output and error, the JSON and JUnit files.
-fn everything(out: &Output, dir: &Path) -> String {
+pub(super) fn everything(out: &Output, dir: &Path) -> String {
     let (stdout, stderr) = text(out);
     let json = std::fs::read_to_string(dir.join("out/byok.json")).unwrap_or_default();
     let junit = std::fs::read_to_string(dir.join("out/byok.xml")).unwrap_or_default();
@@ -96,7 +96,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
     assert!(
         stdout
             .trim_end()
-            .ends_with("53 passed, 0 failed, 4 skipped"),
+            .ends_with("62 passed, 0 failed, 4 skipped"),
         "{stdout}"
     );
     assert!(!stdout.contains('\u{1b}'), "no colour into a pipe");
@@ -106,16 +106,39 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/byok.json")).unwrap())
             .unwrap();
     let checks = json["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 57);
+    assert_eq!(checks.len(), 66);
     for c in checks {
-        for field in ["id", "group", "severity", "result", "evidence", "expected"] {
+        for field in [
+            "id",
+            "group",
+            "severity",
+            "result",
+            "evidence",
+            "expected",
+            "how_to_fix",
+        ] {
             assert!(c.get(field).is_some(), "{field} in {c}");
         }
     }
-    assert_eq!(json["summary"]["passed"], 53);
+    assert_eq!(json["summary"]["passed"], 62);
+    // The evidence shows the request sent, the timestamp format with it, and the answer.
+    let status = checks.iter().find(|c| c["id"] == "decrypt.status").unwrap();
+    let request = &status["evidence"]["request"];
+    assert_eq!(request["method"], "POST");
+    assert_eq!(request["path"], "/acme/byok/v1/decrypt-key");
+    assert_eq!(request["headers"]["authorization"], "Bearer [redacted]");
+    assert_eq!(request["body"]["data"]["key_alias"], ALIAS);
+    let stamp = request["headers"]["x-request-timestamp"].as_str().unwrap();
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(stamp).is_ok() && stamp.ends_with('Z'),
+        "{stamp}"
+    );
+    assert_eq!(status["evidence"]["status"], 200);
+    assert_eq!(status["evidence"]["content_type"], "application/json");
+    assert!(status["how_to_fix"].as_str().is_some_and(|f| !f.is_empty()));
     let junit = std::fs::read_to_string(dir.path().join("out/byok.xml")).unwrap();
     assert!(
-        junit.contains("<testsuite name=\"check byok\" tests=\"57\" failures=\"0\""),
+        junit.contains("<testsuite name=\"check byok\" tests=\"66\" failures=\"0\""),
         "{junit}"
     );
 
@@ -143,7 +166,7 @@ async fn a_service_that_echoes_the_secret_fails_and_the_report_still_hides_it() 
         .iter()
         .find(|c| c["id"] == "auth.wrong_secret")
         .unwrap();
-    let message = wrong_secret["evidence"]["body"]["error"]["message"]
+    let message = wrong_secret["evidence"]["cases"][0]["answer"]["body"]["error"]["message"]
         .as_str()
         .unwrap();
     assert!(
@@ -257,7 +280,7 @@ async fn list_checks_prints_the_table() {
     let out = harness(&["--list-checks"], &[]).await;
     assert_eq!(out.status.code(), Some(0));
     let stdout = text(&out).0;
-    assert_eq!(stdout.lines().count(), 57);
+    assert_eq!(stdout.lines().count(), 66);
     assert!(
         stdout
             .lines()
@@ -311,7 +334,7 @@ async fn a_config_file_holds_everything_but_the_secret() {
     assert!(
         stdout
             .trim_end()
-            .ends_with("20 passed, 0 failed, 0 skipped"),
+            .ends_with("22 passed, 0 failed, 0 skipped"),
         "{stdout}"
     );
     assert!(

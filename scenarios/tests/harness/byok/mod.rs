@@ -5,6 +5,7 @@
 
 mod baseline;
 mod cli;
+mod leak;
 mod mutants;
 mod tls;
 
@@ -20,8 +21,8 @@ use scenarios::checks::{CheckReport, Outcome};
 
 pub const PARTNER: &str = "acme";
 pub const CLIENT: &str = "platform";
-pub const SECRET: &str = "client-secret-0123456789";
-pub const API_KEY: &str = "sk_test_static_0123456789";
+pub const SECRET: &str = "Zq7vN2pXw4Lk9sRtQ8mC";
+pub const API_KEY: &str = "sk_Gq2Rw9ZtK4mXv8PjH3";
 pub const ALIAS: &str = "tenant-a";
 pub const OTHER_ALIAS: &str = "tenant-b";
 pub const DATA_KEY: [u8; 32] = [0x42; 32];

@@ -52,6 +52,11 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
         Setup::Standard,
     ),
     (
+        Mutant::SecretPrefixAccepted,
+        &["auth.wrong_secret"],
+        Setup::Standard,
+    ),
+    (
         Mutant::NoCredentials500,
         &["auth.no_authorization"],
         Setup::Standard,
@@ -85,6 +90,11 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
     (
         Mutant::AlgNoneAccepted,
         &["decrypt.alg_none"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::BasicOnDecrypt,
+        &["decrypt.basic_credentials"],
         Setup::Standard,
     ),
     (
@@ -128,13 +138,51 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
         Setup::Standard,
     ),
     (
+        Mutant::FirstByteIgnored,
+        &["decrypt.flipped_first"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::LastByteIgnored,
+        &["decrypt.flipped_last"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::NonceIgnored,
+        &["decrypt.flipped_nonce"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::TagStartIgnored,
+        &["decrypt.flipped_tag"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::TruncatedTagAccepted,
+        &["decrypt.truncated_key"],
+        Setup::Standard,
+    ),
+    (
         Mutant::DecryptionFailure500,
-        &["decrypt.flipped_byte", "decrypt.other_alias"],
+        &[
+            "decrypt.flipped_first",
+            "decrypt.flipped_nonce",
+            "decrypt.flipped_byte",
+            "decrypt.flipped_tag",
+            "decrypt.flipped_last",
+            "decrypt.truncated_key",
+            "decrypt.other_alias",
+        ],
         Setup::Standard,
     ),
     (
         Mutant::MissingFields500,
         &["decrypt.missing_fields"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::MissingAliasKeyNotFound,
+        &["decrypt.missing_fields_code"],
         Setup::Standard,
     ),
     (
@@ -205,6 +253,11 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
     ),
     (
         Mutant::SkewIgnored,
+        &["headers.skewed_timestamp"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::FutureTimestampAccepted,
         &["headers.skewed_timestamp"],
         Setup::Standard,
     ),
@@ -320,7 +373,14 @@ fn every_check_is_caught_by_a_mutant() {
     // The TLS checks cannot be broken by the simulator, which serves plain http; they are
     // proven against a TLS front in `tls.rs` (a chain that does not verify, plain http to an
     // https-only service) and in a unit test of `tls.https` (plain http to another machine).
-    const PROVEN_BY_TLS_TESTS: &[&str] = &["tls.https", "tls.chain"];
+    // The setup checks judge the run's own settings, not the service: `baseline.rs` proves
+    // them with a wrong secret, a refused API key, a mistyped and a disabled alias.
+    const PROVEN_ELSEWHERE: &[&str] = &[
+        "tls.https",
+        "tls.chain",
+        "setup.credentials",
+        "setup.key_alias",
+    ];
     let caught: BTreeSet<&str> = EXPECTED
         .iter()
         .flat_map(|(_, c, _)| c.iter().copied())
@@ -328,10 +388,10 @@ fn every_check_is_caught_by_a_mutant() {
     let missed: Vec<&str> = scenarios::checks::byok::defs::ALL
         .iter()
         .map(|d| d.id)
-        .filter(|id| !caught.contains(id) && !PROVEN_BY_TLS_TESTS.contains(id))
+        .filter(|id| !caught.contains(id) && !PROVEN_ELSEWHERE.contains(id))
         .collect();
     assert!(missed.is_empty(), "no mutant catches {missed:?}");
-    for id in PROVEN_BY_TLS_TESTS {
+    for id in PROVEN_ELSEWHERE {
         assert!(!caught.contains(id), "{id} is caught by a mutant after all");
     }
 }

@@ -1,0 +1,163 @@
+//! What the validator sends: a [`Call`] (endpoint, method, credentials, body, which tracing
+//! headers) and, once sent, the [`Sent`] request that evidence shows beside its answer.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::probe::Endpoint;
+
+/// Request bodies longer than this are shown by their size only.
+const MAX_SENT_BODY: usize = 64 * 1024;
+
+/// Which tracing headers a call carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Headers {
+    /// `x-request-id`, `x-request-timestamp` (now) and `x-trace-id`, as the platform sends.
+    Standard,
+    /// The same without the optional `x-trace-id`.
+    NoTraceId,
+    /// The standard headers with the timestamp this many seconds in the past.
+    TimestampAgo(i64),
+}
+
+/// One request.
+#[derive(Clone, Debug)]
+pub struct Call {
+    /// Where.
+    pub endpoint: Endpoint,
+    /// How.
+    pub method: Method,
+    /// The whole `Authorization` value, if any.
+    pub authorization: Option<String>,
+    /// The `Content-Type`, if any.
+    pub content_type: Option<&'static str>,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Which tracing headers.
+    pub headers: Headers,
+    /// Sends `Connection: close`: the connection is not used again (for a body the service
+    /// may refuse without reading, which would leave the connection unusable).
+    pub close: bool,
+}
+
+impl Call {
+    /// A POST without body or credentials, with the standard headers.
+    pub fn post(endpoint: Endpoint) -> Call {
+        Call {
+            endpoint,
+            method: Method::POST,
+            authorization: None,
+            content_type: None,
+            body: Vec::new(),
+            headers: Headers::Standard,
+            close: false,
+        }
+    }
+
+    /// Closes the connection after this call.
+    pub fn close_connection(mut self) -> Call {
+        self.close = true;
+        self
+    }
+
+    /// Sets `Authorization`.
+    pub fn authorization(mut self, value: impl Into<String>) -> Call {
+        self.authorization = Some(value.into());
+        self
+    }
+
+    /// Sets `Authorization` to `value` when there is one.
+    pub fn maybe_authorization(mut self, value: Option<String>) -> Call {
+        self.authorization = value;
+        self
+    }
+
+    /// A JSON body, labelled `application/json`.
+    pub fn json(mut self, body: &Value) -> Call {
+        self.body = body.to_string().into_bytes();
+        self.content_type = Some("application/json");
+        self
+    }
+
+    /// A form body, labelled `application/x-www-form-urlencoded`.
+    pub fn form(mut self, body: &str) -> Call {
+        self.body = body.as_bytes().to_vec();
+        self.content_type = Some("application/x-www-form-urlencoded");
+        self
+    }
+
+    /// Relabels the body.
+    pub fn content_type(mut self, content_type: &'static str) -> Call {
+        self.content_type = Some(content_type);
+        self
+    }
+
+    /// Sets the method.
+    pub fn method(mut self, method: Method) -> Call {
+        self.method = method;
+        self
+    }
+
+    /// Sets the tracing headers.
+    pub fn headers(mut self, headers: Headers) -> Call {
+        self.headers = headers;
+        self
+    }
+}
+
+/// A request as it was sent: method, URL path, headers and body (secrets are removed from
+/// the report later, with everything else).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sent {
+    /// The method.
+    pub method: Method,
+    /// The URL path (`/acme/byok/v1/decrypt-key`).
+    pub path: String,
+    /// The headers the validator set, in the order set.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body: JSON when it is, else text; a body over 64 KiB by its size.
+    pub body: Option<Value>,
+}
+
+impl Sent {
+    /// A request without headers or body.
+    pub fn new(method: Method, path: impl Into<String>) -> Sent {
+        Sent {
+            method,
+            path: path.into(),
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    /// `{"method", "path", "headers": {...}, "body"}`, as evidence.
+    pub fn to_value(&self) -> Value {
+        let headers: serde_json::Map<String, Value> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.clone())))
+            .collect();
+        let mut v = json!({
+            "method": self.method.as_str(),
+            "path": self.path,
+            "headers": headers,
+        });
+        if let Some(b) = &self.body {
+            v["body"] = b.clone();
+        }
+        v
+    }
+
+    pub(super) fn body_of(body: &[u8]) -> Option<Value> {
+        if body.is_empty() {
+            return None;
+        }
+        if body.len() > MAX_SENT_BODY {
+            return Some(json!({"bytes": body.len()}));
+        }
+        Some(
+            serde_json::from_slice(body)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned())),
+        )
+    }
+}

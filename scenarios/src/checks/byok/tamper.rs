@@ -1,0 +1,180 @@
+//! The encrypted keys the `decrypt` checks send altered: a character outside base64, and one
+//! byte flipped at each place an envelope can fail to authenticate (the first byte, the
+//! nonce, the middle, the first and the last byte of the tag) or cut short. A service must
+//! refuse each: a single flip can hit a part that fails for another reason, while the tag or
+//! the nonce goes unchecked.
+//!
+//! The places are those of the documented `byok:v1:` layout ([`contracts::envelope`]:
+//! version 4 bytes, nonce 12, ciphertext, tag 16); a service with its own layout gets the
+//! same positions, which still cover its start, middle and end.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+use contracts::envelope::{NONCE_LEN, PREFIX, TAG_LEN, VERSION_LEN};
+
+use super::defs::*;
+use super::jwt;
+use crate::checks::CheckDef;
+
+/// How many bytes [`Alteration::Truncate`] cuts off: half a tag.
+pub const TRUNCATED_BYTES: usize = TAG_LEN / 2;
+
+/// One way to alter an encrypted key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alteration {
+    /// The first byte flipped (the version's high byte in `byok:v1:`).
+    First,
+    /// A byte of the nonce flipped (byte 11 in `byok:v1:`).
+    Nonce,
+    /// The middle byte flipped (in the ciphertext).
+    Middle,
+    /// The first byte of the tag flipped (16th from the end).
+    Tag,
+    /// The last byte flipped (the tag's last).
+    Last,
+    /// The last [`TRUNCATED_BYTES`] bytes cut off.
+    Truncate,
+}
+
+impl Alteration {
+    /// Every alteration with the check that sends it.
+    pub const CHECKS: [(CheckDef, Alteration); 6] = [
+        (DECRYPT_FLIPPED_FIRST, Alteration::First),
+        (DECRYPT_FLIPPED_NONCE, Alteration::Nonce),
+        (DECRYPT_FLIPPED_BYTE, Alteration::Middle),
+        (DECRYPT_FLIPPED_TAG, Alteration::Tag),
+        (DECRYPT_FLIPPED_LAST, Alteration::Last),
+        (DECRYPT_TRUNCATED_KEY, Alteration::Truncate),
+    ];
+
+    /// The byte flipped in a body of `n` bytes (`n` > 0).
+    fn position(self, n: usize) -> usize {
+        let at = match self {
+            Alteration::First => 0,
+            Alteration::Nonce if n > VERSION_LEN + NONCE_LEN => VERSION_LEN + NONCE_LEN / 2,
+            Alteration::Nonce | Alteration::Middle => n / 2,
+            Alteration::Tag => n.saturating_sub(TAG_LEN),
+            Alteration::Last | Alteration::Truncate => n - 1,
+        };
+        at.min(n - 1)
+    }
+
+    /// `encrypted_key` altered: its base64 payload decoded, changed and encoded again in the
+    /// same alphabet, so only the bytes change; a payload that is not base64 gets the
+    /// character at the same place changed (or its end cut).
+    pub fn apply(self, encrypted_key: &str) -> String {
+        let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
+        for engine in [&STANDARD, &URL_SAFE] {
+            if let Ok(mut bytes) = engine.decode(payload)
+                && !bytes.is_empty()
+            {
+                self.alter(&mut bytes);
+                return format!("{PREFIX}{}", engine.encode(bytes));
+            }
+        }
+        let mut chars: Vec<char> = payload.chars().collect();
+        if chars.is_empty() {
+            return format!("{PREFIX}A");
+        }
+        match self {
+            Alteration::Truncate => {
+                let keep = chars.len().saturating_sub(TRUNCATED_BYTES * 4 / 3).max(1);
+                chars.truncate(keep);
+                format!("{PREFIX}{}", chars.into_iter().collect::<String>())
+            }
+            _ => {
+                let at = self.position(chars.len());
+                let original: String = chars.iter().collect();
+                let text = jwt::tamper_at(&original, at);
+                format!("{PREFIX}{text}")
+            }
+        }
+    }
+
+    fn alter(self, bytes: &mut Vec<u8>) {
+        match self {
+            Alteration::Truncate => {
+                let keep = bytes.len().saturating_sub(TRUNCATED_BYTES).max(1);
+                bytes.truncate(keep);
+            }
+            _ => {
+                let at = self.position(bytes.len());
+                bytes[at] ^= 0xff;
+            }
+        }
+    }
+}
+
+/// `encrypted_key` with a `!` in the middle of its base64.
+pub fn with_bad_character(encrypted_key: &str) -> String {
+    let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
+    let mid = payload.len() / 2;
+    let mid = (0..=mid)
+        .rev()
+        .find(|i| payload.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{PREFIX}{}!{}", &payload[..mid], &payload[mid..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contracts::envelope;
+
+    fn key() -> String {
+        envelope::wrap(&[1; 32], "tenant-a", 1, [2; 12], &[0x42; 32]).unwrap()
+    }
+
+    fn body(text: &str) -> Vec<u8> {
+        STANDARD.decode(text.strip_prefix(PREFIX).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn each_alteration_changes_its_own_part_of_the_envelope() {
+        let original = body(&key());
+        assert_eq!(original.len(), 64);
+        let changed = |a: Alteration| -> Vec<usize> {
+            let b = body(&a.apply(&key()));
+            (0..b.len()).filter(|i| b[*i] != original[*i]).collect()
+        };
+        assert_eq!(changed(Alteration::First), [0]);
+        let nonce = changed(Alteration::Nonce);
+        assert!(nonce.len() == 1 && (VERSION_LEN..VERSION_LEN + NONCE_LEN).contains(&nonce[0]));
+        assert_eq!(changed(Alteration::Middle), [32]);
+        assert_eq!(changed(Alteration::Tag), [64 - TAG_LEN]);
+        assert_eq!(changed(Alteration::Last), [63]);
+        let cut = body(&Alteration::Truncate.apply(&key()));
+        assert_eq!(cut.len(), 64 - TRUNCATED_BYTES);
+        assert!(original.starts_with(&cut));
+        // Each opens no more under the master key.
+        for (_, a) in Alteration::CHECKS {
+            let text = a.apply(&key());
+            let opened = envelope::parse(&text)
+                .and_then(|env| envelope::unwrap(&[1; 32], "tenant-a", &env).map(|_| ()));
+            assert!(opened.is_err(), "{a:?} still opens");
+        }
+    }
+
+    #[test]
+    fn url_safe_and_foreign_payloads_are_altered_in_their_own_form() {
+        let url_safe = format!("{PREFIX}{}", URL_SAFE.encode([0xfb_u8; 40]));
+        let altered = Alteration::Last.apply(&url_safe);
+        assert!(
+            URL_SAFE
+                .decode(altered.strip_prefix(PREFIX).unwrap())
+                .is_ok()
+        );
+        assert_ne!(altered, url_safe);
+        let foreign = format!("{PREFIX}not*base64*at*all");
+        for (_, a) in Alteration::CHECKS {
+            let t = a.apply(&foreign);
+            assert!(t.starts_with(PREFIX) && t != foreign, "{a:?}: {t}");
+        }
+    }
+
+    #[test]
+    fn bad_character_lands_in_the_payload() {
+        let t = with_bad_character(&key());
+        assert!(t.starts_with(PREFIX) && t.contains('!'));
+    }
+}
