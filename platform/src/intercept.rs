@@ -174,7 +174,14 @@ impl Intercept {
                 return response;
             }
             Decision::Drop { applied } => {
-                record(None, &unread, &SeenBody::default(), Some(applied), false, &[]);
+                record(
+                    None,
+                    &unread,
+                    &SeenBody::default(),
+                    Some(applied),
+                    false,
+                    &[],
+                );
                 drop_connection();
             }
             Decision::Proceed {

@@ -227,7 +227,10 @@ mod tests {
 
     #[test]
     fn the_failure_message_is_the_cause_and_the_counts_are_the_jsons() {
-        const E: CheckDef = CheckDef::error("outbound.create_outbound", "every request keeps the contract");
+        const E: CheckDef = CheckDef::error(
+            "outbound.create_outbound",
+            "every request keeps the contract",
+        );
         const W: CheckDef = CheckDef::warning("coverage.operations", "enough is called");
         let cause = "#2 POST /api/outbounds/v1/orgs/o/workspaces/w/outbounds -> 422: body.user_phone_numbr: Extra inputs are not permitted";
         let mut figures = serde_json::Map::new();
@@ -239,7 +242,11 @@ mod tests {
             "verify",
             "http://x",
             vec![
-                Check::fail(&E, Evidence::new().cause(cause), "requests that keep the contract"),
+                Check::fail(
+                    &E,
+                    Evidence::new().cause(cause),
+                    "requests that keep the contract",
+                ),
                 Check::fail(&W, Evidence::new(), "50%"),
             ],
         )
@@ -259,8 +266,14 @@ mod tests {
             )),
             "{xml}\n{json}"
         );
-        assert_eq!((s["failures"].as_u64(), s["warnings"].as_u64()), (Some(1), Some(1)));
-        assert_eq!(xml.matches("<failure ").count() as u64, s["failures"].as_u64().unwrap());
+        assert_eq!(
+            (s["failures"].as_u64(), s["warnings"].as_u64()),
+            (Some(1), Some(1))
+        );
+        assert_eq!(
+            xml.matches("<failure ").count() as u64,
+            s["failures"].as_u64().unwrap()
+        );
         assert!(
             xml.contains("<property name=\"requests.total\" value=\"3\"/>"),
             "{xml}"

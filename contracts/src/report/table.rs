@@ -183,7 +183,13 @@ mod tests {
                 Check::pass(&P, Evidence::new()),
                 Check::skip(&S, "never called"),
                 Check::fail(&W, Evidence::new(), "more"),
-                Check::fail(&F, Evidence::new().cause("#2 GET /api/x -> 422: query.limit: too big").status(422), "less"),
+                Check::fail(
+                    &F,
+                    Evidence::new()
+                        .cause("#2 GET /api/x -> 422: query.limit: too big")
+                        .status(422),
+                    "less",
+                ),
             ],
         )
         .with_figures(Default::default(), vec!["2 requests".into()]);
@@ -200,8 +206,14 @@ mod tests {
             text.contains("        cause:    #2 GET /api/x -> 422: query.limit: too big\n"),
             "{text}"
         );
-        assert!(text.contains("observed: {\"status\":422}"), "the cause once: {text}");
-        assert!(text.ends_with("1 passed, 2 failed, 1 skipped\n2 requests\n"), "{text}");
+        assert!(
+            text.contains("observed: {\"status\":422}"),
+            "the cause once: {text}"
+        );
+        assert!(
+            text.ends_with("1 passed, 2 failed, 1 skipped\n2 requests\n"),
+            "{text}"
+        );
         let every = render_failures_first(&report, Colour::Never, true);
         let pass = every.find("PASS  a.first").unwrap();
         let skip = every.find("SKIP  b.second").unwrap();

@@ -99,6 +99,7 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
     expected.push(("POST".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/webhook-deliveries")));
+    expected.push(("POST".into(), format!("/sim/v1{w}/reset")));
     expected.push(("GET".into(), "/sim/v1/journal".into()));
     expected.push(("DELETE".into(), "/sim/v1/journal".into()));
     expected.push(("GET".into(), "/sim/v1/journal/summary".into()));

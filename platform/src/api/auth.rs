@@ -46,8 +46,7 @@ pub fn authorize_scope(app: &App, meta: &RequestMeta) -> Result<Scope, ApiError>
     let Some(presented) = meta.header("x-api-key") else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",
-            message: "send a workspace's key (or an operator's key) in the X-API-Key header"
-                .into(),
+            message: "send a workspace's key (or an operator's key) in the X-API-Key header".into(),
         });
     };
     app.auth.scope(presented).ok_or(ApiError::Unauthorized {
@@ -199,7 +198,11 @@ impl KeyTable {
     /// than one), so that a request to another workspace's path, or to no path of the
     /// interface, counts against the caller; without one (no key, a wrong key), the
     /// workspace `path` names; else none.
-    pub fn owner(&self, presented: Option<&str>, path: Option<&WorkspaceRef>) -> Option<WorkspaceRef> {
+    pub fn owner(
+        &self,
+        presented: Option<&str>,
+        path: Option<&WorkspaceRef>,
+    ) -> Option<WorkspaceRef> {
         let mut first = None;
         let mut opens_path = false;
         if let Some(presented) = presented {

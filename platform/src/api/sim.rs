@@ -162,7 +162,13 @@ async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -
     )
 }
 
-async fn reset(org: String, ws: String, meta: RequestMeta, app: App, driver: Arc<Driver>) -> Response {
+async fn reset(
+    org: String,
+    ws: String,
+    meta: RequestMeta,
+    app: App,
+    driver: Arc<Driver>,
+) -> Response {
     respond(
         async {
             let ws = authorize_reset(&app, &meta, &org, &ws)?;

@@ -134,8 +134,8 @@ impl Slot {
         in_scope
             && rule
                 .operation_id
-            .as_deref()
-            .is_none_or(|id| r.operation_id == Some(id))
+                .as_deref()
+                .is_none_or(|id| r.operation_id == Some(id))
             && self.path.as_ref().is_none_or(|p| path_matches(p, r.path))
             && rule.method.as_deref().is_none_or(|m| {
                 m.eq_ignore_ascii_case(r.method) || (m == "GET" && r.method == "HEAD")

@@ -127,7 +127,11 @@ pub fn summary<'a>(
     let mut all = Counts::new(since, operations_n);
     let mut first = true;
     for c in parts {
-        all.since = if first { c.since } else { all.since.min(c.since) };
+        all.since = if first {
+            c.since
+        } else {
+            all.since.min(c.since)
+        };
         first = false;
         all.requests += c.requests;
         all.conforming += c.conforming;
@@ -144,7 +148,9 @@ pub fn summary<'a>(
             sum.examples.extend(op.examples.iter().cloned());
         }
         all.unknown.requests += c.unknown.requests;
-        all.unknown.examples.extend(c.unknown.examples.iter().cloned());
+        all.unknown
+            .examples
+            .extend(c.unknown.examples.iter().cloned());
         all.not_found.requests += c.not_found.requests;
         all.not_found
             .listed

@@ -39,8 +39,8 @@ use contracts::wire::{JournalEntry, JournalSummary};
 
 use crate::api::auth::Scope;
 use crate::store::WorkspaceRef;
-pub use counts::EXAMPLES_PER_OPERATION;
 use counts::Counts;
+pub use counts::EXAMPLES_PER_OPERATION;
 use kept::Kept;
 
 /// Default of [`JournalSettings::capacity`].
@@ -330,8 +330,7 @@ impl Journal {
             removed += s.counts[slot].requests();
             s.counts[slot] = Counts::new(now, operations);
         }
-        s.entries
-            .retain(|e| !slots.contains(&State::slot(e.owner)));
+        s.entries.retain(|e| !slots.contains(&State::slot(e.owner)));
         if let Some(p) = &self.persist {
             let owners: Vec<Option<WorkspaceRef>> = slots
                 .iter()

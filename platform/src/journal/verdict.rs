@@ -348,7 +348,10 @@ fn judge(
             }
         }
         for part in x.ignored_parts {
-            let loc = vec![LocItem::Key("body".into()), LocItem::Key(redact::scrub(part))];
+            let loc = vec![
+                LocItem::Key("body".into()),
+                LocItem::Key(redact::scrub(part)),
+            ];
             if !answered_unknown.contains(&loc) {
                 out.push(Violation {
                     kind: ViolationKind::UnknownField,

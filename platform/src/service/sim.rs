@@ -4,8 +4,8 @@
 
 use contracts::validate::{self, sim as sim_rules};
 use contracts::wire::{
-    ClockAdvanceResult, InboundCallRecord, Page, ResetCounts, SimClockState,
-    WebhookDeliveryRecord, WorkspaceId, WorkspaceReset,
+    ClockAdvanceResult, InboundCallRecord, Page, ResetCounts, SimClockState, WebhookDeliveryRecord,
+    WorkspaceId, WorkspaceReset,
 };
 use serde_json::Value;
 

@@ -8,9 +8,16 @@ use super::helpers::*;
 
 const JOURNAL: &str = "/sim/v1/journal";
 
-/// The latest entry of the journal.
+/// The latest entry of the journal, of any workspace.
 async fn last_entry(app: &TestApp) -> Value {
-    let (s, page) = app.get(&format!("{JOURNAL}?limit=100")).await;
+    let (s, page) = app
+        .call(
+            Method::GET,
+            &format!("{JOURNAL}?limit=100"),
+            Some(OPS_KEY),
+            None,
+        )
+        .await;
     assert_eq!(s, StatusCode::OK, "{page}");
     page["items"]
         .as_array()
@@ -18,8 +25,9 @@ async fn last_entry(app: &TestApp) -> Value {
         .unwrap_or_else(|| panic!("the journal is empty: {page}"))
 }
 
+/// Empties the whole journal (an operator's reset).
 async fn reset(app: &TestApp) {
-    let (s, v) = app.call(Method::DELETE, JOURNAL, Some(KEY), None).await;
+    let (s, v) = app.call(Method::DELETE, JOURNAL, Some(OPS_KEY), None).await;
     assert_eq!(s, StatusCode::NO_CONTENT, "{v}");
 }
 
@@ -220,7 +228,14 @@ async fn each_violation_kind_is_recorded_with_its_verdict() {
         assert_eq!(violations(&e), case.violations, "{}: {e}", case.name);
     }
     // Every request was recorded once, in order.
-    let (_, page) = app.get(&format!("{JOURNAL}?limit=100")).await;
+    let (_, page) = app
+        .call(
+            Method::GET,
+            &format!("{JOURNAL}?limit=100"),
+            Some(OPS_KEY),
+            None,
+        )
+        .await;
     let seqs: Vec<u64> = page["items"]
         .as_array()
         .unwrap()
@@ -526,8 +541,22 @@ async fn the_journal_never_holds_a_key_a_phone_number_or_a_variable_value() {
     app.call(Method::GET, &deployments_path(), Some(KEY2), None)
         .await;
 
-    let (_, journal) = app.get(&format!("{JOURNAL}?limit=100")).await;
-    let (_, summary) = app.get(&format!("{JOURNAL}/summary")).await;
+    let (_, journal) = app
+        .call(
+            Method::GET,
+            &format!("{JOURNAL}?limit=100"),
+            Some(OPS_KEY),
+            None,
+        )
+        .await;
+    let (_, summary) = app
+        .call(
+            Method::GET,
+            &format!("{JOURNAL}/summary"),
+            Some(OPS_KEY),
+            None,
+        )
+        .await;
     app.app.journal.flush();
     let stored: Vec<String> = app
         .app

@@ -17,6 +17,7 @@ mod engine;
 mod errors;
 mod faults;
 mod fuzz;
+mod isolation;
 mod journal;
 mod outbound;
 mod routes;
