@@ -131,6 +131,17 @@ impl Check {
         self.evidence.0.get(CAUSE).and_then(Value::as_str)
     }
 
+    /// The evidence but its cause, in order: what renderers show as observed, under the
+    /// cause's own line.
+    pub fn observed(&self) -> Map<String, Value> {
+        self.evidence
+            .0
+            .iter()
+            .filter(|(k, _)| *k != CAUSE)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
     /// A check that passed.
     pub fn pass(def: &CheckDef, evidence: Evidence) -> Check {
         def.verdict(Outcome::Pass, evidence, None)

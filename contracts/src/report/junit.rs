@@ -150,17 +150,21 @@ fn first_line(c: &Check) -> String {
 
 fn details(c: &Check) -> String {
     let mut s = String::new();
+    if let Some(cause) = c.cause() {
+        let _ = writeln!(s, "cause: {cause}");
+    }
     if let Some(loc) = &c.location {
         let _ = writeln!(s, "at: {loc}");
     }
     if let Some(e) = &c.expected {
         let _ = writeln!(s, "expected: {e}");
     }
-    if !c.evidence.is_empty() {
+    let evidence = c.observed();
+    if !evidence.is_empty() {
         let _ = writeln!(
             s,
             "observed: {}",
-            serde_json::to_string(&c.evidence).unwrap_or_default()
+            serde_json::to_string(&evidence).unwrap_or_default()
         );
     }
     s

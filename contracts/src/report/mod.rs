@@ -112,7 +112,7 @@ mod tests {
         );
         let text = std::fs::read_to_string(out.join("report.txt")).unwrap();
         assert!(
-            text.contains("FAIL  routes.unknown") && text.contains("and 1 passed"),
+            text.contains("FAIL  routes.unknown") && !text.contains("PASS"),
             "{text}"
         );
     }
