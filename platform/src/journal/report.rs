@@ -146,9 +146,11 @@ fn figures(summary: &JournalSummary) -> (Map<String, Value>, Vec<String>) {
         "not_found".into(),
         json!({"requests": summary.not_found.requests, "listed": not_found}),
     );
+    let plural = |n: u64| if n == 1 { "request" } else { "requests" };
     let mut notes = vec![format!(
-        "{} requests: {} kept the contract, {} broke it, {} met a fault first; {} of {} operations called ({}%)",
+        "{} {}: {} kept the contract, {} broke it, {} met a fault first; {} of {} operations called ({}%)",
         summary.requests,
+        plural(summary.requests),
         summary.conforming,
         summary.violating,
         summary.not_judged,
@@ -164,8 +166,9 @@ fn figures(summary: &JournalSummary) -> (Map<String, Value>, Vec<String>) {
     }
     if summary.not_found.requests > 0 {
         notes.push(format!(
-            "{} requests answered 404 for an id that does not exist (not violations; a client that deletes twice or polls a wrong id makes them):",
-            summary.not_found.requests
+            "{} {} answered 404 for an id that does not exist (not violations; a client that deletes twice or polls a wrong id makes them):",
+            summary.not_found.requests,
+            plural(summary.not_found.requests)
         ));
         notes.extend(not_found.iter().map(|l| format!("  {l}")));
         let unlisted = summary.not_found.requests - summary.not_found.listed.len() as u64;

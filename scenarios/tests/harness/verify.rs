@@ -508,7 +508,7 @@ async fn the_report_on_exit_is_verifys_in_every_form() {
     // The 404 for an id that does not exist: listed, not a violation.
     let txt = read(at_exit.join("report.txt"));
     assert!(
-        txt.contains("1 requests answered 404 for an id that does not exist")
+        txt.contains("1 request answered 404 for an id that does not exist")
             && txt.contains("#3 DELETE /api/app-authoring/v1/orgs/acme/workspaces/prod/deployments/dep-nope -> 404"),
         "{txt}"
     );
