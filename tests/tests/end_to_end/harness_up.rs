@@ -283,7 +283,8 @@ fn a_taken_port_stops_it_at_once_with_status_2_and_the_fix() {
 }
 
 #[test]
-fn fixtures_exist_once_ready_and_the_verdict_on_the_clients_is_written_at_exit_and_is_the_exit_status() {
+fn fixtures_exist_once_ready_and_the_verdict_on_the_clients_is_written_at_exit_and_is_the_exit_status()
+ {
     let work = tempfile::tempdir().unwrap();
     let fixtures = work.path().join("fixtures.toml");
     std::fs::write(
