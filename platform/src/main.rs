@@ -406,9 +406,7 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<std::proces
                 .join(", "),
             report.summary.line()
         );
-        if extras.report_exit_status == ExitStatusRule::Verdict && !report.holds() {
-            status = std::process::ExitCode::from(1);
-        }
+        status = std::process::ExitCode::from(extras.report_exit_status.status(&report));
     }
     store.checkpoint().context("checkpointing the database")?;
     println!("platform stopped");

@@ -179,7 +179,7 @@ impl Driver {
     pub async fn reset_workspace(
         &self,
         ws: &WorkspaceRef,
-    ) -> Result<crate::store::workspace::Removed, EngineError> {
+    ) -> Result<contracts::wire::ResetCounts, EngineError> {
         let _guard = self.run_lock.lock().await;
         let ws = ws.clone();
         self.blocking(move |e| e.reset_workspace(&ws)).await

@@ -199,7 +199,7 @@ impl Engine {
     pub fn reset_workspace(
         &self,
         ws: &WorkspaceRef,
-    ) -> Result<crate::store::workspace::Removed, EngineError> {
+    ) -> Result<contracts::wire::ResetCounts, EngineError> {
         let mut st = self.lock();
         let removed = self
             .app

@@ -284,6 +284,16 @@ pub enum ExitStatusRule {
     Verdict,
 }
 
+impl ExitStatusRule {
+    /// The exit status of a clean stop that wrote `report`.
+    pub fn status(self, report: &CheckReport) -> u8 {
+        match self {
+            ExitStatusRule::Verdict if !report.holds() => 1,
+            _ => 0,
+        }
+    }
+}
+
 /// Writes the report of every workspace's requests in `app`'s journal into `dir`
 /// (`report.json`, `junit.xml`, `report.txt`), as `harness verify` with an operator's key
 /// gives it: `--report-on-exit DIR` on `platform serve` and `harness up`. Answers the report

@@ -4,8 +4,8 @@
 
 use contracts::validate::{self, sim as sim_rules};
 use contracts::wire::{
-    ClockAdvanceResult, InboundCallRecord, Page, ResetCounts, SimClockState, WebhookDeliveryRecord,
-    WorkspaceId, WorkspaceReset,
+    ClockAdvanceResult, InboundCallRecord, Page, SimClockState, WebhookDeliveryRecord, WorkspaceId,
+    WorkspaceReset,
 };
 use serde_json::Value;
 
@@ -173,28 +173,19 @@ pub async fn reset_workspace(
     driver: &Driver,
     ws: &WorkspaceRef,
 ) -> Result<WorkspaceReset, ApiError> {
-    let removed = driver
+    let mut removed = driver
         .reset_workspace(ws)
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     app.deployment_lists.invalidate(ws);
-    let journal_entries = app.journal.reset_workspace(ws, app.clock.now());
-    let fault_rules = app.faults.clear_workspace(ws) as u64;
+    removed.journal_entries = app.journal.reset_workspace(ws, app.clock.now());
+    removed.fault_rules = app.faults.clear_workspace(ws) as u64;
     app.changes.bump();
     Ok(WorkspaceReset {
         workspace: WorkspaceId {
             org_id: ws.org_id.clone(),
             workspace_id: ws.workspace_id.clone(),
         },
-        removed: ResetCounts {
-            campaigns: removed.campaigns,
-            deployments: removed.deployments,
-            cohorts: removed.cohorts,
-            calls: removed.calls,
-            inbound_calls: removed.inbound_calls,
-            webhook_deliveries: removed.webhook_deliveries,
-            journal_entries,
-            fault_rules,
-        },
+        removed,
     })
 }

@@ -5,29 +5,14 @@
 //!
 //! The engine's memory must be built again afterwards (`Engine::reset_workspace` does both).
 
+use contracts::wire::ResetCounts;
 use rusqlite::{Connection, params};
 
 use super::{StoreError, WorkspaceRef};
 
-/// How many rows of each kind a reset removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Removed {
-    /// Campaigns.
-    pub campaigns: u64,
-    /// Deployments.
-    pub deployments: u64,
-    /// Cohorts (of campaigns and deployments), with their users and files.
-    pub cohorts: u64,
-    /// Calls: instant outbound calls and campaign dials.
-    pub calls: u64,
-    /// Inbound calls.
-    pub inbound_calls: u64,
-    /// Webhook deliveries.
-    pub webhook_deliveries: u64,
-}
-
-/// Removes the rows of `ws`, in the caller's transaction.
-pub fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<Removed, StoreError> {
+/// Removes the rows of `ws`, in the caller's transaction; answers how many of each kind
+/// (the journal's and the fault rules' counts are the caller's to fill in).
+pub fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, StoreError> {
     let p = params![ws.org_id, ws.workspace_id];
     const OF_CAMPAIGNS: &str =
         "campaign_id IN (SELECT id FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2)";
@@ -42,12 +27,14 @@ pub fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<Removed, StoreError> 
     };
     // Files, file chunks, users and phone lookups go with their cohort (foreign keys),
     // numbers with their deployment.
-    Ok(Removed {
+    Ok(ResetCounts {
         cohorts: count("cohorts")?,
         campaigns: count("campaigns")?,
         deployments: count("deployments")?,
         calls: count("attempts")?,
         inbound_calls: count("inbound_calls")?,
         webhook_deliveries: count("webhook_deliveries")?,
+        journal_entries: 0,
+        fault_rules: 0,
     })
 }

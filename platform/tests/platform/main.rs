@@ -21,4 +21,5 @@ mod isolation;
 mod journal;
 mod outbound;
 mod routes;
+mod verdicts;
 mod webhooks;

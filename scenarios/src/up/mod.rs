@@ -261,9 +261,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<ExitCode> {
         )
         .with_context(|| format!("writing the report on exit into {}", dir.display()))?;
         tracing::info!(files = ?written, verdict = %report.summary.line(), "report on exit written");
-        if args.report_exit_status == ExitStatusRule::Verdict && !report.holds() {
-            status = ExitCode::from(1);
-        }
+        status = ExitCode::from(args.report_exit_status.status(&report));
     }
     if !args.json {
         println!("harness stopped");
