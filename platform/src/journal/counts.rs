@@ -41,7 +41,10 @@ pub struct Counts {
     faults: u64,
     /// Entries of the workspace that left the ring.
     pub dropped: u64,
-    ops: Vec<OpCounts>,
+    /// By the operation's index in the catalogue; only operations called (a workspace
+    /// seen once costs little).
+    ops: BTreeMap<usize, OpCounts>,
+    operations: usize,
     unknown: UnknownRoutes,
     not_found: NotFoundRequests,
 }
@@ -57,7 +60,8 @@ impl Counts {
             not_judged: 0,
             faults: 0,
             dropped: 0,
-            ops: vec![OpCounts::default(); operations],
+            ops: BTreeMap::new(),
+            operations,
             unknown: UnknownRoutes::default(),
             not_found: NotFoundRequests::default(),
         }
@@ -79,9 +83,13 @@ impl Counts {
         if e.fault.is_some() {
             self.faults += 1;
         }
-        match e.operation.map(usize::from).filter(|i| *i < self.ops.len()) {
+        match e
+            .operation
+            .map(usize::from)
+            .filter(|i| *i < self.operations)
+        {
             Some(i) => {
-                let op = &mut self.ops[i];
+                let op = self.ops.entry(i).or_default();
                 op.calls += 1;
                 *op.statuses.entry(e.status.unwrap_or(0)).or_default() += 1;
                 if e.verdict == Verdict::Violates {
@@ -139,7 +147,8 @@ pub fn summary<'a>(
         all.not_judged += c.not_judged;
         all.faults += c.faults;
         all.dropped += c.dropped;
-        for (sum, op) in all.ops.iter_mut().zip(&c.ops) {
+        for (i, op) in &c.ops {
+            let sum = all.ops.entry(*i).or_default();
             sum.calls += op.calls;
             for (status, n) in &op.statuses {
                 *sum.statuses.entry(*status).or_default() += n;
@@ -157,7 +166,7 @@ pub fn summary<'a>(
             .extend(c.not_found.listed.iter().cloned());
     }
     // The first of every workspace's first few, oldest first.
-    for op in &mut all.ops {
+    for op in all.ops.values_mut() {
         op.examples.sort_by_key(|e| e.seq);
         op.examples.truncate(EXAMPLES_PER_OPERATION);
     }
@@ -168,7 +177,8 @@ pub fn summary<'a>(
 
     let mut operations = Vec::with_capacity(operations_n);
     let mut not_called = Vec::new();
-    for (op, counts) in catalogue.operations().iter().zip(all.ops) {
+    for (i, op) in catalogue.operations().iter().enumerate() {
+        let counts = all.ops.remove(&i).unwrap_or_default();
         if counts.calls == 0 {
             not_called.push(op.operation_id.clone());
         }

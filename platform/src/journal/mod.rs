@@ -47,6 +47,10 @@ use kept::Kept;
 pub const DEFAULT_CAPACITY: usize = 10_000;
 /// Default of [`JournalSettings::body_limit_bytes`].
 pub const DEFAULT_BODY_LIMIT_BYTES: usize = 8 * 1024;
+/// The most workspaces the journal counts apart. Requests of further workspaces (a client
+/// that names ever new ones in its paths) count with those of no workspace, which only an
+/// operator sees, so that memory stays bounded.
+pub const MAX_OWNERS: usize = 10_000;
 
 /// How the journal is set up (the configuration's `[journal]` table).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -98,15 +102,18 @@ struct Owners {
 }
 
 impl Owners {
-    /// The number of `ws`, given now if it has none.
-    fn number(&mut self, ws: &WorkspaceRef) -> u32 {
+    /// The number of `ws`, given now if it has none; `None` once [`MAX_OWNERS`] have one.
+    fn number(&mut self, ws: &WorkspaceRef) -> Option<u32> {
         if let Some(i) = self.index.get(ws) {
-            return *i;
+            return Some(*i);
+        }
+        if self.refs.len() >= MAX_OWNERS {
+            return None;
         }
         let i = self.refs.len() as u32;
         self.refs.push(ws.clone());
         self.index.insert(ws.clone(), i);
-        i
+        Some(i)
     }
 
     fn get(&self, owner: Option<u32>) -> Option<&WorkspaceRef> {
@@ -143,7 +150,7 @@ impl State {
 
     /// Gives `entry` the number of `owner` and counts it.
     fn count(&mut self, entry: &mut Kept, owner: Option<&WorkspaceRef>, catalogue: &Catalogue) {
-        entry.owner = owner.map(|ws| self.owners.number(ws));
+        entry.owner = owner.and_then(|ws| self.owners.number(ws));
         let slot = State::slot(entry.owner);
         while self.counts.len() <= slot {
             let fresh = Counts::new(self.since, catalogue.operations().len());
@@ -253,7 +260,7 @@ impl Journal {
             entry.seq = seq;
             s.count(&mut entry, owner, self.catalogue);
             if let Some(p) = &self.persist {
-                p.write(&entry.to_entry(self.catalogue, owner));
+                p.write(&entry.to_entry(self.catalogue, s.owners.get(entry.owner)));
             }
             old = s.push(entry, self.settings.capacity);
         }
@@ -370,3 +377,63 @@ impl Journal {
 
 /// The journal, shared.
 pub type SharedJournal = Arc<Journal>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contracts::wire::{ApiKeyUse, Verdict};
+    use kept::{KeptBody, Media, Note};
+
+    fn kept(path: &str) -> Kept {
+        let body = KeptBody {
+            media: Media::None,
+            bytes: 0,
+            json: None,
+            note: Note::None,
+        };
+        Kept {
+            seq: 0,
+            at: "2026-03-02T12:00:00Z".parse().unwrap(),
+            method: warp::http::Method::GET,
+            path: path.into(),
+            query: "".into(),
+            operation: None,
+            api_key: ApiKeyUse::Missing,
+            key_name: None,
+            status: Some(404),
+            duration_ms: 0.0,
+            request: body.clone(),
+            response: body,
+            verdict: Verdict::Violates,
+            violations: Vec::new(),
+            fault: None,
+            owner: None,
+        }
+    }
+
+    #[test]
+    fn past_the_most_workspaces_new_ones_count_with_no_workspace() {
+        let journal = Journal::new(
+            JournalSettings::default(),
+            "2026-03-02T12:00:00Z".parse().unwrap(),
+        );
+        for i in 0..MAX_OWNERS {
+            let ws = WorkspaceRef::new("o", format!("w{i}"));
+            journal.record(kept("/x"), Some(&ws));
+        }
+        let last = WorkspaceRef::new("o", "w-one-too-many");
+        journal.record(kept("/x"), Some(&last));
+        let first = Scope::Workspaces(vec![WorkspaceRef::new("o", "w0")]);
+        assert_eq!(journal.summary(&first).requests, 1);
+        let late = Scope::Workspaces(vec![last]);
+        assert_eq!(journal.summary(&late).requests, 0, "counted apart no more");
+        let all = journal.summary(&Scope::Operator);
+        assert_eq!(all.requests, MAX_OWNERS as u64 + 1, "but counted");
+        let (page, _) = journal.list(
+            &contracts::validate::journal_query(&[("offset".into(), (MAX_OWNERS - 1).to_string())])
+                .unwrap(),
+            &Scope::Operator,
+        );
+        assert!(page[0].owner.is_none(), "{:?}", page[0]);
+    }
+}
