@@ -117,16 +117,22 @@ pub fn path_workspace(resolved: &Resolved<'_>, path: &str) -> Option<WorkspaceRe
     })
 }
 
+/// Authorization schemes named when a request sends its key in `Authorization`; any other
+/// first word could be the key itself, and is not repeated.
+const AUTH_SCHEMES: [&str; 6] = ["Bearer", "Basic", "Token", "ApiKey", "Key", "Digest"];
+
 /// Where a request without `X-API-Key` put its key, when it looks like it sent one: the
-/// scheme of an `Authorization` header (`Authorization: Bearer`), or the name of a header
-/// such as `api-key` or `x_api_key`. Never the value.
+/// scheme of an `Authorization` header (`Authorization: Bearer`, for a scheme of
+/// [`AUTH_SCHEMES`]), or the name of a header such as `api-key` or `x_api_key`. Never the
+/// value.
 pub fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
     if let Some(auth) = headers.get(warp::http::header::AUTHORIZATION) {
-        let scheme = auth
+        let first = auth
             .to_str()
             .ok()
             .and_then(|v| v.split_whitespace().next())
-            .filter(|s| s.len() <= 20 && s.chars().all(|c| c.is_ascii_alphanumeric()));
+            .unwrap_or("");
+        let scheme = AUTH_SCHEMES.iter().find(|s| s.eq_ignore_ascii_case(first));
         return Some(match scheme {
             Some(s) => format!("Authorization: {s}"),
             None => "Authorization".into(),
@@ -381,4 +387,53 @@ fn judge(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warp::http::HeaderMap;
+
+    fn with(name: &'static str, value: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(name, HeaderValue::from_static(value));
+        h
+    }
+
+    #[test]
+    fn a_misplaced_key_is_named_by_its_header_never_by_its_value() {
+        let named = |name, value| misplaced_key(&with(name, value));
+        assert_eq!(
+            named("authorization", "bearer sk1234abcd").as_deref(),
+            Some("Authorization: Bearer")
+        );
+        assert_eq!(
+            named("authorization", "sk1234abcd").as_deref(),
+            Some("Authorization"),
+            "a first word that is no scheme may be the key"
+        );
+        assert_eq!(
+            named("x_api_key", "sk1").as_deref(),
+            Some("the header 'x_api_key'")
+        );
+        assert_eq!(named("accept", "application/json"), None);
+    }
+
+    #[test]
+    fn a_path_names_its_workspace_even_under_a_wrong_prefix() {
+        let catalogue = contracts::operations::Catalogue::platform();
+        let at = |path: &str| path_workspace(&catalogue.resolve("GET", path), path);
+        let ws = Some(WorkspaceRef::new("o", "w"));
+        assert_eq!(
+            at("/api/app-authoring/v1/orgs/o/workspaces/w/deployments"),
+            ws
+        );
+        assert_eq!(
+            at("/apis/app-authoring/v1/orgs/o/workspaces/w/deployments"),
+            ws
+        );
+        assert_eq!(at("/v1/orgs/o/workspaces/w"), ws);
+        assert_eq!(at("/v1/orgs/o/workspaces/"), None);
+        assert_eq!(at("/nothing"), None);
+    }
 }
