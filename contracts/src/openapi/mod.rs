@@ -97,6 +97,7 @@ impl Modify for ByokAuth {
         upload_deployment_cohort, stream_deployment_cohort, list_deployment_cohorts, get_deployment_cohort, get_deployment_cohort_file,
         create_deployment, list_deployments, get_deployment, patch_deployment, set_deployment_status, delete_deployment,
         sim_get_clock, sim_set_clock, sim_advance_clock, sim_inbound_call, sim_list_inbound_calls, sim_list_webhook_deliveries,
+        sim_reset_workspace,
         admin_list_data_keys, admin_rotate_data_key,
         health,
         sim_list_journal, sim_reset_journal, sim_journal_summary,
@@ -117,7 +118,7 @@ impl Modify for ByokAuth {
         (name = "cohorts", description = "Users of a campaign or a deployment"),
         (name = "deployments", description = "Inbound deployments"),
         (name = "meta", description = "This document, and the readiness probe"),
-        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time, inbound calls by hand, what the engine recorded, the request journal and API coverage, fault rules"),
+        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time (one clock per platform, shared by every workspace), inbound calls by hand, what the engine recorded, the reset of one workspace, the request journal and API coverage, fault rules"),
         (name = "admin", description = "The harness's own admin API (not part of the platform's interface): a workspace's data keys and their rotation")
     )
 )]

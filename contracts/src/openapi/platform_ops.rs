@@ -224,7 +224,7 @@ fn delete_deployment() {}
 
 #[utoipa::path(get, path = "/sim/v1/clock", tag = "simulation",
     responses(
-        (status = 200, description = "The platform's time", body = SimClockState),
+        (status = 200, description = "The platform's time: one clock per platform, shared by every workspace (a workspace's reset leaves it alone)", body = SimClockState),
         (status = 401, description = "Missing or wrong X-API-Key (any workspace's key, or a clock admin key)", body = PlatformErrorBody)
     ))]
 fn sim_get_clock() {}
@@ -276,34 +276,42 @@ fn sim_list_inbound_calls() {}
     ))]
 fn sim_list_webhook_deliveries() {}
 
+#[utoipa::path(post, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/reset", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path)),
+    responses(
+        (status = 200, description = "The workspace is empty for the next test: its campaigns, deployments, cohorts, calls, inbound calls, webhook deliveries, request-journal entries and the fault rules its key added are removed, in one call, without a restart. Other workspaces, the workspace's data keys and the simulated clock (one per platform, shared by every workspace) are untouched. The workspace's key, or an operator's (a clock or journal admin key); no body is read.", body = WorkspaceReset),
+        (status = 401, description = "Missing or wrong X-API-Key (the workspace's key, or an operator's key)", body = PlatformErrorBody)
+    ))]
+fn sim_reset_workspace() {}
+
 #[utoipa::path(get, path = "/sim/v1/journal", tag = "simulation",
     params(JournalQuery),
     responses(
-        (status = 200, description = "Requests to the interface with their verdicts, oldest first", body = Page<JournalEntry>),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 200, description = "Requests to the interface (and to paths that serve nothing) with their verdicts, oldest first: those of the key's workspace, or every workspace's for an operator's key (a clock or journal admin key, or one that opens every workspace)", body = Page<JournalEntry>),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_journal() {}
 
 #[utoipa::path(delete, path = "/sim/v1/journal", tag = "simulation",
     responses(
-        (status = 204, description = "Emptied: entries, counts and coverage start again (also in the database when kept there)"),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+        (status = 204, description = "Emptied what the key sees: its workspace's entries, counts and coverage start again (also in the database when kept there), other workspaces' stay; an operator's key empties the whole journal, and entry numbers start again from 1"),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody)
     ))]
 fn sim_reset_journal() {}
 
 #[utoipa::path(get, path = "/sim/v1/journal/summary", tag = "simulation",
     responses(
-        (status = 200, description = "API coverage per operation of this document, verdict counts, operations never called, documented statuses never produced", body = JournalSummary),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+        (status = 200, description = "API coverage per operation of this document, verdict counts, operations never called, documented statuses never produced, requests answered 404 for ids that do not exist: of the key's workspace's requests, or of all for an operator's key", body = JournalSummary),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody)
     ))]
 fn sim_journal_summary() {}
 
 #[utoipa::path(get, path = "/sim/v1/faults", tag = "simulation",
     params(CohortListQuery),
     responses(
-        (status = 200, description = "The fault rules, in the order they are tried", body = Page<FaultRuleState>),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 200, description = "The fault rules the key sees (those its workspace's key added; every rule for an operator's key), in the order they are tried", body = Page<FaultRuleState>),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_faults() {}
@@ -311,9 +319,9 @@ fn sim_list_faults() {}
 #[utoipa::path(post, path = "/sim/v1/faults", tag = "simulation",
     request_body = FaultRule,
     responses(
-        (status = 200, description = "Added after the existing rules", body = FaultRuleState),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
-        (status = 422, description = "Validation failed", body = ValidationErrorBody)
+        (status = 200, description = "Added after the existing rules: with a workspace's key, applying to that workspace's requests only (`applies_to`); with an operator's key, to every request", body = FaultRuleState),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
+        (status = 422, description = "Validation failed (also: a workspace's rule whose org_id or workspace_id names a workspace its key does not open)", body = ValidationErrorBody)
     ))]
 fn sim_add_fault() {}
 
@@ -321,15 +329,15 @@ fn sim_add_fault() {}
     params(("fault_id" = String, Path)),
     responses(
         (status = 204, description = "Removed"),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
-        (status = 404, description = "No such rule", body = PlatformErrorBody)
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
+        (status = 404, description = "No such rule that the key sees", body = PlatformErrorBody)
     ))]
 fn sim_delete_fault() {}
 
 #[utoipa::path(delete, path = "/sim/v1/faults", tag = "simulation",
     responses(
-        (status = 204, description = "Every rule removed (those of the configuration file too)"),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+        (status = 204, description = "Every rule the key sees removed: its workspace's rules; for an operator's key every rule (those of the configuration file too)"),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody)
     ))]
 fn sim_reset_faults() {}
 

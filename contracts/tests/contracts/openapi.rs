@@ -99,6 +99,7 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
     expected.push(("POST".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/webhook-deliveries")));
+    expected.push(("POST".into(), format!("/sim/v1{w}/reset")));
     expected.push(("GET".into(), "/sim/v1/journal".into()));
     expected.push(("DELETE".into(), "/sim/v1/journal".into()));
     expected.push(("GET".into(), "/sim/v1/journal/summary".into()));
@@ -841,6 +842,26 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         kind: "status".into(),
         effect: "503".into(),
     };
+    let workspace_id = WorkspaceId {
+        org_id: "o".into(),
+        workspace_id: "w".into(),
+    };
+    add("WorkspaceId", v(workspace_id.clone()));
+    let reset = WorkspaceReset {
+        workspace: workspace_id.clone(),
+        removed: ResetCounts {
+            campaigns: 1,
+            deployments: 2,
+            cohorts: 3,
+            calls: 4,
+            inbound_calls: 5,
+            webhook_deliveries: 6,
+            journal_entries: 7,
+            fault_rules: 1,
+        },
+    };
+    add("ResetCounts", v(reset.removed));
+    add("WorkspaceReset", v(reset));
     let entry = JournalEntry {
         seq: 1,
         at: at(),
@@ -853,6 +874,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         ),
         org_id: Some("o".into()),
         workspace_id: Some("w".into()),
+        owner: Some(workspace_id.clone()),
         api_key: ApiKeyUse::Valid,
         key_name: Some("ci".into()),
         status: Some(200),
@@ -901,6 +923,16 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         called: 1,
         percent: 4.5,
     };
+    let not_found = NotFoundRequests {
+        requests: 1,
+        listed: vec![NotFoundRequest {
+            seq: 2,
+            method: "DELETE".into(),
+            path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/dep-1".into(),
+            operation_id: "delete_deployment".into(),
+            message: Some("no deployment 'dep-1'".into()),
+        }],
+    };
     add("Verdict", v(Verdict::NotJudged));
     add("ViolationKind", v(ViolationKind::MissingKey));
     add("Violation", v(violation));
@@ -939,8 +971,11 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             operations: vec![op_summary],
             not_called: vec!["create_campaign".into()],
             unknown_routes: unknown,
+            not_found: not_found.clone(),
         }),
     );
+    add("NotFoundRequest", v(not_found.listed[0].clone()));
+    add("NotFoundRequests", v(not_found));
     let mut rule = FaultRule::new(FaultKind::Status);
     rule.status = Some(503);
     rule.operation_id = Some("list_deployments".into());
@@ -954,6 +989,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         matched: 3,
         injected: 2,
         remaining: Some(0),
+        applies_to: Some(vec![workspace_id]),
     };
     add("FaultRuleState", v(state.clone()));
     add(

@@ -10,6 +10,7 @@
 //! - [`statistics`]: the counts behind campaign statistics, and ended calls by result.
 //! - [`deliveries`]: webhook deliveries.
 //! - [`inbound`]: inbound calls.
+//! - [`workspace`]: the reset of one workspace (every row its clients made, at once).
 //! - [`engine`]: the items the campaign engine uses, re-exported from the modules above.
 //! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
 //! - [`ids`]: where the seeded id generators stand, so a restart carries on.
@@ -43,6 +44,7 @@ pub mod inbound;
 mod migrations;
 pub mod states;
 pub mod statistics;
+pub mod workspace;
 
 /// The calls table under its earlier path, `store::attempts` (its home is [`calls`]).
 pub use calls as attempts;
@@ -72,6 +74,17 @@ impl WorkspaceRef {
             workspace_id: workspace_id.into(),
         }
     }
+
+    /// Whether this workspace, read as the pattern of an API key (`*` matches any org or
+    /// workspace), takes in `ws`.
+    pub fn takes_in(&self, ws: &WorkspaceRef) -> bool {
+        pattern_opens(&self.org_id, &self.workspace_id, ws)
+    }
+}
+
+/// Whether the pattern `org/workspace` of an API key (`*` matches any) takes in `ws`.
+pub fn pattern_opens(org: &str, workspace: &str, ws: &WorkspaceRef) -> bool {
+    (org == "*" || org == ws.org_id) && (workspace == "*" || workspace == ws.workspace_id)
 }
 
 impl fmt::Display for WorkspaceRef {
