@@ -105,6 +105,17 @@ pub struct ConnectionReport {
     pub dials: u64,
     /// Its share of the campaign's dials (0 to 1, 4 decimals).
     pub share: f64,
+    /// Dials by each of its phone numbers, in the connection's order (rule 4: used equally).
+    pub numbers: Vec<NumberReport>,
+}
+
+/// Dials that left from one agent number.
+#[derive(Clone, Debug, Serialize)]
+pub struct NumberReport {
+    /// The number (E.164).
+    pub phone_number: String,
+    /// Dials that left from it.
+    pub dials: u64,
 }
 
 /// One opening of a calling window.

@@ -4,13 +4,13 @@
 use anyhow::Result;
 use contracts::clock::format_instant;
 
-use super::judge::{result_names, round4};
+use super::judge::{agent_variables, result_names, round4};
 use super::observe::RESULTS;
 use super::play::Run;
 use crate::checks::{Check, CheckReport, Evidence, Outcome, Severity};
 use crate::report::scenario::{
     CampaignReport, ChartReport, CohortReport, ConnectionReport, Count, InboundReport,
-    KeyServiceCount, RuleReport, ScenarioReport, WebhookReport, WindowReport,
+    KeyServiceCount, NumberReport, RuleReport, ScenarioReport, WebhookReport, WindowReport,
 };
 
 /// Builds the report.
@@ -47,7 +47,12 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
     let mut campaigns = vec![];
     let mut windows = vec![];
     let none = super::observe::CampaignDials::default();
-    for (key, created) in &run.campaigns {
+    // In the order they were created: the file's.
+    for def in &l.scenario.campaigns {
+        let key = &def.key;
+        let Some(created) = run.campaigns.get(key) else {
+            continue;
+        };
         let v = run.campaign(key).await?;
         let d = run.observer.campaigns.get(key).unwrap_or(&none);
         let w = &run.observer.watched[key];
@@ -67,6 +72,14 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
                     } else {
                         0.0
                     },
+                    numbers: c
+                        .phone_numbers
+                        .iter()
+                        .map(|p| NumberReport {
+                            phone_number: p.as_str().to_string(),
+                            dials: d.by_number.get(p.as_str()).copied().unwrap_or(0),
+                        })
+                        .collect(),
                 }
             })
             .collect();
@@ -123,7 +136,7 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
         });
     }
 
-    let inbound_calls = run
+    let mut inbound_calls: Vec<InboundReport> = run
         .inbound
         .iter()
         .map(|(key, v)| InboundReport {
@@ -133,9 +146,12 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
             dialled: v["dialled"].as_str().unwrap_or("").to_string(),
             answered: v["answered"].as_bool().unwrap_or(false),
             rejection: v["rejection"].as_str().map(str::to_string),
-            agent_variables: v["agent_variables"].clone(),
+            agent_variables: agent_variables(v),
         })
         .collect();
+    // Made in time order; sorted by the platform's time all the same (stable: a tie keeps
+    // the timeline's order).
+    inbound_calls.sort_by(|a, b| a.at.cmp(&b.at));
 
     let mut kms = std::collections::BTreeMap::<(String, String, Option<String>), u64>::new();
     for e in run.stack.kms().audit().entries() {

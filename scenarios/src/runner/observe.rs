@@ -45,6 +45,8 @@ pub struct CampaignDials {
     pub by_result: [u64; 7],
     /// Dials by `connection_id`.
     pub by_connection: BTreeMap<String, u64>,
+    /// Dials by the agent number they left from (rule 4: a connection's numbers in turn).
+    pub by_number: BTreeMap<String, u64>,
     /// Dials by called number.
     pub users: HashMap<String, UserDials>,
     /// Dial times, in order (ms since the epoch).
@@ -156,6 +158,10 @@ pub struct Observer {
     pub unattributed: u64,
     /// The chart.
     pub chart: Chart,
+    /// Every dial written out as it is taken in (`harness run --dials`).
+    pub export: Option<super::dials::DialExport>,
+    /// Every dial taken in, attributed or not (for the progress line).
+    pub seen: u64,
 }
 
 impl Observer {
@@ -167,6 +173,8 @@ impl Observer {
             from_numbers: HashMap::new(),
             unattributed: 0,
             chart: Chart::new(from, until),
+            export: None,
+            seen: 0,
         }
     }
 
@@ -194,8 +202,9 @@ impl Observer {
         }
     }
 
-    /// Takes in dials from the journal.
-    pub fn take(&mut self, records: &[DialRecord]) {
+    /// Takes in dials from the journal (and writes them to the export, if any).
+    pub fn take(&mut self, records: &[DialRecord]) -> anyhow::Result<()> {
+        self.seen += records.len() as u64;
         for r in records {
             let req = &r.request;
             let Some((key, connection)) = self.from_numbers.get(&req.from) else {
@@ -217,6 +226,12 @@ impl Observer {
                 .expect("watched campaigns have dials");
             d.by_result[ri] += 1;
             *d.by_connection.entry(connection.clone()).or_default() += 1;
+            match d.by_number.get_mut(&req.from) {
+                Some(n) => *n += 1,
+                None => {
+                    d.by_number.insert(req.from.clone(), 1);
+                }
+            }
             d.times.push(req.at.timestamp_millis());
             let u = match d.users.get_mut(&req.to) {
                 Some(u) => u,
@@ -242,6 +257,26 @@ impl Observer {
             if let Some(ids) = &mut d.attempt_ids {
                 ids.insert(req.attempt_id.clone());
             }
+            if let Some(x) = &mut self.export {
+                let local = req
+                    .at
+                    .with_timezone(&spec.window.timezone())
+                    .format("%Y-%m-%dT%H:%M:%S%.3f%:z")
+                    .to_string();
+                x.write(&super::dials::Row {
+                    campaign: key,
+                    at: req.at,
+                    local_time: &local,
+                    attempt_id: &req.attempt_id,
+                    user_phone_number: &req.to,
+                    agent_phone_number: &req.from,
+                    connection_id: connection,
+                    result: RESULTS[ri].1,
+                    talk_ms: Some(r.result.talk.num_milliseconds()),
+                    attempt_index: req.attempt_index,
+                })?;
+            }
         }
+        Ok(())
     }
 }

@@ -87,8 +87,9 @@ pub struct Run<'a> {
     pub deployments: BTreeMap<String, String>,
     /// Cohorts by key: their path once uploaded, and the record last read.
     pub cohorts: BTreeMap<String, (String, Value)>,
-    /// Inbound calls by key: the platform's record.
-    pub inbound: BTreeMap<String, Value>,
+    /// Inbound calls in the order they were made (the timeline's): key and the platform's
+    /// record.
+    pub inbound: Vec<(String, Value)>,
     /// What happened.
     pub timeline: Vec<TimelineEntry>,
     /// The expectations judged so far, by index.
@@ -229,7 +230,7 @@ impl<'a> Run<'a> {
             campaigns: BTreeMap::new(),
             deployments: BTreeMap::new(),
             cohorts: BTreeMap::new(),
-            inbound: BTreeMap::new(),
+            inbound: vec![],
             timeline: vec![],
             checks: BTreeMap::new(),
             rules,
@@ -246,12 +247,30 @@ impl<'a> Run<'a> {
     }
 
     fn note(&mut self, kind: &str, subject: &str, detail: impl Into<String>) {
+        self.note_at(self.now, kind, subject, detail);
+    }
+
+    /// Something that happened at `at` (a stop's time, or earlier: the instant a campaign
+    /// moved with time between two stops).
+    fn note_at(&mut self, at: DateTime<Utc>, kind: &str, subject: &str, detail: impl Into<String>) {
         self.timeline.push(TimelineEntry {
-            at: format_instant(self.now),
+            at: format_instant(at),
             kind: kind.into(),
             subject: subject.into(),
             detail: detail.into(),
         });
+    }
+
+    /// A campaign's status is now `status` (as an answer of the platform says): noted at
+    /// `at` when it changed.
+    pub(super) fn status_now(&mut self, key: &str, at: DateTime<Utc>, status: &str) {
+        let Some(c) = self.campaigns.get_mut(key) else {
+            return;
+        };
+        if c.status != status {
+            let before = std::mem::replace(&mut c.status, status.to_string());
+            self.note_at(at, "status", key, format!("{before} -> {status}"));
+        }
     }
 
     fn stop_at(&mut self, t: DateTime<Utc>, e: Event) {
@@ -389,7 +408,12 @@ impl<'a> Run<'a> {
                 }
             }
             progress.set_position((self.now - self.loaded.start).num_seconds().max(0) as u64);
-            progress.set_message(self.now.format("%Y-%m-%d %H:%M").to_string());
+            progress.set_message(format!(
+                "{} UTC, {} dial{}",
+                self.now.format("%Y-%m-%d %H:%M"),
+                self.observer.seen,
+                crate::scenario::plural(self.observer.seen as usize)
+            ));
         }
         Ok(())
     }
@@ -397,7 +421,7 @@ impl<'a> Run<'a> {
     /// Takes in the dials since the last look and notes status changes.
     async fn look(&mut self) -> Result<()> {
         let records = self.stack.telephony().take_journal();
-        self.observer.take(&records);
+        self.observer.take(&records)?;
         if !std::mem::take(&mut self.statuses_stale) {
             return Ok(());
         }
@@ -406,9 +430,15 @@ impl<'a> Run<'a> {
             let v = self.campaign(&key).await?;
             let status = str_field(&v, "status")?;
             let before = self.campaigns[&key].status.clone();
-            if status != before {
-                self.note("status", &key, format!("{before} -> {status}"));
-                self.campaigns.get_mut(&key).expect("known").status = status;
+            if status == before {
+                continue;
+            }
+            // Only the clock moved it (the steps note their own changes): at the start or
+            // the end it is due at, as the platform's life cycle says.
+            let spec = self.observer.watched[&key].spec_at(self.now);
+            let changes = time_changes(&before, &status, spec.start, spec.end, self.now);
+            for (at, to) in changes {
+                self.status_now(&key, at, &to);
             }
         }
         Ok(())
@@ -419,6 +449,11 @@ impl<'a> Run<'a> {
     pub async fn cohort(&self, key: &str) -> Option<Value> {
         let (path, last) = self.cohorts.get(key)?;
         Some(self.api.get(path).await.unwrap_or_else(|_| last.clone()))
+    }
+
+    /// The platform's record of an inbound call, by key.
+    pub fn inbound_call(&self, key: &str) -> Option<&Value> {
+        self.inbound.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// `GET` of a campaign by key (read once per stop while nothing changes it).
@@ -446,6 +481,34 @@ impl<'a> Run<'a> {
     fn forget_reads(&mut self) {
         self.lock_reads().clear();
     }
+}
+
+/// The changes with time that take a campaign from `before` to `after` by `now`, each at the
+/// instant it was due ([`platform::lifecycle::next_time_transition`]: the start or the end);
+/// anything else is put at `now`.
+fn time_changes(
+    before: &str,
+    after: &str,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, String)> {
+    use contracts::wire::CampaignStatus;
+    let mut out = vec![];
+    let mut at = CampaignStatus::parse(before);
+    while let Some(s) = at.filter(|s| s.as_str() != after) {
+        match platform::lifecycle::next_time_transition(s, start, end) {
+            Some((t, to)) if t <= now => {
+                out.push((t, to.as_str().to_string()));
+                at = Some(to);
+            }
+            _ => break,
+        }
+    }
+    if out.last().is_none_or(|(_, s)| s != after) {
+        out.push((now, after.to_string()));
+    }
+    out
 }
 
 /// The spec of a campaign as `GET` answers it (after a patch).

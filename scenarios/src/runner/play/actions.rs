@@ -111,7 +111,8 @@ impl Run<'_> {
             | Action::Resume { campaign }
             | Action::Cancel { campaign } => {
                 let id = &self.campaigns[campaign].id;
-                self.api
+                let v = self
+                    .api
                     .call(
                         Method::PUT,
                         &format!("{sched}/campaigns/{id}/status"),
@@ -119,7 +120,10 @@ impl Run<'_> {
                     )
                     .await
                     .with_context(|| format!("{} ({loc})", st.action.name()))?;
-                (campaign.clone(), st.action.name().to_string())
+                // The change is the answer's, at the instant of the call.
+                self.note("action", campaign, st.action.name());
+                self.status_now(campaign, self.now, &str_field(&v, "status")?);
+                return Ok(());
             }
             Action::PatchCampaign { campaign, patch } => {
                 let id = self.campaigns[campaign].id.clone();
@@ -133,6 +137,8 @@ impl Run<'_> {
                     .await
                     .with_context(|| format!("patch_campaign ({loc})"))?;
                 let spec = spec_of(&v)?;
+                // A new end is a stop, where the campaign ends.
+                self.stop_at(spec.end, Event::Look);
                 let keep = self.observer.campaigns[campaign].attempt_ids.is_some();
                 self.observer.watch(campaign, self.now, spec, keep);
                 (campaign.clone(), format!("patched: {patch}"))
@@ -207,7 +213,7 @@ impl Run<'_> {
                         v["rejection"].as_str().unwrap_or("?")
                     )
                 };
-                self.inbound.insert(key.clone(), v);
+                self.inbound.push((key.clone(), v));
                 (key.clone(), detail)
             }
             Action::KeyServiceOutage { duration, endpoint } => {
