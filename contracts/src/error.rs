@@ -423,6 +423,22 @@ pub enum ByokErrorCode {
 }
 
 impl ByokErrorCode {
+    /// Every code.
+    pub const ALL: [ByokErrorCode; 12] = [
+        ByokErrorCode::Unauthorized,
+        ByokErrorCode::InvalidRequest,
+        ByokErrorCode::KeyNotFound,
+        ByokErrorCode::KeyDisabled,
+        ByokErrorCode::KeyRevoked,
+        ByokErrorCode::DecryptionFailed,
+        ByokErrorCode::RateLimited,
+        ByokErrorCode::ServiceUnavailable,
+        ByokErrorCode::InternalError,
+        ByokErrorCode::MethodNotAllowed,
+        ByokErrorCode::PayloadTooLarge,
+        ByokErrorCode::NotFound,
+    ];
+
     /// The HTTP status that goes with this code.
     pub fn http_status(self) -> u16 {
         match self {

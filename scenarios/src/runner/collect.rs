@@ -42,6 +42,7 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
             });
         }
     }
+    checks.extend(run.refused.iter().cloned());
     let expectations = CheckReport::new(l.name.clone(), l.file.clone(), checks);
 
     let mut campaigns = vec![];

@@ -32,7 +32,7 @@ use crate::stack::{ByokOptions, EngineMode, Stack, StackClock, StackDatabase, St
 
 mod actions;
 
-use actions::response;
+use actions::{Refusable, response};
 
 /// The platform's webhook secret in scenario runs (fixed, so reports do not depend on it).
 pub const WEBHOOK_SECRET: &str = "whsec_scenario";
@@ -94,6 +94,8 @@ pub struct Run<'a> {
     pub timeline: Vec<TimelineEntry>,
     /// The expectations judged so far, by index.
     pub checks: BTreeMap<usize, Check>,
+    /// Steps and uploads the platform refused, each a failed check, in time order.
+    pub refused: Vec<Check>,
     /// Scripted rules and their expected dials.
     pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
     faults: Vec<String>,
@@ -233,6 +235,7 @@ impl<'a> Run<'a> {
             inbound: vec![],
             timeline: vec![],
             checks: BTreeMap::new(),
+            refused: vec![],
             rules,
             faults: vec![],
             stops: BTreeMap::new(),
@@ -393,11 +396,13 @@ impl<'a> Run<'a> {
                     }
                     Event::FaultOn(i) => self.fault_on(i)?,
                     Event::Upload(i) => {
-                        self.upload(i).await?;
+                        let done = self.upload(i).await;
+                        self.refusal(done, Refusable::Upload(i))?;
                         self.forget_reads();
                     }
                     Event::Step(i) => {
-                        self.step(i).await?;
+                        let done = self.step(i).await;
+                        self.refusal(done, Refusable::Step(i))?;
                         self.forget_reads();
                     }
                     Event::Judge(i) => {

@@ -273,6 +273,76 @@ impl Run<'_> {
     }
 }
 
+/// What the platform may refuse at a stop: a timeline step or a cohort's upload at its
+/// `upload_at` (by index in the file).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Refusable {
+    /// A `[[timeline]]` step.
+    Step(usize),
+    /// A `[[cohorts]]` entry uploaded at its `upload_at`.
+    Upload(usize),
+}
+
+impl Run<'_> {
+    /// The outcome of a step or an upload: an answer of the platform that refuses it (a 4xx)
+    /// becomes a failed check with that answer, and the run goes on; any other failure ends
+    /// the run.
+    pub(super) fn refusal(&mut self, done: Result<()>, what: Refusable) -> Result<()> {
+        let Err(e) = done else {
+            return Ok(());
+        };
+        let Some(r) = e
+            .downcast_ref::<super::super::client::Refused>()
+            .filter(|r| (400..500).contains(&r.status))
+            .cloned()
+        else {
+            return Err(e);
+        };
+        let s = &self.loaded.scenario;
+        let (span, name, subject) = match what {
+            Refusable::Step(i) => {
+                let st = &s.timeline[i];
+                (
+                    st.span.clone(),
+                    st.action.name().to_string(),
+                    st.action.subject().unwrap_or("").to_string(),
+                )
+            }
+            Refusable::Upload(i) => {
+                let c = &s.cohorts[i];
+                (c.span.clone(), "upload_cohort".to_string(), c.key.clone())
+            }
+        };
+        let location = self.loaded.location(&span);
+        let line = location.rsplit(':').next().unwrap_or("0").to_string();
+        let what = format!("{name} {subject}").trim().to_string();
+        let at = format_instant(self.now);
+        self.note(
+            "action",
+            if subject.is_empty() { &name } else { &subject },
+            format!("{name} refused: {}", r.summary()),
+        );
+        self.refused.push(Check {
+            id: format!("step.line{line}"),
+            group: "step".into(),
+            description: format!("{what} at {at}"),
+            severity: crate::checks::Severity::Error,
+            result: crate::checks::Outcome::Fail,
+            evidence: crate::checks::Evidence::new().with("at", at).with(
+                "observed",
+                json!({"status": r.status, "answer": r.body_json()}),
+            ),
+            expected: Some(format!(
+                "the platform accepts {what} ({} {})",
+                r.method, r.path
+            )),
+            skip_reason: None,
+            location: Some(location),
+        });
+        Ok(())
+    }
+}
+
 fn scope(e: KmsEndpointScope) -> FaultScope {
     match e {
         KmsEndpointScope::All => FaultScope::All,
