@@ -91,8 +91,9 @@ impl Run<'_> {
             "cohort",
             &key,
             format!(
-                "uploaded to {} {parent_key} ({cohort_id}, about {rows} rows): {}, {} rejected",
+                "uploaded to {} {parent_key} ({cohort_id}, about {rows} row{}): {}, {} rejected",
                 parent.trim_end_matches('s'),
+                crate::scenario::plural(rows),
                 v["status"].as_str().unwrap_or("?"),
                 v["result"]["rejected_records"]
             ),
