@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use contracts::clock::format_instant;
 use serde_json::{Value, json};
 
-use super::observe::{CampaignDials, RESULTS};
+use super::observe::CampaignDials;
 use super::play::Run;
 use crate::checks::{Check, Evidence, Outcome, Severity};
 use crate::scenario::expect::{Count, Expect};
@@ -443,9 +443,4 @@ pub fn agent_variables(record: &Value) -> Value {
 /// Rounds to 4 decimals (so reports do not carry float noise).
 pub fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
-}
-
-/// The names of the results, in chart order.
-pub fn result_names() -> Vec<String> {
-    RESULTS.iter().map(|(_, n)| n.to_string()).collect()
 }

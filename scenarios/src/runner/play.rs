@@ -58,6 +58,21 @@ enum Event {
     Look,
 }
 
+/// A key-service fault the run set.
+#[derive(Clone, Debug)]
+pub struct FaultSet {
+    /// Its id at the key service.
+    pub id: String,
+    /// What it is (`service_unavailable on all`).
+    pub label: String,
+    /// When it was set.
+    pub from: DateTime<Utc>,
+    /// When it was removed.
+    pub until: Option<DateTime<Utc>>,
+    /// Whether it covers a stretch of time (not only its next N calls).
+    pub timed: bool,
+}
+
 /// A campaign created by the run.
 #[derive(Clone, Debug)]
 pub struct Created {
@@ -98,7 +113,9 @@ pub struct Run<'a> {
     pub refused: Vec<Check>,
     /// Scripted rules and their expected dials.
     pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
-    faults: Vec<String>,
+    /// The key-service faults set, by the runner's index: the fault's id and the stretch it
+    /// covers (until `None`: not removed yet).
+    faults: Vec<FaultSet>,
     stops: BTreeMap<DateTime<Utc>, BTreeSet<Event>>,
     /// A campaign's status may have changed since the statuses were last read: set by an
     /// advance that reports a campaign transition and by a stop that ran a step or an
@@ -390,7 +407,8 @@ impl<'a> Run<'a> {
             for e in events {
                 match e {
                     Event::FaultOff(i) => {
-                        let id = self.faults[i].clone();
+                        let id = self.faults[i].id.clone();
+                        self.faults[i].until = Some(self.now);
                         self.stack.kms().faults().remove(&id);
                         self.note("fault", "key service", format!("fault {id} removed"));
                     }
@@ -454,6 +472,22 @@ impl<'a> Run<'a> {
     pub async fn cohort(&self, key: &str) -> Option<Value> {
         let (path, last) = self.cohorts.get(key)?;
         Some(self.api.get(path).await.unwrap_or_else(|_| last.clone()))
+    }
+
+    /// The key-service faults set over stretches of time: from, until (the end of the run
+    /// when never removed) and what.
+    pub fn fault_periods(&self) -> Vec<(DateTime<Utc>, DateTime<Utc>, String)> {
+        self.faults
+            .iter()
+            .filter(|f| f.timed)
+            .map(|f| {
+                (
+                    f.from,
+                    f.until.unwrap_or(self.loaded.until),
+                    f.label.clone(),
+                )
+            })
+            .collect()
     }
 
     /// The platform's record of an inbound call, by key.

@@ -15,7 +15,18 @@ impl Run<'_> {
             )
         })?;
         let until = f.until.map(|a| self.at(a));
-        self.faults.push(info.id.clone());
+        let label = format!(
+            "key service {} on {}",
+            crate::scenario::load::kind_name(f.kind),
+            f.endpoint.as_str()
+        );
+        self.faults.push(FaultSet {
+            id: info.id.clone(),
+            label,
+            from: self.now,
+            until: None,
+            timed: f.next.is_none(),
+        });
         let idx = self.faults.len() - 1;
         self.note(
             "fault",
@@ -206,6 +217,14 @@ impl Run<'_> {
                     .await
                     .with_context(|| format!("inbound_call ({loc})"))?;
                 let answered = v["answered"].as_bool().unwrap_or(false);
+                self.observer.chart.add(
+                    self.now,
+                    if answered {
+                        super::super::observe::INBOUND_ANSWERED
+                    } else {
+                        super::super::observe::INBOUND_NOT_ANSWERED
+                    },
+                );
                 let detail = if answered {
                     format!("{caller} -> {dialled}: answered")
                 } else {
@@ -223,7 +242,13 @@ impl Run<'_> {
                     .kms()
                     .add_fault(FaultSpec::new(FaultKind::ServiceUnavailable).on(scope(*endpoint)))
                     .map_err(|e| anyhow!("key_service_outage ({loc}): {e}"))?;
-                self.faults.push(info.id.clone());
+                self.faults.push(FaultSet {
+                    id: info.id.clone(),
+                    label: format!("key service outage (503) on {}", endpoint.as_str()),
+                    from: self.now,
+                    until: None,
+                    timed: true,
+                });
                 let idx = self.faults.len() - 1;
                 let until = self.now + duration.0;
                 self.stop_at(until, Event::FaultOff(idx));
