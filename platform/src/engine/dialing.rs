@@ -76,7 +76,7 @@ impl Pacing {
     /// 1,081, not the 1,080 of `floor(0.3 x 3601)`.
     pub fn dials_within(rate: f64, span: Duration) -> u64 {
         let span_us = span.num_microseconds().unwrap_or(i64::MAX);
-        if span_us <= 0 || !(rate > 0.0) {
+        if span_us <= 0 || rate.is_nan() || rate <= 0.0 {
             return 0;
         }
         // An estimate, then the exact count by the slots' own arithmetic.
