@@ -19,24 +19,9 @@ pub const MIN_SCANNED_SECRET: usize = 6;
 /// Answers named in evidence, at most.
 const MAX_LISTED: usize = 5;
 
-/// Every documented code, with its status.
-const CODES: &[ByokErrorCode] = &[
-    ByokErrorCode::Unauthorized,
-    ByokErrorCode::InvalidRequest,
-    ByokErrorCode::KeyNotFound,
-    ByokErrorCode::KeyDisabled,
-    ByokErrorCode::KeyRevoked,
-    ByokErrorCode::DecryptionFailed,
-    ByokErrorCode::RateLimited,
-    ByokErrorCode::ServiceUnavailable,
-    ByokErrorCode::InternalError,
-    ByokErrorCode::MethodNotAllowed,
-    ByokErrorCode::PayloadTooLarge,
-    ByokErrorCode::NotFound,
-];
-
+/// The documented codes that go with `status`.
 fn codes_for(status: u16) -> Vec<&'static str> {
-    CODES
+    ByokErrorCode::ALL
         .iter()
         .filter(|c| c.http_status() == status)
         .map(|c| c.as_str())
