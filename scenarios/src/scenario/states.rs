@@ -171,10 +171,15 @@ impl Checker<'_> {
                     };
                     let (now, by) = c.at(t);
                     if !matches!(now, CampaignStatus::Scheduled | CampaignStatus::Paused) {
+                        let hint = if now.is_final() {
+                            "it no longer changes"
+                        } else {
+                            "pause it first, or patch it before its start"
+                        };
                         self.at(
                             &place,
                             format!(
-                                "patch_campaign at {when}: the platform would refuse it (409: a campaign can be changed only while scheduled or paused): campaign {campaign:?} is {} then ({by}); pause it first, or patch it before its start",
+                                "patch_campaign at {when}: the platform would refuse it (409: a campaign can be changed only while scheduled or paused): campaign {campaign:?} is {} then ({by}); {hint}",
                                 now.as_str()
                             ),
                         );
