@@ -275,21 +275,19 @@ fn a_file_named_by_a_relative_or_an_absolute_path_gives_the_same_report_bytes() 
 fn every_dial_is_exported_with_its_local_time() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("dials.csv");
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "-q"])
-        .arg(example("windows_dst.toml"))
-        .arg("--dials")
-        .arg(&csv)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (code, stdout, stderr) = harness_in(
+        dir.path(),
+        &[
+            "run".as_ref(),
+            "-q".as_ref(),
+            example("windows_dst.toml").as_os_str(),
+            "--dials".as_ref(),
+            "dials.csv".as_ref(),
+            "--json".as_ref(),
+        ],
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(code, Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
     assert_eq!(
@@ -349,20 +347,18 @@ fn every_dial_is_exported_with_its_local_time() {
 
     // JSON Lines, for two files: one file each, named after its report directory.
     let jsonl = dir.path().join("d.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "-q"])
-        .arg(example("weights.toml"))
-        .arg(example("pause_resume_cancel.toml"))
-        .arg("--dials")
-        .arg(&jsonl)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (code, _, stderr) = harness_in(
+        dir.path(),
+        &[
+            "run".as_ref(),
+            "-q".as_ref(),
+            example("weights.toml").as_os_str(),
+            example("pause_resume_cancel.toml").as_os_str(),
+            "--dials".as_ref(),
+            "d.jsonl".as_ref(),
+        ],
     );
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(!jsonl.exists());
     let lines = std::fs::read_to_string(dir.path().join("d.pause_resume_cancel.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
@@ -386,16 +382,19 @@ fn every_dial_is_exported_with_its_local_time() {
     assert!(dir.path().join("d.weights.jsonl").is_file());
 
     // Any other name is refused before anything runs.
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "-q"])
-        .arg(example("weights.toml"))
-        .args(["--dials", "dials.txt"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, stderr) = harness_in(
+        dir.path(),
+        &[
+            "run".as_ref(),
+            "-q".as_ref(),
+            example("weights.toml").as_os_str(),
+            "--dials".as_ref(),
+            "dials.txt".as_ref(),
+        ],
+    );
+    assert_eq!(code, Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("name the file .csv (CSV) or .jsonl"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr.contains("name the file .csv (CSV) or .jsonl"),
+        "{stderr}"
     );
 }
