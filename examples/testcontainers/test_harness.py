@@ -49,9 +49,10 @@ def call(base, method, path, body=None):
 
 
 def verdict(container):
-    """`harness verify` inside the stack's own container: exit code and report text."""
+    """`harness verify -v` (every check listed) inside the stack's own container: exit code
+    and report text."""
     code, output = container.exec(
-        ["harness", "verify", "--url", "http://127.0.0.1:8080", "--api-key", API_KEY]
+        ["harness", "verify", "-v", "--url", "http://127.0.0.1:8080", "--api-key", API_KEY]
     )
     return code, output.decode()
 
@@ -78,7 +79,7 @@ def test_a_client_that_keeps_the_contract_gets_a_green_verdict():
         assert body["status"] == "active"
         code, report = verdict(c)
         assert code == 0, report
-        assert "deployments.create_deployment" in report, report
+        assert "PASS  deployments.create_deployment" in report, report
 
 
 def test_a_misspelled_field_fails_the_verdict_and_names_it():
