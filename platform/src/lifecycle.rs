@@ -109,25 +109,24 @@ pub fn history(
         by: Some(created.1.to_string()),
     }];
     let mut stored = CampaignStatus::Scheduled;
-    let mut with_time =
-        |out: &mut Vec<CampaignStatusChange>, stored: &mut CampaignStatus, until| {
-            while let Some((at, status)) = next_time_transition(*stored, start, end)
-                && at <= until
-            {
-                let cause = if at == end {
-                    StatusChangeCause::EndReached
-                } else {
-                    StatusChangeCause::StartReached
-                };
-                out.push(CampaignStatusChange {
-                    at,
-                    status,
-                    cause,
-                    by: None,
-                });
-                *stored = status;
-            }
-        };
+    let with_time = |out: &mut Vec<CampaignStatusChange>, stored: &mut CampaignStatus, until| {
+        while let Some((at, status)) = next_time_transition(*stored, start, end)
+            && at <= until
+        {
+            let cause = if at == end {
+                StatusChangeCause::EndReached
+            } else {
+                StatusChangeCause::StartReached
+            };
+            out.push(CampaignStatusChange {
+                at,
+                status,
+                cause,
+                by: None,
+            });
+            *stored = status;
+        }
+    };
     for (at, action, status, by) in actions {
         with_time(&mut out, &mut stored, *at);
         out.push(CampaignStatusChange {

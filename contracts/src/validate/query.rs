@@ -270,3 +270,62 @@ pub fn cohort_files_query(pairs: &[(String, String)]) -> Result<CohortFileType, 
     };
     c.into_result(ft)
 }
+
+/// The most calls one `GET .../key-service/calls` answers.
+pub const KEY_SERVICE_CALLS_LIMIT_MAX: i64 = 1000;
+/// Calls answered when the query gives no `limit`.
+pub const KEY_SERVICE_CALLS_LIMIT_DEFAULT: u32 = 100;
+
+/// `GET .../key-service/calls`: `after` (a sequence number, default 0) and `limit` (1 to
+/// [`KEY_SERVICE_CALLS_LIMIT_MAX`], default [`KEY_SERVICE_CALLS_LIMIT_DEFAULT`]).
+pub fn key_service_calls_query(pairs: &[(String, String)]) -> Result<(u64, u32), ValidationErrors> {
+    let mut c = Ctx::default();
+    let q = Loc::query();
+    let after = match last(pairs, "after") {
+        Some(raw) => int_param(&mut c, raw, &q.at("after"), 0, None).map(|n| n as u64),
+        None => Some(0),
+    };
+    let limit = match last(pairs, "limit") {
+        Some(raw) => int_param(
+            &mut c,
+            raw,
+            &q.at("limit"),
+            1,
+            Some(KEY_SERVICE_CALLS_LIMIT_MAX),
+        )
+        .map(|n| n as u32),
+        None => Some(KEY_SERVICE_CALLS_LIMIT_DEFAULT),
+    };
+    c.into_result(after.zip(limit))
+}
+
+#[cfg(test)]
+mod key_service_calls_tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> Result<(u64, u32), ValidationErrors> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        key_service_calls_query(&pairs)
+    }
+
+    #[test]
+    fn after_and_limit_have_defaults_and_bounds() {
+        assert_eq!(q(&[]).unwrap(), (0, 100));
+        assert_eq!(
+            q(&[("after", "41"), ("limit", "1000")]).unwrap(),
+            (41, 1000)
+        );
+        for bad in [
+            &[("limit", "0")][..],
+            &[("limit", "1001")],
+            &[("after", "-1")],
+            &[("after", "x")],
+        ] {
+            let e = q(bad).unwrap_err();
+            assert_eq!(e.details()[0].loc.len(), 2, "{bad:?}: {e:?}");
+        }
+    }
+}

@@ -30,10 +30,12 @@
 //! - the telephony simulator and the webhook secret survive a restart, so scripted number
 //!   rules and the dial journal carry on.
 //!
-//! Submodules: `options` ([`StackOptions`] and its parts), `info` ([`StackInfo`]), `kms`
+//! Submodules: `options` ([`StackOptions`] and its parts), `info` ([`StackInfo`]), `audit`
+//! (the key service's audit handed to the platform's live page), `kms`
 //! (the key service's configuration completed with a client, an alias and an admin token),
 //! `seed` (the seed remembered beside a kept database).
 
+mod audit;
 mod info;
 mod kms;
 mod options;
@@ -331,7 +333,13 @@ impl Stack {
         });
 
         // The platform.
-        let app = build_app(&config, &sim, &shared, None)?;
+        let app = build_app(
+            &config,
+            &sim,
+            &shared,
+            None,
+            audit::source(&kms, workspace.clone()),
+        )?;
         let memory_store = (database == StackDatabase::Memory).then(|| app.store.clone());
         let platform = Platform::from_config(app).map_err(StackError::Platform)?;
         let telephony = platform.driver.engine().telephony().clone();
@@ -341,6 +349,7 @@ impl Stack {
         let info = StackInfo {
             platform: PlatformInfo {
                 openapi_url: format!("{platform_url}/openapi.json"),
+                ui_url: PlatformInfo::ui_link(&platform_url, &api_key, &workspace),
                 url: platform_url,
                 api_key,
                 org_id: workspace.org_id.clone(),
@@ -500,11 +509,14 @@ impl Stack {
         if self.platform_server.is_some() {
             return Ok(());
         }
+        let p = &self.info.platform;
+        let ws = WorkspaceRef::new(&p.org_id, &p.workspace_id);
         let app = build_app(
             &self.platform_config,
             &self.sim,
             &self.clock,
             self.memory_store.clone(),
+            audit::source(&self.kms, ws),
         )?;
         self.platform = Platform::new(app, self.telephony.clone(), self.webhook_secret.clone());
         self.serve_platform()
@@ -579,8 +591,9 @@ fn build_app(
     sim: &Option<SimClock>,
     clock: &SharedClock,
     store: Option<Store>,
+    audit: platform::service::live::AuditSource,
 ) -> Result<App, StackError> {
-    let mut builder = App::builder(config.clone());
+    let mut builder = App::builder(config.clone()).key_service_audit(audit);
     builder = match sim {
         Some(s) => builder.sim_clock(s.clone()),
         None => builder.clock(clock.clone()),
