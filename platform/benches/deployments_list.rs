@@ -213,10 +213,11 @@ fn range(v: &[f64]) -> (f64, f64) {
 }
 
 /// The journal's own work for one request, without the network: resolving the request,
-/// judging it, recording it, timed over `n` requests (`BENCH_MICRO=N`).
+/// judging it (and finding its workspace), recording it, timed over `n` requests
+/// (`BENCH_MICRO=N`).
 fn micro(app: &App, n: u64) {
     use contracts::operations::Catalogue;
-    use platform::journal::verdict::{Exchange, SeenBody, entry};
+    use platform::journal::verdict::{Exchange, SeenBody, entry, path_workspace};
     let path = "/api/app-authoring/v1/orgs/org/workspaces/ws/deployments";
     let response = SeenBody {
         content_type: Some(warp::http::HeaderValue::from_static("application/json")),
@@ -232,6 +233,8 @@ fn micro(app: &App, n: u64) {
         let resolved = Catalogue::platform().resolve("GET", path);
         times[0] += sw.elapsed().as_secs_f64();
         let sw = Stopwatch::start();
+        let path_ws = path_workspace(&resolved, path);
+        let owner = app.auth.owner(Some("bench-key"), path_ws.as_ref());
         let e = entry(
             &Exchange {
                 at: contracts::clock::Clock::now(&*app.clock),
@@ -239,6 +242,9 @@ fn micro(app: &App, n: u64) {
                 path,
                 query: "limit=20&offset=40",
                 api_key: Some("bench-key"),
+                key_elsewhere: None,
+                path_workspace: path_ws.as_ref(),
+                ignored_parts: &[],
                 resolved: &resolved,
                 status: Some(200),
                 duration_ms: 0.5,
@@ -252,7 +258,7 @@ fn micro(app: &App, n: u64) {
         );
         times[1] += sw.elapsed().as_secs_f64();
         let sw = Stopwatch::start();
-        app.journal.record(e);
+        app.journal.record(e, owner.as_ref());
         times[2] += sw.elapsed().as_secs_f64();
     }
     let per = |t: f64| t * 1e9 / n as f64;
@@ -351,7 +357,10 @@ async fn run(cores: usize) {
         let rss0 = status_mib("VmRSS:");
         let hwm0 = status_mib("VmHWM:");
         let r = load(on.addr, connections, 0, Some(memory_requests)).await;
-        let summary = on.app.journal.summary();
+        let summary = on
+            .app
+            .journal
+            .summary(&platform::api::auth::Scope::Operator);
         println!(
             "memory, journal on: {} requests in {:.1} s ({:.0} requests/s); RSS {:.0} MiB before, {:.0} MiB after; peak RSS {:.0} MiB before, {:.0} MiB after; the journal holds {} entries ({} dropped)",
             r.requests,

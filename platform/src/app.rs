@@ -242,7 +242,7 @@ impl AppBuilder {
         });
         let faults = Arc::new(crate::faults::Faults::new(ids.seed()));
         for rule in &config.faults {
-            faults.add(rule.clone());
+            faults.add(rule.clone(), None);
         }
         let keys = Arc::new(DataKeyRing::new(store.clone(), clock.clone(), key_service));
         for entry in &config.byok {
@@ -252,7 +252,8 @@ impl AppBuilder {
         }
         config.validate_server().map_err(StartError::Config)?;
         let auth = KeyTable::new(config.api_keys.clone())
-            .with_clock_admins(config.clock_admin_keys.clone());
+            .with_clock_admins(config.clock_admin_keys.clone())
+            .with_journal_admins(config.journal_admin_keys.clone());
         let validation = Options {
             strict: config.strict,
         };

@@ -15,6 +15,7 @@ use crate::app::generate_local_api_key;
 use crate::config::{
     ApiKeyConfig, ByokSettings, ClockMode, Database, DeploymentWebhook, PlatformConfig,
 };
+use crate::journal::report::ExitStatusRule;
 
 /// The voice-agent platform mock: outbound calls, campaigns, cohorts and inbound deployments
 /// over HTTP, with customer data encrypted at rest.
@@ -119,13 +120,35 @@ struct ServeArgs {
     /// gives (TOML, or JSON when it ends in .json); those that exist already are left alone.
     #[arg(long, env = "PLATFORM_FIXTURES", value_name = "FILE")]
     fixtures: Option<PathBuf>,
-    /// At shutdown, write the verdict on the clients from the request journal into DIR:
+    /// At shutdown, write the verdict on the clients from the request journal into DIR (every
+    /// workspace's requests, as `harness verify` with an operator's key gives it):
     /// report.json, junit.xml (one test case per operation) and report.txt.
     #[arg(long, env = "PLATFORM_REPORT_ON_EXIT", value_name = "DIR")]
     report_on_exit: Option<PathBuf>,
-    /// Once the platform takes requests, write its address as JSON to FILE (atomically),
-    /// for scripts that wait for it: {"url", "openapi_url", "health_url"}, and "api_key"
-    /// when one was generated.
+    /// The exit status after a clean stop with --report-on-exit: `zero` (0 whatever the
+    /// verdict) or `verdict` (`harness verify`'s: 1 when the verdict fails).
+    #[arg(
+        long,
+        env = "PLATFORM_REPORT_EXIT_STATUS",
+        value_enum,
+        default_value_t = ExitStatusRule::Zero,
+        requires = "report_on_exit"
+    )]
+    report_exit_status: ExitStatusRule,
+    /// An operator's key of the request journal and the fault rules: it sees and clears
+    /// every workspace's entries and rules, where a workspace's key sees its own only. It
+    /// opens no workspace. Repeat the flag, or separate keys with commas in the environment
+    /// variable.
+    #[arg(
+        long = "journal-admin-key",
+        env = "PLATFORM_JOURNAL_ADMIN_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    journal_admin_keys: Vec<String>,
+    /// Once the platform takes requests, write its address as JSON to FILE (atomically,
+    /// mode 0600), for scripts that wait for it: {"url", "openapi_url", "health_url",
+    /// "webhook_secret"}, and "api_key" when one was generated.
     #[arg(long, env = "PLATFORM_READY_FILE", value_name = "FILE")]
     ready_file: Option<PathBuf>,
     // BYOK for one workspace: the flags override the fields of the configuration file's
@@ -139,6 +162,7 @@ struct ServeArgs {
 struct Extras {
     fixtures: Option<PathBuf>,
     report_on_exit: Option<PathBuf>,
+    report_exit_status: ExitStatusRule,
     ready_file: Option<PathBuf>,
 }
 
@@ -155,6 +179,7 @@ impl ServeArgs {
         Extras {
             fixtures: self.fixtures.take(),
             report_on_exit: self.report_on_exit.take(),
+            report_exit_status: self.report_exit_status,
             ready_file: self.ready_file.take(),
         }
     }
@@ -215,6 +240,9 @@ impl ServeArgs {
         if !self.clock_admin_keys.is_empty() {
             config.clock_admin_keys = self.clock_admin_keys;
         }
+        if !self.journal_admin_keys.is_empty() {
+            config.journal_admin_keys = self.journal_admin_keys;
+        }
         if let Some(v) = self.header_read_timeout_ms {
             config.header_read_timeout_ms = v;
         }
@@ -244,7 +272,11 @@ impl ServeArgs {
 /// being what `--version` prints and `bin_name` how usage lines name the command
 /// (`platform`, or `harness platform`). Call it first thing in `main`, before any thread
 /// starts: it may start the process again (see [`crate::process::limit_malloc_arenas`]).
-pub fn main<I, T>(version: &'static str, bin_name: &'static str, args: I) -> Result<()>
+pub fn main<I, T>(
+    version: &'static str,
+    bin_name: &'static str,
+    args: I,
+) -> Result<std::process::ExitCode>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -263,7 +295,7 @@ where
         .block_on(run(cli))
 }
 
-async fn run(cli: Cli) -> Result<()> {
+async fn run(cli: Cli) -> Result<std::process::ExitCode> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -282,7 +314,7 @@ async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
+async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<std::process::ExitCode> {
     let seed = config
         .seed
         .unwrap_or_else(|| contracts::ids::IdGen::from_entropy().seed());
@@ -376,6 +408,7 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
             "url": url,
             "openapi_url": format!("{url}/openapi.json"),
             "health_url": format!("{url}/healthz"),
+            "webhook_secret": String::from_utf8_lossy(platform.webhook_secret()),
         });
         if let Some(k) = &generated {
             ready["api_key"] = k.key.clone().into();
@@ -385,8 +418,9 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
     }
     let store = app.store.clone();
     crate::server::serve(platform, listener, shutdown).await;
+    let mut status = std::process::ExitCode::SUCCESS;
     if let Some(dir) = &extras.report_on_exit {
-        let written = crate::journal::report::write_on_exit(
+        let (report, written) = crate::journal::report::write_on_exit(
             &app,
             &url,
             dir,
@@ -394,17 +428,19 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<()> {
         )
         .with_context(|| format!("writing the report into {}", dir.display()))?;
         println!(
-            "report: {}",
+            "report: {} ({})",
             written
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            report.summary.line()
         );
+        status = std::process::ExitCode::from(extras.report_exit_status.status(&report));
     }
     store.checkpoint().context("checkpointing the database")?;
     println!("platform stopped");
-    Ok(())
+    Ok(status)
 }
 
 /// Writes `value` to `path` through a temporary file and a rename, so that a script

@@ -1,11 +1,18 @@
 //! Every request to the platform's interface (the paths under `/api/`) passes here: the
 //! fault rules first ([`crate::faults`]), then the routes, then the journal
-//! ([`crate::journal`]), which records the request before its answer leaves.
+//! ([`crate::journal`]), which records the request before its answer leaves. A request to
+//! any other path passes here too while the journal is on: it is recorded when no route
+//! served it ([`crate::api::RouteMiss`]), so that a client with a wrong base path is judged
+//! rather than ignored; the harness's own routes are not recorded, and no fault rule
+//! touches them.
+//!
+//! The request is attributed to its workspace once ([`crate::api::auth::KeyTable::owner`]):
+//! fault rules made with a workspace's key apply to that workspace's requests only, and the
+//! journal counts the request in that workspace's verdict.
 //!
 //! The connection's service ([`crate::connection::service`]) hands such a request to
-//! [`Intercept::handle`] when the journal is on or a fault rule is set; other requests, and
-//! the harness's own routes, go straight to the routes. The request's body is wrapped in a
-//! [`TeeBody`] that keeps a copy of what the routes read (JSON only, up to the body limit).
+//! [`Intercept::handle`]; others go straight to the routes. The request's body is wrapped in
+//! a [`TeeBody`] that keeps a copy of what the routes read (JSON only, up to the body limit).
 
 use std::future::Future;
 use std::io;
@@ -27,11 +34,14 @@ use warp::filters::BoxedFilter;
 use warp::http::{HeaderValue, Request, StatusCode, header};
 use warp::reply::Response;
 
+use crate::api::RouteMiss;
 use crate::app::App;
 use crate::error::json_response;
 use crate::faults::{Decision, FaultRequest};
 use crate::journal::ResponseBodies;
-use crate::journal::verdict::{Exchange, SeenBody, entry};
+use crate::journal::verdict::{
+    Exchange, IgnoredParts, SeenBody, entry, misplaced_key, path_workspace,
+};
 use crate::media_type;
 
 /// Largest 422 answer read for its items when it is above the journal's body limit.
@@ -55,11 +65,11 @@ impl Intercept {
         Intercept { app }
     }
 
-    /// Whether a request to `path` goes through [`Intercept::handle`]: a path of the
-    /// interface, while the journal is on or a fault rule is set.
+    /// Whether a request to `path` goes through [`Intercept::handle`]: any path while the
+    /// journal is on, a path of the interface while a fault rule is set.
     pub fn observes(&self, path: &str) -> bool {
-        path.starts_with(contracts::operations::INTERFACE_PREFIX)
-            && (self.app.journal.enabled() || self.app.faults.any())
+        self.app.journal.enabled()
+            || (path.starts_with(contracts::operations::INTERFACE_PREFIX) && self.app.faults.any())
     }
 
     /// Answers `req` with `routes`: a fault rule may answer first, delay it, cut its answer
@@ -80,29 +90,19 @@ impl Intercept {
         let resolved = Catalogue::platform().resolve(method.as_str(), path);
         let api_key_value = parts.headers.get("x-api-key").cloned();
         let api_key = api_key_value.as_ref().and_then(|v| v.to_str().ok());
+        let key_elsewhere = api_key_value
+            .is_none()
+            .then(|| misplaced_key(&parts.headers))
+            .flatten();
         let request_type = parts.headers.get(header::CONTENT_TYPE).cloned();
-        let (operation_id, org_id, workspace_id) = match &resolved {
-            Resolved::Operation(_, op, params) => (
-                Some(op.operation_id.as_str()),
-                params.get("org_id"),
-                params.get("workspace_id"),
-            ),
-            _ => (None, None, None),
-        };
-        let decision = app.faults.decide(&FaultRequest {
-            operation_id,
-            path,
-            method: method.as_str(),
-            org_id,
-            workspace_id,
-            api_key,
-            now: at,
-        });
+        let path_ws = path_workspace(&resolved, path);
+        let owner = app.auth.owner(api_key, path_ws.as_ref());
         let record = |status: Option<u16>,
                       request: &SeenBody,
                       response: &SeenBody,
                       fault: Option<AppliedFault>,
-                      handled: bool| {
+                      handled: bool,
+                      ignored_parts: &[String]| {
             if !app.journal.enabled() {
                 return;
             }
@@ -112,6 +112,9 @@ impl Intercept {
                 path,
                 query,
                 api_key,
+                key_elsewhere: key_elsewhere.as_deref(),
+                path_workspace: path_ws.as_ref(),
+                ignored_parts,
                 resolved: &resolved,
                 status,
                 duration_ms: watch.elapsed().as_secs_f64() * 1000.0,
@@ -120,16 +123,46 @@ impl Intercept {
                 fault,
                 handled,
             };
-            app.journal.record(entry(
-                &x,
-                &app.auth,
-                app.journal.settings().body_limit_bytes,
-            ));
+            app.journal.record(
+                entry(&x, &app.auth, app.journal.settings().body_limit_bytes),
+                owner.as_ref(),
+            );
         };
         let unread = SeenBody {
             content_type: request_type.clone(),
             ..SeenBody::default()
         };
+        if !path.starts_with(contracts::operations::INTERFACE_PREFIX) {
+            // Not the interface: recorded only when no route served it.
+            let request = Request::from_parts(parts, body);
+            let response = match warp::service(routes).call(request).await {
+                Ok(r) => r,
+                Err(never) => match never {},
+            };
+            if response.extensions().get::<RouteMiss>().is_some() {
+                let status = response.status().as_u16();
+                let seen = SeenBody {
+                    content_type: response.headers().get(header::CONTENT_TYPE).cloned(),
+                    not_kept: true,
+                    ..SeenBody::default()
+                };
+                record(Some(status), &unread, &seen, None, true, &[]);
+            }
+            return response;
+        }
+        let operation_id = match &resolved {
+            Resolved::Operation(_, op, _) => Some(op.operation_id.as_str()),
+            _ => None,
+        };
+        let decision = app.faults.decide(&FaultRequest {
+            operation_id,
+            path,
+            method: method.as_str(),
+            path_workspace: path_ws.as_ref(),
+            owner: owner.as_ref(),
+            api_key,
+            now: at,
+        });
         let (delay, truncate, applied) = match decision {
             Decision::Answer {
                 status,
@@ -137,11 +170,18 @@ impl Intercept {
                 applied,
             } => {
                 let (response, seen) = fault_answer(status, retry_after, &applied);
-                record(Some(status), &unread, &seen, Some(applied), false);
+                record(Some(status), &unread, &seen, Some(applied), false, &[]);
                 return response;
             }
             Decision::Drop { applied } => {
-                record(None, &unread, &SeenBody::default(), Some(applied), false);
+                record(
+                    None,
+                    &unread,
+                    &SeenBody::default(),
+                    Some(applied),
+                    false,
+                    &[],
+                );
                 drop_connection();
             }
             Decision::Proceed {
@@ -172,8 +212,9 @@ impl Intercept {
             Ok(r) => r,
             Err(never) => match never {},
         };
-        let (head, body) = response.into_parts();
+        let (mut head, body) = response.into_parts();
         let status = head.status.as_u16();
+        let ignored_parts = head.extensions.remove::<IgnoredParts>().unwrap_or_default();
         let response_type = head.headers.get(header::CONTENT_TYPE).cloned();
         let size = body.size_hint().exact();
         let settings = app.journal.settings();
@@ -218,7 +259,14 @@ impl Intercept {
                 .map_or_else(|p| p.into_inner().clone(), |s| s.clone()),
             None => unread,
         };
-        record(Some(status), &request, &seen_response, applied, true);
+        record(
+            Some(status),
+            &request,
+            &seen_response,
+            applied,
+            true,
+            &ignored_parts.0,
+        );
         response
     }
 }

@@ -178,7 +178,7 @@ fn with_name(name: &str, args: Vec<OsString>) -> Vec<OsString> {
 /// Runs the `platform` command; its errors are printed as the `platform` binary prints them.
 fn platform_command(bin_name: &'static str, args: Vec<OsString>) -> ExitCode {
     match platform::cli::main(VERSION, bin_name, args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e:?}");
             ExitCode::FAILURE

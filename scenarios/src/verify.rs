@@ -1,10 +1,12 @@
 //! `harness verify`: the verdict on a client, from a running mock's request journal.
 //!
-//! Reads `GET /sim/v1/journal/summary` of the platform at `--url`, turns it into the check
-//! report of [`platform::journal::report`] (one check per operation of the OpenAPI
-//! document, plus coverage and unknown routes), prints it as a table, writes it as JSON
-//! and JUnit where asked, and exits 0 when the client kept the contract (and called enough
-//! of the API), 1 when not, 2 when the journal could not be read.
+//! Reads `GET /sim/v1/journal/summary` of the platform at `--url` with `--api-key`, which
+//! gives that key's workspace's requests only (an operator's key: every workspace's), turns
+//! it into the check report of [`platform::journal::report`] (one check per operation of
+//! the OpenAPI document, plus coverage and unknown routes, with the request counts as
+//! figures), prints it failures first (`-v`: every check), writes it as JSON and JUnit where
+//! asked, and exits 0 when the client kept the contract (and called enough of the API), 1
+//! when not, 2 when the journal could not be read.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,8 +20,12 @@ use crate::report::{table, write_outputs};
 
 const EXAMPLES: &str = "\
 Examples:
-  # After the client's tests ran against the mock:
+  # After the client's tests ran against the mock, the verdict on the requests of the
+  # key's workspace:
   harness verify --url http://127.0.0.1:8080 --api-key sk-test-1 --junit verify.xml
+
+  # Every check on its own line, passes and skips too:
+  harness verify --url http://127.0.0.1:8080 --api-key sk-test-1 -v
 
   # Fail the job when less than 80 % of the API was exercised, but only warn on
   # requests that break the contract:
@@ -36,7 +42,9 @@ pub struct VerifyArgs {
     /// The platform mock's address, as printed when it started.
     #[arg(long, env = "HARNESS_URL", value_name = "URL")]
     pub url: String,
-    /// A key of any workspace of the mock (the journal covers them all).
+    /// The key of the workspace whose client is judged: the verdict covers that workspace's
+    /// requests only. An operator's key (a clock or journal admin key, or one that opens
+    /// every workspace) judges every workspace's requests together.
     #[arg(
         long,
         env = "HARNESS_API_KEY",
@@ -44,6 +52,10 @@ pub struct VerifyArgs {
         value_name = "KEY"
     )]
     pub api_key: Option<String>,
+    /// List every check, passes and skips too (by default: the failures, then one line that
+    /// counts the rest).
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Also write the report as JUnit XML: one test case per operation.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -91,7 +103,7 @@ pub async fn fetch_summary(url: &str, api_key: Option<&str>) -> Result<JournalSu
             format!("{endpoint} did not answer a journal summary; is {base} this project's platform mock?")
         }),
         401 => bail!(
-            "the journal needs a key of any workspace of the mock: --api-key KEY (or HARNESS_API_KEY); the platform said: {text}"
+            "the journal needs the key of the workspace to judge (or an operator's key): --api-key KEY (or HARNESS_API_KEY); the platform said: {text}"
         ),
         404 | 405 => bail!(
             "{base} has no request journal ({endpoint} answered {status}); is it this project's platform mock?"
@@ -110,24 +122,12 @@ pub async fn run(args: VerifyArgs) -> Result<ExitCode> {
     let report = report(&summary, args.url.trim_end_matches('/'), &opts);
     print!(
         "{}",
-        table::render(&report, table::Colour::for_stream(&std::io::stdout()))
+        table::render_failures_first(
+            &report,
+            table::Colour::for_stream(&std::io::stdout()),
+            args.verbose
+        )
     );
-    println!(
-        "{} requests: {} kept the contract, {} broke it, {} met a fault first; {} of {} operations called ({}%)",
-        summary.requests,
-        summary.conforming,
-        summary.violating,
-        summary.not_judged,
-        summary.coverage.called,
-        summary.coverage.operations,
-        summary.coverage.percent
-    );
-    if summary.entries_dropped > 0 {
-        println!(
-            "the journal holds the latest {} entries ({} older ones left memory; the counts include them)",
-            summary.entries_kept, summary.entries_dropped
-        );
-    }
     write_outputs(&report, args.json.as_deref(), args.junit.as_deref())?;
     Ok(if report.holds() {
         ExitCode::SUCCESS

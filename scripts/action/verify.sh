@@ -34,15 +34,17 @@ if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
         echo "### Contract verdict on the client: $verdict"
         echo
         if [[ -s "$json" ]]; then
-            jq -r '"\(.summary.passed) passed, \(.summary.failed) failed (\(.summary.errors) errors, \(.summary.warnings) warnings), \(.summary.skipped) skipped"' "$json"
+            jq -r '"\(.summary.passed) passed, \(.summary.failures) failed, \(.summary.warnings) warnings, \(.summary.skipped) skipped"' "$json"
             echo
-            failures=$(jq -r '.checks[] | select(.result == "fail") | "| `\(.id)` | \(.severity) | \(.description | gsub("\\|"; "\\|")) |"' "$json")
+            failures=$(jq -r '.checks[] | select(.result == "fail") | "| `\(.id)` | \(.severity) | \((.evidence.cause // .expected // .description) | gsub("\\|"; "\\|") | gsub("\n"; " ")) |"' "$json")
             if [[ -n "$failures" ]]; then
-                echo "| Check | Severity | What it asserts |"
+                echo "| Check | Severity | Cause |"
                 echo "|---|---|---|"
                 echo "$failures"
                 echo
             fi
+            jq -r '.notes[]? | "- \(.)"' "$json"
+            echo
         fi
         echo "<details><summary>harness verify</summary>"
         echo

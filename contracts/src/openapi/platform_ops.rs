@@ -224,7 +224,7 @@ fn delete_deployment() {}
 
 #[utoipa::path(get, path = "/sim/v1/clock", tag = "simulation",
     responses(
-        (status = 200, description = "The platform's time", body = SimClockState),
+        (status = 200, description = "The platform's time: one clock per platform, shared by every workspace (a workspace's reset leaves it alone)", body = SimClockState),
         (status = 401, description = "Missing or wrong X-API-Key (any workspace's key, or a clock admin key)", body = PlatformErrorBody)
     ))]
 fn sim_get_clock() {}
@@ -276,34 +276,42 @@ fn sim_list_inbound_calls() {}
     ))]
 fn sim_list_webhook_deliveries() {}
 
+#[utoipa::path(post, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/reset", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path)),
+    responses(
+        (status = 200, description = "The workspace is empty for the next test: its campaigns, deployments, cohorts, calls, inbound calls, webhook deliveries, request-journal entries and the fault rules its key added are removed, in one call, without a restart. Other workspaces, the workspace's data keys and the simulated clock (one per platform, shared by every workspace) are untouched. The workspace's key, or an operator's (a clock or journal admin key); no body is read.", body = WorkspaceReset),
+        (status = 401, description = "Missing or wrong X-API-Key (the workspace's key, or an operator's key)", body = PlatformErrorBody)
+    ))]
+fn sim_reset_workspace() {}
+
 #[utoipa::path(get, path = "/sim/v1/journal", tag = "simulation",
     params(JournalQuery),
     responses(
-        (status = 200, description = "Requests to the interface with their verdicts, oldest first", body = Page<JournalEntry>),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 200, description = "Requests to the interface (and to paths that serve nothing) with their verdicts, oldest first: those of the key's workspace, or every workspace's for an operator's key (a clock or journal admin key, or one that opens every workspace)", body = Page<JournalEntry>),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_journal() {}
 
 #[utoipa::path(delete, path = "/sim/v1/journal", tag = "simulation",
     responses(
-        (status = 204, description = "Emptied: entries, counts and coverage start again (also in the database when kept there)"),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+        (status = 204, description = "Emptied what the key sees: its workspace's entries, counts and coverage start again (also in the database when kept there), other workspaces' stay; an operator's key empties the whole journal, and entry numbers start again from 1"),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody)
     ))]
 fn sim_reset_journal() {}
 
 #[utoipa::path(get, path = "/sim/v1/journal/summary", tag = "simulation",
     responses(
-        (status = 200, description = "API coverage per operation of this document, verdict counts, operations never called, documented statuses never produced", body = JournalSummary),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+        (status = 200, description = "API coverage per operation of this document, verdict counts, operations never called, documented statuses never produced, requests answered 404 for ids that do not exist: of the key's workspace's requests, or of all for an operator's key", body = JournalSummary),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody)
     ))]
 fn sim_journal_summary() {}
 
 #[utoipa::path(get, path = "/sim/v1/faults", tag = "simulation",
     params(CohortListQuery),
     responses(
-        (status = 200, description = "The fault rules, in the order they are tried", body = Page<FaultRuleState>),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
+        (status = 200, description = "The fault rules the key sees (those its workspace's key added; every rule for an operator's key), in the order they are tried", body = Page<FaultRuleState>),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
         (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_list_faults() {}
@@ -311,9 +319,9 @@ fn sim_list_faults() {}
 #[utoipa::path(post, path = "/sim/v1/faults", tag = "simulation",
     request_body = FaultRule,
     responses(
-        (status = 200, description = "Added after the existing rules", body = FaultRuleState),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
-        (status = 422, description = "Validation failed", body = ValidationErrorBody)
+        (status = 200, description = "Added after the existing rules: with a workspace's key, applying to that workspace's requests only (`applies_to`); with an operator's key, to every request", body = FaultRuleState),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
+        (status = 422, description = "Validation failed (also: a workspace's rule whose org_id or workspace_id names a workspace its key does not open)", body = ValidationErrorBody)
     ))]
 fn sim_add_fault() {}
 
@@ -321,15 +329,15 @@ fn sim_add_fault() {}
     params(("fault_id" = String, Path)),
     responses(
         (status = 204, description = "Removed"),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody),
-        (status = 404, description = "No such rule", body = PlatformErrorBody)
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody),
+        (status = 404, description = "No such rule that the key sees", body = PlatformErrorBody)
     ))]
 fn sim_delete_fault() {}
 
 #[utoipa::path(delete, path = "/sim/v1/faults", tag = "simulation",
     responses(
-        (status = 204, description = "Every rule removed (those of the configuration file too)"),
-        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key)", body = PlatformErrorBody)
+        (status = 204, description = "Every rule the key sees removed: its workspace's rules; for an operator's key every rule (those of the configuration file too)"),
+        (status = 401, description = "Missing or wrong X-API-Key (a workspace's key, or an operator's key)", body = PlatformErrorBody)
     ))]
 fn sim_reset_faults() {}
 
@@ -357,3 +365,33 @@ fn admin_list_data_keys() {}
         (status = 503, description = "The key service is unavailable (code key_service_unavailable); nothing changed", body = PlatformErrorBody)
     ))]
 fn admin_rotate_data_key() {}
+
+// ----- the live page (the harness's own) -----
+
+#[utoipa::path(get, path = "/ui", tag = "meta", security(()),
+    responses((status = 200, description = "The live page: a read-only view of this platform (the stack, the request journal, campaigns, deployments, data keys and the key service's audit, webhook deliveries) that asks for an API key, keeps it in the tab's session storage and reads the JSON routes of this document with it. `/ui#key=KEY&org=ORG&workspace=WORKSPACE` opens it on a workspace (the fragment never leaves the browser). Its files are served under /ui/.", content_type = "text/html")))]
+fn live_page() {}
+
+#[utoipa::path(get, path = "/sim/v1/stack", tag = "simulation",
+    responses(
+        (status = 200, description = "The platform as the key sees it: its address, the workspaces the key opens, the clock (whether the key may move it, when the next event is due), the seed (to an operator's key), the customer key services of those workspaces without secrets", body = StackView),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key, or a clock admin key)", body = PlatformErrorBody)
+    ))]
+fn sim_stack() {}
+
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/activity", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path)),
+    responses(
+        (status = 200, description = "The campaign's status changes so far and its ended dials over time by outcome, from its start to now (at most its end), with its calling windows", body = CampaignActivity),
+        (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody)
+    ))]
+fn sim_campaign_activity() {}
+
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/key-service/calls", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), KeyServiceCallsQuery),
+    responses(
+        (status = 200, description = "The calls the workspace's customer key service received (auth, decrypt-key, rotate-key), oldest first, with their outcomes, latency and faults, as its audit recorded them; never a key, secret or token. Only for the workspace `harness up` wires to the key service it runs.", body = KeyServiceCalls),
+        (status = 404, description = "No audit of this workspace's key service here (`key_service_audit_not_available`): `platform serve`, or another workspace", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_key_service_calls() {}

@@ -48,6 +48,11 @@ impl Outcome {
 
 /// What a check was judged on: the status, the relevant part of a body, timings, or any
 /// other named observation, in the order they were added.
+///
+/// Two names are read by the renderers: `elapsed_ms` (JUnit's `time`) and `cause` (the
+/// first thing that failed, in one line that names what to fix: JUnit's failure message,
+/// which CI pages show where they hide the body, and the first line under a failure in the
+/// text).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Evidence(pub Map<String, Value>);
@@ -71,6 +76,12 @@ impl Evidence {
     /// Adds how long the call took, in milliseconds (rounded to a tenth).
     pub fn elapsed_ms(self, ms: f64) -> Evidence {
         self.with("elapsed_ms", (ms * 10.0).round() / 10.0)
+    }
+
+    /// Adds the cause of a failure: the first thing that failed, in one line
+    /// (`#2 POST /api/... -> 422: body.name: String should match pattern ...`).
+    pub fn cause(self, cause: impl Into<String>) -> Evidence {
+        self.with(CAUSE, cause.into())
     }
 
     /// Adds any named observation (a later value under the same name replaces the earlier).
@@ -114,7 +125,26 @@ pub struct Check {
     pub location: Option<String>,
 }
 
+/// The evidence name of a failure's cause ([`Evidence::cause`]).
+pub const CAUSE: &str = "cause";
+
 impl Check {
+    /// The cause of its failure, when the evidence gives one ([`Evidence::cause`]).
+    pub fn cause(&self) -> Option<&str> {
+        self.evidence.0.get(CAUSE).and_then(Value::as_str)
+    }
+
+    /// The evidence but its cause, in order: what renderers show as observed, under the
+    /// cause's own line.
+    pub fn observed(&self) -> Map<String, Value> {
+        self.evidence
+            .0
+            .iter()
+            .filter(|(k, _)| *k != CAUSE)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
     /// A check that passed.
     pub fn pass(def: &CheckDef, evidence: Evidence) -> Check {
         def.verdict(Outcome::Pass, evidence, None)
@@ -210,46 +240,54 @@ impl CheckDef {
     }
 }
 
-/// Counts of a report's results.
+/// The version of the JSON form of a report ([`CheckReport::version`]). Version 2 counts
+/// in [`Summary`] what the JUnit file counts, under JUnit's names (`tests`, `failures`,
+/// `skipped`), where version 1 had `failed` (either severity) and `errors` (JUnit's
+/// `failures`).
+pub const REPORT_VERSION: u32 = 2;
+
+/// Counts of a report's results: the same as the JUnit file's, under the same names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Checks, of every result: JUnit's `tests`.
+    pub tests: usize,
     /// Checks that passed.
     pub passed: usize,
-    /// Checks that failed, of either severity.
-    pub failed: usize,
-    /// Checks that did not run.
-    pub skipped: usize,
-    /// Failed checks of severity `error`: the exit status is non-zero when this is not 0.
-    pub errors: usize,
-    /// Failed checks of severity `warning`.
+    /// Failed checks of severity `error`: JUnit's `failures` (each a `<failure>`); the exit
+    /// status is non-zero when this is not 0.
+    pub failures: usize,
+    /// Failed checks of severity `warning`: advice, which JUnit shows as passing test cases
+    /// with the advice in `<system-out>`.
     pub warnings: usize,
+    /// Checks that did not run: JUnit's `skipped`.
+    pub skipped: usize,
 }
 
 impl Summary {
     /// Counts `checks`.
     pub fn of(checks: &[Check]) -> Summary {
-        let mut s = Summary::default();
+        let mut s = Summary {
+            tests: checks.len(),
+            ..Summary::default()
+        };
         for c in checks {
-            match c.result {
-                Outcome::Pass => s.passed += 1,
-                Outcome::Skip => s.skipped += 1,
-                Outcome::Fail => {
-                    s.failed += 1;
-                    match c.severity {
-                        Severity::Error => s.errors += 1,
-                        Severity::Warning => s.warnings += 1,
-                    }
-                }
+            match (c.result, c.severity) {
+                (Outcome::Pass, _) => s.passed += 1,
+                (Outcome::Skip, _) => s.skipped += 1,
+                (Outcome::Fail, Severity::Error) => s.failures += 1,
+                (Outcome::Fail, Severity::Warning) => s.warnings += 1,
             }
         }
         s
     }
 
-    /// `N passed, M failed, K skipped`.
+    /// `N passed, M failed, K skipped` (failed: of either severity).
     pub fn line(&self) -> String {
         format!(
             "{} passed, {} failed, {} skipped",
-            self.passed, self.failed, self.skipped
+            self.passed,
+            self.failures + self.warnings,
+            self.skipped
         )
     }
 }
@@ -257,6 +295,9 @@ impl Summary {
 /// Every verdict of one command run, with what was judged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckReport {
+    /// The version of this JSON form: [`REPORT_VERSION`].
+    #[serde(default = "version_1")]
+    pub version: u32,
     /// The suite: `check byok`, `check platform`, `verify`, or a scenario's name. The JUnit
     /// test suite is named after it.
     pub suite: String,
@@ -266,6 +307,18 @@ pub struct CheckReport {
     pub checks: Vec<Check>,
     /// Their counts.
     pub summary: Summary,
+    /// Figures of the run beside the checks, by name (`harness verify`: the request counts
+    /// and the coverage); JUnit properties of the suite.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub figures: Map<String, Value>,
+    /// The same figures as lines for a person, printed under the table's summary line and
+    /// kept in the JUnit suite's `<system-out>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn version_1() -> u32 {
+    1
 }
 
 impl CheckReport {
@@ -273,16 +326,26 @@ impl CheckReport {
     pub fn new(suite: impl Into<String>, target: impl Into<String>, checks: Vec<Check>) -> Self {
         let summary = Summary::of(&checks);
         CheckReport {
+            version: REPORT_VERSION,
             suite: suite.into(),
             target: target.into(),
             checks,
             summary,
+            figures: Map::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// The same report with `figures` and the `notes` that tell them.
+    pub fn with_figures(mut self, figures: Map<String, Value>, notes: Vec<String>) -> Self {
+        self.figures = figures;
+        self.notes = notes;
+        self
     }
 
     /// Whether no `error` check failed: the command's exit status is 0 exactly then.
     pub fn holds(&self) -> bool {
-        self.summary.errors == 0
+        self.summary.failures == 0
     }
 }
 
@@ -342,9 +405,13 @@ mod tests {
         );
         assert!(ok.holds(), "a failed warning is advice");
         assert_eq!(ok.summary.line(), "1 passed, 1 failed, 0 skipped");
+        assert_eq!(
+            (ok.summary.tests, ok.summary.failures, ok.summary.warnings),
+            (2, 0, 1)
+        );
         let broken = CheckReport::new("s", "t", vec![Check::fail(&A, Evidence::new(), "Bearer")]);
         assert!(!broken.holds());
-        assert_eq!(broken.summary.errors, 1);
+        assert_eq!(broken.summary.failures, 1);
     }
 
     #[test]

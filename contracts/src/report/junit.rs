@@ -1,10 +1,16 @@
 //! JUnit XML, as CI systems read it: one `<testsuite>` per report, one `<testcase>` per
 //! check (`classname` the suite and group, `name` the check id). A failed `error` check is a
-//! `<failure>`; a failed `warning` passes with the advice in `<system-out>`, so the file
+//! `<failure>` whose `message` (what CI pages show, hiding the body) is the check's cause
+//! when it has one (`#2 POST /api/... -> 422: body.x: ...`), else its description and
+//! expectation; a failed `warning` passes with the advice in `<system-out>`, so the file
 //! agrees with the exit status; a skipped check is `<skipped>` with its reason. Under a
-//! failure or a warning: what was expected, what was observed and how to fix it.
+//! failure or a warning: what was expected, what was observed and how to fix it. The counts
+//! are the JSON summary's (`tests`, `failures`, `skipped`); the report's figures are the
+//! suite's properties and its notes the suite's `<system-out>`.
 
 use std::fmt::Write;
+
+use serde_json::Value;
 
 use crate::report::checks::{Check, CheckReport, Outcome, Severity};
 
@@ -16,28 +22,77 @@ pub fn render(report: &CheckReport) -> String {
         out,
         "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">",
         escape(&report.suite),
-        report.checks.len(),
-        s.errors,
+        s.tests,
+        s.failures,
         s.skipped
     );
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">",
         escape(&report.suite),
-        report.checks.len(),
-        s.errors,
+        s.tests,
+        s.failures,
         s.skipped
     );
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "    <properties><property name=\"target\" value=\"{}\"/></properties>",
+        "    <properties><property name=\"target\" value=\"{}\"/>",
         escape(&report.target)
     );
+    let mut figures = Vec::new();
+    flatten("", &Value::Object(report.figures.clone()), &mut figures);
+    for (name, value) in figures {
+        let _ = write!(
+            out,
+            "<property name=\"{}\" value=\"{}\"/>",
+            escape(&name),
+            escape(&value)
+        );
+    }
+    out.push_str("</properties>\n");
     for c in &report.checks {
         testcase(&mut out, &report.suite, c);
     }
+    if !report.notes.is_empty() {
+        let _ = writeln!(
+            out,
+            "    <system-out>{}</system-out>",
+            escape(&report.notes.join("\n"))
+        );
+    }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
+}
+
+/// The scalar leaves of `v` as `(dotted.name, text)`; a list of scalars is one leaf, its
+/// items joined with `; `.
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    let name = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&name(k), v, out);
+            }
+        }
+        Value::Array(items) => {
+            let text: Vec<String> = items.iter().map(scalar).collect();
+            out.push((prefix.to_string(), text.join("; ")));
+        }
+        other => out.push((prefix.to_string(), scalar(other))),
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn testcase(out: &mut String, suite: &str, c: &Check) {
@@ -85,6 +140,9 @@ fn testcase(out: &mut String, suite: &str, c: &Check) {
 }
 
 fn first_line(c: &Check) -> String {
+    if let Some(cause) = c.cause() {
+        return cause.to_string();
+    }
     match &c.expected {
         Some(e) => format!("{}: expected {e}", c.description),
         None => c.description.clone(),
@@ -93,17 +151,21 @@ fn first_line(c: &Check) -> String {
 
 fn details(c: &Check) -> String {
     let mut s = String::new();
+    if let Some(cause) = c.cause() {
+        let _ = writeln!(s, "cause: {cause}");
+    }
     if let Some(loc) = &c.location {
         let _ = writeln!(s, "at: {loc}");
     }
     if let Some(e) = &c.expected {
         let _ = writeln!(s, "expected: {e}");
     }
-    if !c.evidence.is_empty() {
+    let evidence = c.observed();
+    if !evidence.is_empty() {
         let _ = writeln!(
             s,
             "observed: {}",
-            serde_json::to_string(&c.evidence).unwrap_or_default()
+            serde_json::to_string(&evidence).unwrap_or_default()
         );
     }
     if let Some(fix) = &c.how_to_fix {
@@ -178,6 +240,65 @@ mod tests {
             "{xml}"
         );
         assert_eq!(xml.matches("<testcase ").count(), 3);
+    }
+
+    #[test]
+    fn the_failure_message_is_the_cause_and_the_counts_are_the_jsons() {
+        const E: CheckDef = CheckDef::error(
+            "outbound.create_outbound",
+            "every request keeps the contract",
+        );
+        const W: CheckDef = CheckDef::warning("coverage.operations", "enough is called");
+        let cause = "#2 POST /api/outbounds/v1/orgs/o/workspaces/w/outbounds -> 422: body.user_phone_numbr: Extra inputs are not permitted";
+        let mut figures = serde_json::Map::new();
+        figures.insert(
+            "requests".into(),
+            serde_json::json!({"total": 3, "violating": 1}),
+        );
+        let report = CheckReport::new(
+            "verify",
+            "http://x",
+            vec![
+                Check::fail(
+                    &E,
+                    Evidence::new().cause(cause),
+                    "requests that keep the contract",
+                ),
+                Check::fail(&W, Evidence::new(), "50%"),
+            ],
+        )
+        .with_figures(figures, vec!["3 requests: 1 broke it".into()]);
+        let xml = render(&report);
+        assert!(
+            xml.contains(&format!("<failure message=\"{}\"", escape(cause))),
+            "{xml}"
+        );
+        let json: Value = serde_json::from_str(&crate::report::to_json(&report)).unwrap();
+        let s = &json["summary"];
+        assert_eq!(json["version"], 2);
+        assert!(
+            xml.contains(&format!(
+                "tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\"",
+                s["tests"], s["failures"], s["skipped"]
+            )),
+            "{xml}\n{json}"
+        );
+        assert_eq!(
+            (s["failures"].as_u64(), s["warnings"].as_u64()),
+            (Some(1), Some(1))
+        );
+        assert_eq!(
+            xml.matches("<failure ").count() as u64,
+            s["failures"].as_u64().unwrap()
+        );
+        assert!(
+            xml.contains("<property name=\"requests.total\" value=\"3\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<system-out>3 requests: 1 broke it</system-out>"),
+            "{xml}"
+        );
     }
 
     #[test]

@@ -67,13 +67,16 @@ pub fn write_outputs(
 pub const DIR_FILES: [&str; 3] = ["report.json", "junit.xml", "report.txt"];
 
 /// Writes the report into `dir` (created when missing) as `report.json`, `junit.xml` and
-/// `report.txt` (the table, without colour): what `--report-on-exit DIR` leaves for a CI
-/// job to archive. Answers the paths written.
+/// `report.txt` (the text of `harness verify`, failures first, without colour): what
+/// `--report-on-exit DIR` leaves for a CI job to archive. Answers the paths written.
 pub fn write_dir(report: &CheckReport, dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
     let [json, junit, text] = DIR_FILES.map(|f| dir.join(f));
     write_file(&json, &to_json(report))?;
     write_file(&junit, &junit::render(report))?;
-    write_file(&text, &table::render(report, table::Colour::Never))?;
+    write_file(
+        &text,
+        &table::render_failures_first(report, table::Colour::Never, false),
+    )?;
     Ok(vec![json, junit, text])
 }
 
@@ -85,7 +88,15 @@ mod tests {
     #[test]
     fn a_directory_gets_the_three_forms() {
         const A: CheckDef = CheckDef::error("deployments.list_deployments", "called, kept");
-        let report = CheckReport::new("verify", "http://x", vec![Check::pass(&A, Evidence::new())]);
+        const F: CheckDef = CheckDef::error("routes.unknown", "known routes only");
+        let report = CheckReport::new(
+            "verify",
+            "http://x",
+            vec![
+                Check::pass(&A, Evidence::new()),
+                Check::fail(&F, Evidence::new(), "none"),
+            ],
+        );
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("nested/report");
         let written = write_dir(&report, &out).unwrap();
@@ -99,10 +110,10 @@ mod tests {
                 .unwrap()
                 .contains("<testcase ")
         );
+        let text = std::fs::read_to_string(out.join("report.txt")).unwrap();
         assert!(
-            std::fs::read_to_string(out.join("report.txt"))
-                .unwrap()
-                .contains("PASS")
+            text.contains("FAIL  routes.unknown") && !text.contains("PASS"),
+            "{text}"
         );
     }
 

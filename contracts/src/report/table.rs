@@ -1,6 +1,10 @@
 //! The report as a readable table: one line per check (`PASS`, `FAIL`, `WARN` for a failed
-//! warning, `SKIP`), the expectation, the evidence and the fix under each failure, and the
-//! summary line `N passed, M failed, K skipped`. Colour only when asked (on a terminal).
+//! warning, `SKIP`), the cause, the expectation, the evidence and the fix under each
+//! failure, the summary line `N passed, M failed, K skipped`, and the report's notes. Colour
+//! only when asked (on a terminal).
+//!
+//! [`render`] lists every check in order; [`render_failures_first`] (`harness verify`) puts
+//! the failures first and, unless asked for every line, sums up the passes and skips in one.
 
 use std::fmt::Write;
 
@@ -33,23 +37,74 @@ impl Colour {
     }
 }
 
-/// The report as text.
+/// The report as text: every check, in order.
 pub fn render(report: &CheckReport, colour: Colour) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}: {}\n", report.suite, report.target);
+    let mut out = head(report);
     let width = report.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
     for c in &report.checks {
         line(&mut out, c, width, colour);
     }
+    tail(&mut out, report, colour);
+    out
+}
+
+/// The report as text, failures first (failed errors, then failed warnings); then every
+/// pass and skip when `every_line`, else none: the summary line counts them
+/// (`3 passed, 1 failed, 20 skipped (-v lists the passes and skips)`).
+pub fn render_failures_first(report: &CheckReport, colour: Colour, every_line: bool) -> String {
+    let mut out = head(report);
+    let width = report.checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let of = |result: Outcome, severity: Option<Severity>| {
+        report
+            .checks
+            .iter()
+            .filter(move |c| c.result == result && severity.is_none_or(|s| c.severity == s))
+    };
+    let failures: Vec<&Check> = of(Outcome::Fail, Some(Severity::Error))
+        .chain(of(Outcome::Fail, Some(Severity::Warning)))
+        .collect();
+    for c in &failures {
+        line(&mut out, c, width, colour);
+    }
     let s = &report.summary;
-    let summary = s.line();
-    let painted = if s.errors > 0 {
+    if every_line {
+        for c in of(Outcome::Pass, None).chain(of(Outcome::Skip, None)) {
+            line(&mut out, c, width, colour);
+        }
+    }
+    let hidden = !every_line && s.passed + s.skipped > 0;
+    tail_with(
+        &mut out,
+        report,
+        colour,
+        hidden.then_some(" (-v lists the passes and skips)"),
+    );
+    out
+}
+
+fn head(report: &CheckReport) -> String {
+    format!("{}: {}\n\n", report.suite, report.target)
+}
+
+/// The summary line and the notes.
+fn tail(out: &mut String, report: &CheckReport, colour: Colour) {
+    tail_with(out, report, colour, None);
+}
+
+/// The summary line, with `hint` after it, and the notes.
+fn tail_with(out: &mut String, report: &CheckReport, colour: Colour, hint: Option<&str>) {
+    let s = &report.summary;
+    let mut summary = s.line();
+    summary.push_str(hint.unwrap_or(""));
+    let painted = if s.failures > 0 {
         colour.paint("1;31", &summary)
     } else {
         colour.paint("1;32", &summary)
     };
     let _ = writeln!(out, "\n{painted}");
-    out
+    for note in &report.notes {
+        let _ = writeln!(out, "{note}");
+    }
 }
 
 fn line(out: &mut String, c: &Check, width: usize, colour: Colour) {
@@ -66,17 +121,21 @@ fn line(out: &mut String, c: &Check, width: usize, colour: Colour) {
     let _ = writeln!(out, "  {tag}  {:<width$}  {text}", c.id);
     if c.result == Outcome::Fail {
         let pad = " ".repeat(8);
+        if let Some(cause) = c.cause() {
+            let _ = writeln!(out, "{pad}cause:    {cause}");
+        }
         if let Some(loc) = &c.location {
             let _ = writeln!(out, "{pad}at:       {loc}");
         }
         if let Some(e) = &c.expected {
             let _ = writeln!(out, "{pad}expected: {e}");
         }
-        if !c.evidence.is_empty() {
+        let evidence = c.observed();
+        if !evidence.is_empty() {
             let _ = writeln!(
                 out,
                 "{pad}observed: {}",
-                serde_json::to_string(&c.evidence).unwrap_or_default()
+                serde_json::to_string(&evidence).unwrap_or_default()
             );
         }
         if let Some(fix) = &c.how_to_fix {
@@ -121,5 +180,57 @@ mod tests {
         assert!(text.ends_with("1 passed, 1 failed, 0 skipped\n"), "{text}");
         assert!(!text.contains('\u{1b}'), "no colour unless asked");
         assert!(render(&report, Colour::Always).contains("\u{1b}[1;31mFAIL"));
+    }
+
+    #[test]
+    fn failures_come_first_and_the_rest_is_one_line_unless_asked() {
+        const P: CheckDef = CheckDef::error("a.first", "passes");
+        const S: CheckDef = CheckDef::error("b.second", "is skipped");
+        const F: CheckDef = CheckDef::error("c.third", "fails");
+        const W: CheckDef = CheckDef::warning("d.fourth", "warns");
+        let report = CheckReport::new(
+            "verify",
+            "http://x",
+            vec![
+                Check::pass(&P, Evidence::new()),
+                Check::skip(&S, "never called"),
+                Check::fail(&W, Evidence::new(), "more"),
+                Check::fail(
+                    &F,
+                    Evidence::new()
+                        .cause("#2 GET /api/x -> 422: query.limit: too big")
+                        .status(422),
+                    "less",
+                ),
+            ],
+        )
+        .with_figures(Default::default(), vec!["2 requests".into()]);
+        let text = render_failures_first(&report, Colour::Never, false);
+        let fail = text.find("FAIL  c.third").unwrap();
+        let warn = text.find("WARN  d.fourth").unwrap();
+        assert!(fail < warn, "{text}");
+        assert!(!text.contains("PASS") && !text.contains("SKIP"), "{text}");
+        assert!(
+            text.contains("        cause:    #2 GET /api/x -> 422: query.limit: too big\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("observed: {\"status\":422}"),
+            "the cause once: {text}"
+        );
+        assert!(
+            text.ends_with(
+                "\n1 passed, 2 failed, 1 skipped (-v lists the passes and skips)\n2 requests\n"
+            ),
+            "{text}"
+        );
+        let every = render_failures_first(&report, Colour::Never, true);
+        let pass = every.find("PASS  a.first").unwrap();
+        let skip = every.find("SKIP  b.second").unwrap();
+        assert!(warn < pass && pass < skip, "{every}");
+        assert!(
+            every.ends_with("\n1 passed, 2 failed, 1 skipped\n2 requests\n"),
+            "{every}"
+        );
     }
 }

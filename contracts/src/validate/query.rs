@@ -271,13 +271,8 @@ pub fn cohort_files_query(pairs: &[(String, String)]) -> Result<CohortFileType, 
     c.into_result(ft)
 }
 
-/// The most calls one `GET .../key-service/calls` answers.
-pub const KEY_SERVICE_CALLS_LIMIT_MAX: i64 = 1000;
-/// Calls answered when the query gives no `limit`.
-pub const KEY_SERVICE_CALLS_LIMIT_DEFAULT: u32 = 100;
-
-/// `GET .../key-service/calls`: `after` (a sequence number, default 0) and `limit` (1 to
-/// [`KEY_SERVICE_CALLS_LIMIT_MAX`], default [`KEY_SERVICE_CALLS_LIMIT_DEFAULT`]).
+/// `GET .../key-service/calls`: `after` (a sequence number, default 0) and `limit` (the
+/// bounds of every list's, default the largest).
 pub fn key_service_calls_query(pairs: &[(String, String)]) -> Result<(u64, u32), ValidationErrors> {
     let mut c = Ctx::default();
     let q = Loc::query();
@@ -290,11 +285,11 @@ pub fn key_service_calls_query(pairs: &[(String, String)]) -> Result<(u64, u32),
             &mut c,
             raw,
             &q.at("limit"),
-            1,
-            Some(KEY_SERVICE_CALLS_LIMIT_MAX),
+            limits::LIST_LIMIT_MIN,
+            Some(limits::LIST_LIMIT_MAX),
         )
         .map(|n| n as u32),
-        None => Some(KEY_SERVICE_CALLS_LIMIT_DEFAULT),
+        None => Some(limits::LIST_LIMIT_MAX as u32),
     };
     c.into_result(after.zip(limit))
 }
@@ -314,13 +309,10 @@ mod key_service_calls_tests {
     #[test]
     fn after_and_limit_have_defaults_and_bounds() {
         assert_eq!(q(&[]).unwrap(), (0, 100));
-        assert_eq!(
-            q(&[("after", "41"), ("limit", "1000")]).unwrap(),
-            (41, 1000)
-        );
+        assert_eq!(q(&[("after", "41"), ("limit", "7")]).unwrap(), (41, 7));
         for bad in [
             &[("limit", "0")][..],
-            &[("limit", "1001")],
+            &[("limit", "101")],
             &[("after", "-1")],
             &[("after", "x")],
         ] {

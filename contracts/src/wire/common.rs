@@ -121,6 +121,15 @@ impl DayOfWeek {
     }
 }
 
+/// An org and a workspace: whose a journal entry is, which workspace a reset emptied.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub struct WorkspaceId {
+    /// The org (`*` where an API key that opens every org made the request).
+    pub org_id: String,
+    /// The workspace (`*` where an API key that opens every workspace of the org made it).
+    pub workspace_id: String,
+}
+
 /// One page of a list: `{items, total, limit, offset, next_page_uri, prev_page_uri}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Page<T> {

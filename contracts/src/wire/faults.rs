@@ -9,6 +9,10 @@
 //! | DELETE | `/sim/v1/faults/{fault_id}` | | 204 |
 //! | DELETE | `/sim/v1/faults` | | 204: every rule removed |
 //!
+//! A rule added with a workspace's key applies to that workspace's requests only, and only
+//! that key (or an operator's: a clock or journal admin key, or one that opens every
+//! workspace) lists and deletes it; `DELETE /sim/v1/faults` removes the rules the key sees.
+//!
 //! A rule matches requests by operation (or path pattern), method and workspace, fires by
 //! probability, for the next N matching calls, or inside a window of the platform's clock,
 //! and then does one thing ([`FaultKind`]). The same type is read from the platform's
@@ -155,4 +159,9 @@ pub struct FaultRuleState {
     pub injected: u64,
     /// For `times`: how many more it fires on.
     pub remaining: Option<u64>,
+    /// The workspaces whose requests it applies to: those of the key that added it (only
+    /// that key, or an operator's, lists and deletes it). Absent: every request (a rule of
+    /// the configuration, or one an operator's key added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applies_to: Option<Vec<crate::wire::WorkspaceId>>,
 }

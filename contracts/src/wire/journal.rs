@@ -8,6 +8,10 @@
 //! | DELETE | `/sim/v1/journal` | 204: entries, counts and coverage start again |
 //! | GET | `/sim/v1/journal/summary` | [`JournalSummary`] |
 //!
+//! Every entry belongs to one workspace ([`JournalEntry::owner`]). A workspace's key lists,
+//! summarises and deletes its workspace's entries only; an operator's key (a clock or
+//! journal admin key, or a key that opens every workspace) all of them.
+//!
 //! Bodies are kept redacted: keys, shapes, ids, enum values, counts and statuses stay;
 //! phone numbers, variable values, free text and API keys never enter the journal.
 
@@ -139,6 +143,12 @@ pub struct JournalEntry {
     pub org_id: Option<String>,
     /// The workspace of the path.
     pub workspace_id: Option<String>,
+    /// The workspace the entry belongs to, whose key lists and judges it: the one the
+    /// request's key opens when the key is valid (so a request to another workspace's path,
+    /// or to no path of the interface, counts against the caller); else the one its path
+    /// names; `null` when neither (only an operator's key sees it).
+    #[serde(default)]
+    pub owner: Option<crate::wire::WorkspaceId>,
     /// What the `X-API-Key` was (never the key itself).
     pub api_key: ApiKeyUse,
     /// The configured name of the key, when valid.
@@ -227,6 +237,32 @@ pub struct OperationSummary {
     pub examples: Vec<ViolationExample>,
 }
 
+/// A request answered 404 for an id that does not exist (or is another workspace's): not a
+/// violation (the request was right, the state said no), but worth seeing, as a client that
+/// deletes twice or polls a wrong id makes them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct NotFoundRequest {
+    /// The entry's number.
+    pub seq: u64,
+    /// Its method.
+    pub method: String,
+    /// Its path.
+    pub path: String,
+    /// Its `operationId`.
+    pub operation_id: String,
+    /// The answer's `error.message` (redacted), when the journal kept it.
+    pub message: Option<String>,
+}
+
+/// The requests answered 404 for an id that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct NotFoundRequests {
+    /// How many.
+    pub requests: u64,
+    /// Each of them, oldest first, up to the first 100.
+    pub listed: Vec<NotFoundRequest>,
+}
+
 /// Requests to no operation of the document.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 pub struct UnknownRoutes {
@@ -236,10 +272,12 @@ pub struct UnknownRoutes {
     pub examples: Vec<ViolationExample>,
 }
 
-/// The API coverage and the verdicts of every request since the start or the last reset.
+/// The API coverage and the verdicts of every request since the start or the last reset,
+/// of the workspaces the key sees.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct JournalSummary {
-    /// When counting started (start-up or the last reset), on the platform's clock.
+    /// When counting started (start-up or the last reset; the earliest of the workspaces
+    /// counted), on the platform's clock.
     #[serde(with = "crate::clock::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub since: DateTime<Utc>,
@@ -268,4 +306,7 @@ pub struct JournalSummary {
     pub not_called: Vec<String>,
     /// Requests to no operation of the document.
     pub unknown_routes: UnknownRoutes,
+    /// Requests answered 404 for an id that does not exist (not violations).
+    #[serde(default)]
+    pub not_found: NotFoundRequests,
 }

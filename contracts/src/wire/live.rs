@@ -25,25 +25,17 @@ pub struct StackView {
     pub openapi_url: String,
     /// The configured name of the key (`created_by` of what it makes).
     pub key_name: String,
-    /// The workspaces the key opens, as configured (`*` matches any org or workspace).
-    pub workspaces: Vec<KeyWorkspace>,
+    /// The workspaces the key opens, as configured (`*` matches any org or workspace); none
+    /// for a clock admin key.
+    pub workspaces: Vec<super::WorkspaceId>,
     /// The platform's clock.
     pub clock: StackClock,
-    /// The seed of the platform's ids and random choices: shown to a key that opens every
-    /// workspace, `null` to a key of some workspaces only (a platform's drawn secrets follow
-    /// from its seed).
+    /// The seed of the platform's ids and random choices: shown to an operator's key (a clock
+    /// admin key, or one that opens every workspace), `null` to a key of some workspaces
+    /// only (the platform's drawn secrets follow from its seed).
     pub seed: Option<u64>,
     /// The customer key services (BYOK) of the workspaces the key opens, without secrets.
     pub key_services: Vec<KeyServiceView>,
-}
-
-/// An org and a workspace an API key opens (`*`: any).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct KeyWorkspace {
-    /// The org, or `*`.
-    pub org_id: String,
-    /// The workspace, or `*`.
-    pub workspace_id: String,
 }
 
 /// The platform's clock, and what the key may do with it.
@@ -155,7 +147,7 @@ pub struct CampaignActivity {
 pub struct KeyServiceCallsQuery {
     /// Only calls after this sequence number (default 0: from the oldest kept).
     pub after: Option<u64>,
-    /// Calls per answer, 1 to 1000 (default 100).
+    /// Calls per answer, 1 to 100 (default 100).
     pub limit: Option<u32>,
 }
 

@@ -10,7 +10,11 @@
 //! | POST | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/inbound-calls` | [`InboundCallRequest`] | [`InboundCallRecord`] |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/inbound-calls` | | [`crate::wire::Page`] of [`InboundCallRecord`] |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/webhook-deliveries` | | [`crate::wire::Page`] of [`WebhookDeliveryRecord`] |
+//! | POST | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/reset` | none | [`WorkspaceReset`] |
 //! | GET | `/healthz` (no key) | | [`Health`] |
+//!
+//! The clock is one per platform, shared by every workspace: a workspace's reset leaves it
+//! where it is.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -188,4 +192,36 @@ pub struct WebhookDeliveryRecord {
 pub struct Health {
     /// `ok`.
     pub status: String,
+}
+
+/// What `POST /sim/v1/orgs/{org_id}/workspaces/{workspace_id}/reset` removed: everything the
+/// workspace's clients made, so that the next test starts from nothing without a restart.
+/// Other workspaces, the workspace's data keys and the platform's one clock are untouched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct WorkspaceReset {
+    /// The workspace emptied.
+    pub workspace: crate::wire::WorkspaceId,
+    /// How many of each were removed.
+    pub removed: ResetCounts,
+}
+
+/// Counts of what a workspace's reset removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ResetCounts {
+    /// Campaigns (their users, admissions and result counts with them).
+    pub campaigns: u64,
+    /// Deployments (their phone numbers with them).
+    pub deployments: u64,
+    /// Cohorts of campaigns and deployments (their users and files with them).
+    pub cohorts: u64,
+    /// Calls: instant outbound calls and campaign dials, in progress or ended.
+    pub calls: u64,
+    /// Inbound calls.
+    pub inbound_calls: u64,
+    /// Webhook deliveries, pending or done.
+    pub webhook_deliveries: u64,
+    /// Requests of the workspace counted by the request journal (its entries go too).
+    pub journal_entries: u64,
+    /// Fault rules added with the workspace's key.
+    pub fault_rules: u64,
 }

@@ -99,6 +99,7 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
     expected.push(("POST".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/inbound-calls")));
     expected.push(("GET".into(), format!("/sim/v1{w}/webhook-deliveries")));
+    expected.push(("POST".into(), format!("/sim/v1{w}/reset")));
     expected.push(("GET".into(), "/sim/v1/journal".into()));
     expected.push(("DELETE".into(), "/sim/v1/journal".into()));
     expected.push(("GET".into(), "/sim/v1/journal/summary".into()));
@@ -109,6 +110,13 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
     expected.push(("GET".into(), "/healthz".into()));
     expected.push(("GET".into(), format!("/admin/v1{w}/data-keys")));
     expected.push(("POST".into(), format!("/admin/v1{w}/data-keys/rotate")));
+    expected.push(("GET".into(), "/ui".into()));
+    expected.push(("GET".into(), "/sim/v1/stack".into()));
+    expected.push((
+        "GET".into(),
+        format!("/sim/v1{w}/campaigns/{{campaign_id}}/activity"),
+    ));
+    expected.push(("GET".into(), format!("/sim/v1{w}/key-service/calls")));
     let expected: BTreeSet<_> = expected.into_iter().collect();
     assert_eq!(ops, expected);
 }
@@ -841,6 +849,107 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         kind: "status".into(),
         effect: "503".into(),
     };
+    let workspace_id = WorkspaceId {
+        org_id: "o".into(),
+        workspace_id: "w".into(),
+    };
+    add("WorkspaceId", v(workspace_id.clone()));
+    let reset = WorkspaceReset {
+        workspace: workspace_id.clone(),
+        removed: ResetCounts {
+            campaigns: 1,
+            deployments: 2,
+            cohorts: 3,
+            calls: 4,
+            inbound_calls: 5,
+            webhook_deliveries: 6,
+            journal_entries: 7,
+            fault_rules: 1,
+        },
+    };
+    add("ResetCounts", v(reset.removed));
+    add("WorkspaceReset", v(reset));
+    // The live page's routes.
+    let key_service = KeyServiceView {
+        org_id: "o".into(),
+        workspace_id: "w".into(),
+        byok_base_url: "http://127.0.0.1:8081/acme/byok/v1".into(),
+        client_id: Some("platform".into()),
+        key_alias: "tenant-a".into(),
+        audit: true,
+    };
+    add("KeyServiceView", v(key_service.clone()));
+    let clock = StackClock {
+        now: at(),
+        simulated: true,
+        may_move: true,
+        next_due_at: Some(at()),
+    };
+    add("StackClock", v(clock.clone()));
+    add(
+        "StackClock",
+        v(StackClock {
+            next_due_at: None,
+            ..clock.clone()
+        }),
+    );
+    add(
+        "StackView",
+        v(StackView {
+            platform_url: "http://127.0.0.1:8080".into(),
+            openapi_url: "http://127.0.0.1:8080/openapi.json".into(),
+            key_name: "ci".into(),
+            workspaces: vec![workspace_id.clone()],
+            clock,
+            seed: Some(42),
+            key_services: vec![key_service],
+        }),
+    );
+    let change = CampaignStatusChange {
+        at: at(),
+        status: CampaignStatus::Active,
+        cause: StatusChangeCause::StartReached,
+        by: None,
+    };
+    add("CampaignStatusChange", v(change.clone()));
+    add("StatusChangeCause", v(StatusChangeCause::Pause));
+    add(
+        "CampaignActivity",
+        v(CampaignActivity {
+            campaign_id: "camp-1".into(),
+            status: CampaignStatus::Active,
+            status_changes: vec![change],
+            from: at(),
+            until: at(),
+            bucket_secs: 60,
+            series: vec!["connected".into(), "busy".into()],
+            buckets: vec![vec![0, 3, 1]],
+            windows: vec![[
+                "2026-03-02T09:00:00.000Z".into(),
+                "2026-03-02T17:00:00.000Z".into(),
+            ]],
+        }),
+    );
+    let call = KeyServiceCall {
+        seq: 1,
+        at: at(),
+        endpoint: "decrypt-key".into(),
+        caller: Some("platform".into()),
+        key_alias: Some("tenant-a".into()),
+        outcome: "OK".into(),
+        status: Some(200),
+        latency_ms: 0.4,
+        faults: vec![],
+    };
+    add("KeyServiceCall", v(call.clone()));
+    add(
+        "KeyServiceCalls",
+        v(KeyServiceCalls {
+            items: vec![call],
+            next_seq: 2,
+            dropped: 0,
+        }),
+    );
     let entry = JournalEntry {
         seq: 1,
         at: at(),
@@ -853,6 +962,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         ),
         org_id: Some("o".into()),
         workspace_id: Some("w".into()),
+        owner: Some(workspace_id.clone()),
         api_key: ApiKeyUse::Valid,
         key_name: Some("ci".into()),
         status: Some(200),
@@ -901,6 +1011,16 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         called: 1,
         percent: 4.5,
     };
+    let not_found = NotFoundRequests {
+        requests: 1,
+        listed: vec![NotFoundRequest {
+            seq: 2,
+            method: "DELETE".into(),
+            path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/dep-1".into(),
+            operation_id: "delete_deployment".into(),
+            message: Some("no deployment 'dep-1'".into()),
+        }],
+    };
     add("Verdict", v(Verdict::NotJudged));
     add("ViolationKind", v(ViolationKind::MissingKey));
     add("Violation", v(violation));
@@ -939,8 +1059,11 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             operations: vec![op_summary],
             not_called: vec!["create_campaign".into()],
             unknown_routes: unknown,
+            not_found: not_found.clone(),
         }),
     );
+    add("NotFoundRequest", v(not_found.listed[0].clone()));
+    add("NotFoundRequests", v(not_found));
     let mut rule = FaultRule::new(FaultKind::Status);
     rule.status = Some(503);
     rule.operation_id = Some("list_deployments".into());
@@ -954,6 +1077,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         matched: 3,
         injected: 2,
         remaining: Some(0),
+        applies_to: Some(vec![workspace_id]),
     };
     add("FaultRuleState", v(state.clone()));
     add(

@@ -1,7 +1,11 @@
 //! API-key authentication: the configured keys ([`KeyTable`], compared in constant time),
 //! who a request is ([`Principal`]), [`authorize`], which checks a request's `X-API-Key`
-//! against the workspace of its path, and [`authorize_any`] and [`authorize_clock`] for the
-//! routes that act on the whole instance.
+//! against the workspace of its path, [`authorize_scope`] for the journal and the fault
+//! rules (a workspace's key sees its own workspace's, an operator's key everyone's:
+//! [`Scope`]), and [`authorize_clock`] for the one clock of the instance.
+//!
+//! Every request to the platform belongs to one workspace ([`KeyTable::owner`]): the one
+//! its key opens when the key is valid, else the one its path names, else none.
 
 use subtle::ConstantTimeEq;
 
@@ -36,19 +40,35 @@ pub fn authorize(
     }
 }
 
-/// The journal and fault routes act on the whole instance: any workspace's key opens
-/// them. Answers the key's configured name.
-pub fn authorize_any(app: &App, meta: &RequestMeta) -> Result<String, ApiError> {
+/// The journal and fault routes: a workspace's key sees and clears its workspace's entries
+/// and rules, an operator's key everyone's. Answers what the key may see.
+pub fn authorize_scope(app: &App, meta: &RequestMeta) -> Result<Scope, ApiError> {
     let Some(presented) = meta.header("x-api-key") else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",
-            message: "send a workspace's key in the X-API-Key header".into(),
+            message: "send a workspace's key (or an operator's key) in the X-API-Key header".into(),
         });
     };
-    app.auth.check_any(presented).ok_or(ApiError::Unauthorized {
+    app.auth.scope(presented).ok_or(ApiError::Unauthorized {
         code: "invalid_api_key",
         message: "the X-API-Key is not a key of this platform".into(),
     })
+}
+
+/// The reset of one workspace: its own key, or an operator's key.
+pub fn authorize_reset(
+    app: &App,
+    meta: &RequestMeta,
+    org_id: &str,
+    workspace_id: &str,
+) -> Result<WorkspaceRef, ApiError> {
+    let ws = WorkspaceRef::new(org_id, workspace_id);
+    if let Some(presented) = meta.header("x-api-key")
+        && app.auth.scope(presented) == Some(Scope::Operator)
+    {
+        return Ok(ws);
+    }
+    authorize(app, meta, org_id, workspace_id).map(|p| p.ws)
 }
 
 /// The clock routes act on the whole instance: any workspace's key (or a clock admin key)
@@ -87,6 +107,32 @@ pub fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<()
 pub struct KeyTable {
     keys: Vec<ApiKeyConfig>,
     clock_admins: Vec<String>,
+    journal_admins: Vec<String>,
+}
+
+/// What a key may see and clear of the journal and the fault rules, which hold every
+/// workspace's requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// An operator's key (a clock admin key, a journal admin key, or a key that opens
+    /// every org and workspace): everything, requests of no workspace included.
+    Operator,
+    /// A workspace's key: the workspaces of these patterns (`*` matches any), the
+    /// patterns of the configured keys it is.
+    Workspaces(Vec<WorkspaceRef>),
+}
+
+impl Scope {
+    /// Whether a request (or a rule) of `owner` is in the scope; one of no workspace is an
+    /// operator's only.
+    pub fn sees(&self, owner: Option<&WorkspaceRef>) -> bool {
+        match self {
+            Scope::Operator => true,
+            Scope::Workspaces(patterns) => {
+                owner.is_some_and(|o| patterns.iter().any(|p| p.takes_in(o)))
+            }
+        }
+    }
 }
 
 /// Who may move the simulated clock, as [`KeyTable::clock_mover`] finds it.
@@ -115,6 +161,64 @@ impl KeyTable {
         KeyTable {
             keys,
             clock_admins: Vec::new(),
+            journal_admins: Vec::new(),
+        }
+    }
+
+    /// The same table with these journal admin keys (see
+    /// [`crate::config::PlatformConfig::journal_admin_keys`]).
+    pub fn with_journal_admins(mut self, keys: Vec<String>) -> Self {
+        self.journal_admins = keys;
+        self
+    }
+
+    /// What `presented` may see of the journal and the fault rules; `None` when it is no
+    /// key of this platform. Every configured key is compared, in constant time each.
+    pub fn scope(&self, presented: &str) -> Option<Scope> {
+        let admin = self.is_clock_admin(presented) | one_of(&self.journal_admins, presented);
+        let mut patterns = Vec::new();
+        let mut all = false;
+        for k in &self.keys {
+            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) {
+                all |= k.opens_all();
+                patterns.push(k.pattern());
+            }
+        }
+        if admin || all {
+            Some(Scope::Operator)
+        } else if patterns.is_empty() {
+            None
+        } else {
+            Some(Scope::Workspaces(patterns))
+        }
+    }
+
+    /// The workspace a request belongs to: with a key of this platform, the workspace of
+    /// `path` when the key opens it, else the key's own (its pattern, when it opens more
+    /// than one), so that a request to another workspace's path, or to no path of the
+    /// interface, counts against the caller; without one (no key, a wrong key), the
+    /// workspace `path` names; else none.
+    pub fn owner(
+        &self,
+        presented: Option<&str>,
+        path: Option<&WorkspaceRef>,
+    ) -> Option<WorkspaceRef> {
+        let mut first = None;
+        let mut opens_path = false;
+        if let Some(presented) = presented {
+            for k in &self.keys {
+                if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) {
+                    opens_path |= path.is_some_and(|p| k.opens(p));
+                    if first.is_none() {
+                        first = Some(k);
+                    }
+                }
+            }
+        }
+        match (first, path) {
+            (Some(_), Some(p)) if opens_path => Some(p.clone()),
+            (Some(k), _) => Some(k.pattern()),
+            (None, p) => p.cloned(),
         }
     }
 
@@ -127,11 +231,7 @@ impl KeyTable {
 
     /// Whether `presented` is a clock admin key (constant time per key).
     fn is_clock_admin(&self, presented: &str) -> bool {
-        let mut found = false;
-        for k in &self.clock_admins {
-            found |= bool::from(k.as_bytes().ct_eq(presented.as_bytes()));
-        }
-        found
+        one_of(&self.clock_admins, presented)
     }
 
     /// Whether `presented` may read the clock: a key of any workspace or a clock admin key.
@@ -169,6 +269,15 @@ impl KeyTable {
         found
     }
 
+    /// The configured keys that `presented` is (one key may be configured for several
+    /// workspaces), each compared in constant time.
+    pub fn configs_of(&self, presented: &str) -> Vec<&ApiKeyConfig> {
+        self.keys
+            .iter()
+            .filter(|k| bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())))
+            .collect()
+    }
+
     /// The name of the key that opens `ws`, if `presented` is one.
     pub fn check(&self, presented: &str, ws: &WorkspaceRef) -> Option<String> {
         let mut found = None;
@@ -183,6 +292,15 @@ impl KeyTable {
         }
         found
     }
+}
+
+/// Whether `presented` is one of `keys`, each compared in constant time.
+fn one_of(keys: &[String], presented: &str) -> bool {
+    let mut found = false;
+    for k in keys {
+        found |= bool::from(k.as_bytes().ct_eq(presented.as_bytes()));
+    }
+    found
 }
 
 #[cfg(test)]
@@ -221,5 +339,61 @@ mod tests {
             None,
             "an admin key opens no workspace"
         );
+    }
+
+    #[test]
+    fn a_workspace_key_sees_its_workspace_and_an_operator_everything() {
+        let t = KeyTable::new(vec![
+            ApiKeyConfig::parse("o/a=ka:alice").unwrap(),
+            ApiKeyConfig::parse("o/*=korg:org").unwrap(),
+            ApiKeyConfig::parse("*/*=kall:local").unwrap(),
+        ])
+        .with_clock_admins(vec!["k-clock".into()])
+        .with_journal_admins(vec!["k-ops".into()]);
+        let a = WorkspaceRef::new("o", "a");
+        let b = WorkspaceRef::new("o", "b");
+        let other = WorkspaceRef::new("p", "a");
+        let alice = t.scope("ka").unwrap();
+        assert_eq!(alice, Scope::Workspaces(vec![a.clone()]));
+        assert!(alice.sees(Some(&a)) && !alice.sees(Some(&b)) && !alice.sees(None));
+        let org = t.scope("korg").unwrap();
+        assert!(org.sees(Some(&a)) && org.sees(Some(&b)) && !org.sees(Some(&other)));
+        assert!(
+            !alice.sees(Some(&WorkspaceRef::new("o", "*"))),
+            "a narrower key does not see its org's requests of no one workspace"
+        );
+        for operator in ["kall", "k-clock", "k-ops"] {
+            let s = t.scope(operator).unwrap();
+            assert_eq!(s, Scope::Operator, "{operator}");
+            assert!(s.sees(None) && s.sees(Some(&other)));
+        }
+        assert_eq!(t.scope("nope"), None);
+        assert_eq!(t.scope(""), None);
+    }
+
+    #[test]
+    fn a_request_belongs_to_its_keys_workspace_else_to_its_paths() {
+        let t = KeyTable::new(vec![
+            ApiKeyConfig::parse("o/a=ka:alice").unwrap(),
+            ApiKeyConfig::parse("o/*=korg:org").unwrap(),
+        ]);
+        let a = WorkspaceRef::new("o", "a");
+        let b = WorkspaceRef::new("o", "b");
+        assert_eq!(t.owner(Some("ka"), Some(&a)), Some(a.clone()));
+        assert_eq!(
+            t.owner(Some("ka"), Some(&b)),
+            Some(a.clone()),
+            "another workspace's path counts against the caller"
+        );
+        assert_eq!(t.owner(Some("ka"), None), Some(a.clone()));
+        assert_eq!(t.owner(Some("korg"), Some(&b)), Some(b.clone()));
+        assert_eq!(
+            t.owner(Some("korg"), None),
+            Some(WorkspaceRef::new("o", "*"))
+        );
+        assert_eq!(t.owner(Some("wrong"), Some(&b)), Some(b.clone()));
+        assert_eq!(t.owner(None, Some(&b)), Some(b));
+        assert_eq!(t.owner(None, None), None);
+        assert_eq!(t.owner(Some("wrong"), None), None);
     }
 }

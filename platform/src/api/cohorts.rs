@@ -19,6 +19,7 @@ use super::{
 };
 use crate::app::App;
 use crate::error::ApiError;
+use crate::journal::verdict::IgnoredParts;
 use crate::service::cohorts;
 use crate::store::cohorts::{Parent, ParentKind};
 
@@ -120,7 +121,8 @@ async fn upload(
     body: BodyStream,
     app: App,
 ) -> Response {
-    respond(
+    let mut ignored = Vec::new();
+    let mut answer = respond(
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
             let length = meta
@@ -134,12 +136,17 @@ async fn upload(
                 length,
                 body,
                 meta.trace_id().as_deref(),
+                &mut ignored,
             )
             .await?;
             ok(&cohort)
         }
         .await,
-    )
+    );
+    if !ignored.is_empty() {
+        answer.extensions_mut().insert(IgnoredParts(ignored));
+    }
+    answer
 }
 
 async fn stream(

@@ -1,5 +1,8 @@
 //! Fault rules under `/sim/v1/faults` (see [`crate::faults`]): list, add, delete one,
-//! delete all. Any workspace's key opens them.
+//! delete all. A rule added with a workspace's key applies to that workspace's requests
+//! only, and only that key lists and deletes it; an operator's key (a clock or journal
+//! admin key, or one that opens every workspace) adds rules for every request and sees and
+//! deletes every rule ([`Scope`]).
 
 use contracts::validate;
 use contracts::wire::Page;
@@ -8,7 +11,10 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::auth::authorize_any;
+use contracts::error::{Loc, ValidationErrors};
+use contracts::wire::FaultRule;
+
+use super::auth::{Scope, authorize_scope};
 use super::{
     BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };
@@ -56,9 +62,9 @@ fn no_content() -> Response {
 
 async fn list(meta: RequestMeta, app: App) -> Response {
     respond((|| {
-        authorize_any(&app, &meta)?;
+        let scope = authorize_scope(&app, &meta)?;
         let (offset, limit) = validate::cohort_list_query(&meta.query_pairs())?;
-        let all = app.faults.list();
+        let all = app.faults.list(&scope);
         let total = all.len() as u64;
         let items = all
             .into_iter()
@@ -83,10 +89,17 @@ async fn list(meta: RequestMeta, app: App) -> Response {
 async fn add(meta: RequestMeta, body: BodyStream, app: App) -> Response {
     respond(
         async {
-            authorize_any(&app, &meta)?;
+            let scope = authorize_scope(&app, &meta)?;
             let value = read_json(&app, &meta, body).await?;
             let rule = validate::fault_rule(&value, app.validation)?;
-            ok(&app.faults.add(rule))
+            let applies_to = match scope {
+                Scope::Operator => None,
+                Scope::Workspaces(patterns) => {
+                    within(&rule, &patterns)?;
+                    Some(patterns)
+                }
+            };
+            ok(&app.faults.add(rule, applies_to))
         }
         .await,
     )
@@ -94,16 +107,16 @@ async fn add(meta: RequestMeta, body: BodyStream, app: App) -> Response {
 
 async fn clear(meta: RequestMeta, app: App) -> Response {
     respond((|| {
-        authorize_any(&app, &meta)?;
-        app.faults.clear();
+        let scope = authorize_scope(&app, &meta)?;
+        app.faults.clear(&scope);
         Ok(no_content())
     })())
 }
 
 async fn remove(id: String, meta: RequestMeta, app: App) -> Response {
     respond((|| {
-        authorize_any(&app, &meta)?;
-        if app.faults.remove(&id) {
+        let scope = authorize_scope(&app, &meta)?;
+        if app.faults.remove(&id, &scope) {
             Ok(no_content())
         } else {
             Err(ApiError::NotFound {
@@ -112,4 +125,34 @@ async fn remove(id: String, meta: RequestMeta, app: App) -> Response {
             })
         }
     })())
+}
+
+/// Refuses a workspace's rule whose `org_id` or `workspace_id` matcher names a workspace its
+/// key does not open: such a rule could never fire, as it applies to the key's workspace only.
+fn within(rule: &FaultRule, patterns: &[crate::store::WorkspaceRef]) -> Result<(), ApiError> {
+    let fits = |org: Option<&str>, ws: Option<&str>| {
+        patterns.iter().any(|p| {
+            (p.org_id == "*" || org.is_none_or(|o| o == p.org_id))
+                && (p.workspace_id == "*" || ws.is_none_or(|w| w == p.workspace_id))
+        })
+    };
+    let org = rule.org_id.as_deref();
+    let ws = rule.workspace_id.as_deref();
+    let mut errors = ValidationErrors::new();
+    if !fits(org, None) {
+        errors.value_error(
+            &Loc::body().at("org_id"),
+            "a rule added with a workspace's key applies to that workspace's requests only: leave org_id out, or name the key's own org",
+        );
+    } else if !fits(org, ws) {
+        errors.value_error(
+            &Loc::body().at("workspace_id"),
+            "a rule added with a workspace's key applies to that workspace's requests only: leave workspace_id out, or name the key's own workspace",
+        );
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Validation(errors))
+    }
 }

@@ -1,5 +1,7 @@
 //! The request journal under `/sim/v1/journal` (see [`crate::journal`]): the entries, the
-//! summary (API coverage), and the reset between tests. Any workspace's key opens them.
+//! summary (API coverage), and the reset between tests. A workspace's key lists, summarises
+//! and deletes its workspace's entries; an operator's key (a clock or journal admin key, or
+//! one that opens every workspace) all of them ([`Scope`]).
 
 use contracts::validate;
 use contracts::wire::Page;
@@ -8,7 +10,7 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::auth::authorize_any;
+use super::auth::{Scope, authorize_scope};
 use super::{RequestMeta, meta, ok, respond, with_app, with_page_uris};
 use crate::app::App;
 
@@ -34,9 +36,9 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
 
 async fn list(meta: RequestMeta, app: App) -> Response {
     respond((|| {
-        authorize_any(&app, &meta)?;
+        let scope = authorize_scope(&app, &meta)?;
         let filter = validate::journal_query(&meta.query_pairs())?;
-        let (items, total) = app.journal.list(&filter);
+        let (items, total) = app.journal.list(&filter, &scope);
         ok(&with_page_uris(
             &app,
             &meta,
@@ -54,8 +56,8 @@ async fn list(meta: RequestMeta, app: App) -> Response {
 
 async fn reset(meta: RequestMeta, app: App) -> Response {
     respond((|| {
-        authorize_any(&app, &meta)?;
-        app.journal.reset(app.clock.now());
+        let scope: Scope = authorize_scope(&app, &meta)?;
+        app.journal.reset(&scope, app.clock.now());
         let mut r = Response::new(Vec::new().into());
         *r.status_mut() = StatusCode::NO_CONTENT;
         Ok(r)
@@ -64,7 +66,7 @@ async fn reset(meta: RequestMeta, app: App) -> Response {
 
 async fn summary(meta: RequestMeta, app: App) -> Response {
     respond((|| {
-        authorize_any(&app, &meta)?;
-        ok(&app.journal.summary())
+        let scope = authorize_scope(&app, &meta)?;
+        ok(&app.journal.summary(&scope))
     })())
 }

@@ -140,9 +140,20 @@ pub fn allowed_methods(path: &str) -> Option<&'static [Method]> {
         .map(|(_, methods)| methods.as_slice())
 }
 
+/// Marks the answer of [`route_miss`] (as a response extension), so that the journal
+/// records a request that no route served, whatever its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteMiss;
+
 /// The answer when no route took the request: 405 with `Allow` when the path is a route of
 /// the document (another method), 404 otherwise; in the platform's error shape.
 pub fn route_miss(path: warp::path::FullPath, method: Method) -> Response {
+    let mut answer = route_miss_answer(&path, &method);
+    answer.extensions_mut().insert(RouteMiss);
+    answer
+}
+
+fn route_miss_answer(path: &warp::path::FullPath, method: &Method) -> Response {
     match allowed_methods(path.as_str()) {
         Some(allowed) => {
             let list: Vec<&str> = allowed.iter().map(Method::as_str).collect();

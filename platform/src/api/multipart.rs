@@ -38,8 +38,14 @@ const PARTS: [&str; 4] = [
     "cohort_category",
 ];
 
+/// Parts of an upload that [`upload`] names as ignored, at most.
+pub const IGNORED_PARTS_MAX: usize = 20;
+
 /// Reads a cohort upload's multipart body, storing its `cohort_file` as it arrives, and
-/// queues the cohort for processing. The caller has authorised `who`.
+/// queues the cohort for processing. The caller has authorised `who`. The names of parts
+/// the operation does not know (read past, unless strict mode refuses them) go to `ignored`
+/// (at most [`IGNORED_PARTS_MAX`]), for the request journal, whatever the answer.
+#[allow(clippy::too_many_arguments)]
 pub async fn upload<S, O, E>(
     app: &App,
     who: &Principal,
@@ -48,6 +54,7 @@ pub async fn upload<S, O, E>(
     content_length: Option<u64>,
     body: S,
     trace_id: Option<&str>,
+    ignored: &mut Vec<String>,
 ) -> Result<Cohort, ApiError>
 where
     S: Stream<Item = Result<O, E>> + Send + 'static,
@@ -129,6 +136,9 @@ where
                     }
                 }
                 _ => {
+                    if ignored.len() < IGNORED_PARTS_MAX && !ignored.contains(&part) {
+                        ignored.push(part.clone());
+                    }
                     if app.validation.strict {
                         errors.add(
                             &loc,

@@ -1,6 +1,6 @@
 //! The simulation API under `/sim/v1` (the harness's own, not the platform's interface):
-//! the clock, inbound calls by hand, and what the engine recorded. The handlers convert;
-//! [`crate::service::sim`] does the work.
+//! the clock, inbound calls by hand, what the engine recorded, and the reset of one
+//! workspace between tests. The handlers convert; [`crate::service::sim`] does the work.
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
-use super::auth::authorize_clock;
+use super::auth::{authorize_clock, authorize_reset};
 use super::{
     BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
     with_page_uris,
@@ -63,8 +63,14 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "webhook-deliveries")
             .and(super::get())
             .and(meta())
-            .and(with_app(app))
+            .and(with_app(app.clone()))
             .then(list_deliveries);
+    let reset = warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "reset")
+        .and(warp::post())
+        .and(meta())
+        .and(with_app(app))
+        .and(with_driver(driver))
+        .then(reset);
     get_clock
         .or(set_clock)
         .unify()
@@ -75,6 +81,8 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .or(list_inbound)
         .unify()
         .or(deliveries)
+        .unify()
+        .or(reset)
         .unify()
         .boxed()
 }
@@ -149,6 +157,22 @@ async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -
             let who = authorize(&app, &meta, &org, &ws)?;
             let page = sim::list_deliveries(&app, &who, &meta.query_pairs()).await?;
             ok(&with_page_uris(&app, &meta, page))
+        }
+        .await,
+    )
+}
+
+async fn reset(
+    org: String,
+    ws: String,
+    meta: RequestMeta,
+    app: App,
+    driver: Arc<Driver>,
+) -> Response {
+    respond(
+        async {
+            let ws = authorize_reset(&app, &meta, &org, &ws)?;
+            ok(&sim::reset_workspace(&app, &driver, &ws).await?)
         }
         .await,
     )

@@ -14,6 +14,8 @@
 //! sim_start = "2026-03-02T12:00:00Z" #   /sim/v1/clock; sim_start defaults to the wall clock
 //! webhook_secret = "whsec_..."      # signs webhooks; printed when not set
 //! clock_admin_keys = ["sk-clock"]   # only these keys move the simulated clock
+//! journal_admin_keys = ["sk-ops"]   # these keys see and clear every workspace's journal
+//!                                   #   entries and fault rules
 //! header_read_timeout_ms = 30000    # a request head must arrive within this (408 after);
 //!                                   #   an idle keep-alive connection closes after it too
 //! body_read_timeout_ms = 30000      # longest pause inside a request body (408 after)
@@ -139,8 +141,17 @@ impl ApiKeyConfig {
 
     /// Whether this key opens `ws`.
     pub fn opens(&self, ws: &WorkspaceRef) -> bool {
-        (self.org_id == "*" || self.org_id == ws.org_id)
-            && (self.workspace_id == "*" || self.workspace_id == ws.workspace_id)
+        crate::store::pattern_opens(&self.org_id, &self.workspace_id, ws)
+    }
+
+    /// Whether this key opens every org and workspace (`*/*`).
+    pub fn opens_all(&self) -> bool {
+        self.org_id == "*" && self.workspace_id == "*"
+    }
+
+    /// The workspaces it opens, as a pattern (`*` for any).
+    pub fn pattern(&self) -> WorkspaceRef {
+        WorkspaceRef::new(&self.org_id, &self.workspace_id)
     }
 }
 
@@ -256,6 +267,10 @@ pub struct PlatformConfig {
     /// shared by every workspace, so a platform shared by several teams names its operator's
     /// keys here.
     pub clock_admin_keys: Vec<String>,
+    /// Operator keys of the request journal and the fault rules: they see and clear every
+    /// workspace's entries and rules (as the clock admin keys do), where a workspace's key
+    /// sees and clears only its own. They open no workspace.
+    pub journal_admin_keys: Vec<String>,
     /// Longest time to receive a request's head, in milliseconds (wall clock); also how
     /// long an idle keep-alive connection stays open.
     pub header_read_timeout_ms: u64,
@@ -311,6 +326,7 @@ impl Default for PlatformConfig {
             telephony: TelephonyConfig::default(),
             byok: Vec::new(),
             clock_admin_keys: Vec::new(),
+            journal_admin_keys: Vec::new(),
             header_read_timeout_ms: HEADER_READ_TIMEOUT_MS,
             body_read_timeout_ms: BODY_READ_TIMEOUT_MS,
             body_min_bytes_per_sec: BODY_MIN_BYTES_PER_SEC,
@@ -391,6 +407,9 @@ impl PlatformConfig {
         }
         if self.clock_admin_keys.iter().any(|k| k.trim().is_empty()) {
             problems.push("clock_admin_keys: a clock admin key must not be empty".into());
+        }
+        if self.journal_admin_keys.iter().any(|k| k.trim().is_empty()) {
+            problems.push("journal_admin_keys: a journal admin key must not be empty".into());
         }
         if problems.is_empty() {
             Ok(())

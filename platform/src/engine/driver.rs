@@ -174,6 +174,17 @@ impl Driver {
             .map_err(|e| EngineError::Store(StoreError::Task(e.to_string())))?
     }
 
+    /// Removes every row of `ws` its clients made and builds the engine's memory again
+    /// ([`Engine::reset_workspace`]), while no step or webhook round runs.
+    pub async fn reset_workspace(
+        &self,
+        ws: &WorkspaceRef,
+    ) -> Result<contracts::wire::ResetCounts, EngineError> {
+        let _guard = self.run_lock.lock().await;
+        let ws = ws.clone();
+        self.blocking(move |e| e.reset_workspace(&ws)).await
+    }
+
     /// Makes everything due up to `until` happen, in time order. Answers what happened.
     pub async fn run_until(&self, until: DateTime<Utc>) -> Result<ClockAdvanceResult, EngineError> {
         let _guard = self.run_lock.lock().await;

@@ -192,6 +192,26 @@ impl Engine {
         Ok(out)
     }
 
+    /// Removes every row of `ws` its clients made ([`crate::store::workspace::delete`]), in
+    /// one transaction taken while no step runs, and builds the engine's memory again from
+    /// the database: the workspace's campaigns stop, its calls in progress are forgotten,
+    /// and the other workspaces' carry on as they were.
+    pub fn reset_workspace(
+        &self,
+        ws: &WorkspaceRef,
+    ) -> Result<contracts::wire::ResetCounts, EngineError> {
+        let mut st = self.lock();
+        let removed = self
+            .app
+            .store
+            .transaction_blocking(|tx| crate::store::workspace::delete(tx, ws))?;
+        let mut holds = std::mem::take(&mut st.holds);
+        holds.remove(ws);
+        *st = State::default();
+        st.holds = holds;
+        Ok(removed)
+    }
+
     /// Releases the hold on a workspace whose keys are available again.
     pub fn release_hold(&self, ws: &WorkspaceRef) {
         self.lock().holds.remove(ws);

@@ -1,8 +1,12 @@
 //! The platform's failures on demand: fault rules ([`contracts::wire::FaultRule`]) set at
 //! start from the configuration (`[[faults]]`) and at run time through `/sim/v1/faults`.
 //!
-//! Each request to the interface is offered to the rules in order. A rule that matches
-//! (operation or path pattern, method, workspace) and fires (its window on the platform's
+//! Each request to the interface is offered to the rules in order. A rule added with a
+//! workspace's key is that workspace's: it applies to the workspace's requests only (those
+//! [`crate::api::auth::KeyTable::owner`] gives it), and only that key (or an operator's)
+//! lists and deletes it; a rule of the configuration or of an operator's key applies to
+//! every request. A rule that matches (operation or path pattern, method, workspace) and
+//! fires (its window on the platform's
 //! clock, its remaining `times`, its probability, drawn from the platform's seed) decides
 //! the request's fate, and later rules are not tried. A `rate_limit` rule is a filter
 //! instead: a request within its key's budget goes on to the next rules.
@@ -16,9 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use contracts::wire::{AppliedFault, FaultKind, FaultRule, FaultRuleState};
+use contracts::wire::{AppliedFault, FaultKind, FaultRule, FaultRuleState, WorkspaceId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+use crate::api::auth::Scope;
+use crate::store::WorkspaceRef;
 
 /// One request, as the rules see it.
 #[derive(Debug, Clone, Copy)]
@@ -29,10 +36,10 @@ pub struct FaultRequest<'a> {
     pub path: &'a str,
     /// The method.
     pub method: &'a str,
-    /// The org of the path.
-    pub org_id: Option<&'a str>,
-    /// The workspace of the path.
-    pub workspace_id: Option<&'a str>,
+    /// The workspace the path names.
+    pub path_workspace: Option<&'a WorkspaceRef>,
+    /// The workspace the request belongs to (its key's, else its path's).
+    pub owner: Option<&'a WorkspaceRef>,
     /// The `X-API-Key`, for rate limits (only a digest of it is kept).
     pub api_key: Option<&'a str>,
     /// The platform's time.
@@ -80,6 +87,8 @@ impl Decision {
 struct Slot {
     id: String,
     rule: FaultRule,
+    /// The workspaces (key patterns) whose requests it applies to; `None`: every request.
+    scope: Option<Vec<WorkspaceRef>>,
     path: Option<Vec<String>>,
     matched: u64,
     injected: u64,
@@ -95,23 +104,50 @@ impl Slot {
             matched: self.matched,
             injected: self.injected,
             remaining: self.remaining,
+            applies_to: self.scope.as_ref().map(|ps| {
+                ps.iter()
+                    .map(|p| WorkspaceId {
+                        org_id: p.org_id.clone(),
+                        workspace_id: p.workspace_id.clone(),
+                    })
+                    .collect()
+            }),
+        }
+    }
+
+    /// Whether `viewer` may see and delete the rule: an operator every rule, a workspace's
+    /// key the rules made with a key no wider than its own.
+    fn visible_to(&self, viewer: &Scope) -> bool {
+        match (viewer, &self.scope) {
+            (Scope::Operator, _) => true,
+            (Scope::Workspaces(_), None) => false,
+            (Scope::Workspaces(_), Some(ps)) => ps.iter().all(|p| viewer.sees(Some(p))),
         }
     }
 
     fn matches(&self, r: &FaultRequest<'_>) -> bool {
         let rule = &self.rule;
-        rule.operation_id
-            .as_deref()
-            .is_none_or(|id| r.operation_id == Some(id))
+        let in_scope = match &self.scope {
+            None => true,
+            Some(ps) => r.owner.is_some_and(|o| ps.iter().any(|p| p.takes_in(o))),
+        };
+        in_scope
+            && rule
+                .operation_id
+                .as_deref()
+                .is_none_or(|id| r.operation_id == Some(id))
             && self.path.as_ref().is_none_or(|p| path_matches(p, r.path))
             && rule.method.as_deref().is_none_or(|m| {
                 m.eq_ignore_ascii_case(r.method) || (m == "GET" && r.method == "HEAD")
             })
-            && rule.org_id.as_deref().is_none_or(|o| r.org_id == Some(o))
+            && rule
+                .org_id
+                .as_deref()
+                .is_none_or(|o| r.path_workspace.is_some_and(|p| p.org_id == o))
             && rule
                 .workspace_id
                 .as_deref()
-                .is_none_or(|w| r.workspace_id == Some(w))
+                .is_none_or(|w| r.path_workspace.is_some_and(|p| p.workspace_id == w))
     }
 
     fn in_window(&self, now: DateTime<Utc>) -> bool {
@@ -183,8 +219,9 @@ impl Faults {
         self.any.load(Ordering::Acquire)
     }
 
-    /// Adds a checked rule after the others; answers it with its new id.
-    pub fn add(&self, rule: FaultRule) -> FaultRuleState {
+    /// Adds a checked rule after the others, applying to the requests of the workspaces of
+    /// `scope` (`None`: every request); answers it with its new id.
+    pub fn add(&self, rule: FaultRule, scope: Option<Vec<WorkspaceRef>>) -> FaultRuleState {
         let mut s = self.lock();
         let id = format!("flt-{}", s.next_id);
         s.next_id += 1;
@@ -196,6 +233,7 @@ impl Faults {
             injected: 0,
             buckets: rate::Buckets::default(),
             rule,
+            scope,
         };
         let state = slot.state();
         s.slots.push(slot);
@@ -203,25 +241,38 @@ impl Faults {
         state
     }
 
-    /// Every rule, in the order they are tried.
-    pub fn list(&self) -> Vec<FaultRuleState> {
-        self.lock().slots.iter().map(Slot::state).collect()
+    /// The rules `viewer` sees, in the order they are tried.
+    pub fn list(&self, viewer: &Scope) -> Vec<FaultRuleState> {
+        self.lock()
+            .slots
+            .iter()
+            .filter(|s| s.visible_to(viewer))
+            .map(Slot::state)
+            .collect()
     }
 
-    /// Removes one rule; whether it existed.
-    pub fn remove(&self, fault_id: &str) -> bool {
+    /// Removes one rule `viewer` sees; whether there was one.
+    pub fn remove(&self, fault_id: &str, viewer: &Scope) -> bool {
+        self.remove_where(|r| r.id == fault_id && r.visible_to(viewer)) > 0
+    }
+
+    /// Removes every rule `viewer` sees; answers how many.
+    pub fn clear(&self, viewer: &Scope) -> usize {
+        self.remove_where(|r| r.visible_to(viewer))
+    }
+
+    /// Removes the rules made with a key of exactly `ws` (the reset of one workspace);
+    /// answers how many.
+    pub fn clear_workspace(&self, ws: &WorkspaceRef) -> usize {
+        self.remove_where(|r| r.scope.as_deref() == Some(std::slice::from_ref(ws)))
+    }
+
+    fn remove_where(&self, mut gone: impl FnMut(&Slot) -> bool) -> usize {
         let mut s = self.lock();
         let before = s.slots.len();
-        s.slots.retain(|r| r.id != fault_id);
+        s.slots.retain(|r| !gone(r));
         self.any.store(!s.slots.is_empty(), Ordering::Release);
-        s.slots.len() != before
-    }
-
-    /// Removes every rule.
-    pub fn clear(&self) {
-        let mut s = self.lock();
-        s.slots.clear();
-        self.any.store(false, Ordering::Release);
+        before - s.slots.len()
     }
 
     /// What to do with `r`.
@@ -332,12 +383,13 @@ mod tests {
     use super::*;
 
     fn request(op: &str, now: &str) -> FaultRequest<'static> {
+        let ws: &'static WorkspaceRef = Box::leak(Box::new(WorkspaceRef::new("o", "w")));
         FaultRequest {
             operation_id: Some(Box::leak(op.to_string().into_boxed_str())),
             path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments",
             method: "GET",
-            org_id: Some("o"),
-            workspace_id: Some("w"),
+            path_workspace: Some(ws),
+            owner: Some(ws),
             api_key: Some("k"),
             now: now.parse().unwrap(),
         }
@@ -352,7 +404,7 @@ mod tests {
         rule.status = Some(503);
         rule.times = Some(2);
         rule.operation_id = Some("list_deployments".into());
-        f.add(rule);
+        f.add(rule, None);
         let r = request("list_deployments", T0);
         assert!(matches!(
             f.decide(&r),
@@ -368,7 +420,7 @@ mod tests {
             f.decide(&request("create_deployment", T0)),
             Decision::PROCEED
         );
-        let s = &f.list()[0];
+        let s = &f.list(&Scope::Operator)[0];
         assert_eq!((s.matched, s.injected, s.remaining), (3, 2, Some(0)));
     }
 
@@ -378,7 +430,7 @@ mod tests {
         let mut rule = FaultRule::new(FaultKind::Drop);
         rule.from = Some("2026-03-02T12:10:00Z".parse().unwrap());
         rule.until = Some("2026-03-02T12:20:00Z".parse().unwrap());
-        f.add(rule);
+        f.add(rule, None);
         assert_eq!(
             f.decide(&request("x", "2026-03-02T12:09:59Z")),
             Decision::PROCEED
@@ -399,7 +451,7 @@ mod tests {
             let f = Faults::new(seed);
             let mut rule = FaultRule::new(FaultKind::Truncate);
             rule.probability = Some(0.5);
-            f.add(rule);
+            f.add(rule, None);
             (0..200)
                 .map(|_| f.decide(&request("x", T0)) != Decision::PROCEED)
                 .collect::<Vec<_>>()
@@ -432,15 +484,45 @@ mod tests {
     }
 
     #[test]
+    fn a_workspaces_rule_applies_to_its_requests_and_only_its_key_sees_it() {
+        let f = Faults::new(1);
+        let w = WorkspaceRef::new("o", "w");
+        let v = WorkspaceRef::new("o", "v");
+        f.add(FaultRule::new(FaultKind::Drop), Some(vec![v.clone()]));
+        let mine = request("x", T0);
+        assert_eq!(f.decide(&mine), Decision::PROCEED, "w's request");
+        let theirs = FaultRequest {
+            owner: Some(&v),
+            ..mine
+        };
+        assert!(matches!(f.decide(&theirs), Decision::Drop { .. }));
+        let nobodys = FaultRequest {
+            owner: None,
+            ..mine
+        };
+        assert_eq!(f.decide(&nobodys), Decision::PROCEED);
+        let as_w = Scope::Workspaces(vec![w.clone()]);
+        let as_v = Scope::Workspaces(vec![v.clone()]);
+        assert!(f.list(&as_w).is_empty());
+        assert_eq!(f.list(&as_v).len(), 1);
+        assert_eq!(f.list(&Scope::Operator).len(), 1);
+        assert!(!f.remove("flt-1", &as_w), "w cannot delete v's rule");
+        assert_eq!(f.clear(&as_w), 0);
+        assert_eq!(f.clear_workspace(&w), 0);
+        assert_eq!(f.clear_workspace(&v), 1);
+        assert!(!f.any());
+    }
+
+    #[test]
     fn a_rate_limit_passes_requests_within_the_budget_to_later_rules() {
         let f = Faults::new(1);
         let mut limit = FaultRule::new(FaultKind::RateLimit);
         limit.requests_per_second = Some(0.001);
         limit.burst = Some(2);
-        f.add(limit);
+        f.add(limit, None);
         let mut delay = FaultRule::new(FaultKind::Delay);
         delay.delay_ms = Some(5);
-        f.add(delay);
+        f.add(delay, None);
         let r = request("x", T0);
         for _ in 0..2 {
             assert!(matches!(

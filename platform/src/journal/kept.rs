@@ -9,9 +9,12 @@ use chrono::{DateTime, Utc};
 use contracts::operations::{Catalogue, Resolved};
 use contracts::wire::{
     ApiKeyUse, AppliedFault, JournalBody, JournalEntry, Verdict, Violation, ViolationExample,
+    WorkspaceId,
 };
 use serde_json::{Map, Value};
 use warp::http::Method;
+
+use crate::store::WorkspaceRef;
 
 /// The media type of a body, as kept.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +147,8 @@ pub struct Kept {
     pub violations: Vec<Violation>,
     /// The fault injected, if any.
     pub fault: Option<Box<AppliedFault>>,
+    /// The number of the workspace it belongs to, given by the journal when recorded.
+    pub owner: Option<u32>,
 }
 
 impl Kept {
@@ -165,8 +170,18 @@ impl Kept {
         }
     }
 
-    /// The wire entry.
-    pub fn to_entry(&self, catalogue: &Catalogue) -> JournalEntry {
+    /// The answer's `error.message`, when its body was kept.
+    pub fn error_message(&self) -> Option<String> {
+        self.response
+            .json
+            .as_deref()?
+            .pointer("/error/message")?
+            .as_str()
+            .map(str::to_string)
+    }
+
+    /// The wire entry, of the workspace `owner`.
+    pub fn to_entry(&self, catalogue: &Catalogue, owner: Option<&WorkspaceRef>) -> JournalEntry {
         let (operation_id, path_template, org_id, workspace_id) =
             match catalogue.resolve(self.method.as_str(), &self.path) {
                 Resolved::Operation(_, op, params) => (
@@ -191,6 +206,10 @@ impl Kept {
             path_template,
             org_id,
             workspace_id,
+            owner: owner.map(|o| WorkspaceId {
+                org_id: o.org_id.clone(),
+                workspace_id: o.workspace_id.clone(),
+            }),
             api_key: self.api_key,
             key_name: self.key_name.as_deref().map(str::to_string),
             status: self.status,
@@ -228,6 +247,7 @@ impl Kept {
             verdict: e.verdict,
             violations: e.violations,
             fault: e.fault.map(Box::new),
+            owner: None,
         }
     }
 }
@@ -257,6 +277,10 @@ mod tests {
             ),
             org_id: Some("o".into()),
             workspace_id: Some("w".into()),
+            owner: Some(WorkspaceId {
+                org_id: "o".into(),
+                workspace_id: "w".into(),
+            }),
             api_key: ApiKeyUse::Valid,
             key_name: Some("ci".into()),
             status: Some(422),
@@ -283,7 +307,8 @@ mod tests {
         };
         let kept = Kept::from_entry(entry.clone(), catalogue);
         assert_eq!(kept.operation_id(catalogue), Some("list_deployments"));
-        assert_eq!(kept.to_entry(catalogue), entry);
+        let owner = WorkspaceRef::new("o", "w");
+        assert_eq!(kept.to_entry(catalogue, Some(&owner)), entry);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The request journal: every request to the platform's interface (the paths under
-//! `/api/`) with the contract's verdict on it, and the API coverage those requests give.
+//! `/api/`), and every request to a path that serves nothing, with the contract's verdict on
+//! it, and the API coverage those requests give.
 //!
 //! - [`kept`]: the compact form the ring keeps a request in, made into the wire entry when
 //!   listed.
@@ -7,41 +8,49 @@
 //!   platform ignores them, a wrong content type, an unknown route, a missing or wrong key).
 //! - [`redact`]: what is kept of bodies and queries (shapes, ids, statuses; never a key, a
 //!   phone number or a variable value).
+//! - [`counts`]: the counts behind the summary, per workspace.
 //! - [`persist`]: the optional copy in the database.
 //! - [`report`]: the journal's summary as a check report (`harness verify`,
 //!   `--report-on-exit`).
 //!
-//! Entries live in a ring of [`JournalSettings::capacity`] (10,000 by default); when it is
-//! full the oldest go and are counted as dropped. The counts per operation behind the
-//! summary cover every request since the start (or the last reset), dropped or not, so
-//! coverage is never understated by the ring's size. A request is recorded before its
-//! answer is sent: a client that reads the journal after an answer finds the entry.
+//! Every entry belongs to one workspace (see [`crate::api::auth::KeyTable::owner`]); a key
+//! lists, summarises and clears what its [`Scope`] sees: its workspace's entries, or, for an
+//! operator, all. Entries live in one ring of [`JournalSettings::capacity`] (10,000 by
+//! default); when it is full the oldest go and are counted as dropped. The counts per
+//! operation behind the summary are kept per workspace and cover every request since the
+//! start (or the workspace's last reset), dropped or not, so coverage is never understated
+//! by the ring's size. A request is recorded before its answer is sent: a client that reads
+//! the journal after an answer finds the entry.
 
+pub mod counts;
 pub mod kept;
 pub mod persist;
 pub mod redact;
 pub mod report;
 pub mod verdict;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use contracts::operations::Catalogue;
 use contracts::validate::JournalFilter;
-use contracts::wire::{
-    Coverage, JournalEntry, JournalSummary, OperationSummary, UnknownRoutes, Verdict,
-    ViolationExample,
-};
+use contracts::wire::{JournalEntry, JournalSummary};
 
+use crate::api::auth::Scope;
+use crate::store::WorkspaceRef;
+use counts::Counts;
+pub use counts::EXAMPLES_PER_OPERATION;
 use kept::Kept;
 
 /// Default of [`JournalSettings::capacity`].
 pub const DEFAULT_CAPACITY: usize = 10_000;
 /// Default of [`JournalSettings::body_limit_bytes`].
 pub const DEFAULT_BODY_LIMIT_BYTES: usize = 8 * 1024;
-/// Violating requests kept as examples per operation in the summary.
-pub const EXAMPLES_PER_OPERATION: usize = 5;
+/// The most workspaces the journal counts apart. Requests of further workspaces (a client
+/// that names ever new ones in its paths) count with those of no workspace, which only an
+/// operator sees, so that memory stays bounded.
+pub const MAX_OWNERS: usize = 10_000;
 
 /// How the journal is set up (the configuration's `[journal]` table).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -84,28 +93,44 @@ impl Default for JournalSettings {
     }
 }
 
-/// Counts of one operation.
-#[derive(Debug, Clone, Default)]
-struct OpCounts {
-    calls: u64,
-    statuses: BTreeMap<u16, u64>,
-    violating: u64,
-    examples: Vec<ViolationExample>,
+/// The workspaces entries belong to, each given a number once: an entry holds its
+/// owner's number, and the counts are kept per number.
+#[derive(Debug, Default)]
+struct Owners {
+    refs: Vec<WorkspaceRef>,
+    index: HashMap<WorkspaceRef, u32>,
+}
+
+impl Owners {
+    /// The number of `ws`, given now if it has none; `None` once [`MAX_OWNERS`] have one.
+    fn number(&mut self, ws: &WorkspaceRef) -> Option<u32> {
+        if let Some(i) = self.index.get(ws) {
+            return Some(*i);
+        }
+        if self.refs.len() >= MAX_OWNERS {
+            return None;
+        }
+        let i = self.refs.len() as u32;
+        self.refs.push(ws.clone());
+        self.index.insert(ws.clone(), i);
+        Some(i)
+    }
+
+    fn get(&self, owner: Option<u32>) -> Option<&WorkspaceRef> {
+        owner.and_then(|i| self.refs.get(i as usize))
+    }
 }
 
 #[derive(Debug)]
 struct State {
     entries: VecDeque<Kept>,
     next_seq: u64,
-    dropped: u64,
+    /// Start-up, or the last reset of the whole journal: where the counts of a workspace
+    /// seen for the first time start.
     since: DateTime<Utc>,
-    requests: u64,
-    conforming: u64,
-    violating: u64,
-    not_judged: u64,
-    faults: u64,
-    ops: Vec<OpCounts>,
-    unknown: UnknownRoutes,
+    owners: Owners,
+    /// Counts of the requests of no workspace (`[0]`) and of each owner (`[1 + number]`).
+    counts: Vec<Counts>,
 }
 
 impl State {
@@ -113,48 +138,51 @@ impl State {
         State {
             entries: VecDeque::new(),
             next_seq: 1,
-            dropped: 0,
             since,
-            requests: 0,
-            conforming: 0,
-            violating: 0,
-            not_judged: 0,
-            faults: 0,
-            ops: vec![OpCounts::default(); operations],
-            unknown: UnknownRoutes::default(),
+            owners: Owners::default(),
+            counts: vec![Counts::new(since, operations)],
         }
     }
 
-    /// Adds `e` to the counts (not to the ring).
-    fn count(&mut self, e: &Kept) {
-        self.requests += 1;
-        match e.verdict {
-            Verdict::Conforms => self.conforming += 1,
-            Verdict::Violates => self.violating += 1,
-            Verdict::NotJudged => self.not_judged += 1,
+    fn slot(owner: Option<u32>) -> usize {
+        owner.map_or(0, |i| i as usize + 1)
+    }
+
+    /// Gives `entry` the number of `owner` and counts it.
+    fn count(&mut self, entry: &mut Kept, owner: Option<&WorkspaceRef>, catalogue: &Catalogue) {
+        entry.owner = owner.and_then(|ws| self.owners.number(ws));
+        let slot = State::slot(entry.owner);
+        while self.counts.len() <= slot {
+            let fresh = Counts::new(self.since, catalogue.operations().len());
+            self.counts.push(fresh);
         }
-        if e.fault.is_some() {
-            self.faults += 1;
+        self.counts[slot].count(entry, catalogue);
+    }
+
+    /// Puts `entry` in the ring; answers the oldest when it had to leave.
+    fn push(&mut self, entry: Kept, capacity: usize) -> Option<Kept> {
+        let old = if self.entries.len() >= capacity {
+            self.entries.pop_front()
+        } else {
+            None
+        };
+        if let Some(o) = &old {
+            self.counts[State::slot(o.owner)].dropped += 1;
         }
-        match e.operation.map(usize::from).filter(|i| *i < self.ops.len()) {
-            Some(i) => {
-                let op = &mut self.ops[i];
-                op.calls += 1;
-                *op.statuses.entry(e.status.unwrap_or(0)).or_default() += 1;
-                if e.verdict == Verdict::Violates {
-                    op.violating += 1;
-                    if op.examples.len() < EXAMPLES_PER_OPERATION {
-                        op.examples.push(e.example());
-                    }
-                }
-            }
-            None => {
-                self.unknown.requests += 1;
-                if self.unknown.examples.len() < EXAMPLES_PER_OPERATION {
-                    self.unknown.examples.push(e.example());
-                }
-            }
+        if capacity > 0 {
+            self.entries.push_back(entry);
+        } else {
+            self.counts[State::slot(entry.owner)].dropped += 1;
         }
+        old
+    }
+
+    /// The counts slots `scope` sees.
+    fn seen_slots<'s>(&'s self, scope: &'s Scope) -> impl Iterator<Item = usize> + 's {
+        (0..self.counts.len()).filter(move |slot| {
+            let owner = slot.checked_sub(1).map(|i| i as u32);
+            scope.sees(self.owners.get(owner))
+        })
     }
 }
 
@@ -189,12 +217,18 @@ impl Journal {
         let mut journal = Journal::new(settings, since);
         {
             let catalogue = journal.catalogue;
+            let capacity = journal.settings.capacity;
             let mut s = journal.lock();
-            let loaded =
-                persist::load(store, journal.settings.capacity, catalogue, |e| s.count(e))?;
-            s.next_seq = loaded.next_seq;
-            s.dropped = loaded.not_in_ring;
-            s.entries = loaded.ring.into();
+            let next_seq = persist::load(store, |e| {
+                let owner = e
+                    .owner
+                    .as_ref()
+                    .map(|o| WorkspaceRef::new(&o.org_id, &o.workspace_id));
+                let mut kept = Kept::from_entry(e, catalogue);
+                s.count(&mut kept, owner.as_ref(), catalogue);
+                s.push(kept, capacity);
+            })?;
+            s.next_seq = next_seq;
         }
         journal.persist = Some(persist::Persister::start(store.clone()));
         Ok(journal)
@@ -214,8 +248,9 @@ impl Journal {
         &self.settings
     }
 
-    /// Records `entry` (its `seq` is assigned here) and answers the number given.
-    pub fn record(&self, mut entry: Kept) -> u64 {
+    /// Records `entry` (its `seq` is assigned here) as a request of `owner` (see
+    /// [`crate::api::auth::KeyTable::owner`]) and answers the number given.
+    pub fn record(&self, mut entry: Kept, owner: Option<&WorkspaceRef>) -> u64 {
         let old;
         let seq;
         {
@@ -223,35 +258,31 @@ impl Journal {
             seq = s.next_seq;
             s.next_seq += 1;
             entry.seq = seq;
-            s.count(&entry);
-            old = if s.entries.len() >= self.settings.capacity {
-                s.dropped += 1;
-                s.entries.pop_front()
-            } else {
-                None
-            };
+            s.count(&mut entry, owner, self.catalogue);
             if let Some(p) = &self.persist {
-                p.write(&entry.to_entry(self.catalogue));
+                p.write(&entry.to_entry(self.catalogue, s.owners.get(entry.owner)));
             }
-            s.entries.push_back(entry);
+            old = s.push(entry, self.settings.capacity);
         }
         // The oldest entry is freed outside the lock.
         drop(old);
         seq
     }
 
-    /// The entries that pass `filter`, oldest first: one page, and how many pass.
-    pub fn list(&self, filter: &JournalFilter) -> (Vec<JournalEntry>, u64) {
+    /// The entries `scope` sees that pass `filter`, oldest first: one page, and how many
+    /// pass.
+    pub fn list(&self, filter: &JournalFilter, scope: &Scope) -> (Vec<JournalEntry>, u64) {
         let s = self.lock();
         let catalogue = self.catalogue;
         let passes = |e: &&Kept| {
-            filter
-                .operation
-                .as_deref()
-                .is_none_or(|op| match e.operation_id(catalogue) {
-                    Some(id) => id == op,
-                    None => op == "unknown",
-                })
+            scope.sees(s.owners.get(e.owner))
+                && filter
+                    .operation
+                    .as_deref()
+                    .is_none_or(|op| match e.operation_id(catalogue) {
+                        Some(id) => id == op,
+                        None => op == "unknown",
+                    })
                 && filter.status.is_none_or(|st| e.status.unwrap_or(0) == st)
                 && filter.verdict.is_none_or(|v| e.verdict == v)
         };
@@ -262,19 +293,59 @@ impl Journal {
             .filter(passes)
             .skip(filter.offset.min(usize::MAX as u64) as usize)
             .take(filter.limit as usize)
-            .map(|e| e.to_entry(catalogue))
+            .map(|e| e.to_entry(catalogue, s.owners.get(e.owner)))
             .collect();
         (page, total)
     }
 
-    /// Empties the journal (and its table in the database); counting starts again at
-    /// `since`, and entry numbers from 1.
-    pub fn reset(&self, since: DateTime<Utc>) {
+    /// Empties what `scope` sees of the journal (and of its table in the database), so that
+    /// its counting starts again at `now`; answers how many requests its counts held. An
+    /// operator's reset empties the whole journal, and entry numbers start again from 1;
+    /// a workspace's leaves the others' entries and counts alone, and numbers go on.
+    pub fn reset(&self, scope: &Scope, now: DateTime<Utc>) -> u64 {
         let mut s = self.lock();
-        *s = State::new(since, self.catalogue.operations().len());
-        if let Some(p) = &self.persist {
-            p.clear();
+        if *scope == Scope::Operator {
+            let removed = s.counts.iter().map(Counts::requests).sum();
+            *s = State::new(now, self.catalogue.operations().len());
+            if let Some(p) = &self.persist {
+                p.clear();
+            }
+            return removed;
         }
+        let slots: Vec<usize> = s.seen_slots(scope).collect();
+        self.clear_slots(&mut s, &slots, now)
+    }
+
+    /// Empties the entries and counts of exactly `ws` (not those of a key pattern that
+    /// takes it in): the reset of one workspace. Answers how many requests they held.
+    pub fn reset_workspace(&self, ws: &WorkspaceRef, now: DateTime<Utc>) -> u64 {
+        let mut s = self.lock();
+        let Some(i) = s.owners.index.get(ws).copied() else {
+            return 0;
+        };
+        let slot = State::slot(Some(i));
+        if slot >= s.counts.len() {
+            return 0;
+        }
+        self.clear_slots(&mut s, &[slot], now)
+    }
+
+    fn clear_slots(&self, s: &mut State, slots: &[usize], now: DateTime<Utc>) -> u64 {
+        let operations = self.catalogue.operations().len();
+        let mut removed = 0;
+        for &slot in slots {
+            removed += s.counts[slot].requests();
+            s.counts[slot] = Counts::new(now, operations);
+        }
+        s.entries.retain(|e| !slots.contains(&State::slot(e.owner)));
+        if let Some(p) = &self.persist {
+            let owners: Vec<Option<WorkspaceRef>> = slots
+                .iter()
+                .map(|slot| s.owners.get(slot.checked_sub(1).map(|i| i as u32)).cloned())
+                .collect();
+            p.delete_owners(owners);
+        }
+        removed
     }
 
     /// Waits until every entry recorded so far is in the database (when kept there).
@@ -284,70 +355,85 @@ impl Journal {
         }
     }
 
-    /// Coverage and verdict counts per operation of the OpenAPI document.
-    pub fn summary(&self) -> JournalSummary {
+    /// Coverage and verdict counts per operation of the OpenAPI document, of the requests
+    /// `scope` sees.
+    pub fn summary(&self, scope: &Scope) -> JournalSummary {
         let s = self.lock();
-        let mut operations = Vec::with_capacity(s.ops.len());
-        let mut not_called = Vec::new();
-        for (op, counts) in self.catalogue.operations().iter().zip(&s.ops) {
-            if counts.calls == 0 {
-                not_called.push(op.operation_id.clone());
-            }
-            operations.push(OperationSummary {
-                operation_id: op.operation_id.clone(),
-                method: op.method.to_string(),
-                path: op.path.clone(),
-                tag: op.tag.clone(),
-                calls: counts.calls,
-                statuses: counts
-                    .statuses
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), *v))
-                    .collect(),
-                violating_requests: counts.violating,
-                documented_statuses_not_seen: op
-                    .statuses
-                    .iter()
-                    .filter(|st| !counts.statuses.contains_key(st))
-                    .copied()
-                    .collect(),
-                undocumented_statuses: counts
-                    .statuses
-                    .keys()
-                    .filter(|st| !op.statuses.contains(st))
-                    .copied()
-                    .collect(),
-                examples: counts.examples.clone(),
-            });
-        }
-        let total = operations.len() as u32;
-        let called = total - not_called.len() as u32;
-        let percent = if total == 0 {
-            100.0
-        } else {
-            (f64::from(called) * 1000.0 / f64::from(total)).round() / 10.0
-        };
-        JournalSummary {
-            since: s.since,
-            requests: s.requests,
-            conforming: s.conforming,
-            violating: s.violating,
-            not_judged: s.not_judged,
-            faults_injected: s.faults,
-            entries_kept: s.entries.len() as u64,
-            entries_dropped: s.dropped,
-            capacity: self.settings.capacity as u64,
-            coverage: Coverage {
-                operations: total,
-                called,
-                percent,
-            },
-            operations,
-            not_called,
-            unknown_routes: s.unknown.clone(),
-        }
+        let kept = s
+            .entries
+            .iter()
+            .filter(|e| scope.sees(s.owners.get(e.owner)))
+            .count() as u64;
+        let slots: Vec<usize> = s.seen_slots(scope).collect();
+        counts::summary(
+            self.catalogue,
+            slots.iter().map(|slot| &s.counts[*slot]),
+            s.since,
+            kept,
+            self.settings.capacity as u64,
+        )
     }
 }
 
 /// The journal, shared.
 pub type SharedJournal = Arc<Journal>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contracts::wire::{ApiKeyUse, Verdict};
+    use kept::{KeptBody, Media, Note};
+
+    fn kept(path: &str) -> Kept {
+        let body = KeptBody {
+            media: Media::None,
+            bytes: 0,
+            json: None,
+            note: Note::None,
+        };
+        Kept {
+            seq: 0,
+            at: "2026-03-02T12:00:00Z".parse().unwrap(),
+            method: warp::http::Method::GET,
+            path: path.into(),
+            query: "".into(),
+            operation: None,
+            api_key: ApiKeyUse::Missing,
+            key_name: None,
+            status: Some(404),
+            duration_ms: 0.0,
+            request: body.clone(),
+            response: body,
+            verdict: Verdict::Violates,
+            violations: Vec::new(),
+            fault: None,
+            owner: None,
+        }
+    }
+
+    #[test]
+    fn past_the_most_workspaces_new_ones_count_with_no_workspace() {
+        let journal = Journal::new(
+            JournalSettings::default(),
+            "2026-03-02T12:00:00Z".parse().unwrap(),
+        );
+        for i in 0..MAX_OWNERS {
+            let ws = WorkspaceRef::new("o", format!("w{i}"));
+            journal.record(kept("/x"), Some(&ws));
+        }
+        let last = WorkspaceRef::new("o", "w-one-too-many");
+        journal.record(kept("/x"), Some(&last));
+        let first = Scope::Workspaces(vec![WorkspaceRef::new("o", "w0")]);
+        assert_eq!(journal.summary(&first).requests, 1);
+        let late = Scope::Workspaces(vec![last]);
+        assert_eq!(journal.summary(&late).requests, 0, "counted apart no more");
+        let all = journal.summary(&Scope::Operator);
+        assert_eq!(all.requests, MAX_OWNERS as u64 + 1, "but counted");
+        let (page, _) = journal.list(
+            &contracts::validate::journal_query(&[("offset".into(), (MAX_OWNERS - 1).to_string())])
+                .unwrap(),
+            &Scope::Operator,
+        );
+        assert!(page[0].owner.is_none(), "{:?}", page[0]);
+    }
+}

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use contracts::wire::JournalEntry;
 use rusqlite::params;
 
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, WorkspaceRef};
 
 const CREATE: &str = "CREATE TABLE IF NOT EXISTS journal_entries (
     seq INTEGER PRIMARY KEY,
@@ -24,6 +24,8 @@ const BATCH: usize = 512;
 enum Message {
     Write(u64, String),
     Clear,
+    /// Removes the entries of these owners (`None`: of no workspace).
+    DeleteOwners(Vec<Option<WorkspaceRef>>),
     Flush(mpsc::Sender<()>),
 }
 
@@ -64,6 +66,11 @@ impl Persister {
         self.send(Message::Clear);
     }
 
+    /// Queues the removal of the entries of `owners` (`None`: those of no workspace).
+    pub fn delete_owners(&self, owners: Vec<Option<WorkspaceRef>>) {
+        self.send(Message::DeleteOwners(owners));
+    }
+
     /// Waits until everything queued so far is written.
     pub fn flush(&self) {
         let (tx, rx) = mpsc::channel();
@@ -96,6 +103,11 @@ fn writer(store: Store, rx: mpsc::Receiver<Message>) {
                         Message::Clear => {
                             tx.execute("DELETE FROM journal_entries", [])?;
                         }
+                        Message::DeleteOwners(owners) => {
+                            for owner in owners {
+                                delete_owner(&tx, owner.as_ref())?;
+                            }
+                        }
                         Message::Flush(done) => waiting.push(done),
                     }
                 }
@@ -112,35 +124,31 @@ fn writer(store: Store, rx: mpsc::Receiver<Message>) {
     }
 }
 
-/// What an earlier run left in the database.
-#[derive(Debug, Default)]
-pub struct Loaded {
-    /// The number the next entry gets.
-    pub next_seq: u64,
-    /// The latest entries, at most the ring's capacity, oldest first.
-    pub ring: Vec<super::kept::Kept>,
-    /// Entries left out of the ring.
-    pub not_in_ring: u64,
+/// Removes the entries of `owner` (the `owner` of their JSON; `None`: of no workspace).
+fn delete_owner(c: &rusqlite::Connection, owner: Option<&WorkspaceRef>) -> rusqlite::Result<usize> {
+    match owner {
+        Some(ws) => c.execute(
+            "DELETE FROM journal_entries
+             WHERE json_extract(entry, '$.owner.org_id') = ?1
+               AND json_extract(entry, '$.owner.workspace_id') = ?2",
+            params![ws.org_id, ws.workspace_id],
+        ),
+        None => c.execute(
+            "DELETE FROM journal_entries WHERE json_extract(entry, '$.owner') IS NULL",
+            [],
+        ),
+    }
 }
 
-/// Creates the table when missing, and reads every entry of earlier runs: each is passed
-/// to `count`, the latest `capacity` are answered.
-pub fn load(
-    store: &Store,
-    capacity: usize,
-    catalogue: &contracts::operations::Catalogue,
-    mut count: impl FnMut(&super::kept::Kept),
-) -> Result<Loaded, StoreError> {
+/// Creates the table when missing, and hands every entry of earlier runs to `add`, oldest
+/// first. Answers the number the next entry gets.
+pub fn load(store: &Store, mut add: impl FnMut(JournalEntry)) -> Result<u64, StoreError> {
     store.write_blocking(|c| {
         c.execute(CREATE, [])?;
         Ok(())
     })?;
     store.read_blocking(|c| {
-        let mut out = Loaded {
-            next_seq: 1,
-            ..Loaded::default()
-        };
-        let mut ring = std::collections::VecDeque::with_capacity(capacity.min(1 << 16));
+        let mut next_seq = 1;
         let mut st = c.prepare("SELECT seq, entry FROM journal_entries ORDER BY seq")?;
         let mut rows = st.query([])?;
         while let Some(row) = rows.next()? {
@@ -153,20 +161,9 @@ pub fn load(
                     continue;
                 }
             };
-            out.next_seq = seq as u64 + 1;
-            let entry = super::kept::Kept::from_entry(entry, catalogue);
-            count(&entry);
-            if ring.len() >= capacity {
-                ring.pop_front();
-                out.not_in_ring += 1;
-            }
-            if capacity > 0 {
-                ring.push_back(entry);
-            } else {
-                out.not_in_ring += 1;
-            }
+            next_seq = seq as u64 + 1;
+            add(entry);
         }
-        out.ring = ring.into();
-        Ok(out)
+        Ok(next_seq)
     })
 }

@@ -1,16 +1,19 @@
 //! The contract's verdict on one request, and the journal entry that carries it.
 //!
 //! A request breaks the contract when:
-//! - no operation of the OpenAPI document has its method and path (`unknown_route`);
-//! - it has no `X-API-Key` (`missing_key`), or one that does not open the workspace of the
-//!   path (`invalid_key`);
+//! - no operation of the OpenAPI document has its method and path (`unknown_route`), whatever
+//!   its prefix;
+//! - it has no `X-API-Key` (`missing_key`; a key sent in another header, such as
+//!   `Authorization: Bearer`, is named), or one that does not open the workspace of the path
+//!   (`invalid_key`);
 //! - the platform answered 415: its body is not of the media type the operation reads
 //!   (`content_type`);
 //! - the platform answered 422: every item of that answer, `loc`, `msg` and `type` as
 //!   answered (`validation`);
 //! - its body or query has fields the operation does not know, even when the platform
-//!   ignored them (`unknown_field`, from [`contracts::validate::unknown_fields`] and the
-//!   document's query parameters).
+//!   ignored them (`unknown_field`, from [`contracts::validate::unknown_fields`], the
+//!   document's query parameters, and the multipart parts the upload handler reports as
+//!   ignored through [`IgnoredParts`]).
 //!
 //! A request an injected fault answered before the platform read it is `not_judged`.
 
@@ -90,6 +93,64 @@ impl SeenBody {
     }
 }
 
+/// The multipart parts a handler read past because the operation does not know them: put
+/// on the answer (as an extension) for the journal, which reports each as `unknown_field`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IgnoredParts(pub Vec<String>);
+
+/// The workspace a path names: its `org_id` and `workspace_id` parameters when it is an
+/// operation of the document, else the segments after `orgs/` and `workspaces/` (a client
+/// with a wrong prefix still aims at a workspace).
+pub fn path_workspace(resolved: &Resolved<'_>, path: &str) -> Option<WorkspaceRef> {
+    if let Resolved::Operation(_, _, params) = resolved {
+        return match (params.get("org_id"), params.get("workspace_id")) {
+            (Some(o), Some(w)) => Some(WorkspaceRef::new(o, w)),
+            _ => None,
+        };
+    }
+    let segments: Vec<&str> = path.split('/').collect();
+    segments.windows(4).find_map(|w| match w {
+        ["orgs", org, "workspaces", ws] if !org.is_empty() && !ws.is_empty() => {
+            Some(WorkspaceRef::new(*org, *ws))
+        }
+        _ => None,
+    })
+}
+
+/// Authorization schemes named when a request sends its key in `Authorization`; any other
+/// first word could be the key itself, and is not repeated.
+const AUTH_SCHEMES: [&str; 6] = ["Bearer", "Basic", "Token", "ApiKey", "Key", "Digest"];
+
+/// Where a request without `X-API-Key` put its key, when it looks like it sent one: the
+/// scheme of an `Authorization` header (`Authorization: Bearer`, for a scheme of
+/// [`AUTH_SCHEMES`]), or the name of a header such as `api-key` or `x_api_key`. Never the
+/// value.
+pub fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
+    if let Some(auth) = headers.get(warp::http::header::AUTHORIZATION) {
+        let first = auth
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_whitespace().next())
+            .unwrap_or("");
+        let scheme = AUTH_SCHEMES.iter().find(|s| s.eq_ignore_ascii_case(first));
+        return Some(match scheme {
+            Some(s) => format!("Authorization: {s}"),
+            None => "Authorization".into(),
+        });
+    }
+    headers.keys().find_map(|name| {
+        let folded: String = name
+            .as_str()
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .collect();
+        ["apikey", "apitoken", "authtoken"]
+            .iter()
+            .any(|k| folded.contains(k))
+            .then(|| format!("the header '{}'", name.as_str()))
+    })
+}
+
 /// Everything known of one request and its answer.
 #[derive(Debug)]
 pub struct Exchange<'a> {
@@ -103,6 +164,13 @@ pub struct Exchange<'a> {
     pub query: &'a str,
     /// The `X-API-Key` header, if any.
     pub api_key: Option<&'a str>,
+    /// Without `X-API-Key`: where the request seems to have sent its key
+    /// ([`misplaced_key`]).
+    pub key_elsewhere: Option<&'a str>,
+    /// The workspace the path names ([`path_workspace`]).
+    pub path_workspace: Option<&'a WorkspaceRef>,
+    /// Multipart parts the handler ignored ([`IgnoredParts`]).
+    pub ignored_parts: &'a [String],
     /// What the method and path are in the document.
     pub resolved: &'a Resolved<'a>,
     /// The status answered (`None`: no answer).
@@ -121,22 +189,17 @@ pub struct Exchange<'a> {
 
 /// The journal entry of `x` (its `seq` is 0 until recorded), judged and redacted.
 pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> Kept {
-    let (index, operation, org_id, workspace_id) = match x.resolved {
-        Resolved::Operation(i, op, params) => (
-            u16::try_from(*i).ok(),
-            Some(*op),
-            params.get("org_id"),
-            params.get("workspace_id"),
-        ),
-        _ => (None, None, None, None),
+    let (index, operation) = match x.resolved {
+        Resolved::Operation(i, op, _) => (u16::try_from(*i).ok(), Some(*op)),
+        _ => (None, None),
     };
-    let (api_key, key_name) = match (x.api_key, org_id, workspace_id) {
-        (None, _, _) => (ApiKeyUse::Missing, None),
-        (Some(k), Some(o), Some(w)) => match keys.check(k, &WorkspaceRef::new(o, w)) {
+    let (api_key, key_name) = match (x.api_key, x.path_workspace) {
+        (None, _) => (ApiKeyUse::Missing, None),
+        (Some(k), Some(ws)) => match keys.check(k, ws) {
             Some(name) => (ApiKeyUse::Valid, Some(name)),
             None => (ApiKeyUse::Invalid, None),
         },
-        (Some(k), _, _) => match keys.check_any(k) {
+        (Some(k), None) => match keys.check_any(k) {
             Some(name) => (ApiKeyUse::Valid, Some(name)),
             None => (ApiKeyUse::Invalid, None),
         },
@@ -179,6 +242,7 @@ pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> Kept {
         verdict,
         violations,
         fault: x.fault.clone().map(Box::new),
+        owner: None,
     }
 }
 
@@ -204,10 +268,18 @@ fn judge(
         Resolved::Unknown => out.push(violation(
             ViolationKind::UnknownRoute,
             &["path"],
-            format!(
-                "no operation of the OpenAPI document has the path {}",
-                x.path
-            ),
+            if x.path.starts_with(contracts::operations::INTERFACE_PREFIX) {
+                format!(
+                    "no operation of the OpenAPI document has the path {}",
+                    x.path
+                )
+            } else {
+                format!(
+                    "no operation of the OpenAPI document has the path {}: every path of the interface starts with {}",
+                    x.path,
+                    contracts::operations::INTERFACE_PREFIX
+                )
+            },
             "unknown_route",
         )),
         Resolved::WrongMethod { path, allowed } => out.push(violation(
@@ -222,7 +294,12 @@ fn judge(
         ApiKeyUse::Missing => out.push(violation(
             ViolationKind::MissingKey,
             &["header", "x-api-key"],
-            "Field required: every platform request carries X-API-Key",
+            match x.key_elsewhere {
+                Some(place) => format!(
+                    "Field required: the key was sent in {place}, but the platform reads it from the X-API-Key header only"
+                ),
+                None => "Field required: every platform request carries X-API-Key".into(),
+            },
             "missing",
         )),
         ApiKeyUse::Invalid => out.push(violation(
@@ -276,6 +353,20 @@ fn judge(
                 });
             }
         }
+        for part in x.ignored_parts {
+            let loc = vec![
+                LocItem::Key("body".into()),
+                LocItem::Key(redact::scrub(part)),
+            ];
+            if !answered_unknown.contains(&loc) {
+                out.push(Violation {
+                    kind: ViolationKind::UnknownField,
+                    loc,
+                    msg: "Extra inputs are not permitted: the operation has no such multipart part (the platform ignored it)".into(),
+                    error_type: "extra_forbidden".into(),
+                });
+            }
+        }
         let mut seen: Vec<&str> = Vec::new();
         for (k, _) in pairs {
             let k = k.as_ref();
@@ -296,4 +387,53 @@ fn judge(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warp::http::HeaderMap;
+
+    fn with(name: &'static str, value: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(name, HeaderValue::from_static(value));
+        h
+    }
+
+    #[test]
+    fn a_misplaced_key_is_named_by_its_header_never_by_its_value() {
+        let named = |name, value| misplaced_key(&with(name, value));
+        assert_eq!(
+            named("authorization", "bearer sk1234abcd").as_deref(),
+            Some("Authorization: Bearer")
+        );
+        assert_eq!(
+            named("authorization", "sk1234abcd").as_deref(),
+            Some("Authorization"),
+            "a first word that is no scheme may be the key"
+        );
+        assert_eq!(
+            named("x_api_key", "sk1").as_deref(),
+            Some("the header 'x_api_key'")
+        );
+        assert_eq!(named("accept", "application/json"), None);
+    }
+
+    #[test]
+    fn a_path_names_its_workspace_even_under_a_wrong_prefix() {
+        let catalogue = contracts::operations::Catalogue::platform();
+        let at = |path: &str| path_workspace(&catalogue.resolve("GET", path), path);
+        let ws = Some(WorkspaceRef::new("o", "w"));
+        assert_eq!(
+            at("/api/app-authoring/v1/orgs/o/workspaces/w/deployments"),
+            ws
+        );
+        assert_eq!(
+            at("/apis/app-authoring/v1/orgs/o/workspaces/w/deployments"),
+            ws
+        );
+        assert_eq!(at("/v1/orgs/o/workspaces/w"), ws);
+        assert_eq!(at("/v1/orgs/o/workspaces/"), None);
+        assert_eq!(at("/nothing"), None);
+    }
 }

@@ -9,13 +9,11 @@ use chrono::{DateTime, Duration, Utc};
 use contracts::clock::format_instant;
 use contracts::validate;
 use contracts::wire::{
-    CampaignActivity, KeyServiceCalls, KeyServiceView, KeyWorkspace, StackClock, StackView,
+    CampaignActivity, KeyServiceCalls, KeyServiceView, StackClock, StackView, WorkspaceId,
 };
-use subtle::ConstantTimeEq;
 
-use crate::api::auth::{ClockMover, Principal};
+use crate::api::auth::{ClockMover, Principal, Scope};
 use crate::app::App;
-use crate::config::ApiKeyConfig;
 use crate::engine::dialing::CallResult;
 use crate::engine::driver::Driver;
 use crate::error::ApiError;
@@ -46,23 +44,11 @@ impl std::fmt::Debug for AuditSource {
     }
 }
 
-/// The configured keys that `presented` is (one key may be configured for several
-/// workspaces), each compared in constant time.
-fn keys_of<'a>(app: &'a App, presented: &str) -> Vec<&'a ApiKeyConfig> {
-    app.auth
-        .keys()
-        .iter()
-        .filter(|k| bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())))
-        .collect()
-}
-
 /// The platform as `presented` (a key that may read the clock) sees it; `base_url` is the
 /// address the request came to.
 pub async fn stack(app: &App, driver: &Driver, presented: &str, base_url: String) -> StackView {
-    let keys = keys_of(app, presented);
-    let opens_all = keys
-        .iter()
-        .any(|k| k.org_id == "*" && k.workspace_id == "*");
+    let keys = app.auth.configs_of(presented);
+    let operator = app.auth.scope(presented) == Some(Scope::Operator);
     let key_name = keys
         .first()
         .map_or_else(|| "clock admin".to_string(), |k| k.name.clone());
@@ -94,7 +80,7 @@ pub async fn stack(app: &App, driver: &Driver, presented: &str, base_url: String
         key_name,
         workspaces: keys
             .iter()
-            .map(|k| KeyWorkspace {
+            .map(|k| WorkspaceId {
                 org_id: k.org_id.clone(),
                 workspace_id: k.workspace_id.clone(),
             })
@@ -105,7 +91,7 @@ pub async fn stack(app: &App, driver: &Driver, presented: &str, base_url: String
             may_move: simulated && app.auth.clock_mover(presented) == ClockMover::Allowed,
             next_due_at: driver.next_due().await,
         },
-        seed: opens_all.then(|| app.ids.seed()),
+        seed: operator.then(|| app.ids.seed()),
         key_services,
     }
 }

@@ -1,10 +1,11 @@
 //! The simulation API's operations (the harness's own `/sim/v1`, not the platform's
-//! interface): read and move the clock, place an inbound call by hand, and list what the
-//! engine recorded (inbound calls, webhook deliveries).
+//! interface): read and move the clock, place an inbound call by hand, list what the
+//! engine recorded (inbound calls, webhook deliveries), and reset one workspace.
 
 use contracts::validate::{self, sim as sim_rules};
 use contracts::wire::{
-    ClockAdvanceResult, InboundCallRecord, Page, SimClockState, WebhookDeliveryRecord,
+    ClockAdvanceResult, InboundCallRecord, Page, SimClockState, WebhookDeliveryRecord, WorkspaceId,
+    WorkspaceReset,
 };
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use crate::app::App;
 use crate::engine::driver::{AdvanceError, Driver};
 use crate::engine::inbound;
 use crate::error::ApiError;
-use crate::store::{deliveries, inbound as inbound_store};
+use crate::store::{WorkspaceRef, deliveries, inbound as inbound_store};
 
 /// The clock now, and whether it is simulated.
 pub fn clock(app: &App) -> SimClockState {
@@ -159,5 +160,32 @@ pub async fn list_deliveries(
         offset,
         next_page_uri: None,
         prev_page_uri: None,
+    })
+}
+
+/// Empties `ws` for the next test: its campaigns, deployments, cohorts, calls, inbound calls
+/// and webhook deliveries (in one transaction, the engine's memory rebuilt), its journal
+/// entries and the fault rules its key added. Other workspaces, its data keys and the clock
+/// (one per platform) are left as they are. Requests of the workspace in flight meanwhile
+/// may fail: a reset is for between tests.
+pub async fn reset_workspace(
+    app: &App,
+    driver: &Driver,
+    ws: &WorkspaceRef,
+) -> Result<WorkspaceReset, ApiError> {
+    let mut removed = driver
+        .reset_workspace(ws)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    app.deployment_lists.invalidate(ws);
+    removed.journal_entries = app.journal.reset_workspace(ws, app.clock.now());
+    removed.fault_rules = app.faults.clear_workspace(ws) as u64;
+    app.changes.bump();
+    Ok(WorkspaceReset {
+        workspace: WorkspaceId {
+            org_id: ws.org_id.clone(),
+            workspace_id: ws.workspace_id.clone(),
+        },
+        removed,
     })
 }

@@ -11,6 +11,7 @@
 //! - [`deliveries`]: webhook deliveries.
 //! - [`inbound`]: inbound calls.
 //! - [`activity`]: a campaign's status actions and its dials per minute (the live page).
+//! - [`workspace`]: the reset of one workspace (every row its clients made, at once).
 //! - [`engine`]: the items the campaign engine uses, re-exported from the modules above.
 //! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
 //! - [`ids`]: where the seeded id generators stand, so a restart carries on.
@@ -45,6 +46,7 @@ pub mod inbound;
 mod migrations;
 pub mod states;
 pub mod statistics;
+pub mod workspace;
 
 /// The calls table under its earlier path, `store::attempts` (its home is [`calls`]).
 pub use calls as attempts;
@@ -74,6 +76,17 @@ impl WorkspaceRef {
             workspace_id: workspace_id.into(),
         }
     }
+
+    /// Whether this workspace, read as the pattern of an API key (`*` matches any org or
+    /// workspace), takes in `ws`.
+    pub fn takes_in(&self, ws: &WorkspaceRef) -> bool {
+        pattern_opens(&self.org_id, &self.workspace_id, ws)
+    }
+}
+
+/// Whether the pattern `org/workspace` of an API key (`*` matches any) takes in `ws`.
+pub fn pattern_opens(org: &str, workspace: &str, ws: &WorkspaceRef) -> bool {
+    (org == "*" || org == ws.org_id) && (workspace == "*" || workspace == ws.workspace_id)
 }
 
 impl fmt::Display for WorkspaceRef {

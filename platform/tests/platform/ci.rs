@@ -147,16 +147,20 @@ async fn bad_fixtures_say_which_and_why() {
     );
 }
 
-#[tokio::test]
-async fn serve_writes_a_ready_file_and_a_report_on_exit() {
-    let dir = tempfile::tempdir().unwrap();
-    let fixtures = write(dir.path(), "fixtures.toml", FIXTURES);
-    let ready = dir.path().join("ready.json");
-    let reports = dir.path().join("reports");
+/// Starts `platform serve` with the fixtures, a ready file and a report on exit (and
+/// `extra`), makes a good and a bad request, stops it with SIGTERM; answers its exit status,
+/// standard output, ready file and address.
+async fn serve_and_stop(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::ExitStatus, String, Value, String) {
+    let fixtures = write(dir, "fixtures.toml", FIXTURES);
+    let ready = dir.join("ready.json");
+    let reports = dir.join("reports");
     let child = Command::new(env!("CARGO_BIN_EXE_platform"))
         .args(["serve", "--listen", "127.0.0.1:0", "--seed", "3"])
         .arg("--database")
-        .arg(dir.path().join("p.db"))
+        .arg(dir.join("p.db"))
         .args(["--api-key", &format!("{ORG}/{WS}={KEY}:alice")])
         .arg("--fixtures")
         .arg(&fixtures)
@@ -164,6 +168,7 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
         .arg(&ready)
         .arg("--report-on-exit")
         .arg(&reports)
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -178,11 +183,7 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
     }
     let info: Value = serde_json::from_str(&std::fs::read_to_string(&ready).unwrap()).unwrap();
     let url = info["url"].as_str().unwrap().to_string();
-    assert_eq!(info["health_url"], format!("{url}/healthz"));
-    assert!(info.get("api_key").is_none(), "no key was generated");
     let client = reqwest::Client::new();
-    let health = client.get(format!("{url}/healthz")).send().await.unwrap();
-    assert_eq!(health.status(), StatusCode::OK);
     let got = client
         .get(format!("{url}{}/dep-front-desk", deployments_path()))
         .header("x-api-key", KEY)
@@ -197,7 +198,6 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
         .await
         .unwrap();
     assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
-
     assert!(
         Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
@@ -206,13 +206,29 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
             .success()
     );
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{:?}", out.status);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status, stdout, info, url)
+}
+
+#[tokio::test]
+async fn serve_writes_a_ready_file_and_a_report_on_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (status, stdout, info, url) = serve_and_stop(dir.path(), &[]).await;
+    assert_eq!(info["health_url"], format!("{url}/healthz"));
+    assert!(info.get("api_key").is_none(), "no key was generated");
+    assert!(
+        info["webhook_secret"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("whsec_")),
+        "the drawn webhook secret, as harness up gives it: {info}"
+    );
+    assert!(status.success(), "by default a clean stop is 0: {status:?}");
     assert!(
         stdout.contains("fixtures: 3 created, 0 already there"),
         "{stdout}"
     );
     assert!(stdout.contains("report: "), "{stdout}");
+    let reports = dir.path().join("reports");
     let junit = std::fs::read_to_string(reports.join("junit.xml")).unwrap();
     assert!(
         junit.contains("name=\"deployments.get_deployment\"></testcase>")
@@ -228,6 +244,7 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
             .unwrap();
     assert_eq!(report["suite"], "verify");
     assert_eq!(report["target"], url);
+    assert_eq!(report["figures"]["requests"]["total"], 2);
     let list = report["checks"]
         .as_array()
         .unwrap()
@@ -240,6 +257,13 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
             .unwrap()
             .contains("FAIL  deployments.list_deployments")
     );
+
+    // With harness verify's rule, the failed verdict is the exit status.
+    let dir = tempfile::tempdir().unwrap();
+    let (status, stdout, _, _) =
+        serve_and_stop(dir.path(), &["--report-exit-status", "verdict"]).await;
+    assert_eq!(status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("platform stopped"), "{stdout}");
 }
 
 /// The fenced block of `README.md` that starts with `first_line`.

@@ -130,6 +130,17 @@ async fn another_workspaces_resources_are_404_never_their_data() {
 
 /// Every documented route with its parameters filled in.
 pub fn documented_routes() -> Vec<(Method, String)> {
+    documented_routes_with(&[
+        ("{org_id}", ORG),
+        ("{workspace_id}", WS),
+        ("{campaign_id}", "camp-x"),
+        ("{deployment_id}", "dep-x"),
+        ("{cohort_id}", "coh-x"),
+    ])
+}
+
+/// Every documented route with its parameters (`{name}`) replaced by the values given.
+pub fn documented_routes_with(values: &[(&str, &str)]) -> Vec<(Method, String)> {
     let doc = serde_json::to_value(contracts::openapi::platform_document()).unwrap();
     let mut out = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
@@ -141,12 +152,10 @@ pub fn documented_routes() -> Vec<(Method, String)> {
             ("delete", Method::DELETE),
         ] {
             if item.get(name).is_some() {
-                let filled = path
-                    .replace("{org_id}", ORG)
-                    .replace("{workspace_id}", WS)
-                    .replace("{campaign_id}", "camp-x")
-                    .replace("{deployment_id}", "dep-x")
-                    .replace("{cohort_id}", "coh-x");
+                let mut filled = path.clone();
+                for (param, value) in values {
+                    filled = filled.replace(param, value);
+                }
                 out.push((method.clone(), filled));
             }
         }
@@ -166,7 +175,7 @@ async fn auth_matrix_every_route_without_a_key_with_a_wrong_key_and_another_work
             continue;
         }
         // The clock, journal and fault routes act on the whole instance: any workspace's key
-        // opens them.
+        // opens them, scoped to its own workspace (isolation.rs).
         let instance_wide = ["/sim/v1/clock", "/sim/v1/journal", "/sim/v1/faults"]
             .iter()
             .any(|p| path.starts_with(p));

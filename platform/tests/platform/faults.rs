@@ -18,8 +18,16 @@ async fn add(app: &TestApp, rule: Value) -> Value {
     v
 }
 
+/// The latest entry of the journal, of any workspace.
 async fn last_entry(app: &TestApp) -> Value {
-    let (_, page) = app.get("/sim/v1/journal?limit=100").await;
+    let (_, page) = app
+        .call(
+            Method::GET,
+            "/sim/v1/journal?limit=100",
+            Some(OPS_KEY),
+            None,
+        )
+        .await;
     page["items"].as_array().unwrap().last().unwrap().clone()
 }
 
@@ -175,11 +183,17 @@ async fn a_truncated_answer_breaks_off_after_half_of_its_body() {
 #[tokio::test]
 async fn a_rate_limit_holds_per_key_and_says_when_to_retry() {
     let app = spawn_app().await;
-    add(
-        &app,
-        json!({"kind": "rate_limit", "requests_per_second": 0.001, "burst": 2}),
-    )
-    .await;
+    // An operator's rule: for every workspace's requests.
+    let (s, v) = app
+        .call(
+            Method::POST,
+            FAULTS,
+            Some(OPS_KEY),
+            Some(&json!({"kind": "rate_limit", "requests_per_second": 0.001, "burst": 2})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v.get("applies_to").is_none(), "{v}");
     for _ in 0..2 {
         let (s, _) = app.get(&deployments_path()).await;
         assert_eq!(s, StatusCode::OK);
@@ -269,6 +283,11 @@ async fn rules_of_the_configuration_hold_from_the_start() {
     .await;
     let (s, v) = app.get(&format!("{}/dep-1", deployments_path())).await;
     assert_eq!(s, StatusCode::GATEWAY_TIMEOUT, "{v}");
-    let (_, list) = app.get(FAULTS).await;
+    let (_, list) = app.call(Method::GET, FAULTS, Some(OPS_KEY), None).await;
     assert_eq!(list["items"][0]["rule"]["status"], 504);
+    let (_, list) = app.get(FAULTS).await;
+    assert_eq!(
+        list["total"], 0,
+        "a rule of the configuration is the operator's: a workspace's key does not list it"
+    );
 }

@@ -21,6 +21,8 @@ pub const KEY: &str = "key-alice";
 /// Bob's workspace and key (another workspace of the same org).
 pub const WS2: &str = "ws-2";
 pub const KEY2: &str = "key-bob";
+/// An operator's key of the journal and the fault rules (it sees every workspace's).
+pub const OPS_KEY: &str = "key-ops";
 
 pub struct TestApp {
     pub addr: SocketAddr,
@@ -43,6 +45,7 @@ pub fn config(db: &std::path::Path) -> PlatformConfig {
         ],
         seed: Some(7),
         webhook_secret: Some(WEBHOOK_SECRET.into()),
+        journal_admin_keys: vec![OPS_KEY.into()],
         ..Default::default()
     }
 }

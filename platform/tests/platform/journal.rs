@@ -1,30 +1,45 @@
 //! The request journal: a verdict per request, API coverage per operation of the OpenAPI
-//! document, bounded memory, redaction, persistence, reset.
+//! document, bounded memory, redaction, persistence, reset. (What the verdicts name: in
+//! `verdicts.rs`.)
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::helpers::*;
 
-const JOURNAL: &str = "/sim/v1/journal";
+pub const JOURNAL: &str = "/sim/v1/journal";
 
-/// The latest entry of the journal.
-async fn last_entry(app: &TestApp) -> Value {
-    let (s, page) = app.get(&format!("{JOURNAL}?limit=100")).await;
+/// The first page of 100 entries of the journal, of every workspace (an operator's key).
+pub async fn all_entries(app: &TestApp) -> Value {
+    let (s, page) = app
+        .call(
+            Method::GET,
+            &format!("{JOURNAL}?limit=100"),
+            Some(OPS_KEY),
+            None,
+        )
+        .await;
     assert_eq!(s, StatusCode::OK, "{page}");
+    page
+}
+
+/// The latest entry of the journal, of any workspace.
+pub async fn last_entry(app: &TestApp) -> Value {
+    let page = all_entries(app).await;
     page["items"]
         .as_array()
         .and_then(|items| items.last().cloned())
         .unwrap_or_else(|| panic!("the journal is empty: {page}"))
 }
 
+/// Empties the whole journal (an operator's reset).
 async fn reset(app: &TestApp) {
-    let (s, v) = app.call(Method::DELETE, JOURNAL, Some(KEY), None).await;
+    let (s, v) = app.call(Method::DELETE, JOURNAL, Some(OPS_KEY), None).await;
     assert_eq!(s, StatusCode::NO_CONTENT, "{v}");
 }
 
 /// `kind/type@loc` of each violation of an entry.
-fn violations(e: &Value) -> Vec<String> {
+pub fn violations(e: &Value) -> Vec<String> {
     e["violations"]
         .as_array()
         .unwrap()
@@ -152,6 +167,17 @@ fn cases() -> Vec<Case> {
             violations: &["unknown_route/unknown_route@path"],
         },
         Case {
+            name: "a wrong base path: outside /api/, still a request that served nothing",
+            method: Method::GET,
+            path: "/apis/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments".into(),
+            key: Some(KEY),
+            content_type: None,
+            body: None,
+            status: 404,
+            verdict: "violates",
+            violations: &["unknown_route/unknown_route@path"],
+        },
+        Case {
             name: "a method the path does not take",
             method: Method::PUT,
             path: deployments.clone(),
@@ -220,7 +246,7 @@ async fn each_violation_kind_is_recorded_with_its_verdict() {
         assert_eq!(violations(&e), case.violations, "{}: {e}", case.name);
     }
     // Every request was recorded once, in order.
-    let (_, page) = app.get(&format!("{JOURNAL}?limit=100")).await;
+    let page = all_entries(&app).await;
     let seqs: Vec<u64> = page["items"]
         .as_array()
         .unwrap()
@@ -526,8 +552,15 @@ async fn the_journal_never_holds_a_key_a_phone_number_or_a_variable_value() {
     app.call(Method::GET, &deployments_path(), Some(KEY2), None)
         .await;
 
-    let (_, journal) = app.get(&format!("{JOURNAL}?limit=100")).await;
-    let (_, summary) = app.get(&format!("{JOURNAL}/summary")).await;
+    let journal = all_entries(&app).await;
+    let (_, summary) = app
+        .call(
+            Method::GET,
+            &format!("{JOURNAL}/summary"),
+            Some(OPS_KEY),
+            None,
+        )
+        .await;
     app.app.journal.flush();
     let stored: Vec<String> = app
         .app

@@ -31,10 +31,16 @@ export function create(ctx, el) {
       update(service, ks, () => h('p', {}, `The workspace's key service is at ${ks.byok_base_url} (alias ${ks.key_alias}); its audit is shown only for the key service harness up runs beside the platform.`));
       return;
     }
-    const page = await ctx.api.get(ctx.api.ws('/sim/v1', `/key-service/calls?after=${state.after}&limit=1000`));
-    if (page.next_seq - 1 < state.after) state.calls = []; // the key service was reset
-    state.calls = [...page.items.reverse(), ...state.calls].slice(0, KEPT);
-    state.after = page.next_seq - 1;
+    let page = await ctx.api.get(ctx.api.ws('/sim/v1', `/key-service/calls?after=${state.after}&limit=100`));
+    if (page.next_seq - 1 < state.after) {
+      // The key service was reset (its numbering starts again): read it from the start.
+      Object.assign(state, { after: 0, calls: [] });
+      page = await ctx.api.get(ctx.api.ws('/sim/v1', '/key-service/calls?after=0&limit=100'));
+    }
+    state.calls = [...page.items.slice().reverse(), ...state.calls].slice(0, KEPT);
+    // The next read starts after the last call read (more may wait beyond this page).
+    if (page.items.length) state.after = page.items[page.items.length - 1].seq;
+    state.total = page.next_seq - 1;
     state.dropped = page.dropped;
     const by = {};
     for (const c of state.calls) {
@@ -43,7 +49,7 @@ export function create(ctx, el) {
     }
     update(service, [ks, state.calls], () => [
       h('p', {}, `${ks.byok_base_url}: client ${ks.client_id || '(static key)'}, alias ${ks.key_alias}. `
-        + `${num(state.after)} calls so far${state.dropped ? ` (${num(state.dropped)} dropped from the audit)` : ''}; `
+        + `${num(state.total)} calls so far${state.dropped ? ` (${num(state.dropped)} dropped from the audit)` : ''}; `
         + `of the latest ${state.calls.length}: ${Object.entries(by).map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}.`),
       table('Key service calls, newest first', ['#', 'At', 'Endpoint', 'Caller', 'Alias', 'Outcome', 'Status', 'Latency', 'Faults'],
         state.calls.map((c) => ({

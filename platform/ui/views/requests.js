@@ -76,7 +76,7 @@ export function create(ctx, el) {
       ctx.api.get('/sim/v1/journal/summary'),
     ]);
     state.entries = page.items.filter((e) => ours(e, ctx.api));
-    fill(summary, `${num(sum.requests)} requests since ${when(sum.since)}: ${num(sum.conforming)} keep the contract, `
+    fill(summary, `${num(sum.requests)} requests this key sees since ${when(sum.since)}: ${num(sum.conforming)} keep the contract, `
       + `${num(sum.violating)} break it, ${num(sum.not_judged)} met a fault first. `
       + `${num(sum.coverage.called)} of ${num(sum.coverage.operations)} operations called (${sum.coverage.percent}%). `
       + `Showing the latest ${Math.min(SHOWN, page.total)} of ${num(page.total)}.`);

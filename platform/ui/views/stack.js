@@ -65,7 +65,7 @@ export function create(ctx, el) {
         ['Org and workspace shown', `${ctx.api.org} / ${ctx.api.workspace}`],
         ['Key', `${s.key_name} (opens ${s.workspaces.map((w) => `${w.org_id}/${w.workspace_id}`).join(', ') || 'no workspace'})`],
         ['Clock', s.clock.simulated ? 'simulated: it moves only when told' : 'real'],
-        ['Seed', s.seed === null ? 'shown to a key that opens every workspace' : String(s.seed)],
+        ['Seed', s.seed === null ? 'shown to an operator\'s key only' : String(s.seed)],
       ]),
       h('h3', {}, 'Key services (BYOK)'),
       s.key_services.length

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use platform::config::ApiKeyConfig;
+use platform::journal::report::ExitStatusRule;
 use platform::store::WorkspaceRef;
 
 use crate::stack::{
@@ -43,7 +44,8 @@ Examples:
     --report-on-exit contract-report
 
 Ctrl-C or SIGTERM stops both servers (requests in flight finish first); the exit status is
-then 0. It is 2 when the stack cannot start (a taken port, a bad file).";
+then 0 (with --report-on-exit and --report-exit-status verdict: 1 when the verdict on the
+clients fails). It is 2 when the stack cannot start (a taken port, a bad file).";
 
 /// `harness up` flags.
 #[derive(clap::Args, Debug, Default)]
@@ -122,10 +124,19 @@ pub struct UpArgs {
     #[arg(long, value_name = "FILE", env = "HARNESS_FIXTURES")]
     pub fixtures: Option<PathBuf>,
     /// When the stack stops, write the verdict on the platform's clients from its request
-    /// journal into DIR, as `harness verify` gives it: report.json, junit.xml (one test case
-    /// per operation) and report.txt.
+    /// journal into DIR (every workspace's requests), as `harness verify` with an operator's
+    /// key gives it: report.json, junit.xml (one test case per operation) and report.txt.
     #[arg(long, value_name = "DIR")]
     pub report_on_exit: Option<PathBuf>,
+    /// The exit status after Ctrl-C or SIGTERM with --report-on-exit: `zero` (0 whatever the
+    /// verdict) or `verdict` (`harness verify`'s: 1 when the verdict fails).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = ExitStatusRule::Zero,
+        requires = "report_on_exit"
+    )]
+    pub report_exit_status: ExitStatusRule,
 }
 
 /// The clock flag.
@@ -293,20 +304,22 @@ pub async fn run(args: UpArgs) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_file(path);
     }
     stopped?;
+    let mut status = ExitCode::SUCCESS;
     if let Some(dir) = &args.report_on_exit {
-        let written = platform::journal::report::write_on_exit(
+        let (report, written) = platform::journal::report::write_on_exit(
             &app,
             &url,
             dir,
             &platform::journal::report::VerifyOptions::default(),
         )
         .with_context(|| format!("writing the report on exit into {}", dir.display()))?;
-        tracing::info!(files = ?written, "report on exit written");
+        tracing::info!(files = ?written, verdict = %report.summary.line(), "report on exit written");
+        status = ExitCode::from(args.report_exit_status.status(&report));
     }
     if !args.json {
         println!("harness stopped");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(status)
 }
 
 /// Creates the fixtures of `path` in the running stack and says how many.

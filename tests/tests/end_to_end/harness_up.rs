@@ -283,7 +283,8 @@ fn a_taken_port_stops_it_at_once_with_status_2_and_the_fix() {
 }
 
 #[test]
-fn fixtures_exist_once_ready_and_the_verdict_on_the_clients_is_written_at_exit() {
+fn fixtures_exist_once_ready_and_the_verdict_on_the_clients_is_written_at_exit_and_is_the_exit_status()
+ {
     let work = tempfile::tempdir().unwrap();
     let fixtures = work.path().join("fixtures.toml");
     std::fs::write(
@@ -307,6 +308,8 @@ connection_configs = [{ connection_id = "main", phone_numbers = ["+14155550100"]
         &fixtures.display().to_string(),
         "--report-on-exit",
         &reports.display().to_string(),
+        "--report-exit-status",
+        "verdict",
     ]);
     let details = parse(&wait_for_file(&up.ready, &mut up.running));
     let url = details["platform"]["url"].as_str().unwrap();
@@ -324,7 +327,12 @@ connection_configs = [{ connection_id = "main", phone_numbers = ["+14155550100"]
 
     up.running.signal("TERM");
     let status = up.running.wait();
-    assert_eq!(status.code(), Some(0), "stderr:\n{}", up.running.stderr());
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "--report-exit-status verdict: the failed verdict; stderr:\n{}",
+        up.running.stderr()
+    );
     let junit = std::fs::read_to_string(reports.join("junit.xml"))
         .unwrap_or_else(|e| panic!("no junit.xml ({e}); stderr:\n{}", up.running.stderr()));
     let case = |name: &str| {
