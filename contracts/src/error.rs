@@ -246,6 +246,9 @@ pub struct ValidationErrorBody {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ValidationErrors {
     details: Vec<ErrorDetail>,
+    /// The fields each object with an unknown field takes, by the object's `loc`: not part
+    /// of the 422 body, for messages outside HTTP that suggest the field meant.
+    known_fields: Vec<(Vec<LocItem>, Vec<String>)>,
 }
 
 impl ValidationErrors {
@@ -278,6 +281,26 @@ impl ValidationErrors {
     /// Moves every failure of `other` into this set.
     pub fn extend(&mut self, other: ValidationErrors) {
         self.details.extend(other.details);
+        self.known_fields.extend(other.known_fields);
+    }
+
+    /// Records the fields the object at `loc` takes, when one of its fields is unknown.
+    pub fn note_known_fields(&mut self, loc: &Loc, fields: &[&str]) {
+        if self.known_fields_at(loc.items()).is_none() {
+            self.known_fields.push((
+                loc.items().to_vec(),
+                fields.iter().map(|f| f.to_string()).collect(),
+            ));
+        }
+    }
+
+    /// The fields the object at `loc` takes, when one of its fields was unknown
+    /// (`extra_forbidden`): what a message may suggest instead.
+    pub fn known_fields_at(&self, loc: &[LocItem]) -> Option<&[String]> {
+        self.known_fields
+            .iter()
+            .find(|(l, _)| l.as_slice() == loc)
+            .map(|(_, f)| f.as_slice())
     }
 
     /// Whether nothing failed.
@@ -400,6 +423,22 @@ pub enum ByokErrorCode {
 }
 
 impl ByokErrorCode {
+    /// Every code.
+    pub const ALL: [ByokErrorCode; 12] = [
+        ByokErrorCode::Unauthorized,
+        ByokErrorCode::InvalidRequest,
+        ByokErrorCode::KeyNotFound,
+        ByokErrorCode::KeyDisabled,
+        ByokErrorCode::KeyRevoked,
+        ByokErrorCode::DecryptionFailed,
+        ByokErrorCode::RateLimited,
+        ByokErrorCode::ServiceUnavailable,
+        ByokErrorCode::InternalError,
+        ByokErrorCode::MethodNotAllowed,
+        ByokErrorCode::PayloadTooLarge,
+        ByokErrorCode::NotFound,
+    ];
+
     /// The HTTP status that goes with this code.
     pub fn http_status(self) -> u16 {
         match self {

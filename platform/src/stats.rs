@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use contracts::wire::{AttemptCounts, CampaignStatistics};
 use rusqlite::Connection;
 
-use crate::engine::dialing::CallResult;
+use crate::engine::dialing::{CallResult, Pacing};
 use crate::store::StoreError;
 use crate::store::campaigns::CampaignRecord;
 use crate::store::states::UserState;
@@ -69,32 +69,52 @@ pub fn from_counts(
         }
     }
     s.attempts_by_outcome = by;
-    // Rule 3: the budget beside what the rate allows in the open window time left.
+    // Rule 3: the budget beside what the rate allows in the open window time left: each
+    // opening of the window from now (or the start) to the end fits the dials the pace
+    // places in it, the first as it opens (the engine's own arithmetic).
     s.attempt_budget = s.users_total * u64::from(rec.spec.retry.max_attempts());
     let is_final = rec.status_at(now).is_final();
-    let open = if is_final {
-        0
+    let openings = if is_final {
+        vec![]
     } else {
         rec.spec
             .window
-            .open_seconds_between(now.max(rec.spec.start), rec.spec.end)
+            .windows_between(now.max(rec.spec.start), rec.spec.end)
     };
-    s.attempt_capacity =
-        s.attempts_total + (rec.spec.attempts_per_second * open as f64).floor() as u64;
+    let open: chrono::Duration = openings.iter().map(|(a, b)| *b - *a).sum();
+    let more: u64 = openings
+        .iter()
+        .map(|(a, b)| Pacing::dials_within(rec.spec.attempts_per_second, *b - *a))
+        .sum();
+    s.attempt_capacity = s.attempts_total + more;
     // An ended or cancelled campaign dials no more: the shortfall is history, not a warning.
     if !is_final && s.attempt_budget > s.attempt_capacity {
         s.capacity_warning = Some(format!(
-            "the attempt budget of {} ({} users x (1 + max_retries {})) exceeds the {} dials that {} per second allows in the {:.1} open hours left before end_timestamp (plus the {} made); some users may not finish all retries",
+            "the attempt budget of {} ({} users x (1 + max_retries {})) exceeds the {} attempts possible: the {} made and the {} more that {} per second allows in the {} of open window left before end_timestamp; some users may not finish all retries",
             s.attempt_budget,
             s.users_total,
             rec.spec.retry.max_retries,
             s.attempt_capacity,
+            s.attempts_total,
+            more,
             rec.spec.attempts_per_second,
-            open as f64 / 3600.0,
-            s.attempts_total
+            open_time(open),
         ));
     }
     s
+}
+
+/// Open window time as a person reads it: `45 minutes`, `8.0 hours`, `3 days 4.5 hours`.
+fn open_time(d: chrono::Duration) -> String {
+    let secs = d.num_seconds();
+    let count = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    let hours = |s: i64| format!("{:.1} hours", s as f64 / 3600.0);
+    match secs {
+        s if s < 60 => count(s, "second"),
+        s if s < 3_600 => count(s / 60, "minute"),
+        s if s < 86_400 => hours(s),
+        s => format!("{} {}", count(s / 86_400, "day"), hours(s % 86_400)),
+    }
 }
 
 #[cfg(test)]
@@ -196,7 +216,12 @@ mod tests {
         let s = from_counts(&counts(100_000), &rec, now);
         assert!(s.attempt_budget > s.attempt_capacity);
         let warning = s.capacity_warning.expect("a warning");
-        assert!(warning.contains("exceeds the 57610 dials"), "{warning}");
+        assert!(
+            warning.contains(
+                "exceeds the 57610 attempts possible: the 10 made and the 57600 more that 2 per second allows in the 8.0 hours of open window left"
+            ),
+            "{warning}"
+        );
         let (cancelled, now) = a_campaign(CampaignStatus::Cancelled);
         let s = from_counts(&counts(100_000), &cancelled, now);
         assert_eq!(s.capacity_warning, None);

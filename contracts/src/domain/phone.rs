@@ -23,7 +23,8 @@
 //!    error. A `+` may appear only before the first digit.
 //! 2. A number written with `+` is international: its digits are the E.164 digits. So is one
 //!    starting with `00` (the international call prefix used in most of the world), which is
-//!    dropped.
+//!    dropped. Where its country code has a fixed national length (below), the digits after
+//!    the code must have it: `+1 312 555 00001` (11 after the `1`) is an error.
 //! 3. Any other number is national to the default region, given as an ISO 3166-1 alpha-2 code
 //!    in any case (`IN`, `us`) or as a calling code (`91`, `+91`). Without a default region it
 //!    is an error that asks for the country code.
@@ -138,6 +139,22 @@ pub enum PhoneError {
         /// The national number length of the region.
         expected: usize,
         /// The digits found.
+        found: usize,
+    },
+    /// A number written with `+` or `00` whose digits after a country code of fixed national
+    /// length do not have that length.
+    #[error(
+        "'{input}' has {found} digits after the country code +{code}, but a national number \
+         there has {expected}"
+    )]
+    CountryNumberLength {
+        /// The number as given.
+        input: String,
+        /// The country calling code it starts with.
+        code: u16,
+        /// The national number length under that code.
+        expected: usize,
+        /// The digits found after the code.
         found: usize,
     },
 }
@@ -291,10 +308,10 @@ pub fn normalize(raw: &str, default_region: Option<&str>) -> Result<E164, PhoneE
     }
 
     if plus {
-        return E164::from_digits(&digits, raw);
+        return international(&digits, raw);
     }
-    if let Some(international) = digits.strip_prefix("00") {
-        return E164::from_digits(international, raw);
+    if let Some(digits) = digits.strip_prefix("00") {
+        return international(digits, raw);
     }
 
     let Some(region) = default_region else {
@@ -337,6 +354,33 @@ pub fn normalize(raw: &str, default_region: Option<&str>) -> Result<E164, PhoneE
         },
     };
     E164::from_digits(&format!("{code}{national}"), raw)
+}
+
+/// The digits of a number written with `+` or `00`: a valid E.164 number whose national
+/// part has the length fixed for its country code, where one is (rule 4 of
+/// [`normalize`] holds for international numbers too).
+fn international(digits: &str, raw: &str) -> Result<E164, PhoneError> {
+    let e164 = E164::from_digits(digits, raw)?;
+    // Country codes are prefix-free: the one of 1 to 3 leading digits with a fixed length,
+    // if any, is the number's.
+    for len in 1..=3 {
+        let Ok(code) = digits[..len].parse::<u16>() else {
+            break;
+        };
+        if let Some(expected) = national_rules(code).length {
+            let found = digits.len() - len;
+            if found != expected {
+                return Err(PhoneError::CountryNumberLength {
+                    input: raw.to_owned(),
+                    code,
+                    expected,
+                    found,
+                });
+            }
+            break;
+        }
+    }
+    Ok(e164)
 }
 
 /// The strict E.164 form [`parse_e164`] accepts, as a regular expression (ECMA-262 and
@@ -756,9 +800,13 @@ mod tests {
     // Separators of every kind, a non-breaking space, surrounding white space.
     #[case("  +91\u{a0}98765\t43210 ", None, "+919876543210")]
     #[case("(+91) 98765.43210", None, "+919876543210")]
-    // Lengths at the limits: 7 and 15 digits.
-    #[case("+1234567", None, "+1234567")]
-    #[case("+123456789012345", None, "+123456789012345")]
+    // Lengths at the limits: 7 and 15 digits (under a code of variable length).
+    #[case("+4912345", None, "+4912345")]
+    #[case("+491234567890123", None, "+491234567890123")]
+    // The fixed lengths hold for international numbers too, and only under their code.
+    #[case("+91 98765 43210", None, "+919876543210")]
+    #[case("00351 912 345 678", None, "+351912345678")]
+    #[case("+353 1 234 5678", None, "+35312345678")]
     fn normalize_accepts(#[case] raw: &str, #[case] region: Option<&str>, #[case] expected: &str) {
         assert_eq!(ok(raw, region), expected);
     }
@@ -836,6 +884,27 @@ mod tests {
         None,
         PhoneError::TooLong { input: "+1234567890123456".into() },
         "'+1234567890123456' is too long for an E.164 number (7 to 15 digits)"
+    )]
+    #[case(
+        "+1 312 555 00001",
+        None,
+        PhoneError::CountryNumberLength { input: "+1 312 555 00001".into(), code: 1, expected: 10, found: 11 },
+        "'+1 312 555 00001' has 11 digits after the country code +1, but a national number \
+         there has 10"
+    )]
+    #[case(
+        "0091 98765 432",
+        Some("US"),
+        PhoneError::CountryNumberLength { input: "0091 98765 432".into(), code: 91, expected: 10, found: 8 },
+        "'0091 98765 432' has 8 digits after the country code +91, but a national number there \
+         has 10"
+    )]
+    #[case(
+        "+351 91234567",
+        None,
+        PhoneError::CountryNumberLength { input: "+351 91234567".into(), code: 351, expected: 9, found: 8 },
+        "'+351 91234567' has 8 digits after the country code +351, but a national number there \
+         has 9"
     )]
     #[case(
         "0044 1234 5678 9012 3456",
@@ -946,8 +1015,8 @@ mod tests {
     #[case("+919876543210")]
     #[case("+14155550100")]
     #[case("+442079460018")]
-    #[case("+1234567")]
-    #[case("+123456789012345")]
+    #[case("+4912345")]
+    #[case("+491234567890123")]
     fn parse_e164_accepts_canonical_numbers(#[case] s: &str) {
         let n = parse_e164(s).unwrap();
         assert_eq!(n.as_str(), s);

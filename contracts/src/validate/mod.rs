@@ -119,6 +119,7 @@ impl Ctx {
                                 ErrorType::ExtraForbidden,
                                 "Extra inputs are not permitted",
                             );
+                            self.errors.note_known_fields(loc, known);
                         }
                     }
                 }
@@ -758,6 +759,13 @@ mod tests {
         let d = &strict.errors.details()[0];
         assert_eq!(d.error_type, "extra_forbidden");
         assert_eq!(d.loc.len(), 3);
+        // The fields the object takes go with the failure (not in the 422 body).
+        let known = strict
+            .errors
+            .known_fields_at(Loc::body().at("webhook_config").items())
+            .expect("known fields of the object");
+        assert!(known.iter().any(|f| f == "url"), "{known:?}");
+        assert_eq!(strict.errors.known_fields_at(Loc::body().items()), None);
     }
 
     #[test]

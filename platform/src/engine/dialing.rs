@@ -67,9 +67,33 @@ pub struct Pacing {
 impl Pacing {
     /// When the next dial of this run is due at `rate` dials per second.
     pub fn next_slot(&self, rate: f64) -> DateTime<Utc> {
-        let offset = (self.count as f64 * 1_000_000.0 / rate).ceil() as i64;
-        micros(self.epoch_us + offset)
+        micros(self.epoch_us + slot_offset_us(self.count, rate))
     }
+
+    /// How many dials the pace fits into one opening of the window `span` long, when the
+    /// first is dialled as it opens: the slots `0, 1/rate, 2/rate, ...` (as [`Pacing::next_slot`]
+    /// places them) that fall before it closes. An opening of 3,601 s at 0.3 a second fits
+    /// 1,081, not the 1,080 of `floor(0.3 x 3601)`.
+    pub fn dials_within(rate: f64, span: Duration) -> u64 {
+        let span_us = span.num_microseconds().unwrap_or(i64::MAX);
+        if span_us <= 0 || rate.is_nan() || rate <= 0.0 {
+            return 0;
+        }
+        // An estimate, then the exact count by the slots' own arithmetic.
+        let mut k = (span_us as f64 * rate / 1_000_000.0).ceil().max(0.0) as i64;
+        while k > 0 && slot_offset_us(k - 1, rate) >= span_us {
+            k -= 1;
+        }
+        while slot_offset_us(k, rate) < span_us {
+            k += 1;
+        }
+        k as u64
+    }
+}
+
+/// Microseconds from a pace's epoch to its `count`-th slot (from 0).
+fn slot_offset_us(count: i64, rate: f64) -> i64 {
+    (count as f64 * 1_000_000.0 / rate).ceil() as i64
 }
 
 /// An instant from Unix microseconds.
@@ -349,6 +373,35 @@ mod tests {
             p.count += 1;
         }
         assert_eq!(n, in_a_minute);
+    }
+
+    /// The count of dials an opening fits is the count of slots the pace places in it, for
+    /// rates and spans where `floor(rate x span)` and `ceil` differ and where they agree.
+    #[rstest]
+    #[case(0.3, 3_601_000_000)]
+    #[case(0.1, 3_600_000_000)]
+    #[case(33.3, 3_600_000_000)]
+    #[case(0.123, 3_600_000_000)]
+    #[case(7.0, 59_999_999)]
+    #[case(500.0, 1)]
+    #[case(2.0, 0)]
+    fn an_opening_fits_the_slots_the_pace_places(#[case] rate: f64, #[case] span_us: i64) {
+        let p0 = Pacing {
+            epoch_us: 1_000_000_000,
+            count: 0,
+        };
+        let close = micros(p0.epoch_us + span_us);
+        let mut p = p0;
+        let mut n = 0u64;
+        while p.next_slot(rate) < close {
+            n += 1;
+            p.count += 1;
+        }
+        assert_eq!(
+            Pacing::dials_within(rate, Duration::microseconds(span_us)),
+            n,
+            "{rate}/s over {span_us} us"
+        );
     }
 
     #[test]

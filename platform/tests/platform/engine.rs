@@ -229,6 +229,37 @@ async fn rule_3_warns_when_the_budget_exceeds_the_capacity() {
     assert_eq!(stats(&app, &id).await["capacity_warning"], Value::Null);
 }
 
+/// The capacity stated before the start is what the engine then dials: 0.13 a second fits
+/// 8 dials in each open minute (at 0, 7.7, ..., 53.8 s), 24 in three, where
+/// `floor(0.13 x 180)` would say 23; and the sentence adds up.
+#[tokio::test]
+async fn rule_3_the_capacity_stated_before_the_start_is_what_the_engine_dials() {
+    let app = spawn_app().await;
+    let id = create(
+        &app,
+        &campaign(
+            0.13,
+            json!({"max_retries": 0}),
+            ("13:00", "13:01"),
+            WEEKDAYS,
+        ),
+    )
+    .await;
+    let numbers: Vec<String> = (200..240).map(|nxx| magic(nxx, 2)).collect();
+    add_users(&app, &id, &numbers).await;
+    let before = stats(&app, &id).await;
+    assert_eq!(before["attempt_capacity"], 24);
+    let warning = before["capacity_warning"].as_str().expect("40 > 24 warns");
+    assert!(
+        warning.contains(
+            "exceeds the 24 attempts possible: the 0 made and the 24 more that 0.13 per second allows in the 3 minutes of open window left"
+        ),
+        "{warning}"
+    );
+    advance_to(&app, "2026-03-05T13:00:00Z").await;
+    assert_eq!(dials(&app, &id).await.len(), 24);
+}
+
 #[tokio::test]
 async fn rule_4_weights_3_and_1_split_1000_dials_750_250_within_one_at_every_prefix() {
     let app = spawn_app().await;

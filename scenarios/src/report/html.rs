@@ -9,15 +9,53 @@ use super::scenario::ScenarioReport;
 use super::svg;
 use crate::checks::{Outcome, Severity};
 
-const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
+const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px;overflow-wrap:anywhere}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 .meta{color:#555}.verdict{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:600;color:#fff}
 .pass{background:#2e7d32}.fail{background:#c62828}
-table{border-collapse:collapse;width:100%;margin:6px 0 12px;font-size:13px}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%;margin:6px 0 12px;font-size:13px;table-layout:fixed}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.failed td{background:#fdecea}code{font-size:12px;word-break:break-all}
+tr.failed td{background:#fdecea}code{font-size:12px;word-break:break-all}pre{white-space:pre-wrap;overflow-wrap:anywhere}
+tr:target td{background:#fff8d6}.observed small{color:#666}
+#timeline col.n{width:3.5em}#timeline col.at{width:16em}#timeline col.kind{width:5.5em}#timeline col.subject{width:9em}
+#expectations col.result{width:5.5em}#expectations col.where{width:11em}
+svg .bucket:hover{fill-opacity:.07}svg a:hover text{text-decoration:underline}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
 details{margin:6px 0}";
+
+/// An observed value as a person reads it: a string as it is, a table as `key: value`
+/// pairs (`total: 11; connected: 3`), a nested table in parentheses, a list joined by
+/// commas.
+pub fn readable(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    fn inner(v: &Value) -> String {
+        match v {
+            Value::Object(m) if m.is_empty() => "none".into(),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, x)| match x {
+                    Value::Object(_) | Value::Array(_) => format!("{k} ({})", inner(x)),
+                    _ => format!("{k} {}", inner(x)),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => readable(v),
+        }
+    }
+    match v {
+        Value::Null => "none".into(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) if items.is_empty() => "none".into(),
+        Value::Array(items) => items.iter().map(inner).collect::<Vec<_>>().join(", "),
+        Value::Object(m) if m.is_empty() => "none".into(),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, x)| format!("{k}: {}", inner(x)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => other.to_string(),
+    }
+}
 
 /// The page.
 pub fn render(r: &ScenarioReport) -> String {
@@ -45,32 +83,47 @@ pub fn render(r: &ScenarioReport) -> String {
         let _ = writeln!(s, "<p>{}</p>", escape(d));
     }
 
-    s.push_str("<h2>Dials over time</h2>\n");
+    s.push_str("<h2>Dials and inbound calls over time</h2>\n");
     s.push_str("<p class=\"legend\">");
     for series in &r.chart.series {
         let _ = write!(
             s,
             "<span><i style=\"background:{}\"></i>{}</span>",
             svg::colour(series),
-            escape(series)
+            escape(&series.replace('_', " "))
         );
     }
-    s.push_str("<span><i style=\"background:#fff3c4;border:1px solid #e6d38a\"></i>calling window</span></p>\n");
-    s.push_str(&svg::render(&r.chart, &r.start, &r.until));
+    s.push_str(
+        "<span><i style=\"background:#fff3c4;border:1px solid #e6d38a\"></i>calling window</span>",
+    );
+    s.push_str("<span><i style=\"background:#f8d0cf\"></i>key-service fault</span>");
+    s.push_str(
+        "<span>numbered lines: the rows of the <a href=\"#timeline\">timeline</a></span></p>\n",
+    );
+    s.push_str(&svg::render(&r.chart));
     s.push('\n');
 
-    s.push_str("<h2>Expectations</h2>\n<table id=\"expectations\"><tr><th>Result</th><th>Expectation</th><th>Where</th><th>Expected</th><th>Observed</th></tr>\n");
+    s.push_str("<h2>Expectations</h2>\n<table id=\"expectations\"><colgroup><col class=\"result\"><col><col class=\"where\"><col><col></colgroup><tr><th>Result</th><th>Expectation</th><th>Where</th><th>Expected</th><th>Observed</th></tr>\n");
     for c in &r.expectations.checks {
         let failed = c.result == Outcome::Fail && c.severity == Severity::Error;
+        let at = c
+            .evidence
+            .0
+            .get("at")
+            .and_then(serde_json::Value::as_str)
+            .map_or(String::new(), |a| {
+                format!("<br><small>at {}</small>", escape(a))
+            });
+        let observed = c.evidence.0.get("observed").map_or(String::new(), readable);
         let _ = writeln!(
             s,
-            "<tr{}><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td></tr>",
+            "<tr{}><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"observed\">{}{at}</td></tr>",
             if failed { " class=\"failed\"" } else { "" },
             c.result.as_str().to_uppercase(),
             escape(&c.description),
             escape(c.location.as_deref().unwrap_or("")),
             escape(c.expected.as_deref().unwrap_or("")),
-            escape(&serde_json::to_string(&c.evidence).unwrap_or_default())
+            escape(&observed)
         );
     }
     s.push_str("</table>\n");
@@ -135,11 +188,12 @@ pub fn render(r: &ScenarioReport) -> String {
         );
     }
 
-    s.push_str("<h2>Timeline</h2>\n<table id=\"timeline\"><tr><th>Simulated time</th><th>Kind</th><th>Subject</th><th>What</th></tr>\n");
-    for t in &r.timeline {
+    s.push_str("<h2>Timeline</h2>\n<table id=\"timeline\"><colgroup><col class=\"n\"><col class=\"at\"><col class=\"kind\"><col class=\"subject\"><col></colgroup><tr><th>#</th><th>Simulated time</th><th>Kind</th><th>Subject</th><th>What</th></tr>\n");
+    for (i, t) in r.timeline.iter().enumerate() {
+        let n = i + 1;
         let _ = writeln!(
             s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr id=\"t{n}\"><td class=\"num\">{n}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&t.at),
             escape(&t.kind),
             escape(&t.subject),

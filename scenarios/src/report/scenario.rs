@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+pub use super::svg::{Chart, Mark, Period};
 use crate::checks::{CheckReport, Outcome};
 use crate::report::table::{self, Colour};
 
@@ -43,8 +44,9 @@ pub struct ScenarioReport {
     pub webhooks: Vec<WebhookReport>,
     /// Scripted telephony rules and how many dials each answered.
     pub telephony_rules: Vec<RuleReport>,
-    /// Dials over time by result, bucketed.
-    pub chart: ChartReport,
+    /// Dials and inbound calls over time by result, bucketed, with what is marked and
+    /// shaded ([`super::svg`] draws it).
+    pub chart: Chart,
     /// The expectations, judged.
     pub expectations: CheckReport,
 }
@@ -105,6 +107,17 @@ pub struct ConnectionReport {
     pub dials: u64,
     /// Its share of the campaign's dials (0 to 1, 4 decimals).
     pub share: f64,
+    /// Dials by each of its phone numbers, in the connection's order (rule 4: used equally).
+    pub numbers: Vec<NumberReport>,
+}
+
+/// Dials that left from one agent number.
+#[derive(Clone, Debug, Serialize)]
+pub struct NumberReport {
+    /// The number (E.164).
+    pub phone_number: String,
+    /// Dials that left from it.
+    pub dials: u64,
 }
 
 /// One opening of a calling window.
@@ -188,23 +201,6 @@ pub struct RuleReport {
     pub name: String,
     /// Dials it answered.
     pub dials: u64,
-}
-
-/// Dials over time by result.
-#[derive(Clone, Debug, Serialize)]
-pub struct ChartReport {
-    /// The first bucket's start.
-    pub from: String,
-    /// Bucket width in seconds.
-    pub bucket_secs: i64,
-    /// The results, in the order of each bucket's counts.
-    pub series: Vec<String>,
-    /// Counts per bucket: `[bucket index, count of each series]`, empty buckets left out.
-    pub buckets: Vec<Vec<u64>>,
-    /// Calling windows of the campaigns (shaded): `[from, until]` pairs.
-    pub windows: Vec<[String; 2]>,
-    /// Marks: status changes, faults, restarts, actions.
-    pub marks: Vec<TimelineEntry>,
 }
 
 /// A dial rate people can read: per second, or per hour below 0.01 per second (where

@@ -1,26 +1,89 @@
-//! The chart of a scenario report as inline SVG: dials per time bucket stacked by result,
-//! the campaigns' calling windows shaded, state changes, faults, restarts and actions marked
-//! as vertical lines with a tooltip. One `<path>` per result (each bucket a rectangle of
-//! it), so the size grows with the buckets (at most a few hundred), not with the dials.
+//! The chart of a scenario run as inline SVG, from one input, [`Chart`] (plain data: no
+//! scenario, no runner): dials and inbound calls per time bucket stacked by result; the
+//! calling windows and the key-service fault periods shaded; the timeline's actions and
+//! status changes as lines labelled with their row numbers in the timeline table and a short
+//! text (marks a few minutes apart share a line: `marks.rs`); time ticks on round minutes,
+//! hours or days (`axis.rs`); a hover on a bucket shows its time and counts. The chart covers
+//! the part of the run with activity and says where the run ends when it goes on without any.
+//!
+//! Nothing but the data comes in, and nothing outside the `<svg>` is needed (no script, no
+//! style sheet), so the same chart can be drawn anywhere the report's JSON is.
 
 use std::fmt::Write;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
+use contracts::report::junit::escape;
+use serde::Serialize;
 
-use super::junit::escape;
-use super::scenario::ChartReport;
+mod axis;
+mod marks;
+
+pub use axis::{bucket_label, ticks};
+use axis::{nice_ceiling, tick_label};
+use marks::{CHAR_W, marks, summary};
+
+/// What the chart draws.
+#[derive(Clone, Debug, Serialize)]
+pub struct Chart {
+    /// Where the chart starts (the run's start): the first bucket's start.
+    pub from: String,
+    /// Where it stops: the end of the activity (the last dial, call, mark or fault edge)
+    /// with a margin, or the run's end.
+    pub until: String,
+    /// The run's end (after [`Chart::until`] when the run goes on with nothing to show).
+    pub run_until: String,
+    /// Bucket width in seconds.
+    pub bucket_secs: i64,
+    /// The series, in the order of each bucket's counts: the results, then
+    /// `inbound_answered` and `inbound_not_answered`.
+    pub series: Vec<String>,
+    /// Counts per bucket: `[bucket index, count of each series...]`, empty buckets left out.
+    pub buckets: Vec<Vec<u64>>,
+    /// Calling windows of the campaigns (shaded): `[from, until]` pairs.
+    pub windows: Vec<[String; 2]>,
+    /// Key-service faults over stretches of time (shaded).
+    pub faults: Vec<Period>,
+    /// The timeline's actions, status changes, faults and restarts, each with its row number
+    /// in the timeline.
+    pub marks: Vec<Mark>,
+}
+
+/// A stretch of time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Period {
+    /// From.
+    pub from: String,
+    /// Until.
+    pub until: String,
+    /// What.
+    pub label: String,
+}
+
+/// A mark: one row of the timeline.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mark {
+    /// Its row number in the timeline (from 1).
+    pub n: usize,
+    /// When.
+    pub at: String,
+    /// `action`, `status`, `fault`, `restart`.
+    pub kind: String,
+    /// What it concerns.
+    pub subject: String,
+    /// What happened.
+    pub detail: String,
+}
 
 /// Width of the drawing.
-const W: f64 = 1000.0;
+pub(super) const W: f64 = 1000.0;
 /// Height of the drawing.
-const H: f64 = 320.0;
-/// Margins: left, right, top, bottom.
+pub(super) const H: f64 = 380.0;
+/// Margins: left, right, top (where the labels of the marks go), bottom.
 const ML: f64 = 56.0;
 const MR: f64 = 16.0;
-const MT: f64 = 16.0;
-const MB: f64 = 40.0;
-
-/// The colour of each result, in the chart's series order.
+pub(super) const MT: f64 = 70.0;
+pub(super) const MB: f64 = 46.0;
+/// The colour of each series.
 pub fn colour(series: &str) -> &'static str {
     match series {
         "connected" => "#2e7d32",
@@ -30,25 +93,28 @@ pub fn colour(series: &str) -> &'static str {
         "failed" => "#c62828",
         "provider_error" => "#6a1b9a",
         "internal_error" => "#283593",
+        "inbound_answered" => "#00838f",
+        "inbound_not_answered" => "#80deea",
         _ => "#555555",
     }
 }
 
-fn parse(t: &str) -> Option<DateTime<Utc>> {
+pub(super) fn parse(t: &str) -> Option<DateTime<Utc>> {
     t.parse().ok()
 }
 
-/// The chart of `[from, until)` as an `<svg>` element.
-pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
-    let (Some(t0), Some(t1)) = (parse(from), parse(until)) else {
+/// The chart as an `<svg>` element.
+pub fn render(c: &Chart) -> String {
+    let (Some(t0), Some(t1), Some(run_end)) =
+        (parse(&c.from), parse(&c.until), parse(&c.run_until))
+    else {
         return String::new();
     };
     let span = (t1 - t0).num_seconds().max(1) as f64;
     let x = |t: DateTime<Utc>| {
         ML + ((t - t0).num_seconds() as f64 / span).clamp(0.0, 1.0) * (W - ML - MR)
     };
-    let chart_from = parse(&c.from).unwrap_or(t0);
-    let bucket_x = |i: u64| x(chart_from + chrono::Duration::seconds(i as i64 * c.bucket_secs));
+    let bucket_x = |i: u64| x(t0 + Duration::seconds(i as i64 * c.bucket_secs));
     let max = c
         .buckets
         .iter()
@@ -58,36 +124,30 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
         .max(1);
     let top = nice_ceiling(max);
     let y = |n: f64| H - MB - n / top as f64 * (H - MB - MT);
-    let mut s = String::new();
+    let (plot_w, plot_h) = (W - ML - MR, H - MT - MB);
+    let (step, tick_times) = ticks(t0, t1);
+    let mut s = String::with_capacity(16 * 1024 + c.buckets.len() * 300);
     let _ = write!(
         s,
-        r##"<svg id="dials-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="100%" role="img" aria-label="Dials over time by result">"##
+        r##"<svg id="dials-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="100%" role="img" aria-label="Dials and inbound calls over time by result" data-tick-secs="{step}" font-family="system-ui, sans-serif">"##
     );
     let _ = write!(
         s,
-        r##"<rect class="plot" x="{ML}" y="{MT}" width="{}" height="{}" fill="#fafafa" stroke="#ccc"/>"##,
-        W - ML - MR,
-        H - MT - MB
+        r##"<rect class="plot" x="{ML}" y="{MT}" width="{plot_w}" height="{plot_h}" fill="#fafafa" stroke="#ccc"/>"##
     );
-    // Calling windows.
+    // Calling windows, then fault periods over them.
     s.push_str(r##"<g class="windows">"##);
     for [a, b] in &c.windows {
-        if let (Some(a), Some(b)) = (parse(a), parse(b)) {
-            let (xa, xb) = (x(a), x(b));
-            if xb > xa {
-                let _ = write!(
-                    s,
-                    r##"<rect class="window" x="{xa:.1}" y="{MT}" width="{:.1}" height="{}" fill="#fff3c4"><title>calling window {} to {}</title></rect>"##,
-                    (xb - xa).max(0.5),
-                    H - MT - MB,
-                    escape(&contracts::clock::format_instant(a)),
-                    escape(&contracts::clock::format_instant(b))
-                );
-            }
-        }
+        shade(&mut s, &x, a, b, "window", "#fff3c4", 1.0, "calling window");
+    }
+    s.push_str(r##"</g><g class="faults">"##);
+    for p in &c.faults {
+        shade(
+            &mut s, &x, &p.from, &p.until, "fault", "#e53935", 0.16, &p.label,
+        );
     }
     s.push_str("</g>");
-    // Gridlines and the y axis.
+    // Gridlines: the y axis, and a line at each tick.
     let parts = [5u64, 4, 2, 1]
         .into_iter()
         .find(|p| top.is_multiple_of(*p))
@@ -97,20 +157,28 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
         let yy = y(n);
         let _ = write!(
             s,
-            r##"<line x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" stroke="#e0e0e0"/><text x="{}" y="{:.1}" font-size="11" text-anchor="end" fill="#444">{}</text>"##,
+            r##"<line x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" stroke="#e0e0e0"/><text class="y-tick" x="{}" y="{:.1}" font-size="11" text-anchor="end" fill="#444">{}</text>"##,
             W - MR,
             ML - 6.0,
             yy + 4.0,
             n.round()
         );
     }
-    // Bars, one path per result.
+    for t in &tick_times {
+        let xx = x(*t);
+        let _ = write!(
+            s,
+            r##"<line x1="{xx:.1}" x2="{xx:.1}" y1="{MT}" y2="{}" stroke="#ececec"/>"##,
+            H - MB
+        );
+    }
+    // Bars: one path per series.
     let bar_w = (bucket_x(1) - bucket_x(0)).max(0.6);
     s.push_str(r##"<g class="dials">"##);
     for (k, series) in c.series.iter().enumerate() {
         let mut d = String::new();
         for b in &c.buckets {
-            let n = b[k + 1];
+            let n = b.get(k + 1).copied().unwrap_or(0);
             if n == 0 {
                 continue;
             }
@@ -125,129 +193,171 @@ pub fn render(c: &ChartReport, from: &str, until: &str) -> String {
         if !d.is_empty() {
             let _ = write!(
                 s,
-                r##"<path class="series series-{series}" fill="{}" d="{d}"><title>{series}</title></path>"##,
+                r##"<path class="series series-{series}" fill="{}" d="{d}"/>"##,
                 colour(series)
             );
         }
     }
     s.push_str("</g>");
-    // Marks.
-    s.push_str(r##"<g class="marks">"##);
-    for m in &c.marks {
-        if let Some(t) = parse(&m.at) {
-            let xx = x(t);
-            let stroke = match m.kind.as_str() {
-                "fault" => "#c62828",
-                "restart" => "#6a1b9a",
-                "status" => "#1565c0",
-                _ => "#424242",
-            };
-            let _ = write!(
-                s,
-                r##"<line class="mark mark-{}" x1="{xx:.1}" x2="{xx:.1}" y1="{MT}" y2="{}" stroke="{stroke}" stroke-dasharray="4 3"><title>{} {} {}: {}</title></line>"##,
-                escape(&m.kind),
-                H - MB,
-                escape(&m.at),
-                escape(&m.kind),
-                escape(&m.subject),
-                escape(&m.detail)
-            );
-        }
-    }
-    s.push_str("</g>");
-    // Time axis: about eight labels.
-    for k in 0..=7 {
-        let t = t0 + chrono::Duration::seconds((span * f64::from(k) / 7.0) as i64);
-        let label = axis_label(t, span / 7.0, span);
+    if c.buckets.is_empty() {
         let _ = write!(
             s,
-            r##"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle" fill="#444">{}</text>"##,
-            x(t),
+            r##"<text class="empty" x="{}" y="{}" font-size="13" text-anchor="middle" fill="#777">no dial and no inbound call in the run</text>"##,
+            ML + plot_w / 2.0,
+            MT + plot_h / 2.0
+        );
+    }
+    // A hover area per bucket: its time and counts.
+    s.push_str(r##"<g class="buckets">"##);
+    for b in &c.buckets {
+        let from = t0 + Duration::seconds(b[0] as i64 * c.bucket_secs);
+        let _ = write!(
+            s,
+            r##"<rect class="bucket" x="{:.1}" y="{MT}" width="{bar_w:.1}" height="{plot_h}" fill="#000" fill-opacity="0"><title>{}</title></rect>"##,
+            bucket_x(b[0]),
+            escape(&bucket_title(c, from, b))
+        );
+    }
+    s.push_str("</g>");
+    marks(&mut s, c, &x);
+    // Time axis.
+    let span_secs = (t1 - t0).num_seconds();
+    for t in &tick_times {
+        let label = tick_label(*t, step, span_secs);
+        let xx = x(*t);
+        let half = label.chars().count() as f64 * CHAR_W / 2.0;
+        let anchor = if xx - half < 0.0 {
+            "start"
+        } else if xx + half > W {
+            "end"
+        } else {
+            "middle"
+        };
+        let _ = write!(
+            s,
+            r##"<text class="tick" data-t="{}" x="{xx:.1}" y="{}" font-size="11" text-anchor="{anchor}" fill="#444">{}</text>"##,
+            contracts::clock::format_instant(*t),
             H - MB + 16.0,
             escape(&label)
         );
     }
+    let day = |t: DateTime<Utc>| t.format("%a %-d %b %H:%M").to_string();
+    let mut caption = format!(
+        "per {} (UTC), {} to {}",
+        bucket_label(c.bucket_secs),
+        day(t0),
+        day(t1)
+    );
+    if run_end > t1 {
+        let later: Vec<String> = c
+            .marks
+            .iter()
+            .filter(|m| parse(&m.at).is_some_and(|t| t > t1))
+            .map(|m| {
+                let at = parse(&m.at).map_or(String::new(), day);
+                format!("{} {} ({at})", m.n, summary(std::slice::from_ref(m)))
+            })
+            .collect();
+        match later.len() {
+            0 => {
+                let _ = write!(
+                    caption,
+                    "; the run goes on to {} with nothing more to show",
+                    day(run_end)
+                );
+            }
+            n => {
+                let _ = write!(
+                    caption,
+                    "; later, to the run's end at {}: {}{}",
+                    day(run_end),
+                    later[..n.min(2)].join(", "),
+                    if n > 2 {
+                        format!(" and {} more", n - 2)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+    }
     let _ = write!(
         s,
-        r##"<text x="{ML}" y="{}" font-size="11" fill="#444">dials per {} (UTC); shaded: calling windows; dashed: status changes, faults, restarts, actions</text>"##,
-        H - 6.0,
-        bucket_label(c.bucket_secs)
+        r##"<text class="caption" x="{ML}" y="{}" font-size="11" fill="#444">{}</text>"##,
+        H - 8.0,
+        escape(&caption)
     );
     s.push_str("</svg>");
     s
 }
 
-/// A round axis maximum at or above `n`.
-/// A time-axis label, with as much as tells labels `step` seconds apart apart over a chart
-/// of `span` seconds: the day alone when they are a day or more apart, the day and the time
-/// over several days, the time alone within a day.
-fn axis_label(t: DateTime<Utc>, step: f64, span: f64) -> String {
-    let format = if step >= 86_400.0 {
-        "%a %d %b"
-    } else if span > 86_400.0 {
-        "%a %d %H:%M"
-    } else {
-        "%a %H:%M"
+/// A shaded stretch `[a, b)` of the plot.
+#[allow(clippy::too_many_arguments)]
+fn shade(
+    s: &mut String,
+    x: &impl Fn(DateTime<Utc>) -> f64,
+    a: &str,
+    b: &str,
+    class: &str,
+    fill: &str,
+    opacity: f64,
+    what: &str,
+) {
+    let (Some(a), Some(b)) = (parse(a), parse(b)) else {
+        return;
     };
-    t.format(format).to_string()
+    let (xa, xb) = (x(a), x(b));
+    if xb > xa {
+        let _ = write!(
+            s,
+            r##"<rect class="{class}" x="{xa:.1}" y="{MT}" width="{:.1}" height="{}" fill="{fill}" fill-opacity="{opacity}"><title>{} from {} to {}</title></rect>"##,
+            (xb - xa).max(0.5),
+            H - MT - MB,
+            escape(what),
+            escape(&contracts::clock::format_instant(a)),
+            escape(&contracts::clock::format_instant(b))
+        );
+    }
 }
 
-fn nice_ceiling(n: u64) -> u64 {
-    let mut step = 1;
-    loop {
-        for m in [1, 2, 5] {
-            if m * step >= n {
-                return m * step;
-            }
+/// What a hover on a bucket shows: its time and its counts.
+fn bucket_title(c: &Chart, from: DateTime<Utc>, b: &[u64]) -> String {
+    let until = from + Duration::seconds(c.bucket_secs);
+    let mut dials = vec![];
+    let mut inbound = vec![];
+    for (k, series) in c.series.iter().enumerate() {
+        let n = b.get(k + 1).copied().unwrap_or(0);
+        if n == 0 {
+            continue;
         }
-        step *= 10;
-    }
-}
-
-/// `1 minute`, `15 minutes`, `1 hour`, `1 day`.
-pub fn bucket_label(secs: i64) -> String {
-    match secs {
-        s if s % 86_400 == 0 => plural(s / 86_400, "day"),
-        s if s % 3_600 == 0 => plural(s / 3_600, "hour"),
-        s if s % 60 == 0 => plural(s / 60, "minute"),
-        s => plural(s, "second"),
-    }
-}
-
-fn plural(n: i64, unit: &str) -> String {
-    if n == 1 {
-        unit.to_string()
-    } else {
-        format!("{n} {unit}s")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn axis_labels_differ_whatever_the_span() {
-        let t0 = parse("2026-03-02T08:00:00.000Z").unwrap();
-        for days in [0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 10.0, 30.0] {
-            let span = days * 86_400.0;
-            let labels: Vec<String> = (0..=7)
-                .map(|k| {
-                    let t = t0 + chrono::Duration::seconds((span * f64::from(k) / 7.0) as i64);
-                    axis_label(t, span / 7.0, span)
-                })
-                .collect();
-            let distinct: std::collections::BTreeSet<&String> = labels.iter().collect();
-            assert_eq!(distinct.len(), labels.len(), "{days} days: {labels:?}");
+        match series.strip_prefix("inbound_") {
+            Some(how) => inbound.push((how.replace('_', " "), n)),
+            None => dials.push((series.clone(), n)),
         }
     }
-
-    #[test]
-    fn axis_maxima_are_round() {
-        assert_eq!(nice_ceiling(1), 1);
-        assert_eq!(nice_ceiling(3), 5);
-        assert_eq!(nice_ceiling(120), 200);
-        assert_eq!(bucket_label(3_600), "hour");
-        assert_eq!(bucket_label(900), "15 minutes");
+    let total = |v: &[(String, u64)]| v.iter().map(|(_, n)| n).sum::<u64>();
+    let list = |v: &[(String, u64)]| {
+        v.iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = format!(
+        "{} to {} UTC",
+        from.format("%a %-d %b %H:%M"),
+        until.format("%H:%M")
+    );
+    if !dials.is_empty() {
+        let _ = write!(out, ": {} dials ({})", total(&dials), list(&dials));
     }
+    if !inbound.is_empty() {
+        let _ = write!(
+            out,
+            "{} {} inbound calls ({})",
+            if dials.is_empty() { ":" } else { ";" },
+            total(&inbound),
+            list(&inbound)
+        );
+    }
+    out
 }

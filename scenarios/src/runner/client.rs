@@ -1,7 +1,7 @@
 //! The runner's client of the platform: every call through the platform's HTTP routes, with
 //! the workspace's key, failing with the status and the body the platform answered.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use reqwest::Method;
 use serde_json::Value;
 
@@ -121,14 +121,62 @@ impl Api {
     }
 }
 
+/// An answer of the platform that is not a success: its status and body.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{method} {path} answered {status}: {body}")]
+pub struct Refused {
+    /// The request's method.
+    pub method: String,
+    /// The request's path.
+    pub path: String,
+    /// The status answered.
+    pub status: u16,
+    /// The body answered, as text.
+    pub body: String,
+}
+
+impl Refused {
+    /// The body as JSON when it is, else as a string.
+    pub fn body_json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|_| Value::String(self.body.clone()))
+    }
+
+    /// The platform's reason in a few words: `409 invalid_status_transition: cannot pause
+    /// a campaign that is cancelled`, or the first validation failure of a 422.
+    pub fn summary(&self) -> String {
+        let v = self.body_json();
+        let reason = if let Some(e) = v.get("error") {
+            format!(
+                "{}: {}",
+                e["code"].as_str().unwrap_or("?"),
+                e["message"].as_str().unwrap_or("")
+            )
+        } else if let Some(d) = v["detail"].as_array().and_then(|d| d.first()) {
+            let loc: Vec<String> = d["loc"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|l| l.as_str().map_or_else(|| l.to_string(), str::to_string))
+                .collect();
+            format!("{}: {}", loc.join("."), d["msg"].as_str().unwrap_or(""))
+        } else {
+            self.body.clone()
+        };
+        format!("{} {reason}", self.status)
+    }
+}
+
 async fn answer(method: &Method, path: &str, resp: reqwest::Response) -> Result<Value> {
     let status = resp.status();
     let bytes = resp.bytes().await.context("reading the answer")?;
     if !status.is_success() {
-        bail!(
-            "{method} {path} answered {status}: {}",
-            String::from_utf8_lossy(&bytes)
-        );
+        return Err(Refused {
+            method: method.to_string(),
+            path: path.to_string(),
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+        .into());
     }
     if bytes.is_empty() {
         return Ok(Value::Null);

@@ -2,15 +2,17 @@
 //! service, the telephony and the webhook receiver answer at the end.
 
 use anyhow::Result;
+use chrono::{DateTime, Duration, Utc};
 use contracts::clock::format_instant;
 
-use super::judge::{result_names, round4};
-use super::observe::RESULTS;
+use super::judge::{agent_variables, round4};
+use super::observe::{RESULTS, series_names};
 use super::play::Run;
 use crate::checks::{Check, CheckReport, Evidence, Outcome, Severity};
 use crate::report::scenario::{
-    CampaignReport, ChartReport, CohortReport, ConnectionReport, Count, InboundReport,
-    KeyServiceCount, RuleReport, ScenarioReport, WebhookReport, WindowReport,
+    CampaignReport, Chart, CohortReport, ConnectionReport, Count, InboundReport, KeyServiceCount,
+    Mark, NumberReport, Period, RuleReport, ScenarioReport, TimelineEntry, WebhookReport,
+    WindowReport,
 };
 
 /// Builds the report.
@@ -43,12 +45,18 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
             });
         }
     }
+    checks.extend(run.refused.iter().cloned());
     let expectations = CheckReport::new(l.name.clone(), l.file.clone(), checks);
 
     let mut campaigns = vec![];
     let mut windows = vec![];
     let none = super::observe::CampaignDials::default();
-    for (key, created) in &run.campaigns {
+    // In the order they were created: the file's.
+    for def in &l.scenario.campaigns {
+        let key = &def.key;
+        let Some(created) = run.campaigns.get(key) else {
+            continue;
+        };
         let v = run.campaign(key).await?;
         let d = run.observer.campaigns.get(key).unwrap_or(&none);
         let w = &run.observer.watched[key];
@@ -68,6 +76,14 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
                     } else {
                         0.0
                     },
+                    numbers: c
+                        .phone_numbers
+                        .iter()
+                        .map(|p| NumberReport {
+                            phone_number: p.as_str().to_string(),
+                            dials: d.by_number.get(p.as_str()).copied().unwrap_or(0),
+                        })
+                        .collect(),
                 }
             })
             .collect();
@@ -124,7 +140,7 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
         });
     }
 
-    let inbound_calls = run
+    let mut inbound_calls: Vec<InboundReport> = run
         .inbound
         .iter()
         .map(|(key, v)| InboundReport {
@@ -134,9 +150,12 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
             dialled: v["dialled"].as_str().unwrap_or("").to_string(),
             answered: v["answered"].as_bool().unwrap_or(false),
             rejection: v["rejection"].as_str().map(str::to_string),
-            agent_variables: v["agent_variables"].clone(),
+            agent_variables: agent_variables(v),
         })
         .collect();
+    // Made in time order; sorted by the platform's time all the same (stable: a tie keeps
+    // the timeline's order).
+    inbound_calls.sort_by(|a, b| a.at.cmp(&b.at));
 
     let mut kms = std::collections::BTreeMap::<(String, String, Option<String>), u64>::new();
     for e in run.stack.kms().audit().entries() {
@@ -185,27 +204,9 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
         })
         .collect();
 
-    let chart = &run.observer.chart;
     let mut timeline = run.timeline.clone();
     timeline.sort_by(|a, b| a.at.cmp(&b.at));
-    let chart = ChartReport {
-        from: format_instant(chart.from),
-        bucket_secs: chart.bucket_secs,
-        series: result_names(),
-        buckets: chart
-            .buckets
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.iter().any(|n| *n > 0))
-            .map(|(i, b)| std::iter::once(i as u64).chain(b.iter().copied()).collect())
-            .collect(),
-        windows,
-        marks: timeline
-            .iter()
-            .filter(|e| e.kind != "cohort")
-            .cloned()
-            .collect(),
-    };
+    let chart = chart(run, &timeline, windows);
     Ok(ScenarioReport {
         scenario: l.name.clone(),
         file: l.file.clone(),
@@ -224,4 +225,66 @@ pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
         chart,
         expectations,
     })
+}
+
+/// The chart: the run from its start to the end of its activity (the last dial or call, the
+/// last mark, the last edge of a fault) and a margin, or to its end; the timeline's rows but
+/// cohort uploads as marks, numbered as in the timeline.
+fn chart(run: &Run<'_>, timeline: &[TimelineEntry], windows: Vec<[String; 2]>) -> Chart {
+    let l = run.loaded;
+    let c = &run.observer.chart;
+    let faults = run.fault_periods();
+    let instant = |s: &str| s.parse::<DateTime<Utc>>().ok();
+    let last = [
+        c.last_active(),
+        // A campaign's end with time is not activity: the chart says it comes later.
+        timeline
+            .iter()
+            .filter(|e| !(e.kind == "status" && e.detail.ends_with("-> ended")))
+            .filter_map(|e| instant(&e.at))
+            .max(),
+        faults
+            .iter()
+            .map(|(from, until, _)| if *until < l.until { *until } else { *from })
+            .max(),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(l.until);
+    let active = (last - l.start).max(Duration::minutes(10));
+    let shown = (l.start + active + active / 20).min(l.until);
+    let (bucket_secs, buckets) = c.rebin(shown);
+    Chart {
+        from: format_instant(c.from),
+        until: format_instant(shown),
+        run_until: format_instant(l.until),
+        bucket_secs,
+        series: series_names(),
+        buckets: buckets
+            .into_iter()
+            .map(|(i, b)| std::iter::once(i).chain(b).collect())
+            .collect(),
+        windows,
+        faults: faults
+            .into_iter()
+            .map(|(from, until, label)| Period {
+                from: format_instant(from),
+                until: format_instant(until),
+                label,
+            })
+            .collect(),
+        marks: timeline
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.kind != "cohort")
+            .map(|(i, e)| Mark {
+                n: i + 1,
+                at: e.at.clone(),
+                kind: e.kind.clone(),
+                subject: e.subject.clone(),
+                detail: e.detail.clone(),
+            })
+            .collect(),
+    }
 }

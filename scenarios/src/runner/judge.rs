@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use contracts::clock::format_instant;
 use serde_json::{Value, json};
 
-use super::observe::{CampaignDials, RESULTS};
+use super::observe::CampaignDials;
 use super::play::Run;
 use crate::checks::{Check, Evidence, Outcome, Severity};
 use crate::scenario::expect::{Count, Expect};
@@ -239,6 +239,49 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                 campaign.clone(),
             )
         }
+        Expect::NumbersUsedEqually {
+            campaign,
+            connection,
+            spread,
+        } => {
+            let d = dials(campaign);
+            let spec = run.observer.watched[campaign].spec_at(now);
+            let allowed = spread.unwrap_or(1);
+            let mut ok = true;
+            let mut observed = serde_json::Map::new();
+            for c in &spec.connections {
+                if connection.as_ref().is_some_and(|k| k != &c.connection_id) {
+                    continue;
+                }
+                let per: Vec<(String, u64)> = c
+                    .phone_numbers
+                    .iter()
+                    .map(|p| {
+                        let n = d.by_number.get(p.as_str()).copied().unwrap_or(0);
+                        (p.as_str().to_string(), n)
+                    })
+                    .collect();
+                let most = per.iter().map(|(_, n)| *n).max().unwrap_or(0);
+                let least = per.iter().map(|(_, n)| *n).min().unwrap_or(0);
+                // A connection that dialled nothing shows nothing about its numbers.
+                ok &= most > 0 && most - least <= allowed;
+                observed.insert(
+                    c.connection_id.clone(),
+                    Value::Object(per.into_iter().map(|(p, n)| (p, json!(n))).collect()),
+                );
+            }
+            let which = connection
+                .as_ref()
+                .map_or("each connection".to_string(), |k| format!("connection {k}"));
+            (
+                ok && !observed.is_empty(),
+                format!(
+                    "the numbers of {which} used equally: dials differing by at most {allowed}"
+                ),
+                Value::Object(observed),
+                campaign.clone(),
+            )
+        }
         Expect::NoDialOutsideWindow { campaign } => {
             let d = dials(campaign);
             (
@@ -320,14 +363,15 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             rejection,
             variables,
         } => {
-            let v = run.inbound.get(call).cloned().unwrap_or(Value::Null);
+            let v = run.inbound_call(call).cloned().unwrap_or(Value::Null);
             let got_answered = v["answered"].as_bool();
+            let received = agent_variables(&v);
             let mut ok = got_answered == Some(*answered);
             if let Some(r) = rejection {
                 ok &= v["rejection"].as_str() == Some(r.as_str());
             }
             if let Some(vars) = variables {
-                ok &= &v["agent_variables"] == vars;
+                ok &= &received == vars;
             }
             let mut want = if *answered {
                 "answered".to_string()
@@ -343,7 +387,7 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             (
                 ok,
                 want,
-                json!({"answered": v["answered"], "rejection": v["rejection"], "agent_variables": v["agent_variables"]}),
+                json!({"answered": v["answered"], "rejection": v["rejection"], "agent_variables": received}),
                 call.clone(),
             )
         }
@@ -387,12 +431,17 @@ fn counts(campaign: &str, wanted: &[(&str, &Option<Count>, u64)]) -> Verdict {
     )
 }
 
+/// What the agent of an inbound call received, as the platform's record says: the caller's
+/// cohort variables, an empty object when there were none (a caller in no cohort, a call
+/// not answered).
+pub fn agent_variables(record: &Value) -> Value {
+    match &record["agent_variables"] {
+        Value::Object(m) => Value::Object(m.clone()),
+        _ => json!({}),
+    }
+}
+
 /// Rounds to 4 decimals (so reports do not carry float noise).
 pub fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
-}
-
-/// The names of the results, in chart order.
-pub fn result_names() -> Vec<String> {
-    RESULTS.iter().map(|(_, n)| n.to_string()).collect()
 }

@@ -10,12 +10,14 @@
 //! - [`judge`]: expectations into checks;
 //! - [`observe`]: the dials, from the telephony journal;
 //! - [`collect`]: the report at the end;
+//! - [`dials`]: the export of every dial (`--dials`);
 //! - [`client`], [`webhooks`], [`cohorts`]: the API client, the webhook receiver, cohort
 //!   uploads.
 
 pub mod client;
 pub mod cohorts;
 pub mod collect;
+pub mod dials;
 pub mod judge;
 pub mod observe;
 pub mod play;
@@ -38,6 +40,7 @@ use crate::scenario::{Loaded, load_file};
   harness run scenarios/examples/lifecycle.toml
   harness run scenarios/examples/*.toml --report-dir reports
   harness run scenarios/examples/weights.toml --seed 7 --json > report.json
+  harness run scenarios/examples/windows_dst.toml --dials dials.csv
 
 Exit status: 0 when every expectation holds, 1 when one fails, 2 when a file is invalid or
 the run could not be made.")]
@@ -60,6 +63,12 @@ pub struct RunArgs {
     /// text.
     #[arg(long)]
     pub json: bool,
+    /// Write every dial of the campaigns here, one row each (time, local time, user, agent
+    /// number, connection, result, duration, attempt): CSV when the name ends in .csv, JSON
+    /// Lines when it ends in .jsonl. For several files, each file's dials go to FILE with its
+    /// report name before the extension (dials.lifecycle.csv).
+    #[arg(long, value_name = "FILE")]
+    pub dials: Option<PathBuf>,
 }
 
 /// Runs `harness run`.
@@ -81,6 +90,9 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
             "nothing was run: fix the files above (`harness scenario check` checks them)"
         );
     }
+    if let Some(d) = &args.dials {
+        dials::Format::of(d)?;
+    }
     let colour = Colour::for_stream(&std::io::stdout());
     let show_progress = !args.quiet && !args.json && std::io::stderr().is_terminal();
     let mut reports = vec![];
@@ -101,7 +113,14 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         } else {
             ProgressBar::hidden()
         };
-        let report = run_loaded(l, args.seed, &progress).await?;
+        let dials = args.dials.as_ref().map(|d| {
+            if several {
+                dials::path_for(d, dir_name)
+            } else {
+                d.clone()
+            }
+        });
+        let report = run_loaded(l, args.seed, dials.as_deref(), &progress).await?;
         progress.finish_and_clear();
         if let Some(dir) = &args.report_dir {
             let dir = if several {
@@ -178,20 +197,27 @@ pub fn write_reports(report: &ScenarioReport, dir: &Path) -> Result<()> {
 /// Runs a scenario file (with the file's seed unless `seed`), without progress.
 pub async fn run_file(path: &Path, seed: Option<u64>) -> Result<ScenarioReport> {
     let l = load_file(path)?;
-    run_loaded(&l, seed, &ProgressBar::hidden()).await
+    run_loaded(&l, seed, None, &ProgressBar::hidden()).await
 }
 
-/// Runs a loaded scenario.
+/// Runs a loaded scenario; with `dials`, every dial is written to that file
+/// ([`dials::DialExport`]).
 pub async fn run_loaded(
     l: &Loaded,
     seed: Option<u64>,
+    dials: Option<&Path>,
     progress: &ProgressBar,
 ) -> Result<ScenarioReport> {
     let seed = seed.unwrap_or(l.scenario.seed);
+    let export = dials.map(dials::DialExport::create).transpose()?;
     let mut run = play::Run::start(l, seed).await?;
+    run.observer.export = export;
     let outcome = async {
         run.setup().await?;
         run.play(progress).await?;
+        if let Some(x) = run.observer.export.take() {
+            x.finish()?;
+        }
         collect::report(&run).await
     }
     .await

@@ -45,6 +45,8 @@ pub struct CampaignDials {
     pub by_result: [u64; 7],
     /// Dials by `connection_id`.
     pub by_connection: BTreeMap<String, u64>,
+    /// Dials by the agent number they left from (rule 4: a connection's numbers in turn).
+    pub by_number: BTreeMap<String, u64>,
     /// Dials by called number.
     pub users: HashMap<String, UserDials>,
     /// Dial times, in order (ms since the epoch).
@@ -95,25 +97,47 @@ impl Watched {
     }
 }
 
-/// Dials over time, by result, in fixed buckets.
+/// The chart's series: the results in [`RESULTS`] order, then inbound calls answered and
+/// not answered.
+pub const SERIES: usize = RESULTS.len() + 2;
+/// The series of answered inbound calls.
+pub const INBOUND_ANSWERED: usize = RESULTS.len();
+/// The series of inbound calls not answered.
+pub const INBOUND_NOT_ANSWERED: usize = RESULTS.len() + 1;
+
+/// The names of the chart's series, in order.
+pub fn series_names() -> Vec<String> {
+    RESULTS
+        .iter()
+        .map(|(_, n)| n.to_string())
+        .chain(["inbound_answered".into(), "inbound_not_answered".into()])
+        .collect()
+}
+
+/// Dials and inbound calls over time, by result, in fixed buckets fine enough to show any
+/// part of the run: the report shows the part with activity in coarser ones
+/// ([`Chart::rebin`]).
 #[derive(Clone, Debug)]
 pub struct Chart {
     /// The first bucket's start.
     pub from: DateTime<Utc>,
     /// Bucket width in seconds.
     pub bucket_secs: i64,
-    /// Counts per bucket, by result.
-    pub buckets: Vec<[u64; 7]>,
+    /// Counts per bucket, by series.
+    pub buckets: Vec<[u64; SERIES]>,
 }
 
-/// Bucket widths the chart chooses from (seconds): the smallest that keeps the run within
-/// [`MAX_BUCKETS`].
+/// Bucket widths the chart chooses from (seconds).
 const WIDTHS: [i64; 11] = [
     60, 300, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200, 86_400, 604_800,
 ];
 
-/// The most buckets a chart has (its points stay few whatever the run's length).
+/// The most buckets a report's chart has (its points stay few whatever the run's length).
 pub const MAX_BUCKETS: i64 = 800;
+
+/// The most buckets the runner counts in (about 1.5 MB at most), fine enough for a chart of
+/// a fortieth of the run in [`MAX_BUCKETS`].
+const FINE_BUCKETS: i64 = 20_000;
 
 impl Chart {
     /// An empty chart of `[from, until)`.
@@ -122,24 +146,65 @@ impl Chart {
         let bucket_secs = WIDTHS
             .iter()
             .copied()
-            .find(|w| span / w < MAX_BUCKETS)
+            .find(|w| span / w < FINE_BUCKETS)
             .unwrap_or(604_800);
         let n = (span + bucket_secs - 1) / bucket_secs;
         Chart {
             from,
             bucket_secs,
-            buckets: vec![[0; 7]; n as usize],
+            buckets: vec![[0; SERIES]; n as usize],
         }
     }
 
-    fn add(&mut self, at: DateTime<Utc>, result: usize) {
+    /// Counts one dial or call of `series` at `at`.
+    pub fn add(&mut self, at: DateTime<Utc>, series: usize) {
         let i = (at - self.from).num_seconds().div_euclid(self.bucket_secs);
         if let Ok(i) = usize::try_from(i) {
             if i >= self.buckets.len() {
-                self.buckets.resize(i + 1, [0; 7]);
+                self.buckets.resize(i + 1, [0; SERIES]);
             }
-            self.buckets[i][result] += 1;
+            self.buckets[i][series] += 1;
         }
+    }
+
+    /// The end of the last bucket with something in it.
+    pub fn last_active(&self) -> Option<DateTime<Utc>> {
+        let i = self
+            .buckets
+            .iter()
+            .rposition(|b| b.iter().any(|n| *n > 0))?;
+        Some(self.from + chrono::Duration::seconds((i as i64 + 1) * self.bucket_secs))
+    }
+
+    /// The buckets of `[from, until)` in the widest width that keeps them within
+    /// [`MAX_BUCKETS`], a multiple of this chart's: the width, and the non-empty buckets as
+    /// `(index, counts)`.
+    pub fn rebin(&self, until: DateTime<Utc>) -> (i64, Vec<(u64, [u64; SERIES])>) {
+        let span = (until - self.from).num_seconds().max(1);
+        let width = WIDTHS
+            .iter()
+            .copied()
+            .filter(|w| w % self.bucket_secs == 0)
+            .find(|w| span / w < MAX_BUCKETS)
+            .unwrap_or(604_800.max(self.bucket_secs));
+        let per = (width / self.bucket_secs) as usize;
+        let shown = ((span + width - 1) / width) as usize;
+        let mut out: Vec<(u64, [u64; SERIES])> = vec![];
+        for (i, b) in self.buckets.iter().enumerate().take(shown * per) {
+            if b.iter().all(|n| *n == 0) {
+                continue;
+            }
+            let k = (i / per) as u64;
+            match out.last_mut() {
+                Some((j, acc)) if *j == k => {
+                    for (a, n) in acc.iter_mut().zip(b) {
+                        *a += n;
+                    }
+                }
+                _ => out.push((k, *b)),
+            }
+        }
+        (width, out)
     }
 }
 
@@ -156,6 +221,10 @@ pub struct Observer {
     pub unattributed: u64,
     /// The chart.
     pub chart: Chart,
+    /// Every dial written out as it is taken in (`harness run --dials`).
+    pub export: Option<super::dials::DialExport>,
+    /// Every dial taken in, attributed or not (for the progress line).
+    pub seen: u64,
 }
 
 impl Observer {
@@ -167,6 +236,8 @@ impl Observer {
             from_numbers: HashMap::new(),
             unattributed: 0,
             chart: Chart::new(from, until),
+            export: None,
+            seen: 0,
         }
     }
 
@@ -194,8 +265,9 @@ impl Observer {
         }
     }
 
-    /// Takes in dials from the journal.
-    pub fn take(&mut self, records: &[DialRecord]) {
+    /// Takes in dials from the journal (and writes them to the export, if any).
+    pub fn take(&mut self, records: &[DialRecord]) -> anyhow::Result<()> {
+        self.seen += records.len() as u64;
         for r in records {
             let req = &r.request;
             let Some((key, connection)) = self.from_numbers.get(&req.from) else {
@@ -217,6 +289,12 @@ impl Observer {
                 .expect("watched campaigns have dials");
             d.by_result[ri] += 1;
             *d.by_connection.entry(connection.clone()).or_default() += 1;
+            match d.by_number.get_mut(&req.from) {
+                Some(n) => *n += 1,
+                None => {
+                    d.by_number.insert(req.from.clone(), 1);
+                }
+            }
             d.times.push(req.at.timestamp_millis());
             let u = match d.users.get_mut(&req.to) {
                 Some(u) => u,
@@ -242,6 +320,62 @@ impl Observer {
             if let Some(ids) = &mut d.attempt_ids {
                 ids.insert(req.attempt_id.clone());
             }
+            if let Some(x) = &mut self.export {
+                let local = req
+                    .at
+                    .with_timezone(&spec.window.timezone())
+                    .format("%Y-%m-%dT%H:%M:%S%.3f%:z")
+                    .to_string();
+                x.write(&super::dials::Row {
+                    campaign: key,
+                    at: req.at,
+                    local_time: &local,
+                    attempt_id: &req.attempt_id,
+                    user_phone_number: &req.to,
+                    agent_phone_number: &req.from,
+                    connection_id: connection,
+                    result: RESULTS[ri].1,
+                    talk_ms: Some(r.result.talk.num_milliseconds()),
+                    attempt_index: req.attempt_index,
+                })?;
+            }
         }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_chart_shows_a_part_of_the_run_in_coarser_buckets() {
+        // A 30-day run counts in 5-minute buckets (8,640 of them).
+        let mut c = Chart::new(t("2026-03-02T08:00:00Z"), t("2026-04-01T08:00:00Z"));
+        assert_eq!(c.bucket_secs, 300);
+        c.add(t("2026-03-02T09:00:00Z"), 0);
+        c.add(t("2026-03-02T09:14:59Z"), 2);
+        c.add(t("2026-03-02T09:15:00Z"), INBOUND_ANSWERED);
+        c.add(t("2026-03-02T12:59:00Z"), 0);
+        assert_eq!(c.last_active(), Some(t("2026-03-02T13:00:00Z")));
+        // Shown to 13:00: five hours in 60-second buckets would be 300; the fine width is
+        // 5 minutes, so 5 minutes it is (60 buckets).
+        let (w, b) = c.rebin(t("2026-03-02T13:00:00Z"));
+        assert_eq!(w, 300);
+        let idx: Vec<u64> = b.iter().map(|(i, _)| *i).collect();
+        assert_eq!(idx, [12, 14, 15, 59]);
+        // The whole run: hours (720 buckets); 09:00 and 09:14:59 in one.
+        let (w, b) = c.rebin(t("2026-04-01T08:00:00Z"));
+        assert_eq!(w, 3_600);
+        assert_eq!(b[0].0, 1);
+        assert_eq!(b[0].1[0], 1);
+        assert_eq!(b[0].1[2], 1);
+        assert_eq!(b[0].1[INBOUND_ANSWERED], 1);
+        assert_eq!(b.len(), 2);
+        assert!(b.iter().map(|(i, _)| *i).all(|i| (i as i64) < MAX_BUCKETS));
     }
 }

@@ -32,7 +32,7 @@ use crate::stack::{ByokOptions, EngineMode, Stack, StackClock, StackDatabase, St
 
 mod actions;
 
-use actions::response;
+use actions::{Refusable, response};
 
 /// The platform's webhook secret in scenario runs (fixed, so reports do not depend on it).
 pub const WEBHOOK_SECRET: &str = "whsec_scenario";
@@ -56,6 +56,21 @@ enum Event {
     Judge(usize),
     /// Only stop here (a campaign edge, a progress tick).
     Look,
+}
+
+/// A key-service fault the run set.
+#[derive(Clone, Debug)]
+pub struct FaultSet {
+    /// Its id at the key service.
+    pub id: String,
+    /// What it is (`service_unavailable on all`).
+    pub label: String,
+    /// When it was set.
+    pub from: DateTime<Utc>,
+    /// When it was removed.
+    pub until: Option<DateTime<Utc>>,
+    /// Whether it covers a stretch of time (not only its next N calls).
+    pub timed: bool,
 }
 
 /// A campaign created by the run.
@@ -87,15 +102,20 @@ pub struct Run<'a> {
     pub deployments: BTreeMap<String, String>,
     /// Cohorts by key: their path once uploaded, and the record last read.
     pub cohorts: BTreeMap<String, (String, Value)>,
-    /// Inbound calls by key: the platform's record.
-    pub inbound: BTreeMap<String, Value>,
+    /// Inbound calls in the order they were made (the timeline's): key and the platform's
+    /// record.
+    pub inbound: Vec<(String, Value)>,
     /// What happened.
     pub timeline: Vec<TimelineEntry>,
     /// The expectations judged so far, by index.
     pub checks: BTreeMap<usize, Check>,
+    /// Steps and uploads the platform refused, each a failed check, in time order.
+    pub refused: Vec<Check>,
     /// Scripted rules and their expected dials.
     pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
-    faults: Vec<String>,
+    /// The key-service faults set, by the runner's index: the fault's id and the stretch it
+    /// covers (until `None`: not removed yet).
+    faults: Vec<FaultSet>,
     stops: BTreeMap<DateTime<Utc>, BTreeSet<Event>>,
     /// A campaign's status may have changed since the statuses were last read: set by an
     /// advance that reports a campaign transition and by a stop that ran a step or an
@@ -229,9 +249,10 @@ impl<'a> Run<'a> {
             campaigns: BTreeMap::new(),
             deployments: BTreeMap::new(),
             cohorts: BTreeMap::new(),
-            inbound: BTreeMap::new(),
+            inbound: vec![],
             timeline: vec![],
             checks: BTreeMap::new(),
+            refused: vec![],
             rules,
             faults: vec![],
             stops: BTreeMap::new(),
@@ -246,12 +267,30 @@ impl<'a> Run<'a> {
     }
 
     fn note(&mut self, kind: &str, subject: &str, detail: impl Into<String>) {
+        self.note_at(self.now, kind, subject, detail);
+    }
+
+    /// Something that happened at `at` (a stop's time, or earlier: the instant a campaign
+    /// moved with time between two stops).
+    fn note_at(&mut self, at: DateTime<Utc>, kind: &str, subject: &str, detail: impl Into<String>) {
         self.timeline.push(TimelineEntry {
-            at: format_instant(self.now),
+            at: format_instant(at),
             kind: kind.into(),
             subject: subject.into(),
             detail: detail.into(),
         });
+    }
+
+    /// A campaign's status is now `status` (as an answer of the platform says): noted at
+    /// `at` when it changed.
+    pub(super) fn status_now(&mut self, key: &str, at: DateTime<Utc>, status: &str) {
+        let Some(c) = self.campaigns.get_mut(key) else {
+            return;
+        };
+        if c.status != status {
+            let before = std::mem::replace(&mut c.status, status.to_string());
+            self.note_at(at, "status", key, format!("{before} -> {status}"));
+        }
     }
 
     fn stop_at(&mut self, t: DateTime<Utc>, e: Event) {
@@ -368,17 +407,20 @@ impl<'a> Run<'a> {
             for e in events {
                 match e {
                     Event::FaultOff(i) => {
-                        let id = self.faults[i].clone();
+                        let id = self.faults[i].id.clone();
+                        self.faults[i].until = Some(self.now);
                         self.stack.kms().faults().remove(&id);
                         self.note("fault", "key service", format!("fault {id} removed"));
                     }
                     Event::FaultOn(i) => self.fault_on(i)?,
                     Event::Upload(i) => {
-                        self.upload(i).await?;
+                        let done = self.upload(i).await;
+                        self.refusal(done, Refusable::Upload(i))?;
                         self.forget_reads();
                     }
                     Event::Step(i) => {
-                        self.step(i).await?;
+                        let done = self.step(i).await;
+                        self.refusal(done, Refusable::Step(i))?;
                         self.forget_reads();
                     }
                     Event::Judge(i) => {
@@ -389,7 +431,12 @@ impl<'a> Run<'a> {
                 }
             }
             progress.set_position((self.now - self.loaded.start).num_seconds().max(0) as u64);
-            progress.set_message(self.now.format("%Y-%m-%d %H:%M").to_string());
+            progress.set_message(format!(
+                "{} UTC, {} dial{}",
+                self.now.format("%Y-%m-%d %H:%M"),
+                self.observer.seen,
+                crate::scenario::plural(self.observer.seen as usize)
+            ));
         }
         Ok(())
     }
@@ -397,7 +444,7 @@ impl<'a> Run<'a> {
     /// Takes in the dials since the last look and notes status changes.
     async fn look(&mut self) -> Result<()> {
         let records = self.stack.telephony().take_journal();
-        self.observer.take(&records);
+        self.observer.take(&records)?;
         if !std::mem::take(&mut self.statuses_stale) {
             return Ok(());
         }
@@ -406,9 +453,15 @@ impl<'a> Run<'a> {
             let v = self.campaign(&key).await?;
             let status = str_field(&v, "status")?;
             let before = self.campaigns[&key].status.clone();
-            if status != before {
-                self.note("status", &key, format!("{before} -> {status}"));
-                self.campaigns.get_mut(&key).expect("known").status = status;
+            if status == before {
+                continue;
+            }
+            // Only the clock moved it (the steps note their own changes): at the start or
+            // the end it is due at, as the platform's life cycle says.
+            let spec = self.observer.watched[&key].spec_at(self.now);
+            let changes = time_changes(&before, &status, spec.start, spec.end, self.now);
+            for (at, to) in changes {
+                self.status_now(&key, at, &to);
             }
         }
         Ok(())
@@ -419,6 +472,27 @@ impl<'a> Run<'a> {
     pub async fn cohort(&self, key: &str) -> Option<Value> {
         let (path, last) = self.cohorts.get(key)?;
         Some(self.api.get(path).await.unwrap_or_else(|_| last.clone()))
+    }
+
+    /// The key-service faults set over stretches of time: from, until (the end of the run
+    /// when never removed) and what.
+    pub fn fault_periods(&self) -> Vec<(DateTime<Utc>, DateTime<Utc>, String)> {
+        self.faults
+            .iter()
+            .filter(|f| f.timed)
+            .map(|f| {
+                (
+                    f.from,
+                    f.until.unwrap_or(self.loaded.until),
+                    f.label.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// The platform's record of an inbound call, by key.
+    pub fn inbound_call(&self, key: &str) -> Option<&Value> {
+        self.inbound.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// `GET` of a campaign by key (read once per stop while nothing changes it).
@@ -446,6 +520,34 @@ impl<'a> Run<'a> {
     fn forget_reads(&mut self) {
         self.lock_reads().clear();
     }
+}
+
+/// The changes with time that take a campaign from `before` to `after` by `now`, each at the
+/// instant it was due ([`platform::lifecycle::next_time_transition`]: the start or the end);
+/// anything else is put at `now`.
+fn time_changes(
+    before: &str,
+    after: &str,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, String)> {
+    use contracts::wire::CampaignStatus;
+    let mut out = vec![];
+    let mut at = CampaignStatus::parse(before);
+    while let Some(s) = at.filter(|s| s.as_str() != after) {
+        match platform::lifecycle::next_time_transition(s, start, end) {
+            Some((t, to)) if t <= now => {
+                out.push((t, to.as_str().to_string()));
+                at = Some(to);
+            }
+            _ => break,
+        }
+    }
+    if out.last().is_none_or(|(_, s)| s != after) {
+        out.push((now, after.to_string()));
+    }
+    out
 }
 
 /// The spec of a campaign as `GET` answers it (after a patch).

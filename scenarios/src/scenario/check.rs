@@ -7,12 +7,14 @@ use std::ops::Range;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, Utc};
-use contracts::error::LocItem;
+use contracts::domain::phone::normalize;
 use contracts::validate::Options;
 use serde_json::Value;
 
+use super::api::{ApiPlace, seg};
 use super::expect::Expect;
 use super::load::{Problem, campaign_body, kind_name};
+use super::locate::{Seg, Tree};
 use super::located::{Located, line_col};
 use super::model::{KmsFaultKind, Scenario};
 use super::setup::CohortDef;
@@ -21,8 +23,10 @@ use super::timeline::Action;
 
 /// The problems found in one file's text (`dir` is where files it names are read from).
 pub(super) struct Checker<'a> {
-    text: &'a str,
-    dir: &'a Path,
+    pub(super) text: &'a str,
+    pub(super) dir: &'a Path,
+    /// The file's spanned tree, to point inside tables kept as JSON.
+    pub(super) tree: Tree<'a>,
     pub(super) problems: Vec<Problem>,
 }
 
@@ -31,6 +35,7 @@ impl<'a> Checker<'a> {
         Checker {
             text,
             dir,
+            tree: Tree::parse(text),
             problems: Vec::new(),
         }
     }
@@ -39,6 +44,11 @@ impl<'a> Checker<'a> {
     pub(super) fn at(&mut self, span: &Range<usize>, message: String) {
         let (line, col) = line_col(self.text, span.start);
         self.problems.push(Problem { line, col, message });
+    }
+
+    /// Where `path` is written in the file, else `fallback` (the entry it is part of).
+    pub(super) fn place(&self, path: &[Seg], fallback: &Range<usize>) -> Range<usize> {
+        self.tree.span(path).unwrap_or_else(|| fallback.clone())
     }
 
     /// Every rule of the file `s` that its types cannot say.
@@ -60,8 +70,8 @@ impl<'a> Checker<'a> {
         self.key_service(s, start);
         self.telephony(s);
         let mut agent_numbers: BTreeMap<String, String> = BTreeMap::new();
-        for c in &s.campaigns {
-            self.campaign(c, start);
+        for (i, c) in s.campaigns.iter().enumerate() {
+            self.campaign(i, c, start);
             for n in agent_numbers_of(&c.request) {
                 if let Some(other) = agent_numbers.insert(n.clone(), c.key.clone())
                     && other != c.key
@@ -76,7 +86,7 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        for d in &s.deployments {
+        for (i, d) in s.deployments.iter().enumerate() {
             let body = &d.request;
             if !body.is_object() {
                 self.at(
@@ -89,12 +99,13 @@ impl<'a> Checker<'a> {
             } else if let Err(e) =
                 contracts::validate::deployment_create(body, Options { strict: true })
             {
-                self.api_errors(&d.span, &format!("deployment {:?}", d.key), &e);
+                let at = ApiPlace::new("request", &["deployments".into(), i.into()], &d.span);
+                self.api_errors(&at, &format!("deployment {:?}", d.key), &e);
             }
         }
         let uploaded_by_step = s.cohorts_uploaded_by_steps();
-        for c in &s.cohorts {
-            self.cohort(c, &campaigns, &deployments);
+        for (i, c) in s.cohorts.iter().enumerate() {
+            self.cohort(i, c, &campaigns, &deployments);
             if let Some(a) = c.upload_at {
                 if uploaded_by_step.contains(c.key.as_str()) {
                     self.at(
@@ -157,9 +168,11 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
-        for e in &s.expect {
+        for (i, e) in s.expect.iter().enumerate() {
             self.expectation(e, s, start, &campaigns, &cohorts, &calls);
+            self.meetable(i, e, s);
         }
+        self.timeline_states(s, start);
     }
 
     /// Keys must be unique and not empty; answers the set of them.
@@ -307,7 +320,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn campaign(&mut self, c: &Located<super::setup::CampaignDef>, start: DateTime<Utc>) {
+    fn campaign(&mut self, i: usize, c: &Located<super::setup::CampaignDef>, start: DateTime<Utc>) {
         let Some(obj) = c.request.as_object() else {
             self.at(
                 &c.span,
@@ -337,40 +350,14 @@ impl<'a> Checker<'a> {
         let body = campaign_body(c, start, "http://127.0.0.1:9/scenario-webhooks");
         if let Err(e) = contracts::validate::campaign_create(&body, start, Options { strict: true })
         {
-            self.api_errors(&c.span, &format!("campaign {:?}", c.key), &e);
-        }
-    }
-
-    fn api_errors(
-        &mut self,
-        span: &Range<usize>,
-        what: &str,
-        e: &contracts::error::ValidationErrors,
-    ) {
-        for d in e.details() {
-            let path: Vec<String> = d
-                .loc
-                .iter()
-                .skip(1)
-                .map(|i| match i {
-                    LocItem::Key(k) => k.clone(),
-                    LocItem::Index(n) => n.to_string(),
-                })
-                .collect();
-            self.at(
-                span,
-                format!(
-                    "{what}: the API would refuse request.{}: {} ({})",
-                    path.join("."),
-                    d.msg,
-                    d.error_type
-                ),
-            );
+            let at = ApiPlace::new("request", &["campaigns".into(), i.into()], &c.span);
+            self.api_errors(&at, &format!("campaign {:?}", c.key), &e);
         }
     }
 
     fn cohort(
         &mut self,
+        i: usize,
         c: &Located<CohortDef>,
         campaigns: &BTreeSet<String>,
         deployments: &BTreeSet<String>,
@@ -399,10 +386,31 @@ impl<'a> Checker<'a> {
                 ),
             );
         }
-        if let Some(g) = &c.generate
-            && let Err(e) = g.width()
-        {
-            self.at(&c.span, format!("cohort {:?}: {e}", c.key));
+        if let Some(g) = &c.generate {
+            let place = self.place(&["cohorts".into(), i.into(), "generate".into()], &c.span);
+            match g.width() {
+                Err(e) => self.at(&place, format!("cohort {:?}: {e}", c.key)),
+                Ok(w) => {
+                    // The first and last numbers stand for all: they differ only in the index.
+                    let country = c
+                        .transformation
+                        .as_ref()
+                        .and_then(|t| t["phone_number"]["country_code"].as_str());
+                    let last = g.first.saturating_add(g.count.saturating_sub(1));
+                    if let Some(e) = [g.first, last]
+                        .into_iter()
+                        .find_map(|i| normalize(&g.number(w, i), country).err())
+                    {
+                        self.at(
+                            &place,
+                            format!(
+                                "cohort {:?}: the pattern {:?} makes numbers the platform rejects: {e}",
+                                c.key, g.numbers
+                            ),
+                        );
+                    }
+                }
+            }
         }
         if let Some(f) = &c.file {
             let p = self.dir.join(f);
@@ -436,8 +444,11 @@ impl<'a> Checker<'a> {
             )
         {
             for d in e.details() {
+                let mut path: Vec<Seg> = vec!["cohorts".into(), i.into(), "transformation".into()];
+                path.extend(d.loc.iter().map(seg));
+                let span = self.place(&path, &c.span);
                 self.at(
-                    &c.span,
+                    &span,
                     format!("cohort {:?}: transformation: {}", c.key, d.msg),
                 );
             }

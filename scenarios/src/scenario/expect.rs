@@ -136,6 +136,19 @@ pub enum Expect {
         #[serde(default)]
         tolerance: Option<f64>,
     },
+    /// Rule 4: the phone numbers inside a connection are used equally: the dials of its most
+    /// and least used numbers differ by at most `spread`.
+    NumbersUsedEqually {
+        /// The campaign's key.
+        campaign: String,
+        /// Only this `connection_id` (default: every connection of the campaign).
+        #[serde(default)]
+        connection: Option<String>,
+        /// The largest difference allowed between the dials of two numbers of one connection
+        /// (default 1: numbers in turn).
+        #[serde(default)]
+        spread: Option<u64>,
+    },
     /// No dial of the campaign started outside its calling window or its start and end.
     NoDialOutsideWindow {
         /// The campaign's key.
@@ -206,6 +219,7 @@ impl Expect {
             Expect::Users { .. } => "users",
             Expect::DialRate { .. } => "dial_rate",
             Expect::WeightSplit { .. } => "weight_split",
+            Expect::NumbersUsedEqually { .. } => "numbers_used_equally",
             Expect::NoDialOutsideWindow { .. } => "no_dial_outside_window",
             Expect::NoDialRepeated { .. } => "no_dial_repeated",
             Expect::KeyServiceCalls { .. } => "key_service_calls",
@@ -225,6 +239,7 @@ impl Expect {
             | Expect::Users { campaign, .. }
             | Expect::DialRate { campaign, .. }
             | Expect::WeightSplit { campaign, .. }
+            | Expect::NumbersUsedEqually { campaign, .. }
             | Expect::NoDialOutsideWindow { campaign }
             | Expect::NoDialRepeated { campaign }
             | Expect::Webhooks { campaign, .. } => Some(campaign),

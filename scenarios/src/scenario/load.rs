@@ -229,7 +229,8 @@ pub fn load_str(
     })
 }
 
-/// toml's messages end with a newline and sometimes name internal types.
+/// toml's messages end with a newline and sometimes name internal types; an unknown field
+/// or value gets the one meant, when one is near.
 fn tidy_toml_message(m: &str) -> String {
     let m = m
         .trim()
@@ -239,7 +240,21 @@ fn tidy_toml_message(m: &str) -> String {
             "{m}: add start = \"2026-03-02T08:00:00Z\" (where the simulated clock starts)"
         );
     }
-    m
+    match meant(&m) {
+        Some(w) => format!("{m}; did you mean `{w}`?"),
+        None => m,
+    }
+}
+
+/// In "unknown field `x`, expected one of `a`, `b`" (or a variant, or "expected `a` or
+/// `b`"), the expected name nearest to `x`.
+fn meant(m: &str) -> Option<String> {
+    let rest = m
+        .strip_prefix("unknown field `")
+        .or_else(|| m.strip_prefix("unknown variant `"))?;
+    let (word, expected) = rest.split_once('`')?;
+    let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    super::locate::near(word, names).map(str::to_string)
 }
 
 /// One hour after the latest time the file names.

@@ -7,16 +7,25 @@
 //! - [`expect`]: what must hold;
 //! - [`time`]: times (absolute or `+duration`) and durations;
 //! - [`located`]: values with their place in the file;
-//! - [`load`]: reading a file and every check beyond its types, with lines and columns.
+//! - [`locate`]: the place of a field inside a table kept as JSON, and near names;
+//! - [`load`]: reading a file and every check beyond its types, with lines and columns
+//!   (`check.rs`: references, times, settings; `api.rs`: the API's validation of the
+//!   requests inside, at the field's line; `states.rs`: what the platform would refuse of
+//!   the timeline, from the statuses the steps lead to; [`meetable`]: expectations that
+//!   cannot be met by construction).
 //!
 //! The JSON Schema (`harness scenario schema`) is generated from these types.
 
+mod api;
 pub mod check;
 pub mod expect;
 pub mod load;
+pub mod locate;
 pub mod located;
+pub mod meetable;
 pub mod model;
 pub mod setup;
+mod states;
 pub mod time;
 pub mod timeline;
 

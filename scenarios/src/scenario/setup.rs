@@ -141,6 +141,19 @@ impl Generate {
         self.numbers
             .replacen(&"#".repeat(width), &format!("{i:0width$}"), 1)
     }
+
+    /// The index of the user with `number`, if one of the users has it.
+    pub fn index_of(&self, number: &str) -> Option<u64> {
+        let width = self.width().ok()?;
+        let at = self.numbers.find('#')?;
+        let (prefix, suffix) = (&self.numbers[..at], &self.numbers[at + width..]);
+        let digits = number
+            .strip_prefix(prefix)?
+            .strip_suffix(suffix)
+            .filter(|d| d.len() == width && d.bytes().all(|b| b.is_ascii_digit()))?;
+        let i: u64 = digits.parse().ok()?;
+        (i >= self.first && i - self.first < self.count).then_some(i)
+    }
 }
 
 #[cfg(test)]
@@ -168,5 +181,22 @@ mod tests {
             ..g
         };
         assert!(split.width().unwrap_err().contains("one run"));
+    }
+
+    #[test]
+    fn a_number_is_found_by_its_index_in_range() {
+        let g = Generate {
+            count: 10,
+            numbers: "+1312555##00".into(),
+            first: 5,
+            identifier: None,
+            variables: BTreeMap::new(),
+        };
+        assert_eq!(g.index_of("+13125550700"), Some(7));
+        assert_eq!(g.index_of("+13125551400"), Some(14));
+        assert_eq!(g.index_of("+13125550400"), None, "below first");
+        assert_eq!(g.index_of("+13125551500"), None, "past the count");
+        assert_eq!(g.index_of("+13125550701"), None, "another suffix");
+        assert_eq!(g.index_of("+1312555070"), None, "too short");
     }
 }

@@ -118,9 +118,32 @@ pub fn parse_at(text: &str) -> Result<At, String> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| At::Absolute(t.to_utc()))
         .map_err(|e| {
+            if let Some(hint) = missing_offset(s) {
+                return hint;
+            }
             format!(
                 "{text:?} is not a time ({e}); write an RFC 3339 instant such as \"2026-03-02T09:00:00Z\", or \"+\" and a duration after the scenario start such as \"+1h30m\""
             )
+        })
+}
+
+/// What to write for a date and time without an offset, or a date alone: the same with `Z`
+/// (UTC) or an offset such as `-05:00`; `None` for anything else.
+fn missing_offset(s: &str) -> Option<String> {
+    let t = s.replacen(' ', "T", 1);
+    let naive = chrono::NaiveDateTime::parse_from_str(&t, "%Y-%m-%dT%H:%M:%S%.f")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(&t, "%Y-%m-%dT%H:%M"))
+        .ok();
+    if let Some(n) = naive {
+        let w = n.format("%Y-%m-%dT%H:%M:%S");
+        return Some(format!(
+            "{s:?} has no offset, so it names no instant: add Z for UTC (\"{w}Z\") or the offset of its place (\"{w}-05:00\")"
+        ));
+    }
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .map(|d| {
+            format!("{s:?} is a date without a time: write an instant such as \"{d}T00:00:00Z\"")
         })
 }
 
@@ -141,7 +164,7 @@ impl fmt::Display for Span {
 
 struct TextVisitor<F>(F, &'static str);
 
-impl<T, F: Fn(&str) -> Result<T, String>> serde::de::Visitor<'_> for TextVisitor<F> {
+impl<'de, T, F: Fn(&str) -> Result<T, String>> serde::de::Visitor<'de> for TextVisitor<F> {
     type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -150,6 +173,34 @@ impl<T, F: Fn(&str) -> Result<T, String>> serde::de::Visitor<'_> for TextVisitor
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
         (self.0)(v).map_err(E::custom)
+    }
+
+    /// An unquoted TOML date-time (toml hands it over as a one-entry table): say to quote
+    /// it.
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let written = match map.next_key::<String>()? {
+            Some(k) if k == "$__toml_private_datetime" => map.next_value::<String>()?,
+            _ => {
+                return Err(serde::de::Error::custom(format!(
+                    "a table where {} is expected",
+                    self.1
+                )));
+            }
+        };
+        if !self.1.starts_with("a time") {
+            return Err(serde::de::Error::custom(format!(
+                "a date-time ({written}) where {} is expected",
+                self.1
+            )));
+        }
+        let quoted = if written.len() > 10 && missing_offset(&written).is_some() {
+            format!("\"{written}Z\" (with an offset: Z is UTC)")
+        } else {
+            format!("\"{written}\"")
+        };
+        Err(serde::de::Error::custom(format!(
+            "a time is written in quotes: {quoted}"
+        )))
     }
 }
 

@@ -105,6 +105,25 @@ pub enum Action {
 }
 
 impl Action {
+    /// What it acts on: the key of its campaign, cohort, deployment or inbound call.
+    pub fn subject(&self) -> Option<&str> {
+        match self {
+            Action::Pause { campaign }
+            | Action::Resume { campaign }
+            | Action::Cancel { campaign }
+            | Action::PatchCampaign { campaign, .. } => Some(campaign),
+            Action::UploadCohort { cohort } => Some(cohort),
+            Action::PauseDeployment { deployment }
+            | Action::ResumeDeployment { deployment }
+            | Action::DeleteDeployment { deployment }
+            | Action::PatchDeployment { deployment, .. } => Some(deployment),
+            Action::InboundCall { key, .. } => Some(key),
+            Action::KeyServiceOutage { .. }
+            | Action::RotateDataKey {}
+            | Action::RestartPlatform {} => None,
+        }
+    }
+
     /// The `do` name.
     pub fn name(&self) -> &'static str {
         match self {

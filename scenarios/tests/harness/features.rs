@@ -191,3 +191,173 @@ fn the_report_shape_is_pinned_and_documented() {
         );
     }
 }
+
+/// What the report says is exact: each status change at its instant (the steps' at theirs,
+/// the start at the start), a pause and a resume at one second both shown; inbound calls in
+/// time order whatever their keys, an unknown caller's variables an empty object; dials per
+/// number of each connection.
+#[test]
+fn the_report_is_exact_to_the_second() {
+    let r = run("report_exact.toml");
+    let status: Vec<(String, String)> = r["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "status" && e["subject"] == "c")
+        .map(|e| {
+            (
+                e["at"].as_str().unwrap().to_string(),
+                e["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("08:00:00", "created"),
+        ("09:00:00", "scheduled -> active"),
+        ("09:30:00", "active -> paused"),
+        ("09:30:00", "paused -> active"),
+        ("10:00:01", "active -> paused"),
+        ("10:30:00", "paused -> active"),
+        ("12:00:00", "active -> cancelled"),
+    ]
+    .iter()
+    .map(|(t, d)| (format!("2026-03-02T{t}.000Z"), d.to_string()))
+    .collect();
+    assert_eq!(status.len(), want.len(), "{status:?}");
+    for ((at, detail), (want_at, want_detail)) in status.iter().zip(&want) {
+        assert_eq!(at, want_at, "{status:?}");
+        assert!(detail.starts_with(want_detail.as_str()), "{status:?}");
+    }
+    let calls: Vec<(&str, &str)> = r["inbound_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["key"].as_str().unwrap(), c["at"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("b-earlier", "2026-03-02T10:45:00.000Z"),
+            ("a-later", "2026-03-02T11:00:00.000Z")
+        ]
+    );
+    assert_eq!(
+        r["inbound_calls"][0]["agent_variables"],
+        serde_json::json!({})
+    );
+    assert_eq!(
+        r["inbound_calls"][1]["agent_variables"],
+        serde_json::json!({"first_name": "Ada"})
+    );
+    let numbers: Vec<Vec<(String, u64)>> = r["campaigns"][0]["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["numbers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| {
+                    (
+                        n["phone_number"].as_str().unwrap().to_string(),
+                        n["dials"].as_u64().unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let n = |p: &str, d: u64| (p.to_string(), d);
+    assert_eq!(
+        numbers,
+        [
+            vec![n("+14155550700", 1800), n("+14155550701", 1800)],
+            vec![
+                n("+14155550710", 400),
+                n("+14155550711", 400),
+                n("+14155550712", 400)
+            ],
+        ]
+    );
+}
+
+/// `numbers_used_equally` fails when a connection's numbers are not used in turn: 5,000
+/// users put 1,250 dials on three numbers (417, 417, 416), which `spread = 0` refuses.
+#[test]
+fn numbers_used_unequally_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenario("report_exact.toml"))
+        .unwrap()
+        .replace("count = 4800", "count = 5000");
+    let file = dir.path().join("unequal.toml");
+    std::fs::write(&file, text).unwrap();
+    let (code, out) = crate::run::harness_run(&file, &dir.path().join("r"));
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL  numbers_used_equally.line97"), "{out}");
+    assert!(
+        out.contains(r#""conn-b":{"+14155550710":417,"+14155550711":417,"+14155550712":416}"#),
+        "{out}"
+    );
+    assert!(out.contains("5 passed, 1 failed"), "{out}");
+}
+
+/// A step the platform refuses at run time (one `scenario check` cannot know: a patch that
+/// takes another deployment's number) is a failed check with the platform's answer, the run
+/// goes on to the end, and `harness run` exits 1 with its reports written.
+#[test]
+fn a_step_the_platform_refuses_is_a_failed_check_with_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{}\n[[deployments]]\nkey = \"other\"\n\n[deployments.request]\nname = \"Other\"\napp_id = \"app-1\"\napp_version = 1\nconnection_configs = [{{ connection_id = \"conn-o\", phone_numbers = [\"+14155550791\"] }}]\n\n[[timeline]]\nat = \"+2h\"\ndo = \"patch_deployment\"\ndeployment = \"other\"\npatch = {{ connection_configs = [{{ connection_id = \"conn-o\", phone_numbers = [\"+14155550790\"] }}] }}\n",
+        std::fs::read_to_string(scenario("report_exact.toml")).unwrap()
+    );
+    let file = dir.path().join("refused.toml");
+    std::fs::write(&file, &text).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l == "do = \"patch_deployment\"")
+        .unwrap();
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["scenario", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "scenario check cannot know it");
+    let reports = dir.path().join("r");
+    let (code, out) = crate::run::harness_run(&file, &reports);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL  step.line"), "{out}");
+    assert!(
+        out.contains("6 passed, 1 failed"),
+        "every expectation still judged: {out}"
+    );
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    let step = r["expectations"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["group"] == "step")
+        .expect("the refused step is a check");
+    assert_eq!(step["result"], "fail");
+    assert_eq!(step["evidence"]["observed"]["status"], 409);
+    assert!(
+        step["evidence"]["observed"]["answer"]["error"]["message"]
+            .as_str()
+            .is_some(),
+        "{step}"
+    );
+    assert!(
+        step["location"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(":{}", line - 1)),
+        "the [[timeline]] entry: {step}"
+    );
+    let timeline = serde_json::to_string(&r["timeline"]).unwrap();
+    assert!(
+        timeline.contains("patch_deployment refused: 409"),
+        "{timeline}"
+    );
+}

@@ -266,3 +266,135 @@ fn a_file_named_by_a_relative_or_an_absolute_path_gives_the_same_report_bytes() 
         "{v}"
     );
 }
+
+/// `--dials FILE`: every dial, one row each, in dial order, with its local time in the
+/// campaign's time zone (so a local window is checked on the file alone: 09:00 to 17:00 in
+/// New York on both sides of the change to daylight saving time), as CSV or JSON Lines by
+/// the name; for several files, one file each.
+#[test]
+fn every_dial_is_exported_with_its_local_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("dials.csv");
+    let (code, stdout, stderr) = harness_in(
+        dir.path(),
+        &[
+            "run".as_ref(),
+            "-q".as_ref(),
+            example("windows_dst.toml").as_os_str(),
+            "--dials".as_ref(),
+            "dials.csv".as_ref(),
+            "--json".as_ref(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "campaign,at,local_time,attempt_id,user_phone_number,agent_phone_number,connection_id,result,duration,attempt"
+        )
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let total: u64 = report["campaigns"][0]["dials_by_result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(rows.len() as u64, total, "one row per dial");
+    let mut offsets = std::collections::BTreeSet::new();
+    let mut previous = "";
+    for r in &rows {
+        assert_eq!(r.len(), 10, "{r:?}");
+        assert_eq!(r[0], "ny");
+        assert!(r[1] >= previous, "in dial order");
+        previous = r[1];
+        let local = chrono::DateTime::parse_from_rfc3339(r[2]).unwrap();
+        let utc: chrono::DateTime<chrono::Utc> = r[1].parse().unwrap();
+        assert_eq!(local.to_utc(), utc, "the same instant");
+        offsets.insert(local.offset().local_minus_utc());
+        let hm = local.format("%H:%M").to_string();
+        assert!(("09:00".."17:00").contains(&hm.as_str()), "{r:?}");
+        assert!(r[4].starts_with("+1312") && r[5] == "+14155550800" && r[6] == "conn-a");
+        assert!(
+            [
+                "connected",
+                "short_duration",
+                "busy",
+                "no_answer",
+                "failed",
+                "provider_error",
+                "internal_error"
+            ]
+            .contains(&r[7]),
+            "{r:?}"
+        );
+        assert_eq!(r[9], "1", "no retries: every dial a first attempt");
+        if r[7] == "busy" {
+            assert_eq!(r[8], "", "nothing answered: no duration");
+        }
+        if r[7] == "connected" {
+            assert!(r[8].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        }
+    }
+    assert_eq!(
+        offsets.into_iter().collect::<Vec<_>>(),
+        [-5 * 3600, -4 * 3600],
+        "EST before the change, EDT after"
+    );
+
+    // JSON Lines, for two files: one file each, named after its report directory.
+    let jsonl = dir.path().join("d.jsonl");
+    let (code, _, stderr) = harness_in(
+        dir.path(),
+        &[
+            "run".as_ref(),
+            "-q".as_ref(),
+            example("weights.toml").as_os_str(),
+            example("pause_resume_cancel.toml").as_os_str(),
+            "--dials".as_ref(),
+            "d.jsonl".as_ref(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!jsonl.exists());
+    let lines = std::fs::read_to_string(dir.path().join("d.pause_resume_cancel.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "campaign",
+            "at",
+            "local_time",
+            "attempt_id",
+            "user_phone_number",
+            "agent_phone_number",
+            "connection_id",
+            "result",
+            "duration",
+            "attempt"
+        ]
+    );
+    assert_eq!(lines.lines().count(), 4202, "every dial before the cancel");
+    assert!(dir.path().join("d.weights.jsonl").is_file());
+
+    // Any other name is refused before anything runs.
+    let (code, _, stderr) = harness_in(
+        dir.path(),
+        &[
+            "run".as_ref(),
+            "-q".as_ref(),
+            example("weights.toml").as_os_str(),
+            "--dials".as_ref(),
+            "dials.txt".as_ref(),
+        ],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("name the file .csv (CSV) or .jsonl"),
+        "{stderr}"
+    );
+}

@@ -347,18 +347,26 @@ case!(
     format!("{BASE}\n[[expect]]\ncheck = \"users\"\ncampaign = \"c\"\ntotal = 1.5\n")
 );
 
-/// Every refusal written in `load.rs` and `check.rs` (each `.at(span, message)`) has a snapshot above whose
+mod caught_early;
+
+/// Every refusal written in the loader's files (each `.at(span, message)`) has a snapshot above whose
 /// message it made: a new refusal without a case fails here.
 #[test]
 fn every_refusal_of_the_loader_has_a_snapshot() {
     let source = [
         include_str!("../../src/scenario/load.rs"),
         include_str!("../../src/scenario/check.rs"),
+        include_str!("../../src/scenario/api.rs"),
+        include_str!("../../src/scenario/states.rs"),
+        include_str!("../../src/scenario/meetable.rs"),
     ]
     .concat();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness/snapshots");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness");
     let mut messages = vec![];
-    for entry in std::fs::read_dir(dir).unwrap() {
+    let entries = std::fs::read_dir(root.join("snapshots"))
+        .unwrap()
+        .chain(std::fs::read_dir(root.join("scenario_check/snapshots")).unwrap());
+    for entry in entries {
         let p = entry.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         if name.starts_with("harness__scenario_check__") && name.ends_with(".snap") {

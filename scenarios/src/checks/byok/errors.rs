@@ -20,27 +20,12 @@ pub const MIN_SCANNED_SECRET: usize = 6;
 /// Answers named in evidence, at most.
 const MAX_LISTED: usize = 5;
 
-/// Every documented code, with its status.
-const CODES: &[ByokErrorCode] = &[
-    ByokErrorCode::Unauthorized,
-    ByokErrorCode::InvalidRequest,
-    ByokErrorCode::KeyNotFound,
-    ByokErrorCode::KeyDisabled,
-    ByokErrorCode::KeyRevoked,
-    ByokErrorCode::DecryptionFailed,
-    ByokErrorCode::RateLimited,
-    ByokErrorCode::ServiceUnavailable,
-    ByokErrorCode::InternalError,
-    ByokErrorCode::MethodNotAllowed,
-    ByokErrorCode::PayloadTooLarge,
-    ByokErrorCode::NotFound,
-];
-
 /// The code of a 415 beside `INVALID_REQUEST`. `auth.json_body` and `decrypt.content_type`
 /// accept a 415 for a body of the wrong media type; the code that names it is accepted with
 /// it, so the `errors` checks never warn about an answer another check accepts.
 const UNSUPPORTED_MEDIA_TYPE: &str = "UNSUPPORTED_MEDIA_TYPE";
 
+/// The documented codes that go with `status`.
 fn codes_for(status: u16) -> Vec<&'static str> {
     if status == 415 {
         return vec![
@@ -48,7 +33,7 @@ fn codes_for(status: u16) -> Vec<&'static str> {
             ByokErrorCode::InvalidRequest.as_str(),
         ];
     }
-    CODES
+    ByokErrorCode::ALL
         .iter()
         .filter(|c| c.http_status() == status)
         .map(|c| c.as_str())
@@ -57,7 +42,7 @@ fn codes_for(status: u16) -> Vec<&'static str> {
 
 /// Whether `code` is one of the documented codes (of any status).
 pub fn is_documented(code: &str) -> bool {
-    code == UNSUPPORTED_MEDIA_TYPE || CODES.iter().any(|c| c.as_str() == code)
+    code == UNSUPPORTED_MEDIA_TYPE || ByokErrorCode::ALL.iter().any(|c| c.as_str() == code)
 }
 
 fn listed(ex: &Exchange, problem: impl Into<Value>) -> Value {

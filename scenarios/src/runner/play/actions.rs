@@ -15,7 +15,18 @@ impl Run<'_> {
             )
         })?;
         let until = f.until.map(|a| self.at(a));
-        self.faults.push(info.id.clone());
+        let label = format!(
+            "key service {} on {}",
+            crate::scenario::load::kind_name(f.kind),
+            f.endpoint.as_str()
+        );
+        self.faults.push(FaultSet {
+            id: info.id.clone(),
+            label,
+            from: self.now,
+            until: None,
+            timed: f.next.is_none(),
+        });
         let idx = self.faults.len() - 1;
         self.note(
             "fault",
@@ -91,8 +102,9 @@ impl Run<'_> {
             "cohort",
             &key,
             format!(
-                "uploaded to {} {parent_key} ({cohort_id}, about {rows} rows): {}, {} rejected",
+                "uploaded to {} {parent_key} ({cohort_id}, about {rows} row{}): {}, {} rejected",
                 parent.trim_end_matches('s'),
+                crate::scenario::plural(rows),
                 v["status"].as_str().unwrap_or("?"),
                 v["result"]["rejected_records"]
             ),
@@ -111,7 +123,8 @@ impl Run<'_> {
             | Action::Resume { campaign }
             | Action::Cancel { campaign } => {
                 let id = &self.campaigns[campaign].id;
-                self.api
+                let v = self
+                    .api
                     .call(
                         Method::PUT,
                         &format!("{sched}/campaigns/{id}/status"),
@@ -119,7 +132,10 @@ impl Run<'_> {
                     )
                     .await
                     .with_context(|| format!("{} ({loc})", st.action.name()))?;
-                (campaign.clone(), st.action.name().to_string())
+                // The change is the answer's, at the instant of the call.
+                self.note("action", campaign, st.action.name());
+                self.status_now(campaign, self.now, &str_field(&v, "status")?);
+                return Ok(());
             }
             Action::PatchCampaign { campaign, patch } => {
                 let id = self.campaigns[campaign].id.clone();
@@ -133,6 +149,8 @@ impl Run<'_> {
                     .await
                     .with_context(|| format!("patch_campaign ({loc})"))?;
                 let spec = spec_of(&v)?;
+                // A new end is a stop, where the campaign ends.
+                self.stop_at(spec.end, Event::Look);
                 let keep = self.observer.campaigns[campaign].attempt_ids.is_some();
                 self.observer.watch(campaign, self.now, spec, keep);
                 (campaign.clone(), format!("patched: {patch}"))
@@ -199,6 +217,14 @@ impl Run<'_> {
                     .await
                     .with_context(|| format!("inbound_call ({loc})"))?;
                 let answered = v["answered"].as_bool().unwrap_or(false);
+                self.observer.chart.add(
+                    self.now,
+                    if answered {
+                        super::super::observe::INBOUND_ANSWERED
+                    } else {
+                        super::super::observe::INBOUND_NOT_ANSWERED
+                    },
+                );
                 let detail = if answered {
                     format!("{caller} -> {dialled}: answered")
                 } else {
@@ -207,7 +233,7 @@ impl Run<'_> {
                         v["rejection"].as_str().unwrap_or("?")
                     )
                 };
-                self.inbound.insert(key.clone(), v);
+                self.inbound.push((key.clone(), v));
                 (key.clone(), detail)
             }
             Action::KeyServiceOutage { duration, endpoint } => {
@@ -216,7 +242,13 @@ impl Run<'_> {
                     .kms()
                     .add_fault(FaultSpec::new(FaultKind::ServiceUnavailable).on(scope(*endpoint)))
                     .map_err(|e| anyhow!("key_service_outage ({loc}): {e}"))?;
-                self.faults.push(info.id.clone());
+                self.faults.push(FaultSet {
+                    id: info.id.clone(),
+                    label: format!("key service outage (503) on {}", endpoint.as_str()),
+                    from: self.now,
+                    until: None,
+                    timed: true,
+                });
                 let idx = self.faults.len() - 1;
                 let until = self.now + duration.0;
                 self.stop_at(until, Event::FaultOff(idx));
@@ -263,6 +295,80 @@ impl Run<'_> {
             "action"
         };
         self.note(kind, &subject, detail);
+        Ok(())
+    }
+}
+
+/// What the platform may refuse at a stop: a timeline step or a cohort's upload at its
+/// `upload_at` (by index in the file).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Refusable {
+    /// A `[[timeline]]` step.
+    Step(usize),
+    /// A `[[cohorts]]` entry uploaded at its `upload_at`.
+    Upload(usize),
+}
+
+impl Run<'_> {
+    /// The outcome of a step or an upload: an answer of the platform that refuses it (a 4xx)
+    /// becomes a failed check with that answer, and the run goes on; any other failure ends
+    /// the run.
+    pub(super) fn refusal(&mut self, done: Result<()>, what: Refusable) -> Result<()> {
+        let Err(e) = done else {
+            return Ok(());
+        };
+        let Some(r) = e
+            .downcast_ref::<super::super::client::Refused>()
+            .filter(|r| (400..500).contains(&r.status))
+            .cloned()
+        else {
+            return Err(e);
+        };
+        let s = &self.loaded.scenario;
+        let (span, name, subject) = match what {
+            Refusable::Step(i) => {
+                let st = &s.timeline[i];
+                (
+                    st.span.clone(),
+                    st.action.name().to_string(),
+                    st.action.subject().unwrap_or("").to_string(),
+                )
+            }
+            Refusable::Upload(i) => {
+                let c = &s.cohorts[i];
+                (c.span.clone(), "upload_cohort".to_string(), c.key.clone())
+            }
+        };
+        let location = self.loaded.location(&span);
+        let line = location.rsplit(':').next().unwrap_or("0").to_string();
+        let what = format!("{name} {subject}").trim().to_string();
+        let at = format_instant(self.now);
+        self.note(
+            "action",
+            if subject.is_empty() { &name } else { &subject },
+            format!("{name} refused: {}", r.summary()),
+        );
+        self.refused.push(Check {
+            id: format!("step.line{line}"),
+            group: "step".into(),
+            description: format!("{what} at {at}"),
+            severity: crate::checks::Severity::Error,
+            result: crate::checks::Outcome::Fail,
+            evidence: crate::checks::Evidence::new().with("at", at).with(
+                "observed",
+                json!({"status": r.status, "answer": r.body_json()}),
+            ),
+            expected: Some(format!(
+                "the platform accepts {what} ({} {})",
+                r.method, r.path
+            )),
+            how_to_fix: Some(
+                "change the step so that the platform accepts it at that time (its answer says why it refused)"
+                    .into(),
+            ),
+            skip_reason: None,
+            location: Some(location),
+        });
         Ok(())
     }
 }
