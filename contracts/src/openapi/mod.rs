@@ -102,7 +102,7 @@ impl Modify for ByokAuth {
         health,
         sim_list_journal, sim_reset_journal, sim_journal_summary,
         sim_list_faults, sim_add_fault, sim_delete_fault, sim_reset_faults,
-        live_page, sim_stack, sim_campaign_activity, sim_key_service_calls,
+        live_page, sim_stack, sim_campaign_activity, sim_campaign_chart, sim_key_service_calls,
     ),
     components(schemas(
         ValidationErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo,

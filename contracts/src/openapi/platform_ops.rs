@@ -387,6 +387,14 @@ fn sim_stack() {}
     ))]
 fn sim_campaign_activity() {}
 
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/chart", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path)),
+    responses(
+        (status = 200, description = "The campaign's activity drawn as the scenario report draws its chart (one drawing for both): ended dials per time bucket stacked by outcome, calling windows shaded, status changes since the start as dashed lines numbered as in the activity's status_changes (from 1). Self-contained SVG: no script, no style sheet.", content_type = "image/svg+xml", body = String),
+        (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody)
+    ))]
+fn sim_campaign_chart() {}
+
 #[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/key-service/calls", tag = "simulation",
     params(("org_id" = String, Path), ("workspace_id" = String, Path), KeyServiceCallsQuery),
     responses(

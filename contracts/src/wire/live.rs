@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | GET | `/sim/v1/stack` | [`StackView`]: the platform as the key sees it |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/activity` | [`CampaignActivity`] |
-//! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/chart` | the activity's chart, `image/svg+xml` |
+//! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/chart` | the activity drawn by [`crate::report::chart`], `image/svg+xml` |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/key-service/calls` | [`KeyServiceCalls`] (query: [`KeyServiceCallsQuery`]) |
 
 use chrono::{DateTime, Utc};
@@ -115,6 +115,8 @@ pub struct CampaignStatusChange {
 pub struct CampaignActivity {
     /// The campaign.
     pub campaign_id: String,
+    /// Its name.
+    pub name: String,
     /// The status now.
     pub status: CampaignStatus,
     /// Every change of its status so far, oldest first.

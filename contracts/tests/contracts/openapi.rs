@@ -116,6 +116,10 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
         "GET".into(),
         format!("/sim/v1{w}/campaigns/{{campaign_id}}/activity"),
     ));
+    expected.push((
+        "GET".into(),
+        format!("/sim/v1{w}/campaigns/{{campaign_id}}/chart"),
+    ));
     expected.push(("GET".into(), format!("/sim/v1{w}/key-service/calls")));
     let expected: BTreeSet<_> = expected.into_iter().collect();
     assert_eq!(ops, expected);
@@ -917,6 +921,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         "CampaignActivity",
         v(CampaignActivity {
             campaign_id: "camp-1".into(),
+            name: "Spring".into(),
             status: CampaignStatus::Active,
             status_changes: vec![change],
             from: at(),

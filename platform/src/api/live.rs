@@ -3,7 +3,8 @@
 //!
 //! - `GET /sim/v1/stack`: the platform as the key sees it (any key that may read the clock).
 //! - `GET /sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/activity`:
-//!   a campaign's status changes and dials over time.
+//!   a campaign's status changes and dials over time; `.../chart`: the same drawn as SVG by
+//!   the scenario report's chart ([`contracts::report::chart`]).
 //! - `GET /sim/v1/orgs/{org_id}/workspaces/{workspace_id}/key-service/calls`: the audit of the
 //!   key service `harness up` runs beside the platform.
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use warp::Filter;
 use warp::filters::BoxedFilter;
+use warp::http::{HeaderValue, header};
 use warp::reply::Response;
 
 use super::auth::authorize_clock;
@@ -34,6 +36,13 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     .and(meta())
     .and(with_app(app.clone()))
     .then(activity);
+    let chart = warp::path!(
+        "sim" / "v1" / "orgs" / String / "workspaces" / String / "campaigns" / String / "chart"
+    )
+    .and(super::get())
+    .and(meta())
+    .and(with_app(app.clone()))
+    .then(chart);
     let calls = warp::path!(
         "sim" / "v1" / "orgs" / String / "workspaces" / String / "key-service" / "calls"
     )
@@ -41,7 +50,14 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     .and(meta())
     .and(with_app(app))
     .then(key_service_calls);
-    stack.or(activity).unify().or(calls).unify().boxed()
+    stack
+        .or(activity)
+        .unify()
+        .or(chart)
+        .unify()
+        .or(calls)
+        .unify()
+        .boxed()
 }
 
 async fn stack(meta: RequestMeta, app: App, driver: Arc<Driver>) -> Response {
@@ -61,6 +77,27 @@ async fn activity(org: String, ws: String, id: String, meta: RequestMeta, app: A
         async {
             let who = authorize(&app, &meta, &org, &ws)?;
             ok(&live::activity(&app, &who, &id).await?)
+        }
+        .await,
+    )
+}
+
+async fn chart(org: String, ws: String, id: String, meta: RequestMeta, app: App) -> Response {
+    respond(
+        async {
+            let who = authorize(&app, &meta, &org, &ws)?;
+            let svg = live::chart(&live::activity(&app, &who, &id).await?);
+            let mut r = Response::new(svg.into());
+            let h = r.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("image/svg+xml"),
+            );
+            h.insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+            Ok(r)
         }
         .await,
     )

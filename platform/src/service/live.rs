@@ -7,9 +7,11 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use contracts::clock::format_instant;
+use contracts::report::chart;
 use contracts::validate;
 use contracts::wire::{
-    CampaignActivity, KeyServiceCalls, KeyServiceView, StackClock, StackView, WorkspaceId,
+    CampaignActivity, CampaignStatus, KeyServiceCalls, KeyServiceView, StackClock, StackView,
+    WorkspaceId,
 };
 
 use crate::api::auth::{ClockMover, Principal, Scope};
@@ -189,6 +191,7 @@ fn tell(
         .collect();
     CampaignActivity {
         campaign_id: rec.id.clone(),
+        name: rec.spec.name.as_str().to_string(),
         status: rec.status_at(now),
         status_changes,
         from: start,
@@ -198,6 +201,40 @@ fn tell(
         buckets,
         windows,
     }
+}
+
+/// The campaign's activity as the scenario report's chart draws it ([`chart::render`]):
+/// its ended dials by outcome, its calling windows, and its status changes since its start
+/// as marks numbered as in `status_changes` (from 1).
+pub fn chart(a: &CampaignActivity) -> String {
+    let mut marks = Vec::new();
+    let mut before: Option<CampaignStatus> = None;
+    for (i, c) in a.status_changes.iter().enumerate() {
+        if c.at >= a.from {
+            marks.push(chart::Mark {
+                n: i + 1,
+                at: format_instant(c.at),
+                kind: "status".into(),
+                subject: a.name.clone(),
+                detail: match before {
+                    Some(from) => format!("{} -> {}", from.as_str(), c.status.as_str()),
+                    None => c.status.as_str().to_string(),
+                },
+            });
+        }
+        before = Some(c.status);
+    }
+    chart::render(&chart::Chart {
+        from: format_instant(a.from),
+        until: format_instant(a.until),
+        run_until: format_instant(a.until),
+        bucket_secs: a.bucket_secs,
+        series: a.series.clone(),
+        buckets: a.buckets.clone(),
+        windows: a.windows.clone(),
+        faults: Vec::new(),
+        marks,
+    })
 }
 
 /// The calls the workspace's key service received, as its audit recorded them: only for the

@@ -314,6 +314,56 @@ async fn a_campaigns_activity_tells_its_status_changes_and_counts_its_dials_by_m
         json!([["2026-03-02T12:05:00.000Z", "2026-03-02T14:16:00.000Z"]])
     );
 
+    // The chart: the same activity, drawn by the scenario report's chart.
+    let r = app
+        .client
+        .get(app.url(&path.replace("/activity", "/chart")))
+        .header("x-api-key", KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()["content-type"], "image/svg+xml");
+    let svg = r.text().await.unwrap();
+    assert!(svg.starts_with("<svg id=\"dials-chart\""), "{svg}");
+    assert_eq!(
+        svg,
+        contracts::report::chart::render(&contracts::report::chart::Chart {
+            from: "2026-03-02T12:05:00.000Z".into(),
+            until: "2026-03-02T14:16:00.000Z".into(),
+            run_until: "2026-03-02T14:16:00.000Z".into(),
+            bucket_secs: 300,
+            series: series.clone(),
+            buckets: serde_json::from_value(v["buckets"].clone()).unwrap(),
+            windows: serde_json::from_value(v["windows"].clone()).unwrap(),
+            faults: vec![],
+            marks: [
+                (2, "12:05", "scheduled -> active"),
+                (3, "12:06", "active -> paused"),
+                (4, "12:16", "paused -> active")
+            ]
+            .into_iter()
+            .map(|(n, at, detail)| contracts::report::chart::Mark {
+                n,
+                at: format!("2026-03-02T{at}:00.000Z"),
+                kind: "status".into(),
+                subject: "Engine test".into(),
+                detail: detail.into(),
+            })
+            .collect(),
+        }),
+        "the chart module draws the activity, its marks numbered as the status changes"
+    );
+    for part in [
+        "class=\"series series-busy\"",
+        "class=\"series series-connected\"",
+        "class=\"window\"",
+        "data-n=\"2\u{2013}3\"",
+        "Engine test: paused",
+    ] {
+        assert!(svg.contains(part), "{part} missing");
+    }
+
     // Another workspace's key sees no such campaign.
     let (s, v) = app
         .call(

@@ -90,13 +90,17 @@ export function create(ctx, el) {
       try {
         const svg = svgNode(await ctx.api.text(ctx.api.ws('/sim/v1', `/campaigns/${id}/chart`), 'image/svg+xml'));
         fill(chart, svg || h('p', {}, 'The chart could not be read.'),
-          h('figcaption', {}, 'Ended dials by when they were dialled and their outcome; shaded: calling windows; dashed: status changes.'));
+          h('figcaption', {}, 'Ended dials by when they were dialled and their outcome; shaded: calling windows; dashed: status changes, numbered as in the table below.'));
       } catch (e) {
         fill(chart, h('p', {}, `No chart: ${e instanceof ApiError ? e.message : e}`));
       }
     }
-    update(changes, activity.status_changes, () => table('Status changes', ['At', 'Status', 'Why', 'By'],
-      activity.status_changes.map((x) => [when(x.at), badge(x.status), x.cause.replace(/_/g, ' '), x.by || 'the clock'])));
+    // Numbered as the chart's marks, each row the target of its mark's link.
+    update(changes, activity.status_changes, () => table('Status changes', ['#', 'At', 'Status', 'Why', 'By'],
+      activity.status_changes.map((x, i) => ({
+        attrs: { id: `t${i + 1}` },
+        cells: [String(i + 1), when(x.at), badge(x.status), x.cause.replace(/_/g, ' '), x.by || 'the clock'],
+      }))));
     update(cohorts, cohortPage.items, () => table('Cohorts', ['Name', 'Kind', 'Status', 'Total', 'Valid', 'Rejected', 'Rejected records'],
       cohortPage.items.map((k) => [
         k.name, k.cohort_category, badge(k.status),
