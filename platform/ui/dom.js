@@ -73,6 +73,11 @@ export function num(n) {
   return n === null || n === undefined ? '—' : Number(n).toLocaleString('en');
 }
 
+/** `1 dial`, `2 dials` (`many` when the plural is not `one` + s). */
+export function count(n, one, many) {
+  return `${num(n)} ${Number(n) === 1 ? one : many || `${one}s`}`;
+}
+
 /** Pretty JSON. */
 export function json(v) {
   return h('pre', { class: 'json' }, JSON.stringify(v, null, 2));

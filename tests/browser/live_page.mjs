@@ -10,7 +10,8 @@
 // scheduled to active on screen when its own button moves the clock; keep the key out of
 // every URL it requests; leave the client's journal alone (its own reads are not counted);
 // work from the keyboard, with every control named; fit a phone-width window; and log no
-// console error. Screenshots go to SCREENSHOTS (ui.png, ui-requests.png, ui-phone.png).
+// console error. Screenshots go to SCREENSHOTS: ui.png (the campaign view at 1280 px, the
+// README's), one full page per view (ui-<view>.png) and ui-phone.png.
 // Exit status 0 when all hold, 1 with the reasons otherwise.
 
 import { chromium } from 'playwright-core';
@@ -90,6 +91,8 @@ try {
       app_id: 'sales', app_version: 1, app_type: 'agent', attempts_per_second: 1,
       connection_configs: [{ connection_id: 'main', phone_numbers: ['+14155550101'], weight: 1 }],
       retry_config: { max_retries: 1, retry_on: ['busy'], threshold_seconds: 20 },
+      // Nothing listens there: the deliveries fail and are tried again.
+      webhook_config: { url: 'http://127.0.0.1:9/hooks' },
     },
   });
   check(created.status === 200, `the test's campaign was created (${created.status})`);
@@ -135,7 +138,52 @@ try {
   const startListed = await page.waitForSelector('#campaign-changes td:text-is("start reached")', { timeout: 3000 }).then(() => true, () => false);
   check(startListed, 'its status changes list the start');
   check((await page.textContent('#clock-result')).startsWith('Moved an hour'), 'the move is reported');
-  await page.screenshot({ path: join(SHOTS, 'ui.png'), fullPage: true });
+
+  // Users: the next hour dials them; the chart, the key service and the webhooks show it.
+  const users = Array.from({ length: 24 }, (_, i) => ({
+    // Magic numbers: +1 NXX 555-01YY, YY 00 connected, 01 busy, 02 no answer, 04 short.
+    phone_number: `+1${300 + i}55501${['00', '01', '02', '04'][i % 4]}`,
+    user_identifier: `u${i}`,
+  }));
+  const cohort = await client('POST', ws('/api/scheduling/v1', `/campaigns/${campaignId}/cohorts/stream`), { name: 'browser', users });
+  check(cohort.status === 200, `a cohort was streamed (${cohort.status})`);
+  await page.click('#advance-hour');
+  const drawn = await page.waitForSelector('#campaign-chart svg#dials-chart path.series', { timeout: 5000 }).then(() => true, () => false);
+  check(drawn, 'the chart shows the dials, drawn by the platform');
+  check(await page.isVisible('#campaign-chart svg .mark-label'), 'the chart marks the status changes');
+  await page.waitForSelector('#campaign-cohorts td:text-is("browser")', { timeout: 3000 });
+  check(await page.isVisible('#campaign-chart .legend li'), 'the chart has a legend of its outcomes');
+  await page.setViewportSize({ width: 1280, height: 1000 });
+  await page.screenshot({ path: join(SHOTS, 'ui.png'), fullPage: false });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: join(SHOTS, 'ui-campaigns.png'), fullPage: true });
+
+  // The other views show what happened meanwhile.
+  const deployment = await client('POST', ws('/api/app-authoring/v1', '/deployments'), {
+    name: 'Front desk', app_id: 'receptionist', app_version: 3,
+    connection_configs: [{ connection_id: 'main', phone_numbers: ['+14155550190'] }],
+  });
+  check(deployment.status === 200, `a deployment was created (${deployment.status})`);
+  const call = await fetch(ws('/sim/v1', '/inbound-calls'), {
+    method: 'POST',
+    headers: { 'X-API-Key': KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ caller: '+442071838750', dialled: '+14155550190' }),
+  });
+  check(call.status === 200, `an inbound call was placed (${call.status})`);
+  await page.click('#tab-deployments');
+  const answered = await page.waitForSelector('#inbound-calls td:text-is("+14155550190")', { timeout: 3000 }).then(() => true, () => false);
+  check(answered && await page.isVisible('#deployment-list td:text-is("Front desk")'), 'the deployment and its inbound call are shown');
+  await page.screenshot({ path: join(SHOTS, 'ui-deployments.png'), fullPage: true });
+  await page.click('#tab-keys');
+  const decrypted = await page.waitForSelector('#key-service td:text-is("decrypt-key")', { timeout: 3000 }).then(() => true, () => false);
+  check(decrypted && await page.isVisible('#data-keys td:text-is("byok")'), 'the data key (byok) and the key service\'s decrypt call are shown');
+  await page.screenshot({ path: join(SHOTS, 'ui-keys.png'), fullPage: true });
+  await page.click('#tab-webhooks');
+  const hooks = await page.waitForSelector('#deliveries td:text-is("campaign")', { timeout: 3000 }).then(() => true, () => false);
+  check(hooks, 'the campaign\'s webhook deliveries are shown with their tries');
+  await page.screenshot({ path: join(SHOTS, 'ui-webhooks.png'), fullPage: true });
+  await page.click('#tab-stack');
+  await page.screenshot({ path: join(SHOTS, 'ui-stack.png'), fullPage: true });
 
   // The keyboard moves between views; every control has a name.
   await page.focus('#tab-campaigns');

@@ -4,7 +4,7 @@
 // cohorts with their rejected records.
 
 import { ApiError } from '../api.js';
-import { h, fill, table, facts, when, badge, update, num } from '../dom.js';
+import { h, fill, table, facts, when, badge, update, num, count } from '../dom.js';
 
 const OUTCOMES = ['connected', 'short_duration', 'busy', 'no_answer', 'failed', 'provider_error', 'internal_error'];
 
@@ -15,6 +15,23 @@ function svgNode(text) {
   return document.importNode(doc.documentElement, true);
 }
 
+/** The outcomes the chart draws, each with its colour as the chart gives it. */
+function legend(svg) {
+  const items = svg ? [...svg.querySelectorAll('path.series')] : [];
+  return h('ul', { class: 'legend', 'aria-label': 'Outcomes' }, items.map((p) => {
+    const name = [...p.classList].find((c) => c.startsWith('series-')).slice('series-'.length);
+    const swatch = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    swatch.setAttribute('viewBox', '0 0 10 10');
+    swatch.setAttribute('aria-hidden', 'true');
+    const rect = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+    rect.setAttribute('width', '10');
+    rect.setAttribute('height', '10');
+    rect.setAttribute('fill', p.getAttribute('fill'));
+    swatch.append(rect);
+    return h('li', {}, swatch, name.replace(/_/g, ' '));
+  }));
+}
+
 export function create(ctx, el) {
   const state = { selected: null };
   const list = h('div', { id: 'campaign-list' });
@@ -22,10 +39,11 @@ export function create(ctx, el) {
   const chart = h('figure', { id: 'campaign-chart', class: 'chart' });
   const changes = h('div', { id: 'campaign-changes' });
   const cohorts = h('div', { id: 'campaign-cohorts' });
+  const title = h('h3', { id: 'campaign-title' });
   fill(el,
     h('h2', {}, 'Campaigns'),
-    h('p', { class: 'lead' }, 'How each campaign is dialling. Open one for its counts, its chart, its status changes and its cohorts.'),
-    list, detail, chart, changes, cohorts);
+    h('p', { class: 'lead' }, 'How each campaign is dialling. Open one for its chart, its counts, its status changes and its cohorts.'),
+    list, title, chart, detail, changes, cohorts);
 
   async function download(c, cohort) {
     const path = ctx.api.ws('/api/scheduling/v1', `/campaigns/${encodeURIComponent(c)}/cohorts/${encodeURIComponent(cohort.cohort_id)}/files?file_type=rejected_records`);
@@ -62,7 +80,7 @@ export function create(ctx, el) {
         ],
       })), { empty: 'no campaign in this workspace yet' }));
     if (!state.selected) {
-      fill(detail); fill(chart); fill(changes); fill(cohorts);
+      fill(title); fill(detail); fill(chart); fill(changes); fill(cohorts);
       return;
     }
     const id = encodeURIComponent(state.selected);
@@ -72,13 +90,13 @@ export function create(ctx, el) {
       ctx.api.get(ctx.api.ws('/api/scheduling/v1', `/campaigns/${id}/cohorts?limit=100`)),
     ]);
     const s = c.statistics;
+    update(title, [c.name, c.status], () => [`${c.name} `, badge(c.status)]);
     update(detail, c, () => [
-      h('h3', {}, `${c.name} `, badge(c.status)),
       facts([
         ['Id', c.campaign_id],
         ['Window', `${when(c.start_timestamp)} to ${when(c.end_timestamp)}`],
         ['Calling hours', `${c.allowed_schedule.allowed_days.join(', ')} ${c.allowed_schedule.allowed_start_time}–${c.allowed_schedule.allowed_end_time} ${c.allowed_schedule.timezone}`],
-        ['Rate', `${c.app_config.attempts_per_second} dials a second`],
+        ['Rate', `${count(c.app_config.attempts_per_second, 'dial')} a second`],
         ['Users', `${num(s.users_total)} in all: ${num(s.users_done)} done, ${num(s.users_unfinished)} unfinished, ${num(s.users_pending)} pending, ${num(s.users_in_progress)} on a call, ${num(s.users_excluded)} excluded`],
         ['Dials', `${num(s.attempts_total)} (${num(s.retries_due)} retries due)`],
         ['Budget against capacity', `${num(s.attempt_budget)} attempts needed, ${num(s.attempt_capacity)} possible`],
@@ -90,7 +108,8 @@ export function create(ctx, el) {
       try {
         const svg = svgNode(await ctx.api.text(ctx.api.ws('/sim/v1', `/campaigns/${id}/chart`), 'image/svg+xml'));
         fill(chart, svg || h('p', {}, 'The chart could not be read.'),
-          h('figcaption', {}, 'Ended dials by when they were dialled and their outcome; shaded: calling windows; dashed: status changes, numbered as in the table below.'));
+          h('figcaption', {}, legend(svg),
+            'Ended dials by when they were dialled and their outcome; shaded: calling windows; dashed: status changes, numbered as in the table below.'));
       } catch (e) {
         fill(chart, h('p', {}, `No chart: ${e instanceof ApiError ? e.message : e}`));
       }

@@ -2,7 +2,7 @@
 // bar above every view, with buttons that move a simulated clock when the key may.
 
 import { ApiError } from '../api.js';
-import { h, fill, facts, when, update, num } from '../dom.js';
+import { h, fill, facts, when, update, num, count } from '../dom.js';
 
 export function create(ctx, el) {
   const bar = document.getElementById('bar');
@@ -15,9 +15,9 @@ export function create(ctx, el) {
     for (const b of buttons) b.disabled = true;
     try {
       const r = await ctx.api.post('/sim/v1/clock/advance', body);
-      fill(result, `Moved ${what} to ${when(r.now)}: ${num(r.steps)} steps, ${num(r.dials)} dials, `
-        + `${num(r.calls_ended)} calls ended, ${num(r.campaign_transitions)} campaign status changes, `
-        + `${num(r.webhook_attempts)} webhook tries (${num(r.webhooks_delivered)} delivered).`);
+      fill(result, `Moved ${what} to ${when(r.now)}: ${count(r.steps, 'engine step')}, ${count(r.dials, 'dial')}, `
+        + `${count(r.calls_ended, 'call')} ended, ${count(r.campaign_transitions, 'campaign status change')}, `
+        + `${count(r.webhook_attempts, 'webhook try', 'webhook tries')} (${num(r.webhooks_delivered)} delivered).`);
     } catch (e) {
       fill(result, `The clock did not move: ${e instanceof ApiError ? e.message : e}`);
     }
