@@ -1,6 +1,8 @@
 // What the contract expected at a violation's `loc`, read from the platform's OpenAPI
 // document: the schema of the field the request got wrong, in words.
 
+import { count } from './dom.js';
+
 function resolve(doc, s) {
   let seen = 0;
   while (s && s.$ref && seen++ < 20) {
@@ -58,10 +60,10 @@ export function describe(doc, schema, required) {
     if (b.exclusiveMinimum !== undefined) rules.push(`above ${b.exclusiveMinimum}`);
     if (b.maximum !== undefined) rules.push(`at most ${b.maximum}`);
     if (b.exclusiveMaximum !== undefined) rules.push(`below ${b.exclusiveMaximum}`);
-    if (b.minLength !== undefined) rules.push(`at least ${b.minLength} characters`);
-    if (b.maxLength !== undefined) rules.push(`at most ${b.maxLength} characters`);
-    if (b.minItems !== undefined) rules.push(`at least ${b.minItems} items`);
-    if (b.maxItems !== undefined) rules.push(`at most ${b.maxItems} items`);
+    if (b.minLength !== undefined) rules.push(`at least ${count(b.minLength, 'character')}`);
+    if (b.maxLength !== undefined) rules.push(`at most ${count(b.maxLength, 'character')}`);
+    if (b.minItems !== undefined) rules.push(`at least ${count(b.minItems, 'item')}`);
+    if (b.maxItems !== undefined) rules.push(`at most ${count(b.maxItems, 'item')}`);
     if (b.pattern) rules.push(`matching ${b.pattern}`);
   }
   if (required !== undefined) parts.push(required ? 'required' : 'optional');
