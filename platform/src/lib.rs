@@ -5,7 +5,8 @@
 //! - [`app`]: the shared state of a running platform.
 //! - [`config`]: configuration from the file, the environment and flags; BYOK settings in
 //!   [`config::byok`].
-//! - [`api`]: warp routes, one module per resource; API-key authentication in [`api::auth`].
+//! - [`api`]: warp routes, one module per resource; API-key authentication in [`api::auth`];
+//!   the live page (`/ui`) in [`api::ui`], the routes it reads in [`api::live`].
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources

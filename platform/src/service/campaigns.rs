@@ -11,6 +11,7 @@ use crate::app::App;
 use crate::error::ApiError;
 use crate::lifecycle::apply_action;
 use crate::store::StoreError;
+use crate::store::activity;
 use crate::store::campaigns::{self, CampaignRecord};
 
 /// The summary of a campaign at `now`.
@@ -200,6 +201,13 @@ pub async fn set_status(
             rec.updated_by = name;
             rec.updated_at = now;
             campaigns::update(&tx, &rec)?;
+            let row = activity::ActionRow {
+                at: now,
+                action,
+                status: to,
+                actor: rec.updated_by.clone(),
+            };
+            activity::record_action(&tx, &id, &row)?;
             let answer = detail(&tx, &rec, now)?;
             tx.commit()?;
             Ok(Ok(answer))
