@@ -1,37 +1,41 @@
 //! `GET .../deployments?limit=20` on loopback with keep-alive: requests per second and
-//! latency percentiles, with the request journal off and on, measured in the same process;
-//! then the process's memory over a long run with the journal on.
+//! latency percentiles of the platform with the request journal off and on, against its
+//! floor measured in the same process: a static warp server answering the same bytes (the
+//! platform's own answer, read once) on the same path. Then the process's memory over a long
+//! run with the journal on.
 //!
 //! Run with `cargo bench -p platform --bench deployments_list`. Options (environment):
-//! `BENCH_SECONDS` (default 10, per round), `BENCH_ROUNDS` (default 3 rounds of each, off
-//! and on, which goes first alternating), `BENCH_ON_CAPACITY` (the journal's capacity on
-//! the second server, default 10,000; 0 makes the two servers alike, to see the noise of
-//! the method), `BENCH_CONNECTIONS` (default 32), `BENCH_DEPLOYMENTS` (default 500),
-//! `BENCH_MEMORY_REQUESTS` (default 1,000,000; 0 skips the memory run), `BENCH_PAGE` (the
-//! page size, default 20: an answer of about 12 KiB; 5: about 3 KiB), `BENCH_RESPONSE_BODIES`
-//! (`all`: the journal keeps every answer's body, redacted, when within its 8 KiB limit;
-//! by default only failed answers' bodies), `BENCH_MICRO` (N: time the journal's own work
-//! for N requests, without the network, and stop). The load generator
+//! `BENCH_REQUESTS` (default 200,000 requests to each server per round), `BENCH_ROUNDS`
+//! (default 3 rounds of the three servers, in an order that rotates), `BENCH_ON_CAPACITY`
+//! (the journal's capacity on the journal-on server, default 10,000; 0 makes it alike the
+//! journal-off one, to see the noise of the method), `BENCH_CONNECTIONS` (default 32),
+//! `BENCH_DEPLOYMENTS` (default 500), `BENCH_MEMORY_REQUESTS` (default 1,000,000; 0 skips
+//! the memory run), `BENCH_PAGE` (the page size, default 20: an answer of about 12 KiB; 5:
+//! about 3 KiB), `BENCH_RESPONSE_BODIES` (`all`: the journal keeps every answer's body,
+//! redacted, when within its 8 KiB limit; by default only failed answers' bodies),
+//! `BENCH_MICRO` (N: time the journal's own work for N requests, without the network, and
+//! stop), `BENCH_JSON=FILE` (append the report to FILE as a JSON line). The load generator
 //! runs in the same process (a minimal HTTP/1.1 client on raw sockets, so that it costs the
-//! server as little CPU as possible); on a 2-core machine client and server share the
+//! servers as little CPU as possible); on a 2-core machine client and server share the
 //! cores, so the figures are lower bounds, and the CPU time is the whole process's.
+//!
+//! The report's `wall_s` is the time of one round's requests to the platform with the
+//! journal on, `reference_wall_s` the static server's for as many: the ratio is the
+//! inverse of the throughput ratio (target: at most 2, that is at least half the static
+//! server's throughput, with a p99 latency no worse).
+
+#[path = "support/bench.rs"]
+mod bench;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use bench::{Figures, Round, Took, cpu_seconds, env, peak_rss_mb, reset_peak, rss_mb};
 use contracts::clock::Stopwatch;
 use platform::App;
 use platform::config::{ApiKeyConfig, PlatformConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -40,31 +44,6 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(run(cores));
-}
-
-/// The process's CPU time (user + system) in seconds, from `/proc/self/stat` (Linux; clock
-/// ticks of 1/100 s).
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// A line of `/proc/self/status` in MiB (`VmRSS`, `VmHWM`).
-fn status_mib(key: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 struct Served {
@@ -128,53 +107,45 @@ fn request(addr: std::net::SocketAddr) -> String {
     )
 }
 
-/// One measured round.
-struct Round {
-    requests: u64,
-    wall: f64,
-    cpu: f64,
+/// The requests to one server in one round.
+struct Load {
+    /// Wall and CPU time of the round (the whole process: client and servers), and its
+    /// peak memory.
+    took: Took,
+    /// Each request's latency in microseconds, sorted.
     latencies: Vec<u32>,
 }
 
-impl Round {
+impl Load {
     fn rps(&self) -> f64 {
-        self.requests as f64 / self.wall
+        self.latencies.len() as f64 / self.took.wall_s
     }
 
     fn cpu_us_per_request(&self) -> f64 {
-        self.cpu * 1e6 / self.requests as f64
+        self.took.cpu_s * 1e6 / self.latencies.len() as f64
     }
 }
 
-/// `connections` keep-alive connections for `seconds`, or until `budget` requests (when
-/// set) are made.
-async fn load(
-    addr: std::net::SocketAddr,
-    connections: usize,
-    seconds: u64,
-    budget: Option<u64>,
-) -> Round {
-    let stop = Arc::new(AtomicBool::new(false));
-    let left = Arc::new(AtomicU64::new(budget.unwrap_or(u64::MAX)));
+/// `requests` requests over `connections` keep-alive connections.
+async fn load(addr: std::net::SocketAddr, connections: usize, requests: Option<u64>) -> Load {
+    let left = Arc::new(AtomicU64::new(requests.unwrap_or(u64::MAX)));
     let req = request(addr);
     // Warm up the connection path.
     let mut s = TcpStream::connect(addr).await.unwrap();
     for _ in 0..200 {
         roundtrip(&mut s, req.as_bytes()).await;
     }
-    let cpu0 = cpu_seconds();
-    let sw = Stopwatch::start();
+    let phase = bench::Phase::start();
     let mut tasks = Vec::new();
     for _ in 0..connections {
-        let (stop, left, req) = (stop.clone(), left.clone(), req.clone());
+        let (left, req) = (left.clone(), req.clone());
         tasks.push(tokio::spawn(async move {
             let mut s = TcpStream::connect(addr).await.unwrap();
             s.set_nodelay(true).unwrap();
             let mut latencies = Vec::with_capacity(100_000);
-            while !stop.load(Ordering::Relaxed)
-                && left
-                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                    .is_ok()
+            while left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
             {
                 let sw = Stopwatch::start();
                 roundtrip(&mut s, req.as_bytes()).await;
@@ -183,33 +154,13 @@ async fn load(
             latencies
         }));
     }
-    if budget.is_none() {
-        tokio::time::sleep(Duration::from_secs(seconds)).await;
-        stop.store(true, Ordering::Relaxed);
-    }
     let mut latencies = Vec::new();
     for t in tasks {
         latencies.extend(t.await.unwrap());
     }
-    let wall = sw.elapsed().as_secs_f64();
+    let took = phase.end();
     latencies.sort_unstable();
-    Round {
-        requests: latencies.len() as u64,
-        wall,
-        cpu: cpu_seconds() - cpu0,
-        latencies,
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn range(v: &[f64]) -> (f64, f64) {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi)
+    Load { took, latencies }
 }
 
 /// The journal's own work for one request, without the network: resolving the request,
@@ -272,8 +223,49 @@ fn micro(app: &App, n: u64) {
     );
 }
 
+/// A static warp server answering `body` (with the platform's content type) on the list's
+/// path: the floor.
+async fn serve_static(body: bytes::Bytes) -> std::net::SocketAddr {
+    use warp::Filter;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let route = warp::path!(
+        "api" / "app-authoring" / "v1" / "orgs" / "org" / "workspaces" / "ws" / "deployments"
+    )
+    .and(warp::get())
+    .map(move || {
+        warp::http::Response::builder()
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .unwrap()
+    });
+    tokio::spawn(warp::serve(route).incoming(listener).run());
+    addr
+}
+
+/// The answer of the list, as a client reads it.
+async fn page(addr: std::net::SocketAddr) -> bytes::Bytes {
+    let r = reqwest::Client::new()
+        .get(format!(
+            "http://{addr}/api/app-authoring/v1/orgs/org/workspaces/ws/deployments?limit={}&offset=40",
+            env("BENCH_PAGE", 20)
+        ))
+        .header("x-api-key", "bench-key")
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    r.bytes().await.unwrap()
+}
+
+/// The latency at percentile `p` of a round, in ms.
+fn percentile(r: &Load, p: f64) -> f64 {
+    r.latencies[((r.latencies.len() as f64 * p) as usize).min(r.latencies.len() - 1)] as f64
+        / 1000.0
+}
+
 async fn run(cores: usize) {
-    let seconds = env("BENCH_SECONDS", 10);
+    let requests = env("BENCH_REQUESTS", 200_000);
     let rounds = env("BENCH_ROUNDS", 3).max(1) as usize;
     let connections = env("BENCH_CONNECTIONS", 32) as usize;
     let deployments = env("BENCH_DEPLOYMENTS", 500) as usize;
@@ -289,87 +281,137 @@ async fn run(cores: usize) {
         micro(&on.app, micro_requests);
         return;
     }
-    println!(
-        "deployments list (limit {}, {deployments} deployments), {connections} keep-alive connections, {rounds} rounds of {seconds} s each with the journal off and on (alternating), {cores} cores (client in the same process)",
-        env("BENCH_PAGE", 20)
+    let body = page(off.addr).await;
+    // The two platforms' pages differ only in their timestamps and port.
+    assert!(
+        body.len().abs_diff(page(on.addr).await.len()) <= 2,
+        "both platforms answer pages of one size"
     );
-    let (mut off_rps, mut on_rps, mut off_cpu, mut on_cpu) = (vec![], vec![], vec![], vec![]);
-    for round in 1..=rounds {
-        // Which goes first alternates, so that a trend of the machine's speed weighs on both.
-        let order = if round % 2 == 1 {
-            [("off", &off), ("on ", &on)]
-        } else {
-            [("on ", &on), ("off", &off)]
-        };
-        for (label, served) in order {
-            let r = load(served.addr, connections, seconds, None).await;
-            let pct = |p: f64| {
-                r.latencies[((r.latencies.len() as f64 * p) as usize).min(r.latencies.len() - 1)]
-                    as f64
-                    / 1000.0
-            };
+    let fixed = serve_static(body.clone()).await;
+    assert_eq!(
+        body,
+        page(fixed).await,
+        "the static server answers the same bytes"
+    );
+    println!(
+        "deployments list (limit {}, {deployments} deployments, answers of {} bytes), {connections} keep-alive connections, {rounds} rounds of {requests} requests to each server (a static warp server, the journal off, the journal on; the order rotates), {cores} cores (client in the same process)",
+        env("BENCH_PAGE", 20),
+        body.len()
+    );
+    let servers = [
+        ("static", fixed),
+        ("journal off", off.addr),
+        ("journal on", on.addr),
+    ];
+    let mut loads: [Vec<Load>; 3] = [vec![], vec![], vec![]];
+    for round in 0..rounds {
+        // The order rotates, so that a trend of the machine's speed weighs on every server.
+        for k in 0..3 {
+            let i = (round + k) % 3;
+            let (label, addr) = servers[i];
+            let r = load(addr, connections, Some(requests)).await;
             println!(
-                "  round {round}, journal {label}: {} requests, {:.0} requests/s, CPU {:.1} s for {:.1} s wall ({:.1} us of CPU per request); latency p50 {:.2} ms, p99 {:.2} ms",
-                r.requests,
+                "  round {}, {label:<11}: {:.0} requests/s, CPU {:.2} s for {:.2} s wall ({:.1} us of CPU per request); latency p50 {:.2} ms, p99 {:.2} ms",
+                round + 1,
                 r.rps(),
-                r.cpu,
-                r.wall,
+                r.took.cpu_s,
+                r.took.wall_s,
                 r.cpu_us_per_request(),
-                pct(0.50),
-                pct(0.99)
+                percentile(&r, 0.50),
+                percentile(&r, 0.99)
             );
-            if label == "off" {
-                off_rps.push(r.rps());
-                off_cpu.push(r.cpu_us_per_request());
-            } else {
-                on_rps.push(r.rps());
-                on_cpu.push(r.cpu_us_per_request());
-            }
+            loads[i].push(r);
         }
     }
-    let (a, b) = (range(&off_rps), range(&on_rps));
+    let [fixed_loads, off_loads, on_loads] = &loads;
+    let spread = |v: &[Load], f: &dyn Fn(&Load) -> f64| bench::Spread::of(v.iter().map(f));
+    for (label, v) in [
+        ("static", fixed_loads),
+        ("journal off", off_loads),
+        ("journal on", on_loads),
+    ] {
+        println!(
+            "{label:<11}: {} requests/s, {} us CPU per request, p50 {} ms, p99 {} ms",
+            spread(v, &|r| r.rps()).show(0),
+            spread(v, &|r| r.cpu_us_per_request()).show(1),
+            spread(v, &|r| percentile(r, 0.50)).show(2),
+            spread(v, &|r| percentile(r, 0.99)).show(2)
+        );
+    }
+    let per_round = |a: &[Load], b: &[Load], f: &dyn Fn(&Load, &Load) -> f64| {
+        bench::Spread::of(a.iter().zip(b).map(|(x, y)| f(x, y)))
+    };
+    let on_static = per_round(on_loads, fixed_loads, &|a, b| a.rps() / b.rps());
+    let on_off = per_round(on_loads, off_loads, &|a, b| a.rps() / b.rps());
     println!(
-        "journal off: {:.0} to {:.0} requests/s (median {:.0}), {:.1} to {:.1} us CPU per request",
-        a.0,
-        a.1,
-        median(off_rps.clone()),
-        range(&off_cpu).0,
-        range(&off_cpu).1
+        "throughput, journal on / static: {}; journal on / off: {}; CPU per request on / off {:.3}",
+        on_static.show(3),
+        on_off.show(3),
+        spread(on_loads, &|r| r.cpu_us_per_request()).median
+            / spread(off_loads, &|r| r.cpu_us_per_request()).median
     );
-    println!(
-        "journal on:  {:.0} to {:.0} requests/s (median {:.0}), {:.1} to {:.1} us CPU per request",
-        b.0,
-        b.1,
-        median(on_rps.clone()),
-        range(&on_cpu).0,
-        range(&on_cpu).1
+    let mut figures = Figures::new(
+        "deployments_list",
+        "a static warp server answering the same bytes",
+        "throughput >= 0.5 of the static server (wall ratio <= 2), p99 no worse",
     );
-    let ratios: Vec<f64> = on_rps.iter().zip(&off_rps).map(|(n, f)| n / f).collect();
-    println!(
-        "on / off throughput: median of rounds {:.3} (rounds {:.3} to {:.3}); CPU per request on / off {:.3}",
-        median(ratios.clone()),
-        range(&ratios).0,
-        range(&ratios).1,
-        median(on_cpu.clone()) / median(off_cpu.clone())
-    );
+    figures.rounds = on_loads
+        .iter()
+        .zip(fixed_loads)
+        .map(|(a, b)| Round {
+            subject: a.took,
+            reference: b.took,
+        })
+        .collect();
+    let p99_on = spread(on_loads, &|r| percentile(r, 0.99)).median;
+    let p99_static = spread(fixed_loads, &|r| percentile(r, 0.99)).median;
+    figures
+        .with("requests_per_round", requests)
+        .with("connections", connections as u64)
+        .with("answer_bytes", body.len() as u64)
+        .with("rps", spread(on_loads, &|r| r.rps()).median.round())
+        .with(
+            "rps_static",
+            spread(fixed_loads, &|r| r.rps()).median.round(),
+        )
+        .with(
+            "rps_journal_off",
+            spread(off_loads, &|r| r.rps()).median.round(),
+        )
+        .with("throughput_ratio_to_static", on_static.median)
+        .with("throughput_ratio_on_off", on_off.median)
+        .with("p50_ms", spread(on_loads, &|r| percentile(r, 0.50)).median)
+        .with("p99_ms", p99_on)
+        .with(
+            "p50_ms_static",
+            spread(fixed_loads, &|r| percentile(r, 0.50)).median,
+        )
+        .with("p99_ms_static", p99_static)
+        .with(
+            "p99_ms_journal_off",
+            spread(off_loads, &|r| percentile(r, 0.99)).median,
+        );
+    figures.met = Some(on_static.median >= 0.5 && p99_on <= p99_static);
+    figures.emit();
 
     if memory_requests > 0 {
-        let rss0 = status_mib("VmRSS:");
-        let hwm0 = status_mib("VmHWM:");
-        let r = load(on.addr, connections, 0, Some(memory_requests)).await;
+        let rss0 = rss_mb();
+        reset_peak();
+        let hwm0 = peak_rss_mb();
+        let r = load(on.addr, connections, Some(memory_requests)).await;
         let summary = on
             .app
             .journal
             .summary(&platform::api::auth::Scope::Operator);
         println!(
             "memory, journal on: {} requests in {:.1} s ({:.0} requests/s); RSS {:.0} MiB before, {:.0} MiB after; peak RSS {:.0} MiB before, {:.0} MiB after; the journal holds {} entries ({} dropped)",
-            r.requests,
-            r.wall,
+            r.latencies.len(),
+            r.took.wall_s,
             r.rps(),
             rss0,
-            status_mib("VmRSS:"),
+            rss_mb(),
             hwm0,
-            status_mib("VmHWM:"),
+            peak_rss_mb(),
             summary.entries_kept,
             summary.entries_dropped
         );

@@ -123,16 +123,23 @@ pub struct ReadyUser {
 /// A user's queue order, number hash and sealed data.
 pub type SealedUser = (i64, [u8; 16], Vec<u8>);
 
-/// The sealed data of a campaign's users not yet finished (waiting or in a call). "Open"
-/// means not finished: the data is answered sealed, as stored; nothing is decrypted here.
-pub fn open_users_data(c: &Connection, campaign_id: &str) -> Result<Vec<SealedUser>, StoreError> {
+/// The sealed data of a campaign's users not yet finished (waiting or in a call), from
+/// queue order `from_seq` on, in queue order, at most `limit`. "Open" means not finished:
+/// the data is answered sealed, as stored; nothing is decrypted here.
+pub fn open_users_data(
+    c: &Connection,
+    campaign_id: &str,
+    from_seq: i64,
+    limit: usize,
+) -> Result<Vec<SealedUser>, StoreError> {
     let mut st = c.prepare_cached(
         "SELECT cu.queue_seq, u.phone_hash, u.data FROM campaign_users cu
          JOIN cohort_users u ON u.cohort_id = cu.cohort_id AND u.row_no = cu.row_no
-         WHERE cu.campaign_id = ?1 AND cu.state IN ('ready', 'calling')",
+         WHERE cu.campaign_id = ?1 AND cu.queue_seq >= ?2 AND cu.state IN ('ready', 'calling')
+         ORDER BY cu.queue_seq LIMIT ?3",
     )?;
     let rows = st
-        .query_map(params![campaign_id], |r| {
+        .query_map(params![campaign_id, from_seq, limit as i64], |r| {
             let hash: Vec<u8> = r.get(1)?;
             let mut phone_hash = [0u8; 16];
             if hash.len() == 16 {

@@ -913,3 +913,58 @@ async fn clock_admin_keys_alone_move_the_clock_and_any_key_reads_it() {
         .await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
 }
+
+/// The engine holds only a few thousand users' sealed records at a time, read ahead of the
+/// dials in queue order: across many read-aheads, three cohorts and the retries, each dial
+/// still calls its own user's number (the magic numbers' outcomes tell them apart).
+#[tokio::test]
+async fn every_dial_calls_its_own_user_across_the_read_aheads() {
+    let app = spawn_app().await;
+    let retry = json!({"max_retries": 1, "retry_on": ["busy"], "retry_interval_minutes": 30});
+    let id = create(&app, &campaign(50.0, retry, ("09:00", "17:00"), WEEKDAYS)).await;
+    // Busy (dialled twice), no answer, connected: by row, shifted in each cohort.
+    let yy = |k: usize, i: usize| [1, 2, 0][(i + k) % 3];
+    let mut cohorts = vec![];
+    for k in 0..3 {
+        let numbers: Vec<String> = (0..800).map(|i| magic(200 + i as u32, yy(k, i))).collect();
+        cohorts.push(add_users(&app, &id, &numbers).await);
+    }
+    advance(&app, 86400.0).await;
+    let campaign = id.clone();
+    let rows: Vec<(String, i64, i64, Option<String>)> = app
+        .app
+        .store
+        .read(move |c| {
+            let mut st = c.prepare(
+                "SELECT cohort_id, row_no, retry_attempt, result FROM attempts
+                 WHERE campaign_id = ?1 ORDER BY cohort_id, row_no, retry_attempt",
+            )?;
+            let rows = st
+                .query_map([campaign], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 3_200, "2,400 users, the 800 busy ones twice");
+    let mut seen = std::collections::BTreeMap::<(usize, i64), Vec<String>>::new();
+    for (cohort, row_no, retry_attempt, result) in rows {
+        let k = cohorts
+            .iter()
+            .position(|c| *c == cohort)
+            .expect("a cohort of the campaign");
+        let list = seen.entry((k, row_no)).or_default();
+        assert_eq!(retry_attempt, list.len() as i64);
+        list.push(result.unwrap_or_default());
+    }
+    for ((k, row_no), results) in seen {
+        let expected: &[&str] = match yy(k, row_no as usize - 1) {
+            1 => &["busy", "busy"],
+            2 => &["no_answer"],
+            _ => &["completed"],
+        };
+        assert_eq!(results, expected, "cohort {k}, row {row_no}");
+    }
+}

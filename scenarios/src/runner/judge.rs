@@ -83,7 +83,10 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             let mut histogram = std::collections::BTreeMap::<u32, u64>::new();
             match number {
                 Some(n) => {
-                    let a = d.users.get(n).map_or(0, |u| u.attempts);
+                    let a = d
+                        .users
+                        .get(&super::observe::number_key(n))
+                        .map_or(0, |u| u.attempts);
                     *histogram.entry(a).or_default() += 1;
                 }
                 None => {

@@ -27,6 +27,27 @@ fn result_index(r: CallResult) -> usize {
     RESULTS.iter().position(|(x, _)| *x == r).unwrap_or(0)
 }
 
+/// A called number as the key of its user's dials: an E.164 number (`+` and up to 15
+/// digits, the first not 0) is its digits' value, below 10^15; any other string a hash of
+/// it at or above 2^63, so the two kinds never meet.
+pub fn number_key(number: &str) -> u64 {
+    match number.strip_prefix('+') {
+        Some(d)
+            if (1..=15).contains(&d.len())
+                && !d.starts_with('0')
+                && d.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            d.bytes().fold(0, |n, b| n * 10 + u64::from(b - b'0'))
+        }
+        _ => {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            number.hash(&mut h);
+            h.finish() | 1 << 63
+        }
+    }
+}
+
 /// One user's dials.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UserDials {
@@ -47,8 +68,8 @@ pub struct CampaignDials {
     pub by_connection: BTreeMap<String, u64>,
     /// Dials by the agent number they left from (rule 4: a connection's numbers in turn).
     pub by_number: BTreeMap<String, u64>,
-    /// Dials by called number.
-    pub users: HashMap<String, UserDials>,
+    /// Dials by called number ([`number_key`]: an integer, not a string, per user).
+    pub users: HashMap<u64, UserDials>,
     /// Dial times, in order (ms since the epoch).
     pub times: Vec<i64>,
     /// Dials placed outside the calling window or the campaign's span.
@@ -296,10 +317,7 @@ impl Observer {
                 }
             }
             d.times.push(req.at.timestamp_millis());
-            let u = match d.users.get_mut(&req.to) {
-                Some(u) => u,
-                None => d.users.entry(req.to.clone()).or_default(),
-            };
+            let u = d.users.entry(number_key(&req.to)).or_default();
             u.attempts += 1;
             let bit = 1u64 << req.attempt_index.min(63);
             if u.seen & bit != 0 {
@@ -350,6 +368,24 @@ mod tests {
 
     fn t(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn numbers_key_their_users_apart() {
+        assert_eq!(number_key("+13125550100"), 13_125_550_100);
+        assert_eq!(number_key("+999999999999999"), 999_999_999_999_999);
+        // Not E.164 (a leading 0, too long, no `+`, not digits): hashed above 2^63, apart
+        // from every E.164 number and from each other.
+        for odd in [
+            "+0123",
+            "+1234567890123456",
+            "13125550100",
+            "+1312555010x",
+            "+",
+        ] {
+            assert!(number_key(odd) >= 1 << 63, "{odd}");
+        }
+        assert_ne!(number_key("13125550100"), number_key("13125550101"));
     }
 
     #[test]
