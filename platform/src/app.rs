@@ -12,7 +12,7 @@ use contracts::ids::IdGen;
 use contracts::validate::Options;
 use rand::RngCore;
 
-use crate::api::auth::KeyTable;
+use crate::auth::KeyTable;
 use crate::config::{ApiKeyConfig, Database, PlatformConfig};
 use crate::keys::byok::ByokKeyService;
 use crate::keys::{DataKeyRing, DataKeySource, LocalKeyService};

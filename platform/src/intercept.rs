@@ -6,7 +6,7 @@
 //! rather than ignored; the harness's own routes are not recorded, and no fault rule
 //! touches them.
 //!
-//! The request is attributed to its workspace once ([`crate::api::auth::KeyTable::owner`]):
+//! The request is attributed to its workspace once ([`crate::auth::KeyTable::owner`]):
 //! fault rules made with a workspace's key apply to that workspace's requests only, and the
 //! journal counts the request in that workspace's verdict.
 //!
@@ -38,7 +38,7 @@ use crate::api::RouteMiss;
 use crate::app::App;
 use crate::error::json_response;
 use crate::faults::{Decision, FaultRequest};
-use crate::journal::ResponseBodies;
+use crate::config::journal::ResponseBodies;
 use crate::journal::verdict::{
     Exchange, IgnoredParts, SeenBody, entry, misplaced_key, path_workspace,
 };

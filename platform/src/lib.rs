@@ -3,9 +3,11 @@
 //! that dials campaigns, answers inbound calls and delivers webhooks.
 //!
 //! - [`app`]: the shared state of a running platform.
+//! - [`auth`]: the configured API keys and who a request is ([`auth::Principal`]).
 //! - [`config`]: configuration from the file, the environment and flags; BYOK settings in
 //!   [`config::byok`].
-//! - [`api`]: warp routes, one module per resource; API-key authentication in [`api::auth`].
+//! - [`api`]: warp routes, one module per resource; a request's key checked against its
+//!   path in [`api::auth`].
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources
@@ -61,6 +63,7 @@
 
 pub mod api;
 pub mod app;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod connection;
@@ -82,16 +85,3 @@ pub mod store;
 pub mod webhooks;
 
 pub use app::App;
-
-/// The cohort worker under its earlier path, `platform::cohort_processing`, for code written
-/// against it; its home is [`ingest`].
-pub use ingest as cohort_processing;
-
-/// The key types under their earlier path, `platform::crypto`, for code written against it;
-/// their home is [`keys`] (where the key-service trait is named [`keys::DataKeySource`]).
-pub mod crypto {
-    pub use crate::keys::{
-        CryptoError, DataKeySource as KeyService, KeyFuture, KeyServiceError, LocalKeyService,
-        WorkspaceKeys, blob_key_id,
-    };
-}

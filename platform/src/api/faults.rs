@@ -14,7 +14,8 @@ use warp::reply::Response;
 use contracts::error::{Loc, ValidationErrors};
 use contracts::wire::FaultRule;
 
-use super::auth::{Scope, authorize_scope};
+use super::auth::authorize_scope;
+use crate::auth::Scope;
 use super::{
     BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };

@@ -10,7 +10,8 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::auth::{Scope, authorize_scope};
+use super::auth::authorize_scope;
+use crate::auth::Scope;
 use super::{RequestMeta, meta, ok, respond, with_app, with_page_uris};
 use crate::app::App;
 

@@ -7,7 +7,7 @@
 //!
 //! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources;
 //!   [`multipart`]: the body of a cohort upload.
-//! - [`auth`]: API-key authentication ([`auth::KeyTable`], [`authorize`]).
+//! - [`auth`]: API-key authentication ([`crate::auth::KeyTable`], [`authorize`]).
 //! - [`docs`]: `GET /openapi.json`.
 //! - [`sim`]: the simulation API under `/sim/v1`.
 //! - [`admin`]: the admin API of a workspace's data keys under `/admin/v1`.

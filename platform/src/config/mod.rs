@@ -75,8 +75,12 @@
 //!
 //! - [`byok`]: the `[[byok]]` entries, described once for the file, the flags and the
 //!   environment ([`ByokSettings`]).
-//! - The `platform serve` flags of everything else are in the binary (`src/main.rs`).
-//! - API keys are checked by [`crate::api::auth`].
+//! - [`journal`]: the `[journal]` table.
+//! - The `platform serve` flags of everything else are in [`crate::cli`].
+//!
+//! Configuration is a leaf: each part reads its own settings from [`PlatformConfig`]
+//! (`connection::Limits::from`, `webhooks::WebhookSettings::new`).
+//! - API keys are checked by [`crate::auth`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -87,9 +91,8 @@ use serde::Deserialize;
 use crate::store::WorkspaceRef;
 
 pub mod byok;
+pub mod journal;
 
-/// API-key authentication under its earlier path; its home is [`crate::api::auth`].
-pub use crate::api::auth::{ClockMover, KeyTable, Principal};
 pub use byok::{
     BYOK_DATA_KEY_CACHE_SECS, BYOK_DATA_KEY_CACHE_SECS_MAX, BYOK_KEY_PREFIX,
     BYOK_REQUEST_TIMEOUT_MS, BYOK_REQUEST_TIMEOUT_MS_MAX, BYOK_ROTATION_PERIOD_SECS_MAX,
@@ -283,11 +286,13 @@ pub struct PlatformConfig {
     /// Most client connections open at once; further ones wait until one closes.
     pub max_connections: u64,
     /// The request journal (`GET /sim/v1/journal`).
-    pub journal: crate::journal::JournalSettings,
+    pub journal: journal::JournalSettings,
     /// Fault rules in force from the start (more through `/sim/v1/faults`).
     pub faults: Vec<contracts::wire::FaultRule>,
 }
 
+/// Default of [`PlatformConfig::webhook_max_tries`].
+pub const WEBHOOK_MAX_TRIES: u32 = 8;
 /// Default of [`PlatformConfig::header_read_timeout_ms`]: 30 seconds.
 pub const HEADER_READ_TIMEOUT_MS: u64 = 30_000;
 /// Default of [`PlatformConfig::body_read_timeout_ms`]: 30 seconds.
@@ -318,7 +323,7 @@ impl Default for PlatformConfig {
             webhook_secret: None,
             webhook_signature_header: contracts::wire::webhook::HEADER_SIGNATURE.into(),
             webhook_timestamp_header: contracts::wire::webhook::HEADER_TIMESTAMP.into(),
-            webhook_max_tries: crate::webhooks::DEFAULT_MAX_TRIES,
+            webhook_max_tries: WEBHOOK_MAX_TRIES,
             webhook_initial_backoff_ms: 1_000,
             webhook_max_backoff_ms: 600_000,
             webhook_timeout_ms: 10_000,
@@ -331,7 +336,7 @@ impl Default for PlatformConfig {
             body_read_timeout_ms: BODY_READ_TIMEOUT_MS,
             body_min_bytes_per_sec: BODY_MIN_BYTES_PER_SEC,
             max_connections: MAX_CONNECTIONS,
-            journal: crate::journal::JournalSettings::default(),
+            journal: journal::JournalSettings::default(),
             faults: Vec::new(),
         }
     }
@@ -418,16 +423,6 @@ impl PlatformConfig {
         }
     }
 
-    /// The limits of client connections.
-    pub fn connection_limits(&self) -> crate::connection::Limits {
-        crate::connection::Limits {
-            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
-            body_read_timeout: std::time::Duration::from_millis(self.body_read_timeout_ms),
-            body_min_rate: self.body_min_bytes_per_sec,
-            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
-        }
-    }
-
     /// Where the store lives.
     pub fn database(&self) -> Database {
         if self.database == ":memory:" {
@@ -443,19 +438,6 @@ impl PlatformConfig {
             .iter()
             .find(|w| w.org_id == ws.org_id && w.workspace_id == ws.workspace_id)
             .map(|w| w.url.as_str())
-    }
-
-    /// The webhook settings.
-    pub fn webhook_settings(&self, secret: Vec<u8>) -> crate::webhooks::WebhookSettings {
-        crate::webhooks::WebhookSettings {
-            secret,
-            signature_header: self.webhook_signature_header.clone(),
-            timestamp_header: self.webhook_timestamp_header.clone(),
-            max_tries: self.webhook_max_tries.max(1),
-            initial_backoff: chrono::Duration::milliseconds(self.webhook_initial_backoff_ms as i64),
-            max_backoff: chrono::Duration::milliseconds(self.webhook_max_backoff_ms as i64),
-            timeout: std::time::Duration::from_millis(self.webhook_timeout_ms),
-        }
     }
 
     /// The local master key from `local_key`, if set.

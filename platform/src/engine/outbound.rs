@@ -18,7 +18,7 @@ use crate::keys::WorkspaceKeys;
 use crate::store::batch::Connection;
 use crate::store::engine::{self as es, Dialed};
 use crate::store::states::{CallStatus, DeliveryKind};
-use crate::store::{attempts, ms};
+use crate::store::{calls, ms};
 
 /// The instant outbound request sealed in an attempt's payload, if it opens.
 fn open_outbound_request(
@@ -27,7 +27,7 @@ fn open_outbound_request(
     payload: &[u8],
 ) -> Option<OutboundRequest> {
     let plain = keys
-        .open(&attempts::payload_context(attempt_id), payload)
+        .open(&calls::payload_context(attempt_id), payload)
         .ok()?;
     serde_json::from_slice(&plain).ok()
 }

@@ -28,7 +28,7 @@ use warp::http::{HeaderValue, Method};
 
 use super::kept::{Kept, KeptBody, Media, Note};
 use super::redact;
-use crate::api::auth::KeyTable;
+use crate::auth::KeyTable;
 use crate::store::WorkspaceRef;
 
 /// A body as seen on the wire: what was captured of it.

@@ -3,7 +3,7 @@
 
 use contracts::wire::{DataKeyInfo, DataKeyList, DataKeyProvider};
 
-use crate::api::auth::Principal;
+use crate::auth::Principal;
 use crate::app::App;
 use crate::error::ApiError;
 use crate::store::DataKeyRow;

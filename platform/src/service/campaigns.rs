@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::conflict;
-use crate::api::auth::Principal;
+use crate::auth::Principal;
 use crate::app::App;
 use crate::error::ApiError;
 use crate::lifecycle::apply_action;

@@ -2,7 +2,7 @@
 
 use contracts::validate;
 use contracts::wire::{
-    ChannelDirection, Deployment, DeploymentAction, DeploymentListItem, DeploymentStatus, Page,
+    Deployment, DeploymentAction, DeploymentListItem, DeploymentStatus, Page,
 };
 use std::sync::Arc;
 
@@ -11,29 +11,10 @@ use serde_json::value::RawValue;
 
 use super::conflict;
 use super::deployment_lists::{Lookup, MAX_CACHED, Snapshot};
-use crate::api::auth::Principal;
+use crate::auth::Principal;
 use crate::app::App;
 use crate::error::ApiError;
 use crate::store::deployments::{self, DeploymentRecord, NumberTaken};
-
-/// The answer for a deployment.
-pub fn to_wire(rec: &DeploymentRecord) -> Deployment {
-    Deployment {
-        deployment_id: rec.id.clone(),
-        app_id: rec.config.app_id.clone(),
-        app_version: rec.config.app_version,
-        connection_configs: rec.config.connection_configs.clone(),
-        channel_direction: ChannelDirection::Inbound,
-        created_by: rec.created_by.clone(),
-        created_at: rec.created_at,
-        updated_at: rec.updated_at,
-        name: Some(rec.config.name.clone()),
-        status: Some(rec.status),
-        description: rec.config.description.clone(),
-        inbound_config: rec.config.inbound_config.clone(),
-        updated_by: rec.updated_by.clone(),
-    }
-}
 
 fn taken(t: NumberTaken) -> ApiError {
     conflict(
@@ -84,7 +65,7 @@ pub async fn create_with_id(
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&rec.ws);
-            Ok(Ok(to_wire(&rec)))
+            Ok(Ok(rec.to_wire()))
         })
         .await?
 }
@@ -131,7 +112,7 @@ pub async fn list(
                 .iter()
                 .map(|r| {
                     serde_json::value::to_raw_value(&DeploymentListItem {
-                        deployment: to_wire(r),
+                        deployment: r.to_wire(),
                         phone_numbers: r.phone_numbers(),
                     })
                     .expect("a deployment list item serialises")
@@ -155,7 +136,7 @@ pub async fn list(
 pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, ApiError> {
     let found = app.store.read_short(|c| deployments::get(c, &who.ws, id))?;
     found
-        .map(|r| to_wire(&r))
+        .map(|r| r.to_wire())
         .ok_or_else(|| ApiError::not_found("deployment", id))
 }
 
@@ -196,7 +177,7 @@ pub async fn patch(
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(Ok(to_wire(&rec)))
+            Ok(Ok(rec.to_wire()))
         })
         .await?
 }
@@ -239,7 +220,7 @@ pub async fn set_status(
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(Ok(to_wire(&rec)))
+            Ok(Ok(rec.to_wire()))
         })
         .await?
 }

@@ -4,7 +4,7 @@ use contracts::validate;
 use contracts::wire::{OutboundRequest, OutboundResponse};
 use serde_json::Value;
 
-use crate::api::auth::Principal;
+use crate::auth::Principal;
 use crate::app::App;
 use crate::error::ApiError;
 use crate::store::calls::{self, Call};

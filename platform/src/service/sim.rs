@@ -9,7 +9,7 @@ use contracts::wire::{
 };
 use serde_json::Value;
 
-use crate::api::auth::Principal;
+use crate::auth::Principal;
 use crate::app::App;
 use crate::engine::driver::{AdvanceError, Driver};
 use crate::engine::inbound;

@@ -4,7 +4,10 @@
 use chrono::{DateTime, Utc};
 use contracts::model::DeploymentSpec;
 use contracts::validate::ListParams;
-use contracts::wire::{DeploymentCreateRequest, DeploymentSortBy, DeploymentStatus, SortOrder};
+use contracts::wire::{
+    ChannelDirection, Deployment, DeploymentCreateRequest, DeploymentSortBy, DeploymentStatus,
+    SortOrder,
+};
 use rusqlite::{Connection, Row, params};
 
 use super::{StoreError, WorkspaceRef, from_json, from_ms, like_substring, ms, optional, to_json};
@@ -31,6 +34,25 @@ pub struct DeploymentRecord {
 }
 
 impl DeploymentRecord {
+    /// The answer for this deployment.
+    pub fn to_wire(&self) -> Deployment {
+        Deployment {
+            deployment_id: self.id.clone(),
+            app_id: self.config.app_id.clone(),
+            app_version: self.config.app_version,
+            connection_configs: self.config.connection_configs.clone(),
+            channel_direction: ChannelDirection::Inbound,
+            created_by: self.created_by.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            name: Some(self.config.name.clone()),
+            status: Some(self.status),
+            description: self.config.description.clone(),
+            inbound_config: self.config.inbound_config.clone(),
+            updated_by: self.updated_by.clone(),
+        }
+    }
+
     /// The configuration as validated domain types.
     pub fn spec(&self) -> Result<DeploymentSpec, StoreError> {
         DeploymentSpec::try_from(&self.config)

@@ -46,8 +46,6 @@ pub mod states;
 pub mod statistics;
 pub mod workspace;
 
-/// The calls table under its earlier path, `store::attempts` (its home is [`calls`]).
-pub use calls as attempts;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1019,7 +1019,7 @@ async fn sealed_with(t: &TestApp, cohort: &str) -> Vec<u32> {
         .unwrap();
     users
         .iter()
-        .map(|u| platform::crypto::blob_key_id(&u.data).unwrap())
+        .map(|u| platform::keys::blob_key_id(&u.data).unwrap())
         .collect()
 }
 

@@ -1263,13 +1263,13 @@ async fn callers_are_found_in_the_latest_cohort_of_a_deployment() {
 /// key, behind a switch.
 #[derive(Debug)]
 struct Switchable {
-    inner: platform::crypto::LocalKeyService,
-    mode: std::sync::Mutex<Option<platform::crypto::KeyServiceError>>,
+    inner: platform::keys::LocalKeyService,
+    mode: std::sync::Mutex<Option<platform::keys::KeyServiceError>>,
     /// Decrypts answered with the error of `mode`.
     failed: std::sync::atomic::AtomicUsize,
 }
 
-impl platform::crypto::KeyService for Switchable {
+impl platform::keys::DataKeySource for Switchable {
     fn provider(&self) -> &'static str {
         "local"
     }
@@ -1284,7 +1284,7 @@ impl platform::crypto::KeyService for Switchable {
         alias: &'a str,
         encrypted_key: &'a str,
         trace_id: Option<&'a str>,
-    ) -> platform::crypto::KeyFuture<'a, zeroize::Zeroizing<[u8; 32]>> {
+    ) -> platform::keys::KeyFuture<'a, zeroize::Zeroizing<[u8; 32]>> {
         if let Some(e) = self.mode.lock().unwrap().clone() {
             self.failed
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -1297,7 +1297,7 @@ impl platform::crypto::KeyService for Switchable {
         &'a self,
         ws: &'a WorkspaceRef,
         trace_id: Option<&'a str>,
-    ) -> platform::crypto::KeyFuture<'a, (String, String, zeroize::Zeroizing<[u8; 32]>)> {
+    ) -> platform::keys::KeyFuture<'a, (String, String, zeroize::Zeroizing<[u8; 32]>)> {
         self.inner.generate(ws, trace_id)
     }
 
@@ -1308,7 +1308,7 @@ impl platform::crypto::KeyService for Switchable {
 
 #[tokio::test]
 async fn processing_waits_for_an_unavailable_key_service_and_fails_on_a_refusal() {
-    use platform::crypto::KeyServiceError;
+    use platform::keys::KeyServiceError;
     let t = spawn_app().await;
     let camp = create_campaign(&t).await;
     let base = campaign_cohorts(&camp);
@@ -1319,7 +1319,7 @@ async fn processing_waits_for_an_unavailable_key_service_and_fails_on_a_refusal(
     key_file.push(".key");
     let master: [u8; 32] = std::fs::read(&key_file).unwrap().try_into().unwrap();
     let service = std::sync::Arc::new(Switchable {
-        inner: platform::crypto::LocalKeyService::new(&master),
+        inner: platform::keys::LocalKeyService::new(&master),
         mode: std::sync::Mutex::new(None),
         failed: Default::default(),
     });
@@ -1330,7 +1330,7 @@ async fn processing_waits_for_an_unavailable_key_service_and_fails_on_a_refusal(
     *service.mode.lock().unwrap() =
         Some(KeyServiceError::Unavailable("down for maintenance".into()));
     t.app.keys.clear_cache();
-    platform::cohort_processing::start(&t.app);
+    platform::ingest::start(&t.app);
     // Once the worker has met the outage (waited for, not slept on), the upload still waits.
     let watch = Stopwatch::start();
     while service.failed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
@@ -1355,7 +1355,7 @@ async fn processing_waits_for_an_unavailable_key_service_and_fails_on_a_refusal(
         "key alias 'local' is disabled".into(),
     ));
     t.app.keys.clear_cache();
-    platform::cohort_processing::start(&t.app);
+    platform::ingest::start(&t.app);
     let done = wait_done(&t, &base, &refused).await;
     assert_eq!(done["status"], "failed");
     insta::assert_snapshot!(

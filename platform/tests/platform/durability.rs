@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use contracts::clock::{Clock, SimClock};
 use platform::App;
-use platform::config::Principal;
+use platform::auth::Principal;
 use platform::engine::{Engine, StepKeys};
 use platform::service::{campaigns, cohorts};
 use platform::store::WorkspaceRef;

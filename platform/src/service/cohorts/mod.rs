@@ -27,7 +27,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::conflict;
-use crate::api::auth::Principal;
+use crate::auth::Principal;
 use crate::app::App;
 use crate::error::ApiError;
 use crate::ingest;

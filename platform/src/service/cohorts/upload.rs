@@ -12,7 +12,7 @@ use futures_util::{Stream, TryStreamExt};
 use rusqlite::Connection;
 
 use super::{check_parent, parent_not_found, require_parent, to_wire};
-use crate::api::auth::Principal;
+use crate::auth::Principal;
 use crate::app::App;
 use crate::error::ApiError;
 use crate::ingest;
