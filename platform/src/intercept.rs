@@ -69,7 +69,7 @@ impl Intercept {
     /// journal is on, a path of the interface while a fault rule is set.
     pub fn observes(&self, path: &str) -> bool {
         self.app.journal.enabled()
-            || (path.starts_with(contracts::operations::INTERFACE_PREFIX) && self.app.faults.any())
+            || (path.starts_with(contracts::openapi::INTERFACE_PREFIX) && self.app.faults.any())
     }
 
     /// Answers `req` with `routes`: a fault rule may answer first, delay it, cut its answer
@@ -132,7 +132,7 @@ impl Intercept {
             content_type: request_type.clone(),
             ..SeenBody::default()
         };
-        if !path.starts_with(contracts::operations::INTERFACE_PREFIX) {
+        if !path.starts_with(contracts::openapi::INTERFACE_PREFIX) {
             // Not the interface: recorded only when no route served it.
             let request = Request::from_parts(parts, body);
             let response = match warp::service(routes).call(request).await {

@@ -12,7 +12,8 @@ use crate::call::{DialRequest, DialResult, Outcome};
 use crate::draw::Key;
 use crate::inbound::InboundCall;
 use crate::magic;
-use crate::model::{Model, ModelError, secs_to_duration};
+use crate::call::secs_to_duration;
+use crate::model::{Model, ModelError};
 use crate::script::{NumberMatcher, Response, Script};
 
 /// Domain tags of the keyed draws; changing one changes every simulated outcome.

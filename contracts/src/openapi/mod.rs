@@ -16,6 +16,7 @@
 
 mod byok_ops;
 mod byok_refine;
+mod edit;
 mod examples;
 mod links;
 mod platform_ops;
@@ -34,6 +35,9 @@ use crate::error::{
 };
 use crate::wire::byok::AuthForm;
 use crate::wire::*;
+
+/// The prefix of every path of the platform's interface.
+pub const INTERFACE_PREFIX: &str = "/api/";
 
 /// Path of the served platform document.
 pub const OPENAPI_PATH: &str = "/openapi.json";

@@ -5,7 +5,7 @@
 //! each with its exact `loc` (`["body","app_config","connection_configs",0,"weight"]`) and a
 //! stable `type` (see [`crate::error::ErrorType`]). A successful check yields the validated
 //! domain types of [`crate::model`]. The same rules apply to typed wire values through the
-//! `TryFrom` impls in [`crate::model`], which delegate here.
+//! `TryFrom` impls of `typed.rs`.
 //!
 //! Types are strict: JSON strings are not coerced to numbers, booleans are not numbers; an
 //! integral float (`2.0`) is accepted where an integer is expected (assumed).
@@ -27,6 +27,7 @@ pub mod limits;
 mod outbound;
 mod query;
 pub mod sim;
+mod typed;
 mod unknown;
 
 pub(crate) use campaign::campaign_create_unchecked_times;

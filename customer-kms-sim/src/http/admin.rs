@@ -50,7 +50,8 @@ use zeroize::Zeroizing;
 use super::{json_response, read_body};
 use crate::error::KmsError;
 use crate::faults::FaultSpec;
-use crate::keys::{AliasStatus, DATA_KEY_LEN, KeyError};
+use crate::config::AliasStatus;
+use crate::keys::{DATA_KEY_LEN, KeyError};
 use crate::mutants::{Mutant, MutantInfo};
 use crate::service::KeyService;
 

@@ -268,7 +268,7 @@ fn judge(
         Resolved::Unknown => out.push(violation(
             ViolationKind::UnknownRoute,
             &["path"],
-            if x.path.starts_with(contracts::operations::INTERFACE_PREFIX) {
+            if x.path.starts_with(contracts::openapi::INTERFACE_PREFIX) {
                 format!(
                     "no operation of the OpenAPI document has the path {}",
                     x.path
@@ -277,7 +277,7 @@ fn judge(
                 format!(
                     "no operation of the OpenAPI document has the path {}: every path of the interface starts with {}",
                     x.path,
-                    contracts::operations::INTERFACE_PREFIX
+                    contracts::openapi::INTERFACE_PREFIX
                 )
             },
             "unknown_route",
