@@ -451,6 +451,8 @@ fn check_range(field: &'static str, r: SecondsRange, problems: &mut Vec<ModelPro
 
 #[cfg(test)]
 mod tests {
+    use chrono::Duration;
+
     use super::*;
     use crate::draw::Key;
 
