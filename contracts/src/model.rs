@@ -322,7 +322,6 @@ impl CampaignSpec {
             },
         }
     }
-
 }
 
 /// A connection of a deployment: its numbers.

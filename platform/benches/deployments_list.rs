@@ -357,10 +357,7 @@ async fn run(cores: usize) {
         let rss0 = status_mib("VmRSS:");
         let hwm0 = status_mib("VmHWM:");
         let r = load(on.addr, connections, 0, Some(memory_requests)).await;
-        let summary = on
-            .app
-            .journal
-            .summary(&platform::auth::Scope::Operator);
+        let summary = on.app.journal.summary(&platform::auth::Scope::Operator);
         println!(
             "memory, journal on: {} requests in {:.1} s ({:.0} requests/s); RSS {:.0} MiB before, {:.0} MiB after; peak RSS {:.0} MiB before, {:.0} MiB after; the journal holds {} entries ({} dropped)",
             r.requests,

@@ -36,9 +36,9 @@ use warp::reply::Response;
 
 use crate::api::RouteMiss;
 use crate::app::App;
+use crate::config::journal::ResponseBodies;
 use crate::error::json_response;
 use crate::faults::{Decision, FaultRequest};
-use crate::config::journal::ResponseBodies;
 use crate::journal::verdict::{
     Exchange, IgnoredParts, SeenBody, entry, misplaced_key, path_workspace,
 };

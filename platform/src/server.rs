@@ -11,9 +11,9 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
 use crate::app::App;
+use crate::connection::Limits;
 use crate::engine::Engine;
 use crate::engine::driver::Driver;
-use crate::connection::Limits;
 use crate::webhooks::{WebhookClient, WebhookSettings};
 
 /// A platform: its shared state and the engine that moves it in time.

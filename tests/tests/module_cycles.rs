@@ -41,7 +41,10 @@ fn no_crate_of_the_workspace_has_a_module_cycle() {
             writeln!(report, "{name}: {}", cycle.join("\n    ")).unwrap();
         }
     }
-    assert!(references > 500, "only {references} references between modules read");
+    assert!(
+        references > 500,
+        "only {references} references between modules read"
+    );
     assert!(
         report.is_empty(),
         "modules that depend on each other (move what they share into a module both use):\n{report}"
@@ -103,7 +106,10 @@ fn the_check_finds_a_cycle_through_three_modules_and_nothing_in_a_clean_tree() {
     );
 
     // The same through a child reaching its grandparent's sibling.
-    write("c.rs", "use crate::b;\npub fn f() {}\nmod m { use super::super::b; }\n");
+    write(
+        "c.rs",
+        "use crate::b;\npub fn f() {}\nmod m { use super::super::b; }\n",
+    );
     write("b.rs", "fn f() { crate::c::f(); }\n");
     let cycles = Graph::of_crate(src).cycles();
     assert_eq!(cycles.len(), 1, "{cycles:?}");
@@ -167,7 +173,9 @@ impl Graph {
     fn file_of(&self, path: &[String]) -> Option<(Vec<String>, String)> {
         let mut path = path.to_vec();
         for _ in 0..16 {
-            let n = (0..=path.len()).rev().find(|&n| self.files.contains_key(&path[..n]))?;
+            let n = (0..=path.len())
+                .rev()
+                .find(|&n| self.files.contains_key(&path[..n]))?;
             let imported = path
                 .get(n)
                 .and_then(|name| self.imports.get(&path[..n])?.get(name));
@@ -187,7 +195,8 @@ impl Graph {
     /// components), each as its closing references, sorted.
     fn cycles(&self) -> Vec<Vec<String>> {
         let nodes: Vec<&String> = self.files.values().collect();
-        let index: BTreeMap<&String, usize> = nodes.iter().enumerate().map(|(i, f)| (*f, i)).collect();
+        let index: BTreeMap<&String, usize> =
+            nodes.iter().enumerate().map(|(i, f)| (*f, i)).collect();
         let succ: Vec<Vec<usize>> = nodes
             .iter()
             .map(|f| {
@@ -279,7 +288,11 @@ fn strongly_connected(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
 fn collect(src: &Path, dir: &Path, files: &mut BTreeMap<Vec<String>, String>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        let rel = path.strip_prefix(src).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = path
+            .strip_prefix(src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         if path.is_dir() {
             if rel != "bin" {
                 collect(src, &path, files);
@@ -414,7 +427,9 @@ fn tokens(text: &str) -> Vec<String> {
 }
 
 fn is_ident(t: &str) -> bool {
-    t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    t.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
 /// A reference: the absolute path, and the path as written.
@@ -422,10 +437,7 @@ type Reference = (Vec<String>, Vec<String>);
 
 /// The absolute paths that the module `module` names, with the paths as written, and the
 /// names its `use` declarations bring in at its top level.
-fn references(
-    module: &[String],
-    t: &[String],
-) -> (Vec<Reference>, BTreeMap<String, Vec<String>>) {
+fn references(module: &[String], t: &[String]) -> (Vec<Reference>, BTreeMap<String, Vec<String>>) {
     // Inline modules open at each brace depth; `true` for a `#[cfg(test)]` one.
     let mut inline: Vec<(String, usize, bool)> = Vec::new();
     let mut depth = 0;
@@ -498,9 +510,7 @@ fn references(
                     written.push(t[k + 1].clone());
                     k += 2;
                 }
-                if !in_test
-                    && let Some(abs) = absolute(&here(&inline), &written, &aliases)
-                {
+                if !in_test && let Some(abs) = absolute(&here(&inline), &written, &aliases) {
                     out.push((abs, written));
                 }
                 i = k;

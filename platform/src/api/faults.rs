@@ -15,11 +15,11 @@ use contracts::error::{Loc, ValidationErrors};
 use contracts::wire::FaultRule;
 
 use super::auth::authorize_scope;
-use crate::auth::Scope;
 use super::{
     BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };
 use crate::app::App;
+use crate::auth::Scope;
 use crate::error::ApiError;
 
 /// The fault routes.

@@ -11,9 +11,9 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::auth::authorize_scope;
-use crate::auth::Scope;
 use super::{RequestMeta, meta, ok, respond, with_app, with_page_uris};
 use crate::app::App;
+use crate::auth::Scope;
 
 /// `GET /sim/v1/journal`, `DELETE /sim/v1/journal`, `GET /sim/v1/journal/summary`.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {

@@ -43,9 +43,9 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
 use self::answers::Refusal;
-use crate::config::PlatformConfig;
 use self::io::GuardedIo;
 use self::service::RequestService;
+use crate::config::PlatformConfig;
 
 /// Longest request target (path and query), in bytes; longer is 414 (the OpenAPI document
 /// says so from the same constant).

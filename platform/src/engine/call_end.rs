@@ -15,10 +15,11 @@ use chrono::{DateTime, Duration, Utc};
 use contracts::model::CampaignSpec;
 use telephony_sim::Outcome;
 
-use super::batch::{BatchDb, WriteBatch};
+use super::batch::BatchDb;
 use super::campaign::cohort_users_row;
 use super::dialing::{self, CallResult, NextStep};
 use super::state::{State, UserData, Waiting};
+use super::writes::WriteBatch;
 use super::{Engine, EngineError, Id, StepKeys, StepReport, events};
 use crate::keys::WorkspaceKeys;
 use crate::store::batch::UserUpdate;

@@ -10,9 +10,10 @@ use chrono::{DateTime, Utc};
 use contracts::wire::{CampaignStatus, CohortCategory};
 use telephony_sim::DialRequest;
 
-use super::batch::{BatchDb, WriteBatch};
+use super::batch::BatchDb;
 use super::dialing::{CallResult, campaign_attempt_id};
 use super::state::{Run, RunState, State, UserData, Waiting};
+use super::writes::WriteBatch;
 use super::{Engine, EngineError, Id, StepKeys, StepReport};
 use crate::store::batch::{Connection, UserUpdate};
 use crate::store::cohorts::{self as cohort_store, Parent};

@@ -61,6 +61,7 @@ mod inflight;
 mod outbound;
 mod queue;
 mod state;
+mod writes;
 
 use std::cmp::Reverse;
 use std::collections::HashMap;

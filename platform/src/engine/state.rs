@@ -15,9 +15,9 @@ use contracts::wire::CampaignStatus;
 use rustc_hash::FxHashMap;
 
 use super::Id;
-use super::batch::WriteBatch;
 use super::dialing::{Pacing, Routing};
 use super::inflight::Inflight;
+use super::writes::WriteBatch;
 use crate::store::WorkspaceRef;
 
 /// A user waiting in a campaign's queue.

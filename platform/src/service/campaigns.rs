@@ -6,8 +6,8 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::conflict;
-use crate::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::lifecycle::apply_action;
 use crate::store::StoreError;

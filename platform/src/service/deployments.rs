@@ -1,9 +1,7 @@
 //! Inbound deployments: create, list, get, patch, status, delete.
 
 use contracts::validate;
-use contracts::wire::{
-    Deployment, DeploymentAction, DeploymentListItem, DeploymentStatus, Page,
-};
+use contracts::wire::{Deployment, DeploymentAction, DeploymentListItem, DeploymentStatus, Page};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,8 +9,8 @@ use serde_json::value::RawValue;
 
 use super::conflict;
 use super::deployment_lists::{Lookup, MAX_CACHED, Snapshot};
-use crate::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::store::deployments::{self, DeploymentRecord, NumberTaken};
 

@@ -46,7 +46,6 @@ pub mod states;
 pub mod statistics;
 pub mod workspace;
 
-
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -12,7 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::model::{KmsEndpointScope, KmsFaultKind};
+use super::kms::{KmsEndpointScope, KmsFaultKind};
 use super::time::At;
 
 /// One expectation.

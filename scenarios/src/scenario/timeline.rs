@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::KmsEndpointScope;
+use super::kms::KmsEndpointScope;
 use super::time::{At, Span};
 
 /// One entry of the timeline.

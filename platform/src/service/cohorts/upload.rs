@@ -12,8 +12,8 @@ use futures_util::{Stream, TryStreamExt};
 use rusqlite::Connection;
 
 use super::{check_parent, parent_not_found, require_parent, to_wire};
-use crate::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ingest;
 use crate::keys::WorkspaceKeys;

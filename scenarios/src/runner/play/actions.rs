@@ -17,7 +17,7 @@ impl Run<'_> {
         let until = f.until.map(|a| self.at(a));
         let label = format!(
             "key service {} on {}",
-            crate::scenario::load::kind_name(f.kind),
+            crate::scenario::kms::kind_name(f.kind),
             f.endpoint.as_str()
         );
         self.faults.push(FaultSet {
@@ -33,7 +33,7 @@ impl Run<'_> {
             "key service",
             format!(
                 "{} on {} ({}){}",
-                crate::scenario::load::kind_name(f.kind),
+                crate::scenario::kms::kind_name(f.kind),
                 f.endpoint.as_str(),
                 info.id,
                 until.map_or(String::new(), |u| format!(" until {}", format_instant(u)))
