@@ -123,7 +123,7 @@ const AUTH_SCHEMES: [&str; 6] = ["Bearer", "Basic", "Token", "ApiKey", "Key", "D
 
 /// Where a request without `X-API-Key` put its key, when it looks like it sent one: the
 /// scheme of an `Authorization` header (`Authorization: Bearer`, for a scheme of
-/// [`AUTH_SCHEMES`]), or the name of a header such as `api-key` or `x_api_key`. Never the
+/// `AUTH_SCHEMES`), or the name of a header such as `api-key` or `x_api_key`. Never the
 /// value.
 pub fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
     if let Some(auth) = headers.get(warp::http::header::AUTHORIZATION) {

@@ -6,7 +6,7 @@
 //! then moves the clock through `POST /sim/v1/clock/advance` from stop to stop: the engine
 //! runs every event due on the way, in time order.
 //!
-//! - [`play`]: the run itself (setup, stops, timeline steps), on the state of [`run`];
+//! - [`play`]: the run itself (setup, stops, timeline steps), on the state of [`mod@run`];
 //! - [`judge`]: expectations into checks;
 //! - [`observe`]: the dials, from the telephony journal;
 //! - [`collect`]: the report at the end;

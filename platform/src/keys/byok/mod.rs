@@ -35,7 +35,7 @@
 //!
 //! - [`http`]: one call, its headers and timeout, its answer.
 //! - [`token`]: the bearer token, its cache and the retry on a `401`.
-//! - [`error`]: why a call failed, and the key service's text made safe to quote.
+//! - `error`: why a call failed, and the key service's text made safe to quote.
 //! - [`failure`]: a failed call as a [`KeyServiceError`], with scrubbed messages.
 //! - `shape`: the fields of each successful answer, to name what is wrong with one.
 //! - The settings of a workspace's BYOK are [`crate::config::ByokConfig`].
@@ -56,7 +56,7 @@ use crate::config::{BYOK_KEY_PREFIX, ByokAuth, ByokConfig};
 use crate::keys::{DataKeySource, KeyFuture, KeyServiceError};
 use crate::store::WorkspaceRef;
 
-pub mod error;
+mod error;
 pub mod failure;
 pub mod http;
 mod shape;
