@@ -153,6 +153,13 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// A failed statement inside a service's transaction: a store error.
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApiError::from(StoreError::from(e))
+    }
+}
+
 impl From<DataKeyRingError> for ApiError {
     fn from(e: DataKeyRingError) -> Self {
         match e {

@@ -6,7 +6,7 @@
 //!   `contracts/openapi/byok.json`.
 //!
 //! A document is made in two steps: utoipa derives it from the wire types and the operation
-//! functions of [`platform_ops`] and [`byok_ops`], then [`refine`] adds what the derive
+//! functions of `platform_ops` and `byok_ops`, then `refine` adds what the derive
 //! cannot take from the types: the limits of [`crate::validate::limits`] and the patterns of
 //! [`crate::domain`] as schema constraints (one source: the constants the validators use),
 //! the answers every operation shares, response headers, and the links between operations.

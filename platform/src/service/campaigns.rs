@@ -119,11 +119,11 @@ pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Campaign, ApiEr
     app.store
         .read(move |c| {
             let Some(rec) = campaigns::get(c, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("campaign", &id)));
+                return Err(ApiError::not_found("campaign", &id));
             };
-            Ok(Ok(detail(c, &rec, now)?))
+            Ok(detail(c, &rec, now)?)
         })
-        .await?
+        .await
 }
 
 /// Applies a PATCH while the campaign is `scheduled` or `paused`.
@@ -145,31 +145,28 @@ pub async fn patch(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = campaigns::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("campaign", &id)));
+                return Err(ApiError::not_found("campaign", &id));
             };
             let status = rec.status_at(now);
             if !matches!(status, CampaignStatus::Scheduled | CampaignStatus::Paused) {
-                return Ok(Err(conflict(
+                return Err(conflict(
                     "campaign_not_editable",
                     format!(
                         "a campaign can be changed only while scheduled or paused; '{id}' is {}",
                         status.as_str()
                     ),
-                )));
+                ));
             }
-            rec.spec = match validate::campaign_patch(&body, now, &rec.spec, opts) {
-                Ok(s) => s,
-                Err(e) => return Ok(Err(e.into())),
-            };
+            rec.spec = validate::campaign_patch(&body, now, &rec.spec, opts)?;
             rec.status = status;
             rec.updated_by = name;
             rec.updated_at = now;
             campaigns::update(&tx, &rec)?;
             let answer = detail(&tx, &rec, now)?;
             tx.commit()?;
-            Ok(Ok(answer))
+            Ok(answer)
         })
-        .await?;
+        .await;
     app.changes.bump();
     answer
 }
@@ -189,12 +186,12 @@ pub async fn set_status(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = campaigns::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("campaign", &id)));
+                return Err(ApiError::not_found("campaign", &id));
             };
             let from = rec.status_at(now);
             let to = match apply_action(from, action, rec.spec.start, rec.spec.end, now) {
                 Ok(to) => to,
-                Err(e) => return Ok(Err(conflict("invalid_status_transition", e.to_string()))),
+                Err(e) => return Err(conflict("invalid_status_transition", e.to_string())),
             };
             rec.status = to;
             rec.updated_by = name;
@@ -202,9 +199,9 @@ pub async fn set_status(
             campaigns::update(&tx, &rec)?;
             let answer = detail(&tx, &rec, now)?;
             tx.commit()?;
-            Ok(Ok(answer))
+            Ok(answer)
         })
-        .await?;
+        .await;
     app.changes.bump();
     answer
 }

@@ -57,15 +57,15 @@ pub async fn create_with_id(
             let tx = c.transaction()?;
             if let Some(t) = deployments::number_conflict(&tx, &rec.ws, &rec.phone_numbers(), None)?
             {
-                return Ok(Err(taken(t)));
+                return Err(taken(t));
             }
             deployments::insert(&tx, &rec)?;
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&rec.ws);
-            Ok(Ok(rec.to_wire()))
+            Ok(rec.to_wire())
         })
-        .await?
+        .await
 }
 
 /// One page of the workspace's deployments, from the in-memory snapshot of the workspace
@@ -157,17 +157,14 @@ pub async fn patch(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("deployment", &id)));
+                return Err(ApiError::not_found("deployment", &id));
             };
-            let next = match validate::deployment_patch(&body, &rec.spec()?, opts) {
-                Ok(s) => s,
-                Err(e) => return Ok(Err(e.into())),
-            };
+            let next = validate::deployment_patch(&body, &rec.spec()?, opts)?;
             rec.config = next.to_create_request();
             if let Some(t) =
                 deployments::number_conflict(&tx, &ws, &rec.phone_numbers(), Some(&id))?
             {
-                return Ok(Err(taken(t)));
+                return Err(taken(t));
             }
             rec.updated_by = Some(name);
             rec.updated_at = now;
@@ -175,9 +172,9 @@ pub async fn patch(
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(Ok(rec.to_wire()))
+            Ok(rec.to_wire())
         })
-        .await?
+        .await
 }
 
 /// `pause` (from `active`) or `resume` (from `paused`); the same status again is a 409.
@@ -195,7 +192,7 @@ pub async fn set_status(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("deployment", &id)));
+                return Err(ApiError::not_found("deployment", &id));
             };
             let to = match (action, rec.status) {
                 (DeploymentAction::Pause, DeploymentStatus::Active) => DeploymentStatus::Paused,
@@ -205,10 +202,10 @@ pub async fn set_status(
                         DeploymentAction::Pause => "pause",
                         DeploymentAction::Resume => "resume",
                     };
-                    return Ok(Err(conflict(
+                    return Err(conflict(
                         "invalid_status_transition",
                         format!("cannot {verb} a deployment that is {}", from.as_str()),
-                    )));
+                    ));
                 }
             };
             rec.status = to;
@@ -218,9 +215,9 @@ pub async fn set_status(
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(Ok(rec.to_wire()))
+            Ok(rec.to_wire())
         })
-        .await?
+        .await
 }
 
 /// Deletes a deployment for good (rule 6): its numbers are free at once and every later call on
@@ -236,7 +233,7 @@ pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(existed)
+            Ok::<_, crate::store::StoreError>(existed)
         })
         .await?;
     if existed {

@@ -235,10 +235,11 @@ impl Store {
     }
 
     /// Runs `f` on the writer connection, off the async threads.
-    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
@@ -246,20 +247,21 @@ impl Store {
             f(&mut conn)
         })
         .await
-        .map_err(|e| StoreError::Task(e.to_string()))?
+        .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
     /// Runs `f` on a reader connection (the writer for in-memory stores), off the async
     /// threads.
-    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || inner.read_blocking(f))
             .await
-            .map_err(|e| StoreError::Task(e.to_string()))?
+            .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
     /// Runs a short read (well under a millisecond: a page of a list, one row) on a reader
@@ -380,10 +382,7 @@ impl Store {
 }
 
 impl Inner {
-    fn read_blocking<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn read_blocking<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
         if self.readers.is_empty() {
             let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             return f(&conn);
@@ -493,7 +492,7 @@ mod tests {
             .unwrap();
         s.write(move |c| {
             c.execute("UPDATE data_keys SET key_check = NULL", [])?;
-            Ok(())
+            Ok::<_, StoreError>(())
         })
         .await
         .unwrap();
@@ -518,7 +517,7 @@ mod tests {
                 let st = c.prepare_cached(&format!(
                     "SELECT {cols} FROM deployments d WHERE d.org_id = ?1 AND d.workspace_id = ?2 AND ?3 IS NULL ORDER BY d.created_ms DESC, d.seq DESC LIMIT ?4 OFFSET ?5"
                 ))?;
-                Ok(st.get_status(rusqlite::StatementStatus::RePrepare))
+                Ok::<_, StoreError>(st.get_status(rusqlite::StatementStatus::RePrepare))
             })
             .await
             .unwrap();

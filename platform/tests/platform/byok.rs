@@ -471,7 +471,13 @@ async fn answers_that_cannot_be_used_are_an_outage_not_a_refusal() {
     let n: i64 = t
         .app
         .store
-        .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM attempts", [], |r| r.get(0))?))
+        .read(|c| {
+            Ok::<_, platform::store::StoreError>(c.query_row(
+                "SELECT COUNT(*) FROM attempts",
+                [],
+                |r| r.get(0),
+            )?)
+        })
         .await
         .unwrap();
     assert_eq!(n, 0);

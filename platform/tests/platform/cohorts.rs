@@ -173,7 +173,13 @@ async fn users_of(app: &TestApp, cohort_id: &str) -> Vec<CohortUser> {
 async fn count(app: &TestApp, table: &'static str) -> i64 {
     app.app
         .store
-        .read(move |c| Ok(c.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))?))
+        .read(move |c| {
+            Ok::<_, platform::store::StoreError>(c.query_row(
+                &format!("SELECT COUNT(*) FROM {table}"),
+                [],
+                |r| r.get(0),
+            )?)
+        })
         .await
         .unwrap()
 }
@@ -1032,7 +1038,7 @@ async fn partial_work_is_redone_from_the_start_after_a_restart() {
                 "INSERT INTO file_chunks (file_id, seq, data) VALUES (last_insert_rowid(), 0, x'00')",
                 [],
             )?;
-            Ok(())
+            Ok::<_, platform::store::StoreError>(())
         })
         .await
         .unwrap();
@@ -1051,7 +1057,7 @@ async fn partial_work_is_redone_from_the_start_after_a_restart() {
         .app
         .store
         .read(|c| {
-            Ok(c.query_row(
+            Ok::<_, platform::store::StoreError>(c.query_row(
                 "SELECT COUNT(*) FROM cohorts WHERE id = 'coh-cut-short'",
                 [],
                 |r| r.get::<_, i64>(0),
@@ -1148,7 +1154,11 @@ async fn deleting_a_deployment_deletes_its_cohorts_users_and_files() {
     let fk: i64 = t
         .app
         .store
-        .read(|c| Ok(c.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?))
+        .read(|c| {
+            Ok::<_, platform::store::StoreError>(
+                c.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?,
+            )
+        })
         .await
         .unwrap();
     assert_eq!(fk, 1);
@@ -1167,7 +1177,7 @@ async fn deleting_a_deployment_deletes_its_cohorts_users_and_files() {
         .app
         .store
         .read(|c| {
-            Ok(c.query_row(
+            Ok::<_, platform::store::StoreError>(c.query_row(
                 "SELECT COUNT(*) FROM file_chunks k JOIN files f ON f.id = k.file_id",
                 [],
                 |r| r.get(0),

@@ -132,7 +132,7 @@ pub async fn dials(app: &TestApp, campaign: &str) -> Vec<Dial> {
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
+            Ok::<_, platform::store::StoreError>(rows)
         })
         .await
         .unwrap()
