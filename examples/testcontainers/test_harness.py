@@ -48,10 +48,22 @@ def call(base, method, path, body=None):
         return e.code, json.loads(e.read() or b"null")
 
 
+def deployment(**extra):
+    """A deployment create body, with `extra` fields beside the required ones."""
+    return {
+        "name": "Front desk",
+        "app_id": "receptionist",
+        "app_version": 1,
+        "connection_configs": [{"connection_id": "main", "phone_numbers": ["+14155550100"]}],
+        **extra,
+    }
+
+
 def verdict(container):
-    """`harness verify` inside the stack's own container: exit code and report text."""
+    """`harness verify -v` (every check listed) inside the stack's own container: exit code
+    and report text."""
     code, output = container.exec(
-        ["harness", "verify", "--url", "http://127.0.0.1:8080", "--api-key", API_KEY]
+        ["harness", "verify", "-v", "--url", "http://127.0.0.1:8080", "--api-key", API_KEY]
     )
     return code, output.decode()
 
@@ -68,30 +80,19 @@ def test_a_client_that_keeps_the_contract_gets_a_green_verdict():
     with stack() as c:
         base = f"http://{c.get_container_host_ip()}:{c.get_exposed_port(8080)}"
         wait_healthy(base)
-        status, body = call(base, "POST", DEPLOYMENTS, {
-            "name": "Front desk",
-            "app_id": "receptionist",
-            "app_version": 1,
-            "connection_configs": [{"connection_id": "main", "phone_numbers": ["+14155550100"]}],
-        })
+        status, body = call(base, "POST", DEPLOYMENTS, deployment())
         assert status == 200, body
         assert body["status"] == "active"
         code, report = verdict(c)
         assert code == 0, report
-        assert "deployments.create_deployment" in report, report
+        assert "PASS  deployments.create_deployment" in report, report
 
 
 def test_a_misspelled_field_fails_the_verdict_and_names_it():
     with stack() as c:
         base = f"http://{c.get_container_host_ip()}:{c.get_exposed_port(8080)}"
         wait_healthy(base)
-        status, _ = call(base, "POST", DEPLOYMENTS, {
-            "name": "Front desk",
-            "app_id": "receptionist",
-            "app_version": 1,
-            "desciption": "misspelled",
-            "connection_configs": [{"connection_id": "main", "phone_numbers": ["+14155550100"]}],
-        })
+        status, _ = call(base, "POST", DEPLOYMENTS, deployment(desciption="misspelled"))
         assert status == 200  # the platform ignores the unknown field...
         code, report = verdict(c)
         assert code == 1, report  # ...but the verdict does not

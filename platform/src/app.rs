@@ -58,6 +58,9 @@ pub struct AppInner {
     pub journal: Arc<crate::journal::Journal>,
     /// The fault rules in force.
     pub faults: Arc<crate::faults::Faults>,
+    /// The key service running in the same process whose audit the live page shows (set by
+    /// `harness up`).
+    pub key_service_audit: Option<crate::service::live::AuditSource>,
 }
 
 /// A change counter the engine watches: campaigns created or changed, cohorts completed,
@@ -142,6 +145,7 @@ pub struct AppBuilder {
     sim: Option<SimClock>,
     store: Option<Store>,
     key_service: Option<Arc<dyn DataKeySource>>,
+    key_service_audit: Option<crate::service::live::AuditSource>,
 }
 
 impl App {
@@ -153,6 +157,7 @@ impl App {
             sim: None,
             store: None,
             key_service: None,
+            key_service_audit: None,
         }
     }
 }
@@ -182,6 +187,13 @@ impl AppBuilder {
     /// workspaces of `config.byok` get a [`ByokKeyService`] each).
     pub fn key_service(mut self, service: Arc<dyn DataKeySource>) -> Self {
         self.key_service = Some(service);
+        self
+    }
+
+    /// Shows the audit of this key service, which serves `source.ws` in the same process,
+    /// to that workspace's keys (`GET .../key-service/calls`).
+    pub fn key_service_audit(mut self, source: crate::service::live::AuditSource) -> Self {
+        self.key_service_audit = Some(source);
         self
     }
 
@@ -261,6 +273,7 @@ impl AppBuilder {
                 deployment_lists: Default::default(),
                 journal,
                 faults,
+                key_service_audit: self.key_service_audit,
             }),
         })
     }

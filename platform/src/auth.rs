@@ -178,6 +178,15 @@ impl KeyTable {
         found
     }
 
+    /// The configured keys that `presented` is (one key may be configured for several
+    /// workspaces), each compared in constant time.
+    pub fn configs_of(&self, presented: &str) -> Vec<&ApiKeyConfig> {
+        self.keys
+            .iter()
+            .filter(|k| bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())))
+            .collect()
+    }
+
     /// The name of the key that opens `ws`, if `presented` is one.
     pub fn check(&self, presented: &str, ws: &WorkspaceRef) -> Option<String> {
         let mut found = None;

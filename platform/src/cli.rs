@@ -235,6 +235,10 @@ async fn serve(mut config: PlatformConfig, extras: Extras) -> Result<std::proces
         );
     }
     println!("OpenAPI document: {url}/openapi.json");
+    println!(
+        "live page: {url}{} (open it in a browser; it asks for an API key)",
+        crate::api::ui::PAGE_PATH
+    );
     if let Some(path) = &extras.fixtures {
         let applied = crate::fixtures::Fixtures::load(path)?
             .apply(&app)

@@ -7,7 +7,8 @@
 //! - [`config`]: configuration from the file, the environment and flags; BYOK settings in
 //!   [`config::byok`].
 //! - [`api`]: warp routes, one module per resource; a request's key checked against its
-//!   path in [`api::auth`].
+//!   path in [`api::auth`]; the live page (`/ui`) in [`api::ui`], the routes it reads in
+//!   [`api::live`].
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources

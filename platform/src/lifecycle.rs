@@ -15,7 +15,7 @@
 //! from `scheduled`, `active` or `paused`. `ended` and `cancelled` are final.
 
 use chrono::{DateTime, Utc};
-use contracts::wire::{CampaignAction, CampaignStatus};
+use contracts::wire::{CampaignAction, CampaignStatus, CampaignStatusChange, StatusChangeCause};
 
 /// The statuses that the clock alone changes (`scheduled` and `active`); every other status
 /// changes only by an action. The store pre-filters on these before asking [`settle_status`].
@@ -88,6 +88,61 @@ pub fn apply_action(
         (CampaignAction::Cancel, Scheduled | Active | Paused) => Ok(Cancelled),
         _ => Err(TransitionError { action, from }),
     }
+}
+
+/// A campaign's status changes up to `now`, told again from its creation, its `actions`
+/// (oldest first, each with the status it led to and the key's name) and the rule above:
+/// between two actions, the clock moves the status stored after the first at the start and
+/// the end. Exact because a PATCH (which may move the end) is taken only while `scheduled`
+/// or `paused`, before any change with time that would follow.
+pub fn history(
+    created: (DateTime<Utc>, &str),
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    actions: &[(DateTime<Utc>, CampaignAction, CampaignStatus, &str)],
+    now: DateTime<Utc>,
+) -> Vec<CampaignStatusChange> {
+    let mut out = vec![CampaignStatusChange {
+        at: created.0,
+        status: CampaignStatus::Scheduled,
+        cause: StatusChangeCause::Created,
+        by: Some(created.1.to_string()),
+    }];
+    let mut stored = CampaignStatus::Scheduled;
+    let with_time = |out: &mut Vec<CampaignStatusChange>, stored: &mut CampaignStatus, until| {
+        while let Some((at, status)) = next_time_transition(*stored, start, end)
+            && at <= until
+        {
+            let cause = if at == end {
+                StatusChangeCause::EndReached
+            } else {
+                StatusChangeCause::StartReached
+            };
+            out.push(CampaignStatusChange {
+                at,
+                status,
+                cause,
+                by: None,
+            });
+            *stored = status;
+        }
+    };
+    for (at, action, status, by) in actions {
+        with_time(&mut out, &mut stored, *at);
+        out.push(CampaignStatusChange {
+            at: *at,
+            status: *status,
+            cause: match action {
+                CampaignAction::Pause => StatusChangeCause::Pause,
+                CampaignAction::Resume => StatusChangeCause::Resume,
+                CampaignAction::Cancel => StatusChangeCause::Cancel,
+            },
+            by: Some(by.to_string()),
+        });
+        stored = *status;
+    }
+    with_time(&mut out, &mut stored, now);
+    out
 }
 
 #[cfg(test)]
@@ -188,5 +243,76 @@ mod tests {
         #[case] want: Option<CampaignStatus>,
     ) {
         assert_eq!(apply_action(from, action, t(0), t(10), t(at)).ok(), want);
+    }
+
+    fn told(changes: &[CampaignStatusChange]) -> Vec<(i64, CampaignStatus, StatusChangeCause)> {
+        changes
+            .iter()
+            .map(|c| ((c.at - t(0)).num_hours(), c.status, c.cause))
+            .collect()
+    }
+
+    #[test]
+    fn history_tells_the_changes_with_time_between_the_actions() {
+        use CampaignStatus::*;
+        use StatusChangeCause as C;
+        let created = (t(-2), "ci");
+        // Nothing done: scheduled, then active at the start, ended at the end.
+        assert_eq!(
+            told(&history(created, t(0), t(10), &[], t(-1))),
+            [(-2, Scheduled, C::Created)]
+        );
+        assert_eq!(
+            told(&history(created, t(0), t(10), &[], t(11))),
+            [
+                (-2, Scheduled, C::Created),
+                (0, Active, C::StartReached),
+                (10, Ended, C::EndReached)
+            ]
+        );
+        // Paused while active, resumed later, then the end.
+        let actions = [
+            (t(2), CampaignAction::Pause, Paused, "ops"),
+            (t(4), CampaignAction::Resume, Active, "ops"),
+        ];
+        let h = history(created, t(0), t(10), &actions, t(12));
+        assert_eq!(
+            told(&h),
+            [
+                (-2, Scheduled, C::Created),
+                (0, Active, C::StartReached),
+                (2, Paused, C::Pause),
+                (4, Active, C::Resume),
+                (10, Ended, C::EndReached),
+            ]
+        );
+        assert_eq!(h[2].by.as_deref(), Some("ops"));
+        assert_eq!(h[1].by, None);
+        // Paused before the start: no activation while paused; resumed before the start,
+        // activated at it.
+        let actions = [
+            (t(-1), CampaignAction::Pause, Paused, "ops"),
+            (t(3), CampaignAction::Resume, Active, "ops"),
+            (t(5), CampaignAction::Cancel, Cancelled, "ops"),
+        ];
+        assert_eq!(
+            told(&history(created, t(0), t(10), &actions, t(12))),
+            [
+                (-2, Scheduled, C::Created),
+                (-1, Paused, C::Pause),
+                (3, Active, C::Resume),
+                (5, Cancelled, C::Cancel),
+            ]
+        );
+        // An action at the very start comes after the activation it follows.
+        let actions = [(t(0), CampaignAction::Pause, Paused, "ops")];
+        assert_eq!(
+            told(&history(created, t(0), t(10), &actions, t(1))),
+            [
+                (-2, Scheduled, C::Created),
+                (0, Active, C::StartReached),
+                (0, Paused, C::Pause)
+            ]
+        );
     }
 }

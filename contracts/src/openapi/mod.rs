@@ -91,7 +91,7 @@ impl Modify for ByokAuth {
     info(
         title = "Voice-agent calling platform",
         version = "v1",
-        description = "Instant outbound calls, campaigns, cohorts and inbound deployments. Every route but /openapi.json and /healthz requires X-API-Key. On a documented path, a method the path does not document answers 405 (code method_not_allowed) with an Allow header naming the methods it has; every GET route also answers HEAD."
+        description = "Instant outbound calls, campaigns, cohorts and inbound deployments. Every route but /openapi.json, /healthz and the live page (/ui) requires X-API-Key. On a documented path, a method the path does not document answers 405 (code method_not_allowed) with an Allow header naming the methods it has; every GET route also answers HEAD."
     ),
     paths(
         openapi_document,
@@ -106,6 +106,7 @@ impl Modify for ByokAuth {
         health,
         sim_list_journal, sim_reset_journal, sim_journal_summary,
         sim_list_faults, sim_add_fault, sim_delete_fault, sim_reset_faults,
+        live_page, sim_stack, sim_campaign_activity, sim_campaign_chart, sim_key_service_calls,
     ),
     components(schemas(
         ValidationErrorBody, ErrorDetail, LocItem, PlatformErrorBody, PlatformErrorInfo,
@@ -121,8 +122,8 @@ impl Modify for ByokAuth {
         (name = "campaigns", description = "Campaigns: schedule, dial rate, retries, weighted connections"),
         (name = "cohorts", description = "Users of a campaign or a deployment"),
         (name = "deployments", description = "Inbound deployments"),
-        (name = "meta", description = "This document, and the readiness probe"),
-        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time (one clock per platform, shared by every workspace), inbound calls by hand, what the engine recorded, the reset of one workspace, the request journal and API coverage, fault rules"),
+        (name = "meta", description = "This document, the readiness probe, and the live page"),
+        (name = "simulation", description = "The harness's own simulation API (not part of the platform's interface): simulated time (one clock per platform, shared by every workspace), inbound calls by hand, what the engine recorded, the reset of one workspace, the request journal and API coverage, fault rules, and what the live page (/ui) reads"),
         (name = "admin", description = "The harness's own admin API (not part of the platform's interface): a workspace's data keys and their rotation")
     )
 )]

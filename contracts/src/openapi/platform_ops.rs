@@ -365,3 +365,41 @@ fn admin_list_data_keys() {}
         (status = 503, description = "The key service is unavailable (code key_service_unavailable); nothing changed", body = PlatformErrorBody)
     ))]
 fn admin_rotate_data_key() {}
+
+// ----- the live page (the harness's own) -----
+
+#[utoipa::path(get, path = "/ui", tag = "meta", security(()),
+    responses((status = 200, description = "The live page: a read-only view of this platform (the stack, the request journal, campaigns, deployments, data keys and the key service's audit, webhook deliveries) that asks for an API key, keeps it in the tab's session storage and reads the JSON routes of this document with it. `/ui#key=KEY&org=ORG&workspace=WORKSPACE` opens it on a workspace (the fragment never leaves the browser). Its files are served under /ui/.", content_type = "text/html")))]
+fn live_page() {}
+
+#[utoipa::path(get, path = "/sim/v1/stack", tag = "simulation",
+    responses(
+        (status = 200, description = "The platform as the key sees it: its address, the workspaces the key opens, the clock (whether the key may move it, when the next event is due), the seed (to an operator's key), the customer key services of those workspaces without secrets", body = StackView),
+        (status = 401, description = "Missing or wrong X-API-Key (any workspace's key, or a clock admin key)", body = PlatformErrorBody)
+    ))]
+fn sim_stack() {}
+
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/activity", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path)),
+    responses(
+        (status = 200, description = "The campaign's status changes so far and its ended dials over time by outcome, from its start to now (at most its end), with its calling windows", body = CampaignActivity),
+        (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody)
+    ))]
+fn sim_campaign_activity() {}
+
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/chart", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path)),
+    responses(
+        (status = 200, description = "The campaign's activity drawn as the scenario report draws its chart (one drawing for both): ended dials per time bucket stacked by outcome, calling windows shaded, status changes since the start as dashed lines numbered as in the activity's status_changes (from 1). Self-contained SVG: no script, no style sheet.", content_type = "image/svg+xml", body = String),
+        (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody)
+    ))]
+fn sim_campaign_chart() {}
+
+#[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/key-service/calls", tag = "simulation",
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), KeyServiceCallsQuery),
+    responses(
+        (status = 200, description = "The calls the workspace's customer key service received (auth, decrypt-key, rotate-key), oldest first, with their outcomes, latency and faults, as its audit recorded them; never a key, secret or token. Only for the workspace `harness up` wires to the key service it runs.", body = KeyServiceCalls),
+        (status = 404, description = "No audit of this workspace's key service here (`key_service_audit_not_available`): `platform serve`, or another workspace", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
+    ))]
+fn sim_key_service_calls() {}

@@ -1,11 +1,14 @@
 //! The one model of every verdict of the harness ([`checks`]) and its renderers: a
 //! terminal table ([`table`]), JSON ([`to_json`]) and JUnit XML ([`junit`]). Every command
 //! that judges writes through these, so its outputs look alike. [`redact`] keeps secrets
-//! out of a report before it is rendered.
+//! out of a report before it is rendered. [`chart`] draws dials over time as SVG: the
+//! scenario report's chart and the live page's campaign chart, one drawing for both.
 //!
 //! It lives in `contracts` so that both the `harness` command (`scenarios`) and the
-//! platform's own binary (`platform serve --report-on-exit`) write the same reports.
+//! platform's own binary (`platform serve --report-on-exit`, the live page at `/ui`) write
+//! the same reports and draw the same charts.
 
+pub mod chart;
 pub mod checks;
 pub mod junit;
 pub mod redact;

@@ -41,7 +41,7 @@ pub use faults::{
 pub use outbound::outbound_request;
 pub use query::{
     JOURNAL_STATUS_MAX, JournalFilter, ListParams, campaign_list_query, cohort_files_query,
-    cohort_list_query, deployment_list_query, journal_query,
+    cohort_list_query, deployment_list_query, journal_query, key_service_calls_query,
 };
 pub use unknown::unknown_fields;
 

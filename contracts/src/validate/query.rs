@@ -270,3 +270,54 @@ pub fn cohort_files_query(pairs: &[(String, String)]) -> Result<CohortFileType, 
     };
     c.into_result(ft)
 }
+
+/// `GET .../key-service/calls`: `after` (a sequence number, default 0) and `limit` (the
+/// bounds of every list's, default the largest).
+pub fn key_service_calls_query(pairs: &[(String, String)]) -> Result<(u64, u32), ValidationErrors> {
+    let mut c = Ctx::default();
+    let q = Loc::query();
+    let after = match last(pairs, "after") {
+        Some(raw) => int_param(&mut c, raw, &q.at("after"), 0, None).map(|n| n as u64),
+        None => Some(0),
+    };
+    let limit = match last(pairs, "limit") {
+        Some(raw) => int_param(
+            &mut c,
+            raw,
+            &q.at("limit"),
+            limits::LIST_LIMIT_MIN,
+            Some(limits::LIST_LIMIT_MAX),
+        )
+        .map(|n| n as u32),
+        None => Some(limits::LIST_LIMIT_MAX as u32),
+    };
+    c.into_result(after.zip(limit))
+}
+
+#[cfg(test)]
+mod key_service_calls_tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> Result<(u64, u32), ValidationErrors> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        key_service_calls_query(&pairs)
+    }
+
+    #[test]
+    fn after_and_limit_have_defaults_and_bounds() {
+        assert_eq!(q(&[]).unwrap(), (0, 100));
+        assert_eq!(q(&[("after", "41"), ("limit", "7")]).unwrap(), (41, 7));
+        for bad in [
+            &[("limit", "0")][..],
+            &[("limit", "101")],
+            &[("after", "-1")],
+            &[("after", "x")],
+        ] {
+            let e = q(bad).unwrap_err();
+            assert_eq!(e.details()[0].loc.len(), 2, "{bad:?}: {e:?}");
+        }
+    }
+}

@@ -351,6 +351,11 @@ impl CampaignAction {
             CampaignAction::Cancel => "cancel",
         }
     }
+
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<Self> {
+        CampaignAction::ALL.into_iter().find(|a| a.as_str() == s)
+    }
 }
 
 /// Body of `PUT /campaigns/{id}/status`.

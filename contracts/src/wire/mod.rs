@@ -12,6 +12,7 @@
 //! - [`admin`]: the harness's admin API of a workspace's data keys.
 //! - [`journal`]: the harness's request journal and API coverage.
 //! - [`faults`]: the harness's fault rules (the platform's failures on demand).
+//! - [`live`]: what the live page (`/ui`) reads that no other route gives.
 //!
 //! Request types here describe the body for clients and for the OpenAPI documents; the
 //! platform checks incoming bodies with `crate::validate`, which reports every violation at
@@ -25,6 +26,7 @@ pub mod common;
 pub mod deployment;
 pub mod faults;
 pub mod journal;
+pub mod live;
 pub mod outbound;
 pub mod sim;
 pub mod webhook;
@@ -36,6 +38,7 @@ pub use common::*;
 pub use deployment::*;
 pub use faults::*;
 pub use journal::*;
+pub use live::*;
 pub use outbound::*;
 pub use sim::*;
 pub use webhook::*;

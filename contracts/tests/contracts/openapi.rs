@@ -110,6 +110,17 @@ fn platform_document_holds_every_path_of_the_spec_and_notes() {
     expected.push(("GET".into(), "/healthz".into()));
     expected.push(("GET".into(), format!("/admin/v1{w}/data-keys")));
     expected.push(("POST".into(), format!("/admin/v1{w}/data-keys/rotate")));
+    expected.push(("GET".into(), "/ui".into()));
+    expected.push(("GET".into(), "/sim/v1/stack".into()));
+    expected.push((
+        "GET".into(),
+        format!("/sim/v1{w}/campaigns/{{campaign_id}}/activity"),
+    ));
+    expected.push((
+        "GET".into(),
+        format!("/sim/v1{w}/campaigns/{{campaign_id}}/chart"),
+    ));
+    expected.push(("GET".into(), format!("/sim/v1{w}/key-service/calls")));
     let expected: BTreeSet<_> = expected.into_iter().collect();
     assert_eq!(ops, expected);
 }
@@ -862,6 +873,88 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
     };
     add("ResetCounts", v(reset.removed));
     add("WorkspaceReset", v(reset));
+    // The live page's routes.
+    let key_service = KeyServiceView {
+        org_id: "o".into(),
+        workspace_id: "w".into(),
+        byok_base_url: "http://127.0.0.1:8081/acme/byok/v1".into(),
+        client_id: Some("platform".into()),
+        key_alias: "tenant-a".into(),
+        audit: true,
+    };
+    add("KeyServiceView", v(key_service.clone()));
+    let clock = StackClock {
+        now: at(),
+        simulated: true,
+        may_move: true,
+        next_due_at: Some(at()),
+    };
+    add("StackClock", v(clock.clone()));
+    add(
+        "StackClock",
+        v(StackClock {
+            next_due_at: None,
+            ..clock.clone()
+        }),
+    );
+    add(
+        "StackView",
+        v(StackView {
+            platform_url: "http://127.0.0.1:8080".into(),
+            openapi_url: "http://127.0.0.1:8080/openapi.json".into(),
+            key_name: "ci".into(),
+            workspaces: vec![workspace_id.clone()],
+            clock,
+            seed: Some(42),
+            key_services: vec![key_service],
+        }),
+    );
+    let change = CampaignStatusChange {
+        at: at(),
+        status: CampaignStatus::Active,
+        cause: StatusChangeCause::StartReached,
+        by: None,
+    };
+    add("CampaignStatusChange", v(change.clone()));
+    add("StatusChangeCause", v(StatusChangeCause::Pause));
+    add(
+        "CampaignActivity",
+        v(CampaignActivity {
+            campaign_id: "camp-1".into(),
+            name: "Spring".into(),
+            status: CampaignStatus::Active,
+            status_changes: vec![change],
+            from: at(),
+            until: at(),
+            bucket_secs: 60,
+            series: vec!["connected".into(), "busy".into()],
+            buckets: vec![vec![0, 3, 1]],
+            windows: vec![[
+                "2026-03-02T09:00:00.000Z".into(),
+                "2026-03-02T17:00:00.000Z".into(),
+            ]],
+        }),
+    );
+    let call = KeyServiceCall {
+        seq: 1,
+        at: at(),
+        endpoint: "decrypt-key".into(),
+        caller: Some("platform".into()),
+        key_alias: Some("tenant-a".into()),
+        outcome: "OK".into(),
+        status: Some(200),
+        latency_ms: 0.4,
+        faults: vec![],
+    };
+    add("KeyServiceCall", v(call.clone()));
+    add(
+        "KeyServiceCalls",
+        v(KeyServiceCalls {
+            items: vec![call],
+            next_seq: 2,
+            dropped: 0,
+        }),
+    );
     let entry = JournalEntry {
         seq: 1,
         at: at(),

@@ -353,8 +353,8 @@ fn constraints_are_the_validators_constants() {
         }
     }
     assert_eq!(
-        lists, 8,
-        "every list operation: the interface's six, the journal and the fault rules"
+        lists, 9,
+        "every list operation: the interface's six, the journal, the fault rules and the key service's calls"
     );
 }
 

@@ -13,6 +13,8 @@
 //! - [`admin`]: the admin API of a workspace's data keys under `/admin/v1`.
 //! - [`journal`], [`faults`]: the request journal and the fault rules under `/sim/v1`.
 //! - [`health`]: `GET /healthz`, without a key.
+//! - [`ui`]: `GET /ui`, the live page (no key for the page; it asks for one); [`live`]: the
+//!   routes it reads that no other route gives.
 //!
 //! The connection's service puts [`crate::intercept`] (fault rules, then the journal) in
 //! front of the interface's routes.
@@ -26,9 +28,11 @@ pub mod docs;
 pub mod faults;
 pub mod health;
 pub mod journal;
+pub mod live;
 pub mod multipart;
 pub mod outbound;
 pub mod sim;
+pub mod ui;
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -55,6 +59,10 @@ pub fn routes(
     driver: std::sync::Arc<crate::engine::driver::Driver>,
 ) -> BoxedFilter<(Response,)> {
     docs::routes()
+        .or(ui::routes())
+        .unify()
+        .or(live::routes(app.clone(), driver.clone()))
+        .unify()
         .or(sim::routes(app.clone(), driver))
         .unify()
         .or(outbound::routes(app.clone()))
@@ -301,10 +309,7 @@ fn page_uris(
     limit: u32,
     total: u64,
 ) -> (Option<String>, Option<String>) {
-    let base = match &app.config.public_url {
-        Some(u) => u.trim_end_matches('/').to_string(),
-        None => format!("http://{}", meta.header("host").unwrap_or("localhost")),
-    };
+    let base = base_url(app, meta);
     let others: Vec<(String, String)> = meta
         .query_pairs()
         .into_iter()
@@ -320,6 +325,15 @@ fn page_uris(
     let next = (offset + u64::from(limit) < total).then(|| uri(offset + u64::from(limit)));
     let prev = (offset > 0).then(|| uri(offset.saturating_sub(u64::from(limit))));
     (next, prev)
+}
+
+/// The platform's address as the client reaches it: `--public-url`, else `http://` and the
+/// request's `Host`.
+pub fn base_url(app: &App, meta: &RequestMeta) -> String {
+    match &app.config.public_url {
+        Some(u) => u.trim_end_matches('/').to_string(),
+        None => format!("http://{}", meta.header("host").unwrap_or("localhost")),
+    }
 }
 
 /// Turns a handler's result into an answer.

@@ -60,8 +60,12 @@ impl RequestService {
             Refusal::UriTooLong.response()
         } else {
             let req = Request::from_parts(parts, body.clone());
+            // The live page's reads watch the client; they are not the client's requests.
+            let observer = req.headers().contains_key(crate::api::ui::OBSERVER_HEADER);
             match &self.intercept {
-                Some(i) if i.observes(req.uri().path()) => i.handle(req, self.routes).await,
+                Some(i) if !observer && i.observes(req.uri().path()) => {
+                    i.handle(req, self.routes).await
+                }
                 _ => match warp::service(self.routes).call(req).await {
                     Ok(r) => r,
                     Err(never) => match never {},

@@ -260,6 +260,11 @@ fn decide_retry(
 /// Records a campaign call's result: counted for the campaign's statistics, and the call's
 /// row ended.
 fn record_result(pending: &mut WriteBatch, cid: Id, ended: Ended, result: CallResult) {
+    let minute = es::minute_of(ended.call.dialed_at.unwrap_or(ended.at));
+    *pending
+        .dial_minutes
+        .entry((cid.clone(), minute, result.as_str()))
+        .or_default() += 1;
     *pending.results.entry((cid, result.as_str())).or_default() += 1;
     record_call(pending, ended, result);
 }

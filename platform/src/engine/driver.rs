@@ -349,6 +349,25 @@ impl Driver {
         Ok(out)
     }
 
+    /// When the next thing is due: the engine's next event or the next webhook try, the
+    /// earlier (`None`: nothing until something changes). A failed read counts as nothing
+    /// due; the loop of [`Driver::run`] wakes at the next change all the same.
+    pub async fn next_due(&self) -> Option<DateTime<Utc>> {
+        let next_engine = self.blocking(|e| e.next_due()).await.ok().flatten();
+        let next_hooks = self
+            .engine
+            .app()
+            .store
+            .read(es::next_delivery_due)
+            .await
+            .ok()
+            .flatten();
+        match (next_engine, next_hooks) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The real-time loop: runs what is due, sleeps until the next due time or a change,
     /// until `shutdown`. On a simulated clock it only runs what the API makes due now.
     pub async fn run(self: Arc<Self>, shutdown: impl std::future::Future<Output = ()>) {
@@ -366,13 +385,7 @@ impl Driver {
             let wait = if self.sim.is_some() {
                 None
             } else {
-                let next_engine = self.blocking(|e| e.next_due()).await.ok().flatten();
-                let next_hooks = app.store.read(es::next_delivery_due).await.ok().flatten();
-                let next = match (next_engine, next_hooks) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                next.map(|t| {
+                self.next_due().await.map(|t| {
                     (t - app.clock.now())
                         .max(Duration::zero())
                         .to_std()

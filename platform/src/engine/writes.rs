@@ -31,6 +31,8 @@ pub(super) struct WriteBatch {
     pub(super) deliveries: Vec<(Delivery, DateTime<Utc>)>,
     /// Ended attempts of this batch by (campaign, result).
     pub(super) results: BTreeMap<(Id, &'static str), u64>,
+    /// The same by (campaign, minute dialled, result): the campaign's chart.
+    pub(super) dial_minutes: BTreeMap<(Id, i64, &'static str), u64>,
     /// The latest state of each user changed in this batch, by (campaign, queue order).
     pub(super) users: FxHashMap<(Id, i64), UserUpdate>,
     /// The pacing and routing of each run that changed, as stored ([`RunState`](super::state::RunState)).
@@ -46,6 +48,7 @@ impl WriteBatch {
             && self.call_ends.is_empty()
             && self.deliveries.is_empty()
             && self.results.is_empty()
+            && self.dial_minutes.is_empty()
             && self.users.is_empty()
             && self.run_states.is_empty()
     }
@@ -77,6 +80,9 @@ impl WriteBatch {
         }
         for ((campaign_id, result), n) in self.results {
             es::count_results(c, &campaign_id, result, n)?;
+        }
+        for ((campaign_id, minute, result), n) in self.dial_minutes {
+            es::count_dials(c, &campaign_id, minute, result, n)?;
         }
         let mut users: Vec<_> = self.users.into_iter().collect();
         users.sort_unstable_by(|a, b| a.0.cmp(&b.0));

@@ -11,6 +11,7 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::lifecycle::apply_action;
 use crate::store::StoreError;
+use crate::store::activity;
 use crate::store::campaigns::{self, CampaignRecord};
 
 /// The summary of a campaign at `now`.
@@ -197,6 +198,13 @@ pub async fn set_status(
             rec.updated_by = name;
             rec.updated_at = now;
             campaigns::update(&tx, &rec)?;
+            let row = activity::ActionRow {
+                at: now,
+                action,
+                status: to,
+                actor: rec.updated_by.clone(),
+            };
+            activity::record_action(&tx, &id, &row)?;
             let answer = detail(&tx, &rec, now)?;
             tx.commit()?;
             Ok(answer)

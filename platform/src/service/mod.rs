@@ -8,12 +8,14 @@
 //! - [`cohorts`]: upload, stream, list, get, files.
 //! - [`sim`]: the simulation API: the clock, inbound calls by hand, what the engine recorded.
 //! - [`admin`]: a workspace's data keys: list, rotate.
+//! - [`live`]: what the live page (`/ui`) reads that no other route gives.
 
 pub mod admin;
 pub mod campaigns;
 pub mod cohorts;
 pub mod deployment_lists;
 pub mod deployments;
+pub mod live;
 pub mod outbound;
 pub mod sim;
 

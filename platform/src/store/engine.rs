@@ -25,6 +25,10 @@ pub use super::calls::{
 /// Ended attempts counted by result, `campaign_results` ([`super::statistics`]).
 pub use super::statistics::count_results;
 
+/// Ended attempts counted by the minute dialled and result, `campaign_dial_minutes`
+/// ([`super::activity`]).
+pub use super::activity::{count_dials, minute_of};
+
 /// Webhook deliveries, `webhook_deliveries` ([`super::deliveries`]).
 pub use super::deliveries::{
     Delivery, DeliveryRow, TryRecord, delivery_context, due_deliveries, insert_delivery,

@@ -277,6 +277,10 @@ const MIGRATIONS: &[&str] = &[
     // 5: where the seeded id generators stand (see store::ids), so that a restart with the
     // same seed carries on instead of drawing ids already stored.
     super::ids::MIGRATION,
+    // 6: what the live page (`/ui`) shows of a campaign's past (see store::activity): the
+    // status actions taken, from which the status changes are told again, and the ended
+    // dials counted by the minute they were dialled and their result.
+    super::activity::MIGRATION,
 ];
 
 /// Brings the schema up to date.

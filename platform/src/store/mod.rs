@@ -10,6 +10,7 @@
 //! - [`statistics`]: the counts behind campaign statistics, and ended calls by result.
 //! - [`deliveries`]: webhook deliveries.
 //! - [`inbound`]: inbound calls.
+//! - [`activity`]: a campaign's status actions and its dials per minute (the live page).
 //! - [`workspace`]: the reset of one workspace (every row its clients made, at once).
 //! - [`engine`]: the items the campaign engine uses, re-exported from the modules above.
 //! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
@@ -29,6 +30,7 @@
 //! ([`files::SealedFileWriter`], [`files::SealedFileReader`], [`files::open_chunk`],
 //! [`files::read_whole`]). Nothing else in the store decrypts.
 
+pub mod activity;
 pub mod batch;
 pub mod calls;
 pub mod campaign_users;

@@ -16,7 +16,13 @@ pub fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, StoreErr
     let p = params![ws.org_id, ws.workspace_id];
     const OF_CAMPAIGNS: &str =
         "campaign_id IN (SELECT id FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2)";
-    for table in ["campaign_users", "campaign_cohorts", "campaign_results"] {
+    for table in [
+        "campaign_users",
+        "campaign_cohorts",
+        "campaign_results",
+        "campaign_actions",
+        "campaign_dial_minutes",
+    ] {
         c.execute(&format!("DELETE FROM {table} WHERE {OF_CAMPAIGNS}"), p)?;
     }
     let count = |table: &str| -> Result<u64, StoreError> {

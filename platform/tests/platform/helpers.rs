@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use contracts::clock::SimClock;
 use platform::App;
+use platform::app::AppBuilder;
 use platform::config::{ApiKeyConfig, PlatformConfig};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
@@ -58,10 +59,22 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_with(edit: impl FnOnce(PlatformConfig) -> PlatformConfig) -> TestApp {
+    spawn_built(edit, |b| b).await
+}
+
+/// [`spawn_with`], with `build` adding to the app's builder (an in-process key service's
+/// audit, ...).
+pub async fn spawn_built(
+    edit: impl FnOnce(PlatformConfig) -> PlatformConfig,
+    build: impl FnOnce(AppBuilder) -> AppBuilder,
+) -> TestApp {
     let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let db = dir.path().join("platform.db");
     let clock = SimClock::at(START);
-    start(edit(config(&db)), clock, db, dir).await
+    let app = build(App::builder(edit(config(&db))).sim_clock(clock.clone()))
+        .build()
+        .expect("app builds");
+    serve(app, clock, db, dir).await
 }
 
 async fn start(
@@ -74,6 +87,15 @@ async fn start(
         .sim_clock(clock.clone())
         .build()
         .expect("app builds");
+    serve(app, clock, db, dir).await
+}
+
+async fn serve(
+    app: App,
+    clock: SimClock,
+    db: PathBuf,
+    dir: std::sync::Arc<tempfile::TempDir>,
+) -> TestApp {
     let platform = platform::server::Platform::from_config(app.clone()).expect("platform builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

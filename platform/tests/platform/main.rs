@@ -19,6 +19,7 @@ mod faults;
 mod fuzz;
 mod isolation;
 mod journal;
+mod live;
 mod outbound;
 mod routes;
 mod verdicts;

@@ -1,12 +1,12 @@
 //! `report.html`: one self-contained page (inline CSS and SVG, no script, nothing fetched)
-//! with the verdict, the expectations, the chart of dials over time ([`super::svg`]) and the
+//! with the verdict, the expectations, the chart of dials over time ([`super::chart`]) and the
 //! tables of the report.
 
 use std::fmt::Write;
 
+use super::chart;
 use super::junit::escape;
 use super::scenario::ScenarioReport;
-use super::svg;
 use crate::checks::{Outcome, Severity};
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px;overflow-wrap:anywhere}
@@ -89,7 +89,7 @@ pub fn render(r: &ScenarioReport) -> String {
         let _ = write!(
             s,
             "<span><i style=\"background:{}\"></i>{}</span>",
-            svg::colour(series),
+            chart::colour(series),
             escape(&series.replace('_', " "))
         );
     }
@@ -100,7 +100,7 @@ pub fn render(r: &ScenarioReport) -> String {
     s.push_str(
         "<span>numbered lines: the rows of the <a href=\"#timeline\">timeline</a></span></p>\n",
     );
-    s.push_str(&svg::render(&r.chart));
+    s.push_str(&chart::render(&r.chart));
     s.push('\n');
 
     s.push_str("<h2>Expectations</h2>\n<table id=\"expectations\"><colgroup><col class=\"result\"><col><col class=\"where\"><col><col></colgroup><tr><th>Result</th><th>Expectation</th><th>Where</th><th>Expected</th><th>Observed</th></tr>\n");

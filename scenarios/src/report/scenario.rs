@@ -8,9 +8,9 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-pub use super::svg::{Chart, Mark, Period};
 use crate::checks::{CheckReport, Outcome};
 use crate::report::table::{self, Colour};
+pub use contracts::report::chart::{Chart, Mark, Period};
 
 /// One scenario run.
 #[derive(Clone, Debug, Serialize)]

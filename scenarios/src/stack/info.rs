@@ -28,6 +28,10 @@ pub struct PlatformInfo {
     pub url: String,
     /// The OpenAPI document (no key needed).
     pub openapi_url: String,
+    /// The live page, opened on the workspace with the key: `{url}/ui#key=...&org=...&
+    /// workspace=...` (the key in the fragment, which browsers never send; the page moves it
+    /// to the tab's session storage).
+    pub ui_url: String,
     /// An API key that opens the BYOK workspace, sent as `X-API-Key`.
     pub api_key: String,
     /// The org of the BYOK workspace.
@@ -108,5 +112,21 @@ impl ClockInfo {
                 sim_start: Some(contracts::clock::format_instant(t)),
             },
         }
+    }
+}
+
+impl PlatformInfo {
+    /// The live page's address on `workspace` with `api_key` in the fragment.
+    pub fn ui_link(
+        platform_url: &str,
+        api_key: &str,
+        workspace: &platform::store::WorkspaceRef,
+    ) -> String {
+        let fragment = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("key", api_key)
+            .append_pair("org", &workspace.org_id)
+            .append_pair("workspace", &workspace.workspace_id)
+            .finish();
+        format!("{platform_url}{}#{fragment}", platform::api::ui::PAGE_PATH)
     }
 }

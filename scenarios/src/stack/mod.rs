@@ -30,10 +30,13 @@
 //! - the telephony simulator and the webhook secret survive a restart, so scripted number
 //!   rules and the dial journal carry on.
 //!
-//! Submodules: `options` ([`StackOptions`] and its parts), `info` ([`StackInfo`]), `kms`
+//! Submodules: `options` ([`StackOptions`] and its parts), `info` ([`StackInfo`]), `app`
+//! (the platform's state on the stack's clock, with the key service's audit for its live
+//! page), `kms`
 //! (the key service's configuration completed with a client, an alias and an admin token),
 //! `seed` (the seed remembered beside a kept database).
 
+mod app;
 mod info;
 mod kms;
 mod options;
@@ -332,7 +335,7 @@ impl Stack {
         });
 
         // The platform.
-        let app = build_app(&config, &sim, &shared, None)?;
+        let app = app::build(&config, &sim, &shared, None, (&kms, &workspace))?;
         let memory_store = (database == StackDatabase::Memory).then(|| app.store.clone());
         let platform = Platform::from_config(app).map_err(StackError::Platform)?;
         let telephony = platform.driver.engine().telephony().clone();
@@ -342,6 +345,7 @@ impl Stack {
         let info = StackInfo {
             platform: PlatformInfo {
                 openapi_url: format!("{platform_url}/openapi.json"),
+                ui_url: PlatformInfo::ui_link(&platform_url, &api_key, &workspace),
                 url: platform_url,
                 api_key,
                 org_id: workspace.org_id.clone(),
@@ -501,11 +505,14 @@ impl Stack {
         if self.platform_server.is_some() {
             return Ok(());
         }
-        let app = build_app(
+        let p = &self.info.platform;
+        let ws = WorkspaceRef::new(&p.org_id, &p.workspace_id);
+        let app = app::build(
             &self.platform_config,
             &self.sim,
             &self.clock,
             self.memory_store.clone(),
+            (&self.kms, &ws),
         )?;
         self.platform = Platform::new(app, self.telephony.clone(), self.webhook_secret.clone());
         self.serve_platform()
@@ -573,25 +580,6 @@ fn tokio_listener(
         addr,
         source,
     })
-}
-
-fn build_app(
-    config: &PlatformConfig,
-    sim: &Option<SimClock>,
-    clock: &SharedClock,
-    store: Option<Store>,
-) -> Result<App, StackError> {
-    let mut builder = App::builder(config.clone());
-    builder = match sim {
-        Some(s) => builder.sim_clock(s.clone()),
-        None => builder.clock(clock.clone()),
-    };
-    if let Some(s) = store {
-        builder = builder.store(s);
-    }
-    builder
-        .build()
-        .map_err(|e| StackError::Platform(e.to_string()))
 }
 
 #[cfg(test)]

@@ -134,6 +134,10 @@ impl Details {
             ("platform", p.url.clone()),
             ("  OpenAPI", p.openapi_url.clone()),
             (
+                "  live page",
+                format!("{}  (open it in a browser)", p.ui_url),
+            ),
+            (
                 "  API key",
                 format!("{}  (send it as X-API-Key)", p.api_key),
             ),

@@ -5,10 +5,13 @@
 //!   and the report on exit.
 //! - `ci_example`: the README's CI example script against the platform and `harness verify`,
 //!   and the GitHub Actions job that uses the actions.
+//! - `live_page`: the live page (`/ui`) of `harness up` in Chromium, driven by Playwright
+//!   (`tests/browser/`).
 //! - `one_executable`: one executable under three names, `harness up --host 0.0.0.0` and
 //!   `--public-host`, `harness ping`.
 
 mod ci_example;
 mod harness_up;
+mod live_page;
 mod one_executable;
 mod process;

@@ -21,6 +21,19 @@ fn output(program: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `harness up --port-base 0 ARGS... --ready-file F`, once it is ready: the process, its
+/// connection details, and the folder holding its files.
+fn up(args: &[&str]) -> (Running, Value, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready.json");
+    let ready_arg = ready.display().to_string();
+    let mut all = vec!["up", "--port-base", "0", "--ready-file", &ready_arg];
+    all.extend_from_slice(args);
+    let mut running = Running::start(&binary("harness"), &all, &dir.path().join("stderr.log"));
+    let details = serde_json::from_str(&wait_for_file(&ready, &mut running)).unwrap();
+    (running, details, dir)
+}
+
 #[test]
 fn one_executable_answers_to_three_names_with_its_commit_and_target() {
     let dir = tempfile::tempdir().unwrap();
@@ -70,24 +83,7 @@ fn one_executable_answers_to_three_names_with_its_commit_and_target() {
 
 #[test]
 fn up_on_every_address_prints_urls_clients_reach_and_ping_tells_up_from_down() {
-    let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("ready.json");
-    let mut running = Running::start(
-        &binary("harness"),
-        &[
-            "up",
-            "--port-base",
-            "0",
-            "--host",
-            "0.0.0.0",
-            "--api-key",
-            "sk-fixed-1",
-            "--ready-file",
-            &ready.display().to_string(),
-        ],
-        &dir.path().join("stderr.log"),
-    );
-    let details: Value = serde_json::from_str(&wait_for_file(&ready, &mut running)).unwrap();
+    let (mut running, details, _dir) = up(&["--host", "0.0.0.0", "--api-key", "sk-fixed-1"]);
     let url = details["platform"]["url"].as_str().unwrap().to_string();
     assert!(
         url.starts_with("http://127.0.0.1:"),
@@ -124,22 +120,7 @@ fn up_on_every_address_prints_urls_clients_reach_and_ping_tells_up_from_down() {
 
 #[test]
 fn the_public_host_names_the_urls_where_clients_reach_the_stack() {
-    let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("ready.json");
-    let mut running = Running::start(
-        &binary("harness"),
-        &[
-            "up",
-            "--port-base",
-            "0",
-            "--public-host",
-            "stack.example",
-            "--ready-file",
-            &ready.display().to_string(),
-        ],
-        &dir.path().join("stderr.log"),
-    );
-    let details: Value = serde_json::from_str(&wait_for_file(&ready, &mut running)).unwrap();
+    let (mut running, details, _dir) = up(&["--public-host", "stack.example"]);
     for url in [
         &details["platform"]["url"],
         &details["platform"]["openapi_url"],

@@ -43,8 +43,19 @@ pub struct Running {
 impl Running {
     /// Starts `program` with `args`; standard error is written to `stderr`.
     pub fn start(program: &Path, args: &[&str], stderr: &Path) -> Running {
+        Running::start_with(program, args, &[], stderr)
+    }
+
+    /// [`Running::start`] with these environment variables set.
+    pub fn start_with(
+        program: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        stderr: &Path,
+    ) -> Running {
         let mut child = Command::new(program)
             .args(args)
+            .envs(envs.iter().copied())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(stderr).expect("stderr file"))
             .spawn()

@@ -1,18 +1,23 @@
-//! The chart of a scenario run as inline SVG, from one input, [`Chart`] (plain data: no
-//! scenario, no runner): dials and inbound calls per time bucket stacked by result; the
-//! calling windows and the key-service fault periods shaded; the timeline's actions and
-//! status changes as lines labelled with their row numbers in the timeline table and a short
-//! text (marks a few minutes apart share a line: `marks.rs`); time ticks on round minutes,
-//! hours or days (`axis.rs`); a hover on a bucket shows its time and counts. The chart covers
-//! the part of the run with activity and says where the run ends when it goes on without any.
+//! The chart of dials over time as inline SVG, from one input, [`Chart`] (plain data: no
+//! scenario, no runner, no platform): dials and inbound calls per time bucket stacked by
+//! result; the calling windows and the key-service fault periods shaded; actions and status
+//! changes as lines labelled with their row numbers in the table beside the chart and a
+//! short text (marks a few minutes apart share a line: `marks.rs`); time ticks on round
+//! minutes, hours or days (`axis.rs`); a hover on a bucket shows its time and counts. The
+//! chart covers the part of the run with activity and says where the run ends when it goes
+//! on without any.
+//!
+//! Two draw it: the scenario report (`harness run`, the run's timeline beside it) and the
+//! platform's live page (`GET .../campaigns/{id}/chart`, a campaign's status changes beside
+//! it), so the two always look alike.
 //!
 //! Nothing but the data comes in, and nothing outside the `<svg>` is needed (no script, no
 //! style sheet), so the same chart can be drawn anywhere the report's JSON is.
 
 use std::fmt::Write;
 
+use super::junit::escape;
 use chrono::{DateTime, Duration, Utc};
-use contracts::report::junit::escape;
 use serde::Serialize;
 
 mod axis;
@@ -236,7 +241,7 @@ pub fn render(c: &Chart) -> String {
         let _ = write!(
             s,
             r##"<text class="tick" data-t="{}" x="{xx:.1}" y="{}" font-size="11" text-anchor="{anchor}" fill="#444">{}</text>"##,
-            contracts::clock::format_instant(*t),
+            crate::clock::format_instant(*t),
             H - MB + 16.0,
             escape(&label)
         );
@@ -314,8 +319,8 @@ fn shade(
             (xb - xa).max(0.5),
             H - MT - MB,
             escape(what),
-            escape(&contracts::clock::format_instant(a)),
-            escape(&contracts::clock::format_instant(b))
+            escape(&crate::clock::format_instant(a)),
+            escape(&crate::clock::format_instant(b))
         );
     }
 }

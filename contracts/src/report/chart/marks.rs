@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
+use crate::report::junit::escape;
 use chrono::{DateTime, Utc};
-use contracts::report::junit::escape;
 
 use super::{Chart, H, MB, MT, Mark, W, parse};
 
