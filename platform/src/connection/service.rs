@@ -61,7 +61,7 @@ impl RequestService {
         } else {
             let req = Request::from_parts(parts, body.clone());
             // The live page's reads watch the client; they are not the client's requests.
-            let observer = req.headers().contains_key(crate::api::ui::OBSERVER_HEADER);
+            let observer = crate::api::ui::observes(&req);
             match &self.intercept {
                 Some(i) if !observer && i.observes(req.uri().path()) => {
                     i.handle(req, self.routes).await

@@ -195,6 +195,21 @@ async fn the_pages_reads_pass_by_the_journal_and_the_fault_rules() {
         rules["items"][0]["matched"], 1,
         "the page's read did not count: {rules}"
     );
+    // A write to the interface is the client's whatever it says: it cannot hide a
+    // violation from the verdict behind the page's header.
+    let s = app
+        .client
+        .post(app.url(&campaigns_path()))
+        .header("x-api-key", KEY)
+        .header(OBSERVER_HEADER, "ui")
+        .json(&json!({"name": "hidden?"}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+    let (_, journal) = app.get("/sim/v1/journal").await;
+    assert_eq!(journal["total"], 2, "the write is journaled: {journal}");
 }
 
 #[tokio::test]
