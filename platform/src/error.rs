@@ -10,7 +10,7 @@ use crate::keys::DataKeyRingError;
 use crate::store::StoreError;
 
 /// A failed request.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ApiError {
     /// The request breaks rules of the interface (422).
     #[error("validation failed: {0}")]

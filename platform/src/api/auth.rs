@@ -3,12 +3,100 @@
 //! the fault rules (a workspace's key sees its own workspace's, an operator's key
 //! everyone's: [`Scope`]), and [`authorize_clock`] for the one clock of the instance. The
 //! keys themselves are [`crate::auth`].
+//!
+//! Routes take the caller through a filter ([`workspace_key`], [`scope_key`],
+//! [`reset_key`], [`clock_key`]) placed after the route's path and method, so that a
+//! handler holds only what differs: a refused key is a rejection ([`Refused`]) that
+//! [`answer_refusal`] turns into the 401 or 403, once no other route takes the request.
 
-use super::RequestMeta;
+use warp::reply::Response;
+use warp::{Filter, Rejection};
+
+use super::{RequestMeta, meta, with_app};
 use crate::app::App;
 use crate::auth::{ClockMover, Principal, Scope};
 use crate::error::ApiError;
 use crate::store::WorkspaceRef;
+
+/// A request a key filter refused, with the answer it gets.
+#[derive(Debug)]
+pub struct Refused(ApiError);
+
+impl warp::reject::Reject for Refused {}
+
+/// The answer to a request a key filter refused; any other rejection goes on to the next
+/// route (in the end [`super::route_miss`]).
+pub async fn answer_refusal(r: Rejection) -> Result<Response, Rejection> {
+    match r.find::<Refused>() {
+        Some(Refused(e)) => Ok(e.clone().into_response()),
+        None => Err(r),
+    }
+}
+
+/// Runs a key check on the request, a refusal rejecting it with [`Refused`].
+fn key_filter<T: Send + 'static>(
+    app: App,
+    check: impl Fn(&App, &RequestMeta) -> Result<T, ApiError> + Clone + Send + Sync + 'static,
+) -> impl Filter<Extract = (T,), Error = Rejection> + Clone {
+    meta()
+        .and(with_app(app))
+        .and_then(move |meta: RequestMeta, app: App| {
+            let found = check(&app, &meta).map_err(|e| warp::reject::custom(Refused(e)));
+            async move { found }
+        })
+}
+
+/// The `{org_id}` and `{workspace_id}` of a path `…/orgs/{org_id}/workspaces/{workspace_id}/…`.
+fn workspace_of(path: &str) -> Option<(&str, &str)> {
+    let segments: Vec<&str> = path.split('/').collect();
+    segments
+        .windows(4)
+        .find(|w| w[0] == "orgs" && w[2] == "workspaces")
+        .map(|w| (w[1], w[3]))
+}
+
+/// Who calls a workspace's route: the key of `X-API-Key` checked against the workspace of
+/// the path ([`authorize`]).
+pub fn workspace_key(app: App) -> impl Filter<Extract = (Principal,), Error = Rejection> + Clone {
+    key_filter(app, |app, meta| {
+        let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
+        authorize(app, meta, org, ws)
+    })
+}
+
+/// The workspace a reset clears ([`authorize_reset`]).
+pub fn reset_key(app: App) -> impl Filter<Extract = (WorkspaceRef,), Error = Rejection> + Clone {
+    key_filter(app, |app, meta| {
+        let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
+        authorize_reset(app, meta, org, ws)
+    })
+}
+
+/// What the caller may see and clear of the journal and the fault rules
+/// ([`authorize_scope`]).
+pub fn scope_key(app: App) -> impl Filter<Extract = (Scope,), Error = Rejection> + Clone {
+    key_filter(app, authorize_scope)
+}
+
+/// A caller that may read the clock, or with `moving` move it ([`authorize_clock`]).
+pub fn clock_key(app: App, moving: bool) -> impl Filter<Extract = (), Error = Rejection> + Clone {
+    key_filter(app, move |app, meta| authorize_clock(app, meta, moving)).untuple_one()
+}
+
+/// The path of a workspace's routes, `/{root…}/orgs/{org_id}/workspaces/{workspace_id}`,
+/// and the route's own segments after a `;` (as [`warp::path!`] takes them); the ids are read by
+/// the key filters, so a route extracts only its own.
+macro_rules! workspace_path {
+    ($($root:literal)/+) => {
+        warp::path!($($root)/+ / "orgs" / String / "workspaces" / String / ..)
+            .map(|_: String, _: String| ())
+            .untuple_one()
+    };
+    ($($root:literal)/+ ; $($rest:tt)*) => {
+        $crate::api::auth::workspace_path!($($root)/+).and(warp::path!($($rest)*))
+    };
+}
+pub(crate) use workspace_path;
 
 /// Checks `X-API-Key` against the workspace of the path.
 pub fn authorize(
