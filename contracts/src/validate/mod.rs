@@ -13,7 +13,8 @@
 //! - [`limits`]: every limit of the interface, as constants.
 //! - [`outbound_request`], [`campaign_create`], [`campaign_patch`], [`campaign_status`],
 //!   [`deployment_create`], [`deployment_patch`], [`deployment_status`],
-//!   [`transformation_config`], [`cohort_stream`]: bodies.
+//!   [`transformation_config`], [`cohort_stream`]: bodies; a PATCH body's fields are merged
+//!   onto the resource one at a time by `patch.rs`.
 //! - [`campaign_list_query`], [`deployment_list_query`], [`cohort_list_query`],
 //!   [`cohort_files_query`]: query strings.
 //! - [`sim`]: bodies and queries of the simulation API; [`fault_rule`]: its fault rules.
@@ -25,6 +26,7 @@ mod deployment;
 mod faults;
 pub mod limits;
 mod outbound;
+mod patch;
 mod query;
 pub mod sim;
 mod typed;
