@@ -63,7 +63,8 @@ pub struct AppInner {
     /// resources come from [`App::draw_id`], never from here.
     pub ids: Arc<IdGen>,
     /// The generator of stored resources' ids, its position kept in the database: draw with
-    /// [`App::draw_id`] (or [`PersistentIds::draw`] on the writer connection).
+    /// [`App::draw_id`], or [`PersistentIds::draw`] inside the write that stores the resource
+    /// (a campaign's or a deployment's create).
     pub resource_ids: Arc<PersistentIds>,
     /// Data keys of every workspace.
     pub keys: Arc<DataKeyRing>,

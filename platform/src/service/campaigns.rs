@@ -65,21 +65,32 @@ pub async fn create_with_id(
 ) -> Result<CampaignSummary, ApiError> {
     let now = app.clock.now();
     let spec = validate::campaign_create(body, now, app.validation)?;
-    let rec = CampaignRecord {
-        id: match id {
-            Some(id) => id,
-            None => app.draw_id(|g| g.campaign_id()).await?,
-        },
-        ws: who.ws.clone(),
-        status: CampaignStatus::Scheduled,
-        spec,
-        created_by: who.name.clone(),
-        updated_by: who.name.clone(),
-        created_at: now,
-        updated_at: now,
-    };
-    let answer = summary(&rec, now);
-    app.store.write(move |c| campaigns::insert(c, &rec)).await?;
+    let (ws, name) = (who.ws.clone(), who.name.clone());
+    let ids = app.resource_ids.clone();
+    // One write: the id drawn (and its record) and the campaign commit together.
+    let answer = app
+        .store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            let id = match id {
+                Some(id) => id,
+                None => ids.draw(&tx, |g| g.campaign_id())?,
+            };
+            let rec = CampaignRecord {
+                id,
+                ws,
+                status: CampaignStatus::Scheduled,
+                spec,
+                created_by: name.clone(),
+                updated_by: name,
+                created_at: now,
+                updated_at: now,
+            };
+            campaigns::insert(&tx, &rec)?;
+            tx.commit()?;
+            Ok::<_, StoreError>(summary(&rec, now))
+        })
+        .await?;
     app.changes.bump();
     Ok(answer)
 }

@@ -38,25 +38,32 @@ pub async fn create_with_id(
 ) -> Result<Deployment, ApiError> {
     let spec = validate::deployment_create(body, app.validation)?;
     let now = app.clock.now();
-    let rec = DeploymentRecord {
-        id: match id {
-            Some(id) => id,
-            None => app.draw_id(|g| g.deployment_id()).await?,
-        },
-        ws: who.ws.clone(),
-        status: DeploymentStatus::Active,
-        config: spec.to_create_request(),
-        created_by: who.name.clone(),
-        updated_by: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let (ws, name) = (who.ws.clone(), who.name.clone());
+    let ids = app.resource_ids.clone();
     let lists = app.deployment_lists.clone();
+    // One write: the id drawn (and its record) and the deployment commit together.
     app.store
         .write(move |c| {
             let tx = c.transaction()?;
+            let id = match id {
+                Some(id) => id,
+                None => ids.draw(&tx, |g| g.deployment_id())?,
+            };
+            let rec = DeploymentRecord {
+                id,
+                ws,
+                status: DeploymentStatus::Active,
+                config: spec.to_create_request(),
+                created_by: name,
+                updated_by: None,
+                created_at: now,
+                updated_at: now,
+            };
             if let Some(t) = deployments::number_conflict(&tx, &rec.ws, &rec.phone_numbers(), None)?
             {
+                // The id drawn stays drawn, as every id the stream gave: a restart carries on
+                // after it.
+                tx.commit()?;
                 return Err(taken(t));
             }
             deployments::insert(&tx, &rec)?;
