@@ -389,12 +389,41 @@ fn platform_constraints(doc: &mut Value) {
         nullable(doc, schema, property);
     }
     clock_advance(doc);
+    cohort_user_overrides(doc);
     // An instant call reads two overrides; the language override is a cohort's only.
     let overrides = doc
         .pointer_mut("/components/schemas/AppOverrides/properties")
         .and_then(Value::as_object_mut)
         .expect("AppOverrides");
     assert!(overrides.remove("initial_language_name").is_some());
+}
+
+/// A streamed user's overrides are the one overrides type, [`crate::wire::AppOverrides`]; the
+/// document publishes them under their own name, `CohortUserOverrides`, with all three
+/// overrides (an instant call reads two) and the texts of a cohort's user.
+fn cohort_user_overrides(doc: &mut Value) {
+    const NAME: &str = "CohortUserOverrides";
+    let mut schema = doc["components"]["schemas"]["AppOverrides"].clone();
+    schema["description"] = json!("Overrides of one streamed user.");
+    for (property, text) in [
+        ("initial_bot_message", "The agent's first message."),
+        ("initial_state_name", "The agent's starting state."),
+        ("initial_language_name", "The agent's starting language."),
+    ] {
+        schema["properties"][property]["description"] = json!(text);
+    }
+    let schemas = doc["components"]["schemas"]
+        .as_object_mut()
+        .expect("the document's schemas");
+    let at = schemas
+        .keys()
+        .position(|k| k.as_str() > NAME)
+        .unwrap_or(schemas.len());
+    schemas.shift_insert(at, NAME.to_string(), schema);
+    let reference = doc
+        .pointer_mut("/components/schemas/CohortStreamUser/properties/app_overrides/oneOf/0/$ref")
+        .expect("a streamed user's overrides");
+    *reference = json!(format!("#/components/schemas/{NAME}"));
 }
 
 /// `{"seconds": n}` or `{"to": instant}`: exactly one of the two, not null.
