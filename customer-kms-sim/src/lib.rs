@@ -66,7 +66,7 @@ pub mod service;
 pub use audit::{AuditEntry, AuditLog};
 pub use config::{AliasStatus, ConfigError, KmsConfig};
 pub use error::KmsError;
-pub use faults::{Endpoint, FaultInfo, FaultKind, FaultScope, FaultSpec, FaultTrigger};
+pub use faults::{Endpoint, FaultInfo, FaultKind, FaultSpec, FaultTrigger};
 pub use http::{routes, serve};
 pub use keys::{AliasInfo, KeyError};
 pub use mutants::{Mutant, Mutants};

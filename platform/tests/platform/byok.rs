@@ -12,9 +12,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Duration, Utc};
 use contracts::clock::{Clock, SimClock, Stopwatch, format_instant};
+use contracts::wire::byok::EndpointScope;
 use customer_kms_sim::auth::CallerKind;
 use customer_kms_sim::{
-    AliasStatus, AuditEntry, Endpoint, FaultKind, FaultScope, FaultSpec, FaultTrigger, KmsConfig,
+    AliasStatus, AuditEntry, Endpoint, FaultKind, FaultSpec, FaultTrigger, KmsConfig,
 };
 use platform::config::{ByokConfig, Secret};
 use platform::store::WorkspaceRef;
@@ -69,7 +70,7 @@ impl Kms {
             .collect()
     }
 
-    fn fault(&self, kind: FaultKind, scope: FaultScope, trigger: FaultTrigger) {
+    fn fault(&self, kind: FaultKind, scope: EndpointScope, trigger: FaultTrigger) {
         self.svc
             .add_fault(FaultSpec::new(kind).on(scope).when(trigger))
             .unwrap();
@@ -730,7 +731,7 @@ async fn every_kind_of_outage_answers_503_while_the_key_is_not_cached_and_work_r
     // A timeout long enough that a loaded machine never meets it but for the hang.
     let (t, kms) = byok_app(Method::ClientCredentials, |e| e.request_timeout_ms = 2000).await;
     outbound_ok(&t).await;
-    let d = FaultScope::DecryptKey;
+    let d = EndpointScope::DecryptKey;
     let cases: Vec<(FaultKind, &str)> = vec![
         (
             FaultKind::ServiceUnavailable,
@@ -799,7 +800,7 @@ async fn the_503_of_an_unavailable_key_service_is_in_the_platform_error_shape() 
     let (t, kms) = byok_app(Method::ClientCredentials, |_| {}).await;
     kms.fault(
         FaultKind::ServiceUnavailable,
-        FaultScope::All,
+        EndpointScope::All,
         FaultTrigger::Always,
     );
     let (s, v) = post_outbound(&t, None).await;
@@ -876,7 +877,7 @@ async fn run_drill(outage: bool) -> Value {
     if outage {
         kms.fault(
             FaultKind::ServiceUnavailable,
-            FaultScope::All,
+            EndpointScope::All,
             FaultTrigger::Window {
                 from: Some("2026-03-02T13:02:00Z".parse().unwrap()),
                 until: "2026-03-02T13:20:00Z".parse().unwrap(),
@@ -1197,7 +1198,7 @@ async fn secrets_tokens_and_keys_never_reach_answers_the_audit_or_debug_output()
     outbound_ok(&t).await;
     kms.fault(
         FaultKind::ServiceUnavailable,
-        FaultScope::DecryptKey,
+        EndpointScope::DecryptKey,
         FaultTrigger::Next(1),
     );
     t.clock.advance(Duration::seconds(300)).unwrap();
@@ -1206,7 +1207,7 @@ async fn secrets_tokens_and_keys_never_reach_answers_the_audit_or_debug_output()
     seen.push(t.get(&admin_path("")).await.1);
     kms.fault(
         FaultKind::WrongPlaintext,
-        FaultScope::DecryptKey,
+        EndpointScope::DecryptKey,
         FaultTrigger::Next(1),
     );
     t.clock.advance(Duration::seconds(300)).unwrap();
@@ -1312,7 +1313,7 @@ async fn the_binary_takes_byok_from_flags_and_env_and_never_prints_or_logs_a_sec
     // Every decrypt fails now, the engine's and the request's alike.
     svc.add_fault(
         FaultSpec::new(FaultKind::ServiceUnavailable)
-            .on(FaultScope::DecryptKey)
+            .on(EndpointScope::DecryptKey)
             .when(FaultTrigger::Always),
     )
     .unwrap();

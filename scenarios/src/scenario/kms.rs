@@ -1,6 +1,7 @@
 //! The key service's faults in a scenario: [`KmsFaultDef`], its kinds, and the endpoints a
 //! fault or a count covers.
 
+use contracts::wire::byok::EndpointScope;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +23,7 @@ pub struct KmsFaultDef {
     pub until: Option<At>,
     /// Which endpoint: `all` (default), `auth`, `decrypt-key`, `rotate-key`.
     #[serde(default)]
-    pub endpoint: KmsEndpointScope,
+    pub endpoint: EndpointScope,
     /// Only the next N calls it applies to.
     #[serde(default)]
     pub next: Option<u32>,
@@ -62,49 +63,6 @@ pub enum KmsFaultKind {
     WrongPlaintext,
     /// 200 whose data key is cut short.
     TruncatedKey,
-}
-
-/// Which key-service endpoint a fault or count covers.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Deserialize,
-    Serialize,
-    JsonSchema,
-)]
-pub enum KmsEndpointScope {
-    /// Every endpoint.
-    #[default]
-    #[serde(rename = "all")]
-    All,
-    /// `/auth`.
-    #[serde(rename = "auth")]
-    Auth,
-    /// `/decrypt-key`.
-    #[serde(rename = "decrypt-key")]
-    DecryptKey,
-    /// `/rotate-key`.
-    #[serde(rename = "rotate-key")]
-    RotateKey,
-}
-
-impl KmsEndpointScope {
-    /// The name as written in files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KmsEndpointScope::All => "all",
-            KmsEndpointScope::Auth => "auth",
-            KmsEndpointScope::DecryptKey => "decrypt-key",
-            KmsEndpointScope::RotateKey => "rotate-key",
-        }
-    }
 }
 
 /// The fault kind's name as written in files.
