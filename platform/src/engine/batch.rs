@@ -15,7 +15,8 @@ use super::writes::WriteBatch;
 use super::{Engine, dialing};
 use crate::keys::WorkspaceKeys;
 use crate::store::batch::{BatchTx, Connection};
-use crate::store::engine::{self as es, Delivery};
+use crate::store::deliveries;
+use crate::store::deliveries::Delivery;
 use crate::store::states::DeliveryKind;
 use crate::store::{Store, StoreError, WorkspaceRef};
 
@@ -144,7 +145,7 @@ impl Engine {
             &dialing::interaction_id(self.seed, &format!("{kind}/{subject}"))[4..]
         );
         let sealed = keys.seal(
-            &es::delivery_context(&id),
+            &deliveries::delivery_context(&id),
             &serde_json::to_vec(body).expect("events serialise"),
         );
         pending.deliveries.push((

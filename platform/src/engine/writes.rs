@@ -9,8 +9,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::Id;
 use crate::store::StoreError;
 use crate::store::batch::{self as store_batch, Connection, UserUpdate};
-use crate::store::engine::{self as es, Delivery, UserRef};
+use crate::store::campaign_users::UserRef;
+use crate::store::deliveries::Delivery;
 use crate::store::states::CallStatus;
+use crate::store::{activity, calls, campaigns, deliveries, statistics};
 
 /// The writes of one batch: collected while its events run ([`State::pending`](super::state::State::pending)), then
 /// detached from the engine's memory (`State::take_writes`) and made at once, in one
@@ -22,9 +24,9 @@ pub(super) struct WriteBatch {
     /// detached (a call that ends within the batch goes to `ended_calls` instead).
     pub(super) dialled: FxHashSet<Id>,
     /// Calls dialled in this batch and still in progress at its end: inserted `calling`.
-    pub(super) calling: Vec<es::Call>,
+    pub(super) calling: Vec<calls::Call>,
     /// Calls dialled and ended in this batch, with their result: inserted ended.
-    pub(super) ended_calls: Vec<(es::Call, &'static str)>,
+    pub(super) ended_calls: Vec<(calls::Call, &'static str)>,
     /// Calls of earlier batches that ended in this one: (attempt, result, end).
     pub(super) call_ends: Vec<(Id, &'static str, DateTime<Utc>)>,
     /// Webhook deliveries queued in this batch, with their due time.
@@ -56,7 +58,7 @@ impl WriteBatch {
     /// Makes the writes on `c` (inside the caller's transaction), each kind with one
     /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
     pub(super) fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
-        let mut rows: Vec<(&es::Call, CallStatus, Option<&str>)> = self
+        let mut rows: Vec<(&calls::Call, CallStatus, Option<&str>)> = self
             .calling
             .iter()
             .map(|call| (call, CallStatus::Calling, None))
@@ -67,7 +69,7 @@ impl WriteBatch {
             )
             .collect();
         rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
-        es::insert_calls(c, &rows)?;
+        calls::insert_calls(c, &rows)?;
         self.call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         store_batch::end_calls(
             c,
@@ -76,13 +78,13 @@ impl WriteBatch {
                 .map(|(id, result, at)| (&**id, *result, *at)),
         )?;
         for (d, at) in &self.deliveries {
-            es::insert_delivery(c, d, *at)?;
+            deliveries::insert_delivery(c, d, *at)?;
         }
         for ((campaign_id, result), n) in self.results {
-            es::count_results(c, &campaign_id, result, n)?;
+            statistics::count_results(c, &campaign_id, result, n)?;
         }
         for ((campaign_id, minute, result), n) in self.dial_minutes {
-            es::count_dials(c, &campaign_id, minute, result, n)?;
+            activity::count_dials(c, &campaign_id, minute, result, n)?;
         }
         let mut users: Vec<_> = self.users.into_iter().collect();
         users.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -99,7 +101,7 @@ impl WriteBatch {
             }),
         )?;
         for (id, state) in &self.run_states {
-            es::set_engine_state(c, id, state)?;
+            campaigns::set_engine_state(c, id, state)?;
         }
         Ok(())
     }

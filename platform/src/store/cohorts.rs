@@ -247,8 +247,8 @@ pub fn delete_uploading(c: &Connection, id: &str) -> Result<bool, StoreError> {
 
 /// Every cohort still [`UPLOADING`]: after a restart, uploads that were never answered.
 pub fn uploading_ids(c: &Connection) -> Result<Vec<String>, StoreError> {
-    let mut st = c.prepare_cached("SELECT id FROM cohorts WHERE status = ?1")?;
-    let ids = st
+    let mut stmt = c.prepare_cached("SELECT id FROM cohorts WHERE status = ?1")?;
+    let ids = stmt
         .query_map(params![UPLOADING], |r| r.get(0))?
         .collect::<Result<Vec<String>, _>>()?;
     Ok(ids)
@@ -295,12 +295,12 @@ pub fn get(
     parent: &Parent,
     id: &str,
 ) -> Result<Option<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts
          WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3 AND parent_kind = ?4 AND parent_id = ?5
            AND status <> ?6"
     ))?;
-    st.query_and_then(
+    stmt.query_and_then(
         params![
             id,
             ws.org_id,
@@ -317,10 +317,10 @@ pub fn get(
 
 /// A cohort by id, any workspace (for the engine and the processor); `None` while uploading.
 pub fn get_any(c: &Connection, id: &str) -> Result<Option<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts WHERE id = ?1 AND status <> ?2"
     ))?;
-    st.query_and_then(params![id, UPLOADING], read)?
+    stmt.query_and_then(params![id, UPLOADING], read)?
         .next()
         .transpose()
 }
@@ -344,10 +344,10 @@ pub fn list(
     let total: i64 = c
         .prepare_cached(&format!("SELECT COUNT(*) FROM cohorts WHERE {filter}"))?
         .query_row(params![p.0, p.1, p.2, p.3, p.4], |r| r.get(0))?;
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts WHERE {filter} ORDER BY seq LIMIT ?6 OFFSET ?7"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_and_then(
             params![p.0, p.1, p.2, p.3, p.4, limit as i64, offset as i64],
             read,
@@ -362,12 +362,12 @@ pub fn completed_cohorts(
     parent: &Parent,
     category: CohortCategory,
 ) -> Result<Vec<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts
          WHERE parent_kind = ?1 AND parent_id = ?2 AND category = ?3 AND status = 'completed'
          ORDER BY seq"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_and_then(
             params![parent.kind.as_str(), parent.id, category.as_str()],
             read,
@@ -378,18 +378,18 @@ pub fn completed_cohorts(
 
 /// The uploaded cohort that waits longest for processing: the head of the queue.
 pub fn next_pending(c: &Connection) -> Result<Option<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts WHERE status = 'processing' AND source_type = 'file_upload'
          ORDER BY seq LIMIT 1"
     ))?;
-    st.query_and_then([], read)?.next().transpose()
+    stmt.query_and_then([], read)?.next().transpose()
 }
 
 /// Whether a cohort exists and is still `processing`.
 pub fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError> {
-    let mut st =
+    let mut stmt =
         c.prepare_cached("SELECT 1 FROM cohorts WHERE id = ?1 AND status = 'processing'")?;
-    Ok(optional(st.query_row(params![id], |_| Ok(())))?.is_some())
+    Ok(optional(stmt.query_row(params![id], |_| Ok(())))?.is_some())
 }
 
 /// Deletes what processing produced so far (users, their lookup entries and the

@@ -136,13 +136,13 @@ pub fn number_conflict(
     numbers: &[String],
     except: Option<&str>,
 ) -> Result<Option<NumberTaken>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT deployment_id FROM deployment_numbers
          WHERE org_id = ?1 AND workspace_id = ?2 AND phone_number = ?3",
     )?;
     for p in numbers {
         let owner: Option<String> =
-            optional(st.query_row(params![ws.org_id, ws.workspace_id, p], |r| r.get(0)))?;
+            optional(stmt.query_row(params![ws.org_id, ws.workspace_id, p], |r| r.get(0)))?;
         if let Some(owner) = owner
             && Some(owner.as_str()) != except
         {
@@ -160,12 +160,12 @@ fn write_numbers(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreErro
         "DELETE FROM deployment_numbers WHERE deployment_id = ?1",
         params![rec.id],
     )?;
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "INSERT INTO deployment_numbers (org_id, workspace_id, phone_number, deployment_id, position)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for (i, p) in rec.phone_numbers().iter().enumerate() {
-        st.execute(params![
+        stmt.execute(params![
             rec.ws.org_id,
             rec.ws.workspace_id,
             p,
@@ -243,10 +243,10 @@ pub fn get(
     ws: &WorkspaceRef,
     id: &str,
 ) -> Result<Option<DeploymentRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM deployments WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3"
     ))?;
-    optional(st.query_row(params![id, ws.org_id, ws.workspace_id], read))?
+    optional(stmt.query_row(params![id, ws.org_id, ws.workspace_id], read))?
         .map(finish)
         .transpose()
 }
@@ -299,10 +299,10 @@ pub fn list(
         .map(|c| format!("d.{c}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {cols} FROM deployments d WHERE {filter} ORDER BY d.{order} {dir}, d.seq {dir} LIMIT ?4 OFFSET ?5"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_map(
             params![
                 ws.org_id,
@@ -328,11 +328,11 @@ pub fn all(
     ws: &WorkspaceRef,
     cap: usize,
 ) -> Result<Vec<(i64, DeploymentRecord)>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS}, seq FROM deployments WHERE org_id = ?1 AND workspace_id = ?2
          ORDER BY seq LIMIT ?3"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_map(params![ws.org_id, ws.workspace_id, cap as i64], |r| {
             Ok((read(r)?, r.get::<_, i64>(9)?))
         })?
