@@ -1,4 +1,5 @@
-//! The store functions inbound routing uses: a caller found in the latest cohort of a deployment.
+//! The store functions inbound routing uses: a caller found in the latest cohort of a
+//! deployment.
 
 use super::*;
 

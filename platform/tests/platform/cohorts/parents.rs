@@ -1,4 +1,5 @@
-//! The parent of a cohort: open campaigns and deployments of the workspace only; a stop file's own category.
+//! The parent of a cohort: open campaigns and deployments of the workspace only; a stop file's
+//! own category.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Reading an upload: rows checked and kept, rejected with their reasons, numbers repeated in a cohort.
+//! Reading an upload: rows checked and kept, rejected with their reasons, numbers repeated in a
+//! cohort.
 
 use super::*;
 

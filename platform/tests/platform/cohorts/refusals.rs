@@ -1,4 +1,5 @@
-//! Uploads refused or failed as a whole: each reason said, every problem of a form at once, limits, media type, the key.
+//! Uploads refused or failed as a whole: each reason said, every problem of a form at once,
+//! limits, media type, the key.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! What is stored: a restart loses nothing, no plaintext at rest, deleting a deployment deletes its cohorts.
+//! What is stored: a restart loses nothing, no plaintext at rest, deleting a deployment deletes
+//! its cohorts.
 
 use super::*;
 
