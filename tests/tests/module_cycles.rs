@@ -601,14 +601,14 @@ fn walk(t: &[String], prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, Opti
                 }
                 "*" => {
                     let mut p = prefix.clone();
-                    p.extend(segs.drain(..));
+                    p.append(&mut segs);
                     out.push((p, None));
                     k = part.len();
                     continue;
                 }
                 "as" => {
                     let mut p = prefix.clone();
-                    p.extend(segs.drain(..));
+                    p.append(&mut segs);
                     out.push((p, part.get(k + 1).cloned().filter(|n| n != "_")));
                     k = part.len();
                     continue;

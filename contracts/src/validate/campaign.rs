@@ -483,17 +483,12 @@ fn patch(
 
 fn patch_app(c: &mut Ctx, m: &Map<String, Value>, loc: &Loc, next: &mut CampaignSpec) -> bool {
     let mut p = Patch::new(m, loc);
-    p.check(c, "app_id", |c, v, l| match c.string(v, l) {
-        Some(s) if s != next.app_id => {
-            c.value_error(
-                l,
-                "app_id cannot be changed; create a new campaign for another agent",
-            );
-            false
-        }
-        Some(_) => true,
-        None => false,
-    });
+    p.fixed(
+        c,
+        "app_id",
+        &next.app_id,
+        "app_id cannot be changed; create a new campaign for another agent",
+    );
     p.check(c, "app_type", |c, v, l| c.choice(v, l, APP_TYPES).is_some());
     p.set(c, "app_version", &mut next.app_version, |c, v, l| {
         c.app_version(v, l)

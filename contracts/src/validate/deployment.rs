@@ -142,17 +142,12 @@ fn patch(c: &mut Ctx, body: &Value, cur: &DeploymentSpec) -> Option<DeploymentSp
     let m: &Map<String, Value> = c.object(body, &loc, PATCH_KEYS)?;
     let mut next = cur.clone();
     let mut p = Patch::new(m, &loc);
-    p.check(c, "app_id", |c, v, l| match c.string(v, l) {
-        Some(s) if s != cur.app_id => {
-            c.value_error(
-                l,
-                "app_id cannot be changed; create a new deployment for another agent",
-            );
-            false
-        }
-        Some(_) => true,
-        None => false,
-    });
+    p.fixed(
+        c,
+        "app_id",
+        &cur.app_id,
+        "app_id cannot be changed; create a new deployment for another agent",
+    );
     p.set(c, "name", &mut next.name, |c, v, l| c.name(v, l));
     p.set_or_clear(c, "description", &mut next.description, |c, v, l| {
         c.description(Some(v), l)

@@ -71,6 +71,19 @@ impl<'m> Patch<'m> {
         }
     }
 
+    /// String field `key`, which cannot change: sending `current` again is allowed, another
+    /// value is refused with `message`.
+    pub(crate) fn fixed(&mut self, c: &mut Ctx, key: &str, current: &str, message: &str) {
+        self.check(c, key, |c, v, l| match c.string(v, l) {
+            Some(s) if s != current => {
+                c.value_error(l, message);
+                false
+            }
+            Some(_) => true,
+            None => false,
+        });
+    }
+
     /// Whether every field sent passed its check.
     pub(crate) fn passed(&self) -> bool {
         self.ok

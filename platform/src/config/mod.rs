@@ -254,7 +254,7 @@ pub struct PlatformConfig {
     #[arg(long, env = "PLATFORM_DATABASE", required = false)]
     pub database: String,
     /// Base64 of the 32-byte local master key that wraps data keys when no BYOK is set;
-    /// else read from (or written to) <database>.key.
+    /// else read from (or written to) `<database>.key`.
     #[arg(long, env = "PLATFORM_LOCAL_KEY", hide_env_values = true)]
     pub local_key: Option<String>,
     /// An API key: `ORG/WORKSPACE=KEY[:NAME]`; `*` as org or workspace matches any. Repeat

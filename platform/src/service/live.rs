@@ -1,5 +1,5 @@
 //! What the live page (`/ui`) reads that no other route gives: the platform as a key sees it
-//! ([`stack`]), a campaign's status changes and dials over time ([`activity`]), and the audit
+//! ([`stack`]), a campaign's status changes and dials over time ([`activity()`]), and the audit
 //! of a key service that runs in the same process ([`key_service_calls`], through a
 //! [`KeyServiceAudit`](crate::app::KeyServiceAudit) that `harness up` hands the platform).
 
