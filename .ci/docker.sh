@@ -149,6 +149,17 @@ for endpoint in auth decrypt-key; do
 done
 echo "outbound call through BYOK: $(jq -r .attempt_id <<<"$outbound"); key service audit: /auth and /decrypt-key"
 
+# The live page is in the image: the page, its scripts and the stack view, no network needed.
+ui_url=$(jqd .platform.ui_url)
+[[ "$ui_url" == "http://127.0.0.1:$port/ui#key="* ]] || fail "the live page's link is $ui_url"
+page=$(curl -fsS "$url/ui") || fail "no live page at $url/ui"
+[[ "$page" == *'<script type="module" src="/ui/app.js">'* ]] || fail "$url/ui is not the live page"
+curl -fsS -o /dev/null "$url/ui/app.js" || fail "no /ui/app.js"
+stack=$(curl -fsS "$url/sim/v1/stack" -H "X-API-Key: $api_key")
+jq -e '(.clock.now | length) > 0 and (.workspaces | length) >= 1' <<<"$stack" >/dev/null ||
+    fail "the live page's stack view: $stack"
+echo "live page: $url/ui and its stack view served from the image"
+
 say "harness verify, from another container, by name"
 docker run --rm --label "$label" --network "$net" "$tag" \
     verify --url "http://stack:$port" --api-key "$api_key" || fail "verify of a conforming client"

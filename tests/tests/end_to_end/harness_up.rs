@@ -181,6 +181,7 @@ fn json_prints_one_object_the_ready_file_holds_and_ctrl_c_stops_cleanly() {
             "platform",
             "platform.url",
             "platform.openapi_url",
+            "platform.ui_url",
             "platform.api_key",
             "platform.org_id",
             "platform.workspace_id",
