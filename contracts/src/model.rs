@@ -1,7 +1,8 @@
 //! Validated domain types: what a request means once every rule holds.
 //!
 //! Parse, don't validate: each type can only be built through [`crate::validate`] (or the
-//! `TryFrom` impls here, which delegate to it), so holding one proves the rules. Each converts
+//! `TryFrom` impls from typed wire values, which are there too), so holding one proves the
+//! rules. Each converts
 //! back to its wire form for answers.
 //!
 //! A [`CampaignSpec`] also has a serde form, the one the platform stores: reading it back
@@ -15,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::phone::E164;
 use crate::domain::schedule::{self, CallingWindow};
-use crate::error::{ErrorType, Loc, ValidationErrors};
-use crate::validate::{self, Options, limits};
+use crate::error::ErrorType;
+use crate::validate::limits;
 use crate::wire::{self, AppOverrides, AppType, DayOfWeek, JsonObject, RetryOutcome};
 
 /// A campaign, deployment or cohort name: `^[\w\- ]{1,50}$` (`\w` as in Unicode regular
@@ -227,15 +228,6 @@ impl RetryPolicy {
     }
 }
 
-impl TryFrom<&wire::RetryConfig> for RetryPolicy {
-    type Error = ValidationErrors;
-
-    fn try_from(w: &wire::RetryConfig) -> Result<Self, Self::Error> {
-        let v = serde_json::to_value(w).expect("wire types serialise");
-        validate::retry_policy(&v, &Loc::root(), None, Options::default())
-    }
-}
-
 /// The calling window as the wire answers it.
 pub fn allowed_schedule_wire(w: &CallingWindow) -> wire::AllowedSchedule {
     wire::AllowedSchedule {
@@ -253,43 +245,6 @@ pub fn inbound_config_wire(w: &CallingWindow) -> wire::InboundConfig {
         end_time: w.end().to_string(),
         allowed_days: w.days().iter().map(DayOfWeek::from_weekday).collect(),
         timezone: w.timezone().name().to_string(),
-    }
-}
-
-fn window_from_value(
-    v: serde_json::Value,
-    keys: validate::WindowKeys,
-) -> Result<CallingWindow, ValidationErrors> {
-    let mut c = validate::Ctx::new(Options::default());
-    let loc = Loc::root();
-    let w = c
-        .object(&v, &loc, &[])
-        .and_then(|m| c.window(m, &loc, keys));
-    match w {
-        Some(w) if c.errors.is_empty() => Ok(w),
-        _ => Err(c.errors),
-    }
-}
-
-impl TryFrom<&wire::AllowedSchedule> for CallingWindow {
-    type Error = ValidationErrors;
-
-    fn try_from(w: &wire::AllowedSchedule) -> Result<Self, Self::Error> {
-        window_from_value(
-            serde_json::to_value(w).expect("wire types serialise"),
-            validate::ALLOWED_SCHEDULE_KEYS,
-        )
-    }
-}
-
-impl TryFrom<&wire::InboundConfig> for CallingWindow {
-    type Error = ValidationErrors;
-
-    fn try_from(w: &wire::InboundConfig) -> Result<Self, Self::Error> {
-        window_from_value(
-            serde_json::to_value(w).expect("wire types serialise"),
-            validate::INBOUND_CONFIG_KEYS,
-        )
     }
 }
 
@@ -367,26 +322,6 @@ impl CampaignSpec {
             },
         }
     }
-
-    /// Rebuilds a campaign from its create request without the rules that depend on the time
-    /// of creation (the start may be long past): how campaigns stored as their create request
-    /// (before the serde form) are read.
-    pub fn from_stored(req: &wire::CampaignCreateRequest) -> Result<Self, ValidationErrors> {
-        let v = serde_json::to_value(req).expect("wire types serialise");
-        validate::campaign_create_unchecked_times(&v, Options::default())
-    }
-}
-
-impl TryFrom<(&wire::CampaignCreateRequest, DateTime<Utc>)> for CampaignSpec {
-    type Error = ValidationErrors;
-
-    /// Checks a typed create request at time `now`.
-    fn try_from(
-        (req, now): (&wire::CampaignCreateRequest, DateTime<Utc>),
-    ) -> Result<Self, Self::Error> {
-        let v = serde_json::to_value(req).expect("wire types serialise");
-        validate::campaign_create(&v, now, Options::default())
-    }
 }
 
 /// A connection of a deployment: its numbers.
@@ -447,15 +382,6 @@ impl DeploymentSpec {
     }
 }
 
-impl TryFrom<&wire::DeploymentCreateRequest> for DeploymentSpec {
-    type Error = ValidationErrors;
-
-    fn try_from(req: &wire::DeploymentCreateRequest) -> Result<Self, Self::Error> {
-        let v = serde_json::to_value(req).expect("wire types serialise");
-        validate::deployment_create(&v, Options::default())
-    }
-}
-
 /// An instant outbound call as requested.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboundCall {
@@ -477,15 +403,6 @@ pub struct OutboundCall {
     pub user_phone_number: E164,
     /// Where the notification goes.
     pub webhook: Option<WebhookTarget>,
-}
-
-impl TryFrom<&wire::OutboundRequest> for OutboundCall {
-    type Error = ValidationErrors;
-
-    fn try_from(req: &wire::OutboundRequest) -> Result<Self, Self::Error> {
-        let v = serde_json::to_value(req).expect("wire types serialise");
-        validate::outbound_request(&v, Options::default())
-    }
 }
 
 /// One agent variable of a transformation: a CSV column, and whether it must be filled.

@@ -14,8 +14,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// The prefix of every path of the platform's interface.
-pub const INTERFACE_PREFIX: &str = "/api/";
+use crate::openapi::INTERFACE_PREFIX;
 
 /// One documented operation.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,10 +10,9 @@ use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use crate::keys::AliasStatus;
 use crate::mutants::Mutant;
 
 /// The path segment served when none is configured: `/partner/byok/v1/...`.
@@ -174,6 +173,30 @@ pub struct ApiKeyConfig {
     /// Alias for `/rotate-key` without a body.
     #[serde(default)]
     pub default_alias: Option<String>,
+}
+
+/// Whether an alias may be used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AliasStatus {
+    /// Wraps and unwraps.
+    #[default]
+    Enabled,
+    /// Refused with `KEY_DISABLED`; can be enabled again.
+    Disabled,
+    /// Refused with `KEY_REVOKED`, for good.
+    Revoked,
+}
+
+impl AliasStatus {
+    /// `enabled`, `disabled` or `revoked`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AliasStatus::Enabled => "enabled",
+            AliasStatus::Disabled => "disabled",
+            AliasStatus::Revoked => "revoked",
+        }
+    }
 }
 
 /// One key alias and its master keys.

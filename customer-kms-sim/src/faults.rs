@@ -1,6 +1,6 @@
 //! Faults on demand: the key service misbehaving in the ways a platform must survive.
 //!
-//! A fault is a [`FaultKind`], a [`FaultScope`] (one endpoint or all) and a
+//! A fault is a [`FaultKind`], a [`EndpointScope`] (one endpoint or all) and a
 //! [`FaultTrigger`] (always, the next N calls, a time window on the service clock, or a
 //! seeded probability). Faults are set through the admin API (`POST /_admin/faults`) or
 //! the library ([`FaultEngine::add`]).
@@ -37,6 +37,7 @@ use crate::error::KmsError;
 pub const MAX_LATENCY_MS: u64 = 600_000;
 
 pub use contracts::wire::byok::Endpoint;
+use contracts::wire::byok::EndpointScope;
 
 /// What a fault does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,36 +122,6 @@ enum Stage {
     KeySuccess,
 }
 
-/// Which calls a fault applies to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FaultScope {
-    /// Every endpoint.
-    #[default]
-    #[serde(rename = "all")]
-    All,
-    /// `/auth` only.
-    #[serde(rename = "auth")]
-    Auth,
-    /// `/decrypt-key` only.
-    #[serde(rename = "decrypt-key")]
-    DecryptKey,
-    /// `/rotate-key` only.
-    #[serde(rename = "rotate-key")]
-    RotateKey,
-}
-
-impl FaultScope {
-    fn covers(self, e: Endpoint) -> bool {
-        matches!(
-            (self, e),
-            (FaultScope::All, _)
-                | (FaultScope::Auth, Endpoint::Auth)
-                | (FaultScope::DecryptKey, Endpoint::DecryptKey)
-                | (FaultScope::RotateKey, Endpoint::RotateKey)
-        )
-    }
-}
-
 /// When a fault fires.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -183,7 +154,7 @@ pub struct FaultSpec {
     pub kind: FaultKind,
     /// Which endpoint (default all).
     #[serde(default)]
-    pub scope: FaultScope,
+    pub scope: EndpointScope,
     /// When (default always).
     #[serde(default)]
     pub trigger: FaultTrigger,
@@ -194,13 +165,13 @@ impl FaultSpec {
     pub fn new(kind: FaultKind) -> Self {
         FaultSpec {
             kind,
-            scope: FaultScope::All,
+            scope: EndpointScope::All,
             trigger: FaultTrigger::Always,
         }
     }
 
     /// Restricts it to one endpoint.
-    pub fn on(mut self, scope: FaultScope) -> Self {
+    pub fn on(mut self, scope: EndpointScope) -> Self {
         self.scope = scope;
         self
     }
@@ -227,7 +198,7 @@ impl FaultSpec {
                 return Err(KmsError::invalid("truncated_key len must be below 32"));
             }
             FaultKind::WrongPlaintext | FaultKind::TruncatedKey { .. }
-                if matches!(self.scope, FaultScope::Auth) =>
+                if matches!(self.scope, EndpointScope::Auth) =>
             {
                 return Err(KmsError::invalid(
                     "wrong_plaintext and truncated_key apply to decrypt-key and rotate-key, not auth",
@@ -261,7 +232,7 @@ pub struct FaultInfo {
     /// What it does.
     pub kind: FaultKind,
     /// Which endpoint.
-    pub scope: FaultScope,
+    pub scope: EndpointScope,
     /// When it fires (`for_secs` shown as the window it became).
     pub trigger: FaultTrigger,
     /// Calls left for a `next` trigger.
@@ -547,7 +518,7 @@ mod tests {
         assert_eq!(
             s,
             FaultSpec::new(FaultKind::ServiceUnavailable)
-                .on(FaultScope::DecryptKey)
+                .on(EndpointScope::DecryptKey)
                 .when(FaultTrigger::Next(3))
         );
         let s: FaultSpec = serde_json::from_value(serde_json::json!({
@@ -561,7 +532,7 @@ mod tests {
                 jitter_ms: 10
             }
         );
-        assert_eq!(s.scope, FaultScope::All);
+        assert_eq!(s.scope, EndpointScope::All);
         let s: FaultSpec =
             serde_json::from_value(serde_json::json!({"kind": {"rate_limited": {}}})).unwrap();
         assert_eq!(
@@ -603,7 +574,7 @@ mod tests {
         let e = FaultEngine::new(1);
         e.add(
             FaultSpec::new(FaultKind::InternalError)
-                .on(FaultScope::DecryptKey)
+                .on(EndpointScope::DecryptKey)
                 .when(FaultTrigger::Next(1)),
             t0(),
         )
@@ -743,7 +714,7 @@ mod tests {
                 ms: MAX_LATENCY_MS,
                 jitter_ms: 1,
             }),
-            FaultSpec::new(FaultKind::WrongPlaintext).on(FaultScope::Auth),
+            FaultSpec::new(FaultKind::WrongPlaintext).on(EndpointScope::Auth),
             FaultSpec::new(FaultKind::TruncatedKey { len: 32 }),
             FaultSpec::new(FaultKind::Hang).when(FaultTrigger::ForSecs(0)),
             FaultSpec::new(FaultKind::Hang).when(FaultTrigger::Window {

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use crate::config::{AliasConfig, MAX_VERSIONS};
+use crate::config::{AliasConfig, AliasStatus, MAX_VERSIONS};
 
 /// Length of a data key: only 32-byte keys are wrapped or returned.
 pub const DATA_KEY_LEN: usize = 32;
@@ -75,30 +75,6 @@ pub fn master_keys(seed: u64, alias: &AliasConfig) -> Vec<(Zeroizing<[u8; 32]>, 
             None => (derive_master_key(seed, &alias.name, v), KeySource::Derived),
         })
         .collect()
-}
-
-/// Whether an alias may be used.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AliasStatus {
-    /// Wraps and unwraps.
-    #[default]
-    Enabled,
-    /// Refused with `KEY_DISABLED`; can be enabled again.
-    Disabled,
-    /// Refused with `KEY_REVOKED`, for good.
-    Revoked,
-}
-
-impl AliasStatus {
-    /// `enabled`, `disabled` or `revoked`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AliasStatus::Enabled => "enabled",
-            AliasStatus::Disabled => "disabled",
-            AliasStatus::Revoked => "revoked",
-        }
-    }
 }
 
 /// Where a master-key version came from.

@@ -64,10 +64,10 @@ pub mod mutants;
 pub mod service;
 
 pub use audit::{AuditEntry, AuditLog};
-pub use config::{ConfigError, KmsConfig};
+pub use config::{AliasStatus, ConfigError, KmsConfig};
 pub use error::KmsError;
-pub use faults::{Endpoint, FaultInfo, FaultKind, FaultScope, FaultSpec, FaultTrigger};
+pub use faults::{Endpoint, FaultInfo, FaultKind, FaultSpec, FaultTrigger};
 pub use http::{routes, serve};
-pub use keys::{AliasInfo, AliasStatus, KeyError};
+pub use keys::{AliasInfo, KeyError};
 pub use mutants::{Mutant, Mutants};
 pub use service::KeyService;

@@ -63,7 +63,7 @@ async fn serve(capacity: usize, deployments: usize) -> Served {
     };
     config.journal.capacity = capacity;
     if std::env::var("BENCH_RESPONSE_BODIES").is_ok_and(|v| v == "all") {
-        config.journal.response_bodies = platform::journal::ResponseBodies::All;
+        config.journal.response_bodies = platform::config::journal::ResponseBodies::All;
     }
     let app = App::builder(config).build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -273,7 +273,7 @@ async fn run(cores: usize) {
     let off = serve(0, deployments).await;
     let on_capacity = env(
         "BENCH_ON_CAPACITY",
-        platform::journal::DEFAULT_CAPACITY as u64,
+        platform::config::journal::DEFAULT_CAPACITY as u64,
     ) as usize;
     let on = serve(on_capacity, deployments).await;
     let micro_requests = env("BENCH_MICRO", 0);
@@ -399,10 +399,7 @@ async fn run(cores: usize) {
         reset_peak();
         let hwm0 = peak_rss_mb();
         let r = load(on.addr, connections, Some(memory_requests)).await;
-        let summary = on
-            .app
-            .journal
-            .summary(&platform::api::auth::Scope::Operator);
+        let summary = on.app.journal.summary(&platform::auth::Scope::Operator);
         println!(
             "memory, journal on: {} requests in {:.1} s ({:.0} requests/s); RSS {:.0} MiB before, {:.0} MiB after; peak RSS {:.0} MiB before, {:.0} MiB after; the journal holds {} entries ({} dropped)",
             r.latencies.len(),

@@ -10,14 +10,39 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use contracts::clock::{SharedClock, SimClock, SystemClock};
 use contracts::ids::IdGen;
 use contracts::validate::Options;
+use contracts::wire::KeyServiceCalls;
 use rand::RngCore;
 
-use crate::api::auth::KeyTable;
+use crate::auth::KeyTable;
 use crate::config::{ApiKeyConfig, Database, PlatformConfig};
 use crate::keys::byok::ByokKeyService;
 use crate::keys::{DataKeyRing, DataKeySource, LocalKeyService};
 use crate::store::ids::PersistentIds;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, WorkspaceRef};
+
+/// The audit of a customer key service running in the same process as the platform (the one
+/// `harness up` starts): the calls it received, newest last, never a secret.
+pub trait KeyServiceAudit: Send + Sync {
+    /// The calls numbered after `after`, oldest first, at most `limit`.
+    fn calls(&self, after: u64, limit: usize) -> KeyServiceCalls;
+}
+
+/// The key service whose audit the platform may show, and the workspace it serves.
+#[derive(Clone)]
+pub struct AuditSource {
+    /// The workspace wired to the key service.
+    pub ws: WorkspaceRef,
+    /// Its audit.
+    pub audit: Arc<dyn KeyServiceAudit>,
+}
+
+impl std::fmt::Debug for AuditSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditSource")
+            .field("ws", &self.ws)
+            .finish_non_exhaustive()
+    }
+}
 
 /// A running platform's shared state.
 #[derive(Clone)]
@@ -38,7 +63,8 @@ pub struct AppInner {
     /// resources come from [`App::draw_id`], never from here.
     pub ids: Arc<IdGen>,
     /// The generator of stored resources' ids, its position kept in the database: draw with
-    /// [`App::draw_id`] (or [`PersistentIds::draw`] on the writer connection).
+    /// [`App::draw_id`], or [`PersistentIds::draw`] inside the write that stores the resource
+    /// (a campaign's or a deployment's create).
     pub resource_ids: Arc<PersistentIds>,
     /// Data keys of every workspace.
     pub keys: Arc<DataKeyRing>,
@@ -60,7 +86,7 @@ pub struct AppInner {
     pub faults: Arc<crate::faults::Faults>,
     /// The key service running in the same process whose audit the live page shows (set by
     /// `harness up`).
-    pub key_service_audit: Option<crate::service::live::AuditSource>,
+    pub key_service_audit: Option<AuditSource>,
 }
 
 /// A change counter the engine watches: campaigns created or changed, cohorts completed,
@@ -145,7 +171,7 @@ pub struct AppBuilder {
     sim: Option<SimClock>,
     store: Option<Store>,
     key_service: Option<Arc<dyn DataKeySource>>,
-    key_service_audit: Option<crate::service::live::AuditSource>,
+    key_service_audit: Option<AuditSource>,
 }
 
 impl App {
@@ -192,7 +218,7 @@ impl AppBuilder {
 
     /// Shows the audit of this key service, which serves `source.ws` in the same process,
     /// to that workspace's keys (`GET .../key-service/calls`).
-    pub fn key_service_audit(mut self, source: crate::service::live::AuditSource) -> Self {
+    pub fn key_service_audit(mut self, source: AuditSource) -> Self {
         self.key_service_audit = Some(source);
         self
     }

@@ -4,7 +4,6 @@
 //! harness.
 
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -12,9 +11,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::App;
 use crate::app::generate_local_api_key;
-use crate::config::{
-    ApiKeyConfig, ByokSettings, ClockMode, Database, DeploymentWebhook, PlatformConfig,
-};
+use crate::config::{ByokSettings, Database, PlatformConfig};
 use crate::journal::report::ExitStatusRule;
 
 /// The voice-agent platform mock: outbound calls, campaigns, cohorts and inbound deployments
@@ -32,90 +29,13 @@ enum Command {
     Serve(ServeArgs),
 }
 
+/// What `serve` takes beside the configuration (whose flags are [`PlatformConfig`]'s): the
+/// file, the BYOK flags of one workspace, and what it does beside serving.
 #[derive(Args, Debug)]
 struct ServeArgs {
     /// A TOML configuration file; flags and environment variables override it.
     #[arg(long, env = "PLATFORM_CONFIG")]
     config: Option<PathBuf>,
-    /// Address to listen on; port 0 picks a free port (printed at start).
-    #[arg(long, env = "PLATFORM_LISTEN")]
-    listen: Option<SocketAddr>,
-    /// SQLite file (created when missing), or ":memory:".
-    #[arg(long, env = "PLATFORM_DATABASE")]
-    database: Option<String>,
-    /// An API key: ORG/WORKSPACE=KEY[:NAME]; `*` as org or workspace matches any. Repeat the
-    /// flag, or separate keys with commas in the environment variable. Without any, a random
-    /// key for every org and workspace is made and printed.
-    #[arg(long = "api-key", env = "PLATFORM_API_KEYS", value_delimiter = ',', value_parser = ApiKeyConfig::parse)]
-    api_keys: Vec<ApiKeyConfig>,
-    /// Base64 of the 32-byte local master key; else read from (or written to) <database>.key.
-    #[arg(long, env = "PLATFORM_LOCAL_KEY", hide_env_values = true)]
-    local_key: Option<String>,
-    /// Largest cohort upload in bytes (413 above).
-    #[arg(long, env = "PLATFORM_MAX_UPLOAD_BYTES")]
-    max_upload_bytes: Option<u64>,
-    /// Largest JSON body in bytes (413 above).
-    #[arg(long, env = "PLATFORM_MAX_BODY_BYTES")]
-    max_body_bytes: Option<u64>,
-    /// Answer unknown request fields with 422 instead of ignoring them.
-    #[arg(long, env = "PLATFORM_STRICT")]
-    strict: bool,
-    /// The address clients use, for next_page_uri and prev_page_uri.
-    #[arg(long, env = "PLATFORM_PUBLIC_URL")]
-    public_url: Option<String>,
-    /// Seed of ids and random choices (printed when not given).
-    #[arg(long, env = "PLATFORM_SEED")]
-    seed: Option<u64>,
-    /// `real` (default) or `simulated`: simulated time moves only through /sim/v1/clock.
-    #[arg(long, env = "PLATFORM_CLOCK", value_parser = parse_clock)]
-    clock: Option<ClockMode>,
-    /// Where a simulated clock starts (RFC 3339); default: now.
-    #[arg(long, env = "PLATFORM_SIM_START")]
-    sim_start: Option<String>,
-    /// The secret webhooks are signed with (HMAC-SHA256); printed when drawn at start-up.
-    #[arg(long, env = "PLATFORM_WEBHOOK_SECRET", hide_env_values = true)]
-    webhook_secret: Option<String>,
-    /// Where a workspace's inbound-call events go: ORG/WORKSPACE=URL. Repeat the flag, or
-    /// separate with commas in the environment variable.
-    #[arg(long = "deployment-webhook", env = "PLATFORM_DEPLOYMENT_WEBHOOKS", value_delimiter = ',', value_parser = DeploymentWebhook::parse)]
-    deployment_webhooks: Vec<DeploymentWebhook>,
-    /// Seed of the simulated telephony's call outcomes (default: --seed).
-    #[arg(long, env = "PLATFORM_TELEPHONY_SEED")]
-    telephony_seed: Option<u64>,
-    /// A key that may move the simulated clock; once any is given, workspace keys may only
-    /// read it (403 on PUT /sim/v1/clock and POST /sim/v1/clock/advance). Repeat the flag, or
-    /// separate keys with commas in the environment variable.
-    #[arg(
-        long = "clock-admin-key",
-        env = "PLATFORM_CLOCK_ADMIN_KEYS",
-        value_delimiter = ',',
-        hide_env_values = true
-    )]
-    clock_admin_keys: Vec<String>,
-    /// Milliseconds a request head may take to arrive (408 after); also how long an idle
-    /// keep-alive connection stays open [default: 30000].
-    #[arg(long, env = "PLATFORM_HEADER_READ_TIMEOUT_MS")]
-    header_read_timeout_ms: Option<u64>,
-    /// Longest pause, in milliseconds, while a request body arrives (408 after)
-    /// [default: 30000].
-    #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_MS")]
-    body_read_timeout_ms: Option<u64>,
-    /// Least average rate of a request body, bytes per second: the whole body must arrive
-    /// within the body read timeout plus one second per this many bytes (408 after); 0 turns
-    /// it off [default: 1024].
-    #[arg(long, env = "PLATFORM_BODY_MIN_BYTES_PER_SEC")]
-    body_min_bytes_per_sec: Option<u64>,
-    /// Most client connections at once; more wait until one closes. Lowered at start when
-    /// the limit of open files (`ulimit -n`) leaves no room for it [default: 1024].
-    #[arg(long, env = "PLATFORM_MAX_CONNECTIONS")]
-    max_connections: Option<u64>,
-    /// Entries the request journal keeps in memory (GET /sim/v1/journal); 0 turns it off
-    /// [default: 10000].
-    #[arg(long, env = "PLATFORM_JOURNAL_CAPACITY", value_name = "N")]
-    journal_capacity: Option<usize>,
-    /// Also keep the request journal in the database, across restarts.
-    #[arg(long, env = "PLATFORM_JOURNAL_PERSIST")]
-    journal_persist: bool,
     /// Create the campaigns, deployments and cohorts of this file at start, with the ids it
     /// gives (TOML, or JSON when it ends in .json); those that exist already are left alone.
     #[arg(long, env = "PLATFORM_FIXTURES", value_name = "FILE")]
@@ -135,17 +55,6 @@ struct ServeArgs {
         requires = "report_on_exit"
     )]
     report_exit_status: ExitStatusRule,
-    /// An operator's key of the request journal and the fault rules: it sees and clears
-    /// every workspace's entries and rules, where a workspace's key sees its own only. It
-    /// opens no workspace. Repeat the flag, or separate keys with commas in the environment
-    /// variable.
-    #[arg(
-        long = "journal-admin-key",
-        env = "PLATFORM_JOURNAL_ADMIN_KEYS",
-        value_delimiter = ',',
-        hide_env_values = true
-    )]
-    journal_admin_keys: Vec<String>,
     /// Once the platform takes requests, write its address as JSON to FILE (atomically,
     /// mode 0600), for scripts that wait for it: {"url", "openapi_url", "health_url",
     /// "webhook_secret"}, and "api_key" when one was generated.
@@ -166,12 +75,18 @@ struct Extras {
     ready_file: Option<PathBuf>,
 }
 
-fn parse_clock(s: &str) -> Result<ClockMode, String> {
-    match s {
-        "real" => Ok(ClockMode::Real),
-        "simulated" | "sim" => Ok(ClockMode::Simulated),
-        other => Err(format!("'{other}': use real or simulated")),
-    }
+/// The command line: [`Cli`] with the flags of [`PlatformConfig`] on `serve` (which keeps
+/// its own description).
+fn command() -> clap::Command {
+    Cli::command().mut_subcommand("serve", |serve| {
+        let about = serve.get_about().cloned().unwrap_or_default();
+        let long_about = serve.get_long_about().cloned();
+        let serve = PlatformConfig::augment_args(serve).about(about);
+        match long_about {
+            Some(text) => serve.long_about(text),
+            None => serve.long_about(None),
+        }
+    })
 }
 
 impl ServeArgs {
@@ -184,7 +99,9 @@ impl ServeArgs {
         }
     }
 
-    fn into_config(self) -> Result<PlatformConfig> {
+    /// The configuration: the file's (or the defaults), with the flags and environment
+    /// variables in `matches` laid over it.
+    fn into_config(self, matches: &clap::ArgMatches) -> Result<PlatformConfig> {
         let mut config = match &self.config {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
@@ -195,72 +112,7 @@ impl ServeArgs {
             }
             None => PlatformConfig::default(),
         };
-        if let Some(v) = self.listen {
-            config.listen = v;
-        }
-        if let Some(v) = self.database {
-            config.database = v;
-        }
-        if !self.api_keys.is_empty() {
-            config.api_keys = self.api_keys;
-        }
-        if let Some(v) = self.local_key {
-            config.local_key = Some(v);
-        }
-        if let Some(v) = self.max_upload_bytes {
-            config.max_upload_bytes = v;
-        }
-        if let Some(v) = self.max_body_bytes {
-            config.max_body_bytes = v;
-        }
-        if self.strict {
-            config.strict = true;
-        }
-        if let Some(v) = self.public_url {
-            config.public_url = Some(v);
-        }
-        if let Some(v) = self.seed {
-            config.seed = Some(v);
-        }
-        if let Some(v) = self.clock {
-            config.clock = v;
-        }
-        if let Some(v) = self.sim_start {
-            config.sim_start = Some(v);
-        }
-        if let Some(v) = self.webhook_secret {
-            config.webhook_secret = Some(v);
-        }
-        if !self.deployment_webhooks.is_empty() {
-            config.deployment_webhooks = self.deployment_webhooks;
-        }
-        if let Some(v) = self.telephony_seed {
-            config.telephony.seed = Some(v);
-        }
-        if !self.clock_admin_keys.is_empty() {
-            config.clock_admin_keys = self.clock_admin_keys;
-        }
-        if !self.journal_admin_keys.is_empty() {
-            config.journal_admin_keys = self.journal_admin_keys;
-        }
-        if let Some(v) = self.header_read_timeout_ms {
-            config.header_read_timeout_ms = v;
-        }
-        if let Some(v) = self.body_read_timeout_ms {
-            config.body_read_timeout_ms = v;
-        }
-        if let Some(v) = self.body_min_bytes_per_sec {
-            config.body_min_bytes_per_sec = v;
-        }
-        if let Some(v) = self.max_connections {
-            config.max_connections = v;
-        }
-        if let Some(v) = self.journal_capacity {
-            config.journal.capacity = v;
-        }
-        if self.journal_persist {
-            config.journal.persist = true;
-        }
+        config.update_from_arg_matches(matches)?;
         self.byok
             .apply(&mut config.byok)
             .map_err(anyhow::Error::msg)?;
@@ -283,7 +135,7 @@ where
 {
     // Before any thread or allocation of note: it may start the process again.
     crate::process::limit_malloc_arenas();
-    let matches = Cli::command()
+    let matches = command()
         .version(version)
         .bin_name(bin_name)
         .get_matches_from(args);
@@ -292,10 +144,10 @@ where
         .enable_all()
         .build()
         .context("starting the async runtime")?
-        .block_on(run(cli))
+        .block_on(run(cli, &matches))
 }
 
-async fn run(cli: Cli) -> Result<std::process::ExitCode> {
+async fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<std::process::ExitCode> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -309,7 +161,10 @@ async fn run(cli: Cli) -> Result<std::process::ExitCode> {
     match command {
         Command::Serve(mut args) => {
             let extras = args.extras();
-            serve(args.into_config()?, extras).await
+            let serve_matches = matches
+                .subcommand_matches("serve")
+                .expect("the serve subcommand's matches");
+            serve(args.into_config(serve_matches)?, extras).await
         }
     }
 }
@@ -466,3 +321,6 @@ fn write_ready_file(path: &std::path::Path, value: &serde_json::Value) -> std::i
     f.sync_all()?;
     std::fs::rename(&tmp, path)
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@ use crate::keys::DataKeyRingError;
 use crate::store::StoreError;
 
 /// A failed request.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ApiError {
     /// The request breaks rules of the interface (422).
     #[error("validation failed: {0}")]
@@ -150,6 +150,13 @@ impl From<ValidationErrors> for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         ApiError::Internal(e.to_string())
+    }
+}
+
+/// A failed statement inside a service's transaction: a store error.
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApiError::from(StoreError::from(e))
     }
 }
 

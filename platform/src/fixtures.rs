@@ -51,8 +51,8 @@ use contracts::clock::format_instant;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::service;
 use crate::store::WorkspaceRef;

@@ -6,7 +6,7 @@
 //! rather than ignored; the harness's own routes are not recorded, and no fault rule
 //! touches them.
 //!
-//! The request is attributed to its workspace once ([`crate::api::auth::KeyTable::owner`]):
+//! The request is attributed to its workspace once ([`crate::auth::KeyTable::owner`]):
 //! fault rules made with a workspace's key apply to that workspace's requests only, and the
 //! journal counts the request in that workspace's verdict.
 //!
@@ -36,9 +36,9 @@ use warp::reply::Response;
 
 use crate::api::RouteMiss;
 use crate::app::App;
+use crate::config::journal::ResponseBodies;
 use crate::error::json_response;
 use crate::faults::{Decision, FaultRequest};
-use crate::journal::ResponseBodies;
 use crate::journal::verdict::{
     Exchange, IgnoredParts, SeenBody, entry, misplaced_key, path_workspace,
 };
@@ -69,7 +69,7 @@ impl Intercept {
     /// journal is on, a path of the interface while a fault rule is set.
     pub fn observes(&self, path: &str) -> bool {
         self.app.journal.enabled()
-            || (path.starts_with(contracts::operations::INTERFACE_PREFIX) && self.app.faults.any())
+            || (path.starts_with(contracts::openapi::INTERFACE_PREFIX) && self.app.faults.any())
     }
 
     /// Answers `req` with `routes`: a fault rule may answer first, delay it, cut its answer
@@ -132,7 +132,7 @@ impl Intercept {
             content_type: request_type.clone(),
             ..SeenBody::default()
         };
-        if !path.starts_with(contracts::operations::INTERFACE_PREFIX) {
+        if !path.starts_with(contracts::openapi::INTERFACE_PREFIX) {
             // Not the interface: recorded only when no route served it.
             let request = Request::from_parts(parts, body);
             let response = match warp::service(routes).call(request).await {

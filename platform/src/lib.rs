@@ -3,10 +3,12 @@
 //! that dials campaigns, answers inbound calls and delivers webhooks.
 //!
 //! - [`app`]: the shared state of a running platform.
+//! - [`auth`]: the configured API keys and who a request is ([`auth::Principal`]).
 //! - [`config`]: configuration from the file, the environment and flags; BYOK settings in
 //!   [`config::byok`].
-//! - [`api`]: warp routes, one module per resource; API-key authentication in [`api::auth`];
-//!   the live page (`/ui`) in [`api::ui`], the routes it reads in [`api::live`].
+//! - [`api`]: warp routes, one module per resource; a request's key checked against its
+//!   path in [`api::auth`]; the live page (`/ui`) in [`api::ui`], the routes it reads in
+//!   [`api::live`].
 //! - [`service`]: what each operation does, apart from HTTP.
 //! - [`store`]: SQLite, migrations, rows of each resource.
 //! - [`keys`]: encryption at rest as one story: the sealed-blob format, the data-key sources
@@ -54,7 +56,7 @@
 //! | campaign user `ready` -> `calling` -> `ready` (retry) / `done` / `unfinished`; `ready` -> `excluded` (stop file) | `Engine::dial` (`engine/campaign.rs`), `engine::call_end::update_user` (after `engine::call_end::decide_retry`), [`store::campaign_users::mark_unfinished`], [`store::campaign_users::exclude_by_stop_file`] | `engine.rs::rule_1_max_retries_2_gives_exactly_3_attempts_of_an_always_busy_number`, `engine.rs::the_end_leaves_unfinished_users_counted`, `engine.rs::stop_files_exclude_users_already_in_the_campaign`, `durability.rs::an_engine_rebuilt_between_every_two_steps_carries_on_exactly`, `engine::call_end::tests::a_retry_of_a_campaign_no_longer_live_is_cut_short` |
 //! | call (attempt) `queued` -> `calling` -> `ended` | [`service::outbound`] ([`store::calls::insert_queued`]: queued), `Engine::outbound` (`engine/outbound.rs`) and `Engine::dial` (`engine/campaign.rs`) (calling), `Engine::end_outbound` (`engine/outbound.rs`) and `engine::call_end::record_result` (ended), written by the batch (`engine/batch.rs`, [`store::batch`]) | `engine.rs::instant_outbound_is_dialled_at_once_and_its_webhook_sent_when_it_ends`, `durability.rs::batches_of_two_events_whose_writes_overlap_the_next_batch_give_the_same_run` |
 //! | webhook delivery `pending` -> `delivered` / `failed` (retried with backoff while `pending`) | [`store::deliveries::record_tries`], [`webhooks::backoff`], [`engine::driver`] | `engine.rs::failed_webhooks_are_retried_with_backoff_on_the_clock`, `webhooks.rs::a_failed_try_in_a_parallel_round_is_retried_after_its_backoff`, `webhooks::tests::backoff_doubles_up_to_the_cap` |
-//! | cohort `processing` -> `completed` / `failed` | [`ingest::worker`], [`store::cohorts::mark_completed`], [`store::cohorts::mark_failed`] | `cohorts.rs::an_upload_is_answered_processing_and_completes_with_its_rejections`, `cohorts.rs::whole_upload_failures_say_why` |
+//! | cohort `processing` -> `completed` / `failed` | [`ingest::worker`], [`store::cohorts::mark_completed`], [`store::cohorts::mark_failed`] | `cohorts/reading.rs::an_upload_is_answered_processing_and_completes_with_its_rejections`, `cohorts/refusals.rs::whole_upload_failures_say_why` |
 //! | deployment `active` <-> `paused`, deleted | [`service::deployments::set_status`], [`service::deployments::delete`] | `deployments.rs::create_get_patch_and_status_bodies`, `deployments.rs::delete_is_permanent` |
 //! | inbound call answered or refused (`no_deployment`, `deployment_paused`, `outside_schedule`, `key_service_unavailable`) | [`engine::inbound`] | `engine.rs::inbound_calls_are_personalised_from_the_latest_cohort_and_refused_when_paused_or_outside`, `engine.rs::rule_6_after_delete_an_inbound_call_to_its_number_is_not_answered` |
 
@@ -62,6 +64,7 @@
 
 pub mod api;
 pub mod app;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod connection;
@@ -83,16 +86,3 @@ pub mod store;
 pub mod webhooks;
 
 pub use app::App;
-
-/// The cohort worker under its earlier path, `platform::cohort_processing`, for code written
-/// against it; its home is [`ingest`].
-pub use ingest as cohort_processing;
-
-/// The key types under their earlier path, `platform::crypto`, for code written against it;
-/// their home is [`keys`] (where the key-service trait is named [`keys::DataKeySource`]).
-pub mod crypto {
-    pub use crate::keys::{
-        CryptoError, DataKeySource as KeyService, KeyFuture, KeyServiceError, LocalKeyService,
-        WorkspaceKeys, blob_key_id,
-    };
-}

@@ -11,9 +11,10 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
 use crate::app::App;
+use crate::connection::Limits;
 use crate::engine::Engine;
 use crate::engine::driver::Driver;
-use crate::webhooks::WebhookClient;
+use crate::webhooks::{WebhookClient, WebhookSettings};
 
 /// A platform: its shared state and the engine that moves it in time.
 #[derive(Clone, Debug)]
@@ -34,7 +35,7 @@ impl Platform {
     /// `webhook_secret`.
     pub fn new(app: App, telephony: Arc<TelephonySim>, webhook_secret: Vec<u8>) -> Platform {
         let seed = app.ids.seed();
-        let webhooks = WebhookClient::new(app.config.webhook_settings(webhook_secret));
+        let webhooks = WebhookClient::new(WebhookSettings::new(&app.config, webhook_secret));
         let engine = Arc::new(Engine::new(app.clone(), telephony, seed));
         let driver = Arc::new(Driver::new(engine, webhooks, app.sim.clone()));
         Platform { app, driver }
@@ -129,7 +130,7 @@ pub async fn serve_with(
             let _ = engine_stopped.await;
         }))
     });
-    let limits = app.config.connection_limits();
+    let limits = Limits::from(&app.config);
     let intercept = std::sync::Arc::new(crate::intercept::Intercept::new(app.clone()));
     crate::connection::serve(
         listener,

@@ -15,8 +15,7 @@ use chrono::Duration;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// The default number of tries before a delivery is given up.
-pub const DEFAULT_MAX_TRIES: u32 = 8;
+use crate::config::PlatformConfig;
 
 /// `hex(HMAC-SHA256(secret, "{timestamp}.{body}"))`.
 pub fn signature(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
@@ -65,6 +64,21 @@ pub struct WebhookSettings {
     pub max_backoff: Duration,
     /// How long one try may take (wall time).
     pub timeout: StdDuration,
+}
+
+impl WebhookSettings {
+    /// The settings of `config`, signing with `secret`.
+    pub fn new(config: &PlatformConfig, secret: Vec<u8>) -> Self {
+        WebhookSettings {
+            secret,
+            signature_header: config.webhook_signature_header.clone(),
+            timestamp_header: config.webhook_timestamp_header.clone(),
+            max_tries: config.webhook_max_tries.max(1),
+            initial_backoff: Duration::milliseconds(config.webhook_initial_backoff_ms as i64),
+            max_backoff: Duration::milliseconds(config.webhook_max_backoff_ms as i64),
+            timeout: StdDuration::from_millis(config.webhook_timeout_ms),
+        }
+    }
 }
 
 /// The result of one try.

@@ -6,6 +6,15 @@ use std::str::FromStr;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+/// The longest duration any model parameter may name: one day, in seconds.
+pub const MAX_SECS: f64 = 86_400.0;
+
+/// Seconds (finite, non-negative, at most [`MAX_SECS`]) as a duration, rounded to the
+/// millisecond.
+pub(crate) fn secs_to_duration(secs: f64) -> Duration {
+    Duration::milliseconds((secs * 1000.0).round() as i64)
+}
+
 /// One dial the platform places: the first call to a user or one of its retries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DialRequest {
@@ -145,19 +154,21 @@ pub(crate) mod secs {
     use chrono::Duration;
     use serde::{Deserialize, Deserializer, Serializer};
 
+    use super::{MAX_SECS, secs_to_duration};
+
     pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.num_milliseconds() as f64 / 1000.0)
     }
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let v = f64::deserialize(d)?;
-        if !v.is_finite() || !(0.0..=crate::model::MAX_SECS).contains(&v) {
+        if !v.is_finite() || !(0.0..=MAX_SECS).contains(&v) {
             return Err(serde::de::Error::custom(format!(
                 "a duration must be 0 to {} seconds, got {v}",
-                crate::model::MAX_SECS
+                MAX_SECS
             )));
         }
-        Ok(crate::model::secs_to_duration(v))
+        Ok(secs_to_duration(v))
     }
 }
 

@@ -162,10 +162,10 @@ mod model;
 mod script;
 mod sim;
 
-pub use call::{DialRequest, DialResult, Outcome, UnknownOutcome};
+pub use call::{DialRequest, DialResult, MAX_SECS, Outcome, UnknownOutcome};
 pub use inbound::{Arrivals, InboundCall, InboundError, InboundGenerator};
 pub use magic::{MAGIC_NUMBERS, MagicNumber, magic_code, magic_number};
-pub use model::{MAX_SECS, Model, ModelError, ModelProblem, SecondsRange};
+pub use model::{Model, ModelError, ModelProblem, SecondsRange};
 pub use script::{NumberMatcher, Response, Script, ScriptError};
 pub use sim::{
     DecidedBy, DialRecord, Given, RuleHandle, TelephonySim, UnmetExpectation, VerifyError,

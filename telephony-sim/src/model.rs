@@ -2,20 +2,10 @@
 
 use std::fmt;
 
-use chrono::Duration;
 use serde::{Deserialize, Serialize};
 
-use crate::call::{DialResult, Outcome};
+use crate::call::{DialResult, MAX_SECS, Outcome, secs_to_duration};
 use crate::draw::Draw;
-
-/// The longest duration any model parameter may name: one day, in seconds.
-pub const MAX_SECS: f64 = 86_400.0;
-
-/// Seconds (finite, non-negative, at most [`MAX_SECS`]) as a duration, rounded to the
-/// millisecond.
-pub(crate) fn secs_to_duration(secs: f64) -> Duration {
-    Duration::milliseconds((secs * 1000.0).round() as i64)
-}
 
 /// A range of seconds from which a duration is drawn uniformly, `[min, max)`; a fixed
 /// duration when `min == max`.
@@ -461,6 +451,8 @@ fn check_range(field: &'static str, r: SecondsRange, problems: &mut Vec<ModelPro
 
 #[cfg(test)]
 mod tests {
+    use chrono::Duration;
+
     use super::*;
     use crate::draw::Key;
 

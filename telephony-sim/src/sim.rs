@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
+use crate::call::secs_to_duration;
 use crate::call::{DialRequest, DialResult, Outcome};
 use crate::draw::Key;
 use crate::inbound::InboundCall;
 use crate::magic;
-use crate::model::{Model, ModelError, secs_to_duration};
+use crate::model::{Model, ModelError};
 use crate::script::{NumberMatcher, Response, Script};
 
 /// Domain tags of the keyed draws; changing one changes every simulated outcome.

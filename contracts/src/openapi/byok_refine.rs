@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::refine::{operations, set};
+use super::edit::{operations, set};
 use crate::envelope::{MIN_BODY_LEN, PREFIX};
 use crate::wire::byok::GRANT_TYPE_CLIENT_CREDENTIALS;
 

@@ -105,7 +105,7 @@ fn link_name(operation_id: &str) -> String {
 
 /// Adds the links of [`LINKS`] to the platform document. Panics on an unknown operation.
 pub(super) fn platform(doc: &mut Value) {
-    let ids: Vec<String> = super::refine::operations(doc)
+    let ids: Vec<String> = super::edit::operations(doc)
         .iter()
         .filter_map(|(_, _, op)| op["operationId"].as_str().map(str::to_string))
         .collect();
@@ -131,7 +131,7 @@ pub(super) fn platform(doc: &mut Value) {
             );
         }
         let mut found = false;
-        for (_, _, op) in super::refine::operations(doc) {
+        for (_, _, op) in super::edit::operations(doc) {
             if op["operationId"] == l.from {
                 op["responses"]["200"]["links"] = Value::Object(links.clone());
                 found = true;

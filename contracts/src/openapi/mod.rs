@@ -6,7 +6,7 @@
 //!   `contracts/openapi/byok.json`.
 //!
 //! A document is made in two steps: utoipa derives it from the wire types and the operation
-//! functions of [`platform_ops`] and [`byok_ops`], then [`refine`] adds what the derive
+//! functions of `platform_ops` and `byok_ops`, then `refine` adds what the derive
 //! cannot take from the types: the limits of [`crate::validate::limits`] and the patterns of
 //! [`crate::domain`] as schema constraints (one source: the constants the validators use),
 //! the answers every operation shares, response headers, and the links between operations.
@@ -16,6 +16,7 @@
 
 mod byok_ops;
 mod byok_refine;
+mod edit;
 mod examples;
 mod links;
 mod platform_ops;
@@ -34,6 +35,9 @@ use crate::error::{
 };
 use crate::wire::byok::AuthForm;
 use crate::wire::*;
+
+/// The prefix of every path of the platform's interface.
+pub const INTERFACE_PREFIX: &str = "/api/";
 
 /// Path of the served platform document.
 pub const OPENAPI_PATH: &str = "/openapi.json";

@@ -13,8 +13,9 @@
 //! What no schema can say (a start time relative to the clock, a rule between two fields) is
 //! in the descriptions, and listed in `docs/interface.md`.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::edit::{error_answer, merge, operations, set, sort_by_status};
 use crate::domain::{phone, schedule};
 use crate::validate::limits;
 
@@ -102,36 +103,6 @@ fn url() -> Value {
 }
 
 // ----- applying fragments -----
-
-/// Merges `fragment` into the schema at `pointer` below `#/components/schemas/{schema}`.
-/// A `$ref` in the fragment replaces the type of the target (its description stays).
-pub(super) fn set(doc: &mut Value, schema: &str, pointer: &str, fragment: Value) {
-    let target = doc
-        .pointer_mut(&format!("/components/schemas/{schema}{pointer}"))
-        .unwrap_or_else(|| panic!("no {schema}{pointer} in the document"))
-        .as_object_mut()
-        .unwrap_or_else(|| panic!("{schema}{pointer} is not a schema object"));
-    merge(target, fragment);
-}
-
-fn merge(target: &mut Map<String, Value>, fragment: Value) {
-    let Value::Object(fragment) = fragment else {
-        panic!("a fragment is an object")
-    };
-    if fragment.contains_key("$ref") {
-        for k in ["type", "format", "enum", "oneOf"] {
-            target.remove(k);
-        }
-    }
-    for (k, v) in fragment {
-        match (target.get_mut(&k), v) {
-            (Some(Value::Object(inner)), Value::Object(v)) => merge(inner, Value::Object(v)),
-            (_, v) => {
-                target.insert(k, v);
-            }
-        }
-    }
-}
 
 /// Makes an optional property that refuses `null` non-nullable: `["string", "null"]` becomes
 /// `"string"`, `oneOf: [X, {"type": "null"}]` becomes `X`.
@@ -418,12 +389,41 @@ fn platform_constraints(doc: &mut Value) {
         nullable(doc, schema, property);
     }
     clock_advance(doc);
+    cohort_user_overrides(doc);
     // An instant call reads two overrides; the language override is a cohort's only.
     let overrides = doc
         .pointer_mut("/components/schemas/AppOverrides/properties")
         .and_then(Value::as_object_mut)
         .expect("AppOverrides");
     assert!(overrides.remove("initial_language_name").is_some());
+}
+
+/// A streamed user's overrides are the one overrides type, [`crate::wire::AppOverrides`]; the
+/// document publishes them under their own name, `CohortUserOverrides`, with all three
+/// overrides (an instant call reads two) and the texts of a cohort's user.
+fn cohort_user_overrides(doc: &mut Value) {
+    const NAME: &str = "CohortUserOverrides";
+    let mut schema = doc["components"]["schemas"]["AppOverrides"].clone();
+    schema["description"] = json!("Overrides of one streamed user.");
+    for (property, text) in [
+        ("initial_bot_message", "The agent's first message."),
+        ("initial_state_name", "The agent's starting state."),
+        ("initial_language_name", "The agent's starting language."),
+    ] {
+        schema["properties"][property]["description"] = json!(text);
+    }
+    let schemas = doc["components"]["schemas"]
+        .as_object_mut()
+        .expect("the document's schemas");
+    let at = schemas
+        .keys()
+        .position(|k| k.as_str() > NAME)
+        .unwrap_or(schemas.len());
+    schemas.shift_insert(at, NAME.to_string(), schema);
+    let reference = doc
+        .pointer_mut("/components/schemas/CohortStreamUser/properties/app_overrides/oneOf/0/$ref")
+        .expect("a streamed user's overrides");
+    *reference = json!(format!("#/components/schemas/{NAME}"));
 }
 
 /// `{"seconds": n}` or `{"to": instant}`: exactly one of the two, not null.
@@ -461,19 +461,6 @@ fn time_zone_component(doc: &mut Value) {
     });
 }
 
-/// Every operation of the document, with its path and method.
-pub(super) fn operations(doc: &mut Value) -> Vec<(String, String, &mut Map<String, Value>)> {
-    let mut out = Vec::new();
-    for (path, item) in doc["paths"].as_object_mut().expect("paths").iter_mut() {
-        for (method, op) in item.as_object_mut().expect("a path item").iter_mut() {
-            if let Value::Object(op) = op {
-                out.push((path.clone(), method.clone(), op));
-            }
-        }
-    }
-    out
-}
-
 /// Path parameters are one non-empty segment; list paging and search follow the limits.
 fn parameters(doc: &mut Value) {
     for (_, _, op) in operations(doc) {
@@ -497,13 +484,6 @@ fn parameters(doc: &mut Value) {
             merge(schema, fragment);
         }
     }
-}
-
-pub(super) fn error_answer(description: &str) -> Value {
-    json!({
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PlatformErrorBody"}}},
-    })
 }
 
 /// Operations whose work needs the workspace's data key, so its key service.
@@ -605,12 +585,6 @@ fn shared_answers(doc: &mut Value) {
         }
         sort_by_status(responses);
     }
-}
-
-pub(super) fn sort_by_status(responses: &mut Map<String, Value>) {
-    let mut all: Vec<(String, Value)> = std::mem::take(responses).into_iter().collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
-    responses.extend(all);
 }
 
 /// A cohort file is CSV, or JSON for the transformation config.

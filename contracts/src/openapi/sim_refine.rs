@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::refine::{error_answer, operations, sort_by_status};
-use crate::operations::INTERFACE_PREFIX;
+use super::INTERFACE_PREFIX;
+use super::edit::{error_answer, operations, sort_by_status};
 use crate::validate::JOURNAL_STATUS_MAX;
 use crate::wire::journal::Verdict;
 

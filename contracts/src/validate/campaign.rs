@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
+use super::patch::Patch;
 use super::{ALLOWED_SCHEDULE_KEYS, Ctx, Options, limits};
 use crate::clock::format_instant;
 use crate::error::{ErrorType, Loc, ValidationErrors};
@@ -436,134 +437,77 @@ fn patch(
     let loc = Loc::body();
     let m = c.object(body, &loc, PATCH_KEYS)?;
     let mut next = cur.clone();
-    let mut ok = true;
-    if let Some(v) = m.get("start_timestamp") {
-        let l = loc.at("start_timestamp");
-        if let Some(t) = c.timestamp(v, &l) {
-            if t != cur.start {
-                c.value_error(
-                    &l,
-                    "start_timestamp cannot be changed once a campaign is created",
-                );
-                ok = false;
-            }
-        } else {
-            ok = false;
+    let mut p = Patch::new(m, &loc);
+    p.check(c, "start_timestamp", |c, v, l| match c.timestamp(v, l) {
+        Some(t) if t != cur.start => {
+            c.value_error(
+                l,
+                "start_timestamp cannot be changed once a campaign is created",
+            );
+            false
         }
-    }
-    if let Some(v) = m.get("name") {
-        match c.name(v, &loc.at("name")) {
-            Some(n) => next.name = n,
-            None => ok = false,
+        Some(_) => true,
+        None => false,
+    });
+    p.set(c, "name", &mut next.name, |c, v, l| c.name(v, l));
+    p.set_or_clear(c, "description", &mut next.description, |c, v, l| {
+        c.description(Some(v), l)
+    });
+    p.set(c, "end_timestamp", &mut next.end, |c, v, l| {
+        let end = c.timestamp(v, l)?;
+        if !check_end(c, cur.start, end, l) {
+            return None;
         }
-    }
-    if let Some(v) = m.get("description") {
-        if v.is_null() {
-            next.description = None;
-        } else {
-            match c.description(Some(v), &loc.at("description")) {
-                Some(d) => next.description = Some(d),
-                None => ok = false,
-            }
+        if end <= now {
+            c.value_error(
+                l,
+                format_args!(
+                    "end_timestamp must be in the future (now is {})",
+                    format_instant(now)
+                ),
+            );
+            return None;
         }
-    }
-    if let Some(v) = m.get("end_timestamp") {
-        let l = loc.at("end_timestamp");
-        match c.timestamp(v, &l) {
-            Some(end) => {
-                if !check_end(c, cur.start, end, &l) {
-                    ok = false;
-                } else if end <= now {
-                    c.value_error(
-                        &l,
-                        format_args!(
-                            "end_timestamp must be in the future (now is {})",
-                            format_instant(now)
-                        ),
-                    );
-                    ok = false;
-                } else {
-                    next.end = end;
-                }
-            }
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("allowed_schedule") {
-        let l = loc.at("allowed_schedule");
-        match c
-            .object(v, &l, SCHEDULE_KEYS)
-            .and_then(|sm| c.window(sm, &l, ALLOWED_SCHEDULE_KEYS))
-        {
-            Some(w) => next.window = w,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("app_config") {
-        let l = loc.at("app_config");
-        match c.object(v, &l, PATCH_APP_KEYS) {
-            Some(am) => ok &= patch_app(c, am, &l, &mut next),
-            None => ok = false,
-        }
-    }
-    ok.then_some(next)
+        Some(end)
+    });
+    p.set(c, "allowed_schedule", &mut next.window, |c, v, l| {
+        c.object(v, l, SCHEDULE_KEYS)
+            .and_then(|sm| c.window(sm, l, ALLOWED_SCHEDULE_KEYS))
+    });
+    p.check(c, "app_config", |c, v, l| {
+        c.object(v, l, PATCH_APP_KEYS)
+            .is_some_and(|am| patch_app(c, am, l, &mut next))
+    });
+    p.passed().then_some(next)
 }
 
 fn patch_app(c: &mut Ctx, m: &Map<String, Value>, loc: &Loc, next: &mut CampaignSpec) -> bool {
-    let mut ok = true;
-    if let Some(v) = m.get("app_id") {
-        let l = loc.at("app_id");
-        match c.string(v, &l) {
-            Some(s) if s != next.app_id => {
-                c.value_error(
-                    &l,
-                    "app_id cannot be changed; create a new campaign for another agent",
-                );
-                ok = false;
-            }
-            Some(_) => {}
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("app_type") {
-        ok &= c.choice(v, &loc.at("app_type"), APP_TYPES).is_some();
-    }
-    if let Some(v) = m.get("app_version") {
-        match c.app_version(v, &loc.at("app_version")) {
-            Some(x) => next.app_version = x,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("attempts_per_second") {
-        match rate(c, v, &loc.at("attempts_per_second")) {
-            Some(x) => next.attempts_per_second = x,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("connection_configs") {
-        match connections(c, v, &loc.at("connection_configs")) {
-            Some(x) => next.connections = x,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("retry_config") {
-        let base = next.retry.clone();
-        match retry_in(c, v, &loc.at("retry_config"), &base) {
-            Some(x) => next.retry = x,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("webhook_config") {
-        if v.is_null() {
-            next.webhook = None;
-        } else {
-            match c.webhook(v, &loc.at("webhook_config")) {
-                Some(w) => next.webhook = Some(w),
-                None => ok = false,
-            }
-        }
-    }
-    ok
+    let mut p = Patch::new(m, loc);
+    p.fixed(
+        c,
+        "app_id",
+        &next.app_id,
+        "app_id cannot be changed; create a new campaign for another agent",
+    );
+    p.check(c, "app_type", |c, v, l| c.choice(v, l, APP_TYPES).is_some());
+    p.set(c, "app_version", &mut next.app_version, |c, v, l| {
+        c.app_version(v, l)
+    });
+    p.set(
+        c,
+        "attempts_per_second",
+        &mut next.attempts_per_second,
+        rate,
+    );
+    p.set(c, "connection_configs", &mut next.connections, connections);
+    let base = next.retry.clone();
+    p.set(c, "retry_config", &mut next.retry, |c, v, l| {
+        retry_in(c, v, l, &base)
+    });
+    p.set_or_clear(c, "webhook_config", &mut next.webhook, |c, v, l| {
+        c.webhook(v, l)
+    });
+    p.passed()
 }
 
 /// Checks a campaign status body: `{"action": "pause" | "resume" | "cancel"}`.

@@ -6,7 +6,7 @@ use super::{Ctx, Options, limits};
 use crate::domain::phone;
 use crate::error::{Loc, ValidationErrors};
 use crate::model::{CohortStream, ColumnRule, Transformation};
-use crate::wire::{CohortCategory, CohortStreamUser, CohortUserOverrides};
+use crate::wire::{AppOverrides, CohortCategory, CohortStreamUser};
 
 const CONFIG_KEYS: &[&str] = &[
     "phone_number",
@@ -228,7 +228,7 @@ fn user(c: &mut Ctx, v: &Value, loc: &Loc) -> Option<CohortStreamUser> {
         Some(v) => {
             let l = loc.at("app_overrides");
             c.object(v, &l, OVERRIDE_KEYS).and_then(|om| {
-                let mut o = CohortUserOverrides::default();
+                let mut o = AppOverrides::default();
                 let mut ok = true;
                 for key in OVERRIDE_KEYS {
                     if let Some(v) = Ctx::optional(om, key) {

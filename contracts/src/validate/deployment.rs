@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use super::patch::Patch;
 use super::{Ctx, INBOUND_CONFIG_KEYS, Options, limits};
 use crate::domain::phone::E164;
 use crate::domain::schedule::CallingWindow;
@@ -140,60 +141,23 @@ fn patch(c: &mut Ctx, body: &Value, cur: &DeploymentSpec) -> Option<DeploymentSp
     let loc = Loc::body();
     let m: &Map<String, Value> = c.object(body, &loc, PATCH_KEYS)?;
     let mut next = cur.clone();
-    let mut ok = true;
-    if let Some(v) = m.get("app_id") {
-        let l = loc.at("app_id");
-        match c.string(v, &l) {
-            Some(s) if s != cur.app_id => {
-                c.value_error(
-                    &l,
-                    "app_id cannot be changed; create a new deployment for another agent",
-                );
-                ok = false;
-            }
-            Some(_) => {}
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("name") {
-        match c.name(v, &loc.at("name")) {
-            Some(n) => next.name = n,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("description") {
-        if v.is_null() {
-            next.description = None;
-        } else {
-            match c.description(Some(v), &loc.at("description")) {
-                Some(d) => next.description = Some(d),
-                None => ok = false,
-            }
-        }
-    }
-    if let Some(v) = m.get("app_version") {
-        match c.app_version(v, &loc.at("app_version")) {
-            Some(x) => next.app_version = x,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("connection_configs") {
-        match connections(c, v, &loc.at("connection_configs")) {
-            Some(x) => next.connections = x,
-            None => ok = false,
-        }
-    }
-    if let Some(v) = m.get("inbound_config") {
-        if v.is_null() {
-            next.inbound = None;
-        } else {
-            match inbound(c, v, &loc.at("inbound_config")) {
-                Some(w) => next.inbound = Some(w),
-                None => ok = false,
-            }
-        }
-    }
-    ok.then_some(next)
+    let mut p = Patch::new(m, &loc);
+    p.fixed(
+        c,
+        "app_id",
+        &cur.app_id,
+        "app_id cannot be changed; create a new deployment for another agent",
+    );
+    p.set(c, "name", &mut next.name, |c, v, l| c.name(v, l));
+    p.set_or_clear(c, "description", &mut next.description, |c, v, l| {
+        c.description(Some(v), l)
+    });
+    p.set(c, "app_version", &mut next.app_version, |c, v, l| {
+        c.app_version(v, l)
+    });
+    p.set(c, "connection_configs", &mut next.connections, connections);
+    p.set_or_clear(c, "inbound_config", &mut next.inbound, inbound);
+    p.passed().then_some(next)
 }
 
 /// Checks a deployment status body: `{"action": "pause" | "resume"}`.

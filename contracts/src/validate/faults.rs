@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::{Ctx, Options};
 use crate::error::{Loc, ValidationErrors};
-use crate::operations::{Catalogue, INTERFACE_PREFIX};
+use crate::openapi::INTERFACE_PREFIX;
+use crate::operations::Catalogue;
 use crate::wire::faults::{FaultKind, FaultRule};
 
 const KEYS: &[&str] = &[

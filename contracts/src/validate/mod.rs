@@ -5,7 +5,7 @@
 //! each with its exact `loc` (`["body","app_config","connection_configs",0,"weight"]`) and a
 //! stable `type` (see [`crate::error::ErrorType`]). A successful check yields the validated
 //! domain types of [`crate::model`]. The same rules apply to typed wire values through the
-//! `TryFrom` impls in [`crate::model`], which delegate here.
+//! `TryFrom` impls of `typed.rs`.
 //!
 //! Types are strict: JSON strings are not coerced to numbers, booleans are not numbers; an
 //! integral float (`2.0`) is accepted where an integer is expected (assumed).
@@ -13,7 +13,8 @@
 //! - [`limits`]: every limit of the interface, as constants.
 //! - [`outbound_request`], [`campaign_create`], [`campaign_patch`], [`campaign_status`],
 //!   [`deployment_create`], [`deployment_patch`], [`deployment_status`],
-//!   [`transformation_config`], [`cohort_stream`]: bodies.
+//!   [`transformation_config`], [`cohort_stream`]: bodies; a PATCH body's fields are merged
+//!   onto the resource one at a time by `patch.rs`.
 //! - [`campaign_list_query`], [`deployment_list_query`], [`cohort_list_query`],
 //!   [`cohort_files_query`]: query strings.
 //! - [`sim`]: bodies and queries of the simulation API; [`fault_rule`]: its fault rules.
@@ -25,8 +26,10 @@ mod deployment;
 mod faults;
 pub mod limits;
 mod outbound;
+mod patch;
 mod query;
 pub mod sim;
+mod typed;
 mod unknown;
 
 pub(crate) use campaign::campaign_create_unchecked_times;

@@ -73,6 +73,51 @@ impl Endpoint {
     }
 }
 
+/// The calls of one endpoint or of all three: what a key-service fault or a count of calls
+/// covers, named in files as an endpoint's last path segment or `all`.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum EndpointScope {
+    /// Every endpoint.
+    #[default]
+    #[serde(rename = "all")]
+    All,
+    /// `/auth`.
+    #[serde(rename = "auth")]
+    Auth,
+    /// `/decrypt-key`.
+    #[serde(rename = "decrypt-key")]
+    DecryptKey,
+    /// `/rotate-key`.
+    #[serde(rename = "rotate-key")]
+    RotateKey,
+}
+
+impl EndpointScope {
+    /// The name as written in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointScope::All => "all",
+            EndpointScope::Auth => Endpoint::Auth.as_str(),
+            EndpointScope::DecryptKey => Endpoint::DecryptKey.as_str(),
+            EndpointScope::RotateKey => Endpoint::RotateKey.as_str(),
+        }
+    }
+
+    /// Whether the calls of `e` are in the scope.
+    pub fn covers(self, e: Endpoint) -> bool {
+        matches!(
+            (self, e),
+            (EndpointScope::All, _)
+                | (EndpointScope::Auth, Endpoint::Auth)
+                | (EndpointScope::DecryptKey, Endpoint::DecryptKey)
+                | (EndpointScope::RotateKey, Endpoint::RotateKey)
+        )
+    }
+}
+
 impl std::fmt::Display for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::common::JsonObject;
+use super::common::{AppOverrides, JsonObject};
 
 /// Processing state of a cohort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -187,20 +187,6 @@ pub struct TransformationConfig {
     pub app_overrides: Option<OverrideMappings>,
 }
 
-/// Overrides of one streamed user.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
-pub struct CohortUserOverrides {
-    /// The agent's first message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_bot_message: Option<String>,
-    /// The agent's starting state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_state_name: Option<String>,
-    /// The agent's starting language.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_language_name: Option<String>,
-}
-
 /// One user of a JSON stream (assumed shape: the reference names the endpoint only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CohortStreamUser {
@@ -215,7 +201,7 @@ pub struct CohortStreamUser {
     pub app_variables: Option<JsonObject>,
     /// Agent overrides for this user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app_overrides: Option<CohortUserOverrides>,
+    pub app_overrides: Option<AppOverrides>,
 }
 
 /// Body of `POST .../cohorts/stream`: 1 to 1000 users.

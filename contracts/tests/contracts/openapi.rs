@@ -528,7 +528,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
                 phone_number: "9876543210".into(),
                 user_identifier: Some("u1".into()),
                 app_variables: Some(Default::default()),
-                app_overrides: Some(CohortUserOverrides {
+                app_overrides: Some(AppOverrides {
                     initial_language_name: Some("hi".into()),
                     ..Default::default()
                 }),
@@ -544,7 +544,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             app_overrides: None,
         }),
     );
-    add("CohortUserOverrides", v(CohortUserOverrides::default()));
+    add("CohortUserOverrides", v(AppOverrides::default()));
     add(
         "TransformationConfig",
         v(TransformationConfig {

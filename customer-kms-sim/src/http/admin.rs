@@ -48,9 +48,10 @@ use warp::{Buf, Filter, Rejection};
 use zeroize::Zeroizing;
 
 use super::{json_response, read_body};
+use crate::config::AliasStatus;
 use crate::error::KmsError;
 use crate::faults::FaultSpec;
-use crate::keys::{AliasStatus, DATA_KEY_LEN, KeyError};
+use crate::keys::{DATA_KEY_LEN, KeyError};
 use crate::mutants::{Mutant, MutantInfo};
 use crate::service::KeyService;
 

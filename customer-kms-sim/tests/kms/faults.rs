@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use contracts::clock::Stopwatch;
-use customer_kms_sim::{FaultKind, FaultScope, FaultSpec, FaultTrigger};
+use contracts::wire::byok::EndpointScope;
+use customer_kms_sim::{FaultKind, FaultSpec, FaultTrigger};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -23,7 +24,7 @@ async fn service_unavailable_for_the_next_n_calls() {
     app.svc
         .add_fault(
             fault(FaultKind::ServiceUnavailable)
-                .on(FaultScope::DecryptKey)
+                .on(EndpointScope::DecryptKey)
                 .when(FaultTrigger::Next(2)),
         )
         .unwrap();
@@ -124,7 +125,7 @@ async fn latency_with_jitter_delays_every_call_it_fires_on() {
 async fn hang_until_the_client_gives_up() {
     let app = spawn_app().await;
     app.svc
-        .add_fault(fault(FaultKind::Hang).on(FaultScope::DecryptKey))
+        .add_fault(fault(FaultKind::Hang).on(EndpointScope::DecryptKey))
         .unwrap();
     let sw = Stopwatch::start();
     let err = app
@@ -220,7 +221,7 @@ async fn malformed_json_body() {
 async fn wrong_content_type() {
     let app = spawn_app().await;
     app.svc
-        .add_fault(fault(FaultKind::WrongContentType).on(FaultScope::Auth))
+        .add_fault(fault(FaultKind::WrongContentType).on(EndpointScope::Auth))
         .unwrap();
     let r = read(app.auth_request(CLIENT, SECRET_1)).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -266,7 +267,7 @@ async fn wrong_plaintext_flips_exactly_one_bit() {
 async fn wrong_plaintext_on_rotate_key_breaks_the_pair() {
     let app = spawn_app().await;
     app.svc
-        .add_fault(fault(FaultKind::WrongPlaintext).on(FaultScope::RotateKey))
+        .add_fault(fault(FaultKind::WrongPlaintext).on(EndpointScope::RotateKey))
         .unwrap();
     let r = read(app.rotate_request(API_KEY, Some(ALIAS_A))).await;
     let dek = unb64(r.json()["data"]["plaintext_dek"].as_str().unwrap());
@@ -289,7 +290,7 @@ async fn wrong_plaintext_on_rotate_key_breaks_the_pair() {
 async fn truncated_key() {
     let app = spawn_app().await;
     app.svc
-        .add_fault(fault(FaultKind::TruncatedKey { len: 16 }).on(FaultScope::DecryptKey))
+        .add_fault(fault(FaultKind::TruncatedKey { len: 16 }).on(EndpointScope::DecryptKey))
         .unwrap();
     let r = decrypt(&app).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -304,7 +305,7 @@ async fn probability_is_seeded_and_gives_roughly_its_share() {
         app.svc
             .add_fault(
                 fault(FaultKind::ServiceUnavailable)
-                    .on(FaultScope::DecryptKey)
+                    .on(EndpointScope::DecryptKey)
                     .when(FaultTrigger::Probability(0.3)),
             )
             .unwrap();

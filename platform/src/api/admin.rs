@@ -13,45 +13,33 @@ use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
-use super::{RequestMeta, authorize, meta, ok, respond, with_app};
+use super::auth::{workspace_key, workspace_path};
+use super::{RequestMeta, meta, ok, respond, with_app};
 use crate::app::App;
+use crate::auth::Principal;
+use crate::error::ApiError;
 use crate::service::admin;
 
 /// The admin routes.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
-    let keys =
-        || warp::path!("admin" / "v1" / "orgs" / String / "workspaces" / String / "data-keys");
-    let list = keys()
+    let list = workspace_path!("admin" / "v1"; "data-keys")
         .and(super::get())
-        .and(meta())
+        .and(workspace_key(app.clone()))
         .and(with_app(app.clone()))
         .then(list);
-    let rotate = warp::path!(
-        "admin" / "v1" / "orgs" / String / "workspaces" / String / "data-keys" / "rotate"
-    )
-    .and(warp::post())
-    .and(meta())
-    .and(with_app(app))
-    .then(rotate);
-    list.or(rotate).unify().boxed()
+    let rotate = workspace_path!("admin" / "v1"; "data-keys" / "rotate")
+        .and(warp::post())
+        .and(workspace_key(app.clone()))
+        .and(meta())
+        .and(with_app(app))
+        .then(rotate);
+    list.or(rotate).unify().map(respond).boxed()
 }
 
-async fn list(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            ok(&admin::data_keys(&app, &who).await?)
-        }
-        .await,
-    )
+async fn list(who: Principal, app: App) -> Result<Response, ApiError> {
+    ok(&admin::data_keys(&app, &who).await?)
 }
 
-async fn rotate(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            ok(&admin::rotate(&app, &who, meta.trace_id().as_deref()).await?)
-        }
-        .await,
-    )
+async fn rotate(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
+    ok(&admin::rotate(&app, &who, meta.trace_id().as_deref()).await?)
 }

@@ -13,11 +13,12 @@ use warp::http::{HeaderValue, header};
 use warp::reply::Response;
 use warp::{Filter, Reply};
 
+use super::auth::{workspace_key, workspace_path};
 use super::{
-    BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
-    with_page_uris,
+    BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::journal::verdict::IgnoredParts;
 use crate::service::cohorts;
@@ -31,23 +32,16 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
         .boxed()
 }
 
-/// `.../{segment}/{parent_id}/cohorts`, extracting org, workspace and the parent.
+/// `.../{segment}/{parent_id}/cohorts`, extracting the parent.
 fn cohorts_base(
     kind: ParentKind,
     segment: &'static str,
-) -> impl Filter<Extract = (String, String, Parent), Error = warp::Rejection> + Clone {
-    warp::path("api")
-        .and(warp::path("scheduling"))
-        .and(warp::path("v1"))
-        .and(warp::path("orgs"))
-        .and(warp::path::param::<String>())
-        .and(warp::path("workspaces"))
-        .and(warp::path::param::<String>())
+) -> impl Filter<Extract = (Parent,), Error = warp::Rejection> + Clone {
+    workspace_path!("api" / "scheduling" / "v1")
         .and(warp::path(segment))
         .and(warp::path::param::<String>())
         .and(warp::path("cohorts"))
-        .map(move |org, ws, id| (org, ws, Parent { kind, id }))
-        .untuple_one()
+        .map(move |id| Parent { kind, id })
 }
 
 /// A cohort id: one segment other than `upload` and `stream`, the paths of their own (where
@@ -64,10 +58,12 @@ fn cohort_id() -> impl Filter<Extract = (String,), Error = warp::Rejection> + Co
 
 fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilter<(Response,)> {
     let base = move || cohorts_base(kind, segment);
+    let key = || workspace_key(app.clone());
     let upload = base()
         .and(warp::path("upload"))
         .and(warp::path::end())
         .and(warp::post())
+        .and(key())
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
@@ -76,31 +72,38 @@ fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilt
         .and(warp::path("stream"))
         .and(warp::path::end())
         .and(warp::post())
+        .and(key())
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
-        .then(stream);
+        .then(stream)
+        .map(respond);
     let list = base()
         .and(warp::path::end())
         .and(super::get())
+        .and(key())
         .and(meta())
         .and(with_app(app.clone()))
-        .then(list);
+        .then(list)
+        .map(respond);
     let get = base()
         .and(cohort_id())
         .and(warp::path::end())
         .and(super::get())
-        .and(meta())
+        .and(key())
         .and(with_app(app.clone()))
-        .then(get);
+        .then(get)
+        .map(respond);
     let files = base()
         .and(warp::path::param::<String>())
         .and(warp::path("files"))
         .and(warp::path::end())
         .and(super::get())
+        .and(key())
         .and(meta())
-        .and(with_app(app))
-        .then(file);
+        .and(with_app(app.clone()))
+        .then(file)
+        .map(respond);
     upload
         .or(stream)
         .unify()
@@ -113,36 +116,30 @@ fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilt
         .boxed()
 }
 
+/// The upload's answer carries the parts it ignored, for the journal, whatever the outcome.
 async fn upload(
-    org: String,
-    ws: String,
     parent: Parent,
+    who: Principal,
     meta: RequestMeta,
     body: BodyStream,
     app: App,
 ) -> Response {
     let mut ignored = Vec::new();
-    let mut answer = respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let length = meta
-                .header("content-length")
-                .and_then(|v| v.parse::<u64>().ok());
-            let cohort = super::multipart::upload(
-                &app,
-                &who,
-                &parent,
-                meta.header("content-type"),
-                length,
-                body,
-                meta.trace_id().as_deref(),
-                &mut ignored,
-            )
-            .await?;
-            ok(&cohort)
-        }
-        .await,
-    );
+    let length = meta
+        .header("content-length")
+        .and_then(|v| v.parse::<u64>().ok());
+    let cohort = super::multipart::upload(
+        &app,
+        &who,
+        &parent,
+        meta.header("content-type"),
+        length,
+        body,
+        meta.trace_id().as_deref(),
+        &mut ignored,
+    )
+    .await;
+    let mut answer = respond(cohort.and_then(|c| ok(&c)));
     if !ignored.is_empty() {
         answer.extensions_mut().insert(IgnoredParts(ignored));
     }
@@ -150,89 +147,58 @@ async fn upload(
 }
 
 async fn stream(
-    org: String,
-    ws: String,
     parent: Parent,
+    who: Principal,
     meta: RequestMeta,
     body: BodyStream,
     app: App,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let value = read_json(&app, &meta, body).await?;
-            ok(&cohorts::stream(&app, &who, &parent, &value, meta.trace_id().as_deref()).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    ok(&cohorts::stream(&app, &who, &parent, &value, meta.trace_id().as_deref()).await?)
 }
 
-async fn list(org: String, ws: String, parent: Parent, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let page = cohorts::list(&app, &who, &parent, &meta.query_pairs()).await?;
-            ok(&with_page_uris(&app, &meta, page))
-        }
-        .await,
-    )
-}
-
-async fn get(
-    org: String,
-    ws: String,
+async fn list(
     parent: Parent,
-    id: String,
+    who: Principal,
     meta: RequestMeta,
     app: App,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            ok(&cohorts::get(&app, &who, &parent, &id).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let page = cohorts::list(&app, &who, &parent, &meta.query_pairs()).await?;
+    ok(&with_page_uris(&app, &meta, page))
+}
+
+async fn get(parent: Parent, id: String, who: Principal, app: App) -> Result<Response, ApiError> {
+    ok(&cohorts::get(&app, &who, &parent, &id).await?)
 }
 
 async fn file(
-    org: String,
-    ws: String,
     parent: Parent,
     id: String,
+    who: Principal,
     meta: RequestMeta,
     app: App,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let f = cohorts::file(
-                &app,
-                &who,
-                &parent,
-                &id,
-                &meta.query_pairs(),
-                meta.trace_id().as_deref(),
-            )
-            .await?;
-            let content_type = match f.file_type {
-                CohortFileType::Cohort | CohortFileType::RejectedRecords => {
-                    "text/csv; charset=utf-8"
-                }
-                CohortFileType::CohortTransformation => "application/json",
-            };
-            let disposition =
-                HeaderValue::from_str(&format!("attachment; filename=\"{}\"", f.filename))
-                    .map_err(|e| ApiError::Internal(format!("file name header: {e}")))?;
-            let mut r = warp::reply::stream(Chunks(f.body)).into_response();
-            let h = r.headers_mut();
-            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-            h.insert(header::CONTENT_LENGTH, HeaderValue::from(f.size));
-            h.insert(header::CONTENT_DISPOSITION, disposition);
-            Ok(r)
-        }
-        .await,
+) -> Result<Response, ApiError> {
+    let f = cohorts::file(
+        &app,
+        &who,
+        &parent,
+        &id,
+        &meta.query_pairs(),
+        meta.trace_id().as_deref(),
     )
+    .await?;
+    let content_type = match f.file_type {
+        CohortFileType::Cohort | CohortFileType::RejectedRecords => "text/csv; charset=utf-8",
+        CohortFileType::CohortTransformation => "application/json",
+    };
+    let disposition = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", f.filename))
+        .map_err(|e| ApiError::Internal(format!("file name header: {e}")))?;
+    let mut r = warp::reply::stream(Chunks(f.body)).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(f.size));
+    h.insert(header::CONTENT_DISPOSITION, disposition);
+    Ok(r)
 }
 
 /// A file's chunks as a response body stream.

@@ -5,84 +5,57 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use super::auth::{workspace_key, workspace_path};
 use super::{
-    BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
-    with_page_uris,
+    BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };
 use crate::app::App;
+use crate::auth::Principal;
+use crate::error::ApiError;
 use crate::service::deployments;
 
 /// Create, list, get, patch, status, delete.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
-    let base = || {
-        warp::path!(
-            "api"
-                / "app-authoring"
-                / "v1"
-                / "orgs"
-                / String
-                / "workspaces"
-                / String
-                / "deployments"
-        )
-    };
-    let one = || {
-        warp::path!(
-            "api"
-                / "app-authoring"
-                / "v1"
-                / "orgs"
-                / String
-                / "workspaces"
-                / String
-                / "deployments"
-                / String
-        )
-    };
+    let base = || workspace_path!("api" / "app-authoring" / "v1"; "deployments");
+    let one = || workspace_path!("api" / "app-authoring" / "v1"; "deployments" / String);
+    let key = || workspace_key(app.clone());
     let create = base()
         .and(warp::post())
+        .and(key())
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
         .then(create);
     let list = base()
         .and(super::get())
+        .and(key())
         .and(meta())
         .and(with_app(app.clone()))
         .then(list);
     let get = one()
         .and(super::get())
-        .and(meta())
+        .and(key())
         .and(with_app(app.clone()))
         .then(get);
     let patch = one()
         .and(warp::patch())
+        .and(key())
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
         .then(patch);
     let delete = one()
         .and(warp::delete())
-        .and(meta())
+        .and(key())
         .and(with_app(app.clone()))
         .then(delete);
-    let status = warp::path!(
-        "api"
-            / "app-authoring"
-            / "v1"
-            / "orgs"
-            / String
-            / "workspaces"
-            / String
-            / "deployments"
-            / String
-            / "status"
-    )
-    .and(warp::put())
-    .and(meta())
-    .and(body())
-    .and(with_app(app))
-    .then(set_status);
+    let status = workspace_path!("api" / "app-authoring" / "v1"; "deployments" / String / "status")
+        .and(warp::put())
+        .and(key())
+        .and(meta())
+        .and(body())
+        .and(with_app(app.clone()))
+        .then(set_status);
     create
         .or(list)
         .unify()
@@ -94,92 +67,54 @@ pub fn routes(app: App) -> BoxedFilter<(Response,)> {
         .unify()
         .or(status)
         .unify()
+        .map(respond)
         .boxed()
 }
 
 async fn create(
-    org: String,
-    ws: String,
+    who: Principal,
     meta: RequestMeta,
     body: BodyStream,
     app: App,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let value = read_json(&app, &meta, body).await?;
-            ok(&deployments::create(&app, &who, &value).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    ok(&deployments::create(&app, &who, &value).await?)
 }
 
-async fn list(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let page = deployments::list(&app, &who, &meta.query_pairs()).await?;
-            ok(&with_page_uris(&app, &meta, page))
-        }
-        .await,
-    )
+async fn list(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
+    let page = deployments::list(&app, &who, &meta.query_pairs()).await?;
+    ok(&with_page_uris(&app, &meta, page))
 }
 
-async fn get(org: String, ws: String, id: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            ok(&deployments::get(&app, &who, &id).await?)
-        }
-        .await,
-    )
+async fn get(id: String, who: Principal, app: App) -> Result<Response, ApiError> {
+    ok(&deployments::get(&app, &who, &id).await?)
 }
 
 async fn patch(
-    org: String,
-    ws: String,
     id: String,
+    who: Principal,
     meta: RequestMeta,
     body: BodyStream,
     app: App,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let value = read_json(&app, &meta, body).await?;
-            ok(&deployments::patch(&app, &who, &id, value).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    ok(&deployments::patch(&app, &who, &id, value).await?)
 }
 
-async fn delete(org: String, ws: String, id: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            deployments::delete(&app, &who, &id).await?;
-            let mut r = Response::new(Vec::new().into());
-            *r.status_mut() = StatusCode::NO_CONTENT;
-            Ok(r)
-        }
-        .await,
-    )
+async fn delete(id: String, who: Principal, app: App) -> Result<Response, ApiError> {
+    deployments::delete(&app, &who, &id).await?;
+    let mut r = Response::new(Vec::new().into());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    Ok(r)
 }
 
 async fn set_status(
-    org: String,
-    ws: String,
     id: String,
+    who: Principal,
     meta: RequestMeta,
     body: BodyStream,
     app: App,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let value = read_json(&app, &meta, body).await?;
-            ok(&deployments::set_status(&app, &who, &id, &value).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    ok(&deployments::set_status(&app, &who, &id, &value).await?)
 }

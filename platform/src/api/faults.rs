@@ -14,117 +14,113 @@ use warp::reply::Response;
 use contracts::error::{Loc, ValidationErrors};
 use contracts::wire::FaultRule;
 
-use super::auth::{Scope, authorize_scope};
+use super::auth::scope_key;
 use super::{
     BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };
 use crate::app::App;
+use crate::auth::Scope;
 use crate::error::ApiError;
 
 /// The fault routes.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
     let all = || warp::path!("sim" / "v1" / "faults");
+    let key = || scope_key(app.clone());
     let list = all()
         .and(super::get())
+        .and(key())
         .and(meta())
         .and(with_app(app.clone()))
-        .then(list);
+        .map(list);
     let add = all()
         .and(warp::post())
+        .and(key())
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
         .then(add);
     let clear = all()
         .and(warp::delete())
-        .and(meta())
+        .and(key())
         .and(with_app(app.clone()))
-        .then(clear);
+        .map(clear);
     let remove = warp::path!("sim" / "v1" / "faults" / String)
         .and(warp::delete())
-        .and(meta())
-        .and(with_app(app))
-        .then(remove);
+        .and(key())
+        .and(with_app(app.clone()))
+        .map(remove);
     list.or(add)
         .unify()
         .or(clear)
         .unify()
         .or(remove)
         .unify()
+        .map(respond)
         .boxed()
 }
 
+/// An empty 204.
 fn no_content() -> Response {
     let mut r = Response::new(Vec::new().into());
     *r.status_mut() = StatusCode::NO_CONTENT;
     r
 }
 
-async fn list(meta: RequestMeta, app: App) -> Response {
-    respond((|| {
-        let scope = authorize_scope(&app, &meta)?;
-        let (offset, limit) = validate::cohort_list_query(&meta.query_pairs())?;
-        let all = app.faults.list(&scope);
-        let total = all.len() as u64;
-        let items = all
-            .into_iter()
-            .skip(offset.min(usize::MAX as u64) as usize)
-            .take(limit as usize)
-            .collect();
-        ok(&with_page_uris(
-            &app,
-            &meta,
-            Page {
-                items,
-                total,
-                limit,
-                offset,
-                next_page_uri: None,
-                prev_page_uri: None,
-            },
-        ))
-    })())
+fn list(scope: Scope, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
+    let (offset, limit) = validate::cohort_list_query(&meta.query_pairs())?;
+    let all = app.faults.list(&scope);
+    let total = all.len() as u64;
+    let items = all
+        .into_iter()
+        .skip(offset.min(usize::MAX as u64) as usize)
+        .take(limit as usize)
+        .collect();
+    ok(&with_page_uris(
+        &app,
+        &meta,
+        Page {
+            items,
+            total,
+            limit,
+            offset,
+            next_page_uri: None,
+            prev_page_uri: None,
+        },
+    ))
 }
 
-async fn add(meta: RequestMeta, body: BodyStream, app: App) -> Response {
-    respond(
-        async {
-            let scope = authorize_scope(&app, &meta)?;
-            let value = read_json(&app, &meta, body).await?;
-            let rule = validate::fault_rule(&value, app.validation)?;
-            let applies_to = match scope {
-                Scope::Operator => None,
-                Scope::Workspaces(patterns) => {
-                    within(&rule, &patterns)?;
-                    Some(patterns)
-                }
-            };
-            ok(&app.faults.add(rule, applies_to))
+async fn add(
+    scope: Scope,
+    meta: RequestMeta,
+    body: BodyStream,
+    app: App,
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    let rule = validate::fault_rule(&value, app.validation)?;
+    let applies_to = match scope {
+        Scope::Operator => None,
+        Scope::Workspaces(patterns) => {
+            within(&rule, &patterns)?;
+            Some(patterns)
         }
-        .await,
-    )
+    };
+    ok(&app.faults.add(rule, applies_to))
 }
 
-async fn clear(meta: RequestMeta, app: App) -> Response {
-    respond((|| {
-        let scope = authorize_scope(&app, &meta)?;
-        app.faults.clear(&scope);
+fn clear(scope: Scope, app: App) -> Result<Response, ApiError> {
+    app.faults.clear(&scope);
+    Ok(no_content())
+}
+
+fn remove(id: String, scope: Scope, app: App) -> Result<Response, ApiError> {
+    if app.faults.remove(&id, &scope) {
         Ok(no_content())
-    })())
-}
-
-async fn remove(id: String, meta: RequestMeta, app: App) -> Response {
-    respond((|| {
-        let scope = authorize_scope(&app, &meta)?;
-        if app.faults.remove(&id, &scope) {
-            Ok(no_content())
-        } else {
-            Err(ApiError::NotFound {
-                code: "fault_not_found",
-                message: format!("no fault rule '{id}'; GET /sim/v1/faults lists them"),
-            })
-        }
-    })())
+    } else {
+        Err(ApiError::NotFound {
+            code: "fault_not_found",
+            message: format!("no fault rule '{id}'; GET /sim/v1/faults lists them"),
+        })
+    }
 }
 
 /// Refuses a workspace's rule whose `org_id` or `workspace_id` matcher names a workspace its

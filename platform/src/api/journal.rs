@@ -10,63 +10,62 @@ use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::auth::{Scope, authorize_scope};
+use super::auth::scope_key;
 use super::{RequestMeta, meta, ok, respond, with_app, with_page_uris};
 use crate::app::App;
+use crate::auth::Scope;
+use crate::error::ApiError;
 
 /// `GET /sim/v1/journal`, `DELETE /sim/v1/journal`, `GET /sim/v1/journal/summary`.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
     let list = warp::path!("sim" / "v1" / "journal")
         .and(super::get())
+        .and(scope_key(app.clone()))
         .and(meta())
         .and(with_app(app.clone()))
-        .then(list);
+        .map(list);
     let reset = warp::path!("sim" / "v1" / "journal")
         .and(warp::delete())
-        .and(meta())
+        .and(scope_key(app.clone()))
         .and(with_app(app.clone()))
-        .then(reset);
+        .map(reset);
     let summary = warp::path!("sim" / "v1" / "journal" / "summary")
         .and(super::get())
-        .and(meta())
+        .and(scope_key(app.clone()))
         .and(with_app(app))
-        .then(summary);
-    list.or(reset).unify().or(summary).unify().boxed()
+        .map(summary);
+    list.or(reset)
+        .unify()
+        .or(summary)
+        .unify()
+        .map(respond)
+        .boxed()
 }
 
-async fn list(meta: RequestMeta, app: App) -> Response {
-    respond((|| {
-        let scope = authorize_scope(&app, &meta)?;
-        let filter = validate::journal_query(&meta.query_pairs())?;
-        let (items, total) = app.journal.list(&filter, &scope);
-        ok(&with_page_uris(
-            &app,
-            &meta,
-            Page {
-                items,
-                total,
-                limit: filter.limit,
-                offset: filter.offset,
-                next_page_uri: None,
-                prev_page_uri: None,
-            },
-        ))
-    })())
+fn list(scope: Scope, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
+    let filter = validate::journal_query(&meta.query_pairs())?;
+    let (items, total) = app.journal.list(&filter, &scope);
+    ok(&with_page_uris(
+        &app,
+        &meta,
+        Page {
+            items,
+            total,
+            limit: filter.limit,
+            offset: filter.offset,
+            next_page_uri: None,
+            prev_page_uri: None,
+        },
+    ))
 }
 
-async fn reset(meta: RequestMeta, app: App) -> Response {
-    respond((|| {
-        let scope: Scope = authorize_scope(&app, &meta)?;
-        app.journal.reset(&scope, app.clock.now());
-        let mut r = Response::new(Vec::new().into());
-        *r.status_mut() = StatusCode::NO_CONTENT;
-        Ok(r)
-    })())
+fn reset(scope: Scope, app: App) -> Result<Response, ApiError> {
+    app.journal.reset(&scope, app.clock.now());
+    let mut r = Response::new(Vec::new().into());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    Ok(r)
 }
 
-async fn summary(meta: RequestMeta, app: App) -> Response {
-    respond((|| {
-        let scope = authorize_scope(&app, &meta)?;
-        ok(&app.journal.summary(&scope))
-    })())
+fn summary(scope: Scope, app: App) -> Result<Response, ApiError> {
+    ok(&app.journal.summary(&scope))
 }

@@ -15,41 +15,39 @@ use warp::filters::BoxedFilter;
 use warp::http::{HeaderValue, header};
 use warp::reply::Response;
 
-use super::auth::authorize_clock;
-use super::{RequestMeta, authorize, base_url, meta, ok, respond, with_app};
+use super::auth::{clock_key, workspace_key, workspace_path};
+use super::{RequestMeta, base_url, meta, ok, respond, with_app};
 use crate::app::App;
+use crate::auth::Principal;
 use crate::engine::driver::Driver;
+use crate::error::ApiError;
 use crate::service::live;
 
 /// The live page's data routes.
 pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     let stack = warp::path!("sim" / "v1" / "stack")
         .and(super::get())
+        .and(clock_key(app.clone(), false))
         .and(meta())
         .and(with_app(app.clone()))
         .and(warp::any().map(move || driver.clone()))
         .then(stack);
-    let activity = warp::path!(
-        "sim" / "v1" / "orgs" / String / "workspaces" / String / "campaigns" / String / "activity"
-    )
-    .and(super::get())
-    .and(meta())
-    .and(with_app(app.clone()))
-    .then(activity);
-    let chart = warp::path!(
-        "sim" / "v1" / "orgs" / String / "workspaces" / String / "campaigns" / String / "chart"
-    )
-    .and(super::get())
-    .and(meta())
-    .and(with_app(app.clone()))
-    .then(chart);
-    let calls = warp::path!(
-        "sim" / "v1" / "orgs" / String / "workspaces" / String / "key-service" / "calls"
-    )
-    .and(super::get())
-    .and(meta())
-    .and(with_app(app))
-    .then(key_service_calls);
+    let activity = workspace_path!("sim" / "v1"; "campaigns" / String / "activity")
+        .and(super::get())
+        .and(workspace_key(app.clone()))
+        .and(with_app(app.clone()))
+        .then(activity);
+    let chart = workspace_path!("sim" / "v1"; "campaigns" / String / "chart")
+        .and(super::get())
+        .and(workspace_key(app.clone()))
+        .and(with_app(app.clone()))
+        .then(chart);
+    let calls = workspace_path!("sim" / "v1"; "key-service" / "calls")
+        .and(super::get())
+        .and(workspace_key(app.clone()))
+        .and(meta())
+        .and(with_app(app))
+        .map(key_service_calls);
     stack
         .or(activity)
         .unify()
@@ -57,55 +55,35 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .unify()
         .or(calls)
         .unify()
+        .map(respond)
         .boxed()
 }
 
-async fn stack(meta: RequestMeta, app: App, driver: Arc<Driver>) -> Response {
-    respond(
-        async {
-            authorize_clock(&app, &meta, false)?;
-            let presented = meta.header("x-api-key").unwrap_or_default();
-            let base = base_url(&app, &meta);
-            ok(&live::stack(&app, &driver, presented, base).await)
-        }
-        .await,
-    )
+async fn stack(meta: RequestMeta, app: App, driver: Arc<Driver>) -> Result<Response, ApiError> {
+    let presented = meta.header("x-api-key").unwrap_or_default();
+    let base = base_url(&app, &meta);
+    ok(&live::stack(&app, &driver, presented, base).await)
 }
 
-async fn activity(org: String, ws: String, id: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            ok(&live::activity(&app, &who, &id).await?)
-        }
-        .await,
-    )
+async fn activity(id: String, who: Principal, app: App) -> Result<Response, ApiError> {
+    ok(&live::activity(&app, &who, &id).await?)
 }
 
-async fn chart(org: String, ws: String, id: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let svg = live::chart(&live::activity(&app, &who, &id).await?);
-            let mut r = Response::new(svg.into());
-            let h = r.headers_mut();
-            h.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("image/svg+xml"),
-            );
-            h.insert(
-                header::X_CONTENT_TYPE_OPTIONS,
-                HeaderValue::from_static("nosniff"),
-            );
-            Ok(r)
-        }
-        .await,
-    )
+async fn chart(id: String, who: Principal, app: App) -> Result<Response, ApiError> {
+    let svg = live::chart(&live::activity(&app, &who, &id).await?);
+    let mut r = Response::new(svg.into());
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("image/svg+xml"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    Ok(r)
 }
 
-async fn key_service_calls(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
-    respond((|| {
-        let who = authorize(&app, &meta, &org, &ws)?;
-        ok(&live::key_service_calls(&app, &who, &meta.query_pairs())?)
-    })())
+fn key_service_calls(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
+    ok(&live::key_service_calls(&app, &who, &meta.query_pairs())?)
 }

@@ -1,13 +1,17 @@
 //! The HTTP API on warp: one module of routes per resource, shared request plumbing here.
 //!
 //! Handlers never reject: every failure after a route matched becomes an answer in the
-//! platform's error shapes ([`crate::error::ApiError`]). A request no route takes gets
+//! platform's error shapes ([`crate::error::ApiError`]); a handler returns its result and
+//! the route answers it ([`respond`]). The caller's key is checked by a filter after the
+//! route's path and method ([`auth`]); a refused key is answered as soon as no other route
+//! takes the request ([`auth::answer_refusal`]). A request no route takes gets
 //! [`route_miss`]: 405 with `Allow` on a path of the OpenAPI document, 404 elsewhere. Every
 //! GET route answers HEAD too ([`get`]).
 //!
 //! - [`outbound`], [`campaigns`], [`deployments`], [`cohorts`]: the resources;
 //!   [`multipart`]: the body of a cohort upload.
-//! - [`auth`]: API-key authentication ([`auth::KeyTable`], [`authorize`]).
+//! - [`auth`]: API-key authentication: the filters that give a handler its caller
+//!   ([`auth::workspace_key`] and the like), the keys in [`crate::auth::KeyTable`].
 //! - [`docs`]: `GET /openapi.json`.
 //! - [`sim`]: the simulation API under `/sim/v1`.
 //! - [`admin`]: the admin API of a workspace's data keys under `/admin/v1`.
@@ -48,8 +52,6 @@ use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use warp::reply::Response;
 use warp::{Filter, Rejection};
 
-pub use auth::authorize;
-
 use crate::app::App;
 use crate::error::{ApiError, json_response};
 
@@ -80,6 +82,8 @@ pub fn routes(
         .or(journal::routes(app.clone()))
         .unify()
         .or(faults::routes(app))
+        .unify()
+        .recover(auth::answer_refusal)
         .unify()
         .or(warp::path::full().and(warp::method()).map(route_miss))
         .unify()

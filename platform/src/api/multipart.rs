@@ -20,8 +20,8 @@ use contracts::wire::{Cohort, CohortCategory};
 use futures_util::{Stream, TryStreamExt};
 use serde_json::Value;
 
-use super::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ingest::TRANSFORMATION_MAX_BYTES;
 use crate::service::cohorts::Receiving;

@@ -4,34 +4,32 @@ use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
-use super::{BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app};
+use super::auth::{workspace_key, workspace_path};
+use super::{BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app};
 use crate::app::App;
+use crate::auth::Principal;
+use crate::error::ApiError;
 use crate::service::outbound;
 
 /// The instant outbound route.
 pub fn routes(app: App) -> BoxedFilter<(Response,)> {
-    warp::path!("api" / "outbounds" / "v1" / "orgs" / String / "workspaces" / String / "outbounds")
+    workspace_path!("api" / "outbounds" / "v1"; "outbounds")
         .and(warp::post())
+        .and(workspace_key(app.clone()))
         .and(meta())
         .and(body())
         .and(with_app(app))
         .then(create)
+        .map(respond)
         .boxed()
 }
 
 async fn create(
-    org: String,
-    ws: String,
+    who: Principal,
     meta: RequestMeta,
     body: BodyStream,
     app: App,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let value = read_json(&app, &meta, body).await?;
-            ok(&outbound::create(&app, &who, &value, meta.trace_id().as_deref()).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    ok(&outbound::create(&app, &who, &value, meta.trace_id().as_deref()).await?)
 }

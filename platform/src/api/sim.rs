@@ -8,14 +8,16 @@ use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 
-use super::auth::{authorize_clock, authorize_reset};
+use super::auth::{clock_key, reset_key, workspace_key, workspace_path};
 use super::{
-    BodyStream, RequestMeta, authorize, body, meta, ok, read_json, respond, with_app,
-    with_page_uris,
+    BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
 };
 use crate::app::App;
+use crate::auth::Principal;
 use crate::engine::driver::Driver;
+use crate::error::ApiError;
 use crate::service::sim;
+use crate::store::WorkspaceRef;
 
 fn with_driver(
     d: Arc<Driver>,
@@ -28,11 +30,12 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     let clock = || warp::path!("sim" / "v1" / "clock");
     let get_clock = clock()
         .and(super::get())
-        .and(meta())
+        .and(clock_key(app.clone(), false))
         .and(with_app(app.clone()))
         .then(get_clock);
     let set_clock = clock()
         .and(warp::put())
+        .and(clock_key(app.clone(), true))
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
@@ -40,15 +43,16 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .then(set_clock);
     let advance = warp::path!("sim" / "v1" / "clock" / "advance")
         .and(warp::post())
+        .and(clock_key(app.clone(), true))
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
         .and(with_driver(driver.clone()))
         .then(advance);
-    let inbound =
-        || warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "inbound-calls");
+    let inbound = || workspace_path!("sim" / "v1"; "inbound-calls");
     let post_inbound = inbound()
         .and(warp::post())
+        .and(workspace_key(app.clone()))
         .and(meta())
         .and(body())
         .and(with_app(app.clone()))
@@ -56,18 +60,19 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .then(post_inbound);
     let list_inbound = inbound()
         .and(super::get())
+        .and(workspace_key(app.clone()))
         .and(meta())
         .and(with_app(app.clone()))
         .then(list_inbound);
-    let deliveries =
-        warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "webhook-deliveries")
-            .and(super::get())
-            .and(meta())
-            .and(with_app(app.clone()))
-            .then(list_deliveries);
-    let reset = warp::path!("sim" / "v1" / "orgs" / String / "workspaces" / String / "reset")
-        .and(warp::post())
+    let deliveries = workspace_path!("sim" / "v1"; "webhook-deliveries")
+        .and(super::get())
+        .and(workspace_key(app.clone()))
         .and(meta())
+        .and(with_app(app.clone()))
+        .then(list_deliveries);
+    let reset = workspace_path!("sim" / "v1"; "reset")
+        .and(warp::post())
+        .and(reset_key(app.clone()))
         .and(with_app(app))
         .and(with_driver(driver))
         .then(reset);
@@ -84,96 +89,61 @@ pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
         .unify()
         .or(reset)
         .unify()
+        .map(respond)
         .boxed()
 }
 
-async fn get_clock(meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            authorize_clock(&app, &meta, false)?;
-            ok(&sim::clock(&app))
-        }
-        .await,
-    )
+async fn get_clock(app: App) -> Result<Response, ApiError> {
+    ok(&sim::clock(&app))
 }
 
-async fn set_clock(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Driver>) -> Response {
-    respond(
-        async {
-            authorize_clock(&app, &meta, true)?;
-            let value = read_json(&app, &meta, body).await?;
-            ok(&sim::set_clock(&app, &driver, &value).await?)
-        }
-        .await,
-    )
-}
-
-async fn advance(meta: RequestMeta, body: BodyStream, app: App, driver: Arc<Driver>) -> Response {
-    respond(
-        async {
-            authorize_clock(&app, &meta, true)?;
-            let value = read_json(&app, &meta, body).await?;
-            ok(&sim::advance(&app, &driver, &value).await?)
-        }
-        .await,
-    )
-}
-
-async fn post_inbound(
-    org: String,
-    ws: String,
+async fn set_clock(
     meta: RequestMeta,
     body: BodyStream,
     app: App,
     driver: Arc<Driver>,
-) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let value = read_json(&app, &meta, body).await?;
-            let trace_id = meta.trace_id();
-            ok(&sim::inbound_call(&app, &driver, &who, &value, trace_id.as_deref()).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    ok(&sim::set_clock(&app, &driver, &value).await?)
 }
 
-async fn list_inbound(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let trace_id = meta.trace_id();
-            let page =
-                sim::list_inbound(&app, &who, &meta.query_pairs(), trace_id.as_deref()).await?;
-            ok(&with_page_uris(&app, &meta, page))
-        }
-        .await,
-    )
-}
-
-async fn list_deliveries(org: String, ws: String, meta: RequestMeta, app: App) -> Response {
-    respond(
-        async {
-            let who = authorize(&app, &meta, &org, &ws)?;
-            let page = sim::list_deliveries(&app, &who, &meta.query_pairs()).await?;
-            ok(&with_page_uris(&app, &meta, page))
-        }
-        .await,
-    )
-}
-
-async fn reset(
-    org: String,
-    ws: String,
+async fn advance(
     meta: RequestMeta,
+    body: BodyStream,
     app: App,
     driver: Arc<Driver>,
-) -> Response {
-    respond(
-        async {
-            let ws = authorize_reset(&app, &meta, &org, &ws)?;
-            ok(&sim::reset_workspace(&app, &driver, &ws).await?)
-        }
-        .await,
-    )
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    ok(&sim::advance(&app, &driver, &value).await?)
+}
+
+async fn post_inbound(
+    who: Principal,
+    meta: RequestMeta,
+    body: BodyStream,
+    app: App,
+    driver: Arc<Driver>,
+) -> Result<Response, ApiError> {
+    let value = read_json(&app, &meta, body).await?;
+    let trace_id = meta.trace_id();
+    ok(&sim::inbound_call(&app, &driver, &who, &value, trace_id.as_deref()).await?)
+}
+
+async fn list_inbound(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
+    let trace_id = meta.trace_id();
+    let page = sim::list_inbound(&app, &who, &meta.query_pairs(), trace_id.as_deref()).await?;
+    ok(&with_page_uris(&app, &meta, page))
+}
+
+async fn list_deliveries(
+    who: Principal,
+    meta: RequestMeta,
+    app: App,
+) -> Result<Response, ApiError> {
+    let page = sim::list_deliveries(&app, &who, &meta.query_pairs()).await?;
+    ok(&with_page_uris(&app, &meta, page))
+}
+
+async fn reset(ws: WorkspaceRef, app: App, driver: Arc<Driver>) -> Result<Response, ApiError> {
+    ok(&sim::reset_workspace(&app, &driver, &ws).await?)
 }

@@ -30,7 +30,7 @@ pub fn observes<B>(req: &warp::http::Request<B>) -> bool {
             || !req
                 .uri()
                 .path()
-                .starts_with(contracts::operations::INTERFACE_PREFIX))
+                .starts_with(contracts::openapi::INTERFACE_PREFIX))
 }
 
 /// Where the page is served.

@@ -75,8 +75,13 @@
 //!
 //! - [`byok`]: the `[[byok]]` entries, described once for the file, the flags and the
 //!   environment ([`ByokSettings`]).
-//! - The `platform serve` flags of everything else are in the binary (`src/main.rs`).
-//! - API keys are checked by [`crate::api::auth`].
+//! - [`journal`]: the `[journal]` table.
+//! - [`PlatformConfig`] is at once the file's top level and the `platform serve` flags and
+//!   environment variables of everything else ([`crate::cli`] lays them over the file).
+//!
+//! Configuration is a leaf: each part reads its own settings from [`PlatformConfig`]
+//! (`connection::Limits::from`, `webhooks::WebhookSettings::new`).
+//! - API keys are checked by [`crate::auth`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -87,9 +92,8 @@ use serde::Deserialize;
 use crate::store::WorkspaceRef;
 
 pub mod byok;
+pub mod journal;
 
-/// API-key authentication under its earlier path; its home is [`crate::api::auth`].
-pub use crate::api::auth::{ClockMover, KeyTable, Principal};
 pub use byok::{
     BYOK_DATA_KEY_CACHE_SECS, BYOK_DATA_KEY_CACHE_SECS_MAX, BYOK_KEY_PREFIX,
     BYOK_REQUEST_TIMEOUT_MS, BYOK_REQUEST_TIMEOUT_MS_MAX, BYOK_ROTATION_PERIOD_SECS_MAX,
@@ -166,6 +170,17 @@ pub enum ClockMode {
     Simulated,
 }
 
+impl ClockMode {
+    /// Parses `real`, or `simulated` (or `sim`): the flag and environment form.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "real" => Ok(ClockMode::Real),
+            "simulated" | "sim" => Ok(ClockMode::Simulated),
+            other => Err(format!("'{other}': use real or simulated")),
+        }
+    }
+}
+
 /// Where the inbound-call events of a workspace go.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -197,12 +212,19 @@ impl DeploymentWebhook {
 }
 
 /// The simulated telephony.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, default)]
 pub struct TelephonyConfig {
-    /// Seed of call outcomes (default: the platform's seed).
+    /// Seed of the simulated call outcomes (default: --seed).
+    #[arg(
+        long = "telephony-seed",
+        id = "telephony_seed",
+        value_name = "TELEPHONY_SEED",
+        env = "PLATFORM_TELEPHONY_SEED"
+    )]
     pub seed: Option<u64>,
     /// The call model (rates, durations, magic numbers); see `telephony-sim`.
+    #[arg(skip)]
     pub model: Option<telephony_sim::Model>,
 }
 
@@ -215,79 +237,135 @@ pub enum Database {
     Memory,
 }
 
-/// Everything a platform instance needs to know.
-#[derive(Debug, Clone, Deserialize)]
+/// Everything a platform instance needs to know, declared once for the three places a
+/// setting can come from: the configuration file (each field is its key), the `platform
+/// serve` flags and their `PLATFORM_...` environment variables (the `#[arg]` of each field;
+/// a field without one is set in the file only). `platform serve` reads the file, then lays
+/// the flags and the environment over it ([`crate::cli`]): a setting given there wins, one
+/// not given leaves the file's value.
+#[derive(Debug, Clone, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlatformConfig {
-    /// Where the binary listens (`127.0.0.1:0` picks a free port).
+    /// Address to listen on; port 0 picks a free port (printed at start)
+    /// [default: 127.0.0.1:8080].
+    #[arg(long, env = "PLATFORM_LISTEN", required = false)]
     pub listen: SocketAddr,
-    /// The SQLite file, or `:memory:`.
+    /// SQLite file (created when missing), or ":memory:" [default: platform.db].
+    #[arg(long, env = "PLATFORM_DATABASE", required = false)]
     pub database: String,
-    /// Base64 of the 32-byte local master key that wraps data keys when no BYOK is set.
+    /// Base64 of the 32-byte local master key that wraps data keys when no BYOK is set;
+    /// else read from (or written to) `<database>.key`.
+    #[arg(long, env = "PLATFORM_LOCAL_KEY", hide_env_values = true)]
     pub local_key: Option<String>,
-    /// API keys.
+    /// An API key: `ORG/WORKSPACE=KEY[:NAME]`; `*` as org or workspace matches any. Repeat
+    /// the flag, or separate keys with commas in the environment variable. Without any, a
+    /// random key for every org and workspace is made and printed.
+    #[arg(long = "api-key", env = "PLATFORM_API_KEYS", value_delimiter = ',', value_parser = ApiKeyConfig::parse)]
     pub api_keys: Vec<ApiKeyConfig>,
-    /// Largest cohort upload, in bytes (413 above).
+    /// Largest cohort upload in bytes (413 above) [default: 104857600].
+    #[arg(long, env = "PLATFORM_MAX_UPLOAD_BYTES", required = false)]
     pub max_upload_bytes: u64,
-    /// Largest JSON body, in bytes (413 above).
+    /// Largest JSON body in bytes (413 above) [default: 10485760].
+    #[arg(long, env = "PLATFORM_MAX_BODY_BYTES", required = false)]
     pub max_body_bytes: u64,
-    /// Refuse unknown request fields with 422.
+    /// Answer unknown request fields with 422 instead of ignoring them.
+    #[arg(long, env = "PLATFORM_STRICT", action = clap::ArgAction::Set, num_args = 0, default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new(), required = false)]
     pub strict: bool,
-    /// The address clients reach the platform at, for `next_page_uri`/`prev_page_uri`;
-    /// without it, `http://` and the request's `Host` header.
+    /// The address clients use, for next_page_uri and prev_page_uri; without it, `http://`
+    /// and the request's `Host` header.
+    #[arg(long, env = "PLATFORM_PUBLIC_URL")]
     pub public_url: Option<String>,
-    /// Seed of ids and other random choices; drawn at start-up when not set.
+    /// Seed of ids and random choices (printed when not given).
+    #[arg(long, env = "PLATFORM_SEED")]
     pub seed: Option<u64>,
-    /// The real or a simulated clock.
+    /// `real` (default) or `simulated`: simulated time moves only through /sim/v1/clock.
+    #[arg(long, env = "PLATFORM_CLOCK", value_parser = ClockMode::parse, required = false)]
     pub clock: ClockMode,
-    /// Where a simulated clock starts (RFC 3339); default: the wall clock at start-up.
+    /// Where a simulated clock starts (RFC 3339); default: now.
+    #[arg(long, env = "PLATFORM_SIM_START")]
     pub sim_start: Option<String>,
-    /// The secret webhooks are signed with; drawn at start-up when not set.
+    /// The secret webhooks are signed with (HMAC-SHA256); printed when drawn at start-up.
+    #[arg(long, env = "PLATFORM_WEBHOOK_SECRET", hide_env_values = true)]
     pub webhook_secret: Option<String>,
     /// Header carrying the webhook signature.
+    #[arg(skip)]
     pub webhook_signature_header: String,
     /// Header carrying the webhook timestamp.
+    #[arg(skip)]
     pub webhook_timestamp_header: String,
     /// Tries before a webhook delivery is given up.
+    #[arg(skip)]
     pub webhook_max_tries: u32,
     /// Wait after the first failed try, in milliseconds; doubled after each further one.
+    #[arg(skip)]
     pub webhook_initial_backoff_ms: u64,
     /// The longest wait between tries, in milliseconds.
+    #[arg(skip)]
     pub webhook_max_backoff_ms: u64,
     /// How long one try may take, in milliseconds (wall time).
+    #[arg(skip)]
     pub webhook_timeout_ms: u64,
-    /// Where each workspace's inbound-call events go.
+    /// Where a workspace's inbound-call events go: ORG/WORKSPACE=URL. Repeat the flag, or
+    /// separate with commas in the environment variable.
+    #[arg(long = "deployment-webhook", env = "PLATFORM_DEPLOYMENT_WEBHOOKS", value_delimiter = ',', value_parser = DeploymentWebhook::parse)]
     pub deployment_webhooks: Vec<DeploymentWebhook>,
     /// The simulated telephony.
+    #[command(flatten)]
     pub telephony: TelephonyConfig,
-    /// BYOK: the workspaces whose data keys come from the customer's key service.
+    /// BYOK: the workspaces whose data keys come from the customer's key service (the
+    /// flags and environment of one workspace are [`ByokSettings`]).
+    #[arg(skip)]
     pub byok: Vec<ByokConfig>,
-    /// Keys that may move the simulated clock (`PUT /sim/v1/clock`,
-    /// `POST /sim/v1/clock/advance`); when empty, any workspace's key may. The one clock is
-    /// shared by every workspace, so a platform shared by several teams names its operator's
-    /// keys here.
+    /// A key that may move the simulated clock; once any is given, workspace keys may only
+    /// read it (403 on PUT /sim/v1/clock and POST /sim/v1/clock/advance), and when none is,
+    /// any workspace's key may. The one clock is shared by every workspace, so a platform
+    /// shared by several teams names its operator's keys here. Repeat the flag, or separate
+    /// keys with commas in the environment variable.
+    #[arg(
+        long = "clock-admin-key",
+        env = "PLATFORM_CLOCK_ADMIN_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
     pub clock_admin_keys: Vec<String>,
-    /// Operator keys of the request journal and the fault rules: they see and clear every
-    /// workspace's entries and rules (as the clock admin keys do), where a workspace's key
-    /// sees and clears only its own. They open no workspace.
+    /// An operator's key of the request journal and the fault rules: it sees and clears
+    /// every workspace's entries and rules, where a workspace's key sees its own only. It
+    /// opens no workspace. Repeat the flag, or separate keys with commas in the environment
+    /// variable.
+    #[arg(
+        long = "journal-admin-key",
+        env = "PLATFORM_JOURNAL_ADMIN_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
     pub journal_admin_keys: Vec<String>,
-    /// Longest time to receive a request's head, in milliseconds (wall clock); also how
-    /// long an idle keep-alive connection stays open.
+    /// Milliseconds a request head may take to arrive (408 after); also how long an idle
+    /// keep-alive connection stays open [default: 30000].
+    #[arg(long, env = "PLATFORM_HEADER_READ_TIMEOUT_MS", required = false)]
     pub header_read_timeout_ms: u64,
-    /// Longest pause while receiving a request body, in milliseconds (wall clock).
+    /// Longest pause, in milliseconds, while a request body arrives (408 after)
+    /// [default: 30000].
+    #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_MS", required = false)]
     pub body_read_timeout_ms: u64,
-    /// Least average rate of a request body in bytes per second: the whole body must arrive
-    /// within `body_read_timeout_ms` plus one second per this many bytes (408 after); 0 turns
-    /// the rate off.
+    /// Least average rate of a request body, bytes per second: the whole body must arrive
+    /// within the body read timeout plus one second per this many bytes (408 after); 0 turns
+    /// it off [default: 1024].
+    #[arg(long, env = "PLATFORM_BODY_MIN_BYTES_PER_SEC", required = false)]
     pub body_min_bytes_per_sec: u64,
-    /// Most client connections open at once; further ones wait until one closes.
+    /// Most client connections at once; more wait until one closes. Lowered at start when
+    /// the limit of open files (`ulimit -n`) leaves no room for it [default: 1024].
+    #[arg(long, env = "PLATFORM_MAX_CONNECTIONS", required = false)]
     pub max_connections: u64,
     /// The request journal (`GET /sim/v1/journal`).
-    pub journal: crate::journal::JournalSettings,
+    #[command(flatten)]
+    pub journal: journal::JournalSettings,
     /// Fault rules in force from the start (more through `/sim/v1/faults`).
+    #[arg(skip)]
     pub faults: Vec<contracts::wire::FaultRule>,
 }
 
+/// Default of [`PlatformConfig::webhook_max_tries`].
+pub const WEBHOOK_MAX_TRIES: u32 = 8;
 /// Default of [`PlatformConfig::header_read_timeout_ms`]: 30 seconds.
 pub const HEADER_READ_TIMEOUT_MS: u64 = 30_000;
 /// Default of [`PlatformConfig::body_read_timeout_ms`]: 30 seconds.
@@ -318,7 +396,7 @@ impl Default for PlatformConfig {
             webhook_secret: None,
             webhook_signature_header: contracts::wire::webhook::HEADER_SIGNATURE.into(),
             webhook_timestamp_header: contracts::wire::webhook::HEADER_TIMESTAMP.into(),
-            webhook_max_tries: crate::webhooks::DEFAULT_MAX_TRIES,
+            webhook_max_tries: WEBHOOK_MAX_TRIES,
             webhook_initial_backoff_ms: 1_000,
             webhook_max_backoff_ms: 600_000,
             webhook_timeout_ms: 10_000,
@@ -331,7 +409,7 @@ impl Default for PlatformConfig {
             body_read_timeout_ms: BODY_READ_TIMEOUT_MS,
             body_min_bytes_per_sec: BODY_MIN_BYTES_PER_SEC,
             max_connections: MAX_CONNECTIONS,
-            journal: crate::journal::JournalSettings::default(),
+            journal: journal::JournalSettings::default(),
             faults: Vec::new(),
         }
     }
@@ -418,16 +496,6 @@ impl PlatformConfig {
         }
     }
 
-    /// The limits of client connections.
-    pub fn connection_limits(&self) -> crate::connection::Limits {
-        crate::connection::Limits {
-            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
-            body_read_timeout: std::time::Duration::from_millis(self.body_read_timeout_ms),
-            body_min_rate: self.body_min_bytes_per_sec,
-            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
-        }
-    }
-
     /// Where the store lives.
     pub fn database(&self) -> Database {
         if self.database == ":memory:" {
@@ -443,19 +511,6 @@ impl PlatformConfig {
             .iter()
             .find(|w| w.org_id == ws.org_id && w.workspace_id == ws.workspace_id)
             .map(|w| w.url.as_str())
-    }
-
-    /// The webhook settings.
-    pub fn webhook_settings(&self, secret: Vec<u8>) -> crate::webhooks::WebhookSettings {
-        crate::webhooks::WebhookSettings {
-            secret,
-            signature_header: self.webhook_signature_header.clone(),
-            timestamp_header: self.webhook_timestamp_header.clone(),
-            max_tries: self.webhook_max_tries.max(1),
-            initial_backoff: chrono::Duration::milliseconds(self.webhook_initial_backoff_ms as i64),
-            max_backoff: chrono::Duration::milliseconds(self.webhook_max_backoff_ms as i64),
-            timeout: std::time::Duration::from_millis(self.webhook_timeout_ms),
-        }
     }
 
     /// The local master key from `local_key`, if set.

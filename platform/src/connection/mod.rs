@@ -45,6 +45,7 @@ use warp::reply::Response;
 use self::answers::Refusal;
 use self::io::GuardedIo;
 use self::service::RequestService;
+use crate::config::PlatformConfig;
 
 /// Longest request target (path and query), in bytes; longer is 414 (the OpenAPI document
 /// says so from the same constant).
@@ -86,6 +87,17 @@ pub struct Limits {
     pub body_min_rate: u64,
     /// Most connections open at once.
     pub max_connections: usize,
+}
+
+impl From<&PlatformConfig> for Limits {
+    fn from(config: &PlatformConfig) -> Self {
+        Limits {
+            header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+            body_read_timeout: Duration::from_millis(config.body_read_timeout_ms),
+            body_min_rate: config.body_min_bytes_per_sec,
+            max_connections: usize::try_from(config.max_connections).unwrap_or(usize::MAX),
+        }
+    }
 }
 
 /// Serves `routes` on `listener` until `shutdown` completes; then stops accepting, closes

@@ -1,118 +1,26 @@
 //! The writes of one batch of events, and the thread that makes them.
 //!
 //! Events change the engine's memory at once and the database at the end of their batch
-//! ([`WriteBatch`]): a call that begins and ends within one batch is written once, a user's
+//! ([`WriteBatch`], in `writes.rs`): a call that begins and ends within one batch is written once, a user's
 //! row once however often it changed. A batch whose events never needed the database (they
 //! only dial and end calls) hands its writes to a writer thread, which makes them in a
 //! transaction of their own while the engine computes the next batch; the first event that
 //! needs the database waits for those writes and opens the batch's transaction
 //! ([`BatchDb`]). The SQL is the store's (`store::batch`).
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
-use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::state::{RunState, State};
-use super::{Engine, Id, dialing};
+use super::writes::WriteBatch;
+use super::{Engine, dialing};
 use crate::keys::WorkspaceKeys;
-use crate::store::batch::{self as store_batch, BatchTx, Connection, UserUpdate};
-use crate::store::engine::{self as es, Delivery, UserRef};
-use crate::store::states::{CallStatus, DeliveryKind};
+use crate::store::batch::{BatchTx, Connection};
+use crate::store::deliveries;
+use crate::store::deliveries::Delivery;
+use crate::store::states::DeliveryKind;
 use crate::store::{Store, StoreError, WorkspaceRef};
 
-/// The writes of one batch: collected while its events run ([`State::pending`]), then
-/// detached from the engine's memory ([`State::take_writes`]) and made at once, in one
-/// transaction ([`WriteBatch::apply`]).
-#[derive(Debug, Default)]
-pub(super) struct WriteBatch {
-    /// Calls dialled in this batch whose rows are not written yet. Their rows are the
-    /// engine's record of the calls in progress, copied into `calling` when the batch is
-    /// detached (a call that ends within the batch goes to `ended_calls` instead).
-    pub(super) dialled: FxHashSet<Id>,
-    /// Calls dialled in this batch and still in progress at its end: inserted `calling`.
-    pub(super) calling: Vec<es::Call>,
-    /// Calls dialled and ended in this batch, with their result: inserted ended.
-    pub(super) ended_calls: Vec<(es::Call, &'static str)>,
-    /// Calls of earlier batches that ended in this one: (attempt, result, end).
-    pub(super) call_ends: Vec<(Id, &'static str, DateTime<Utc>)>,
-    /// Webhook deliveries queued in this batch, with their due time.
-    pub(super) deliveries: Vec<(Delivery, DateTime<Utc>)>,
-    /// Ended attempts of this batch by (campaign, result).
-    pub(super) results: BTreeMap<(Id, &'static str), u64>,
-    /// The same by (campaign, minute dialled, result): the campaign's chart.
-    pub(super) dial_minutes: BTreeMap<(Id, i64, &'static str), u64>,
-    /// The latest state of each user changed in this batch, by (campaign, queue order).
-    pub(super) users: FxHashMap<(Id, i64), UserUpdate>,
-    /// The pacing and routing of each run that changed, as stored ([`RunState`]).
-    pub(super) run_states: Vec<(Id, String)>,
-}
-
 impl WriteBatch {
-    /// Whether there is nothing to write.
-    fn is_empty(&self) -> bool {
-        self.dialled.is_empty()
-            && self.calling.is_empty()
-            && self.ended_calls.is_empty()
-            && self.call_ends.is_empty()
-            && self.deliveries.is_empty()
-            && self.results.is_empty()
-            && self.dial_minutes.is_empty()
-            && self.users.is_empty()
-            && self.run_states.is_empty()
-    }
-
-    /// Makes the writes on `c` (inside the caller's transaction), each kind with one
-    /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
-    fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
-        let mut rows: Vec<(&es::Call, CallStatus, Option<&str>)> = self
-            .calling
-            .iter()
-            .map(|call| (call, CallStatus::Calling, None))
-            .chain(
-                self.ended_calls
-                    .iter()
-                    .map(|(call, result)| (call, CallStatus::Ended, Some(*result))),
-            )
-            .collect();
-        rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
-        es::insert_calls(c, &rows)?;
-        self.call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        store_batch::end_calls(
-            c,
-            self.call_ends
-                .iter()
-                .map(|(id, result, at)| (&**id, *result, *at)),
-        )?;
-        for (d, at) in &self.deliveries {
-            es::insert_delivery(c, d, *at)?;
-        }
-        for ((campaign_id, result), n) in self.results {
-            es::count_results(c, &campaign_id, result, n)?;
-        }
-        for ((campaign_id, minute, result), n) in self.dial_minutes {
-            es::count_dials(c, &campaign_id, minute, result, n)?;
-        }
-        let mut users: Vec<_> = self.users.into_iter().collect();
-        users.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        store_batch::set_users(
-            c,
-            users.iter().map(|((campaign_id, queue_seq), w)| {
-                (
-                    UserRef {
-                        campaign_id,
-                        queue_seq: *queue_seq,
-                    },
-                    *w,
-                )
-            }),
-        )?;
-        for (id, state) in &self.run_states {
-            es::set_engine_state(c, id, state)?;
-        }
-        Ok(())
-    }
-
     /// Makes the writes in a transaction of their own on a thread of their own.
     fn spawn(self, store: Store) -> WriteJob {
         std::thread::Builder::new()
@@ -237,7 +145,7 @@ impl Engine {
             &dialing::interaction_id(self.seed, &format!("{kind}/{subject}"))[4..]
         );
         let sealed = keys.seal(
-            &es::delivery_context(&id),
+            &deliveries::delivery_context(&id),
             &serde_json::to_vec(body).expect("events serialise"),
         );
         pending.deliveries.push((

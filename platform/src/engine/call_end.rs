@@ -15,16 +15,17 @@ use chrono::{DateTime, Duration, Utc};
 use contracts::model::CampaignSpec;
 use telephony_sim::Outcome;
 
-use super::batch::{BatchDb, WriteBatch};
+use super::batch::BatchDb;
 use super::campaign::cohort_users_row;
 use super::dialing::{self, CallResult, NextStep};
 use super::state::{State, UserData, Waiting};
+use super::writes::WriteBatch;
 use super::{Engine, EngineError, Id, StepKeys, StepReport, events};
 use crate::keys::WorkspaceKeys;
 use crate::store::batch::UserUpdate;
 use crate::store::cohorts as cohort_store;
-use crate::store::engine as es;
 use crate::store::states::{CallKind, CallStatus, DeliveryKind, UserState};
+use crate::store::{activity, calls, campaign_users};
 use crate::store::{campaigns, ms};
 
 /// A call at its end, as [`Engine::call_end`] found it: what the steps that end it need.
@@ -32,7 +33,7 @@ pub(super) struct Ended {
     /// The attempt id.
     pub(super) attempt: Id,
     /// The call as it was in progress.
-    pub(super) call: es::Call,
+    pub(super) call: calls::Call,
     /// When it ended.
     pub(super) at: DateTime<Utc>,
     /// The telephony outcome.
@@ -48,15 +49,15 @@ impl Engine {
     pub(super) fn call_end(
         &self,
         db: &mut BatchDb<'_>,
-        st: &mut State,
+        state: &mut State,
         attempt: Id,
         t: DateTime<Utc>,
         keys: &StepKeys,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
-        let call = match st.inflight.remove(&attempt) {
+        let call = match state.inflight.remove(&attempt) {
             Some(call) => call,
-            None => match es::call(db.conn()?, &attempt)? {
+            None => match calls::call(db.conn()?, &attempt)? {
                 Some(call) => call,
                 None => return Ok(()),
             },
@@ -66,9 +67,9 @@ impl Engine {
         }
         let Some(keys) = keys.get(&call.ws) else {
             // The webhook needs the keys: the end is processed when they are back.
-            let until = st.hold_in_step(&call.ws, t);
-            st.calls.push(Reverse((ms(until), attempt.clone())));
-            st.inflight.insert(attempt, call);
+            let until = state.hold_in_step(&call.ws, t);
+            state.calls.push(Reverse((ms(until), attempt.clone())));
+            state.inflight.insert(attempt, call);
             return Ok(());
         };
         let ended = Ended {
@@ -84,9 +85,9 @@ impl Engine {
         };
         report.calls_ended += 1;
         if ended.call.kind == CallKind::Outbound {
-            self.end_outbound(db, st, keys, ended, report)
+            self.end_outbound(db, state, keys, ended, report)
         } else {
-            self.end_campaign_call(db, st, keys, ended, report)
+            self.end_campaign_call(db, state, keys, ended, report)
         }
     }
 
@@ -96,7 +97,7 @@ impl Engine {
     pub(super) fn end_campaign_call(
         &self,
         db: &mut BatchDb<'_>,
-        st: &mut State,
+        state: &mut State,
         keys: &WorkspaceKeys,
         ended: Ended,
         report: &mut StepReport,
@@ -104,7 +105,7 @@ impl Engine {
         let campaign_id = ended.call.campaign_id.clone().unwrap_or_default();
         let cohort_id = ended.call.cohort_id.clone().unwrap_or_default();
         let row_no = ended.call.row_no.unwrap_or(0);
-        let spec_status = match st.runs.get(&campaign_id) {
+        let spec_status = match state.runs.get(&campaign_id) {
             Some(run) => Some((run.spec.clone(), run.status)),
             None => {
                 campaigns::get_any(db.conn()?, &campaign_id)?.map(|r| (Arc::new(r.spec), r.status))
@@ -112,33 +113,33 @@ impl Engine {
         };
         let Some((spec, status)) = spec_status else {
             // The campaign is gone: the call ends as an internal error, written once.
-            record_call(&mut st.pending, ended, CallResult::InternalError);
+            record_call(&mut state.pending, ended, CallResult::InternalError);
             return Ok(());
         };
         let result = CallResult::classify(ended.outcome, ended.talk, spec.retry.threshold_seconds);
         let attempts = ended.call.retry_attempt + 1;
         // A retry needs a live campaign; a user out of attempts is done either way.
-        let live = st.runs.contains_key(&campaign_id) && !status.is_final();
+        let live = state.runs.contains_key(&campaign_id) && !status.is_final();
         let (next, cut_short) = decide_retry(&spec, result, attempts, ended.at, live);
-        let cid: Id = st
+        let cid: Id = state
             .runs
             .get(&campaign_id)
             .map_or_else(|| Id::from(campaign_id.as_str()), |r| r.id.clone());
-        let seq = match st.runs.get(&campaign_id) {
+        let seq = match state.runs.get(&campaign_id) {
             Some(run) => run
                 .cohorts
                 .iter()
                 .position(|k| *k == cohort_id)
                 .map(|p| p as u32),
-            None => es::admitted_cohorts(db.conn()?, &campaign_id)?
+            None => campaign_users::admitted_cohorts(db.conn()?, &campaign_id)?
                 .iter()
                 .position(|k| *k == cohort_id)
                 .map(|p| p as u32),
         }
-        .map(|position| (position, es::queue_seq(position, row_no)));
+        .map(|position| (position, campaign_users::queue_seq(position, row_no)));
         let Some((position, seq)) = seq else {
             tracing::error!(campaign = %campaign_id, cohort = %cohort_id, "a call of a cohort the campaign never admitted");
-            record_result(&mut st.pending, cid, ended, result);
+            record_result(&mut state.pending, cid, ended, result);
             return Ok(());
         };
         let user = UserCall {
@@ -154,11 +155,11 @@ impl Engine {
             next,
             cut_short,
         };
-        let left = update_user(st, &user, ended.at);
-        if self.queue_campaign_webhook(db, st, keys, &user, &ended, left)? {
+        let left = update_user(state, &user, ended.at);
+        if self.queue_campaign_webhook(db, state, keys, &user, &ended, left)? {
             report.webhooks_queued += 1;
         }
-        record_result(&mut st.pending, user.cid, ended, result);
+        record_result(&mut state.pending, user.cid, ended, result);
         Ok(())
     }
 
@@ -168,7 +169,7 @@ impl Engine {
     fn queue_campaign_webhook(
         &self,
         db: &mut BatchDb<'_>,
-        st: &mut State,
+        state: &mut State,
         keys: &WorkspaceKeys,
         user: &UserCall,
         ended: &Ended,
@@ -178,7 +179,8 @@ impl Engine {
             return Ok(false);
         };
         let cached: Option<&[u8]> = left.as_ref().map(|d| &*d.sealed).or_else(|| {
-            st.runs
+            state
+                .runs
                 .get(&user.campaign_id)
                 .and_then(|r| r.data.get(&user.seq))
                 .map(|d| &*d.sealed)
@@ -206,7 +208,7 @@ impl Engine {
             hook,
         );
         self.queue_webhook(
-            &mut st.pending,
+            &mut state.pending,
             keys,
             &ended.call.ws,
             DeliveryKind::Campaign,
@@ -259,7 +261,7 @@ fn decide_retry(
 /// Records a campaign call's result: counted for the campaign's statistics, and the call's
 /// row ended.
 fn record_result(pending: &mut WriteBatch, cid: Id, ended: Ended, result: CallResult) {
-    let minute = es::minute_of(ended.call.dialed_at.unwrap_or(ended.at));
+    let minute = activity::minute_of(ended.call.dialed_at.unwrap_or(ended.at));
     *pending
         .dial_minutes
         .entry((cid.clone(), minute, result.as_str()))
@@ -283,12 +285,12 @@ fn record_call(pending: &mut WriteBatch, ended: Ended, result: CallResult) {
 /// The user after the call: back in the queue for the retry, or finished (done, or
 /// unfinished when the retry was cut short). Answers the user's data when the user left the
 /// queue (the webhook needs it).
-fn update_user(st: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Option<UserData> {
+fn update_user(state: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Option<UserData> {
     let key = (user.cid.clone(), user.seq);
     let last_result = Some(user.result.as_str());
     match user.next {
         NextStep::Retry { due, .. } => {
-            st.pending.users.insert(
+            state.pending.users.insert(
                 key,
                 UserUpdate {
                     state: UserState::Ready,
@@ -297,7 +299,7 @@ fn update_user(st: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Option<
                     last_result,
                 },
             );
-            if let Some(run) = st.runs.get_mut(&user.campaign_id) {
+            if let Some(run) = state.runs.get_mut(&user.campaign_id) {
                 run.ready.insert(
                     (ms(due), user.seq),
                     Waiting {
@@ -310,21 +312,22 @@ fn update_user(st: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Option<
             None
         }
         NextStep::Done => {
-            let state = if user.cut_short {
+            let user_state = if user.cut_short {
                 UserState::Unfinished
             } else {
                 UserState::Done
             };
-            st.pending.users.insert(
+            state.pending.users.insert(
                 key,
                 UserUpdate {
-                    state,
+                    state: user_state,
                     attempts: user.attempts,
                     due_ms: ms(ended),
                     last_result,
                 },
             );
-            st.runs
+            state
+                .runs
                 .get_mut(&user.campaign_id)
                 .and_then(|r| r.data.remove(&user.seq))
         }

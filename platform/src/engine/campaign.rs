@@ -10,15 +10,16 @@ use chrono::{DateTime, Utc};
 use contracts::wire::{CampaignStatus, CohortCategory};
 use telephony_sim::DialRequest;
 
-use super::batch::{BatchDb, WriteBatch};
+use super::batch::BatchDb;
 use super::dialing::{CallResult, campaign_attempt_id};
 use super::state::{Run, RunState, State, UserData, Waiting};
+use super::writes::WriteBatch;
 use super::{Engine, EngineError, Id, StepKeys, StepReport};
 use crate::store::batch::{Connection, UserUpdate};
 use crate::store::cohorts::{self as cohort_store, Parent};
-use crate::store::engine as es;
 use crate::store::states::{CallKind, CallStatus, UserState};
 use crate::store::{StoreError, campaigns, ms};
+use crate::store::{calls, campaign_users};
 
 /// One stored user.
 pub(super) fn cohort_users_row(
@@ -48,7 +49,7 @@ fn read_ahead(c: &Connection, run: &mut Run, seq: i64) -> Result<(), StoreError>
     if run.data.len() >= READ_AHEAD_MAX {
         run.data = Default::default();
     }
-    for (s, phone_hash, sealed) in es::open_users_data(c, &run.id, seq, READ_AHEAD)? {
+    for (s, phone_hash, sealed) in campaign_users::open_users_data(c, &run.id, seq, READ_AHEAD)? {
         run.data.entry(s).or_insert_with(|| UserData {
             phone_hash,
             sealed: sealed.into_boxed_slice(),
@@ -59,7 +60,7 @@ fn read_ahead(c: &Connection, run: &mut Run, seq: i64) -> Result<(), StoreError>
 
 /// Drops the users a stop file excluded from the in-memory queue.
 fn drop_excluded(c: &Connection, run: &mut Run) -> Result<(), StoreError> {
-    let still: std::collections::HashSet<i64> = es::ready_users(c, &run.id)?
+    let still: std::collections::HashSet<i64> = campaign_users::ready_users(c, &run.id)?
         .into_iter()
         .map(|u| u.queue_seq)
         .collect();
@@ -83,20 +84,20 @@ impl Engine {
     pub(super) fn load_run(
         &self,
         c: &Connection,
-        st: &mut State,
+        state: &mut State,
         id: &str,
     ) -> Result<(), StoreError> {
         let Some(rec) = campaigns::get_any(c, id)? else {
-            st.runs.remove(id);
+            state.runs.remove(id);
             return Ok(());
         };
         if rec.status.is_final() {
-            st.runs.remove(id);
-            st.flush(c)?;
-            es::mark_unfinished(c, id)?;
+            state.runs.remove(id);
+            state.flush(c)?;
+            campaign_users::mark_unfinished(c, id)?;
             return Ok(());
         }
-        if let Some(run) = st.runs.get_mut(id) {
+        if let Some(run) = state.runs.get_mut(id) {
             // A change through the API: configuration and status; the queue stays.
             if run.status != rec.status && rec.status == CampaignStatus::Paused {
                 run.pacing = None;
@@ -108,12 +109,12 @@ impl Engine {
             run.floor = run.floor.max(self.app.clock.now());
             return Ok(());
         }
-        let saved: RunState = es::engine_state(c, id)?
+        let saved: RunState = campaigns::engine_state(c, id)?
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
-        let cohorts = es::admitted_cohorts(c, id)?;
+        let cohorts = campaign_users::admitted_cohorts(c, id)?;
         let mut ready = BTreeMap::new();
-        for u in es::ready_users(c, id)? {
+        for u in campaign_users::ready_users(c, id)? {
             ready.insert(
                 (u.due_ms, u.queue_seq),
                 Waiting {
@@ -130,7 +131,7 @@ impl Engine {
                 .is_empty();
         let mut routing = saved.routing;
         routing.fit(&rec.spec.connections);
-        st.runs.insert(
+        state.runs.insert(
             id.to_string(),
             Run {
                 id: Id::from(id),
@@ -152,24 +153,31 @@ impl Engine {
     }
 
     /// Admits the campaign's cohorts that completed since the last look, in upload order.
-    pub(super) fn admit(&self, c: &Connection, st: &mut State, id: &str) -> Result<(), StoreError> {
-        let Some(run) = st.runs.get_mut(id) else {
+    pub(super) fn admit(
+        &self,
+        c: &Connection,
+        state: &mut State,
+        id: &str,
+    ) -> Result<(), StoreError> {
+        let Some(run) = state.runs.get_mut(id) else {
             return Ok(());
         };
-        for (cohort_id, stop_file, at) in es::completed_campaign_cohorts(c, id)? {
+        for (cohort_id, stop_file, at) in campaign_users::completed_campaign_cohorts(c, id)? {
             if run.cohorts.contains(&cohort_id) {
                 continue;
             }
             let position = run.cohorts.len() as u32;
             if stop_file {
-                es::admit_stop_file(c, id, &cohort_id, position, at)?;
+                campaign_users::admit_stop_file(c, id, &cohort_id, position, at)?;
                 run.has_stop_files = true;
-                es::exclude_by_stop_file(c, id, &cohort_id)?;
+                campaign_users::exclude_by_stop_file(c, id, &cohort_id)?;
                 run.cohorts.push(cohort_id);
                 drop_excluded(c, run)?;
             } else {
-                es::admit_cohort(c, id, &cohort_id, position, at)?;
-                for (row_no, queue_seq, _, _) in es::admitted_rows(c, &cohort_id, position)? {
+                campaign_users::admit_cohort(c, id, &cohort_id, position, at)?;
+                for (row_no, queue_seq, _, _) in
+                    campaign_users::admitted_rows(c, &cohort_id, position)?
+                {
                     run.ready.insert(
                         (ms(at), queue_seq),
                         Waiting {
@@ -182,9 +190,9 @@ impl Engine {
                 run.cohorts.push(cohort_id);
                 if run.has_stop_files {
                     // Users already in a stop file never enter the queue.
-                    for (stop, is_stop, _) in es::completed_campaign_cohorts(c, id)? {
+                    for (stop, is_stop, _) in campaign_users::completed_campaign_cohorts(c, id)? {
                         if is_stop && run.cohorts.contains(&stop) {
-                            es::exclude_by_stop_file(c, id, &stop)?;
+                            campaign_users::exclude_by_stop_file(c, id, &stop)?;
                         }
                     }
                     drop_excluded(c, run)?;
@@ -202,21 +210,21 @@ impl Engine {
     pub(super) fn move_with_time(
         &self,
         db: &mut BatchDb<'_>,
-        st: &mut State,
+        state: &mut State,
         id: &str,
         t: DateTime<Utc>,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
         let c = db.conn()?;
         let Some(to) = campaigns::settle_one(c, id, t)? else {
-            self.load_run(c, st, id)?;
+            self.load_run(c, state, id)?;
             return Ok(());
         };
         if to.is_final() {
-            st.flush(c)?;
-            es::mark_unfinished(c, id)?;
-            st.runs.remove(id);
-        } else if let Some(run) = st.runs.get_mut(id) {
+            state.flush(c)?;
+            campaign_users::mark_unfinished(c, id)?;
+            state.runs.remove(id);
+        } else if let Some(run) = state.runs.get_mut(id) {
             run.status = to;
         }
         report.transitions += 1;
@@ -229,22 +237,22 @@ impl Engine {
     pub(super) fn dial(
         &self,
         db: &mut BatchDb<'_>,
-        st: &mut State,
+        state: &mut State,
         id: &str,
         t: DateTime<Utc>,
         keys: &StepKeys,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
-        let run = st.runs.get_mut(id).expect("event of a run");
+        let run = state.runs.get_mut(id).expect("event of a run");
         let Some(keys) = keys.get(&run.ws) else {
             // The workspace's key service is down: nothing is dialled or counted; the dial
             // waits for the hold to lapse.
             let ws = run.ws.clone();
-            st.hold_in_step(&ws, t);
+            state.hold_in_step(&ws, t);
             return Ok(());
         };
-        if !st.holds.is_empty() {
-            st.holds.remove(&run.ws);
+        if !state.holds.is_empty() {
+            state.holds.remove(&run.ws);
         }
         let (&key, &user) = run.ready.iter().next().expect("a dial has a user");
         run.ready.remove(&key);
@@ -278,13 +286,27 @@ impl Engine {
         let phone_number = match opened {
             Some(Ok(p)) => p,
             None => {
-                set_aside(run, &mut st.pending, key, user, UserState::Excluded, None);
+                set_aside(
+                    run,
+                    &mut state.pending,
+                    key,
+                    user,
+                    UserState::Excluded,
+                    None,
+                );
                 return Ok(());
             }
             Some(Err(e)) => {
                 tracing::error!(campaign = id, cohort = %cohort_id, row = user.row_no, error = %e, "a cohort user does not open; skipped");
                 let internal = Some(CallResult::InternalError.as_str());
-                set_aside(run, &mut st.pending, key, user, UserState::Done, internal);
+                set_aside(
+                    run,
+                    &mut state.pending,
+                    key,
+                    user,
+                    UserState::Done,
+                    internal,
+                );
                 return Ok(());
             }
         };
@@ -303,7 +325,7 @@ impl Engine {
             attempt_index: user.attempts,
         });
         let ends = result.ends_at(t);
-        let call = es::Call {
+        let call = calls::Call {
             id: attempt_id.clone(),
             kind: CallKind::Campaign,
             ws: run.ws.clone(),
@@ -323,9 +345,9 @@ impl Engine {
             created_at: t,
         };
         let aid = Id::from(attempt_id.as_str());
-        st.calls.push(Reverse((ms(ends), aid.clone())));
-        st.pending.dialled.insert(aid.clone());
-        st.pending.users.insert(
+        state.calls.push(Reverse((ms(ends), aid.clone())));
+        state.pending.dialled.insert(aid.clone());
+        state.pending.users.insert(
             (run.id.clone(), key.1),
             UserUpdate {
                 state: UserState::Calling,
@@ -334,7 +356,7 @@ impl Engine {
                 last_result: None,
             },
         );
-        st.inflight.insert(aid, call);
+        state.inflight.insert(aid, call);
         report.dials += 1;
         Ok(())
     }

@@ -23,7 +23,7 @@ use futures_util::StreamExt;
 
 use super::{Engine, EngineError, StepKeys};
 use crate::keys::WorkspaceKeys;
-use crate::store::engine as es;
+use crate::store::deliveries;
 use crate::store::{StoreError, WorkspaceRef};
 use crate::webhooks::{TryResult, WebhookClient, WebhookSettings, backoff};
 
@@ -54,9 +54,9 @@ impl PlannedTry {
         now: DateTime<Utc>,
         result: TryResult,
         settings: &WebhookSettings,
-    ) -> es::TryRecord {
+    ) -> deliveries::TryRecord {
         match result {
-            TryResult::Delivered { status } => es::TryRecord {
+            TryResult::Delivered { status } => deliveries::TryRecord {
                 id: self.id,
                 tries: self.tries,
                 delivered_at: Some(now),
@@ -69,7 +69,7 @@ impl PlannedTry {
                 let next = (self.tries < settings.max_tries).then(|| {
                     now + backoff(self.tries, settings.initial_backoff, settings.max_backoff)
                 });
-                es::TryRecord {
+                deliveries::TryRecord {
                     id: self.id,
                     tries: self.tries,
                     delivered_at: None,
@@ -200,7 +200,7 @@ impl Driver {
         };
         loop {
             let t_engine = self.blocking(|e| e.next_due()).await?;
-            let t_hooks = app.store.read(es::next_delivery_due).await?;
+            let t_hooks = app.store.read(deliveries::next_delivery_due).await?;
             let next = match (t_engine, t_hooks) {
                 (Some(a), Some(b)) => a.min(b),
                 (a, b) => match a.or(b) {
@@ -242,7 +242,7 @@ impl Driver {
         let app = self.engine.app().clone();
         let due = app
             .store
-            .read(move |c| es::due_deliveries(c, bound, DELIVERY_BATCH))
+            .read(move |c| deliveries::due_deliveries(c, bound, DELIVERY_BATCH))
             .await?;
         let settings = self.webhooks.settings();
         let mut keys: HashMap<WorkspaceRef, Option<WorkspaceKeys>> = HashMap::new();
@@ -261,11 +261,11 @@ impl Driver {
             let body = keys
                 .get(&d.ws)
                 .and_then(Option::as_ref)
-                .and_then(|k| k.open(&es::delivery_context(&d.id), &d.body).ok());
+                .and_then(|k| k.open(&deliveries::delivery_context(&d.id), &d.body).ok());
             let Some(body) = body else {
                 // The workspace's key service is down: the body cannot be read; try later
                 // without counting a try.
-                records.push(es::TryRecord {
+                records.push(deliveries::TryRecord {
                     id: d.id,
                     tries: d.tries,
                     delivered_at: None,
@@ -289,7 +289,7 @@ impl Driver {
         }
         let webhooks = &self.webhooks;
         let clock = &app.clock;
-        let tried: Vec<Vec<es::TryRecord>> = futures_util::stream::iter(groups)
+        let tried: Vec<Vec<deliveries::TryRecord>> = futures_util::stream::iter(groups)
             .map(|group| async move {
                 let mut out = Vec::with_capacity(group.len());
                 for mut t in group {
@@ -304,13 +304,13 @@ impl Driver {
             .buffer_unordered(DELIVERY_CONCURRENCY)
             .collect()
             .await;
-        let tried: Vec<es::TryRecord> = tried.into_iter().flatten().collect();
+        let tried: Vec<deliveries::TryRecord> = tried.into_iter().flatten().collect();
         let attempts = tried.len() as u64;
         let delivered = tried.iter().filter(|r| r.delivered_at.is_some()).count() as u64;
         records.extend(tried);
         if !records.is_empty() {
             app.store
-                .write(move |c| es::record_tries(c, &records))
+                .write(move |c| deliveries::record_tries(c, &records))
                 .await?;
         }
         Ok((attempts, delivered))
@@ -358,7 +358,7 @@ impl Driver {
             .engine
             .app()
             .store
-            .read(es::next_delivery_due)
+            .read(deliveries::next_delivery_due)
             .await
             .ok()
             .flatten();

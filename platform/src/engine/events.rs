@@ -11,8 +11,8 @@ use serde_json::Value;
 use telephony_sim::Outcome;
 
 use super::dialing::{CallResult, NextStep, interaction_id};
+use crate::store::calls::Call;
 use crate::store::cohorts::CohortUser;
-use crate::store::engine::Call;
 
 fn seconds(talk: Duration) -> f64 {
     talk.num_milliseconds() as f64 / 1000.0

@@ -16,7 +16,7 @@ use super::dialing::interaction_id;
 use super::{Engine, EngineError, State, StepKeys, StepReport};
 use crate::keys::WorkspaceKeys;
 use crate::store::batch::{Connection, in_transaction};
-use crate::store::engine::{self as es, InboundRow};
+use crate::store::inbound::{InboundRow, end_inbound, inbound, inbound_context, insert_inbound};
 use crate::store::{WorkspaceRef, cohorts as cohort_store, deployments, ms};
 
 /// What is sealed of an inbound call: everything that identifies the caller.
@@ -55,7 +55,7 @@ fn parse_rejection(s: &str) -> Option<InboundRejection> {
 pub fn record(row: &InboundRow, keys: Option<&WorkspaceKeys>) -> InboundCallRecord {
     let details: Details = match (&row.details, keys) {
         (Some(sealed), Some(k)) => k
-            .open(&es::inbound_context(&row.id), sealed)
+            .open(&inbound_context(&row.id), sealed)
             .ok()
             .and_then(|p| serde_json::from_slice(&p).ok())
             .unwrap_or_default(),
@@ -90,22 +90,23 @@ impl Engine {
         at: DateTime<Utc>,
         keys: Option<&WorkspaceKeys>,
     ) -> Result<InboundCallRecord, EngineError> {
-        let mut st = self.lock();
+        let mut state = self.lock();
         let (id, row) = self.app.store.write_blocking(|c| {
             // Drawn (and its position kept) before the transaction: see store::ids.
             let id = self.app.resource_ids.draw(c, |g| g.prefixed("call-"))?;
             let row = in_transaction(c, |tx| {
-                let row = self.answer(tx, &mut st, ws, &id, caller, dialled, at, keys)?;
-                es::insert_inbound(tx, &row)?;
+                let row = self.answer(tx, &mut state, ws, &id, caller, dialled, at, keys)?;
+                insert_inbound(tx, &row)?;
                 Ok(row)
             })?;
             Ok((id, row))
         })?;
         if let Some(ends) = row.ends_at {
-            st.inbound
+            state
+                .inbound
                 .push(std::cmp::Reverse((ms(ends), super::Id::from(id))));
         }
-        drop(st);
+        drop(state);
         self.app.changes.bump();
         Ok(record(&row, keys))
     }
@@ -138,7 +139,7 @@ impl Engine {
         };
         let seal = |keys: &WorkspaceKeys, d: &Details| {
             keys.seal(
-                &es::inbound_context(id),
+                &inbound_context(id),
                 &serde_json::to_vec(d).expect("details serialise"),
             )
         };
@@ -205,14 +206,14 @@ impl Engine {
     pub(super) fn inbound_end(
         &self,
         c: &Connection,
-        st: &mut State,
+        state: &mut State,
         call: super::Id,
         t: DateTime<Utc>,
         keys: &StepKeys,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
         let id: &str = &call;
-        let Some(row) = es::inbound(c, id)? else {
+        let Some(row) = inbound(c, id)? else {
             return Ok(());
         };
         let url = self
@@ -221,22 +222,23 @@ impl Engine {
             .deployment_webhook(&row.ws)
             .map(str::to_string);
         let Some(url) = url else {
-            es::end_inbound(c, id)?;
+            end_inbound(c, id)?;
             report.calls_ended += 1;
             return Ok(());
         };
         let Some(keys) = keys.get(&row.ws) else {
-            let until = st.hold_in_step(&row.ws, t);
-            st.inbound
+            let until = state.hold_in_step(&row.ws, t);
+            state
+                .inbound
                 .push(std::cmp::Reverse((ms(until), call.clone())));
             return Ok(());
         };
-        es::end_inbound(c, id)?;
+        end_inbound(c, id)?;
         let rec = record(&row, Some(keys));
         let details: Details = row
             .details
             .as_ref()
-            .and_then(|s| keys.open(&es::inbound_context(id), s).ok())
+            .and_then(|s| keys.open(&inbound_context(id), s).ok())
             .and_then(|p| serde_json::from_slice(&p).ok())
             .unwrap_or_default();
         let talk = Duration::milliseconds(row.talk_ms.unwrap_or(0));
@@ -256,7 +258,7 @@ impl Engine {
             details.opening.as_deref(),
         );
         self.queue_webhook(
-            &mut st.pending,
+            &mut state.pending,
             keys,
             &row.ws,
             crate::store::states::DeliveryKind::Deployment,

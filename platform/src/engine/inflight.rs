@@ -8,23 +8,23 @@ use rustc_hash::FxHashMap;
 
 use super::Id;
 use crate::store::WorkspaceRef;
-use crate::store::engine as es;
+use crate::store::calls;
 
 /// Calls in progress by attempt id, with a count per workspace.
 #[derive(Debug, Default)]
 pub(super) struct Inflight {
-    calls: FxHashMap<Id, es::Call>,
+    calls: FxHashMap<Id, calls::Call>,
     per_ws: BTreeMap<WorkspaceRef, usize>,
 }
 
 impl Inflight {
     /// The call, if in progress.
-    pub(super) fn get(&self, id: &str) -> Option<&es::Call> {
+    pub(super) fn get(&self, id: &str) -> Option<&calls::Call> {
         self.calls.get(id)
     }
 
     /// Records a call in progress (replacing any earlier record of it).
-    pub(super) fn insert(&mut self, id: Id, call: es::Call) {
+    pub(super) fn insert(&mut self, id: Id, call: calls::Call) {
         *self.per_ws.entry(call.ws.clone()).or_default() += 1;
         if let Some(old) = self.calls.insert(id, call) {
             self.forget_ws(&old.ws);
@@ -32,7 +32,7 @@ impl Inflight {
     }
 
     /// Takes a call out.
-    pub(super) fn remove(&mut self, id: &str) -> Option<es::Call> {
+    pub(super) fn remove(&mut self, id: &str) -> Option<calls::Call> {
         let call = self.calls.remove(id)?;
         self.forget_ws(&call.ws);
         Some(call)
@@ -57,10 +57,10 @@ impl Inflight {
 mod tests {
     use super::*;
 
-    fn call(id: &str, ws: &str) -> es::Call {
-        es::Call {
+    fn call(id: &str, ws: &str) -> calls::Call {
+        calls::Call {
             status: crate::store::states::CallStatus::Calling,
-            ..es::Call::queued(
+            ..calls::Call::queued(
                 id.into(),
                 crate::store::states::CallKind::Outbound,
                 WorkspaceRef::new("o", ws),

@@ -61,6 +61,7 @@ mod inflight;
 mod outbound;
 mod queue;
 mod state;
+mod writes;
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -71,8 +72,9 @@ use telephony_sim::TelephonySim;
 
 use crate::app::App;
 use crate::keys::WorkspaceKeys;
-use crate::store::engine as es;
+use crate::store::inbound::open_inbound;
 use crate::store::{StoreError, WorkspaceRef, ms};
+use crate::store::{calls, campaign_users, campaigns};
 use batch::{BatchDb, WriteJob, join};
 use queue::{Event, next_event};
 use state::State;
@@ -173,19 +175,19 @@ impl Engine {
 
     /// The workspaces whose keys the next steps may need.
     pub fn workspaces(&self) -> Result<Vec<WorkspaceRef>, EngineError> {
-        let mut st = self.lock();
-        self.sync(&mut st)?;
-        let mut out: Vec<WorkspaceRef> = st.runs.values().map(|r| r.ws.clone()).collect();
+        let mut state = self.lock();
+        self.sync(&mut state)?;
+        let mut out: Vec<WorkspaceRef> = state.runs.values().map(|r| r.ws.clone()).collect();
         // Calls in progress from memory (reading them all from the database at every step
         // cost time and filled the page caches in proportion to the calls in progress), queued
         // work and open inbound calls of any workspace from the database (few, and indexed).
-        out.extend(st.inflight.workspaces().cloned());
-        drop(st);
+        out.extend(state.inflight.workspaces().cloned());
+        drop(state);
         // Queued work and open inbound calls of any workspace.
         let extra = self
             .app
             .store
-            .read_blocking(es::workspaces_with_live_calls)?;
+            .read_blocking(calls::workspaces_with_live_calls)?;
         out.extend(extra);
         out.sort();
         out.dedup();
@@ -200,15 +202,15 @@ impl Engine {
         &self,
         ws: &WorkspaceRef,
     ) -> Result<contracts::wire::ResetCounts, EngineError> {
-        let mut st = self.lock();
+        let mut state = self.lock();
         let removed = self
             .app
             .store
             .transaction_blocking(|tx| crate::store::workspace::delete(tx, ws))?;
-        let mut holds = std::mem::take(&mut st.holds);
+        let mut holds = std::mem::take(&mut state.holds);
         holds.remove(ws);
-        *st = State::default();
-        st.holds = holds;
+        *state = State::default();
+        state.holds = holds;
         Ok(removed)
     }
 
@@ -229,9 +231,9 @@ impl Engine {
 
     /// When the next event is due (`None`: nothing will happen until something changes).
     pub fn next_due(&self) -> Result<Option<DateTime<Utc>>, EngineError> {
-        let mut st = self.lock();
-        self.sync(&mut st)?;
-        Ok(next_event(&st).map(|(t, _)| t))
+        let mut state = self.lock();
+        self.sync(&mut state)?;
+        Ok(next_event(&state).map(|(t, _)| t))
     }
 
     /// Makes every event due at or before `until` happen, each at its own time, in batches of
@@ -241,9 +243,9 @@ impl Engine {
         let mut job: Option<WriteJob> = None;
         // The state stays locked for the whole step, so that nothing else reads the store
         // while a batch's writes are in progress.
-        let mut st = self.lock();
+        let mut state = self.lock();
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.steps(&mut st, until, keys, &mut total, &mut job)
+            self.steps(&mut state, until, keys, &mut total, &mut job)
         }));
         let result = match run {
             // Every write of the step is made before it answers.
@@ -251,14 +253,14 @@ impl Engine {
             Err(panic) => {
                 // No writer may outlive the step, and the memory is not to be trusted.
                 let _ = join(&mut job);
-                *st = State::default();
+                *state = State::default();
                 std::panic::resume_unwind(panic);
             }
         };
         if result.is_err() {
             let _ = join(&mut job);
             // The memory may be ahead of the database: start again from the database.
-            *st = State::default();
+            *state = State::default();
         }
         result.map(|()| total)
     }
@@ -267,22 +269,22 @@ impl Engine {
     /// or before `until` (fewer when an event held a workspace), then ends with its writes.
     fn steps(
         &self,
-        st: &mut State,
+        state: &mut State,
         until: DateTime<Utc>,
         keys: &StepKeys,
         total: &mut StepReport,
         job: &mut Option<WriteJob>,
     ) -> Result<(), EngineError> {
         loop {
-            if self.needs_sync(st) {
+            if self.needs_sync(state) {
                 join(job)?;
-                self.sync(st)?;
+                self.sync(state)?;
             }
             let mut report = StepReport::default();
             let mut db = BatchDb::new(&self.app.store, job);
             let mut n = 0;
             let mut more = false;
-            while let Some((t, ev)) = next_event(st) {
+            while let Some((t, ev)) = next_event(state) {
                 if t > until {
                     break;
                 }
@@ -290,14 +292,14 @@ impl Engine {
                     more = true;
                     break;
                 }
-                st.held_in_step = false;
-                self.handle(&mut db, st, t, ev, keys, &mut report)?;
+                state.held_in_step = false;
+                self.handle(&mut db, state, t, ev, keys, &mut report)?;
                 n += 1;
-                if st.held_in_step {
+                if state.held_in_step {
                     break;
                 }
             }
-            let writes = st.take_writes(true);
+            let writes = state.take_writes(true);
             db.finish(writes)?;
             *total += report;
             if !more {
@@ -306,59 +308,62 @@ impl Engine {
         }
     }
 
-    fn needs_sync(&self, st: &State) -> bool {
-        !st.loaded || st.seen_changes != self.app.changes.current()
+    fn needs_sync(&self, state: &State) -> bool {
+        !state.loaded || state.seen_changes != self.app.changes.current()
     }
 
     /// Reloads what the API changed: new and changed campaigns, completed cohorts, queued
     /// instant outbound calls. Cheap when nothing changed.
-    fn sync(&self, st: &mut State) -> Result<(), EngineError> {
+    fn sync(&self, state: &mut State) -> Result<(), EngineError> {
         let changes = self.app.changes.current();
-        if st.loaded && st.seen_changes == changes {
+        if state.loaded && state.seen_changes == changes {
             return Ok(());
         }
         self.app.store.transaction_blocking(|tx| {
-            if !st.loaded {
-                for mut call in es::calls_in_progress(tx)? {
+            if !state.loaded {
+                for mut call in calls::calls_in_progress(tx)? {
                     let ends = call.ends_at.map_or(0, ms);
                     let id = Id::from(call.id.as_str());
-                    st.calls.push(Reverse((ends, id.clone())));
+                    state.calls.push(Reverse((ends, id.clone())));
                     call.payload = Vec::new();
-                    st.inflight.insert(id, call);
+                    state.inflight.insert(id, call);
                 }
-                st.inbound = es::open_inbound(tx)?
+                state.inbound = open_inbound(tx)?
                     .into_iter()
                     .map(|(t, id)| Reverse((t, Id::from(id))))
                     .collect();
             }
-            st.outbound = es::queued_outbound(tx)?
+            state.outbound = calls::queued_outbound(tx)?
                 .into_iter()
                 .map(|(t, id)| Reverse((t, Id::from(id))))
                 .collect();
-            let live = es::live_campaign_ids(tx)?;
+            let live = campaigns::live_campaign_ids(tx)?;
             let live_ids: Vec<&String> = live.iter().map(|(id, _)| id).collect();
             // Campaigns that stopped being live (cancelled, or ended by the API's view).
-            let gone: Vec<String> = st
+            let gone: Vec<String> = state
                 .runs
                 .keys()
                 .filter(|id| !live_ids.contains(id))
                 .cloned()
                 .collect();
             for id in gone {
-                st.runs.remove(&id);
-                es::mark_unfinished(tx, &id)?;
+                state.runs.remove(&id);
+                campaign_users::mark_unfinished(tx, &id)?;
             }
             for (id, updated_ms) in &live {
-                let reload = st.runs.get(id).is_none_or(|r| r.updated_ms != *updated_ms);
+                let reload = state
+                    .runs
+                    .get(id)
+                    .is_none_or(|r| r.updated_ms != *updated_ms);
                 if reload {
-                    self.load_run(tx, st, id)?;
+                    self.load_run(tx, state, id)?;
                 }
-                self.admit(tx, st, id)?;
+                self.admit(tx, state, id)?;
             }
             Ok(())
         })?;
-        st.loaded = true;
-        st.seen_changes = changes;
+        state.loaded = true;
+        state.seen_changes = changes;
         Ok(())
     }
 
@@ -366,7 +371,7 @@ impl Engine {
     fn handle(
         &self,
         db: &mut BatchDb<'_>,
-        st: &mut State,
+        state: &mut State,
         t: DateTime<Utc>,
         ev: Event,
         keys: &StepKeys,
@@ -374,19 +379,21 @@ impl Engine {
     ) -> Result<(), EngineError> {
         report.events += 1;
         match ev {
-            Event::Activate(id) | Event::End(id) => self.move_with_time(db, st, &id, t, report)?,
-            Event::Dial(id) => self.dial(db, st, &id, t, keys, report)?,
+            Event::Activate(id) | Event::End(id) => {
+                self.move_with_time(db, state, &id, t, report)?
+            }
+            Event::Dial(id) => self.dial(db, state, &id, t, keys, report)?,
             Event::CallEnd(attempt) => {
-                st.calls.pop();
-                self.call_end(db, st, attempt, t, keys, report)?;
+                state.calls.pop();
+                self.call_end(db, state, attempt, t, keys, report)?;
             }
             Event::Outbound(attempt) => {
-                st.outbound.pop();
-                self.outbound(db.conn()?, st, attempt, t, keys, report)?;
+                state.outbound.pop();
+                self.outbound(db.conn()?, state, attempt, t, keys, report)?;
             }
             Event::InboundEnd(call) => {
-                st.inbound.pop();
-                self.inbound_end(db.conn()?, st, call, t, keys, report)?;
+                state.inbound.pop();
+                self.inbound_end(db.conn()?, state, call, t, keys, report)?;
             }
         }
         Ok(())

@@ -16,9 +16,9 @@ use super::state::State;
 use super::{Engine, EngineError, Id, StepKeys, StepReport, events};
 use crate::keys::WorkspaceKeys;
 use crate::store::batch::Connection;
-use crate::store::engine::{self as es, Dialed};
+use crate::store::calls::Dialed;
 use crate::store::states::{CallStatus, DeliveryKind};
-use crate::store::{attempts, ms};
+use crate::store::{calls, ms};
 
 /// The instant outbound request sealed in an attempt's payload, if it opens.
 fn open_outbound_request(
@@ -27,7 +27,7 @@ fn open_outbound_request(
     payload: &[u8],
 ) -> Option<OutboundRequest> {
     let plain = keys
-        .open(&attempts::payload_context(attempt_id), payload)
+        .open(&calls::payload_context(attempt_id), payload)
         .ok()?;
     serde_json::from_slice(&plain).ok()
 }
@@ -38,22 +38,22 @@ impl Engine {
     pub(super) fn outbound(
         &self,
         c: &Connection,
-        st: &mut State,
+        state: &mut State,
         attempt: Id,
         t: DateTime<Utc>,
         keys: &StepKeys,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
         let attempt_id: &str = &attempt;
-        let Some(call) = es::call(c, attempt_id)? else {
+        let Some(call) = calls::call(c, attempt_id)? else {
             return Ok(());
         };
         if call.status != CallStatus::Queued {
             return Ok(());
         }
         let Some(keys) = keys.get(&call.ws) else {
-            let until = st.hold_in_step(&call.ws, t);
-            st.outbound.push(Reverse((ms(until), attempt.clone())));
+            let until = state.hold_in_step(&call.ws, t);
+            state.outbound.push(Reverse((ms(until), attempt.clone())));
             return Ok(());
         };
         let request = match open_outbound_request(keys, attempt_id, &call.payload) {
@@ -63,7 +63,7 @@ impl Engine {
                     attempt = attempt_id,
                     "an outbound request does not open; dropped as failed"
                 );
-                es::end_call(c, attempt_id, CallResult::InternalError.as_str(), t)?;
+                calls::end_call(c, attempt_id, CallResult::InternalError.as_str(), t)?;
                 return Ok(());
             }
         };
@@ -80,7 +80,7 @@ impl Engine {
             attempt_index: 0,
         });
         let ends = result.ends_at(t);
-        es::set_outbound_dialed(
+        calls::set_outbound_dialed(
             c,
             &Dialed {
                 id: attempt_id,
@@ -93,10 +93,10 @@ impl Engine {
                 agent_number: &from,
             },
         )?;
-        st.calls.push(Reverse((ms(ends), attempt.clone())));
-        st.inflight.insert(
+        state.calls.push(Reverse((ms(ends), attempt.clone())));
+        state.inflight.insert(
             attempt.clone(),
-            es::Call {
+            calls::Call {
                 status: CallStatus::Calling,
                 dialed_at: Some(t),
                 ends_at: Some(ends),
@@ -119,7 +119,7 @@ impl Engine {
     pub(super) fn end_outbound(
         &self,
         db: &mut BatchDb<'_>,
-        st: &mut State,
+        state: &mut State,
         keys: &WorkspaceKeys,
         ended: Ended,
         report: &mut StepReport,
@@ -133,9 +133,9 @@ impl Engine {
         } = ended;
         let attempt_id: &str = &attempt;
         let result = CallResult::classify(outcome, talk, 0);
-        es::end_call(db.conn()?, attempt_id, result.as_str(), at)?;
+        calls::end_call(db.conn()?, attempt_id, result.as_str(), at)?;
         let payload = if call.payload.is_empty() {
-            es::call_payload(db.conn()?, attempt_id)?
+            calls::call_payload(db.conn()?, attempt_id)?
         } else {
             call.payload.clone()
         };
@@ -149,7 +149,7 @@ impl Engine {
         if let Some(hook) = &request.webhook_config {
             let body = events::outbound_event(self.seed, &call, outcome, talk, &request, hook);
             self.queue_webhook(
-                &mut st.pending,
+                &mut state.pending,
                 keys,
                 &call.ws,
                 DeliveryKind::Outbound,

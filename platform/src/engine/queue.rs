@@ -54,7 +54,7 @@ pub(super) fn next_dial(run: &Run, hold: Option<&Hold>) -> Option<DateTime<Utc>>
 /// instant outbound call, each run's next change with time ([`next_time_transition`]: the
 /// start of a scheduled run, the end of an active one) and each active run's next dial.
 /// Paused runs wait. `None`: nothing will happen until something changes.
-pub(super) fn next_event(st: &State) -> Option<(DateTime<Utc>, Event)> {
+pub(super) fn next_event(state: &State) -> Option<(DateTime<Utc>, Event)> {
     let mut best: Option<(DateTime<Utc>, Event)> = None;
     let mut offer = |t: DateTime<Utc>, ev: Event| {
         let better = match &best {
@@ -65,16 +65,16 @@ pub(super) fn next_event(st: &State) -> Option<(DateTime<Utc>, Event)> {
             best = Some((t, ev));
         }
     };
-    if let Some(Reverse((t, id))) = st.calls.peek() {
+    if let Some(Reverse((t, id))) = state.calls.peek() {
         offer(from_ms(*t), Event::CallEnd(id.clone()));
     }
-    if let Some(Reverse((t, id))) = st.inbound.peek() {
+    if let Some(Reverse((t, id))) = state.inbound.peek() {
         offer(from_ms(*t), Event::InboundEnd(id.clone()));
     }
-    if let Some(Reverse((t, id))) = st.outbound.peek() {
+    if let Some(Reverse((t, id))) = state.outbound.peek() {
         offer(from_ms(*t), Event::Outbound(id.clone()));
     }
-    for run in st.runs.values() {
+    for run in state.runs.values() {
         if let Some((t, to)) = next_time_transition(run.status, run.spec.start, run.spec.end) {
             let ev = if to == CampaignStatus::Active {
                 Event::Activate(run.id.clone())
@@ -84,7 +84,7 @@ pub(super) fn next_event(st: &State) -> Option<(DateTime<Utc>, Event)> {
             offer(t, ev);
         }
         if run.status == CampaignStatus::Active
-            && let Some(t) = next_dial(run, st.holds.get(&run.ws))
+            && let Some(t) = next_dial(run, state.holds.get(&run.ws))
         {
             offer(t, Event::Dial(run.id.clone()));
         }
@@ -163,11 +163,11 @@ pub(super) mod tests {
     }
 
     fn with(runs: Vec<Run>) -> State {
-        let mut st = State::default();
+        let mut state = State::default();
         for r in runs {
-            st.runs.insert(r.id.to_string(), r);
+            state.runs.insert(r.id.to_string(), r);
         }
-        st
+        state
     }
 
     #[test]
@@ -222,36 +222,41 @@ pub(super) mod tests {
     #[test]
     fn the_earliest_event_wins_and_at_one_instant_calls_end_before_campaigns_move() {
         let ten = at("2026-03-02T10:00:00Z");
-        let mut st = with(vec![run(
+        let mut state = with(vec![run(
             "cmp-a",
             CampaignStatus::Active,
             &["2026-03-02T10:00:00Z"],
         )]);
-        assert_eq!(next_event(&st), Some((ten, Event::Dial(Id::from("cmp-a")))));
-        st.outbound.push(Reverse((ms(ten), Id::from("att-o"))));
         assert_eq!(
-            next_event(&st),
+            next_event(&state),
+            Some((ten, Event::Dial(Id::from("cmp-a"))))
+        );
+        state.outbound.push(Reverse((ms(ten), Id::from("att-o"))));
+        assert_eq!(
+            next_event(&state),
             Some((ten, Event::Outbound(Id::from("att-o"))))
         );
-        st.inbound.push(Reverse((ms(ten), Id::from("call-i"))));
+        state.inbound.push(Reverse((ms(ten), Id::from("call-i"))));
         assert_eq!(
-            next_event(&st),
+            next_event(&state),
             Some((ten, Event::InboundEnd(Id::from("call-i"))))
         );
-        st.calls.push(Reverse((ms(ten), Id::from("att-c"))));
+        state.calls.push(Reverse((ms(ten), Id::from("att-c"))));
         assert_eq!(
-            next_event(&st),
+            next_event(&state),
             Some((ten, Event::CallEnd(Id::from("att-c"))))
         );
         // An earlier dial beats a later call end.
-        st.calls.clear();
-        st.calls.push(Reverse((ms(ten) + 1, Id::from("att-later"))));
-        st.inbound.clear();
-        st.outbound.clear();
-        st.runs.get_mut("cmp-a").unwrap().ready =
-            BTreeMap::from([((ms(ten) - 1, 1), st.runs["cmp-a"].ready[&(ms(ten), 1)])]);
+        state.calls.clear();
+        state
+            .calls
+            .push(Reverse((ms(ten) + 1, Id::from("att-later"))));
+        state.inbound.clear();
+        state.outbound.clear();
+        state.runs.get_mut("cmp-a").unwrap().ready =
+            BTreeMap::from([((ms(ten) - 1, 1), state.runs["cmp-a"].ready[&(ms(ten), 1)])]);
         assert_eq!(
-            next_event(&st),
+            next_event(&state),
             Some((
                 ten - chrono::Duration::milliseconds(1),
                 Event::Dial(Id::from("cmp-a"))
@@ -266,36 +271,36 @@ pub(super) mod tests {
             CampaignStatus::Scheduled,
             &["2026-03-02T09:00:00Z"],
         );
-        let st = with(vec![scheduled]);
+        let state = with(vec![scheduled]);
         assert_eq!(
-            next_event(&st),
+            next_event(&state),
             Some((
                 at("2026-03-02T09:00:00Z"),
                 Event::Activate(Id::from("cmp-s"))
             ))
         );
         // With no user left, an active run's next event is its end.
-        let st = with(vec![run("cmp-a", CampaignStatus::Active, &[])]);
+        let state = with(vec![run("cmp-a", CampaignStatus::Active, &[])]);
         assert_eq!(
-            next_event(&st),
+            next_event(&state),
             Some((at("2026-03-06T17:00:00Z"), Event::End(Id::from("cmp-a"))))
         );
-        let st = with(vec![run(
+        let state = with(vec![run(
             "cmp-p",
             CampaignStatus::Paused,
             &["2026-03-02T10:00:00Z"],
         )]);
-        assert_eq!(next_event(&st), None);
+        assert_eq!(next_event(&state), None);
     }
 
     #[test]
     fn between_two_runs_due_at_once_the_smaller_id_dials_first() {
-        let st = with(vec![
+        let state = with(vec![
             run("cmp-b", CampaignStatus::Active, &["2026-03-02T10:00:00Z"]),
             run("cmp-a", CampaignStatus::Active, &["2026-03-02T10:00:00Z"]),
         ]);
         assert_eq!(
-            next_event(&st),
+            next_event(&state),
             Some((at("2026-03-02T10:00:00Z"), Event::Dial(Id::from("cmp-a"))))
         );
     }

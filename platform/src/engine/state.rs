@@ -15,9 +15,9 @@ use contracts::wire::CampaignStatus;
 use rustc_hash::FxHashMap;
 
 use super::Id;
-use super::batch::WriteBatch;
 use super::dialing::{Pacing, Routing};
 use super::inflight::Inflight;
+use super::writes::WriteBatch;
 use crate::store::WorkspaceRef;
 
 /// A user waiting in a campaign's queue.
@@ -155,15 +155,15 @@ mod tests {
 
     #[test]
     fn holds_back_off_doubling_up_to_256_seconds() {
-        let mut st = State::default();
+        let mut state = State::default();
         let ws = WorkspaceRef::new("org", "ws");
         let t = crate::store::from_ms(0);
         let waits: Vec<i64> = (0..11)
-            .map(|_| (st.hold(&ws, t) - t).num_seconds())
+            .map(|_| (state.hold(&ws, t) - t).num_seconds())
             .collect();
         assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 256, 256]);
-        assert!(!st.held_in_step);
-        st.hold_in_step(&ws, t);
-        assert!(st.held_in_step);
+        assert!(!state.held_in_step);
+        state.hold_in_step(&ws, t);
+        assert!(state.held_in_step);
     }
 }

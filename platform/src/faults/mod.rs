@@ -3,7 +3,7 @@
 //!
 //! Each request to the interface is offered to the rules in order. A rule added with a
 //! workspace's key is that workspace's: it applies to the workspace's requests only (those
-//! [`crate::api::auth::KeyTable::owner`] gives it), and only that key (or an operator's)
+//! [`crate::auth::KeyTable::owner`] gives it), and only that key (or an operator's)
 //! lists and deletes it; a rule of the configuration or of an operator's key applies to
 //! every request. A rule that matches (operation or path pattern, method, workspace) and
 //! fires (its window on the platform's
@@ -24,7 +24,7 @@ use contracts::wire::{AppliedFault, FaultKind, FaultRule, FaultRuleState, Worksp
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::api::auth::Scope;
+use crate::auth::Scope;
 use crate::store::WorkspaceRef;
 
 /// One request, as the rules see it.

@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicU64;
 
 use contracts::domain::phone::{self, E164};
 use contracts::model::Transformation;
-use contracts::wire::{CohortStreamUser, CohortUserOverrides, JsonObject};
+use contracts::wire::{AppOverrides, CohortStreamUser, JsonObject};
 use csv::StringRecord;
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -70,7 +70,7 @@ pub struct Overrides<'a> {
 
 impl<'a> Overrides<'a> {
     /// A streamed user's overrides.
-    pub fn of_stream(o: Option<&'a CohortUserOverrides>) -> Self {
+    pub fn of_stream(o: Option<&'a AppOverrides>) -> Self {
         Overrides {
             initial_bot_message: o.and_then(|o| non_blank(o.initial_bot_message.as_deref())),
             initial_state_name: o.and_then(|o| non_blank(o.initial_state_name.as_deref())),

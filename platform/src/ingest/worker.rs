@@ -193,7 +193,7 @@ async fn sweep_unfinished_uploads(app: &App) -> Result<(), StoreError> {
                     removed += 1;
                 }
             }
-            Ok(removed)
+            Ok::<_, StoreError>(removed)
         })
         .await?;
     if removed > 0 {

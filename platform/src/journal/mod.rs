@@ -13,7 +13,7 @@
 //! - [`report`]: the journal's summary as a check report (`harness verify`,
 //!   `--report-on-exit`).
 //!
-//! Every entry belongs to one workspace (see [`crate::api::auth::KeyTable::owner`]); a key
+//! Every entry belongs to one workspace (see [`crate::auth::KeyTable::owner`]); a key
 //! lists, summarises and clears what its [`Scope`] sees: its workspace's entries, or, for an
 //! operator, all. Entries live in one ring of [`JournalSettings::capacity`] (10,000 by
 //! default); when it is full the oldest go and are counted as dropped. The counts per
@@ -37,61 +37,17 @@ use contracts::operations::Catalogue;
 use contracts::validate::JournalFilter;
 use contracts::wire::{JournalEntry, JournalSummary};
 
-use crate::api::auth::Scope;
+use crate::auth::Scope;
+use crate::config::journal::JournalSettings;
 use crate::store::WorkspaceRef;
 use counts::Counts;
 pub use counts::EXAMPLES_PER_OPERATION;
 use kept::Kept;
 
-/// Default of [`JournalSettings::capacity`].
-pub const DEFAULT_CAPACITY: usize = 10_000;
-/// Default of [`JournalSettings::body_limit_bytes`].
-pub const DEFAULT_BODY_LIMIT_BYTES: usize = 8 * 1024;
 /// The most workspaces the journal counts apart. Requests of further workspaces (a client
 /// that names ever new ones in its paths) count with those of no workspace, which only an
 /// operator sees, so that memory stays bounded.
 pub const MAX_OWNERS: usize = 10_000;
-
-/// How the journal is set up (the configuration's `[journal]` table).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct JournalSettings {
-    /// Entries kept in memory; 0 turns the journal off.
-    pub capacity: usize,
-    /// Bodies larger than this (in bytes) are described by their size only.
-    pub body_limit_bytes: usize,
-    /// Also keep every entry in the database (table `journal_entries`), so that the
-    /// journal and its counts survive a restart.
-    pub persist: bool,
-    /// Which answers' bodies are kept (redacted): those of failed answers (the default), or
-    /// all. Request bodies are always kept.
-    pub response_bodies: ResponseBodies,
-}
-
-/// Which answers' bodies the journal keeps ([`JournalSettings::response_bodies`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResponseBodies {
-    /// Answers of 400 and above, and those a fault rule touched: what a failed request
-    /// needs to be understood. The body of a successful answer is what the platform made
-    /// of the request, which the request itself shows; reading, parsing and redacting it
-    /// for every request would cost more than the rest of the journal.
-    #[default]
-    Failures,
-    /// Every answer.
-    All,
-}
-
-impl Default for JournalSettings {
-    fn default() -> Self {
-        JournalSettings {
-            capacity: DEFAULT_CAPACITY,
-            body_limit_bytes: DEFAULT_BODY_LIMIT_BYTES,
-            persist: false,
-            response_bodies: ResponseBodies::Failures,
-        }
-    }
-}
 
 /// The workspaces entries belong to, each given a number once: an entry holds its
 /// owner's number, and the counts are kept per number.
@@ -249,7 +205,7 @@ impl Journal {
     }
 
     /// Records `entry` (its `seq` is assigned here) as a request of `owner` (see
-    /// [`crate::api::auth::KeyTable::owner`]) and answers the number given.
+    /// [`crate::auth::KeyTable::owner`]) and answers the number given.
     pub fn record(&self, mut entry: Kept, owner: Option<&WorkspaceRef>) -> u64 {
         let old;
         let seq;

@@ -149,8 +149,8 @@ pub fn load(store: &Store, mut add: impl FnMut(JournalEntry)) -> Result<u64, Sto
     })?;
     store.read_blocking(|c| {
         let mut next_seq = 1;
-        let mut st = c.prepare("SELECT seq, entry FROM journal_entries ORDER BY seq")?;
-        let mut rows = st.query([])?;
+        let mut stmt = c.prepare("SELECT seq, entry FROM journal_entries ORDER BY seq")?;
+        let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let seq: i64 = row.get(0)?;
             let text: String = row.get(1)?;

@@ -309,7 +309,7 @@ pub fn write_on_exit(
 ) -> Result<(CheckReport, Vec<PathBuf>), contracts::report::WriteError> {
     app.journal.flush();
     let report = report(
-        &app.journal.summary(&crate::api::auth::Scope::Operator),
+        &app.journal.summary(&crate::auth::Scope::Operator),
         target,
         opts,
     );

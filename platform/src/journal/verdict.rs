@@ -28,7 +28,7 @@ use warp::http::{HeaderValue, Method};
 
 use super::kept::{Kept, KeptBody, Media, Note};
 use super::redact;
-use crate::api::auth::KeyTable;
+use crate::auth::KeyTable;
 use crate::store::WorkspaceRef;
 
 /// A body as seen on the wire: what was captured of it.
@@ -123,7 +123,7 @@ const AUTH_SCHEMES: [&str; 6] = ["Bearer", "Basic", "Token", "ApiKey", "Key", "D
 
 /// Where a request without `X-API-Key` put its key, when it looks like it sent one: the
 /// scheme of an `Authorization` header (`Authorization: Bearer`, for a scheme of
-/// [`AUTH_SCHEMES`]), or the name of a header such as `api-key` or `x_api_key`. Never the
+/// `AUTH_SCHEMES`), or the name of a header such as `api-key` or `x_api_key`. Never the
 /// value.
 pub fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
     if let Some(auth) = headers.get(warp::http::header::AUTHORIZATION) {
@@ -268,7 +268,7 @@ fn judge(
         Resolved::Unknown => out.push(violation(
             ViolationKind::UnknownRoute,
             &["path"],
-            if x.path.starts_with(contracts::operations::INTERFACE_PREFIX) {
+            if x.path.starts_with(contracts::openapi::INTERFACE_PREFIX) {
                 format!(
                     "no operation of the OpenAPI document has the path {}",
                     x.path
@@ -277,7 +277,7 @@ fn judge(
                 format!(
                     "no operation of the OpenAPI document has the path {}: every path of the interface starts with {}",
                     x.path,
-                    contracts::operations::INTERFACE_PREFIX
+                    contracts::openapi::INTERFACE_PREFIX
                 )
             },
             "unknown_route",

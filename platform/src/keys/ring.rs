@@ -227,7 +227,7 @@ impl DataKeyRing {
                 return Ok(keys);
             }
         }
-        let result = self.fly(ws, &slot, &service, trace_id).await;
+        let result = self.run_flight(ws, &slot, &service, trace_id).await;
         flight.error = match &result {
             Err(DataKeyRingError::Service(e)) => Some(e.clone()),
             _ => None,
@@ -245,20 +245,20 @@ impl DataKeyRing {
         service: &Arc<dyn DataKeySource>,
     ) -> Option<WorkspaceKeys> {
         let now = self.clock.now();
-        let mut st = slot.state.lock().expect("lock");
-        st.purge(now);
-        let rows = st.rows.as_ref()?;
+        let mut state = slot.state.lock().expect("lock");
+        state.purge(now);
+        let rows = state.rows.as_ref()?;
         if rows.is_empty()
             || needs_adoption(rows, service.configured_key(ws).as_ref())
-            || rotation_due(rows, service.as_ref(), now, st.rotation_retry_at)
+            || rotation_due(rows, service.as_ref(), now, state.rotation_retry_at)
         {
             return None;
         }
-        st.assemble()
+        state.assemble()
     }
 
     /// The work of one flight (under the workspace's flight lock).
-    async fn fly(
+    async fn run_flight(
         &self,
         ws: &WorkspaceRef,
         slot: &Slot,
@@ -287,9 +287,9 @@ impl DataKeyRing {
         self.decrypt_missing(ws, slot, service, trace_id).await?;
         let now = self.clock.now();
         let due = {
-            let st = slot.state.lock().expect("lock");
-            let rows = st.rows.as_deref().unwrap_or_default();
-            rotation_due(rows, service.as_ref(), now, st.rotation_retry_at)
+            let state = slot.state.lock().expect("lock");
+            let rows = state.rows.as_deref().unwrap_or_default();
+            rotation_due(rows, service.as_ref(), now, state.rotation_retry_at)
         };
         if due {
             match self.add_generated(ws, slot, service, trace_id).await {
@@ -305,9 +305,9 @@ impl DataKeyRing {
                 }
             }
         }
-        let mut st = slot.state.lock().expect("lock");
-        st.purge(self.clock.now());
-        st.assemble().ok_or_else(|| {
+        let mut state = slot.state.lock().expect("lock");
+        state.purge(self.clock.now());
+        state.assemble().ok_or_else(|| {
             KeyServiceError::Unavailable("a data key expired while it was fetched".into()).into()
         })
     }
@@ -323,10 +323,11 @@ impl DataKeyRing {
         trace_id: Option<&str>,
     ) -> Result<(), DataKeyRingError> {
         let missing: Vec<DataKeyRow> = {
-            let mut st = slot.state.lock().expect("lock");
-            st.purge(self.clock.now());
-            let cached: Vec<u32> = st.keys.keys().copied().collect();
-            st.rows
+            let mut state = slot.state.lock().expect("lock");
+            state.purge(self.clock.now());
+            let cached: Vec<u32> = state.keys.keys().copied().collect();
+            state
+                .rows
                 .as_deref()
                 .unwrap_or_default()
                 .iter()
@@ -360,8 +361,8 @@ impl DataKeyRing {
                 Ok((lifetime, plain, new_check)) => {
                     if let Some(check) = new_check {
                         self.store.set_data_key_check(row.id, check.clone()).await?;
-                        let mut st = slot.state.lock().expect("lock");
-                        if let Some(r) = st
+                        let mut state = slot.state.lock().expect("lock");
+                        if let Some(r) = state
                             .rows
                             .as_mut()
                             .and_then(|rows| rows.iter_mut().find(|r| r.id == row.id))

@@ -294,7 +294,7 @@ async fn a_wrong_plaintext_is_caught_by_the_check_value_and_not_cached() {
     store
         .write(|c| {
             c.execute("UPDATE data_keys SET key_check = NULL", [])?;
-            Ok(())
+            Ok::<_, crate::store::StoreError>(())
         })
         .await
         .unwrap();

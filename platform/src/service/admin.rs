@@ -3,8 +3,8 @@
 
 use contracts::wire::{DataKeyInfo, DataKeyList, DataKeyProvider};
 
-use crate::api::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::store::DataKeyRow;
 

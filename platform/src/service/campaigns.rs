@@ -6,8 +6,8 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::conflict;
-use crate::api::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::lifecycle::apply_action;
 use crate::store::StoreError;
@@ -65,21 +65,32 @@ pub async fn create_with_id(
 ) -> Result<CampaignSummary, ApiError> {
     let now = app.clock.now();
     let spec = validate::campaign_create(body, now, app.validation)?;
-    let rec = CampaignRecord {
-        id: match id {
-            Some(id) => id,
-            None => app.draw_id(|g| g.campaign_id()).await?,
-        },
-        ws: who.ws.clone(),
-        status: CampaignStatus::Scheduled,
-        spec,
-        created_by: who.name.clone(),
-        updated_by: who.name.clone(),
-        created_at: now,
-        updated_at: now,
-    };
-    let answer = summary(&rec, now);
-    app.store.write(move |c| campaigns::insert(c, &rec)).await?;
+    let (ws, name) = (who.ws.clone(), who.name.clone());
+    let ids = app.resource_ids.clone();
+    // One write: the id drawn (and its record) and the campaign commit together.
+    let answer = app
+        .store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            let id = match id {
+                Some(id) => id,
+                None => ids.draw(&tx, |g| g.campaign_id())?,
+            };
+            let rec = CampaignRecord {
+                id,
+                ws,
+                status: CampaignStatus::Scheduled,
+                spec,
+                created_by: name.clone(),
+                updated_by: name,
+                created_at: now,
+                updated_at: now,
+            };
+            campaigns::insert(&tx, &rec)?;
+            tx.commit()?;
+            Ok::<_, StoreError>(summary(&rec, now))
+        })
+        .await?;
     app.changes.bump();
     Ok(answer)
 }
@@ -120,11 +131,11 @@ pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Campaign, ApiEr
     app.store
         .read(move |c| {
             let Some(rec) = campaigns::get(c, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("campaign", &id)));
+                return Err(ApiError::not_found("campaign", &id));
             };
-            Ok(Ok(detail(c, &rec, now)?))
+            Ok(detail(c, &rec, now)?)
         })
-        .await?
+        .await
 }
 
 /// Applies a PATCH while the campaign is `scheduled` or `paused`.
@@ -146,31 +157,28 @@ pub async fn patch(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = campaigns::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("campaign", &id)));
+                return Err(ApiError::not_found("campaign", &id));
             };
             let status = rec.status_at(now);
             if !matches!(status, CampaignStatus::Scheduled | CampaignStatus::Paused) {
-                return Ok(Err(conflict(
+                return Err(conflict(
                     "campaign_not_editable",
                     format!(
                         "a campaign can be changed only while scheduled or paused; '{id}' is {}",
                         status.as_str()
                     ),
-                )));
+                ));
             }
-            rec.spec = match validate::campaign_patch(&body, now, &rec.spec, opts) {
-                Ok(s) => s,
-                Err(e) => return Ok(Err(e.into())),
-            };
+            rec.spec = validate::campaign_patch(&body, now, &rec.spec, opts)?;
             rec.status = status;
             rec.updated_by = name;
             rec.updated_at = now;
             campaigns::update(&tx, &rec)?;
             let answer = detail(&tx, &rec, now)?;
             tx.commit()?;
-            Ok(Ok(answer))
+            Ok(answer)
         })
-        .await?;
+        .await;
     app.changes.bump();
     answer
 }
@@ -190,12 +198,12 @@ pub async fn set_status(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = campaigns::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("campaign", &id)));
+                return Err(ApiError::not_found("campaign", &id));
             };
             let from = rec.status_at(now);
             let to = match apply_action(from, action, rec.spec.start, rec.spec.end, now) {
                 Ok(to) => to,
-                Err(e) => return Ok(Err(conflict("invalid_status_transition", e.to_string()))),
+                Err(e) => return Err(conflict("invalid_status_transition", e.to_string())),
             };
             rec.status = to;
             rec.updated_by = name;
@@ -210,9 +218,9 @@ pub async fn set_status(
             activity::record_action(&tx, &id, &row)?;
             let answer = detail(&tx, &rec, now)?;
             tx.commit()?;
-            Ok(Ok(answer))
+            Ok(answer)
         })
-        .await?;
+        .await;
     app.changes.bump();
     answer
 }

@@ -116,7 +116,7 @@ impl Snapshot {
             .iter()
             .map(|(_, r)| {
                 let item = DeploymentListItem {
-                    deployment: super::deployments::to_wire(r),
+                    deployment: r.to_wire(),
                     phone_numbers: r.phone_numbers(),
                 };
                 Entry {
@@ -311,7 +311,7 @@ mod tests {
                             .iter()
                             .map(|r| {
                                 serde_json::to_string(&DeploymentListItem {
-                                    deployment: super::super::deployments::to_wire(r),
+                                    deployment: r.to_wire(),
                                     phone_numbers: r.phone_numbers(),
                                 })
                                 .unwrap()

@@ -1,9 +1,7 @@
 //! Inbound deployments: create, list, get, patch, status, delete.
 
 use contracts::validate;
-use contracts::wire::{
-    ChannelDirection, Deployment, DeploymentAction, DeploymentListItem, DeploymentStatus, Page,
-};
+use contracts::wire::{Deployment, DeploymentAction, DeploymentListItem, DeploymentStatus, Page};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,29 +9,10 @@ use serde_json::value::RawValue;
 
 use super::conflict;
 use super::deployment_lists::{Lookup, MAX_CACHED, Snapshot};
-use crate::api::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::store::deployments::{self, DeploymentRecord, NumberTaken};
-
-/// The answer for a deployment.
-pub fn to_wire(rec: &DeploymentRecord) -> Deployment {
-    Deployment {
-        deployment_id: rec.id.clone(),
-        app_id: rec.config.app_id.clone(),
-        app_version: rec.config.app_version,
-        connection_configs: rec.config.connection_configs.clone(),
-        channel_direction: ChannelDirection::Inbound,
-        created_by: rec.created_by.clone(),
-        created_at: rec.created_at,
-        updated_at: rec.updated_at,
-        name: Some(rec.config.name.clone()),
-        status: Some(rec.status),
-        description: rec.config.description.clone(),
-        inbound_config: rec.config.inbound_config.clone(),
-        updated_by: rec.updated_by.clone(),
-    }
-}
 
 fn taken(t: NumberTaken) -> ApiError {
     conflict(
@@ -59,34 +38,41 @@ pub async fn create_with_id(
 ) -> Result<Deployment, ApiError> {
     let spec = validate::deployment_create(body, app.validation)?;
     let now = app.clock.now();
-    let rec = DeploymentRecord {
-        id: match id {
-            Some(id) => id,
-            None => app.draw_id(|g| g.deployment_id()).await?,
-        },
-        ws: who.ws.clone(),
-        status: DeploymentStatus::Active,
-        config: spec.to_create_request(),
-        created_by: who.name.clone(),
-        updated_by: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let (ws, name) = (who.ws.clone(), who.name.clone());
+    let ids = app.resource_ids.clone();
     let lists = app.deployment_lists.clone();
+    // One write: the id drawn (and its record) and the deployment commit together.
     app.store
         .write(move |c| {
             let tx = c.transaction()?;
+            let id = match id {
+                Some(id) => id,
+                None => ids.draw(&tx, |g| g.deployment_id())?,
+            };
+            let rec = DeploymentRecord {
+                id,
+                ws,
+                status: DeploymentStatus::Active,
+                config: spec.to_create_request(),
+                created_by: name,
+                updated_by: None,
+                created_at: now,
+                updated_at: now,
+            };
             if let Some(t) = deployments::number_conflict(&tx, &rec.ws, &rec.phone_numbers(), None)?
             {
-                return Ok(Err(taken(t)));
+                // The id drawn stays drawn, as every id the stream gave: a restart carries on
+                // after it.
+                tx.commit()?;
+                return Err(taken(t));
             }
             deployments::insert(&tx, &rec)?;
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&rec.ws);
-            Ok(Ok(to_wire(&rec)))
+            Ok(rec.to_wire())
         })
-        .await?
+        .await
 }
 
 /// One page of the workspace's deployments, from the in-memory snapshot of the workspace
@@ -131,7 +117,7 @@ pub async fn list(
                 .iter()
                 .map(|r| {
                     serde_json::value::to_raw_value(&DeploymentListItem {
-                        deployment: to_wire(r),
+                        deployment: r.to_wire(),
                         phone_numbers: r.phone_numbers(),
                     })
                     .expect("a deployment list item serialises")
@@ -155,7 +141,7 @@ pub async fn list(
 pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, ApiError> {
     let found = app.store.read_short(|c| deployments::get(c, &who.ws, id))?;
     found
-        .map(|r| to_wire(&r))
+        .map(|r| r.to_wire())
         .ok_or_else(|| ApiError::not_found("deployment", id))
 }
 
@@ -178,17 +164,14 @@ pub async fn patch(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("deployment", &id)));
+                return Err(ApiError::not_found("deployment", &id));
             };
-            let next = match validate::deployment_patch(&body, &rec.spec()?, opts) {
-                Ok(s) => s,
-                Err(e) => return Ok(Err(e.into())),
-            };
+            let next = validate::deployment_patch(&body, &rec.spec()?, opts)?;
             rec.config = next.to_create_request();
             if let Some(t) =
                 deployments::number_conflict(&tx, &ws, &rec.phone_numbers(), Some(&id))?
             {
-                return Ok(Err(taken(t)));
+                return Err(taken(t));
             }
             rec.updated_by = Some(name);
             rec.updated_at = now;
@@ -196,9 +179,9 @@ pub async fn patch(
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(Ok(to_wire(&rec)))
+            Ok(rec.to_wire())
         })
-        .await?
+        .await
 }
 
 /// `pause` (from `active`) or `resume` (from `paused`); the same status again is a 409.
@@ -216,7 +199,7 @@ pub async fn set_status(
         .write(move |c| {
             let tx = c.transaction()?;
             let Some(mut rec) = deployments::get(&tx, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("deployment", &id)));
+                return Err(ApiError::not_found("deployment", &id));
             };
             let to = match (action, rec.status) {
                 (DeploymentAction::Pause, DeploymentStatus::Active) => DeploymentStatus::Paused,
@@ -226,10 +209,10 @@ pub async fn set_status(
                         DeploymentAction::Pause => "pause",
                         DeploymentAction::Resume => "resume",
                     };
-                    return Ok(Err(conflict(
+                    return Err(conflict(
                         "invalid_status_transition",
                         format!("cannot {verb} a deployment that is {}", from.as_str()),
-                    )));
+                    ));
                 }
             };
             rec.status = to;
@@ -239,9 +222,9 @@ pub async fn set_status(
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(Ok(to_wire(&rec)))
+            Ok(rec.to_wire())
         })
-        .await?
+        .await
 }
 
 /// Deletes a deployment for good (rule 6): its numbers are free at once and every later call on
@@ -257,7 +240,7 @@ pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError
             tx.commit()?;
             // Inside the write: a request dropped while it waits still drops the snapshot.
             lists.invalidate(&ws);
-            Ok(existed)
+            Ok::<_, crate::store::StoreError>(existed)
         })
         .await?;
     if existed {

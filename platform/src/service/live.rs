@@ -1,9 +1,7 @@
 //! What the live page (`/ui`) reads that no other route gives: the platform as a key sees it
-//! ([`stack`]), a campaign's status changes and dials over time ([`activity`]), and the audit
+//! ([`stack`]), a campaign's status changes and dials over time ([`activity()`]), and the audit
 //! of a key service that runs in the same process ([`key_service_calls`], through a
-//! [`KeyServiceAudit`] that `harness up` hands the platform).
-
-use std::sync::Arc;
+//! [`KeyServiceAudit`](crate::app::KeyServiceAudit) that `harness up` hands the platform).
 
 use chrono::{DateTime, Duration, Utc};
 use contracts::clock::format_instant;
@@ -14,37 +12,13 @@ use contracts::wire::{
     WorkspaceId,
 };
 
-use crate::api::auth::{ClockMover, Principal, Scope};
 use crate::app::App;
+use crate::auth::{ClockMover, Principal, Scope};
 use crate::engine::dialing::CallResult;
 use crate::engine::driver::Driver;
 use crate::error::ApiError;
 use crate::lifecycle;
-use crate::store::{WorkspaceRef, activity, campaigns};
-
-/// The audit of a customer key service running in the same process as the platform (the one
-/// `harness up` starts): the calls it received, newest last, never a secret.
-pub trait KeyServiceAudit: Send + Sync {
-    /// The calls numbered after `after`, oldest first, at most `limit`.
-    fn calls(&self, after: u64, limit: usize) -> KeyServiceCalls;
-}
-
-/// The key service whose audit the platform may show, and the workspace it serves.
-#[derive(Clone)]
-pub struct AuditSource {
-    /// The workspace wired to the key service.
-    pub ws: WorkspaceRef,
-    /// Its audit.
-    pub audit: Arc<dyn KeyServiceAudit>,
-}
-
-impl std::fmt::Debug for AuditSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuditSource")
-            .field("ws", &self.ws)
-            .finish_non_exhaustive()
-    }
-}
+use crate::store::{activity, campaigns};
 
 /// The platform as `presented` (a key that may read the clock) sees it; `base_url` is the
 /// address the request came to.
@@ -132,13 +106,13 @@ pub async fn activity(app: &App, who: &Principal, id: &str) -> Result<CampaignAc
     app.store
         .read(move |c| {
             let Some(rec) = campaigns::get(c, &ws, &id)? else {
-                return Ok(Err(ApiError::not_found("campaign", &id)));
+                return Err(ApiError::not_found("campaign", &id));
             };
             let actions = activity::actions(c, &id)?;
             let minutes = activity::dial_minutes(c, &id)?;
-            Ok(Ok(tell(&rec, &actions, &minutes, now)))
+            Ok(tell(&rec, &actions, &minutes, now))
         })
-        .await?
+        .await
 }
 
 /// [`activity`] from what the store keeps.

@@ -9,8 +9,8 @@ use contracts::wire::{
 };
 use serde_json::Value;
 
-use crate::api::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::engine::driver::{AdvanceError, Driver};
 use crate::engine::inbound;
 use crate::error::ApiError;

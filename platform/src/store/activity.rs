@@ -66,10 +66,10 @@ pub fn record_action(c: &Connection, campaign_id: &str, row: &ActionRow) -> Resu
 
 /// The campaign's actions, oldest first.
 pub fn actions(c: &Connection, campaign_id: &str) -> Result<Vec<ActionRow>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT at_ms, action, status, actor FROM campaign_actions WHERE campaign_id = ?1 ORDER BY seq",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![campaign_id], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
@@ -123,10 +123,10 @@ pub fn dial_minutes(
     c: &Connection,
     campaign_id: &str,
 ) -> Result<Vec<(i64, String, u64)>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT minute, result, n FROM campaign_dial_minutes WHERE campaign_id = ?1 ORDER BY minute",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![campaign_id], |r| {
             Ok((
                 r.get::<_, i64>(0)?,

@@ -94,9 +94,9 @@ pub fn end_calls<'a>(
     c: &Connection,
     ends: impl IntoIterator<Item = (&'a str, &'a str, DateTime<Utc>)>,
 ) -> Result<(), StoreError> {
-    let mut st = c.prepare_cached(END_CALL)?;
+    let mut stmt = c.prepare_cached(END_CALL)?;
     for (id, result, at) in ends {
-        end_call_with(&mut st, id, result, at)?;
+        end_call_with(&mut stmt, id, result, at)?;
     }
     Ok(())
 }
@@ -119,9 +119,16 @@ pub fn set_users<'a>(
     c: &Connection,
     users: impl IntoIterator<Item = (UserRef<'a>, UserUpdate)>,
 ) -> Result<(), StoreError> {
-    let mut st = c.prepare_cached(SET_USER)?;
+    let mut stmt = c.prepare_cached(SET_USER)?;
     for (user, w) in users {
-        set_user(&mut st, &user, w.state, w.attempts, w.due_ms, w.last_result)?;
+        set_user(
+            &mut stmt,
+            &user,
+            w.state,
+            w.attempts,
+            w.due_ms,
+            w.last_result,
+        )?;
     }
     Ok(())
 }

@@ -116,24 +116,24 @@ fn read_call(r: &Row<'_>) -> rusqlite::Result<Call> {
 
 /// A call by id.
 pub fn call(c: &Connection, id: &str) -> Result<Option<Call>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {CALL_COLUMNS} FROM attempts WHERE id = ?1"
     ))?;
-    optional(st.query_row(params![id], read_call))
+    optional(stmt.query_row(params![id], read_call))
 }
 
 /// The sealed request of an attempt (empty for a campaign dial or an unknown attempt).
 pub fn call_payload(c: &Connection, id: &str) -> Result<Vec<u8>, StoreError> {
-    let mut st = c.prepare_cached("SELECT payload FROM attempts WHERE id = ?1")?;
-    Ok(optional(st.query_row(params![id], |r| r.get(0)))?.unwrap_or_default())
+    let mut stmt = c.prepare_cached("SELECT payload FROM attempts WHERE id = ?1")?;
+    Ok(optional(stmt.query_row(params![id], |r| r.get(0)))?.unwrap_or_default())
 }
 
 /// Calls in progress, ending first first.
 pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {CALL_COLUMNS} FROM attempts WHERE status = 'calling' ORDER BY ends_ms, id"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_map([], read_call)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
@@ -143,11 +143,11 @@ pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
 /// the calls in progress, which the engine knows from memory, the keys its next steps may
 /// need.
 pub fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status = 'queued'
          UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map([], |r| {
             Ok(WorkspaceRef::new(
                 r.get::<_, String>(0)?,
@@ -160,10 +160,10 @@ pub fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, S
 
 /// Instant outbound calls waiting to be dialled: `(created, id)`.
 pub fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT created_ms, id FROM attempts WHERE kind = 'outbound' AND status = 'queued' ORDER BY created_ms, id",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
@@ -230,13 +230,13 @@ pub const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace
 
 /// [`insert_call`] with a statement of [`INSERT_CALL`].
 pub fn insert_call_with(
-    st: &mut Statement<'_>,
+    stmt: &mut Statement<'_>,
     call: &Call,
     status: CallStatus,
     result: Option<&str>,
 ) -> Result<(), StoreError> {
     let dialed = call.dialed_at.map(ms);
-    st.execute(params![
+    stmt.execute(params![
         call.id,
         call.kind,
         call.ws.org_id,
@@ -290,31 +290,31 @@ pub fn insert_calls(
              VALUES {}",
             values.join(", ")
         );
-        let mut st = c.prepare_cached(&sql)?;
+        let mut stmt = c.prepare_cached(&sql)?;
         for chunk in &mut chunks {
             for (k, (call, status, result)) in chunk.iter().enumerate() {
                 let b = k * 19;
-                st.raw_bind_parameter(b + 1, &call.id)?;
-                st.raw_bind_parameter(b + 2, call.kind)?;
-                st.raw_bind_parameter(b + 3, &call.ws.org_id)?;
-                st.raw_bind_parameter(b + 4, &call.ws.workspace_id)?;
-                st.raw_bind_parameter(b + 5, status)?;
-                st.raw_bind_parameter(b + 6, &call.payload)?;
-                st.raw_bind_parameter(b + 7, ms(call.created_at))?;
-                st.raw_bind_parameter(b + 8, &call.campaign_id)?;
-                st.raw_bind_parameter(b + 9, &call.cohort_id)?;
-                st.raw_bind_parameter(b + 10, call.row_no.map(|n| n as i64))?;
-                st.raw_bind_parameter(b + 11, i64::from(call.retry_attempt))?;
-                st.raw_bind_parameter(b + 12, call.dialed_at.map(ms))?;
-                st.raw_bind_parameter(b + 13, call.ends_at.map(ms))?;
-                st.raw_bind_parameter(b + 14, &call.outcome)?;
-                st.raw_bind_parameter(b + 15, &call.failure_reason)?;
-                st.raw_bind_parameter(b + 16, call.talk_ms)?;
-                st.raw_bind_parameter(b + 17, &call.connection_id)?;
-                st.raw_bind_parameter(b + 18, &call.agent_number)?;
-                st.raw_bind_parameter(b + 19, result)?;
+                stmt.raw_bind_parameter(b + 1, &call.id)?;
+                stmt.raw_bind_parameter(b + 2, call.kind)?;
+                stmt.raw_bind_parameter(b + 3, &call.ws.org_id)?;
+                stmt.raw_bind_parameter(b + 4, &call.ws.workspace_id)?;
+                stmt.raw_bind_parameter(b + 5, status)?;
+                stmt.raw_bind_parameter(b + 6, &call.payload)?;
+                stmt.raw_bind_parameter(b + 7, ms(call.created_at))?;
+                stmt.raw_bind_parameter(b + 8, &call.campaign_id)?;
+                stmt.raw_bind_parameter(b + 9, &call.cohort_id)?;
+                stmt.raw_bind_parameter(b + 10, call.row_no.map(|n| n as i64))?;
+                stmt.raw_bind_parameter(b + 11, i64::from(call.retry_attempt))?;
+                stmt.raw_bind_parameter(b + 12, call.dialed_at.map(ms))?;
+                stmt.raw_bind_parameter(b + 13, call.ends_at.map(ms))?;
+                stmt.raw_bind_parameter(b + 14, &call.outcome)?;
+                stmt.raw_bind_parameter(b + 15, &call.failure_reason)?;
+                stmt.raw_bind_parameter(b + 16, call.talk_ms)?;
+                stmt.raw_bind_parameter(b + 17, &call.connection_id)?;
+                stmt.raw_bind_parameter(b + 18, &call.agent_number)?;
+                stmt.raw_bind_parameter(b + 19, result)?;
             }
-            st.raw_execute()?;
+            stmt.raw_execute()?;
         }
     }
     let mut one = c.prepare_cached(INSERT_CALL)?;
@@ -360,12 +360,12 @@ pub const END_CALL: &str =
 
 /// [`end_call`] with a statement of [`END_CALL`].
 pub fn end_call_with(
-    st: &mut Statement<'_>,
+    stmt: &mut Statement<'_>,
     id: &str,
     result: &str,
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    st.execute(params![id, result, ms(at)])?;
+    stmt.execute(params![id, result, ms(at)])?;
     Ok(())
 }
 

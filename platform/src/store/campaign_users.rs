@@ -19,11 +19,11 @@ pub fn completed_campaign_cohorts(
     c: &Connection,
     campaign_id: &str,
 ) -> Result<Vec<(String, bool, DateTime<Utc>)>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT id, category, updated_ms FROM cohorts
          WHERE parent_kind = 'campaign' AND parent_id = ?1 AND status = 'completed' ORDER BY seq",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![campaign_id], |r| {
             Ok((
                 r.get(0)?,
@@ -37,10 +37,10 @@ pub fn completed_campaign_cohorts(
 
 /// The cohorts a campaign admitted, in admission order.
 pub fn admitted_cohorts(c: &Connection, campaign_id: &str) -> Result<Vec<String>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT cohort_id FROM campaign_cohorts WHERE campaign_id = ?1 ORDER BY position",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![campaign_id], |r| r.get(0))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
@@ -132,13 +132,13 @@ pub fn open_users_data(
     from_seq: i64,
     limit: usize,
 ) -> Result<Vec<SealedUser>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT cu.queue_seq, u.phone_hash, u.data FROM campaign_users cu
          JOIN cohort_users u ON u.cohort_id = cu.cohort_id AND u.row_no = cu.row_no
          WHERE cu.campaign_id = ?1 AND cu.queue_seq >= ?2 AND cu.state IN ('ready', 'calling')
          ORDER BY cu.queue_seq LIMIT ?3",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![campaign_id, from_seq, limit as i64], |r| {
             let hash: Vec<u8> = r.get(1)?;
             let mut phone_hash = [0u8; 16];
@@ -153,11 +153,11 @@ pub fn open_users_data(
 
 /// The users of a campaign waiting for a dial.
 pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT queue_seq, row_no, attempts, due_ms FROM campaign_users
          WHERE campaign_id = ?1 AND state = 'ready'",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![campaign_id], |r| {
             let queue_seq: i64 = r.get(0)?;
             Ok(ReadyUser {
@@ -181,10 +181,10 @@ pub fn admitted_rows(
     cohort_id: &str,
     position: u32,
 ) -> Result<Vec<AdmittedRow>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![cohort_id], |r| {
             let n: i64 = r.get(0)?;
             let hash: Vec<u8> = r.get(1)?;
@@ -224,14 +224,14 @@ pub const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4,
 
 /// Sets a user's state after a dial or a call, with the statement [`SET_USER`].
 pub fn set_user(
-    st: &mut Statement<'_>,
+    stmt: &mut Statement<'_>,
     user: &UserRef<'_>,
     state: UserState,
     attempts: u32,
     due_ms: i64,
     last_result: Option<&str>,
 ) -> Result<(), StoreError> {
-    st.execute(params![
+    stmt.execute(params![
         user.campaign_id,
         user.queue_seq,
         state,

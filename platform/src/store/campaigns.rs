@@ -49,9 +49,9 @@ impl CampaignRecord {
 const COLUMNS: &str =
     "id, org_id, workspace_id, status, spec, created_by, updated_by, created_ms, updated_ms";
 
-fn read(r: &Row<'_>) -> rusqlite::Result<(CampaignRecord0, String)> {
+fn read(r: &Row<'_>) -> rusqlite::Result<(UnparsedCampaign, String)> {
     Ok((
-        CampaignRecord0 {
+        UnparsedCampaign {
             id: r.get(0)?,
             ws: WorkspaceRef::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
             status: r.get(3)?,
@@ -65,7 +65,7 @@ fn read(r: &Row<'_>) -> rusqlite::Result<(CampaignRecord0, String)> {
 }
 
 /// A row before its spec is parsed.
-struct CampaignRecord0 {
+struct UnparsedCampaign {
     id: String,
     ws: WorkspaceRef,
     status: String,
@@ -90,7 +90,7 @@ fn read_spec(id: &str, text: &str) -> Result<CampaignSpec, StoreError> {
     CampaignSpec::from_stored(&req).map_err(|e| StoreError::Corrupt(format!("campaign {id}: {e}")))
 }
 
-fn finish((r, spec): (CampaignRecord0, String)) -> Result<CampaignRecord, StoreError> {
+fn finish((r, spec): (UnparsedCampaign, String)) -> Result<CampaignRecord, StoreError> {
     let spec = read_spec(&r.id, &spec)?;
     let status = CampaignStatus::parse(&r.status)
         .ok_or_else(|| StoreError::Corrupt(format!("campaign {}: status {}", r.id, r.status)))?;
@@ -211,18 +211,18 @@ pub fn get(
     ws: &WorkspaceRef,
     id: &str,
 ) -> Result<Option<CampaignRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM campaigns WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3"
     ))?;
-    optional(st.query_row(params![id, ws.org_id, ws.workspace_id], read))?
+    optional(stmt.query_row(params![id, ws.org_id, ws.workspace_id], read))?
         .map(finish)
         .transpose()
 }
 
 /// A campaign by id, any workspace (for the engine).
 pub fn get_any(c: &Connection, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1"))?;
-    optional(st.query_row(params![id], read))?
+    let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1"))?;
+    optional(stmt.query_row(params![id], read))?
         .map(finish)
         .transpose()
 }
@@ -242,12 +242,12 @@ pub fn settle(
 ) -> Result<Vec<(String, CampaignStatus)>, StoreError> {
     let now_ms = ms(now);
     let [moved_a, moved_b] = lifecycle::MOVED_BY_TIME.map(|s| s.as_str());
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT id, status, start_ms, end_ms FROM campaigns
          WHERE status IN (?4, ?5) AND (start_ms <= ?1 OR end_ms <= ?1)
            AND (?2 IS NULL OR (org_id = ?2 AND workspace_id = ?3))",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(
             params![
                 now_ms,
@@ -301,10 +301,10 @@ pub fn list(
         .query_row(params![ws.org_id, ws.workspace_id, status, search], |r| {
             r.get(0)
         })?;
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM campaigns WHERE {filter} ORDER BY {order} {dir}, seq {dir} LIMIT ?5 OFFSET ?6"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_map(
             params![
                 ws.org_id,
@@ -329,10 +329,10 @@ pub fn list(
 
 /// Campaigns the engine runs: not ended, not cancelled.
 pub fn live_campaign_ids(c: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT id, updated_ms FROM campaigns WHERE status IN ('scheduled', 'active', 'paused') ORDER BY seq",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)

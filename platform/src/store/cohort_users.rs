@@ -27,11 +27,11 @@ pub struct NewUser {
 
 /// Inserts users of a cohort. Callers batch many per transaction.
 pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Result<(), StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "INSERT INTO cohort_users (cohort_id, row_no, phone_hash, data) VALUES (?1, ?2, ?3, ?4)",
     )?;
     for u in users {
-        st.execute(params![
+        stmt.execute(params![
             cohort_id,
             u.row_no as i64,
             &u.phone_hash[..],
@@ -61,11 +61,11 @@ pub fn row_hash(
     cohort_id: &str,
     row_no: u64,
 ) -> Result<Option<[u8; 16]>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT phone_hash FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
     )?;
     let hash: Option<Vec<u8>> =
-        optional(st.query_row(params![cohort_id, row_no as i64], |r| r.get(0)))?;
+        optional(stmt.query_row(params![cohort_id, row_no as i64], |r| r.get(0)))?;
     Ok(hash.and_then(|h| <[u8; 16]>::try_from(h.as_slice()).ok()))
 }
 
@@ -189,11 +189,11 @@ pub fn users_after(
     after_row_no: u64,
     limit: u32,
 ) -> Result<Vec<StoredUser>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT cohort_id, row_no, phone_hash, data FROM cohort_users
          WHERE cohort_id = ?1 AND row_no > ?2 ORDER BY row_no LIMIT ?3",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(
             params![cohort_id, after_row_no as i64, limit as i64],
             read_user,
@@ -208,10 +208,10 @@ pub fn user(
     cohort_id: &str,
     row_no: u64,
 ) -> Result<Option<StoredUser>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT cohort_id, row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
     )?;
-    optional(st.query_row(params![cohort_id, row_no as i64], read_user))
+    optional(stmt.query_row(params![cohort_id, row_no as i64], read_user))
 }
 
 /// How many users a cohort holds.
@@ -232,7 +232,7 @@ pub fn latest_deployment_user(
     deployment_id: &str,
     phone_hash: &[u8; 16],
 ) -> Result<Option<StoredUser>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT u.cohort_id, u.row_no, u.phone_hash, u.data
          FROM cohorts k
          JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
@@ -242,7 +242,7 @@ pub fn latest_deployment_user(
            AND k.category = 'cohort' AND k.status = 'completed'
          ORDER BY k.seq DESC LIMIT 1",
     )?;
-    optional(st.query_row(
+    optional(stmt.query_row(
         params![&phone_hash[..], ws.org_id, ws.workspace_id, deployment_id],
         read_user,
     ))
@@ -255,11 +255,11 @@ pub fn in_stop_file(
     campaign_id: &str,
     phone_hash: &[u8; 16],
 ) -> Result<bool, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT 1 FROM cohorts k JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
          WHERE k.parent_kind = 'campaign' AND k.parent_id = ?2
            AND k.category = 'stop_file' AND k.status = 'completed'
          LIMIT 1",
     )?;
-    Ok(optional(st.query_row(params![&phone_hash[..], campaign_id], |_| Ok(())))?.is_some())
+    Ok(optional(stmt.query_row(params![&phone_hash[..], campaign_id], |_| Ok(())))?.is_some())
 }

@@ -127,7 +127,7 @@ fn source_str(s: CohortSourceType) -> &'static str {
     }
 }
 
-fn read(r: &Row<'_>) -> rusqlite::Result<Result<CohortRecord, StoreError>> {
+fn read(r: &Row<'_>) -> Result<CohortRecord, StoreError> {
     let id: String = r.get(0)?;
     let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("cohort {id}: {what} '{v}'"));
     let kind: String = r.get(3)?;
@@ -135,23 +135,23 @@ fn read(r: &Row<'_>) -> rusqlite::Result<Result<CohortRecord, StoreError>> {
     let source: String = r.get(7)?;
     let category: String = r.get(8)?;
     let Some(kind) = ParentKind::parse(&kind) else {
-        return Ok(Err(corrupt("parent kind", &kind)));
+        return Err(corrupt("parent kind", &kind));
     };
     let status = match status.as_str() {
         "processing" => CohortStatus::Processing,
         "completed" => CohortStatus::Completed,
         "failed" => CohortStatus::Failed,
-        other => return Ok(Err(corrupt("status", other))),
+        other => return Err(corrupt("status", other)),
     };
     let source_type = match source.as_str() {
         "file_upload" => CohortSourceType::FileUpload,
         "stream" => CohortSourceType::Stream,
-        other => return Ok(Err(corrupt("source type", other))),
+        other => return Err(corrupt("source type", other)),
     };
     let category = match category.as_str() {
         "cohort" => CohortCategory::Cohort,
         "stop_file" => CohortCategory::StopFile,
-        other => return Ok(Err(corrupt("category", other))),
+        other => return Err(corrupt("category", other)),
     };
     let counts: (Option<i64>, Option<i64>, Option<i64>) = (r.get(9)?, r.get(10)?, r.get(11)?);
     let result = match (status, counts) {
@@ -162,7 +162,7 @@ fn read(r: &Row<'_>) -> rusqlite::Result<Result<CohortRecord, StoreError>> {
         }),
         _ => None,
     };
-    Ok(Ok(CohortRecord {
+    Ok(CohortRecord {
         ws: WorkspaceRef::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
         parent: Parent {
             kind,
@@ -180,7 +180,7 @@ fn read(r: &Row<'_>) -> rusqlite::Result<Result<CohortRecord, StoreError>> {
         created_at: from_ms(r.get(16)?),
         updated_at: from_ms(r.get(17)?),
         id,
-    }))
+    })
 }
 
 /// Inserts the [`UPLOADING`] row of a cohort whose file is about to be received. Its name,
@@ -247,8 +247,8 @@ pub fn delete_uploading(c: &Connection, id: &str) -> Result<bool, StoreError> {
 
 /// Every cohort still [`UPLOADING`]: after a restart, uploads that were never answered.
 pub fn uploading_ids(c: &Connection) -> Result<Vec<String>, StoreError> {
-    let mut st = c.prepare_cached("SELECT id FROM cohorts WHERE status = ?1")?;
-    let ids = st
+    let mut stmt = c.prepare_cached("SELECT id FROM cohorts WHERE status = ?1")?;
+    let ids = stmt
         .query_map(params![UPLOADING], |r| r.get(0))?
         .collect::<Result<Vec<String>, _>>()?;
     Ok(ids)
@@ -295,12 +295,12 @@ pub fn get(
     parent: &Parent,
     id: &str,
 ) -> Result<Option<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts
          WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3 AND parent_kind = ?4 AND parent_id = ?5
            AND status <> ?6"
     ))?;
-    optional(st.query_row(
+    stmt.query_and_then(
         params![
             id,
             ws.org_id,
@@ -310,16 +310,19 @@ pub fn get(
             UPLOADING
         ],
         read,
-    ))?
+    )?
+    .next()
     .transpose()
 }
 
 /// A cohort by id, any workspace (for the engine and the processor); `None` while uploading.
 pub fn get_any(c: &Connection, id: &str) -> Result<Option<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts WHERE id = ?1 AND status <> ?2"
     ))?;
-    optional(st.query_row(params![id, UPLOADING], read))?.transpose()
+    stmt.query_and_then(params![id, UPLOADING], read)?
+        .next()
+        .transpose()
 }
 
 /// One page of a parent's cohorts in upload order, and how many it has.
@@ -341,16 +344,14 @@ pub fn list(
     let total: i64 = c
         .prepare_cached(&format!("SELECT COUNT(*) FROM cohorts WHERE {filter}"))?
         .query_row(params![p.0, p.1, p.2, p.3, p.4], |r| r.get(0))?;
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts WHERE {filter} ORDER BY seq LIMIT ?6 OFFSET ?7"
     ))?;
-    let rows = st
-        .query_map(
+    let rows = stmt
+        .query_and_then(
             params![p.0, p.1, p.2, p.3, p.4, limit as i64, offset as i64],
             read,
         )?
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     Ok((rows, total as u64))
 }
@@ -361,36 +362,34 @@ pub fn completed_cohorts(
     parent: &Parent,
     category: CohortCategory,
 ) -> Result<Vec<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts
          WHERE parent_kind = ?1 AND parent_id = ?2 AND category = ?3 AND status = 'completed'
          ORDER BY seq"
     ))?;
-    let rows = st
-        .query_map(
+    let rows = stmt
+        .query_and_then(
             params![parent.kind.as_str(), parent.id, category.as_str()],
             read,
         )?
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
 /// The uploaded cohort that waits longest for processing: the head of the queue.
 pub fn next_pending(c: &Connection) -> Result<Option<CohortRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts WHERE status = 'processing' AND source_type = 'file_upload'
          ORDER BY seq LIMIT 1"
     ))?;
-    optional(st.query_row([], read))?.transpose()
+    stmt.query_and_then([], read)?.next().transpose()
 }
 
 /// Whether a cohort exists and is still `processing`.
 pub fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError> {
-    let mut st =
+    let mut stmt =
         c.prepare_cached("SELECT 1 FROM cohorts WHERE id = ?1 AND status = 'processing'")?;
-    Ok(optional(st.query_row(params![id], |_| Ok(())))?.is_some())
+    Ok(optional(stmt.query_row(params![id], |_| Ok(())))?.is_some())
 }
 
 /// Deletes what processing produced so far (users, their lookup entries and the

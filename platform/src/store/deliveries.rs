@@ -70,12 +70,12 @@ pub fn due_deliveries(
     at: DateTime<Utc>,
     limit: u32,
 ) -> Result<Vec<(DateTime<Utc>, Delivery)>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT id, org_id, workspace_id, kind, subject_id, url, body, tries, created_ms, next_try_ms
          FROM webhook_deliveries WHERE status = 'pending' AND next_try_ms <= ?1
          ORDER BY next_try_ms, seq LIMIT ?2",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(params![ms(at), i64::from(limit)], |r| {
             Ok((
                 from_ms(r.get(9)?),
@@ -117,13 +117,13 @@ pub struct TryRecord {
 pub fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<(), StoreError> {
     let tx = c.transaction()?;
     {
-        let mut st = tx.prepare_cached(
+        let mut stmt = tx.prepare_cached(
             "UPDATE webhook_deliveries SET status = ?2, tries = ?3, next_try_ms = ?4, last_status = ?5,
                     last_error = ?6, delivered_ms = ?7 WHERE id = ?1",
         )?;
         for r in records {
             let status = DeliveryState::after_try(r.delivered_at.is_some(), r.next.is_some());
-            st.execute(params![
+            stmt.execute(params![
                 r.id,
                 status,
                 i64::from(r.tries),
@@ -177,11 +177,11 @@ pub fn list_deliveries(
             "SELECT COUNT(*) FROM webhook_deliveries WHERE org_id = ?1 AND workspace_id = ?2",
         )?
         .query_row(params![ws.org_id, ws.workspace_id], |r| r.get(0))?;
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT id, kind, subject_id, url, status, tries, last_status, last_error, created_ms, next_try_ms, delivered_ms
          FROM webhook_deliveries WHERE org_id = ?1 AND workspace_id = ?2 ORDER BY seq LIMIT ?3 OFFSET ?4",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map(
             params![ws.org_id, ws.workspace_id, i64::from(limit), offset as i64],
             |r| {

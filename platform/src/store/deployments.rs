@@ -4,7 +4,10 @@
 use chrono::{DateTime, Utc};
 use contracts::model::DeploymentSpec;
 use contracts::validate::ListParams;
-use contracts::wire::{DeploymentCreateRequest, DeploymentSortBy, DeploymentStatus, SortOrder};
+use contracts::wire::{
+    ChannelDirection, Deployment, DeploymentCreateRequest, DeploymentSortBy, DeploymentStatus,
+    SortOrder,
+};
 use rusqlite::{Connection, Row, params};
 
 use super::{StoreError, WorkspaceRef, from_json, from_ms, like_substring, ms, optional, to_json};
@@ -31,6 +34,25 @@ pub struct DeploymentRecord {
 }
 
 impl DeploymentRecord {
+    /// The answer for this deployment.
+    pub fn to_wire(&self) -> Deployment {
+        Deployment {
+            deployment_id: self.id.clone(),
+            app_id: self.config.app_id.clone(),
+            app_version: self.config.app_version,
+            connection_configs: self.config.connection_configs.clone(),
+            channel_direction: ChannelDirection::Inbound,
+            created_by: self.created_by.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            name: Some(self.config.name.clone()),
+            status: Some(self.status),
+            description: self.config.description.clone(),
+            inbound_config: self.config.inbound_config.clone(),
+            updated_by: self.updated_by.clone(),
+        }
+    }
+
     /// The configuration as validated domain types.
     pub fn spec(&self) -> Result<DeploymentSpec, StoreError> {
         DeploymentSpec::try_from(&self.config)
@@ -114,13 +136,13 @@ pub fn number_conflict(
     numbers: &[String],
     except: Option<&str>,
 ) -> Result<Option<NumberTaken>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT deployment_id FROM deployment_numbers
          WHERE org_id = ?1 AND workspace_id = ?2 AND phone_number = ?3",
     )?;
     for p in numbers {
         let owner: Option<String> =
-            optional(st.query_row(params![ws.org_id, ws.workspace_id, p], |r| r.get(0)))?;
+            optional(stmt.query_row(params![ws.org_id, ws.workspace_id, p], |r| r.get(0)))?;
         if let Some(owner) = owner
             && Some(owner.as_str()) != except
         {
@@ -138,12 +160,12 @@ fn write_numbers(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreErro
         "DELETE FROM deployment_numbers WHERE deployment_id = ?1",
         params![rec.id],
     )?;
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "INSERT INTO deployment_numbers (org_id, workspace_id, phone_number, deployment_id, position)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for (i, p) in rec.phone_numbers().iter().enumerate() {
-        st.execute(params![
+        stmt.execute(params![
             rec.ws.org_id,
             rec.ws.workspace_id,
             p,
@@ -221,10 +243,10 @@ pub fn get(
     ws: &WorkspaceRef,
     id: &str,
 ) -> Result<Option<DeploymentRecord>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM deployments WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3"
     ))?;
-    optional(st.query_row(params![id, ws.org_id, ws.workspace_id], read))?
+    optional(stmt.query_row(params![id, ws.org_id, ws.workspace_id], read))?
         .map(finish)
         .transpose()
 }
@@ -277,10 +299,10 @@ pub fn list(
         .map(|c| format!("d.{c}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {cols} FROM deployments d WHERE {filter} ORDER BY d.{order} {dir}, d.seq {dir} LIMIT ?4 OFFSET ?5"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_map(
             params![
                 ws.org_id,
@@ -306,11 +328,11 @@ pub fn all(
     ws: &WorkspaceRef,
     cap: usize,
 ) -> Result<Vec<(i64, DeploymentRecord)>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS}, seq FROM deployments WHERE org_id = ?1 AND workspace_id = ?2
          ORDER BY seq LIMIT ?3"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_map(params![ws.org_id, ws.workspace_id, cap as i64], |r| {
             Ok((read(r)?, r.get::<_, i64>(9)?))
         })?

@@ -68,10 +68,10 @@ pub fn get(
     cohort_id: &str,
     kind: CohortFileType,
 ) -> Result<Option<FileRow>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT id, size, chunks, complete FROM files WHERE cohort_id = ?1 AND kind = ?2",
     )?;
-    optional(st.query_row(params![cohort_id, kind.as_str()], |r| {
+    optional(stmt.query_row(params![cohort_id, kind.as_str()], |r| {
         Ok(FileRow {
             id: r.get(0)?,
             size: r.get::<_, i64>(1)? as u64,
@@ -83,9 +83,9 @@ pub fn get(
 
 /// A sealed chunk.
 pub fn chunk(c: &Connection, file_id: i64, seq: u32) -> Result<Option<Vec<u8>>, StoreError> {
-    let mut st =
+    let mut stmt =
         c.prepare_cached("SELECT data FROM file_chunks WHERE file_id = ?1 AND seq = ?2")?;
-    optional(st.query_row(params![file_id, seq], |r| r.get(0)))
+    optional(stmt.query_row(params![file_id, seq], |r| r.get(0)))
 }
 
 /// Deletes the file of a kind of a cohort and its chunks. Answers whether there was one.

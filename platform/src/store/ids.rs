@@ -67,10 +67,11 @@ impl PersistentIds {
     }
 
     /// Draws with `f` and records the stream's new position on `c`, the writer connection,
-    /// before answering. Call it outside any transaction (so that a later rollback cannot
-    /// undo the record of a draw already made) and with the writer held (so that draws and
-    /// records keep one order). When the record fails the draw is undone and the error
-    /// answered: nothing drawn goes unrecorded.
+    /// before answering. Call it with the writer held (so that draws and records keep one
+    /// order), outside any transaction or inside the one that stores what the id names (a
+    /// create: the id and the resource commit together; a rollback leaves an id that named
+    /// nothing stored, which a restart may draw again). When the record fails the draw is
+    /// undone and the error answered: nothing drawn goes unrecorded.
     pub fn draw<T>(&self, c: &Connection, f: impl FnOnce(&IdGen) -> T) -> Result<T, StoreError> {
         let before = self.generator.word_pos();
         let out = f(&self.generator);

@@ -92,18 +92,18 @@ fn read_inbound(r: &Row<'_>) -> rusqlite::Result<InboundRow> {
 
 /// An inbound call by id.
 pub fn inbound(c: &Connection, id: &str) -> Result<Option<InboundRow>, StoreError> {
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {INBOUND_COLUMNS} FROM inbound_calls WHERE id = ?1"
     ))?;
-    optional(st.query_row(params![id], read_inbound))
+    optional(stmt.query_row(params![id], read_inbound))
 }
 
 /// Answered inbound calls that have not ended: `(ends, id)`.
 pub fn open_inbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT ends_ms, id FROM inbound_calls WHERE answered = 1 AND ended = 0 ORDER BY ends_ms, id",
     )?;
-    let rows = st
+    let rows = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
@@ -128,10 +128,10 @@ pub fn list_inbound(
             "SELECT COUNT(*) FROM inbound_calls WHERE org_id = ?1 AND workspace_id = ?2",
         )?
         .query_row(params![ws.org_id, ws.workspace_id], |r| r.get(0))?;
-    let mut st = c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {INBOUND_COLUMNS} FROM inbound_calls WHERE org_id = ?1 AND workspace_id = ?2 ORDER BY seq LIMIT ?3 OFFSET ?4"
     ))?;
-    let rows = st
+    let rows = stmt
         .query_map(
             params![ws.org_id, ws.workspace_id, i64::from(limit), offset as i64],
             read_inbound,

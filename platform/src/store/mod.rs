@@ -12,7 +12,6 @@
 //! - [`inbound`]: inbound calls.
 //! - [`activity`]: a campaign's status actions and its dials per minute (the live page).
 //! - [`workspace`]: the reset of one workspace (every row its clients made, at once).
-//! - [`engine`]: the items the campaign engine uses, re-exported from the modules above.
 //! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
 //! - [`ids`]: where the seeded id generators stand, so a restart carries on.
 //! - [`states`]: the stored states and kinds, with their one string form each.
@@ -39,7 +38,6 @@ pub mod cohort_users;
 pub mod cohorts;
 pub mod deliveries;
 pub mod deployments;
-pub mod engine;
 pub mod files;
 pub mod ids;
 pub mod inbound;
@@ -47,9 +45,6 @@ mod migrations;
 pub mod states;
 pub mod statistics;
 pub mod workspace;
-
-/// The calls table under its earlier path, `store::attempts` (its home is [`calls`]).
-pub use calls as attempts;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -240,10 +235,11 @@ impl Store {
     }
 
     /// Runs `f` on the writer connection, off the async threads.
-    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
@@ -251,20 +247,21 @@ impl Store {
             f(&mut conn)
         })
         .await
-        .map_err(|e| StoreError::Task(e.to_string()))?
+        .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
     /// Runs `f` on a reader connection (the writer for in-memory stores), off the async
     /// threads.
-    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || inner.read_blocking(f))
             .await
-            .map_err(|e| StoreError::Task(e.to_string()))?
+            .map_err(|e| E::from(StoreError::Task(e.to_string())))?
     }
 
     /// Runs a short read (well under a millisecond: a page of a list, one row) on a reader
@@ -322,11 +319,11 @@ impl Store {
     /// The data keys of a workspace, oldest first.
     pub async fn data_keys(&self, ws: WorkspaceRef) -> Result<Vec<DataKeyRow>, StoreError> {
         self.read(move |c| {
-            let mut st = c.prepare_cached(
+            let mut stmt = c.prepare_cached(
                 "SELECT id, provider, key_alias, encrypted_key, created_at, key_check FROM data_keys
                  WHERE org_id = ?1 AND workspace_id = ?2 ORDER BY id",
             )?;
-            let rows = st
+            let rows = stmt
                 .query_map(params![ws.org_id, ws.workspace_id], |r| {
                     Ok(DataKeyRow {
                         id: r.get::<_, i64>(0)? as u32,
@@ -385,10 +382,7 @@ impl Store {
 }
 
 impl Inner {
-    fn read_blocking<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn read_blocking<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
         if self.readers.is_empty() {
             let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             return f(&conn);
@@ -498,7 +492,7 @@ mod tests {
             .unwrap();
         s.write(move |c| {
             c.execute("UPDATE data_keys SET key_check = NULL", [])?;
-            Ok(())
+            Ok::<_, StoreError>(())
         })
         .await
         .unwrap();
@@ -520,10 +514,10 @@ mod tests {
                     deployments::list(c, &ws, &p)?;
                 }
                 let cols = "d.id, d.org_id, d.workspace_id, d.status, d.spec, d.created_by, d.updated_by, d.created_ms, d.updated_ms";
-                let st = c.prepare_cached(&format!(
+                let stmt = c.prepare_cached(&format!(
                     "SELECT {cols} FROM deployments d WHERE d.org_id = ?1 AND d.workspace_id = ?2 AND ?3 IS NULL ORDER BY d.created_ms DESC, d.seq DESC LIMIT ?4 OFFSET ?5"
                 ))?;
-                Ok(st.get_status(rusqlite::StatementStatus::RePrepare))
+                Ok::<_, StoreError>(stmt.get_status(rusqlite::StatementStatus::RePrepare))
             })
             .await
             .unwrap();

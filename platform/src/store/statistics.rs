@@ -49,11 +49,11 @@ pub fn campaign_counts(
         None
     };
     // Users the engine admitted, by state.
-    let mut st = c.prepare_cached(
+    let mut stmt = c.prepare_cached(
         "SELECT state, COUNT(*), SUM(attempts > 0 AND due_ms <= ?2) FROM campaign_users
          WHERE campaign_id = ?1 GROUP BY state",
     )?;
-    let users = st
+    let users = stmt
         .query_map(params![campaign_id, ms(now)], |r| {
             Ok(UsersInState {
                 state: r.get(0)?,
@@ -78,9 +78,9 @@ pub fn campaign_counts(
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     // Ended attempts by result.
-    let mut st =
+    let mut stmt =
         c.prepare_cached("SELECT result, n FROM campaign_results WHERE campaign_id = ?1")?;
-    let results = st
+    let results = stmt
         .query_map(params![campaign_id], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
         })?

@@ -284,7 +284,7 @@ fn the_readmes_configuration_example_is_valid() {
     assert_eq!(config.journal.capacity, 10_000);
     assert_eq!(
         config.journal.response_bodies,
-        platform::journal::ResponseBodies::Failures
+        platform::config::journal::ResponseBodies::Failures
     );
     assert_eq!(config.faults.len(), 1);
     config.validate_faults().unwrap();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use contracts::clock::{Clock, SimClock};
 use platform::App;
-use platform::config::Principal;
+use platform::auth::Principal;
 use platform::engine::{Engine, StepKeys};
 use platform::service::{campaigns, cohorts};
 use platform::store::WorkspaceRef;
@@ -101,7 +101,7 @@ async fn attempts(app: &App) -> Vec<Row> {
             let rows = st
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
+            Ok::<_, platform::store::StoreError>(rows)
         })
         .await
         .unwrap()
@@ -115,7 +115,7 @@ async fn users(app: &App) -> Vec<(i64, String, i64)> {
             let rows = st
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
+            Ok::<_, platform::store::StoreError>(rows)
         })
         .await
         .unwrap()
@@ -128,7 +128,7 @@ async fn deliveries(app: &App) -> Vec<(String, String)> {
             let rows = st
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
+            Ok::<_, platform::store::StoreError>(rows)
         })
         .await
         .unwrap()

@@ -132,7 +132,7 @@ pub async fn dials(app: &TestApp, campaign: &str) -> Vec<Dial> {
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
+            Ok::<_, platform::store::StoreError>(rows)
         })
         .await
         .unwrap()
@@ -935,16 +935,16 @@ async fn every_dial_calls_its_own_user_across_the_read_aheads() {
         .app
         .store
         .read(move |c| {
-            let mut st = c.prepare(
+            let mut stmt = c.prepare(
                 "SELECT cohort_id, row_no, retry_attempt, result FROM attempts
                  WHERE campaign_id = ?1 ORDER BY cohort_id, row_no, retry_attempt",
             )?;
-            let rows = st
+            let rows = stmt
                 .query_map([campaign], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
+            Ok::<_, platform::store::StoreError>(rows)
         })
         .await
         .unwrap();

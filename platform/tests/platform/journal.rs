@@ -311,7 +311,7 @@ async fn entries_name_the_operation_and_keep_the_shape_of_bodies() {
 
     // Kept when asked for.
     let app = spawn_with(|mut c| {
-        c.journal.response_bodies = platform::journal::ResponseBodies::All;
+        c.journal.response_bodies = platform::config::journal::ResponseBodies::All;
         c
     })
     .await;
@@ -507,7 +507,7 @@ const SECRETS: &[&str] = &[
 async fn the_journal_never_holds_a_key_a_phone_number_or_a_variable_value() {
     let app = spawn_with(|mut c| {
         c.journal.persist = true;
-        c.journal.response_bodies = platform::journal::ResponseBodies::All;
+        c.journal.response_bodies = platform::config::journal::ResponseBodies::All;
         c
     })
     .await;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use contracts::wire::{KeyServiceCall, KeyServiceCalls};
 use platform::api::ui::{ASSETS, OBSERVER_HEADER};
-use platform::service::live::{AuditSource, KeyServiceAudit};
+use platform::app::{AuditSource, KeyServiceAudit};
 use platform::store::WorkspaceRef;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

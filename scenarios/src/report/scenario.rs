@@ -45,7 +45,7 @@ pub struct ScenarioReport {
     /// Scripted telephony rules and how many dials each answered.
     pub telephony_rules: Vec<RuleReport>,
     /// Dials and inbound calls over time by result, bucketed, with what is marked and
-    /// shaded ([`super::svg`] draws it).
+    /// shaded ([`contracts::report::chart`] draws it).
     pub chart: Chart,
     /// The expectations, judged.
     pub expectations: CheckReport,

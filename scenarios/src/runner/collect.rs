@@ -7,7 +7,7 @@ use contracts::clock::format_instant;
 
 use super::judge::{agent_variables, round4};
 use super::observe::{RESULTS, series_names};
-use super::play::Run;
+use super::run::Run;
 use crate::checks::{Check, CheckReport, Evidence, Outcome, Severity};
 use crate::report::scenario::{
     CampaignReport, Chart, CohortReport, ConnectionReport, Count, InboundReport, KeyServiceCount,

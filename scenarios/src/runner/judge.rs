@@ -7,7 +7,7 @@ use contracts::clock::format_instant;
 use serde_json::{Value, json};
 
 use super::observe::CampaignDials;
-use super::play::Run;
+use super::run::Run;
 use crate::checks::{Check, Evidence, Outcome, Severity};
 use crate::scenario::expect::{Count, Expect};
 
@@ -310,7 +310,7 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             fault,
             calls,
         } => {
-            let fault = fault.map(crate::scenario::load::kind_name);
+            let fault = fault.map(crate::scenario::kms::kind_name);
             let n = run.stack.kms().audit().count(|e| {
                 (endpoint.as_str() == "all" || e.endpoint.as_str() == endpoint.as_str())
                     && outcome.as_ref().is_none_or(|o| &e.outcome == o)

@@ -6,7 +6,7 @@
 //! then moves the clock through `POST /sim/v1/clock/advance` from stop to stop: the engine
 //! runs every event due on the way, in time order.
 //!
-//! - [`play`]: the run itself (setup, stops, timeline steps);
+//! - [`play`]: the run itself (setup, stops, timeline steps), on the state of [`mod@run`];
 //! - [`judge`]: expectations into checks;
 //! - [`observe`]: the dials, from the telephony journal;
 //! - [`collect`]: the report at the end;
@@ -21,6 +21,7 @@ pub mod dials;
 pub mod judge;
 pub mod observe;
 pub mod play;
+pub mod run;
 pub mod webhooks;
 
 use std::io::IsTerminal;
@@ -210,7 +211,7 @@ pub async fn run_loaded(
 ) -> Result<ScenarioReport> {
     let seed = seed.unwrap_or(l.scenario.seed);
     let export = dials.map(dials::DialExport::create).transpose()?;
-    let mut run = play::Run::start(l, seed).await?;
+    let mut run = run::Run::start(l, seed).await?;
     run.observer.export = export;
     let outcome = async {
         run.setup().await?;
@@ -222,7 +223,7 @@ pub async fn run_loaded(
     }
     .await
     .with_context(|| format!("running {}", l.file));
-    let play::Run {
+    let run::Run {
         stack, receiver, ..
     } = run;
     stack.stop().await.context("stopping the stack")?;

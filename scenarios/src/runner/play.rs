@@ -5,16 +5,16 @@
 //! the steps run and the expectations due judged. The steps themselves, and the key-service
 //! faults and cohort uploads they switch on, are in `play/actions.rs`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, anyhow, bail};
 use chrono::{DateTime, Duration, Utc};
 use contracts::clock::format_instant;
-use customer_kms_sim::{FaultKind, FaultScope, FaultSpec, FaultTrigger, KmsConfig};
+use customer_kms_sim::{FaultKind, FaultSpec, FaultTrigger, KmsConfig};
 use indicatif::ProgressBar;
 use reqwest::Method;
 use serde_json::{Value, json};
-use telephony_sim::{NumberMatcher, Response, RuleHandle, Script};
+use telephony_sim::{NumberMatcher, Response, Script};
 
 use super::client::Api;
 use super::observe::Observer;
@@ -22,16 +22,16 @@ use super::webhooks::{Receiver, Signing};
 use crate::checks::Check;
 use crate::report::scenario::TimelineEntry;
 use crate::scenario::Loaded;
-use crate::scenario::load::campaign_body;
-use crate::scenario::model::{
-    Answer, AnswerOutcome, KmsEndpointScope, KmsFaultDef, KmsFaultKind, ScriptKind,
-};
+use crate::scenario::kms::{KmsFaultDef, KmsFaultKind};
+use crate::scenario::model::{Answer, AnswerOutcome, ScriptKind};
+use crate::scenario::setup::campaign_body;
 use crate::scenario::time::At;
 use crate::scenario::timeline::Action;
 use crate::stack::{ByokOptions, EngineMode, Stack, StackClock, StackDatabase, StackOptions};
 
 mod actions;
 
+use super::run::{Created, Event, FaultSet, Run};
 use actions::{Refusable, response};
 
 /// The platform's webhook secret in scenario runs (fixed, so reports do not depend on it).
@@ -40,95 +40,6 @@ pub const WEBHOOK_SECRET: &str = "whsec_scenario";
 pub const API_KEY: &str = "sk-scenario";
 /// How many progress ticks a run is cut into (also how often the journal is drained).
 const TICKS: i64 = 200;
-
-/// Something to do at a stop.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Event {
-    /// Remove a key-service fault (by the runner's index of it).
-    FaultOff(usize),
-    /// Set a key-service fault of the file.
-    FaultOn(usize),
-    /// Upload a cohort (index in the file).
-    Upload(usize),
-    /// A timeline step (index in the file).
-    Step(usize),
-    /// Judge an expectation (index in the file).
-    Judge(usize),
-    /// Only stop here (a campaign edge, a progress tick).
-    Look,
-}
-
-/// A key-service fault the run set.
-#[derive(Clone, Debug)]
-pub struct FaultSet {
-    /// Its id at the key service.
-    pub id: String,
-    /// What it is (`service_unavailable on all`).
-    pub label: String,
-    /// When it was set.
-    pub from: DateTime<Utc>,
-    /// When it was removed.
-    pub until: Option<DateTime<Utc>>,
-    /// Whether it covers a stretch of time (not only its next N calls).
-    pub timed: bool,
-}
-
-/// A campaign created by the run.
-#[derive(Clone, Debug)]
-pub struct Created {
-    /// The platform's id.
-    pub id: String,
-    /// The status last seen.
-    pub status: String,
-}
-
-/// The state of a run while it plays; the collector reads it at the end.
-pub struct Run<'a> {
-    /// The scenario.
-    pub loaded: &'a Loaded,
-    /// The seed in use.
-    pub seed: u64,
-    /// The stack.
-    pub stack: Stack,
-    /// The client.
-    pub api: Api,
-    /// The webhook receiver.
-    pub receiver: Receiver,
-    /// What was seen of the dials.
-    pub observer: Observer,
-    /// Campaigns by key.
-    pub campaigns: BTreeMap<String, Created>,
-    /// Deployments by key: their ids.
-    pub deployments: BTreeMap<String, String>,
-    /// Cohorts by key: their path once uploaded, and the record last read.
-    pub cohorts: BTreeMap<String, (String, Value)>,
-    /// Inbound calls in the order they were made (the timeline's): key and the platform's
-    /// record.
-    pub inbound: Vec<(String, Value)>,
-    /// What happened.
-    pub timeline: Vec<TimelineEntry>,
-    /// The expectations judged so far, by index.
-    pub checks: BTreeMap<usize, Check>,
-    /// Steps and uploads the platform refused, each a failed check, in time order.
-    pub refused: Vec<Check>,
-    /// Scripted rules and their expected dials.
-    pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
-    /// The key-service faults set, by the runner's index: the fault's id and the stretch it
-    /// covers (until `None`: not removed yet).
-    faults: Vec<FaultSet>,
-    stops: BTreeMap<DateTime<Utc>, BTreeSet<Event>>,
-    /// A campaign's status may have changed since the statuses were last read: set by an
-    /// advance that reports a campaign transition and by a stop that ran a step or an
-    /// upload. Reading a campaign computes its statistics (a pass over its users), so the
-    /// statuses are not read at stops where nothing could have changed them.
-    statuses_stale: bool,
-    /// Campaigns read at this stop, by key: the expectations judged at one stop and the
-    /// report read a campaign once (a read is a pass over its users). Emptied when the clock
-    /// moves and after a step or an upload.
-    reads: std::sync::Mutex<BTreeMap<String, Value>>,
-    /// The simulated time of the current stop.
-    pub now: DateTime<Utc>,
-}
 
 impl<'a> Run<'a> {
     /// Starts the stack and the receiver, installs the telephony rules.

@@ -3,6 +3,7 @@
 //! the requests inside. Each refusal is a [`Problem`] with its line and column.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
@@ -11,15 +12,31 @@ use contracts::domain::phone::normalize;
 use contracts::validate::Options;
 use serde_json::Value;
 
-use super::api::{ApiPlace, seg};
 use super::expect::Expect;
-use super::load::{Problem, campaign_body, kind_name};
-use super::locate::{Seg, Tree};
+use super::kms::{KmsFaultKind, kind_name};
+use super::locate::{ApiPlace, Seg, Tree, seg};
 use super::located::{Located, line_col};
-use super::model::{KmsFaultKind, Scenario};
-use super::setup::CohortDef;
+use super::model::Scenario;
+use super::setup::{CohortDef, campaign_body};
 use super::time::At;
 use super::timeline::Action;
+
+/// One thing wrong with a file, where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column, from 1.
+    pub col: usize,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.col, self.message)
+    }
+}
 
 /// The problems found in one file's text (`dir` is where files it names are read from).
 pub(super) struct Checker<'a> {

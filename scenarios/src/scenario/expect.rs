@@ -12,8 +12,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::model::{KmsEndpointScope, KmsFaultKind};
+use super::kms::KmsFaultKind;
 use super::time::At;
+use contracts::wire::byok::EndpointScope;
 
 /// One expectation.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -163,7 +164,7 @@ pub enum Expect {
     KeyServiceCalls {
         /// `auth`, `decrypt-key`, `rotate-key` or `all` (default).
         #[serde(default)]
-        endpoint: KmsEndpointScope,
+        endpoint: EndpointScope,
         /// Only calls with this outcome (`OK`, `SERVICE_UNAVAILABLE`, ...); default every call.
         #[serde(default)]
         outcome: Option<String>,

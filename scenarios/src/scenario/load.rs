@@ -5,29 +5,19 @@
 //! where.
 
 use std::collections::BTreeMap;
-use std::fmt::{self, Write};
+use std::fmt::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
-use super::check::Checker;
+use super::check::{Checker, Problem};
 use super::located::line_col;
-use super::model::{KmsFaultKind, Scenario};
+use super::model::Scenario;
+use super::setup::campaign_body;
 use super::time::At;
 use super::timeline::Action;
-
-/// One thing wrong with a file, where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    /// Line, from 1.
-    pub line: usize,
-    /// Column, from 1.
-    pub col: usize,
-    /// What is wrong and how to fix it.
-    pub message: String,
-}
 
 /// A scenario file that cannot run: every problem found, with its place.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -283,55 +273,6 @@ fn default_until(s: &Scenario, start: DateTime<Utc>) -> DateTime<Utc> {
     latest + Duration::hours(1)
 }
 
-/// The fault kind's name as written in files.
-pub fn kind_name(k: KmsFaultKind) -> &'static str {
-    match k {
-        KmsFaultKind::ServiceUnavailable => "service_unavailable",
-        KmsFaultKind::RateLimited => "rate_limited",
-        KmsFaultKind::InternalError => "internal_error",
-        KmsFaultKind::Latency => "latency",
-        KmsFaultKind::Hang => "hang",
-        KmsFaultKind::MalformedJson => "malformed_json",
-        KmsFaultKind::WrongContentType => "wrong_content_type",
-        KmsFaultKind::WrongPlaintext => "wrong_plaintext",
-        KmsFaultKind::TruncatedKey => "truncated_key",
-    }
-}
-
-/// The campaign's create body: its `request` with the timestamps and, with `webhooks`, the
-/// webhook URL filled in.
-pub fn campaign_body(
-    c: &super::setup::CampaignDef,
-    start: DateTime<Utc>,
-    webhook_url: &str,
-) -> Value {
-    let mut body = c.request.clone();
-    if let Some(o) = body.as_object_mut() {
-        o.insert(
-            "start_timestamp".into(),
-            contracts::clock::format_instant(c.start.resolve(start)).into(),
-        );
-        o.insert(
-            "end_timestamp".into(),
-            contracts::clock::format_instant(c.end.resolve(start)).into(),
-        );
-        if c.webhooks
-            && let Some(app) = o.get_mut("app_config").and_then(Value::as_object_mut)
-        {
-            let metadata = app
-                .get("webhook_config")
-                .and_then(|w| w.get("metadata"))
-                .cloned()
-                .unwrap_or_else(|| serde_json::json!({}));
-            app.insert(
-                "webhook_config".into(),
-                serde_json::json!({"url": webhook_url, "metadata": metadata}),
-            );
-        }
-    }
-    body
-}
-
 /// Every campaign's key and its create body, by key (for the runner).
 pub fn campaign_bodies(l: &Loaded, webhook_base: &str) -> BTreeMap<String, Value> {
     l.scenario
@@ -344,10 +285,4 @@ pub fn campaign_bodies(l: &Loaded, webhook_base: &str) -> BTreeMap<String, Value
             )
         })
         .collect()
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.col, self.message)
-    }
 }

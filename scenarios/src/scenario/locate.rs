@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use contracts::error::LocItem;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
@@ -128,6 +129,51 @@ fn distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+/// Where a request sits in the file: the path of its entry (`campaigns`, 0), the field that
+/// holds the body (`request`, `patch`), and the entry's span for what cannot be placed.
+pub(super) struct ApiPlace {
+    entry: Vec<Seg>,
+    pub(super) field: &'static str,
+    pub(super) fallback: Range<usize>,
+}
+
+impl ApiPlace {
+    pub(super) fn new(field: &'static str, entry: &[Seg], fallback: &Range<usize>) -> ApiPlace {
+        ApiPlace {
+            entry: entry.to_vec(),
+            field,
+            fallback: fallback.clone(),
+        }
+    }
+
+    /// The file path of a failure's `loc` (after `body`). A campaign's timestamps are not
+    /// in its `request`: they are its `start` and `end`.
+    pub(super) fn path(&self, loc: &[LocItem]) -> Vec<Seg> {
+        let mut path = self.entry.clone();
+        match loc.first() {
+            Some(LocItem::Key(k)) if self.field == "request" && k == "start_timestamp" => {
+                path.push("start".into())
+            }
+            Some(LocItem::Key(k)) if self.field == "request" && k == "end_timestamp" => {
+                path.push("end".into())
+            }
+            _ => {
+                path.push(self.field.into());
+                path.extend(loc.iter().map(seg));
+            }
+        }
+        path
+    }
+}
+
+/// A `loc` item as a path step.
+pub(super) fn seg(l: &LocItem) -> Seg {
+    match l {
+        LocItem::Key(k) => Seg::Key(k.clone()),
+        LocItem::Index(n) => Seg::Index(*n),
+    }
 }
 
 #[cfg(test)]

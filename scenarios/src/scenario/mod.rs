@@ -5,6 +5,7 @@
 //! - [`setup`]: campaigns, cohorts and deployments created through the API;
 //! - [`timeline`]: actions at simulated times;
 //! - [`expect`]: what must hold;
+//! - [`kms`]: the key service's faults, their kinds and the endpoints they cover;
 //! - [`time`]: times (absolute or `+duration`) and durations;
 //! - [`located`]: values with their place in the file;
 //! - [`locate`]: the place of a field inside a table kept as JSON, and near names;
@@ -19,6 +20,7 @@
 mod api;
 pub mod check;
 pub mod expect;
+pub mod kms;
 pub mod load;
 pub mod locate;
 pub mod located;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -154,6 +155,36 @@ impl Generate {
         let i: u64 = digits.parse().ok()?;
         (i >= self.first && i - self.first < self.count).then_some(i)
     }
+}
+
+/// The campaign's create body: its `request` with the timestamps and, with `webhooks`, the
+/// webhook URL filled in.
+pub fn campaign_body(c: &CampaignDef, start: DateTime<Utc>, webhook_url: &str) -> Value {
+    let mut body = c.request.clone();
+    if let Some(o) = body.as_object_mut() {
+        o.insert(
+            "start_timestamp".into(),
+            contracts::clock::format_instant(c.start.resolve(start)).into(),
+        );
+        o.insert(
+            "end_timestamp".into(),
+            contracts::clock::format_instant(c.end.resolve(start)).into(),
+        );
+        if c.webhooks
+            && let Some(app) = o.get_mut("app_config").and_then(Value::as_object_mut)
+        {
+            let metadata = app
+                .get("webhook_config")
+                .and_then(|w| w.get("metadata"))
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
+            app.insert(
+                "webhook_config".into(),
+                serde_json::json!({"url": webhook_url, "metadata": metadata}),
+            );
+        }
+    }
+    body
 }
 
 #[cfg(test)]

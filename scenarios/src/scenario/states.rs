@@ -17,12 +17,12 @@ use contracts::validate::Options;
 use contracts::wire::{CampaignAction, CampaignStatus};
 use platform::lifecycle::{apply_action, effective_status};
 
-use super::api::ApiPlace;
 use super::check::Checker;
-use super::load::campaign_body;
+use super::locate::ApiPlace;
 use super::located::line_col;
 use super::model::Scenario;
 use super::setup::CohortDef;
+use super::setup::campaign_body;
 use super::time::At;
 use super::timeline::Action;
 

@@ -11,8 +11,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::KmsEndpointScope;
 use super::time::{At, Span};
+use contracts::wire::byok::EndpointScope;
 
 /// One entry of the timeline.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -95,7 +95,7 @@ pub enum Action {
         duration: Span,
         /// Which endpoint (default all).
         #[serde(default)]
-        endpoint: KmsEndpointScope,
+        endpoint: EndpointScope,
     },
     /// `POST /admin/v1/.../data-keys/rotate`: a new data key from the key service.
     RotateDataKey {},

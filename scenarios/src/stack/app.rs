@@ -7,8 +7,8 @@ use contracts::clock::{SharedClock, SimClock};
 use contracts::wire::{KeyServiceCall, KeyServiceCalls};
 use customer_kms_sim::KeyService;
 use platform::App;
+use platform::app::{AuditSource, KeyServiceAudit};
 use platform::config::PlatformConfig;
-use platform::service::live::{AuditSource, KeyServiceAudit};
 use platform::store::{Store, WorkspaceRef};
 
 use super::StackError;

@@ -76,8 +76,8 @@ pub struct UpArgs {
     /// name, a load balancer). [default: the --host, or 127.0.0.1 for 0.0.0.0 and ::1 for ::]
     #[arg(long, value_name = "HOST", env = "HARNESS_PUBLIC_HOST")]
     pub public_host: Option<String>,
-    /// An API key of the platform: KEY[:NAME] opens the stack's workspace,
-    /// ORG/WORKSPACE=KEY[:NAME] another (`*` matches any org or workspace). Repeat the flag,
+    /// An API key of the platform: `KEY[:NAME]` opens the stack's workspace,
+    /// `ORG/WORKSPACE=KEY[:NAME]` another (`*` matches any org or workspace). Repeat the flag,
     /// or separate keys with commas in the environment variable. [default: the platform
     /// file's keys, else a generated key for every workspace]
     #[arg(

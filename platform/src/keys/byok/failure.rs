@@ -3,13 +3,10 @@
 //! says what to check, and quotes the key service only after masking secrets and anything
 //! shaped like a JWT.
 
-use super::http::CallError;
+use super::error::{CallError, clean};
 use super::token::Auth;
 use super::{ByokKeyService, Endpoint};
 use crate::keys::KeyServiceError;
-
-/// At most this many characters of the key service's own error message are quoted.
-const MAX_QUOTED: usize = 200;
 
 impl ByokKeyService {
     /// `decrypt-key answered 404 KEY_NOT_FOUND ("...")`.
@@ -101,20 +98,6 @@ impl ByokKeyService {
     }
 }
 
-/// Text from the key service, safe to put in a message: at most [`MAX_QUOTED`] characters,
-/// control characters replaced.
-pub(super) fn clean(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .take(MAX_QUOTED)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if s.chars().count() > MAX_QUOTED {
-        out.push('…');
-    }
-    out
-}
-
 /// Three base64url parts of at least 10 characters joined by dots: the shape of a JWT.
 fn looks_like_jwt(word: &str) -> bool {
     let word = word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_');
@@ -130,6 +113,7 @@ fn looks_like_jwt(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::error::MAX_QUOTED;
     use super::*;
 
     #[test]

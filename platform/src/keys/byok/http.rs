@@ -7,7 +7,7 @@ use contracts::wire::byok::{HEADER_REQUEST_ID, HEADER_REQUEST_TIMESTAMP, HEADER_
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
-use super::failure::clean;
+use super::error::{CallError, clean};
 use super::shape::Shape;
 use super::{ByokKeyService, Endpoint};
 use crate::keys::KeyServiceError;
@@ -19,19 +19,6 @@ pub(super) struct Answer {
     status: u16,
     content_type: Option<String>,
     body: Zeroizing<Vec<u8>>,
-}
-
-/// Why a call did not succeed.
-pub(super) enum CallError {
-    /// No usable answer: connection refused, timeout, cut-off or oversized body.
-    Transport(String),
-    /// An answer with a status other than 2xx.
-    Status {
-        status: u16,
-        code: Option<String>,
-        message: Option<String>,
-        retry_after: Option<String>,
-    },
 }
 
 /// How a request authenticates.

@@ -35,6 +35,7 @@
 //!
 //! - [`http`]: one call, its headers and timeout, its answer.
 //! - [`token`]: the bearer token, its cache and the retry on a `401`.
+//! - `error`: why a call failed, and the key service's text made safe to quote.
 //! - [`failure`]: a failed call as a [`KeyServiceError`], with scrubbed messages.
 //! - `shape`: the fields of each successful answer, to name what is wrong with one.
 //! - The settings of a workspace's BYOK are [`crate::config::ByokConfig`].
@@ -55,6 +56,7 @@ use crate::config::{BYOK_KEY_PREFIX, ByokAuth, ByokConfig};
 use crate::keys::{DataKeySource, KeyFuture, KeyServiceError};
 use crate::store::WorkspaceRef;
 
+mod error;
 pub mod failure;
 pub mod http;
 mod shape;
@@ -63,7 +65,7 @@ pub mod token;
 pub use http::MAX_ANSWER_BYTES;
 pub use token::{TOKEN_MARGIN_SECS, token_margin};
 
-use failure::clean;
+use error::clean;
 use http::SecretText;
 use token::{Auth, Token};
 

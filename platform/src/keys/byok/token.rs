@@ -8,8 +8,8 @@ use contracts::wire::byok::{GRANT_TYPE_CLIENT_CREDENTIALS, TOKEN_TYPE_BEARER};
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
-use super::failure::clean;
-use super::http::{Answer, CallError, Credentials, SecretText};
+use super::error::{CallError, clean};
+use super::http::{Answer, Credentials, SecretText};
 use super::{ByokKeyService, Endpoint};
 use crate::config::Secret;
 use crate::keys::KeyServiceError;

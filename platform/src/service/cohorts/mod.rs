@@ -27,14 +27,14 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::conflict;
-use crate::api::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ingest;
 use crate::keys::WorkspaceKeys;
 use crate::store::cohorts::{self, CohortRecord, Parent, ParentKind};
 use crate::store::files;
-use crate::store::{Store, StoreError, WorkspaceRef, campaigns, deployments};
+use crate::store::{Store, WorkspaceRef, campaigns, deployments};
 
 pub mod upload;
 
@@ -72,31 +72,31 @@ fn check_parent(
     ws: &WorkspaceRef,
     parent: &Parent,
     adding: Option<chrono::DateTime<chrono::Utc>>,
-) -> Result<Result<(), ApiError>, StoreError> {
+) -> Result<(), ApiError> {
     match parent.kind {
         ParentKind::Campaign => {
             let Some(rec) = campaigns::get(c, ws, &parent.id)? else {
-                return Ok(Err(parent_not_found(parent)));
+                return Err(parent_not_found(parent));
             };
             if let Some(now) = adding {
                 let status = rec.status_at(now);
                 if matches!(status, CampaignStatus::Ended | CampaignStatus::Cancelled) {
-                    return Ok(Err(conflict(
+                    return Err(conflict(
                         "campaign_closed",
                         format!(
                             "campaign '{}' is {}; cohorts can be added only while a campaign is scheduled, active or paused",
                             parent.id,
                             status.as_str()
                         ),
-                    )));
+                    ));
                 }
             }
-            Ok(Ok(()))
+            Ok(())
         }
-        ParentKind::Deployment => Ok(match deployments::get(c, ws, &parent.id)? {
+        ParentKind::Deployment => match deployments::get(c, ws, &parent.id)? {
             Some(_) => Ok(()),
             None => Err(parent_not_found(parent)),
-        }),
+        },
     }
 }
 
@@ -109,7 +109,7 @@ async fn require_parent(
     let (ws, parent) = (ws.clone(), parent.clone());
     app.store
         .read(move |c| check_parent(c, &ws, &parent, adding))
-        .await?
+        .await
 }
 
 fn cohort_not_found(parent: &Parent, id: &str) -> ApiError {
@@ -184,9 +184,7 @@ pub async fn stream_with_id(
         .store
         .write(move |c| {
             let tx = c.transaction()?;
-            if let Err(e) = check_parent(&tx, &rec.ws, &rec.parent, Some(now))? {
-                return Ok(Err(e));
-            }
+            check_parent(&tx, &rec.ws, &rec.parent, Some(now))?;
             cohorts::insert(&tx, &rec)?;
             cohorts::insert_users(&tx, &rec.id, &prepared.users)?;
             cohorts::index_phones(&tx, &rec.id)?;
@@ -207,9 +205,9 @@ pub async fn stream_with_id(
                 )?;
             }
             tx.commit()?;
-            Ok(Ok(to_wire(&rec)))
+            Ok(to_wire(&rec))
         })
-        .await?;
+        .await;
     // A completed cohort: the engine admits its users.
     app.changes.bump();
     answer
@@ -227,12 +225,10 @@ pub async fn list(
     let found = app
         .store
         .read(move |c| {
-            if let Err(e) = check_parent(c, &ws, &parent, None)? {
-                return Ok(Err(e));
-            }
-            Ok(Ok(cohorts::list(c, &ws, &parent, offset, limit)?))
+            check_parent(c, &ws, &parent, None)?;
+            Ok::<_, ApiError>(cohorts::list(c, &ws, &parent, offset, limit)?)
         })
-        .await??;
+        .await?;
     let (rows, total) = found;
     let page = Page {
         items: rows.iter().map(to_wire).collect(),
@@ -254,12 +250,10 @@ async fn find(
     let (ws, parent, id) = (who.ws.clone(), parent.clone(), id.to_string());
     app.store
         .read(move |c| {
-            if let Err(e) = check_parent(c, &ws, &parent, None)? {
-                return Ok(Err(e));
-            }
-            Ok(cohorts::get(c, &ws, &parent, &id)?.ok_or_else(|| cohort_not_found(&parent, &id)))
+            check_parent(c, &ws, &parent, None)?;
+            cohorts::get(c, &ws, &parent, &id)?.ok_or_else(|| cohort_not_found(&parent, &id))
         })
-        .await?
+        .await
 }
 
 /// A cohort of the parent.

@@ -12,8 +12,8 @@ use futures_util::{Stream, TryStreamExt};
 use rusqlite::Connection;
 
 use super::{check_parent, parent_not_found, require_parent, to_wire};
-use crate::api::auth::Principal;
 use crate::app::App;
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ingest;
 use crate::keys::WorkspaceKeys;
@@ -83,7 +83,7 @@ impl Receiving {
                 cohorts::insert_uploading(&tx, &id, &ws, &parent, &by, now)?;
                 let file_id = files::create(&tx, &id, CohortFileType::Cohort)?;
                 tx.commit()?;
-                Ok(file_id)
+                Ok::<_, StoreError>(file_id)
             })
             .await?;
         self.file = Some((file_id, 0, 0));
@@ -130,7 +130,7 @@ impl Receiving {
                     .app
                     .store
                     .read(move |c| check_parent(c, &ws, &parent, None))
-                    .await?
+                    .await
                 {
                     Err(gone) => Err(gone),
                     Ok(()) => Err(e.into()),
@@ -194,9 +194,7 @@ impl Receiving {
             .store
             .write(move |c| {
                 let tx = c.transaction()?;
-                if let Err(e) = check_parent(&tx, &r2.ws, &r2.parent, Some(now))? {
-                    return Ok(Err(e));
-                }
+                check_parent(&tx, &r2.ws, &r2.parent, Some(now))?;
                 store_bytes(
                     &tx,
                     &keys,
@@ -206,21 +204,20 @@ impl Receiving {
                 )?;
                 files::finish(&tx, file_id, size, chunks)?;
                 if !cohorts::finish_upload(&tx, &r2)? {
-                    return Ok(Err(parent_not_found(&r2.parent)));
+                    return Err(parent_not_found(&r2.parent));
                 }
                 tx.commit()?;
-                Ok(Ok(()))
+                Ok(())
             })
             .await;
         match accepted {
-            Ok(Ok(())) => {
+            Ok(()) => {
                 self.settled = true;
                 self.app.cohorts.end_receiving(&self.id);
                 ingest::ensure_started(&self.app);
                 Ok(to_wire(&rec))
             }
-            Ok(Err(e)) => Err(self.abort(e).await),
-            Err(e) => Err(self.abort(e.into()).await),
+            Err(e) => Err(self.abort(e).await),
         }
     }
 }

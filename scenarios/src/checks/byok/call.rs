@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::probe::Endpoint;
+use contracts::wire::byok::Endpoint;
 
 /// Request bodies longer than this are shown by their size only.
 const MAX_SENT_BODY: usize = 64 * 1024;

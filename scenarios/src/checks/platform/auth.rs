@@ -10,9 +10,10 @@ use serde_json::{Value, json};
 
 use super::auth_isolation as isolation;
 use super::context::{Ctx, is_error_shape};
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Created, Kind, Makes, Side, cohort_stream, magic_number, secs};
-use super::target::{Body, Key, Parent, Paths};
+use super::target::{Key, Parent, Paths};
 use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
 

@@ -5,9 +5,10 @@
 use reqwest::Method;
 
 use super::context::Ctx;
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, Side, secs};
-use super::target::{Body, Key};
+use super::target::Key;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 

@@ -9,9 +9,10 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::context::Ctx;
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, COHORT_CSV_REJECTED, COHORT_CSV_ROWS, Kind, Makes};
-use super::target::{Body, Parent};
+use super::target::Parent;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 

@@ -7,10 +7,11 @@ use contracts::clock::{Clock, SystemClock};
 use reqwest::Method;
 use serde_json::Value;
 
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{Agent, Created, Ledger, Names, Side};
 use super::schema::Schemas;
-use super::target::{Body, Http, Key, Paths, Workspace, sim_clock};
+use super::target::{Http, Key, Paths, Workspace, sim_clock};
 use crate::checks::Evidence;
 
 /// Settings of a run beyond the target.

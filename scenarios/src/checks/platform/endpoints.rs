@@ -9,9 +9,10 @@ use serde_json::json;
 
 use super::cohorts::wait_for_cohort;
 use super::context::Ctx;
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, cohort_stream, magic_number, secs};
-use super::target::{Body, Parent};
+use super::target::Parent;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 

@@ -13,9 +13,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::context::{Ctx, is_error_shape, is_validation_shape, loc, names_loc};
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes};
-use super::target::{Body, Key};
+use super::target::Key;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 

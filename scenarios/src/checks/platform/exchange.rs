@@ -8,7 +8,6 @@ use reqwest::Method;
 use serde_json::{Map, Value, json};
 use url::Url;
 
-use super::target::Body;
 use crate::checks::Evidence;
 
 /// The most characters of a body kept as evidence.
@@ -189,10 +188,57 @@ impl Exchange {
     }
 }
 
+/// A request body.
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// No body.
+    Empty,
+    /// A JSON body (`content-type: application/json`).
+    Json(Value),
+    /// Bytes as they are, with their content type.
+    Raw(&'static str, Vec<u8>),
+    /// A `multipart/form-data` body.
+    Multipart(Vec<FormPart>),
+}
+
+/// One part of a multipart body.
+#[derive(Clone, Debug)]
+pub struct FormPart {
+    /// The field name.
+    pub name: String,
+    /// The file name, for a file part.
+    pub file_name: Option<String>,
+    /// Its media type, for a file part.
+    pub mime: Option<&'static str>,
+    /// The content.
+    pub bytes: Vec<u8>,
+}
+
+impl FormPart {
+    /// A text field.
+    pub fn text(name: &str, value: &str) -> FormPart {
+        FormPart {
+            name: name.into(),
+            file_name: None,
+            mime: None,
+            bytes: value.as_bytes().to_vec(),
+        }
+    }
+
+    /// A file.
+    pub fn file(name: &str, file_name: &str, mime: &'static str, bytes: Vec<u8>) -> FormPart {
+        FormPart {
+            name: name.into(),
+            file_name: Some(file_name.into()),
+            mime: Some(mime),
+            bytes,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::platform::target::FormPart;
 
     fn exchange(body: &Body, text: &str) -> Exchange {
         let url = Url::parse("http://h/api/x?limit=1").unwrap();

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use super::target::FormPart;
+use super::exchange::FormPart;
 
 /// The prefix of every name a run creates.
 pub const NAME_PREFIX: &str = "harness-check-";

@@ -40,6 +40,7 @@ pub mod receiver;
 pub mod rules;
 pub mod schema;
 pub mod sim;
+mod sim_defs;
 mod sim_inbound;
 mod sim_rules;
 pub mod sim_states;

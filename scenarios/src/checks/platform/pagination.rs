@@ -19,9 +19,10 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::context::Ctx;
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, secs};
-use super::target::{Body, Key, sim_clock_advance};
+use super::target::{Key, sim_clock_advance};
 use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
 

@@ -7,7 +7,8 @@ use anyhow::bail;
 use reqwest::Method;
 
 use super::context::Ctx;
-use super::target::{Body, Key, Paths, Workspace, sim_clock};
+use super::exchange::Body;
+use super::target::{Key, Paths, Workspace, sim_clock};
 
 /// The note printed when the target's clock is simulated and `--sim` was not given.
 pub const SIMULATED_WITHOUT_SIM: &str = "note: the target runs a simulated clock (GET /sim/v1/clock); the checks take their timestamps from it. Add --sim to run the checks that need time (the sim group)";

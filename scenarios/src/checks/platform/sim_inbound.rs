@@ -12,7 +12,7 @@ use serde_json::json;
 use super::context::Ctx;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, all_days, cohort_stream, secs};
-use super::sim::advance_to;
+use super::sim_defs::advance_to;
 use super::target::Parent;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;

@@ -16,7 +16,7 @@ use super::context::Ctx;
 use super::exchange::Exchange;
 use super::fixtures::{self, magic_number, secs, ts};
 use super::receiver::Receiver;
-use super::sim::{
+use super::sim_defs::{
     BUDGET, COHORT_ACTIVE, EVENTS, LATE_COHORT, LateUpload, OUTBOUND_EVENT, RATE, RETRIES,
     RETRY_GAP, RULE1, RULE2, RULE3, RULE4, RULE5, SHORT, SHORT_OFF, STOP_FILE, STOPPED, WEIGHTS,
     WINDOW, WINDOWED,
@@ -96,7 +96,7 @@ pub(super) async fn stop_file(cx: &Ctx, id: &str) -> Exchange {
         Method::POST,
         &cx.paths.cohorts(Parent::Campaign(id), &["stream"]),
         json!({
-            "name": cx.names.name(super::sim::STOP_LIST.label),
+            "name": cx.names.name(super::sim_defs::STOP_LIST.label),
             "cohort_category": "stop_file",
             "users": [{"phone_number": excluded}]
         }),

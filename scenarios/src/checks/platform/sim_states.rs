@@ -13,7 +13,7 @@ use serde_json::json;
 use super::context::Ctx;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, secs, ts};
-use super::sim::{advance_to, status as get};
+use super::sim_defs::{advance_to, status as get};
 use super::states::{campaign_action as action, describe, is_4xx, status, status_value};
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;

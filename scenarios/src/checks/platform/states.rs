@@ -7,9 +7,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::context::Ctx;
+use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{Kind, Makes, all_days, secs, ts};
-use super::target::Body;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 

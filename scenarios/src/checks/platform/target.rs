@@ -9,10 +9,9 @@ use std::time::Duration;
 
 use contracts::clock::Stopwatch;
 use reqwest::Method;
-use serde_json::Value;
 use url::Url;
 
-use super::exchange::{Exchange, Sent};
+use super::exchange::{Body, Exchange, FormPart, Sent};
 
 /// An org and workspace and the key that opens it.
 #[derive(Clone, Debug)]
@@ -127,54 +126,6 @@ pub fn sim_clock() -> Vec<String> {
 /// `/sim/v1/clock/advance`.
 pub fn sim_clock_advance() -> Vec<String> {
     vec!["sim".into(), "v1".into(), "clock".into(), "advance".into()]
-}
-
-/// A request body.
-#[derive(Clone, Debug)]
-pub enum Body {
-    /// No body.
-    Empty,
-    /// A JSON body (`content-type: application/json`).
-    Json(Value),
-    /// Bytes as they are, with their content type.
-    Raw(&'static str, Vec<u8>),
-    /// A `multipart/form-data` body.
-    Multipart(Vec<FormPart>),
-}
-
-/// One part of a multipart body.
-#[derive(Clone, Debug)]
-pub struct FormPart {
-    /// The field name.
-    pub name: String,
-    /// The file name, for a file part.
-    pub file_name: Option<String>,
-    /// Its media type, for a file part.
-    pub mime: Option<&'static str>,
-    /// The content.
-    pub bytes: Vec<u8>,
-}
-
-impl FormPart {
-    /// A text field.
-    pub fn text(name: &str, value: &str) -> FormPart {
-        FormPart {
-            name: name.into(),
-            file_name: None,
-            mime: None,
-            bytes: value.as_bytes().to_vec(),
-        }
-    }
-
-    /// A file.
-    pub fn file(name: &str, file_name: &str, mime: &'static str, bytes: Vec<u8>) -> FormPart {
-        FormPart {
-            name: name.into(),
-            file_name: Some(file_name.into()),
-            mime: Some(mime),
-            bytes,
-        }
-    }
 }
 
 /// Which `X-API-Key` a request sends.

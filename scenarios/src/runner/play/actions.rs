@@ -17,7 +17,7 @@ impl Run<'_> {
         let until = f.until.map(|a| self.at(a));
         let label = format!(
             "key service {} on {}",
-            crate::scenario::load::kind_name(f.kind),
+            crate::scenario::kms::kind_name(f.kind),
             f.endpoint.as_str()
         );
         self.faults.push(FaultSet {
@@ -33,7 +33,7 @@ impl Run<'_> {
             "key service",
             format!(
                 "{} on {} ({}){}",
-                crate::scenario::load::kind_name(f.kind),
+                crate::scenario::kms::kind_name(f.kind),
                 f.endpoint.as_str(),
                 info.id,
                 until.map_or(String::new(), |u| format!(" until {}", format_instant(u)))
@@ -240,7 +240,7 @@ impl Run<'_> {
                 let info = self
                     .stack
                     .kms()
-                    .add_fault(FaultSpec::new(FaultKind::ServiceUnavailable).on(scope(*endpoint)))
+                    .add_fault(FaultSpec::new(FaultKind::ServiceUnavailable).on(*endpoint))
                     .map_err(|e| anyhow!("key_service_outage ({loc}): {e}"))?;
                 self.faults.push(FaultSet {
                     id: info.id.clone(),
@@ -373,15 +373,6 @@ impl Run<'_> {
     }
 }
 
-fn scope(e: KmsEndpointScope) -> FaultScope {
-    match e {
-        KmsEndpointScope::All => FaultScope::All,
-        KmsEndpointScope::Auth => FaultScope::Auth,
-        KmsEndpointScope::DecryptKey => FaultScope::DecryptKey,
-        KmsEndpointScope::RotateKey => FaultScope::RotateKey,
-    }
-}
-
 fn fault_spec(f: &KmsFaultDef) -> FaultSpec {
     let kind = match f.kind {
         KmsFaultKind::ServiceUnavailable => FaultKind::ServiceUnavailable,
@@ -408,7 +399,7 @@ fn fault_spec(f: &KmsFaultDef) -> FaultSpec {
         (_, Some(p)) => FaultTrigger::Probability(p),
         _ => FaultTrigger::Always,
     };
-    FaultSpec::new(kind).on(scope(f.endpoint)).when(trigger)
+    FaultSpec::new(kind).on(f.endpoint).when(trigger)
 }
 
 pub(super) fn response(a: &Answer) -> Response {

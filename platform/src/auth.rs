@@ -1,0 +1,308 @@
+//! Who a request is: the configured API keys ([`KeyTable`], compared in constant time),
+//! what a key may see of the journal and the fault rules ([`Scope`]), who may move the
+//! simulated clock ([`ClockMover`]), and the caller of a workspace's route ([`Principal`]).
+//! The checks of a request's `X-API-Key` against its path are in [`crate::api::auth`].
+//!
+//! Every request to the platform belongs to one workspace ([`KeyTable::owner`]): the one
+//! its key opens when the key is valid, else the one its path names, else none.
+
+use subtle::ConstantTimeEq;
+
+use crate::config::ApiKeyConfig;
+use crate::store::WorkspaceRef;
+
+/// The configured API keys, checked in constant time.
+#[derive(Debug, Clone)]
+pub struct KeyTable {
+    keys: Vec<ApiKeyConfig>,
+    clock_admins: Vec<String>,
+    journal_admins: Vec<String>,
+}
+
+/// What a key may see and clear of the journal and the fault rules, which hold every
+/// workspace's requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// An operator's key (a clock admin key, a journal admin key, or a key that opens
+    /// every org and workspace): everything, requests of no workspace included.
+    Operator,
+    /// A workspace's key: the workspaces of these patterns (`*` matches any), the
+    /// patterns of the configured keys it is.
+    Workspaces(Vec<WorkspaceRef>),
+}
+
+impl Scope {
+    /// Whether a request (or a rule) of `owner` is in the scope; one of no workspace is an
+    /// operator's only.
+    pub fn sees(&self, owner: Option<&WorkspaceRef>) -> bool {
+        match self {
+            Scope::Operator => true,
+            Scope::Workspaces(patterns) => {
+                owner.is_some_and(|o| patterns.iter().any(|p| p.takes_in(o)))
+            }
+        }
+    }
+}
+
+/// Who may move the simulated clock, as [`KeyTable::clock_mover`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockMover {
+    /// A clock admin key, or any workspace's key when no clock admin key is configured.
+    Allowed,
+    /// A workspace's key, while clock admin keys are configured.
+    NotAdmin,
+    /// No key of this platform.
+    Unknown,
+}
+
+/// Who is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The workspace of the path.
+    pub ws: WorkspaceRef,
+    /// The key's name (`created_by`, `updated_by`).
+    pub name: String,
+}
+
+impl KeyTable {
+    /// A table of these keys.
+    pub fn new(keys: Vec<ApiKeyConfig>) -> Self {
+        KeyTable {
+            keys,
+            clock_admins: Vec::new(),
+            journal_admins: Vec::new(),
+        }
+    }
+
+    /// The same table with these journal admin keys (see
+    /// [`crate::config::PlatformConfig::journal_admin_keys`]).
+    pub fn with_journal_admins(mut self, keys: Vec<String>) -> Self {
+        self.journal_admins = keys;
+        self
+    }
+
+    /// What `presented` may see of the journal and the fault rules; `None` when it is no
+    /// key of this platform. Every configured key is compared, in constant time each.
+    pub fn scope(&self, presented: &str) -> Option<Scope> {
+        let admin = self.is_clock_admin(presented) | one_of(&self.journal_admins, presented);
+        let mut patterns = Vec::new();
+        let mut all = false;
+        for k in &self.keys {
+            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) {
+                all |= k.opens_all();
+                patterns.push(k.pattern());
+            }
+        }
+        if admin || all {
+            Some(Scope::Operator)
+        } else if patterns.is_empty() {
+            None
+        } else {
+            Some(Scope::Workspaces(patterns))
+        }
+    }
+
+    /// The workspace a request belongs to: with a key of this platform, the workspace of
+    /// `path` when the key opens it, else the key's own (its pattern, when it opens more
+    /// than one), so that a request to another workspace's path, or to no path of the
+    /// interface, counts against the caller; without one (no key, a wrong key), the
+    /// workspace `path` names; else none.
+    pub fn owner(
+        &self,
+        presented: Option<&str>,
+        path: Option<&WorkspaceRef>,
+    ) -> Option<WorkspaceRef> {
+        let mut first = None;
+        let mut opens_path = false;
+        if let Some(presented) = presented {
+            for k in &self.keys {
+                if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) {
+                    opens_path |= path.is_some_and(|p| k.opens(p));
+                    if first.is_none() {
+                        first = Some(k);
+                    }
+                }
+            }
+        }
+        match (first, path) {
+            (Some(_), Some(p)) if opens_path => Some(p.clone()),
+            (Some(k), _) => Some(k.pattern()),
+            (None, p) => p.cloned(),
+        }
+    }
+
+    /// The same table with these clock admin keys (see
+    /// [`crate::config::PlatformConfig::clock_admin_keys`]).
+    pub fn with_clock_admins(mut self, keys: Vec<String>) -> Self {
+        self.clock_admins = keys;
+        self
+    }
+
+    /// Whether `presented` is a clock admin key (constant time per key).
+    fn is_clock_admin(&self, presented: &str) -> bool {
+        one_of(&self.clock_admins, presented)
+    }
+
+    /// Whether `presented` may read the clock: a key of any workspace or a clock admin key.
+    pub fn may_read_clock(&self, presented: &str) -> bool {
+        let admin = self.is_clock_admin(presented);
+        self.check_any(presented).is_some() || admin
+    }
+
+    /// Whether `presented` may move the simulated clock.
+    pub fn clock_mover(&self, presented: &str) -> ClockMover {
+        let admin = self.is_clock_admin(presented);
+        let workspace = self.check_any(presented).is_some();
+        match (admin, workspace) {
+            (true, _) => ClockMover::Allowed,
+            (false, true) if self.clock_admins.is_empty() => ClockMover::Allowed,
+            (false, true) => ClockMover::NotAdmin,
+            (false, false) => ClockMover::Unknown,
+        }
+    }
+
+    /// The keys.
+    pub fn keys(&self) -> &[ApiKeyConfig] {
+        &self.keys
+    }
+
+    /// The name of the key, if `presented` is a key of any workspace (the simulation API's
+    /// instance-wide routes).
+    pub fn check_any(&self, presented: &str) -> Option<String> {
+        let mut found = None;
+        for k in &self.keys {
+            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) && found.is_none() {
+                found = Some(k.name.clone());
+            }
+        }
+        found
+    }
+
+    /// The configured keys that `presented` is (one key may be configured for several
+    /// workspaces), each compared in constant time.
+    pub fn configs_of(&self, presented: &str) -> Vec<&ApiKeyConfig> {
+        self.keys
+            .iter()
+            .filter(|k| bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())))
+            .collect()
+    }
+
+    /// The name of the key that opens `ws`, if `presented` is one.
+    pub fn check(&self, presented: &str, ws: &WorkspaceRef) -> Option<String> {
+        let mut found = None;
+        // Compare against every key, without stopping early, in constant time per key.
+        for k in &self.keys {
+            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes()))
+                && k.opens(ws)
+                && found.is_none()
+            {
+                found = Some(k.name.clone());
+            }
+        }
+        found
+    }
+}
+
+/// Whether `presented` is one of `keys`, each compared in constant time.
+fn one_of(keys: &[String], presented: &str) -> bool {
+    let mut found = false;
+    for k in keys {
+        found |= bool::from(k.as_bytes().ct_eq(presented.as_bytes()));
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_open_only_their_workspace() {
+        let t = KeyTable::new(vec![
+            ApiKeyConfig::parse("o/a=ka:alice").unwrap(),
+            ApiKeyConfig::parse("*/*=kall:local").unwrap(),
+        ]);
+        let a = WorkspaceRef::new("o", "a");
+        let b = WorkspaceRef::new("o", "b");
+        assert_eq!(t.check("ka", &a).as_deref(), Some("alice"));
+        assert_eq!(t.check("ka", &b), None);
+        assert_eq!(t.check("kall", &b).as_deref(), Some("local"));
+        assert_eq!(t.check("k", &a), None);
+        assert_eq!(t.check("", &a), None);
+    }
+
+    #[test]
+    fn clock_admin_keys_alone_move_the_clock_once_configured() {
+        let keys = vec![ApiKeyConfig::parse("o/a=ka:alice").unwrap()];
+        let open = KeyTable::new(keys.clone());
+        assert_eq!(open.clock_mover("ka"), ClockMover::Allowed);
+        assert_eq!(open.clock_mover("nope"), ClockMover::Unknown);
+        let closed = KeyTable::new(keys).with_clock_admins(vec!["k-clock".into()]);
+        assert_eq!(closed.clock_mover("ka"), ClockMover::NotAdmin);
+        assert_eq!(closed.clock_mover("k-clock"), ClockMover::Allowed);
+        assert_eq!(closed.clock_mover("nope"), ClockMover::Unknown);
+        assert!(closed.may_read_clock("ka") && closed.may_read_clock("k-clock"));
+        assert!(!closed.may_read_clock("nope"));
+        assert_eq!(
+            closed.check_any("k-clock"),
+            None,
+            "an admin key opens no workspace"
+        );
+    }
+
+    #[test]
+    fn a_workspace_key_sees_its_workspace_and_an_operator_everything() {
+        let t = KeyTable::new(vec![
+            ApiKeyConfig::parse("o/a=ka:alice").unwrap(),
+            ApiKeyConfig::parse("o/*=korg:org").unwrap(),
+            ApiKeyConfig::parse("*/*=kall:local").unwrap(),
+        ])
+        .with_clock_admins(vec!["k-clock".into()])
+        .with_journal_admins(vec!["k-ops".into()]);
+        let a = WorkspaceRef::new("o", "a");
+        let b = WorkspaceRef::new("o", "b");
+        let other = WorkspaceRef::new("p", "a");
+        let alice = t.scope("ka").unwrap();
+        assert_eq!(alice, Scope::Workspaces(vec![a.clone()]));
+        assert!(alice.sees(Some(&a)) && !alice.sees(Some(&b)) && !alice.sees(None));
+        let org = t.scope("korg").unwrap();
+        assert!(org.sees(Some(&a)) && org.sees(Some(&b)) && !org.sees(Some(&other)));
+        assert!(
+            !alice.sees(Some(&WorkspaceRef::new("o", "*"))),
+            "a narrower key does not see its org's requests of no one workspace"
+        );
+        for operator in ["kall", "k-clock", "k-ops"] {
+            let s = t.scope(operator).unwrap();
+            assert_eq!(s, Scope::Operator, "{operator}");
+            assert!(s.sees(None) && s.sees(Some(&other)));
+        }
+        assert_eq!(t.scope("nope"), None);
+        assert_eq!(t.scope(""), None);
+    }
+
+    #[test]
+    fn a_request_belongs_to_its_keys_workspace_else_to_its_paths() {
+        let t = KeyTable::new(vec![
+            ApiKeyConfig::parse("o/a=ka:alice").unwrap(),
+            ApiKeyConfig::parse("o/*=korg:org").unwrap(),
+        ]);
+        let a = WorkspaceRef::new("o", "a");
+        let b = WorkspaceRef::new("o", "b");
+        assert_eq!(t.owner(Some("ka"), Some(&a)), Some(a.clone()));
+        assert_eq!(
+            t.owner(Some("ka"), Some(&b)),
+            Some(a.clone()),
+            "another workspace's path counts against the caller"
+        );
+        assert_eq!(t.owner(Some("ka"), None), Some(a.clone()));
+        assert_eq!(t.owner(Some("korg"), Some(&b)), Some(b.clone()));
+        assert_eq!(
+            t.owner(Some("korg"), None),
+            Some(WorkspaceRef::new("o", "*"))
+        );
+        assert_eq!(t.owner(Some("wrong"), Some(&b)), Some(b.clone()));
+        assert_eq!(t.owner(None, Some(&b)), Some(b));
+        assert_eq!(t.owner(None, None), None);
+        assert_eq!(t.owner(Some("wrong"), None), None);
+    }
+}

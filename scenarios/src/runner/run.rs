@@ -1,0 +1,106 @@
+//! The state of a scenario run while it plays ([`Run`]): what it created, what it saw, the
+//! stops still ahead. `play.rs` moves it through time, `judge.rs` reads it for each
+//! expectation, `collect.rs` turns it into the report.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use telephony_sim::RuleHandle;
+
+use super::client::Api;
+use super::observe::Observer;
+use super::webhooks::Receiver;
+use crate::checks::Check;
+use crate::report::scenario::TimelineEntry;
+use crate::scenario::Loaded;
+use crate::stack::Stack;
+
+/// Something to do at a stop.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Event {
+    /// Remove a key-service fault (by the runner's index of it).
+    FaultOff(usize),
+    /// Set a key-service fault of the file.
+    FaultOn(usize),
+    /// Upload a cohort (index in the file).
+    Upload(usize),
+    /// A timeline step (index in the file).
+    Step(usize),
+    /// Judge an expectation (index in the file).
+    Judge(usize),
+    /// Only stop here (a campaign edge, a progress tick).
+    Look,
+}
+
+/// A key-service fault the run set.
+#[derive(Clone, Debug)]
+pub struct FaultSet {
+    /// Its id at the key service.
+    pub id: String,
+    /// What it is (`service_unavailable on all`).
+    pub label: String,
+    /// When it was set.
+    pub from: DateTime<Utc>,
+    /// When it was removed.
+    pub until: Option<DateTime<Utc>>,
+    /// Whether it covers a stretch of time (not only its next N calls).
+    pub timed: bool,
+}
+
+/// A campaign created by the run.
+#[derive(Clone, Debug)]
+pub struct Created {
+    /// The platform's id.
+    pub id: String,
+    /// The status last seen.
+    pub status: String,
+}
+
+/// The state of a run while it plays; the collector reads it at the end.
+pub struct Run<'a> {
+    /// The scenario.
+    pub loaded: &'a Loaded,
+    /// The seed in use.
+    pub seed: u64,
+    /// The stack.
+    pub stack: Stack,
+    /// The client.
+    pub api: Api,
+    /// The webhook receiver.
+    pub receiver: Receiver,
+    /// What was seen of the dials.
+    pub observer: Observer,
+    /// Campaigns by key.
+    pub campaigns: BTreeMap<String, Created>,
+    /// Deployments by key: their ids.
+    pub deployments: BTreeMap<String, String>,
+    /// Cohorts by key: their path once uploaded, and the record last read.
+    pub cohorts: BTreeMap<String, (String, Value)>,
+    /// Inbound calls in the order they were made (the timeline's): key and the platform's
+    /// record.
+    pub inbound: Vec<(String, Value)>,
+    /// What happened.
+    pub timeline: Vec<TimelineEntry>,
+    /// The expectations judged so far, by index.
+    pub checks: BTreeMap<usize, Check>,
+    /// Steps and uploads the platform refused, each a failed check, in time order.
+    pub refused: Vec<Check>,
+    /// Scripted rules and their expected dials.
+    pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
+    /// The key-service faults set, by the runner's index: the fault's id and the stretch it
+    /// covers (until `None`: not removed yet).
+    pub(super) faults: Vec<FaultSet>,
+    pub(super) stops: BTreeMap<DateTime<Utc>, BTreeSet<Event>>,
+    /// A campaign's status may have changed since the statuses were last read: set by an
+    /// advance that reports a campaign transition and by a stop that ran a step or an
+    /// upload. Reading a campaign computes its statistics (a pass over its users), so the
+    /// statuses are not read at stops where nothing could have changed them.
+    pub(super) statuses_stale: bool,
+    /// Campaigns read at this stop, by key: the expectations judged at one stop and the
+    /// report read a campaign once (a read is a pass over its users). Emptied when the clock
+    /// moves and after a step or an upload.
+    pub(super) reads: std::sync::Mutex<BTreeMap<String, Value>>,
+    /// The simulated time of the current stop.
+    pub now: DateTime<Utc>,
+}
