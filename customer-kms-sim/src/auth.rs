@@ -34,7 +34,7 @@ use crate::config::{KmsConfig, TokenConfig};
 use crate::error::KmsError;
 
 /// The one algorithm tokens are signed and checked with.
-pub const TOKEN_ALGORITHM: Algorithm = Algorithm::HS256;
+pub(crate) const TOKEN_ALGORITHM: Algorithm = Algorithm::HS256;
 
 type Digest32 = [u8; 32];
 
@@ -211,7 +211,7 @@ impl Authenticator {
     }
 
     /// Checks an `Authorization: Basic` header value against the configured clients.
-    pub fn check_basic(&self, header: Option<&str>) -> Result<Caller, KmsError> {
+    pub(crate) fn check_basic(&self, header: Option<&str>) -> Result<Caller, KmsError> {
         let value = header.ok_or_else(|| {
             KmsError::new(ByokErrorCode::Unauthorized, "missing Authorization header")
         })?;
@@ -261,7 +261,7 @@ impl Authenticator {
 
     /// Mints a token whose `exp` is `lifetime` seconds after `iat`, whatever `expires_in`
     /// says (the `short_token_exp` mutant; [`Authenticator::issue`] otherwise).
-    pub fn issue_with_lifetime(
+    pub(crate) fn issue_with_lifetime(
         &self,
         client_id: &str,
         now: DateTime<Utc>,
@@ -283,13 +283,13 @@ impl Authenticator {
     }
 
     /// Whether `client_id` is a configured client.
-    pub fn knows_client(&self, client_id: &str) -> bool {
+    pub(crate) fn knows_client(&self, client_id: &str) -> bool {
         self.clients.contains_key(client_id)
     }
 
     /// Checks the claims of a token whose signature was not verified (mutants only):
     /// issuer, audience, a configured subject and, when `check_time`, expiry and epoch.
-    pub fn check_unsigned_claims(
+    pub(crate) fn check_unsigned_claims(
         &self,
         claims: &Claims,
         now: DateTime<Utc>,
@@ -312,7 +312,7 @@ impl Authenticator {
 
     /// Checks an `Authorization: Bearer` header value: a static API key, or a JWT from
     /// `/auth` that is valid at `now`.
-    pub fn check_bearer(
+    pub(crate) fn check_bearer(
         &self,
         header: Option<&str>,
         now: DateTime<Utc>,
@@ -400,7 +400,7 @@ impl Authenticator {
     }
 
     /// Refuses every token minted so far; answers the new epoch.
-    pub fn expire_all(&self) -> u64 {
+    pub(crate) fn expire_all(&self) -> u64 {
         self.epoch.fetch_add(1, Ordering::SeqCst) + 1
     }
 

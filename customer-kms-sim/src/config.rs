@@ -18,21 +18,21 @@ use crate::mutants::Mutant;
 /// The path segment served when none is configured: `/partner/byok/v1/...`.
 pub const DEFAULT_PARTNER: &str = "partner";
 /// Largest difference allowed between `x-request-timestamp` and the service clock.
-pub const DEFAULT_SKEW_SECS: u64 = 300;
+pub(crate) const DEFAULT_SKEW_SECS: u64 = 300;
 /// Largest request body accepted, in bytes.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
 /// Audit entries kept before the oldest are dropped.
-pub const DEFAULT_AUDIT_CAPACITY: usize = 100_000;
+pub(crate) const DEFAULT_AUDIT_CAPACITY: usize = 100_000;
 /// Longest a `hang` fault holds a request, in wall-clock seconds.
-pub const DEFAULT_MAX_HANG_SECS: u64 = 600;
+pub(crate) const DEFAULT_MAX_HANG_SECS: u64 = 600;
 /// `iss` of the tokens, unless configured.
-pub const DEFAULT_ISSUER: &str = "customer-kms-sim";
+pub(crate) const DEFAULT_ISSUER: &str = "customer-kms-sim";
 /// `aud` of the tokens, unless configured.
-pub const DEFAULT_AUDIENCE: &str = "byok";
+pub(crate) const DEFAULT_AUDIENCE: &str = "byok";
 /// Longest alias name, in bytes.
 pub const MAX_ALIAS_LEN: usize = 128;
 /// Most master-key versions an alias can have.
-pub const MAX_VERSIONS: u32 = 10_000;
+pub(crate) const MAX_VERSIONS: u32 = 10_000;
 
 /// A complete configuration file; the same text is in `README.md`.
 pub const EXAMPLE_TOML: &str = include_str!("../kms.example.toml");
@@ -223,7 +223,7 @@ pub struct AliasConfig {
 
 impl AliasConfig {
     /// Number of versions at start.
-    pub fn version_count(&self) -> u32 {
+    pub(crate) fn version_count(&self) -> u32 {
         self.versions
             .unwrap_or_else(|| u32::try_from(self.keys.len()).unwrap_or(u32::MAX).max(1))
     }
@@ -343,7 +343,8 @@ impl KmsConfig {
     }
 
     /// Adds an alias with the given master keys (versions 1, 2, ...).
-    pub fn with_alias_keys(mut self, name: &str, keys: &[[u8; 32]]) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_alias_keys(mut self, name: &str, keys: &[[u8; 32]]) -> Self {
         self.aliases.push(AliasConfig {
             name: name.into(),
             keys: keys
@@ -380,12 +381,6 @@ impl KmsConfig {
         if !self.mutants.contains(&mutant) {
             self.mutants.push(mutant);
         }
-        self
-    }
-
-    /// Sets the largest accepted body.
-    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes;
         self
     }
 
@@ -580,7 +575,7 @@ fn is_path_segment(s: &str) -> bool {
 }
 
 /// Whether `s` is a valid alias name: 1 to 128 of `A-Z a-z 0-9 . _ : -`.
-pub fn is_alias_name(s: &str) -> bool {
+pub(crate) fn is_alias_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_ALIAS_LEN
         && s.bytes()

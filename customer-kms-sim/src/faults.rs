@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::KmsError;
 
 /// Longest latency a fault may add, in milliseconds (10 minutes).
-pub const MAX_LATENCY_MS: u64 = 600_000;
+pub(crate) const MAX_LATENCY_MS: u64 = 600_000;
 
 pub use contracts::wire::byok::Endpoint;
 use contracts::wire::byok::EndpointScope;
@@ -246,7 +246,7 @@ pub struct FaultInfo {
 
 /// What the arrival point decided.
 #[derive(Debug, Default)]
-pub struct Arrival {
+pub(crate) struct Arrival {
     /// Total added latency.
     pub delay: Duration,
     /// The answer that replaces the call, if any.
@@ -259,7 +259,7 @@ pub struct Arrival {
 
 /// An answer decided on arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArrivalOutcome {
+pub(crate) enum ArrivalOutcome {
     /// 503.
     Unavailable,
     /// 429 with `Retry-After`.
@@ -272,7 +272,7 @@ pub enum ArrivalOutcome {
 
 /// A change to a successful answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SuccessFault {
+pub(crate) enum SuccessFault {
     /// Body cut in half.
     MalformedJson,
     /// `text/html` content type.
@@ -418,7 +418,7 @@ impl FaultEngine {
     }
 
     /// The arrival point of a call to `endpoint` at `now`.
-    pub fn on_arrival(&self, endpoint: Endpoint, now: DateTime<Utc>) -> Arrival {
+    pub(crate) fn on_arrival(&self, endpoint: Endpoint, now: DateTime<Utc>) -> Arrival {
         let mut out = Arrival::default();
         if !self.any.load(Ordering::SeqCst) {
             return out;
@@ -463,7 +463,7 @@ impl FaultEngine {
 
     /// The success point of a call to `endpoint` at `now`: the change to its answer, if
     /// any, and the id and kind name of the fault that made it.
-    pub fn on_success(
+    pub(crate) fn on_success(
         &self,
         endpoint: Endpoint,
         now: DateTime<Utc>,

@@ -52,14 +52,14 @@ pub fn derive_master_key(seed: u64, alias: &str, version: u32) -> Zeroizing<[u8;
 
 /// A sub-seed for one random stream (`"rng:" || name`), so that streams do not disturb
 /// each other.
-pub fn derive_seed(seed: u64, name: &str) -> u64 {
+pub(crate) fn derive_seed(seed: u64, name: &str) -> u64 {
     let d = derive(seed, format!("rng:{name}").as_bytes());
     u64::from_be_bytes(d[..8].try_into().expect("32 bytes"))
 }
 
 /// The master keys of an alias at start, versions 1.. in order: configured ones first,
 /// the rest derived from the seed.
-pub fn master_keys(seed: u64, alias: &AliasConfig) -> Vec<(Zeroizing<[u8; 32]>, KeySource)> {
+pub(crate) fn master_keys(seed: u64, alias: &AliasConfig) -> Vec<(Zeroizing<[u8; 32]>, KeySource)> {
     (1..=alias.version_count())
         .map(|v| match alias.keys.get(v as usize - 1) {
             Some(b64) => {

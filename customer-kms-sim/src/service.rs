@@ -285,7 +285,7 @@ impl KeyService {
     }
 
     /// Checks the admin API's bearer token, in constant time.
-    pub fn check_admin(&self, authorization: Option<&str>) -> Result<(), KmsError> {
+    pub(crate) fn check_admin(&self, authorization: Option<&str>) -> Result<(), KmsError> {
         let Some(expected) = &self.inner.admin_digest else {
             return Err(KmsError::new(
                 ByokErrorCode::Unauthorized,

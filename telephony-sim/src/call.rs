@@ -144,7 +144,8 @@ impl DialResult {
     }
 
     /// When a call dialled at `at` was answered, if it was.
-    pub fn answered_at(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    #[cfg(test)]
+    pub(crate) fn answered_at(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
         self.outcome.is_answered().then(|| at + self.ring)
     }
 }

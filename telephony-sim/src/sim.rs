@@ -242,7 +242,7 @@ impl TelephonySim {
 
     /// A seed drawn from the operating system (and logged), for
     /// [`TelephonySim::with_model`] when the seed should not be pinned.
-    pub fn random_seed() -> u64 {
+    pub(crate) fn random_seed() -> u64 {
         let seed = rand::rngs::OsRng.next_u64();
         tracing::info!(seed, "telephony-sim seeded from entropy; pin it to replay");
         seed

@@ -59,7 +59,7 @@ use crate::service::KeyService;
 const MAX_SIM_TIME: &str = "9999-12-31T23:59:59Z";
 
 /// Largest number of audit entries one `GET /_admin/audit` answers.
-pub const MAX_AUDIT_PAGE: usize = 10_000;
+pub(crate) const MAX_AUDIT_PAGE: usize = 10_000;
 
 /// The admin paths (`*` is one segment) and the methods each takes: the `Allow` of a 405.
 const ROUTES: &[(&str, &str)] = &[

@@ -121,7 +121,7 @@ async fn recover(r: Rejection) -> Result<Response, Infallible> {
 
 /// The answer for an error: its status, `{"error": {"code", "message"}}`, `Retry-After`
 /// on 429, `Allow: POST` on 405.
-pub fn error_response(e: &KmsError) -> Response {
+pub(crate) fn error_response(e: &KmsError) -> Response {
     let mut resp = json_response(
         StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         &e.body(),
@@ -144,7 +144,11 @@ pub fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
 }
 
 /// An answer with a body and content type.
-pub fn bytes_response(status: StatusCode, body: Vec<u8>, content_type: &'static str) -> Response {
+pub(crate) fn bytes_response(
+    status: StatusCode,
+    body: Vec<u8>,
+    content_type: &'static str,
+) -> Response {
     let mut resp = body.into_response();
     *resp.status_mut() = status;
     resp.headers_mut()
@@ -169,23 +173,27 @@ pub fn stamp(resp: &mut Response, request_id: &str, trace_id: Option<&str>, elap
 }
 
 /// Milliseconds with three decimals (microsecond resolution).
-pub fn format_ms(d: Duration) -> String {
+pub(crate) fn format_ms(d: Duration) -> String {
     format!("{:.3}", millis(d))
 }
 
 /// Milliseconds, rounded to the microsecond.
-pub fn millis(d: Duration) -> f64 {
+pub(crate) fn millis(d: Duration) -> f64 {
     (d.as_micros() as f64) / 1000.0
 }
 
 /// The header's value when it is a UUID (any form the `uuid` crate reads), as sent.
-pub fn valid_uuid(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn valid_uuid(headers: &HeaderMap, name: &str) -> Option<String> {
     let v = headers.get(name)?.to_str().ok()?;
     uuid::Uuid::parse_str(v).ok().map(|_| v.to_string())
 }
 
 /// Reads a body of at most `max` bytes; 413 beyond, refusing early on `Content-Length`.
-pub async fn read_body<S, B>(headers: &HeaderMap, body: S, max: usize) -> Result<Bytes, KmsError>
+pub(crate) async fn read_body<S, B>(
+    headers: &HeaderMap,
+    body: S,
+    max: usize,
+) -> Result<Bytes, KmsError>
 where
     S: Stream<Item = Result<B, warp::Error>>,
     B: Buf,
@@ -222,7 +230,7 @@ where
 
 /// Whether the request's `Content-Type` is `expected` (parameters such as `charset`
 /// allowed, case-insensitive).
-pub fn has_content_type(headers: &HeaderMap, expected: &str) -> bool {
+pub(crate) fn has_content_type(headers: &HeaderMap, expected: &str) -> bool {
     headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -132,7 +132,7 @@ fn dies_early(
 
 /// [`Mutant::AlgNoneHeader`] on a token just issued: the same token with `alg: none` in its
 /// header (remembered as standing for the real one); otherwise the token unchanged.
-pub fn issued_token(m: &Mutants, jwt: String) -> String {
+pub(crate) fn issued_token(m: &Mutants, jwt: String) -> String {
     if !m.is_on(Mutant::AlgNoneHeader) {
         return jwt;
     }
@@ -145,7 +145,7 @@ pub fn issued_token(m: &Mutants, jwt: String) -> String {
 
 /// The status of a success: 201 under [`Mutant::AuthStatus201`],
 /// [`Mutant::DecryptStatus201`] and [`Mutant::RotateStatus201`] on their endpoints.
-pub fn success_status(m: &Mutants, endpoint: Endpoint, mut resp: Response) -> Response {
+pub(crate) fn success_status(m: &Mutants, endpoint: Endpoint, mut resp: Response) -> Response {
     let mutant = match endpoint {
         Endpoint::Auth => Mutant::AuthStatus201,
         Endpoint::DecryptKey => Mutant::DecryptStatus201,
@@ -160,7 +160,7 @@ pub fn success_status(m: &Mutants, endpoint: Endpoint, mut resp: Response) -> Re
 /// A success body bent by the mutants of its fields ([`Mutant::ExpiresInString`],
 /// [`Mutant::PlaintextFieldRenamed`], [`Mutant::RotateWithoutAlias`],
 /// [`Mutant::RotateShortPlaintext`]); `None` when none of them is on.
-pub fn success_body(
+pub(crate) fn success_body(
     m: &Mutants,
     endpoint: Endpoint,
     body: &impl serde::Serialize,
@@ -269,7 +269,7 @@ fn secret_prefix_of_client(svc: &KeyService, id: &str, secret: &str) -> bool {
 
 /// Step 6 on `/decrypt-key`, [`Mutant::MissingAliasKeyNotFound`]: a JSON body whose `data`
 /// has no `key_alias` answers 404 `KEY_NOT_FOUND`, as if the alias were unknown.
-pub fn missing_alias(m: &Mutants, body: &[u8]) -> Result<(), KmsError> {
+pub(crate) fn missing_alias(m: &Mutants, body: &[u8]) -> Result<(), KmsError> {
     if !m.is_on(Mutant::MissingAliasKeyNotFound) {
         return Ok(());
     }
@@ -281,7 +281,7 @@ pub fn missing_alias(m: &Mutants, body: &[u8]) -> Result<(), KmsError> {
 }
 
 /// Step 7: the `byok:v1:` text, before it is parsed.
-pub fn envelope_text<'a>(m: &Mutants, text: &'a str) -> Result<Cow<'a, str>, KmsError> {
+pub(crate) fn envelope_text<'a>(m: &Mutants, text: &'a str) -> Result<Cow<'a, str>, KmsError> {
     let mut text = Cow::Borrowed(text);
     if m.is_on(Mutant::MissingPrefixAccepted) && !text.contains(':') {
         text = Cow::Owned(format!("{}{text}", envelope::PREFIX));
@@ -350,7 +350,7 @@ pub fn open(
 }
 
 /// The answer for an error of an endpoint.
-pub fn error_response(m: &Mutants, e: &KmsError) -> Response {
+pub(crate) fn error_response(m: &Mutants, e: &KmsError) -> Response {
     let mut e = e.clone();
     if m.is_on(Mutant::VerboseErrorMessage) {
         e.message = Cow::Owned(format!("{} (debug: {})", e.message, "x".repeat(2000)));
@@ -387,7 +387,7 @@ pub fn error_response(m: &Mutants, e: &KmsError) -> Response {
 }
 
 /// The answer's headers, after they were stamped.
-pub fn strip_headers(m: &Mutants, resp: &mut Response) {
+pub(crate) fn strip_headers(m: &Mutants, resp: &mut Response) {
     if m.is_on(Mutant::NoTraceEcho) {
         resp.headers_mut().remove(HEADER_TRACE_ID);
     }
@@ -397,7 +397,7 @@ pub fn strip_headers(m: &Mutants, resp: &mut Response) {
 }
 
 /// [`Mutant::ShortPlaintext`] and [`Mutant::UnstablePlaintext`] on a decrypted key.
-pub fn decrypted_key(
+pub(crate) fn decrypted_key(
     m: &Mutants,
     encrypted_key: &str,
     key: Zeroizing<Vec<u8>>,

@@ -364,7 +364,7 @@ impl Mutant {
     }
 
     /// The mutant of a name.
-    pub fn from_name(name: &str) -> Option<Mutant> {
+    pub(crate) fn from_name(name: &str) -> Option<Mutant> {
         Mutant::ALL.into_iter().find(|m| m.name() == name)
     }
 

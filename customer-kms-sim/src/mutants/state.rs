@@ -87,7 +87,7 @@ impl Mutants {
     }
 
     /// Whether `m` is on.
-    pub fn is_on(&self, m: Mutant) -> bool {
+    pub(crate) fn is_on(&self, m: Mutant) -> bool {
         self.on.load(Ordering::Relaxed) & m.bit() != 0
     }
 
@@ -133,7 +133,7 @@ impl Mutants {
 
     /// [`Mutant::UnstablePlaintext`]: whether this encrypted key was decrypted before
     /// (and remembers it).
-    pub fn decrypted_before(&self, encrypted_key: &str) -> bool {
+    pub(crate) fn decrypted_before(&self, encrypted_key: &str) -> bool {
         let digest: [u8; 32] = Sha256::digest(encrypted_key.as_bytes()).into();
         let mut s = self.state();
         if s.decrypted.len() >= MAX_REMEMBERED {
@@ -144,7 +144,7 @@ impl Mutants {
 
     /// [`Mutant::RotateSameKey`]: the first key rotated for `alias`, or `fresh` remembered
     /// as that key.
-    pub fn first_rotated(
+    pub(crate) fn first_rotated(
         &self,
         alias: &str,
         fresh: (String, Zeroizing<[u8; DATA_KEY_LEN]>),
@@ -157,7 +157,7 @@ impl Mutants {
     }
 
     /// [`Mutant::OpaqueToken`]: an opaque token standing for `jwt`.
-    pub fn opaque_for(&self, jwt: String, random: [u8; 16]) -> String {
+    pub(crate) fn opaque_for(&self, jwt: String, random: [u8; 16]) -> String {
         let token: String = std::iter::once("opq_".to_string())
             .chain(random.iter().map(|b| format!("{b:02x}")))
             .collect();
@@ -165,7 +165,7 @@ impl Mutants {
     }
 
     /// Remembers `token` as standing for `jwt`; answers `token`.
-    pub fn stand_in(&self, token: String, jwt: String) -> String {
+    pub(crate) fn stand_in(&self, token: String, jwt: String) -> String {
         let mut s = self.state();
         if s.opaque.len() >= MAX_REMEMBERED {
             s.opaque.clear();
@@ -176,7 +176,7 @@ impl Mutants {
 
     /// [`Mutant::OpaqueToken`], [`Mutant::AlgNoneHeader`]: the JWT a stand-in token stands
     /// for.
-    pub fn jwt_of(&self, opaque: &str) -> Option<String> {
+    pub(crate) fn jwt_of(&self, opaque: &str) -> Option<String> {
         self.state().opaque.get(opaque).cloned()
     }
 
@@ -188,7 +188,7 @@ impl Mutants {
 
     /// The tampering mutants: remembers that `body` (a decoded envelope) opened under
     /// `alias` to `key`.
-    pub fn remember_opened(&self, alias: &str, body: Vec<u8>, key: &[u8]) {
+    pub(crate) fn remember_opened(&self, alias: &str, body: Vec<u8>, key: &[u8]) {
         let mut s = self.state();
         if s.opened.iter().any(|o| o.alias == alias && o.body == body) {
             return;
@@ -207,7 +207,7 @@ impl Mutants {
     /// differs from only in the part a mutant that is on ignores (the first byte, the last,
     /// the nonce, the first byte of the tag; or a tag cut short by at most
     /// [`TAMPER_TRUNCATION`] bytes).
-    pub fn opened_like(&self, alias: &str, body: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
+    pub(crate) fn opened_like(&self, alias: &str, body: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
         let s = self.state();
         s.opened
             .iter()
@@ -236,7 +236,7 @@ impl Mutants {
 
     /// [`Mutant::SmallPool`]: counts a decrypt in flight until the guard drops; the guard
     /// says whether the pool had room for it.
-    pub fn enter_pool(&self) -> PoolGuard<'_> {
+    pub(crate) fn enter_pool(&self) -> PoolGuard<'_> {
         let n = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         PoolGuard {
             count: &self.in_flight,
@@ -245,7 +245,7 @@ impl Mutants {
     }
 }
 
-/// A decrypt counted in flight by [`Mutants::enter_pool`].
+/// A decrypt counted in flight by `Mutants::enter_pool`.
 pub struct PoolGuard<'a> {
     count: &'a AtomicUsize,
     admitted: bool,
