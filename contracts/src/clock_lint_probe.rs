@@ -3,6 +3,6 @@
 //! this module.
 
 /// A stray read of the wall clock.
-pub fn stray_read() -> chrono::DateTime<chrono::Utc> {
+pub(crate) fn stray_read() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now()
 }

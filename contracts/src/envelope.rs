@@ -109,7 +109,7 @@ pub const NONCE_LEN: usize = 12;
 /// Length of the AES-GCM tag, in bytes.
 pub const TAG_LEN: usize = 16;
 /// Length of a master key, in bytes.
-pub const MASTER_KEY_LEN: usize = 32;
+pub(crate) const MASTER_KEY_LEN: usize = 32;
 /// The shortest decoded body: version, nonce and tag around an empty ciphertext.
 pub const MIN_BODY_LEN: usize = VERSION_LEN + NONCE_LEN + TAG_LEN;
 /// The longest alias the associated data can carry (its length is a `u16`).
@@ -199,7 +199,7 @@ impl Envelope {
     }
 
     /// The length of the plaintext this envelope opens to.
-    pub fn plaintext_len(&self) -> usize {
+    pub(crate) fn plaintext_len(&self) -> usize {
         self.sealed.len() - TAG_LEN
     }
 
@@ -213,7 +213,7 @@ impl Envelope {
     }
 
     /// The envelope as text, `byok:v1:` and base64 of [`Envelope::to_bytes`].
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = String::with_capacity(PREFIX.len() + (self.sealed.len() + 16) * 4 / 3 + 4);
         out.push_str(PREFIX);
         STANDARD.encode_string(self.to_bytes(), &mut out);
@@ -361,7 +361,7 @@ pub fn unwrap(
 }
 
 /// `"byok:v1:" || u16be(len(alias)) || alias || u32be(version)`.
-pub fn associated_data(alias: &str, version: u32) -> Result<Vec<u8>, EnvelopeError> {
+pub(crate) fn associated_data(alias: &str, version: u32) -> Result<Vec<u8>, EnvelopeError> {
     let len = u16::try_from(alias.len()).map_err(|_| EnvelopeError::AliasTooLong)?;
     let mut aad = Vec::with_capacity(PREFIX.len() + 2 + alias.len() + 4);
     aad.extend_from_slice(PREFIX.as_bytes());

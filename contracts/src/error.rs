@@ -285,7 +285,7 @@ impl ValidationErrors {
     }
 
     /// Records the fields the object at `loc` takes, when one of its fields is unknown.
-    pub fn note_known_fields(&mut self, loc: &Loc, fields: &[&str]) {
+    pub(crate) fn note_known_fields(&mut self, loc: &Loc, fields: &[&str]) {
         if self.known_fields_at(loc.items()).is_none() {
             self.known_fields.push((
                 loc.items().to_vec(),

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::phone::E164;
-use crate::domain::schedule::{self, CallingWindow};
+use crate::domain::schedule::CallingWindow;
 use crate::error::ErrorType;
 use crate::validate::limits;
 use crate::wire::{self, AppOverrides, AppType, DayOfWeek, JsonObject, RetryOutcome};
@@ -239,7 +239,7 @@ pub fn allowed_schedule_wire(w: &CallingWindow) -> wire::AllowedSchedule {
 }
 
 /// The inbound window as the wire answers it.
-pub fn inbound_config_wire(w: &CallingWindow) -> wire::InboundConfig {
+pub(crate) fn inbound_config_wire(w: &CallingWindow) -> wire::InboundConfig {
     wire::InboundConfig {
         start_time: w.start().to_string(),
         end_time: w.end().to_string(),
@@ -461,11 +461,6 @@ pub struct CohortStream {
     pub country_code: Option<String>,
     /// The users, 1 to 1000.
     pub users: Vec<wire::CohortStreamUser>,
-}
-
-/// Reads a weekday list for display, e.g. in reports.
-pub fn weekday_names(w: &CallingWindow) -> Vec<&'static str> {
-    w.days().iter().map(schedule::weekday_name).collect()
 }
 
 #[cfg(test)]

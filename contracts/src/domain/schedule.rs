@@ -141,7 +141,7 @@ impl TimeOfDay {
     }
 
     /// The same time as a chrono [`NaiveTime`] (seconds are zero).
-    pub fn to_naive_time(self) -> NaiveTime {
+    pub(crate) fn to_naive_time(self) -> NaiveTime {
         NaiveTime::MIN + TimeDelta::minutes(i64::from(self.minutes))
     }
 }
@@ -275,7 +275,7 @@ impl WeekdaySet {
     }
 
     /// The set of the given days; repeats are ignored.
-    pub fn from_days(days: impl IntoIterator<Item = Weekday>) -> Self {
+    pub(crate) fn from_days(days: impl IntoIterator<Item = Weekday>) -> Self {
         WeekdaySet {
             bits: days.into_iter().fold(0, |bits, d| bits | Self::bit(d)),
         }

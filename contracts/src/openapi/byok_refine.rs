@@ -12,7 +12,7 @@ use crate::wire::byok::GRANT_TYPE_CLIENT_CREDENTIALS;
 /// symbol without stray bits, as the key service's decoder demands). A base64 text of `q`
 /// full quads holds `3q` bytes, plus 1 with a last quad ending `==` or 2 with one ending `=`,
 /// so each ending has its own least number of quads.
-pub fn encrypted_key_pattern() -> String {
+pub(crate) fn encrypted_key_pattern() -> String {
     let quads = |extra: usize| (MIN_BODY_LEN.saturating_sub(extra)).div_ceil(3);
     let (none, one, two) = (quads(0), quads(1), quads(2));
     format!(
@@ -21,7 +21,7 @@ pub fn encrypted_key_pattern() -> String {
 }
 
 /// The length of the shortest encrypted key the pattern's base64 can hold.
-pub fn encrypted_key_min_length() -> usize {
+pub(crate) fn encrypted_key_min_length() -> usize {
     PREFIX.len() + MIN_BODY_LEN.div_ceil(3) * 4
 }
 

@@ -127,7 +127,7 @@ impl Modify for ByokAuth {
         (name = "admin", description = "The harness's own admin API (not part of the platform's interface): a workspace's data keys and their rotation")
     )
 )]
-pub struct PlatformApi;
+pub(crate) struct PlatformApi;
 
 /// The customer-hosted key endpoints.
 #[derive(OpenApi)]
@@ -141,7 +141,7 @@ pub struct PlatformApi;
     components(schemas(ByokErrorBody, AuthForm)),
     modifiers(&ByokAuth)
 )]
-pub struct ByokApi;
+pub(crate) struct ByokApi;
 
 /// The platform document, as served and committed.
 pub fn platform_document() -> Value {

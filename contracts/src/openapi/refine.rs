@@ -90,7 +90,7 @@ fn at_least(n: usize) -> Value {
 /// An `http`/`https` URL with a host name (a letter in its last label) or an IPv4 address,
 /// an optional port and any printable path: the part of what the server accepts (WHATWG URL
 /// parsing) that a pattern can state without refusing common addresses.
-pub const WEBHOOK_URL_PATTERN: &str = concat!(
+pub(crate) const WEBHOOK_URL_PATTERN: &str = concat!(
     r"^[Hh][Tt][Tt][Pp][Ss]?://",
     r"(([A-Za-z0-9-]+\.)*[A-Za-z][A-Za-z0-9-]*|",
     r"((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))",

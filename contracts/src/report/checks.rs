@@ -126,7 +126,7 @@ pub struct Check {
 }
 
 /// The evidence name of a failure's cause ([`Evidence::cause`]).
-pub const CAUSE: &str = "cause";
+pub(crate) const CAUSE: &str = "cause";
 
 impl Check {
     /// The cause of its failure, when the evidence gives one ([`Evidence::cause`]).
@@ -180,11 +180,6 @@ impl Check {
     pub fn with_fix(mut self, how_to_fix: impl Into<String>) -> Check {
         self.how_to_fix = Some(how_to_fix.into());
         self
-    }
-
-    /// Whether this check breaks the contract: an `error` that failed.
-    pub fn is_breaking(&self) -> bool {
-        self.result == Outcome::Fail && self.severity == Severity::Error
     }
 }
 

@@ -67,7 +67,7 @@ pub fn write_outputs(
 }
 
 /// The files [`write_dir`] writes, in a directory.
-pub const DIR_FILES: [&str; 3] = ["report.json", "junit.xml", "report.txt"];
+pub(crate) const DIR_FILES: [&str; 3] = ["report.json", "junit.xml", "report.txt"];
 
 /// Writes the report into `dir` (created when missing) as `report.json`, `junit.xml` and
 /// `report.txt` (the text of `harness verify`, failures first, without colour): what

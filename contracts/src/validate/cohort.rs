@@ -15,7 +15,7 @@ const CONFIG_KEYS: &[&str] = &[
     "app_overrides",
 ];
 /// The override keys a transformation may set (reference).
-pub const OVERRIDE_KEYS: &[&str] = &[
+pub(crate) const OVERRIDE_KEYS: &[&str] = &[
     "initial_bot_message",
     "initial_state_name",
     "initial_language_name",

@@ -2,13 +2,13 @@
 //! harness's assumptions, recorded in `docs/interface.md`.
 
 /// `start_timestamp` at least this many seconds from now (spec).
-pub const START_MIN_AHEAD_SECS: i64 = 120;
+pub(crate) const START_MIN_AHEAD_SECS: i64 = 120;
 /// `start_timestamp` at most this many seconds from now: 7 days (spec).
-pub const START_MAX_AHEAD_SECS: i64 = 7 * 24 * 3600;
+pub(crate) const START_MAX_AHEAD_SECS: i64 = 7 * 24 * 3600;
 /// `end_timestamp` at least this many seconds after the start (spec).
-pub const END_MIN_AFTER_START_SECS: i64 = 120;
+pub(crate) const END_MIN_AFTER_START_SECS: i64 = 120;
 /// `end_timestamp` at most this many seconds after the start: 30 days (spec).
-pub const END_MAX_AFTER_START_SECS: i64 = 30 * 24 * 3600;
+pub(crate) const END_MAX_AFTER_START_SECS: i64 = 30 * 24 * 3600;
 /// Least `attempts_per_second` (spec).
 pub const RATE_MIN: f64 = 0.1;
 /// Greatest `attempts_per_second` (spec).
@@ -18,7 +18,7 @@ pub const THRESHOLD_MIN: u32 = 1;
 /// Greatest `retry_config.threshold_seconds` (spec).
 pub const THRESHOLD_MAX: u32 = 1200;
 /// Default `threshold_seconds` when none is given (assumed).
-pub const THRESHOLD_DEFAULT: u32 = 10;
+pub(crate) const THRESHOLD_DEFAULT: u32 = 10;
 /// Greatest `retry_config.max_retries` (assumed; the spec shows no maximum).
 pub const MAX_RETRIES_MAX: u32 = 10;
 /// Least `retry_interval_minutes` (assumed).
@@ -26,7 +26,7 @@ pub const RETRY_INTERVAL_MIN: u32 = 1;
 /// Greatest `retry_interval_minutes`: 7 days (assumed).
 pub const RETRY_INTERVAL_MAX: u32 = 7 * 24 * 60;
 /// Default `retry_interval_minutes` (assumed).
-pub const RETRY_INTERVAL_DEFAULT: u32 = 30;
+pub(crate) const RETRY_INTERVAL_DEFAULT: u32 = 30;
 /// Longest request target (path and query) the platform's HTTP layer reads, in bytes; longer
 /// is 414 (assumed).
 pub const HTTP_MAX_URI_BYTES: usize = 8 * 1024;
@@ -57,7 +57,7 @@ pub const LIST_LIMIT_MIN: i64 = 1;
 /// Greatest list `limit` (spec).
 pub const LIST_LIMIT_MAX: i64 = 100;
 /// `limit` when none is given (assumed).
-pub const LIST_LIMIT_DEFAULT: i64 = 20;
+pub(crate) const LIST_LIMIT_DEFAULT: i64 = 20;
 /// Longest list `search`, in characters (assumed: far longer than any field it matches).
 pub const LIST_SEARCH_MAX_CHARS: usize = 1000;
 /// Least list `offset` (spec).

@@ -260,7 +260,7 @@ pub struct CohortFilesQuery {
 /// Query of `GET .../cohorts`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct CohortListQuery {
+pub(crate) struct CohortListQuery {
     /// Matches to skip (at least 0; default 0).
     pub offset: Option<i64>,
     /// Page size (1 to 100; default 20).

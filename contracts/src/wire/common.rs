@@ -116,7 +116,7 @@ impl DayOfWeek {
     }
 
     /// The wire name for a chrono weekday.
-    pub fn from_weekday(d: chrono::Weekday) -> Self {
+    pub(crate) fn from_weekday(d: chrono::Weekday) -> Self {
         DayOfWeek::ALL[d.num_days_from_monday() as usize]
     }
 }
@@ -165,7 +165,7 @@ pub enum Patch<T> {
 
 impl<T> Patch<T> {
     /// Whether the field was left out.
-    pub fn is_absent(&self) -> bool {
+    pub(crate) fn is_absent(&self) -> bool {
         matches!(self, Patch::Absent)
     }
 }
