@@ -35,7 +35,7 @@ pub fn init_logging(default_filter: &str) {
 /// Writes `contents` to `path` through a temporary file in the same directory, synced, then
 /// renamed over `path`: a reader sees the whole file or none (ready files, remembered seeds,
 /// reports).
-pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomically(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 /// The URL pinged when none is given: the platform's readiness probe on its default port.
-pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/healthz";
+pub(crate) const DEFAULT_URL: &str = "http://127.0.0.1:8080/healthz";
 
 /// `harness ping` flags.
 #[derive(clap::Args, Debug)]

@@ -79,7 +79,7 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 }
 
 /// Reads the journal summary of the platform at `url`.
-pub async fn fetch_summary(url: &str, api_key: Option<&str>) -> Result<JournalSummary> {
+pub(crate) async fn fetch_summary(url: &str, api_key: Option<&str>) -> Result<JournalSummary> {
     let base = url.trim_end_matches('/');
     let endpoint = format!("{base}/sim/v1/journal/summary");
     let client = reqwest::Client::builder()

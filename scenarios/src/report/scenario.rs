@@ -205,7 +205,7 @@ pub struct RuleReport {
 
 /// A dial rate people can read: per second, or per hour below 0.01 per second (where
 /// "0.000/s" would hide it).
-pub fn rate_text(per_second: f64) -> String {
+pub(crate) fn rate_text(per_second: f64) -> String {
     if per_second > 0.0 && per_second < 0.01 {
         format!("{:.1}/h", per_second * 3600.0)
     } else {

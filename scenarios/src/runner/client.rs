@@ -137,7 +137,7 @@ pub struct Refused {
 
 impl Refused {
     /// The body as JSON when it is, else as a string.
-    pub fn body_json(&self) -> Value {
+    pub(crate) fn body_json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|_| Value::String(self.body.clone()))
     }
 

@@ -31,7 +31,7 @@ pub const COLUMNS: [&str; 10] = [
 
 /// How the file is written, by its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// `.csv`: a header row, then one row per dial.
     Csv,
     /// `.jsonl` or `.ndjson`: one JSON object per line.
@@ -56,7 +56,7 @@ impl Format {
 
 /// The file of one scenario when several run: `dials.csv` for `lifecycle` becomes
 /// `dials.lifecycle.csv` (the name of its report directory).
-pub fn path_for(path: &Path, name: &str) -> PathBuf {
+pub(crate) fn path_for(path: &Path, name: &str) -> PathBuf {
     let stem = path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());

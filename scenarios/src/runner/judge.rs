@@ -445,6 +445,6 @@ pub fn agent_variables(record: &Value) -> Value {
 }
 
 /// Rounds to 4 decimals (so reports do not carry float noise).
-pub fn round4(x: f64) -> f64 {
+pub(crate) fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }

@@ -203,7 +203,7 @@ pub async fn run_file(path: &Path, seed: Option<u64>) -> Result<ScenarioReport> 
 
 /// Runs a loaded scenario; with `dials`, every dial is written to that file
 /// ([`dials::DialExport`]).
-pub async fn run_loaded(
+pub(crate) async fn run_loaded(
     l: &Loaded,
     seed: Option<u64>,
     dials: Option<&Path>,

@@ -82,7 +82,7 @@ pub struct CampaignDials {
 
 impl CampaignDials {
     /// Dials in `[from, until)`.
-    pub fn dials_between(&self, from: DateTime<Utc>, until: DateTime<Utc>) -> u64 {
+    pub(crate) fn dials_between(&self, from: DateTime<Utc>, until: DateTime<Utc>) -> u64 {
         let (a, b) = (from.timestamp_millis(), until.timestamp_millis());
         let lo = self.times.partition_point(|t| *t < a);
         let hi = self.times.partition_point(|t| *t < b);
@@ -107,7 +107,7 @@ pub struct Watched {
 
 impl Watched {
     /// The spec in force at `t`.
-    pub fn spec_at(&self, t: DateTime<Utc>) -> &CampaignSpec {
+    pub(crate) fn spec_at(&self, t: DateTime<Utc>) -> &CampaignSpec {
         self.specs
             .iter()
             .rev()
@@ -120,11 +120,11 @@ impl Watched {
 
 /// The chart's series: the results in [`RESULTS`] order, then inbound calls answered and
 /// not answered.
-pub const SERIES: usize = RESULTS.len() + 2;
+pub(crate) const SERIES: usize = RESULTS.len() + 2;
 /// The series of answered inbound calls.
-pub const INBOUND_ANSWERED: usize = RESULTS.len();
+pub(crate) const INBOUND_ANSWERED: usize = RESULTS.len();
 /// The series of inbound calls not answered.
-pub const INBOUND_NOT_ANSWERED: usize = RESULTS.len() + 1;
+pub(crate) const INBOUND_NOT_ANSWERED: usize = RESULTS.len() + 1;
 
 /// The names of the chart's series, in order.
 pub fn series_names() -> Vec<String> {
@@ -189,7 +189,7 @@ impl Chart {
     }
 
     /// The end of the last bucket with something in it.
-    pub fn last_active(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn last_active(&self) -> Option<DateTime<Utc>> {
         let i = self
             .buckets
             .iter()

@@ -290,7 +290,7 @@ impl<'a> Run<'a> {
     }
 
     /// Plays every stop to the end.
-    pub async fn play(&mut self, progress: &ProgressBar) -> Result<()> {
+    pub(crate) async fn play(&mut self, progress: &ProgressBar) -> Result<()> {
         let total = (self.loaded.until - self.loaded.start).num_seconds().max(1) as u64;
         progress.set_length(total);
         while let Some((t, events)) = self.stops.pop_first() {
@@ -387,7 +387,7 @@ impl<'a> Run<'a> {
 
     /// The key-service faults set over stretches of time: from, until (the end of the run
     /// when never removed) and what.
-    pub fn fault_periods(&self) -> Vec<(DateTime<Utc>, DateTime<Utc>, String)> {
+    pub(crate) fn fault_periods(&self) -> Vec<(DateTime<Utc>, DateTime<Utc>, String)> {
         self.faults
             .iter()
             .filter(|f| f.timed)
@@ -462,7 +462,7 @@ fn time_changes(
 }
 
 /// The spec of a campaign as `GET` answers it (after a patch).
-pub fn spec_of(v: &Value) -> Result<contracts::model::CampaignSpec> {
+pub(crate) fn spec_of(v: &Value) -> Result<contracts::model::CampaignSpec> {
     let mut body = serde_json::Map::new();
     for k in [
         "name",
@@ -489,7 +489,7 @@ pub fn spec_of(v: &Value) -> Result<contracts::model::CampaignSpec> {
 }
 
 /// A string field of an answer.
-pub fn str_field(v: &Value, name: &str) -> Result<String> {
+pub(crate) fn str_field(v: &Value, name: &str) -> Result<String> {
     v.get(name)
         .and_then(Value::as_str)
         .map(str::to_string)

@@ -35,7 +35,7 @@ pub(super) enum Event {
 
 /// A key-service fault the run set.
 #[derive(Clone, Debug)]
-pub struct FaultSet {
+pub(crate) struct FaultSet {
     /// Its id at the key service.
     pub id: String,
     /// What it is (`service_unavailable on all`).

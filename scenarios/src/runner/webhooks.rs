@@ -22,7 +22,7 @@ pub struct Received {
 }
 
 /// Everything received, by path.
-pub type Inbox = Arc<Mutex<BTreeMap<String, Received>>>;
+pub(crate) type Inbox = Arc<Mutex<BTreeMap<String, Received>>>;
 
 /// A running receiver.
 pub struct Receiver {

@@ -66,7 +66,7 @@ pub enum KmsFaultKind {
 }
 
 /// The fault kind's name as written in files.
-pub fn kind_name(k: KmsFaultKind) -> &'static str {
+pub(crate) fn kind_name(k: KmsFaultKind) -> &'static str {
     match k {
         KmsFaultKind::ServiceUnavailable => "service_unavailable",
         KmsFaultKind::RateLimited => "rate_limited",

@@ -4,18 +4,15 @@
 //! input is either a [`Loaded`] scenario or a [`ScenarioError`] listing what is wrong and
 //! where.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Duration, Utc};
-use serde_json::Value;
 
 use super::check::{Checker, Problem};
 use super::located::line_col;
 use super::model::Scenario;
-use super::setup::campaign_body;
 use super::time::At;
 use super::timeline::Action;
 
@@ -271,18 +268,4 @@ fn default_until(s: &Scenario, start: DateTime<Utc>) -> DateTime<Utc> {
         }
     }
     latest + Duration::hours(1)
-}
-
-/// Every campaign's key and its create body, by key (for the runner).
-pub fn campaign_bodies(l: &Loaded, webhook_base: &str) -> BTreeMap<String, Value> {
-    l.scenario
-        .campaigns
-        .iter()
-        .map(|c| {
-            (
-                c.key.clone(),
-                campaign_body(c, l.start, &format!("{webhook_base}/campaigns/{}", c.key)),
-            )
-        })
-        .collect()
 }

@@ -11,7 +11,7 @@ use toml::de::{DeTable, DeValue};
 
 /// One step of a path into the file: a key of a table, or an index of an array.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Seg {
+pub(crate) enum Seg {
     /// A table's key.
     Key(String),
     /// An array's index.
@@ -32,7 +32,7 @@ impl From<usize> for Seg {
 
 /// The file's tree of spanned values (empty when the text does not parse: the parse error is
 /// reported by itself).
-pub struct Tree<'a> {
+pub(crate) struct Tree<'a> {
     root: Option<Spanned<DeTable<'a>>>,
 }
 

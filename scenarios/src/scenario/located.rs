@@ -17,13 +17,6 @@ pub struct Located<T> {
     pub span: Range<usize>,
 }
 
-impl<T> Located<T> {
-    /// A value written nowhere (built in code).
-    pub fn unplaced(value: T) -> Self {
-        Located { value, span: 0..0 }
-    }
-}
-
 impl<T: PartialEq> PartialEq for Located<T> {
     fn eq(&self, other: &Self) -> bool {
         self.value == other.value
@@ -74,7 +67,7 @@ impl<T: JsonSchema> JsonSchema for Located<T> {
 }
 
 /// Line and column (both from 1) of a byte offset in `text`.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..floor_char_boundary(text, offset)];
     let line = before.matches('\n').count() + 1;

@@ -20,7 +20,7 @@ use super::setup::CohortDef;
 use super::timeline::Action;
 
 /// The rejections of an inbound call the platform gives.
-pub const REJECTIONS: [&str; 4] = [
+pub(crate) const REJECTIONS: [&str; 4] = [
     "deployment_paused",
     "outside_schedule",
     "no_deployment",
@@ -28,7 +28,7 @@ pub const REJECTIONS: [&str; 4] = [
 ];
 
 /// The outcomes the key service's log records: `OK`, an error code, `NO_RESPONSE`.
-pub fn key_service_outcomes() -> Vec<&'static str> {
+pub(crate) fn key_service_outcomes() -> Vec<&'static str> {
     let mut out = vec![
         customer_kms_sim::audit::OK,
         customer_kms_sim::audit::NO_RESPONSE,
@@ -221,7 +221,7 @@ impl Checker<'_> {
 
 /// The `connection_id`s a campaign has at any time: its request's and those its patches
 /// bring.
-pub fn connection_ids(s: &Scenario, campaign: &str) -> BTreeSet<String> {
+pub(crate) fn connection_ids(s: &Scenario, campaign: &str) -> BTreeSet<String> {
     let of = |app: &Value| -> Vec<String> {
         app["connection_configs"]
             .as_array()

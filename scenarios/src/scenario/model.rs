@@ -60,7 +60,7 @@ pub struct Scenario {
 impl Scenario {
     /// The cohorts an `upload_cohort` step of the timeline uploads (the others are uploaded
     /// at the start, or at their `upload_at`).
-    pub fn cohorts_uploaded_by_steps(&self) -> BTreeSet<&str> {
+    pub(crate) fn cohorts_uploaded_by_steps(&self) -> BTreeSet<&str> {
         self.timeline
             .iter()
             .filter_map(|st| match &st.action {

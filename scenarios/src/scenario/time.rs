@@ -37,7 +37,7 @@ impl At {
 
 /// Parses a duration: numbers with units `w`, `d`, `h`, `m`, `s`, `ms`, largest first or
 /// in any order, at least one.
-pub fn parse_span(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_span(text: &str) -> Result<Duration, String> {
     let hint = "write a duration as numbers with units w, d, h, m, s or ms, such as \"90s\", \"1h30m\" or \"2d\"";
     let s = text.trim();
     if s.is_empty() {
@@ -84,7 +84,7 @@ pub fn parse_span(text: &str) -> Result<Duration, String> {
 }
 
 /// Writes a duration the way [`parse_span`] reads it (`1d2h`, `30m`, `0s`).
-pub fn format_span(d: Duration) -> String {
+pub(crate) fn format_span(d: Duration) -> String {
     let mut ms = d.num_milliseconds();
     if ms == 0 {
         return "0s".into();
@@ -110,7 +110,7 @@ pub fn format_span(d: Duration) -> String {
 }
 
 /// Parses a time: RFC 3339, or `+` and a duration.
-pub fn parse_at(text: &str) -> Result<At, String> {
+pub(crate) fn parse_at(text: &str) -> Result<At, String> {
     let s = text.trim();
     if let Some(rest) = s.strip_prefix('+') {
         return parse_span(rest).map(At::AfterStart);

@@ -117,7 +117,7 @@ impl ClockInfo {
 
 impl PlatformInfo {
     /// The live page's address on `workspace` with `api_key` in the fragment.
-    pub fn ui_link(
+    pub(crate) fn ui_link(
         platform_url: &str,
         api_key: &str,
         workspace: &platform::store::WorkspaceRef,

@@ -467,22 +467,6 @@ impl Stack {
         &self.clock
     }
 
-    /// The platform's configuration as the stack started it (BYOK entry, database, seed).
-    pub fn platform_config(&self) -> &PlatformConfig {
-        &self.platform_config
-    }
-
-    /// Who moves the engine.
-    pub fn engine_mode(&self) -> EngineMode {
-        self.engine
-    }
-
-    /// Whether the platform is serving (false between [`Stack::stop_platform`] and
-    /// [`Stack::start_platform`]).
-    pub fn platform_running(&self) -> bool {
-        self.platform_server.is_some()
-    }
-
     /// Stops the platform as `platform serve` stops on Ctrl-C: requests in flight finish,
     /// the engine and the cohort worker stop, the database is checkpointed. The key service
     /// keeps serving and the URL stays bound (new connections wait).

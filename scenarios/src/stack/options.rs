@@ -98,7 +98,7 @@ impl StackOptions {
     /// The clock the platform's configuration asks for (`clock`, `sim_start`), for callers
     /// that read a platform file and have no clock flag: `Ok(None)` when it asks for the
     /// real clock.
-    pub fn clock_of(config: &PlatformConfig) -> Result<Option<StackClock>, String> {
+    pub(crate) fn clock_of(config: &PlatformConfig) -> Result<Option<StackClock>, String> {
         match config.clock {
             ClockMode::Real => Ok(None),
             ClockMode::Simulated => Ok(Some(StackClock::Simulated(match &config.sim_start {
@@ -161,7 +161,7 @@ pub enum Ports {
 
 impl Ports {
     /// `0` is [`Ports::Any`], any other port a base.
-    pub fn from_base(base: u16) -> Ports {
+    pub(crate) fn from_base(base: u16) -> Ports {
         if base == 0 {
             Ports::Any
         } else {

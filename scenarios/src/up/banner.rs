@@ -6,9 +6,9 @@ use serde::Serialize;
 use crate::stack::StackInfo;
 
 /// The number the example call goes to: a magic number, connected for 90 s.
-pub const EXAMPLE_CALLEE: &str = "+14155550100";
+pub(crate) const EXAMPLE_CALLEE: &str = "+14155550100";
 /// The number the example call leaves from.
-pub const EXAMPLE_AGENT_NUMBER: &str = "+14155550199";
+pub(crate) const EXAMPLE_AGENT_NUMBER: &str = "+14155550199";
 
 /// The connection details and the example commands.
 #[derive(Debug, Clone, Serialize)]
@@ -33,7 +33,7 @@ pub struct Examples {
 }
 
 /// `s` quoted for a POSIX shell.
-pub fn shell_quote(s: &str) -> String {
+pub(crate) fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes().all(|b| {
             b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'+' | b'=')

@@ -64,7 +64,7 @@ pub struct Loaded {
 
 impl Loaded {
     /// Whether the platform's configuration sets `key`.
-    pub fn platform_sets(&self, key: &str) -> bool {
+    pub(crate) fn platform_sets(&self, key: &str) -> bool {
         self.platform_keys.iter().any(|k| k == key)
     }
 }

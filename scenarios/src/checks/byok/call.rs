@@ -55,7 +55,7 @@ impl Call {
     }
 
     /// Closes the connection after this call.
-    pub fn close_connection(mut self) -> Call {
+    pub(crate) fn close_connection(mut self) -> Call {
         self.close = true;
         self
     }
@@ -67,7 +67,7 @@ impl Call {
     }
 
     /// Sets `Authorization` to `value` when there is one.
-    pub fn maybe_authorization(mut self, value: Option<String>) -> Call {
+    pub(crate) fn maybe_authorization(mut self, value: Option<String>) -> Call {
         self.authorization = value;
         self
     }

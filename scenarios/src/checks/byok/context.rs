@@ -24,7 +24,7 @@ pub struct Token {
 impl Token {
     /// Seconds before expiry when the token is no longer used: a tenth of its lifetime,
     /// at least 2 s (a JWT's `exp` has one-second resolution) and at most 30 s.
-    pub fn margin_secs(expires_in: u64) -> u64 {
+    pub(crate) fn margin_secs(expires_in: u64) -> u64 {
         (expires_in / 10).clamp(2, 30)
     }
 
@@ -43,7 +43,7 @@ impl Token {
 
 /// The data key the decrypt checks use.
 #[derive(Clone, Debug)]
-pub struct TargetKey {
+pub(crate) struct TargetKey {
     /// `byok:v1:...`.
     pub encrypted_key: String,
     /// Base64 of the key it holds.
@@ -86,7 +86,7 @@ impl Ctx {
     }
 
     /// `/auth` with the configured client credentials, or `None` with an API key.
-    pub fn auth_call(&self) -> Option<Call> {
+    pub(crate) fn auth_call(&self) -> Option<Call> {
         match &self.s.credentials {
             Credentials::Client { id, secret } => Some(
                 Call::post(Endpoint::Auth)
@@ -98,7 +98,7 @@ impl Ctx {
     }
 
     /// Reads the token of an `/auth` answer and remembers it as the current one.
-    pub async fn adopt_token(&self, ex: &Exchange, obtained: Mark) -> Option<Token> {
+    pub(crate) async fn adopt_token(&self, ex: &Exchange, obtained: Mark) -> Option<Token> {
         let token = token_of(ex, obtained)?;
         self.probe.secret(token.value.clone(), SecretKind::Token);
         *self.token.lock().await = Some(token.clone());
@@ -139,7 +139,7 @@ impl Ctx {
     }
 
     /// Remembers the plaintext keys an answer carries (`plaintext_key`, `plaintext_dek`).
-    pub fn note_plaintexts(&self, ex: &Exchange) {
+    pub(crate) fn note_plaintexts(&self, ex: &Exchange) {
         if let Some(data) = ex.json().as_ref().and_then(data_object) {
             for field in ["plaintext_key", "plaintext_dek"] {
                 if let Some(Value::String(k)) = data.get(field) {
@@ -205,7 +205,7 @@ impl Want {
 }
 
 /// Judges the status of one answer (the body is judged by the `errors` checks).
-pub fn judge_status(
+pub(crate) fn judge_status(
     def: &CheckDef,
     request: &str,
     result: &Result<Arc<Exchange>, CallError>,
@@ -218,7 +218,7 @@ pub fn judge_status(
 }
 
 /// Judges several answers that must all have a status of `want`.
-pub fn judge_statuses(
+pub(crate) fn judge_statuses(
     def: &CheckDef,
     results: &[(&str, Result<Arc<Exchange>, CallError>)],
     want: Want,
@@ -247,6 +247,6 @@ pub fn judge_statuses(
 }
 
 /// A skip of every check in `defs`, for one reason.
-pub fn skip_all(defs: &[CheckDef], reason: &str) -> Vec<Check> {
+pub(crate) fn skip_all(defs: &[CheckDef], reason: &str) -> Vec<Check> {
     defs.iter().map(|d| Check::skip(d, reason)).collect()
 }

@@ -21,15 +21,15 @@ use super::tamper::{Alteration, with_bad_character};
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// The size of the oversized body.
-pub const OVERSIZED_BYTES: usize = 1 << 20;
+pub(crate) const OVERSIZED_BYTES: usize = 1 << 20;
 /// An alias no service has.
-pub const UNKNOWN_ALIAS: &str = "byok-check-no-such-alias";
+pub(crate) const UNKNOWN_ALIAS: &str = "byok-check-no-such-alias";
 
 /// The checks judged on the first decrypt.
 const BASELINE: &[CheckDef] = &[DECRYPT_STATUS, DECRYPT_SHAPE, DECRYPT_PLAINTEXT];
 
 /// The plaintext an answer carries, when it has the contract's shape.
-pub fn plaintext_of(ex: &Exchange) -> Option<String> {
+pub(crate) fn plaintext_of(ex: &Exchange) -> Option<String> {
     let body = ex.json()?;
     Some(
         data_object(&body)?
@@ -40,7 +40,10 @@ pub fn plaintext_of(ex: &Exchange) -> Option<String> {
 }
 
 /// Judges the first decrypt of `target`: status, shape, plaintext.
-pub fn judge_baseline(target: &TargetKey, result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
+pub(crate) fn judge_baseline(
+    target: &TargetKey,
+    result: &Result<Arc<Exchange>, CallError>,
+) -> Vec<Check> {
     let mut out = vec![judge_status(
         &DECRYPT_STATUS,
         "POST /decrypt-key",
@@ -76,7 +79,7 @@ pub fn judge_baseline(target: &TargetKey, result: &Result<Arc<Exchange>, CallErr
 }
 
 /// Judges a plaintext against the expected one, showing only fingerprints.
-pub fn judge_plaintext(def: &CheckDef, got: &str, expected: &str) -> Check {
+pub(crate) fn judge_plaintext(def: &CheckDef, got: &str, expected: &str) -> Check {
     let ok = plaintext::decode(got).is_some() && plaintext::same_key(got, expected);
     Check::judge(
         def,

@@ -14,7 +14,7 @@ macro_rules! defs {
         /// Every check, in report order.
         pub const ALL: &[CheckDef] = &[$($name),*];
         /// The one-line fix of every check (`how_to_fix`), by id, in report order.
-        pub const FIXES: &[(&str, &str)] = &[$(($id, $fix)),*];
+        pub(crate) const FIXES: &[(&str, &str)] = &[$(($id, $fix)),*];
     };
 }
 

@@ -13,10 +13,10 @@ use crate::checks::redact::forms;
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// Longest acceptable error message, in characters.
-pub const MAX_MESSAGE_CHARS: usize = 200;
+pub(crate) const MAX_MESSAGE_CHARS: usize = 200;
 /// Secrets shorter than this are redacted from reports but not looked for in answers (they
 /// would match ordinary words).
-pub const MIN_SCANNED_SECRET: usize = 6;
+pub(crate) const MIN_SCANNED_SECRET: usize = 6;
 /// Answers named in evidence, at most.
 const MAX_LISTED: usize = 5;
 
@@ -41,7 +41,7 @@ fn codes_for(status: u16) -> Vec<&'static str> {
 }
 
 /// Whether `code` is one of the documented codes (of any status).
-pub fn is_documented(code: &str) -> bool {
+pub(crate) fn is_documented(code: &str) -> bool {
     code == UNSUPPORTED_MEDIA_TYPE || ByokErrorCode::ALL.iter().any(|c| c.as_str() == code)
 }
 

@@ -14,7 +14,7 @@ use super::probe::{Call, Endpoint, Exchange, Headers, decrypt_body};
 use crate::checks::{Check, Evidence};
 
 /// How far from now the skewed timestamps are, back and ahead.
-pub const SKEW_SECS: i64 = 3600;
+pub(crate) const SKEW_SECS: i64 = 3600;
 /// Answers named in evidence, at most.
 const MAX_LISTED: usize = 5;
 
@@ -76,7 +76,7 @@ pub async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
 }
 
 /// The checks judged on every recorded answer: the trace echo and the duration header.
-pub fn judge_journal(journal: &[Arc<Exchange>]) -> Vec<Check> {
+pub(crate) fn judge_journal(journal: &[Arc<Exchange>]) -> Vec<Check> {
     let traced: Vec<&Arc<Exchange>> = journal.iter().filter(|e| e.trace_id.is_some()).collect();
     if traced.is_empty() {
         return vec![

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 /// A JWT's decoded header and claims.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Jwt {
+pub(crate) struct Jwt {
     /// The JOSE header.
     pub header: Value,
     /// The claims.
@@ -21,7 +21,7 @@ impl Jwt {
     }
 
     /// An integer claim (`exp`, `iat`).
-    pub fn int_claim(&self, name: &str) -> Option<i64> {
+    pub(crate) fn int_claim(&self, name: &str) -> Option<i64> {
         let v = self.claims.get(name)?;
         v.as_i64().or_else(|| v.as_f64().map(|f| f as i64))
     }
@@ -77,7 +77,7 @@ pub fn tamper(token: &str) -> String {
 }
 
 /// `text` with its character at `at` (a character index, at most the last) changed.
-pub fn tamper_at(text: &str, at: usize) -> String {
+pub(crate) fn tamper_at(text: &str, at: usize) -> String {
     let mut chars: Vec<char> = text.chars().collect();
     let at = at.min(chars.len().saturating_sub(1));
     if let Some(c) = chars.get_mut(at) {
@@ -91,7 +91,7 @@ pub fn tamper_at(text: &str, at: usize) -> String {
 /// Random letters and digits only: a forged token is a secret of the run, hidden from the
 /// report in every run of 6 of its characters, so it shares no fixed text with anything
 /// the report shows.
-pub fn garbage(random: [u8; 24]) -> String {
+pub(crate) fn garbage(random: [u8; 24]) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     random
         .iter()

@@ -37,7 +37,7 @@ pub fn describe(text: &str) -> Value {
 }
 
 /// Whether two key texts hold the same bytes (padding aside).
-pub fn same_key(a: &str, b: &str) -> bool {
+pub(crate) fn same_key(a: &str, b: &str) -> bool {
     match (LENIENT_PADDING.decode(a), LENIENT_PADDING.decode(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,

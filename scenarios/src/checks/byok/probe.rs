@@ -30,7 +30,7 @@ pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// What kind of secret a string is: where it may appear in an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SecretKind {
+pub(crate) enum SecretKind {
     /// Client secrets, API keys, Basic credentials: in no answer at all.
     Credential,
     /// Access tokens: in the `/auth` answer only.
@@ -82,7 +82,7 @@ impl Exchange {
     }
 
     /// Whether `Content-Type` is JSON (`application/json` or `+json`, any parameters).
-    pub fn is_json_labelled(&self) -> bool {
+    pub(crate) fn is_json_labelled(&self) -> bool {
         self.header(CONTENT_TYPE.as_str())
             .map(|v| {
                 v.split(';')
@@ -101,7 +101,7 @@ impl Exchange {
 
     /// The body as shown in evidence: JSON when it is, else the text (whole: the report
     /// cuts long strings once their secrets are removed).
-    pub fn body_evidence(&self) -> Value {
+    pub(crate) fn body_evidence(&self) -> Value {
         if let Some(v) = self.json() {
             return v;
         }
@@ -125,14 +125,14 @@ impl Exchange {
     }
 
     /// `POST /decrypt-key`.
-    pub fn request_line(&self) -> String {
+    pub(crate) fn request_line(&self) -> String {
         format!("{} /{}", self.method, self.endpoint.as_str())
     }
 }
 
 /// Why a request got no answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CallErrorKind {
+pub(crate) enum CallErrorKind {
     /// Nothing listens, or the address does not resolve.
     Connect,
     /// No answer in time.
@@ -177,7 +177,7 @@ impl std::fmt::Display for CallError {
 }
 
 /// Sends requests, keeps the journal and the secrets.
-pub struct Probe {
+pub(crate) struct Probe {
     client: reqwest::Client,
     urls: [String; 3],
     paths: [String; 3],
@@ -317,7 +317,7 @@ impl Probe {
     }
 
     /// Sends `call` without recording the answer (the load phase).
-    pub async fn send_unrecorded(
+    pub(crate) async fn send_unrecorded(
         &self,
         check: &'static str,
         call: Call,
@@ -456,7 +456,7 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Evidence of a call that got no answer or an answer.
-pub fn outcome_evidence(call: &str, result: &Result<Arc<Exchange>, CallError>) -> Evidence {
+pub(crate) fn outcome_evidence(call: &str, result: &Result<Arc<Exchange>, CallError>) -> Evidence {
     match result {
         Ok(ex) => ex.evidence(),
         Err(e) => e.evidence(call),
@@ -464,7 +464,7 @@ pub fn outcome_evidence(call: &str, result: &Result<Arc<Exchange>, CallError>) -
 }
 
 /// A JSON value's type, for messages.
-pub fn type_name(v: &Value) -> &'static str {
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -476,11 +476,11 @@ pub fn type_name(v: &Value) -> &'static str {
 }
 
 /// `{"data": {...}}` of a body, when it has that shape.
-pub fn data_object(body: &Value) -> Option<&serde_json::Map<String, Value>> {
+pub(crate) fn data_object(body: &Value) -> Option<&serde_json::Map<String, Value>> {
     body.get("data")?.as_object()
 }
 
 /// The JSON body of a decrypt request.
-pub fn decrypt_body(alias: &str, encrypted_key: &str) -> Value {
+pub(crate) fn decrypt_body(alias: &str, encrypted_key: &str) -> Value {
     json!({"data": {"key_alias": alias, "encrypted_key": encrypted_key}})
 }

@@ -16,7 +16,7 @@ use super::probe::{Call, CallError, Endpoint, Exchange, data_object, type_name};
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// Every check of the group.
-pub const ALL_ROTATE: &[CheckDef] = &[
+pub(crate) const ALL_ROTATE: &[CheckDef] = &[
     ROTATE_STATUS,
     ROTATE_SHAPE,
     ROTATE_ALIAS,

@@ -14,13 +14,13 @@ use super::defs::GROUPS;
 use crate::checks::GroupFilter;
 
 /// Default of `--latency-budget-ms`.
-pub const DEFAULT_LATENCY_BUDGET_MS: u64 = 250;
+pub(crate) const DEFAULT_LATENCY_BUDGET_MS: u64 = 250;
 /// Default of `--concurrency`.
-pub const DEFAULT_CONCURRENCY: usize = 8;
+pub(crate) const DEFAULT_CONCURRENCY: usize = 8;
 /// Default of `--calls`.
-pub const DEFAULT_CALLS: usize = 200;
+pub(crate) const DEFAULT_CALLS: usize = 200;
 /// Default of `--timeout-ms`.
-pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -251,7 +251,7 @@ impl Settings {
     }
 
     /// Whether the base URL is `https`.
-    pub fn is_https(&self) -> bool {
+    pub(crate) fn is_https(&self) -> bool {
         self.base_url.scheme() == "https"
     }
 

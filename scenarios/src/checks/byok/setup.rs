@@ -39,7 +39,7 @@ impl Refused {
 
 /// The code of an answer that refuses the key alias of the request: 404 `KEY_NOT_FOUND`,
 /// 403 `KEY_DISABLED` or `KEY_REVOKED`.
-pub fn alias_refusal(ex: &Exchange) -> Option<&'static str> {
+pub(crate) fn alias_refusal(ex: &Exchange) -> Option<&'static str> {
     let body = ex.json()?;
     let code = body.pointer("/error/code")?.as_str()?;
     match (ex.status, code) {

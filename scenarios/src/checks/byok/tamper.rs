@@ -17,11 +17,11 @@ use super::jwt;
 use crate::checks::CheckDef;
 
 /// How many bytes [`Alteration::Truncate`] cuts off: half a tag.
-pub const TRUNCATED_BYTES: usize = TAG_LEN / 2;
+pub(crate) const TRUNCATED_BYTES: usize = TAG_LEN / 2;
 
 /// One way to alter an encrypted key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Alteration {
+pub(crate) enum Alteration {
     /// The first byte flipped (the version's high byte in `byok:v1:`).
     First,
     /// A byte of the nonce flipped (byte 11 in `byok:v1:`).
@@ -106,7 +106,7 @@ impl Alteration {
 }
 
 /// `encrypted_key` with a `!` in the middle of its base64.
-pub fn with_bad_character(encrypted_key: &str) -> String {
+pub(crate) fn with_bad_character(encrypted_key: &str) -> String {
     let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
     let mid = payload.len() / 2;
     let mid = (0..=mid)

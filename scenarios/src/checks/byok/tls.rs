@@ -20,7 +20,7 @@ use super::settings::Settings;
 use crate::checks::{Check, Evidence};
 
 /// Whether the URL's host is this machine.
-pub fn is_loopback(url: &url::Url) -> bool {
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
@@ -74,7 +74,7 @@ pub fn chain(s: &Settings, first: Result<(), &CallError>) -> Check {
 }
 
 /// Whether a failed plain-http request went to a port that answers https.
-pub async fn speaks_tls(s: &Settings, error: &CallError) -> bool {
+pub(crate) async fn speaks_tls(s: &Settings, error: &CallError) -> bool {
     if s.is_https() || !matches!(error.kind, CallErrorKind::Protocol | CallErrorKind::Tls) {
         return false;
     }
@@ -103,7 +103,7 @@ pub async fn speaks_tls(s: &Settings, error: &CallError) -> bool {
 /// connection, or as an alert, depending on timing. The handshake's own request for a
 /// certificate comes before that, always: a handshake of its own records it. The server's
 /// certificate is not judged here (`tls.chain` does that).
-pub async fn asks_for_client_certificate(s: &Settings) -> bool {
+pub(crate) async fn asks_for_client_certificate(s: &Settings) -> bool {
     let Some(name) = server_name(&s.base_url) else {
         return false;
     };

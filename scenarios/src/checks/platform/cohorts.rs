@@ -70,7 +70,7 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
 
 /// Polls a cohort until it is no longer `processing` (or the cohort timeout passes);
 /// answers the last read.
-pub async fn wait_for_cohort(cx: &Ctx, parent: Parent<'_>, cohort_id: &str) -> Exchange {
+pub(crate) async fn wait_for_cohort(cx: &Ctx, parent: Parent<'_>, cohort_id: &str) -> Exchange {
     let watch = Stopwatch::start();
     let deadline = Duration::from_secs(cx.settings.cohort_timeout_secs);
     let mut pause = Duration::from_millis(20);

@@ -135,7 +135,7 @@ impl Ctx {
     }
 
     /// A JSON request with the key of the workspace `side`.
-    pub async fn send_as(
+    pub(crate) async fn send_as(
         &self,
         side: Side,
         method: Method,
@@ -154,7 +154,7 @@ impl Ctx {
     }
 
     /// Creates a campaign in the workspace `side`.
-    pub async fn create_campaign_in(&self, side: Side, body: Value) -> Exchange {
+    pub(crate) async fn create_campaign_in(&self, side: Side, body: Value) -> Exchange {
         let path = self.side(side).1.campaigns();
         let x = self.send_as(side, Method::POST, &path, body).await;
         if x.is_success()
@@ -171,7 +171,7 @@ impl Ctx {
     }
 
     /// Creates a deployment in the workspace `side`.
-    pub async fn create_deployment_in(&self, side: Side, body: Value) -> Exchange {
+    pub(crate) async fn create_deployment_in(&self, side: Side, body: Value) -> Exchange {
         let path = self.side(side).1.deployments();
         let x = self.send_as(side, Method::POST, &path, body).await;
         if x.is_success()
@@ -184,7 +184,7 @@ impl Ctx {
 
     /// Creates a campaign named `name` (the fixture: starting an hour from the target's
     /// time, for a day, no users); answers the time's read when it fails.
-    pub async fn create_scheduled_campaign(&self, name: &str) -> Exchange {
+    pub(crate) async fn create_scheduled_campaign(&self, name: &str) -> Exchange {
         let start = match self.now().await {
             Ok(n) => n.at + chrono::Duration::seconds(3600),
             Err(x) => return x,
@@ -200,7 +200,7 @@ impl Ctx {
     }
 
     /// Creates a deployment named `name` (the fixture: one number of this run, no schedule).
-    pub async fn create_plain_deployment(&self, name: &str) -> Exchange {
+    pub(crate) async fn create_plain_deployment(&self, name: &str) -> Exchange {
         self.create_deployment(super::fixtures::deployment(
             &self.settings.agent,
             name,
@@ -237,7 +237,7 @@ impl Ctx {
     /// Removes what is recorded in the ledger: deployments deleted, campaigns cancelled, in
     /// the workspace each was created in. A campaign that already ended or was cancelled
     /// (409) needs nothing more. Answers what could not be removed.
-    pub async fn clean_up(&self) -> Vec<String> {
+    pub(crate) async fn clean_up(&self) -> Vec<String> {
         let mut left = Vec::new();
         for c in self.ledger.take() {
             match c {
@@ -283,7 +283,7 @@ impl Ctx {
 
 /// `{"detail": [{"loc", "msg", "type"}]}` with an entry at exactly `loc`: the 422 answer of
 /// the contract, naming the field.
-pub fn names_loc(x: &Exchange, loc: &[Value]) -> bool {
+pub(crate) fn names_loc(x: &Exchange, loc: &[Value]) -> bool {
     x.status == 422
         && x.body()["detail"].as_array().is_some_and(|d| {
             d.iter()
@@ -293,7 +293,7 @@ pub fn names_loc(x: &Exchange, loc: &[Value]) -> bool {
 
 /// Whether a body has the validation error shape: `detail` a non-empty list of `{loc: [string
 /// or integer], msg: string, type: string}`.
-pub fn is_validation_shape(body: &Value) -> bool {
+pub(crate) fn is_validation_shape(body: &Value) -> bool {
     body["detail"].as_array().is_some_and(|d| {
         !d.is_empty()
             && d.iter().all(|e| {
@@ -308,7 +308,7 @@ pub fn is_validation_shape(body: &Value) -> bool {
 
 /// Whether a body has the platform error shape: `error` with string `message`, `type` and
 /// `code`.
-pub fn is_error_shape(body: &Value) -> bool {
+pub(crate) fn is_error_shape(body: &Value) -> bool {
     let e = &body["error"];
     e["message"].is_string() && e["type"].is_string() && e["code"].is_string()
 }

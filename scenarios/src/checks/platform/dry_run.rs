@@ -40,7 +40,7 @@ impl Planned<'_> {
 }
 
 /// What `def` creates on a conforming target, from its group's table.
-pub fn makes_of(def: &CheckDef) -> &'static [Makes] {
+pub(crate) fn makes_of(def: &CheckDef) -> &'static [Makes] {
     GROUPS
         .iter()
         .flat_map(|g| g.makes)

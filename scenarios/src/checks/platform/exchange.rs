@@ -139,7 +139,7 @@ impl Exchange {
     }
 
     /// A string field of the JSON body.
-    pub fn str_field(&self, name: &str) -> Option<&str> {
+    pub(crate) fn str_field(&self, name: &str) -> Option<&str> {
         self.body().get(name).and_then(Value::as_str)
     }
 

@@ -17,7 +17,7 @@ use super::exchange::FormPart;
 pub const NAME_PREFIX: &str = "harness-check-";
 
 /// Every day of the week, Monday first, as the contract spells them.
-pub fn all_days() -> Vec<&'static str> {
+pub(crate) fn all_days() -> Vec<&'static str> {
     use chrono::Weekday::*;
     [Mon, Tue, Wed, Thu, Fri, Sat, Sun]
         .into_iter()
@@ -167,9 +167,9 @@ pub const COHORT_CSV: &str = "phone,id,first_name\n\
 12345,u4,Barbara\n";
 
 /// The number of rows of [`COHORT_CSV`] that are rejected.
-pub const COHORT_CSV_REJECTED: u64 = 1;
+pub(crate) const COHORT_CSV_REJECTED: u64 = 1;
 /// The number of rows of [`COHORT_CSV`].
-pub const COHORT_CSV_ROWS: u64 = 4;
+pub(crate) const COHORT_CSV_ROWS: u64 = 4;
 
 /// The transformation config of [`COHORT_CSV`]; `phone_column` names its phone column.
 pub fn transformation(phone_column: &str) -> Value {
@@ -182,7 +182,7 @@ pub fn transformation(phone_column: &str) -> Value {
 
 /// A multipart cohort upload of [`COHORT_CSV`] named `name`, its config naming
 /// `phone_column` as the phone column.
-pub fn cohort_upload(name: &str, phone_column: &str) -> Vec<FormPart> {
+pub(crate) fn cohort_upload(name: &str, phone_column: &str) -> Vec<FormPart> {
     vec![
         FormPart::text("name", name),
         FormPart::file(
@@ -309,7 +309,7 @@ impl Makes {
     }
 
     /// The same in the other workspace.
-    pub const fn in_other(self) -> Makes {
+    pub(crate) const fn in_other(self) -> Makes {
         Makes {
             side: Side::Other,
             ..self

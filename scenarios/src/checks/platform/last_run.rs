@@ -12,7 +12,7 @@ use crate::report;
 const FILE: &str = "harness/check-platform-last.json";
 
 /// The default place of the last run's report, when a state directory can be named.
-pub fn default_path() -> Option<PathBuf> {
+pub(crate) fn default_path() -> Option<PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)

@@ -307,7 +307,7 @@ impl Options {
 }
 
 /// The names of the groups.
-pub fn group_names() -> Vec<&'static str> {
+pub(crate) fn group_names() -> Vec<&'static str> {
     GROUPS.iter().map(|g| g.name).collect()
 }
 

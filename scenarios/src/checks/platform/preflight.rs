@@ -11,7 +11,7 @@ use super::exchange::Body;
 use super::target::{Key, Paths, Workspace, sim_clock};
 
 /// The note printed when the target's clock is simulated and `--sim` was not given.
-pub const SIMULATED_WITHOUT_SIM: &str = "note: the target runs a simulated clock (GET /sim/v1/clock); the checks take their timestamps from it. Add --sim to run the checks that need time (the sim group)";
+pub(crate) const SIMULATED_WITHOUT_SIM: &str = "note: the target runs a simulated clock (GET /sim/v1/clock); the checks take their timestamps from it. Add --sim to run the checks that need time (the sim group)";
 
 /// Checks that the target answers with the keys given and, with `--sim`, offers a simulated
 /// clock; anything else is an error of the set-up (exit 2), not a failed check. Answers

@@ -93,7 +93,7 @@ impl Receiver {
     }
 
     /// Waits until an event of `attempt_id` came, or `timeout` passes; answers it.
-    pub async fn wait_attempt(&self, attempt_id: &str, timeout: Duration) -> Option<Value> {
+    pub(crate) async fn wait_attempt(&self, attempt_id: &str, timeout: Duration) -> Option<Value> {
         let watch = Stopwatch::start();
         loop {
             let found = self

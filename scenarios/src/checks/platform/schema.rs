@@ -108,7 +108,7 @@ impl Schemas {
     /// named; when no removal is refused, the second entry is missing, and a check that
     /// relies on the schema could not have failed on this body (a schema that accepts
     /// anything, or a body with only optional fields).
-    pub fn discriminates(&self, name: &str, value: &Value) -> Vec<String> {
+    pub(crate) fn discriminates(&self, name: &str, value: &Value) -> Vec<String> {
         let verdict = |v: &Value| {
             if self.violations(name, v).is_empty() {
                 "conforms"

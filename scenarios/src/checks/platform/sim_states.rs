@@ -63,7 +63,7 @@ pub(super) const MADE: [Makes; 5] = [
 ];
 
 /// The error code of a refused status change (an assumed point of the contract).
-pub const REFUSED_CODE: &str = "invalid_status_transition";
+pub(crate) const REFUSED_CODE: &str = "invalid_status_transition";
 
 /// Whether `x` is a 409 with the platform's error shape and code [`REFUSED_CODE`].
 fn refused(x: &Exchange) -> bool {

@@ -105,7 +105,7 @@ impl Paths {
     }
 
     /// `/sim/v1/orgs/{o}/workspaces/{w}/inbound-calls` (the harness's simulation API).
-    pub fn sim_inbound_calls(&self) -> Vec<String> {
+    pub(crate) fn sim_inbound_calls(&self) -> Vec<String> {
         vec![
             "sim".into(),
             "v1".into(),
@@ -124,7 +124,7 @@ pub fn sim_clock() -> Vec<String> {
 }
 
 /// `/sim/v1/clock/advance`.
-pub fn sim_clock_advance() -> Vec<String> {
+pub(crate) fn sim_clock_advance() -> Vec<String> {
     vec!["sim".into(), "v1".into(), "clock".into(), "advance".into()]
 }
 
@@ -203,7 +203,13 @@ impl Http {
     }
 
     /// Sends one request to a full URL (a page URI the target answered) and records it.
-    pub async fn call_url(&self, method: Method, url: Url, key: Key<'_>, body: Body) -> Exchange {
+    pub(crate) async fn call_url(
+        &self,
+        method: Method,
+        url: Url,
+        key: Key<'_>,
+        body: Body,
+    ) -> Exchange {
         let sent = Sent::new(&method, &url, &body);
         let mut req = self.client.request(method, url);
         if let Key::Value(k) = key {
@@ -270,7 +276,7 @@ fn form(parts: Vec<FormPart>) -> reqwest::multipart::Form {
 }
 
 /// An error with its causes, `a: b: c`.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();
     while let Some(cause) = source {

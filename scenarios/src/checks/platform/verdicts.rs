@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::checks::{Check, CheckDef, Evidence, Outcome};
 
 /// The evidence key of what a check saw vary.
-pub const VARIED: &str = "varied";
+pub(crate) const VARIED: &str = "varied";
 
 /// The verdicts of one group, one per check of its table, in table order.
 #[derive(Debug)]
@@ -82,13 +82,13 @@ impl Verdicts {
 
     /// Every check of the group not judged yet fails: what it needed could not be set up.
     /// `what` says what was attempted; the evidence shows the answer.
-    pub fn blocked(&mut self, what: &str, e: Evidence) {
+    pub(crate) fn blocked(&mut self, what: &str, e: Evidence) {
         let defs: Vec<&CheckDef> = self.defs.iter().collect();
         self.blocked_only(&defs, what, e);
     }
 
     /// Each of `defs` not judged yet fails: what it needed could not be set up.
-    pub fn blocked_only(&mut self, defs: &[&CheckDef], what: &str, e: Evidence) {
+    pub(crate) fn blocked_only(&mut self, defs: &[&CheckDef], what: &str, e: Evidence) {
         for d in defs {
             if !self.has(d) {
                 self.add(Check::fail(
@@ -101,7 +101,7 @@ impl Verdicts {
     }
 
     /// Every check of the group not judged yet is skipped for `reason`.
-    pub fn skip_rest(&mut self, reason: &str) {
+    pub(crate) fn skip_rest(&mut self, reason: &str) {
         for (i, d) in self.defs.iter().enumerate() {
             if self.checks[i].is_none() {
                 self.checks[i] = Some(Check::skip(d, reason));
@@ -111,7 +111,7 @@ impl Verdicts {
 
     /// The verdicts in table order, each with what it saw vary. A check the group never
     /// judged is a fault of the harness, reported as a skip that says so.
-    pub fn into_checks(mut self) -> Vec<Check> {
+    pub(crate) fn into_checks(mut self) -> Vec<Check> {
         self.skip_rest("not reached: the harness did not judge this check (please report it)");
         let varied = std::mem::take(&mut self.varied);
         self.checks

@@ -135,7 +135,7 @@ impl Rule {
     }
 
     /// `spec: Limits` or `interface.md: Cohorts`.
-    pub fn source_text(&self) -> String {
+    pub(crate) fn source_text(&self) -> String {
         match self.source {
             Source::Spec(s) => format!("spec: {s}"),
             Source::Record(s, _) => format!("interface.md: {s}"),
