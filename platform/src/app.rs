@@ -99,7 +99,7 @@ pub struct Changes {
 
 impl Changes {
     /// Records a change and wakes the driver.
-    pub fn bump(&self) {
+    pub(crate) fn bump(&self) {
         self.counter.fetch_add(1, Ordering::SeqCst);
         self.notify.notify_one();
     }

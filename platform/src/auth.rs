@@ -76,7 +76,7 @@ impl KeyTable {
 
     /// The same table with these journal admin keys (see
     /// [`crate::config::PlatformConfig::journal_admin_keys`]).
-    pub fn with_journal_admins(mut self, keys: Vec<String>) -> Self {
+    pub(crate) fn with_journal_admins(mut self, keys: Vec<String>) -> Self {
         self.journal_admins = keys;
         self
     }
@@ -133,7 +133,7 @@ impl KeyTable {
 
     /// The same table with these clock admin keys (see
     /// [`crate::config::PlatformConfig::clock_admin_keys`]).
-    pub fn with_clock_admins(mut self, keys: Vec<String>) -> Self {
+    pub(crate) fn with_clock_admins(mut self, keys: Vec<String>) -> Self {
         self.clock_admins = keys;
         self
     }
@@ -144,7 +144,7 @@ impl KeyTable {
     }
 
     /// Whether `presented` may read the clock: a key of any workspace or a clock admin key.
-    pub fn may_read_clock(&self, presented: &str) -> bool {
+    pub(crate) fn may_read_clock(&self, presented: &str) -> bool {
         let admin = self.is_clock_admin(presented);
         self.check_any(presented).is_some() || admin
     }
@@ -168,7 +168,7 @@ impl KeyTable {
 
     /// The name of the key, if `presented` is a key of any workspace (the simulation API's
     /// instance-wide routes).
-    pub fn check_any(&self, presented: &str) -> Option<String> {
+    pub(crate) fn check_any(&self, presented: &str) -> Option<String> {
         let mut found = None;
         for k in &self.keys {
             if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) && found.is_none() {
@@ -180,7 +180,7 @@ impl KeyTable {
 
     /// The configured keys that `presented` is (one key may be configured for several
     /// workspaces), each compared in constant time.
-    pub fn configs_of(&self, presented: &str) -> Vec<&ApiKeyConfig> {
+    pub(crate) fn configs_of(&self, presented: &str) -> Vec<&ApiKeyConfig> {
         self.keys
             .iter()
             .filter(|k| bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())))

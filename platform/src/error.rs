@@ -195,6 +195,3 @@ pub fn json_response<T: serde::Serialize>(status: StatusCode, body: &T) -> Respo
     );
     r
 }
-
-/// The result of a handler.
-pub type ApiResult = Result<Response, ApiError>;

@@ -67,7 +67,7 @@ impl Intercept {
 
     /// Whether a request to `path` goes through [`Intercept::handle`]: any path while the
     /// journal is on, a path of the interface while a fault rule is set.
-    pub fn observes(&self, path: &str) -> bool {
+    pub(crate) fn observes(&self, path: &str) -> bool {
         self.app.journal.enabled()
             || (path.starts_with(contracts::openapi::INTERFACE_PREFIX) && self.app.faults.any())
     }
@@ -364,7 +364,7 @@ impl Stream for HalfThenFail {
 
 /// The payload of the unwind that ends a connection for a `drop` fault.
 #[derive(Debug)]
-pub struct ConnectionDropped;
+pub(crate) struct ConnectionDropped;
 
 /// Ends the connection without an answer. warp answers every request it is handed, so
 /// the only way to close before the answer is to end the connection's task: unwinding

@@ -2,7 +2,7 @@
 //! that the routes, the request journal and the BYOK client share.
 
 /// The essence of a `Content-Type` value (`type/subtype`, parameters dropped), lowercased.
-pub fn essence(content_type: &str) -> String {
+pub(crate) fn essence(content_type: &str) -> String {
     essence_str(content_type).to_ascii_lowercase()
 }
 
@@ -12,7 +12,7 @@ fn essence_str(content_type: &str) -> &str {
 
 /// Whether a `Content-Type` value is JSON: `application/json` or a `+json` type, in any
 /// letter case, parameters ignored. Allocates nothing (the journal asks it of every request).
-pub fn is_json(content_type: &str) -> bool {
+pub(crate) fn is_json(content_type: &str) -> bool {
     let essence = essence_str(content_type);
     let ends_with = |suffix: &str| {
         essence.len() >= suffix.len()

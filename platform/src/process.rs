@@ -47,7 +47,7 @@ pub fn limit_malloc_arenas() {
 
 /// How many files (sockets included) this process may open: the soft `RLIMIT_NOFILE`, read
 /// from `/proc/self/limits` on Linux; `None` when unlimited or not known (other systems).
-pub fn open_file_limit() -> Option<u64> {
+pub(crate) fn open_file_limit() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     parse_open_file_limit(&limits)
 }

@@ -207,7 +207,7 @@ impl RequestMeta {
     }
 
     /// The decoded query pairs, in order.
-    pub fn query_pairs(&self) -> Vec<(String, String)> {
+    pub(crate) fn query_pairs(&self) -> Vec<(String, String)> {
         serde_urlencoded::from_str(&self.query).unwrap_or_default()
     }
 
@@ -231,7 +231,7 @@ pub fn meta() -> impl Filter<Extract = (RequestMeta,), Error = Infallible> + Clo
 }
 
 /// The app, for handlers.
-pub fn with_app(app: App) -> impl Filter<Extract = (App,), Error = Infallible> + Clone {
+pub(crate) fn with_app(app: App) -> impl Filter<Extract = (App,), Error = Infallible> + Clone {
     warp::any().map(move || app.clone())
 }
 
@@ -250,7 +250,7 @@ pub fn body() -> impl Filter<Extract = (BodyStream,), Error = Rejection> + Clone
 }
 
 /// Reads a whole body up to `limit` bytes (413 above it, early when `Content-Length` says so).
-pub async fn read_limited(
+pub(crate) async fn read_limited(
     meta: &RequestMeta,
     mut body: BodyStream,
     limit: u64,
@@ -282,7 +282,11 @@ pub async fn read_limited(
 /// Reads a JSON body: the media type must be JSON (`application/json` or `+json`; a missing
 /// `Content-Type` is refused like a wrong one, so a client that forgets it learns so here
 /// rather than from the real platform), the size within the limit, the text valid JSON.
-pub async fn read_json(app: &App, meta: &RequestMeta, body: BodyStream) -> Result<Value, ApiError> {
+pub(crate) async fn read_json(
+    app: &App,
+    meta: &RequestMeta,
+    body: BodyStream,
+) -> Result<Value, ApiError> {
     let Some(ct) = meta.header("content-type") else {
         return Err(ApiError::UnsupportedMediaType {
             message: "this route reads a JSON body: send Content-Type: application/json".into(),
@@ -300,7 +304,7 @@ pub async fn read_json(app: &App, meta: &RequestMeta, body: BodyStream) -> Resul
 
 /// The page with the full URIs of the next and previous pages, keeping the request's other
 /// query parameters; `None` at the ends.
-pub fn with_page_uris<T>(app: &App, meta: &RequestMeta, mut page: Page<T>) -> Page<T> {
+pub(crate) fn with_page_uris<T>(app: &App, meta: &RequestMeta, mut page: Page<T>) -> Page<T> {
     (page.next_page_uri, page.prev_page_uri) =
         page_uris(app, meta, page.offset, page.limit, page.total);
     page

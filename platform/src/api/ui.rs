@@ -23,7 +23,7 @@ pub const OBSERVER_HEADER: &str = "x-harness-observer";
 /// Whether `req` is one of the page's own: it carries [`OBSERVER_HEADER`] and reads
 /// (`GET`, `HEAD`) or goes outside the interface (the page's clock buttons). A write to the
 /// interface is the client's, header or not: it cannot hide from the journal.
-pub fn observes<B>(req: &warp::http::Request<B>) -> bool {
+pub(crate) fn observes<B>(req: &warp::http::Request<B>) -> bool {
     use warp::http::Method;
     req.headers().contains_key(OBSERVER_HEADER)
         && (matches!(*req.method(), Method::GET | Method::HEAD)

@@ -4,7 +4,7 @@
 /// Default of [`JournalSettings::capacity`].
 pub const DEFAULT_CAPACITY: usize = 10_000;
 /// Default of [`JournalSettings::body_limit_bytes`].
-pub const DEFAULT_BODY_LIMIT_BYTES: usize = 8 * 1024;
+pub(crate) const DEFAULT_BODY_LIMIT_BYTES: usize = 8 * 1024;
 /// How the journal is set up (the configuration's `[journal]` table).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, default)]

@@ -149,7 +149,7 @@ impl ApiKeyConfig {
     }
 
     /// Whether this key opens every org and workspace (`*/*`).
-    pub fn opens_all(&self) -> bool {
+    pub(crate) fn opens_all(&self) -> bool {
         self.org_id == "*" && self.workspace_id == "*"
     }
 
@@ -365,19 +365,19 @@ pub struct PlatformConfig {
 }
 
 /// Default of [`PlatformConfig::webhook_max_tries`].
-pub const WEBHOOK_MAX_TRIES: u32 = 8;
+pub(crate) const WEBHOOK_MAX_TRIES: u32 = 8;
 /// Default of [`PlatformConfig::header_read_timeout_ms`]: 30 seconds.
-pub const HEADER_READ_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const HEADER_READ_TIMEOUT_MS: u64 = 30_000;
 /// Default of [`PlatformConfig::body_read_timeout_ms`]: 30 seconds.
-pub const BODY_READ_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const BODY_READ_TIMEOUT_MS: u64 = 30_000;
 /// Default of [`PlatformConfig::body_min_bytes_per_sec`]: 1 KiB per second.
-pub const BODY_MIN_BYTES_PER_SEC: u64 = 1024;
+pub(crate) const BODY_MIN_BYTES_PER_SEC: u64 = 1024;
 /// Longest allowed read timeout: an hour.
-pub const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
+pub(crate) const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
 /// Default of [`PlatformConfig::max_connections`].
-pub const MAX_CONNECTIONS: u64 = 1024;
+pub(crate) const MAX_CONNECTIONS: u64 = 1024;
 /// Largest allowed [`PlatformConfig::max_connections`].
-pub const MAX_CONNECTIONS_MAX: u64 = 1_000_000;
+pub(crate) const MAX_CONNECTIONS_MAX: u64 = 1_000_000;
 
 impl Default for PlatformConfig {
     fn default() -> Self {
@@ -422,7 +422,7 @@ impl PlatformConfig {
     }
 
     /// Checks every BYOK entry, and that no workspace has two.
-    pub fn validate_byok(&self) -> Result<(), String> {
+    pub(crate) fn validate_byok(&self) -> Result<(), String> {
         let mut problems = Vec::new();
         for (i, entry) in self.byok.iter().enumerate() {
             if let Err(e) = entry.validate() {
@@ -465,7 +465,7 @@ impl PlatformConfig {
     }
 
     /// Checks the connection limits and the clock admin keys.
-    pub fn validate_server(&self) -> Result<(), String> {
+    pub(crate) fn validate_server(&self) -> Result<(), String> {
         let mut problems = Vec::new();
         for (name, v) in [
             ("header_read_timeout_ms", self.header_read_timeout_ms),
@@ -506,7 +506,7 @@ impl PlatformConfig {
     }
 
     /// Where the inbound-call events of `ws` go, if anywhere.
-    pub fn deployment_webhook(&self, ws: &WorkspaceRef) -> Option<&str> {
+    pub(crate) fn deployment_webhook(&self, ws: &WorkspaceRef) -> Option<&str> {
         self.deployment_webhooks
             .iter()
             .find(|w| w.org_id == ws.org_id && w.workspace_id == ws.workspace_id)
@@ -514,7 +514,7 @@ impl PlatformConfig {
     }
 
     /// The local master key from `local_key`, if set.
-    pub fn local_key_bytes(&self) -> Result<Option<[u8; 32]>, String> {
+    pub(crate) fn local_key_bytes(&self) -> Result<Option<[u8; 32]>, String> {
         let Some(b64) = &self.local_key else {
             return Ok(None);
         };

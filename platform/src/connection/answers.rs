@@ -12,7 +12,7 @@ use crate::error::json_response;
 
 /// Why the HTTP layer refuses a request, before any route sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The request line or a header field is not HTTP/1.1 (400).
     Malformed,
     /// The request target is longer than [`MAX_URI_BYTES`] (414).
@@ -42,7 +42,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The refusal of hyper's automatic answer with this status (400, 414 or 431).
-    pub fn of_status(status: u16) -> Option<Refusal> {
+    pub(crate) fn of_status(status: u16) -> Option<Refusal> {
         match status {
             400 => Some(Refusal::Malformed),
             414 => Some(Refusal::UriTooLong),
@@ -144,7 +144,7 @@ impl Refusal {
 
 /// Adds `Connection: close`: the client learns that the connection ends after this answer
 /// and sends its next request on a new one.
-pub fn close_after<B>(r: &mut HttpResponse<B>) {
+pub(crate) fn close_after<B>(r: &mut HttpResponse<B>) {
     r.headers_mut()
         .insert(CONNECTION, HeaderValue::from_static("close"));
 }

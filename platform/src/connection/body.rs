@@ -14,7 +14,7 @@ use tokio::time::Sleep;
 
 /// Why a guarded body could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     /// Nothing arrived for longer than the body read timeout.
     #[error("the request body stalled: nothing arrived for {0:?}")]
     TimedOut(Duration),
@@ -50,7 +50,7 @@ struct State {
 /// minimum average rate (after a grace of that same time), so that a client trickling a byte
 /// now and then cannot hold a connection for long. Clones share the one body.
 #[derive(Clone)]
-pub struct GuardedBody {
+pub(crate) struct GuardedBody {
     state: Arc<Mutex<State>>,
 }
 
@@ -94,17 +94,17 @@ impl GuardedBody {
     }
 
     /// Whether a read timed out (a pause, or the whole body too slow).
-    pub fn timed_out(&self) -> bool {
+    pub(crate) fn timed_out(&self) -> bool {
         self.lock().timed_out
     }
 
     /// Whether the body arrived slower than the minimum rate.
-    pub fn too_slow(&self) -> bool {
+    pub(crate) fn too_slow(&self) -> bool {
         self.lock().too_slow
     }
 
     /// Why a read failed when the connection or the body's framing broke (not a timeout).
-    pub fn read_error(&self) -> Option<String> {
+    pub(crate) fn read_error(&self) -> Option<String> {
         self.lock().read_error.clone()
     }
 

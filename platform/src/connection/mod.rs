@@ -55,9 +55,9 @@ pub const MAX_HEADERS: usize = contracts::validate::limits::HTTP_MAX_HEADERS;
 /// Largest request head (request line and header fields), in bytes; larger is 431.
 pub const MAX_HEAD_BYTES: usize = contracts::validate::limits::HTTP_MAX_HEAD_BYTES;
 /// Largest rest of an unread request body that is drained to keep the connection.
-pub const DRAIN_MAX_BYTES: u64 = 64 * 1024;
+pub(crate) const DRAIN_MAX_BYTES: u64 = 64 * 1024;
 /// Longest wait for that rest to arrive.
-pub const DRAIN_MAX_WAIT: Duration = Duration::from_secs(1);
+pub(crate) const DRAIN_MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// File descriptors kept free for everything but client connections (SQLite's files, the
 /// listener, the runtime, the clients of webhooks and of the key service).

@@ -23,7 +23,7 @@ use super::{DRAIN_MAX_BYTES, DRAIN_MAX_WAIT, Limits, MAX_URI_BYTES};
 
 /// The platform's routes as a hyper service for one connection.
 #[derive(Clone)]
-pub struct RequestService {
+pub(crate) struct RequestService {
     routes: BoxedFilter<(Response,)>,
     intercept: Option<Arc<Intercept>>,
     limits: Limits,

@@ -14,7 +14,7 @@ use telephony_sim::Outcome;
 /// at every prefix each connection's share is within one dial of its weight's share.
 /// Numbers within a connection are used in turn.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Routing {
+pub(crate) struct Routing {
     /// Credit per connection.
     pub credit: Vec<i64>,
     /// Next number per connection.
@@ -66,7 +66,7 @@ pub struct Pacing {
 
 impl Pacing {
     /// When the next dial of this run is due at `rate` dials per second.
-    pub fn next_slot(&self, rate: f64) -> DateTime<Utc> {
+    pub(crate) fn next_slot(&self, rate: f64) -> DateTime<Utc> {
         micros(self.epoch_us + slot_offset_us(self.count, rate))
     }
 
@@ -74,7 +74,7 @@ impl Pacing {
     /// first is dialled as it opens: the slots `0, 1/rate, 2/rate, ...` (as [`Pacing::next_slot`]
     /// places them) that fall before it closes. An opening of 3,601 s at 0.3 a second fits
     /// 1,081, not the 1,080 of `floor(0.3 x 3601)`.
-    pub fn dials_within(rate: f64, span: Duration) -> u64 {
+    pub(crate) fn dials_within(rate: f64, span: Duration) -> u64 {
         let span_us = span.num_microseconds().unwrap_or(i64::MAX);
         if span_us <= 0 || rate.is_nan() || rate <= 0.0 {
             return 0;
@@ -167,7 +167,7 @@ impl CallResult {
     }
 
     /// The `retry_on` value this result answers to (`None`: completed, never retried).
-    pub fn retry_outcome(self) -> Option<RetryOutcome> {
+    pub(crate) fn retry_outcome(self) -> Option<RetryOutcome> {
         match self {
             CallResult::Completed => None,
             CallResult::ShortDuration => Some(RetryOutcome::ShortDuration),
@@ -189,7 +189,7 @@ impl CallResult {
     }
 
     /// `connectivity_status` of the campaign event (`None` when the call was never placed).
-    pub fn connectivity(self) -> Option<ConnectivityStatus> {
+    pub(crate) fn connectivity(self) -> Option<ConnectivityStatus> {
         match self {
             CallResult::Completed | CallResult::ShortDuration => {
                 Some(ConnectivityStatus::Connected)
@@ -249,7 +249,7 @@ pub fn next_step(
 /// The id of a campaign dial: a UUIDv7 with the dial time, and random bits derived from the
 /// seed and the dial's identity (campaign, cohort, row, attempt number), so that the same
 /// dial has the same id when a restarted engine replays it, and no two dials share one.
-pub fn campaign_attempt_id(
+pub(crate) fn campaign_attempt_id(
     seed: u64,
     campaign_id: &str,
     cohort_id: &str,

@@ -28,12 +28,12 @@ use crate::store::{StoreError, WorkspaceRef};
 use crate::webhooks::{TryResult, WebhookClient, WebhookSettings, backoff};
 
 /// How many deliveries one round sends at most.
-pub const DELIVERY_BATCH: u32 = 256;
+pub(crate) const DELIVERY_BATCH: u32 = 256;
 /// How many webhook tries are in flight at once. A try may take up to `webhook_timeout_ms`
 /// (wall time) when a receiver hangs; tries in parallel keep a few slow or unreachable
 /// receivers from holding back everyone else's events, and a clock move from taking one
 /// timeout per delivery.
-pub const DELIVERY_CONCURRENCY: usize = 32;
+pub(crate) const DELIVERY_CONCURRENCY: usize = 32;
 
 /// A try to make in a round.
 struct PlannedTry {
@@ -133,7 +133,7 @@ impl Driver {
     }
 
     /// How webhooks are signed and sent.
-    pub fn webhook_settings(&self) -> &crate::webhooks::WebhookSettings {
+    pub(crate) fn webhook_settings(&self) -> &crate::webhooks::WebhookSettings {
         self.webhooks.settings()
     }
 
@@ -176,7 +176,7 @@ impl Driver {
 
     /// Removes every row of `ws` its clients made and builds the engine's memory again
     /// ([`Engine::reset_workspace`]), while no step or webhook round runs.
-    pub async fn reset_workspace(
+    pub(crate) async fn reset_workspace(
         &self,
         ws: &WorkspaceRef,
     ) -> Result<contracts::wire::ResetCounts, EngineError> {

@@ -105,7 +105,7 @@ pub fn outbound_event(
 
 /// The campaign event of one attempt.
 #[allow(clippy::too_many_arguments)]
-pub fn campaign_event(
+pub(crate) fn campaign_event(
     seed: u64,
     spec: &CampaignSpec,
     campaign_id: &str,
@@ -151,7 +151,7 @@ pub fn campaign_event(
 
 /// The deployment event of an answered inbound call.
 #[allow(clippy::too_many_arguments)]
-pub fn deployment_event(
+pub(crate) fn deployment_event(
     app_id: &str,
     app_version: i64,
     deployment_id: &str,

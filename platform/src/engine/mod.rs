@@ -198,7 +198,7 @@ impl Engine {
     /// one transaction taken while no step runs, and builds the engine's memory again from
     /// the database: the workspace's campaigns stop, its calls in progress are forgotten,
     /// and the other workspaces' carry on as they were.
-    pub fn reset_workspace(
+    pub(crate) fn reset_workspace(
         &self,
         ws: &WorkspaceRef,
     ) -> Result<contracts::wire::ResetCounts, EngineError> {
@@ -214,19 +214,9 @@ impl Engine {
         Ok(removed)
     }
 
-    /// Releases the hold on a workspace whose keys are available again.
-    pub fn release_hold(&self, ws: &WorkspaceRef) {
-        self.lock().holds.remove(ws);
-    }
-
     /// Holds a workspace whose keys could not be had at `now`: its work waits, with backoff.
     pub fn hold(&self, ws: &WorkspaceRef, now: DateTime<Utc>) {
         self.lock().hold(ws, now);
-    }
-
-    /// Whether a workspace is held, and until when.
-    pub fn held_until(&self, ws: &WorkspaceRef) -> Option<DateTime<Utc>> {
-        self.lock().holds.get(ws).map(|h| h.until)
     }
 
     /// When the next event is due (`None`: nothing will happen until something changes).

@@ -76,7 +76,7 @@ pub enum Decision {
 
 impl Decision {
     /// Handle the request as usual.
-    pub const PROCEED: Decision = Decision::Proceed {
+    pub(crate) const PROCEED: Decision = Decision::Proceed {
         delay: None,
         truncate: false,
         applied: None,
@@ -191,11 +191,6 @@ pub struct Faults {
     clock: rate::Monotonic,
 }
 
-/// Why a rule was refused.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct RuleError(pub contracts::error::ValidationErrors);
-
 impl Faults {
     /// No rules; probabilities drawn from `seed`.
     pub fn new(seed: u64) -> Faults {
@@ -263,7 +258,7 @@ impl Faults {
 
     /// Removes the rules made with a key of exactly `ws` (the reset of one workspace);
     /// answers how many.
-    pub fn clear_workspace(&self, ws: &WorkspaceRef) -> usize {
+    pub(crate) fn clear_workspace(&self, ws: &WorkspaceRef) -> usize {
         self.remove_where(|r| r.scope.as_deref() == Some(std::slice::from_ref(ws)))
     }
 

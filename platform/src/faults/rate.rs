@@ -17,7 +17,7 @@ pub const MAX_KEYS: usize = 10_000;
 
 /// Seconds since the platform started, on a monotonic clock.
 #[derive(Debug)]
-pub struct Monotonic(Stopwatch);
+pub(crate) struct Monotonic(Stopwatch);
 
 impl Monotonic {
     /// Starts counting.
@@ -39,7 +39,7 @@ struct Bucket {
 
 /// The buckets of one rule.
 #[derive(Debug, Default)]
-pub struct Buckets(HashMap<[u8; 16], Bucket>);
+pub(crate) struct Buckets(HashMap<[u8; 16], Bucket>);
 
 impl Buckets {
     /// Takes a token of `key`'s bucket at time `now` (seconds), or answers how many

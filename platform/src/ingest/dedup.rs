@@ -18,7 +18,7 @@ use crate::store::cohorts::NewUser;
 /// row 0 marks a free slot. A fingerprint match is confirmed against the earlier row's full
 /// hash: from the batch being built, from a batch sent but not yet committed (copies kept
 /// until the writer commits them), or from the store.
-pub struct SeenNumbers {
+pub(crate) struct SeenNumbers {
     slots: Vec<u64>,
     bits: u32,
     len: usize,
@@ -58,7 +58,7 @@ impl SeenNumbers {
     /// The first accepted row with this number, if any. `current` is the batch being built
     /// (in row order); `committed` counts the batches the writer has committed; `stored`
     /// reads a committed row's hash.
-    pub fn first_row(
+    pub(crate) fn first_row(
         &mut self,
         hash: &[u8; 16],
         current: &[NewUser],
@@ -131,7 +131,7 @@ impl SeenNumbers {
     }
 
     /// The batch `no` went to the writer: keep its hashes until it is committed.
-    pub fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
+    pub(crate) fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
         self.in_flight
             .push_back((no, users.iter().map(|u| (u.row_no, u.phone_hash)).collect()));
     }

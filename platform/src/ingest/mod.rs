@@ -84,7 +84,7 @@ pub const TRANSFORMATION_MAX_BYTES: u64 = 1 << 20;
 
 /// Why processing a cohort failed in a way that may pass (the store, a task).
 #[derive(Debug, thiserror::Error)]
-pub enum ProcessError {
+pub(crate) enum ProcessError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),

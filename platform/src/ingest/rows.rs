@@ -29,7 +29,7 @@ use crate::store::StoreError;
 use crate::store::cohorts::{self, NewUser};
 
 /// Whether a value counts as empty: only white space.
-pub fn is_blank(s: &str) -> bool {
+pub(crate) fn is_blank(s: &str) -> bool {
     s.trim().is_empty()
 }
 
@@ -70,7 +70,7 @@ pub struct Overrides<'a> {
 
 impl<'a> Overrides<'a> {
     /// A streamed user's overrides.
-    pub fn of_stream(o: Option<&'a AppOverrides>) -> Self {
+    pub(crate) fn of_stream(o: Option<&'a AppOverrides>) -> Self {
         Overrides {
             initial_bot_message: o.and_then(|o| non_blank(o.initial_bot_message.as_deref())),
             initial_state_name: o.and_then(|o| non_blank(o.initial_state_name.as_deref())),
@@ -308,7 +308,7 @@ pub fn stream_user<'u>(
 }
 
 /// The rejection reason of a number that repeats accepted row `first`.
-pub fn duplicate_reason(phone: &E164, first: u64) -> String {
+pub(crate) fn duplicate_reason(phone: &E164, first: u64) -> String {
     format!(
         "duplicate phone number: {} is already in data row {first}",
         phone.as_str()
@@ -353,7 +353,7 @@ impl<'a> Admission<'a> {
     /// Admits the user of row `row_no` onto `batch` (the batch being built, in row order),
     /// or answers the reason it is a duplicate. `committed` counts the batches the writer
     /// has committed; `stored` reads the keyed phone hash of a committed row.
-    pub fn admit<V: Serialize>(
+    pub(crate) fn admit<V: Serialize>(
         &mut self,
         row_no: u64,
         user: &User<'_, V>,
@@ -380,7 +380,7 @@ impl<'a> Admission<'a> {
     }
 
     /// The batch `no` went to the writer (see [`SeenNumbers::batch_sent`]).
-    pub fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
+    pub(crate) fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
         self.seen.batch_sent(no, users);
     }
 }

@@ -18,7 +18,7 @@ use super::kept::Kept;
 /// Violating requests kept as examples per operation in the summary.
 pub const EXAMPLES_PER_OPERATION: usize = 5;
 /// Requests answered 404 for an unknown id that the summary lists one by one.
-pub const NOT_FOUND_LISTED: usize = 100;
+pub(crate) const NOT_FOUND_LISTED: usize = 100;
 
 /// Counts of one operation.
 #[derive(Debug, Clone, Default)]

@@ -171,7 +171,7 @@ impl Kept {
     }
 
     /// The answer's `error.message`, when its body was kept.
-    pub fn error_message(&self) -> Option<String> {
+    pub(crate) fn error_message(&self) -> Option<String> {
         self.response
             .json
             .as_deref()?
@@ -223,7 +223,7 @@ impl Kept {
     }
 
     /// The kept form of an entry an earlier run wrote in the database.
-    pub fn from_entry(e: JournalEntry, catalogue: &Catalogue) -> Kept {
+    pub(crate) fn from_entry(e: JournalEntry, catalogue: &Catalogue) -> Kept {
         let query = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(e.query.iter().map(|(k, v)| (k, v.as_str().unwrap_or(""))))
             .finish();

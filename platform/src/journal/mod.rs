@@ -30,7 +30,7 @@ pub mod report;
 pub mod verdict;
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use contracts::operations::Catalogue;
@@ -47,7 +47,7 @@ use kept::Kept;
 /// The most workspaces the journal counts apart. Requests of further workspaces (a client
 /// that names ever new ones in its paths) count with those of no workspace, which only an
 /// operator sees, so that memory stays bounded.
-pub const MAX_OWNERS: usize = 10_000;
+pub(crate) const MAX_OWNERS: usize = 10_000;
 
 /// The workspaces entries belong to, each given a number once: an entry holds its
 /// owner's number, and the counts are kept per number.
@@ -165,7 +165,7 @@ impl Journal {
 
     /// A journal kept in the database of `store` too: entries of earlier runs are loaded
     /// (the latest into the ring, all into the counts), new ones are written behind.
-    pub fn persistent(
+    pub(crate) fn persistent(
         settings: JournalSettings,
         since: DateTime<Utc>,
         store: &crate::store::Store,
@@ -274,7 +274,7 @@ impl Journal {
 
     /// Empties the entries and counts of exactly `ws` (not those of a key pattern that
     /// takes it in): the reset of one workspace. Answers how many requests they held.
-    pub fn reset_workspace(&self, ws: &WorkspaceRef, now: DateTime<Utc>) -> u64 {
+    pub(crate) fn reset_workspace(&self, ws: &WorkspaceRef, now: DateTime<Utc>) -> u64 {
         let mut s = self.lock();
         let Some(i) = s.owners.index.get(ws).copied() else {
             return 0;
@@ -330,9 +330,6 @@ impl Journal {
         )
     }
 }
-
-/// The journal, shared.
-pub type SharedJournal = Arc<Journal>;
 
 #[cfg(test)]
 mod tests {

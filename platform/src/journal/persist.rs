@@ -31,7 +31,7 @@ enum Message {
 
 /// Writes entries to the database behind the requests.
 #[derive(Debug)]
-pub struct Persister {
+pub(crate) struct Persister {
     tx: std::sync::Mutex<mpsc::Sender<Message>>,
 }
 
@@ -67,7 +67,7 @@ impl Persister {
     }
 
     /// Queues the removal of the entries of `owners` (`None`: those of no workspace).
-    pub fn delete_owners(&self, owners: Vec<Option<WorkspaceRef>>) {
+    pub(crate) fn delete_owners(&self, owners: Vec<Option<WorkspaceRef>>) {
         self.send(Message::DeleteOwners(owners));
     }
 

@@ -190,14 +190,14 @@ fn page_uri(s: &str) -> String {
 }
 
 /// The parameters of a raw query string, decoded (borrowed where no decoding was needed).
-pub fn query_pairs(raw: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+pub(crate) fn query_pairs(raw: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
     url::form_urlencoded::parse(raw.as_bytes()).collect()
 }
 
 /// The journal's copy of a query string as kept in the ring, URL-encoded: `raw` itself when
 /// it holds only parameters that cannot hold customer data and no phone-like number (the
 /// usual case, without any work), else its parameters redacted as [`query`] does.
-pub fn query_kept(raw: &str, pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Box<str> {
+pub(crate) fn query_kept(raw: &str, pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Box<str> {
     let clean = pairs.iter().all(|(k, v)| {
         KEEP_QUERY.contains(&k.as_ref())
             && digit_runs(k).next().is_none()
@@ -233,7 +233,7 @@ pub fn query(pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Map<String, Value> {
 }
 
 /// `s` with every phone-like run of digits replaced by `<number>`.
-pub fn scrub(s: &str) -> String {
+pub(crate) fn scrub(s: &str) -> String {
     let mut runs = digit_runs(s).peekable();
     if runs.peek().is_none() {
         return s.to_string();

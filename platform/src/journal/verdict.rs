@@ -49,7 +49,7 @@ pub struct SeenBody {
 
 impl SeenBody {
     /// Its `Content-Type` as text (none when not visible ASCII).
-    pub fn media_type(&self) -> Option<&str> {
+    pub(crate) fn media_type(&self) -> Option<&str> {
         self.content_type.as_ref().and_then(|v| v.to_str().ok())
     }
 

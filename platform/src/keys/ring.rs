@@ -175,7 +175,7 @@ impl DataKeyRing {
     /// Drops every plaintext key whose lifetime has ended by now, in every workspace. Keys are
     /// also dropped when their workspace is next used; this catches idle workspaces (the
     /// server calls it every second).
-    pub fn purge_expired(&self) {
+    pub(crate) fn purge_expired(&self) {
         let now = self.clock.now();
         for slot in self.slots.lock().expect("lock").values() {
             slot.state.lock().expect("lock").purge(now);
@@ -183,7 +183,7 @@ impl DataKeyRing {
     }
 
     /// Calls [`DataKeyRing::purge_expired`] every `every` (wall clock) until dropped or aborted.
-    pub async fn purge_periodically(self: Arc<Self>, every: std::time::Duration) {
+    pub(crate) async fn purge_periodically(self: Arc<Self>, every: std::time::Duration) {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -434,26 +434,6 @@ impl DataKeyRing {
             .push(row.clone());
         self.remember(slot, row.id, plain, service.cache_lifetime());
         Ok(row)
-    }
-
-    /// Adds a new active data key for `ws` (after a rotation at the key service); older keys
-    /// stay to read older data.
-    pub async fn add_active_key(
-        &self,
-        ws: &WorkspaceRef,
-        alias: String,
-        encrypted_key: String,
-        plain: &[u8; 32],
-    ) -> Result<u32, DataKeyRingError> {
-        // The workspace's rows first, so that the new key is appended to them.
-        self.workspace(ws, None).await?;
-        let slot = self.slot(ws);
-        let service = self.service(ws);
-        let _flight = slot.flight.lock().await;
-        let row = self
-            .insert(ws, &slot, service.as_ref(), alias, encrypted_key, plain)
-            .await?;
-        Ok(row.id)
     }
 
     /// Rotates the data key of `ws`: a new data key from its key service (for BYOK,

@@ -74,7 +74,7 @@ impl ListCache {
 
     /// Records that a workspace loaded under `generation` is too large to keep, unless a
     /// write happened since.
-    pub fn offer_too_big(&self, ws: &WorkspaceRef, generation: u64) {
+    pub(crate) fn offer_too_big(&self, ws: &WorkspaceRef, generation: u64) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.generation == generation {
             state.too_big.insert(ws.clone());
@@ -83,7 +83,7 @@ impl ListCache {
 
     /// Drops what is known of a workspace. Called inside every write of its deployments,
     /// once it committed (so also when the request that made it is gone by then).
-    pub fn invalidate(&self, ws: &WorkspaceRef) {
+    pub(crate) fn invalidate(&self, ws: &WorkspaceRef) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.generation += 1;
         state.workspaces.remove(ws);

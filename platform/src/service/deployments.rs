@@ -30,7 +30,7 @@ pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployme
 }
 
 /// [`create`] with a given id (fixtures), which must be new; `None` draws one.
-pub async fn create_with_id(
+pub(crate) async fn create_with_id(
     app: &App,
     who: &Principal,
     body: &Value,

@@ -11,7 +11,7 @@ use crate::store::calls::{self, Call};
 use crate::store::states::CallKind;
 
 /// `kind` of instant outbound attempts.
-pub const KIND: CallKind = CallKind::Outbound;
+pub(crate) const KIND: CallKind = CallKind::Outbound;
 
 /// Records a queued attempt for a valid request. The request (the user's number and the
 /// agent's variables) is stored sealed under the workspace's data key.

@@ -25,7 +25,7 @@ pub fn clock(app: &App) -> SimClockState {
 }
 
 /// Sets the simulated clock to the body's `now`, running everything due on the way.
-pub async fn set_clock(
+pub(crate) async fn set_clock(
     app: &App,
     driver: &Driver,
     body: &Value,
@@ -99,7 +99,7 @@ pub async fn inbound_call(
 
 /// A page of the workspace's inbound calls, oldest first. Their details are opened with the
 /// workspace's keys; without them (its key service down) the records carry none.
-pub async fn list_inbound(
+pub(crate) async fn list_inbound(
     app: &App,
     who: &Principal,
     query: &[(String, String)],
@@ -126,7 +126,7 @@ pub async fn list_inbound(
 }
 
 /// A page of the workspace's webhook deliveries, oldest first (never their bodies).
-pub async fn list_deliveries(
+pub(crate) async fn list_deliveries(
     app: &App,
     who: &Principal,
     query: &[(String, String)],
@@ -168,7 +168,7 @@ pub async fn list_deliveries(
 /// entries and the fault rules its key added. Other workspaces, its data keys and the clock
 /// (one per platform) are left as they are. Requests of the workspace in flight meanwhile
 /// may fail: a reset is for between tests.
-pub async fn reset_workspace(
+pub(crate) async fn reset_workspace(
     app: &App,
     driver: &Driver,
     ws: &WorkspaceRef,

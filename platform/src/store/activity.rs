@@ -48,7 +48,11 @@ pub struct ActionRow {
 }
 
 /// Records an action after the campaign's earlier ones.
-pub fn record_action(c: &Connection, campaign_id: &str, row: &ActionRow) -> Result<(), StoreError> {
+pub(crate) fn record_action(
+    c: &Connection,
+    campaign_id: &str,
+    row: &ActionRow,
+) -> Result<(), StoreError> {
     c.prepare_cached(
         "INSERT INTO campaign_actions (campaign_id, seq, at_ms, action, status, actor)
          VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM campaign_actions WHERE campaign_id = ?1),
@@ -97,13 +101,13 @@ pub fn actions(c: &Connection, campaign_id: &str) -> Result<Vec<ActionRow>, Stor
 }
 
 /// The minute (since the Unix epoch) of `t`.
-pub fn minute_of(t: DateTime<Utc>) -> i64 {
+pub(crate) fn minute_of(t: DateTime<Utc>) -> i64 {
     ms(t).div_euclid(60_000)
 }
 
 /// Adds `n` ended dials of `result` dialled in `minute` ([`minute_of`]) to the campaign's
 /// counts.
-pub fn count_dials(
+pub(crate) fn count_dials(
     c: &Connection,
     campaign_id: &str,
     minute: i64,
@@ -119,7 +123,7 @@ pub fn count_dials(
 }
 
 /// The campaign's ended dials per minute and result, in time order: `(minute, result, n)`.
-pub fn dial_minutes(
+pub(crate) fn dial_minutes(
     c: &Connection,
     campaign_id: &str,
 ) -> Result<Vec<(i64, String, u64)>, StoreError> {

@@ -123,13 +123,13 @@ pub fn call(c: &Connection, id: &str) -> Result<Option<Call>, StoreError> {
 }
 
 /// The sealed request of an attempt (empty for a campaign dial or an unknown attempt).
-pub fn call_payload(c: &Connection, id: &str) -> Result<Vec<u8>, StoreError> {
+pub(crate) fn call_payload(c: &Connection, id: &str) -> Result<Vec<u8>, StoreError> {
     let mut stmt = c.prepare_cached("SELECT payload FROM attempts WHERE id = ?1")?;
     Ok(optional(stmt.query_row(params![id], |r| r.get(0)))?.unwrap_or_default())
 }
 
 /// Calls in progress, ending first first.
-pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
+pub(crate) fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {CALL_COLUMNS} FROM attempts WHERE status = 'calling' ORDER BY ends_ms, id"
     ))?;
@@ -142,7 +142,7 @@ pub fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
 /// The workspaces with calls queued (instant outbound, campaign) or inbound calls open: with
 /// the calls in progress, which the engine knows from memory, the keys its next steps may
 /// need.
-pub fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, StoreError> {
+pub(crate) fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status = 'queued'
          UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
@@ -159,7 +159,7 @@ pub fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, S
 }
 
 /// Instant outbound calls waiting to be dialled: `(created, id)`.
-pub fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
+pub(crate) fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT created_ms, id FROM attempts WHERE kind = 'outbound' AND status = 'queued' ORDER BY created_ms, id",
     )?;
@@ -211,25 +211,15 @@ pub fn insert_queued(c: &Connection, call: &Call) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Inserts a campaign call with its state (`calling`, or `ended` with its result when the
-/// call began and ended within one engine batch).
-pub fn insert_call(
-    c: &Connection,
-    call: &Call,
-    status: CallStatus,
-    result: Option<&str>,
-) -> Result<(), StoreError> {
-    insert_call_with(&mut *c.prepare_cached(INSERT_CALL)?, call, status, result)
-}
-
 /// The statement of [`insert_call_with`]: prepare it once for many calls.
-pub const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
+pub(crate) const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
                                campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
                                failure_reason, talk_ms, connection_id, agent_number, result)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 
-/// [`insert_call`] with a statement of [`INSERT_CALL`].
-pub fn insert_call_with(
+/// Inserts a campaign call with its state (`calling`, or `ended` with its result when the
+/// call began and ended within one engine batch), with a statement of [`INSERT_CALL`].
+pub(crate) fn insert_call_with(
     stmt: &mut Statement<'_>,
     call: &Call,
     status: CallStatus,
@@ -265,7 +255,7 @@ const CALLS_PER_INSERT: usize = 32;
 
 /// Inserts many calls, `CALLS_PER_INSERT` rows a statement: one statement's start and end
 /// for 32 rows instead of one each. Each entry: the call, its status, its result.
-pub fn insert_calls(
+pub(crate) fn insert_calls(
     c: &Connection,
     calls: &[(&Call, CallStatus, Option<&str>)],
 ) -> Result<(), StoreError> {
@@ -345,7 +335,7 @@ pub fn set_outbound_dialed(c: &Connection, d: &Dialed<'_>) -> Result<(), StoreEr
 }
 
 /// Marks a call ended with its result.
-pub fn end_call(
+pub(crate) fn end_call(
     c: &Connection,
     id: &str,
     result: &str,
@@ -355,11 +345,11 @@ pub fn end_call(
 }
 
 /// The statement of [`end_call_with`]: prepare it once for many calls.
-pub const END_CALL: &str =
+pub(crate) const END_CALL: &str =
     "UPDATE attempts SET status = 'ended', result = ?2, updated_ms = ?3 WHERE id = ?1";
 
 /// [`end_call`] with a statement of [`END_CALL`].
-pub fn end_call_with(
+pub(crate) fn end_call_with(
     stmt: &mut Statement<'_>,
     id: &str,
     result: &str,

@@ -36,7 +36,10 @@ pub fn completed_campaign_cohorts(
 }
 
 /// The cohorts a campaign admitted, in admission order.
-pub fn admitted_cohorts(c: &Connection, campaign_id: &str) -> Result<Vec<String>, StoreError> {
+pub(crate) fn admitted_cohorts(
+    c: &Connection,
+    campaign_id: &str,
+) -> Result<Vec<String>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT cohort_id FROM campaign_cohorts WHERE campaign_id = ?1 ORDER BY position",
     )?;
@@ -48,7 +51,7 @@ pub fn admitted_cohorts(c: &Connection, campaign_id: &str) -> Result<Vec<String>
 
 /// Admits a completed `cohort` upload: its users join the campaign, ready from `at`, queued
 /// after every user admitted before. Answers how many joined.
-pub fn admit_cohort(
+pub(crate) fn admit_cohort(
     c: &Connection,
     campaign_id: &str,
     cohort_id: &str,
@@ -71,7 +74,7 @@ pub fn admit_cohort(
 }
 
 /// Records a completed stop file as admitted (its numbers are checked at dial time).
-pub fn admit_stop_file(
+pub(crate) fn admit_stop_file(
     c: &Connection,
     campaign_id: &str,
     cohort_id: &str,
@@ -107,7 +110,7 @@ pub fn exclude_by_stop_file(
 
 /// A user waiting for a dial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadyUser {
+pub(crate) struct ReadyUser {
     /// Admission order of the cohort (index into the campaign's admitted cohorts).
     pub cohort_position: u32,
     /// Row in the cohort.
@@ -121,12 +124,12 @@ pub struct ReadyUser {
 }
 
 /// A user's queue order, number hash and sealed data.
-pub type SealedUser = (i64, [u8; 16], Vec<u8>);
+pub(crate) type SealedUser = (i64, [u8; 16], Vec<u8>);
 
 /// The sealed data of a campaign's users not yet finished (waiting or in a call), from
 /// queue order `from_seq` on, in queue order, at most `limit`. "Open" means not finished:
 /// the data is answered sealed, as stored; nothing is decrypted here.
-pub fn open_users_data(
+pub(crate) fn open_users_data(
     c: &Connection,
     campaign_id: &str,
     from_seq: i64,
@@ -152,7 +155,7 @@ pub fn open_users_data(
 }
 
 /// The users of a campaign waiting for a dial.
-pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
+pub(crate) fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT queue_seq, row_no, attempts, due_ms FROM campaign_users
          WHERE campaign_id = ?1 AND state = 'ready'",
@@ -173,7 +176,7 @@ pub fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, 
 }
 
 /// A user at admission: row, queue order, number hash, sealed data.
-pub type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
+pub(crate) type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
 
 /// Every user of a cohort admitted at `position`.
 pub fn admitted_rows(
@@ -214,16 +217,16 @@ pub struct UserRef<'a> {
 }
 
 /// The queue order of row `row_no` of the cohort admitted at `position`.
-pub fn queue_seq(position: u32, row_no: u64) -> i64 {
+pub(crate) fn queue_seq(position: u32, row_no: u64) -> i64 {
     (i64::from(position) << 32) + row_no as i64
 }
 
 /// The statement of [`set_user`]: prepare it once for many users.
-pub const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5, last_result = COALESCE(?6, last_result)
+pub(crate) const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5, last_result = COALESCE(?6, last_result)
          WHERE campaign_id = ?1 AND queue_seq = ?2";
 
 /// Sets a user's state after a dial or a call, with the statement [`SET_USER`].
-pub fn set_user(
+pub(crate) fn set_user(
     stmt: &mut Statement<'_>,
     user: &UserRef<'_>,
     state: UserState,

@@ -220,7 +220,7 @@ pub fn get(
 }
 
 /// A campaign by id, any workspace (for the engine).
-pub fn get_any(c: &Connection, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
+pub(crate) fn get_any(c: &Connection, id: &str) -> Result<Option<CampaignRecord>, StoreError> {
     let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1"))?;
     optional(stmt.query_row(params![id], read))?
         .map(finish)

@@ -185,7 +185,7 @@ fn read(r: &Row<'_>) -> Result<CohortRecord, StoreError> {
 
 /// Inserts the [`UPLOADING`] row of a cohort whose file is about to be received. Its name,
 /// category and times are written by [`finish_upload`].
-pub fn insert_uploading(
+pub(crate) fn insert_uploading(
     c: &Connection,
     id: &str,
     ws: &WorkspaceRef,
@@ -214,7 +214,7 @@ pub fn insert_uploading(
 
 /// Turns an [`UPLOADING`] row into the accepted cohort `rec` (status `processing`), at the
 /// end of the queue. Answers false when the row is gone (its parent was deleted meanwhile).
-pub fn finish_upload(c: &Connection, rec: &CohortRecord) -> Result<bool, StoreError> {
+pub(crate) fn finish_upload(c: &Connection, rec: &CohortRecord) -> Result<bool, StoreError> {
     let n = c.execute(
         "UPDATE cohorts SET seq = (SELECT MAX(seq) + 1 FROM cohorts), name = ?2, status = 'processing',
                 category = ?3, country_code = ?4, created_by = ?5, updated_by = ?6, created_ms = ?7,
@@ -237,7 +237,7 @@ pub fn finish_upload(c: &Connection, rec: &CohortRecord) -> Result<bool, StoreEr
 
 /// Deletes a cohort that is still [`UPLOADING`], with the chunks received so far. Answers
 /// whether there was one.
-pub fn delete_uploading(c: &Connection, id: &str) -> Result<bool, StoreError> {
+pub(crate) fn delete_uploading(c: &Connection, id: &str) -> Result<bool, StoreError> {
     let n = c.execute(
         "DELETE FROM cohorts WHERE id = ?1 AND status = ?2",
         params![id, UPLOADING],
@@ -246,7 +246,7 @@ pub fn delete_uploading(c: &Connection, id: &str) -> Result<bool, StoreError> {
 }
 
 /// Every cohort still [`UPLOADING`]: after a restart, uploads that were never answered.
-pub fn uploading_ids(c: &Connection) -> Result<Vec<String>, StoreError> {
+pub(crate) fn uploading_ids(c: &Connection) -> Result<Vec<String>, StoreError> {
     let mut stmt = c.prepare_cached("SELECT id FROM cohorts WHERE status = ?1")?;
     let ids = stmt
         .query_map(params![UPLOADING], |r| r.get(0))?
@@ -315,16 +315,6 @@ pub fn get(
     .transpose()
 }
 
-/// A cohort by id, any workspace (for the engine and the processor); `None` while uploading.
-pub fn get_any(c: &Connection, id: &str) -> Result<Option<CohortRecord>, StoreError> {
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM cohorts WHERE id = ?1 AND status <> ?2"
-    ))?;
-    stmt.query_and_then(params![id, UPLOADING], read)?
-        .next()
-        .transpose()
-}
-
 /// One page of a parent's cohorts in upload order, and how many it has.
 pub fn list(
     c: &Connection,
@@ -377,7 +367,7 @@ pub fn completed_cohorts(
 }
 
 /// The uploaded cohort that waits longest for processing: the head of the queue.
-pub fn next_pending(c: &Connection) -> Result<Option<CohortRecord>, StoreError> {
+pub(crate) fn next_pending(c: &Connection) -> Result<Option<CohortRecord>, StoreError> {
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM cohorts WHERE status = 'processing' AND source_type = 'file_upload'
          ORDER BY seq LIMIT 1"
@@ -386,7 +376,7 @@ pub fn next_pending(c: &Connection) -> Result<Option<CohortRecord>, StoreError> 
 }
 
 /// Whether a cohort exists and is still `processing`.
-pub fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError> {
+pub(crate) fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError> {
     let mut stmt =
         c.prepare_cached("SELECT 1 FROM cohorts WHERE id = ?1 AND status = 'processing'")?;
     Ok(optional(stmt.query_row(params![id], |_| Ok(())))?.is_some())
@@ -394,7 +384,7 @@ pub fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError> {
 
 /// Deletes what processing produced so far (users, their lookup entries and the
 /// rejected-records file), so that a cohort can be processed again from its start.
-pub fn clear_results(c: &Connection, id: &str) -> Result<(), StoreError> {
+pub(crate) fn clear_results(c: &Connection, id: &str) -> Result<(), StoreError> {
     c.prepare_cached("DELETE FROM cohort_phones WHERE cohort_id = ?1")?
         .execute(params![id])?;
     c.prepare_cached("DELETE FROM cohort_users WHERE cohort_id = ?1")?

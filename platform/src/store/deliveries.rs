@@ -36,7 +36,11 @@ pub fn delivery_context(id: &str) -> String {
 }
 
 /// Queues a delivery, due at `at`.
-pub fn insert_delivery(c: &Connection, d: &Delivery, at: DateTime<Utc>) -> Result<(), StoreError> {
+pub(crate) fn insert_delivery(
+    c: &Connection,
+    d: &Delivery,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
     c.prepare_cached(
         "INSERT INTO webhook_deliveries (id, seq, org_id, workspace_id, kind, subject_id, url, body, status,
                                          tries, next_try_ms, created_ms)
@@ -57,7 +61,7 @@ pub fn insert_delivery(c: &Connection, d: &Delivery, at: DateTime<Utc>) -> Resul
 }
 
 /// When the earliest pending delivery is due.
-pub fn next_delivery_due(c: &Connection) -> Result<Option<DateTime<Utc>>, StoreError> {
+pub(crate) fn next_delivery_due(c: &Connection) -> Result<Option<DateTime<Utc>>, StoreError> {
     let v: Option<i64> = c
         .prepare_cached("SELECT MIN(next_try_ms) FROM webhook_deliveries WHERE status = 'pending'")?
         .query_row([], |r| r.get(0))?;
@@ -65,7 +69,7 @@ pub fn next_delivery_due(c: &Connection) -> Result<Option<DateTime<Utc>>, StoreE
 }
 
 /// Pending deliveries due at or before `at`, oldest first, at most `limit`.
-pub fn due_deliveries(
+pub(crate) fn due_deliveries(
     c: &Connection,
     at: DateTime<Utc>,
     limit: u32,
@@ -140,7 +144,7 @@ pub fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<(), Sto
 
 /// A stored delivery, for listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeliveryRow {
+pub(crate) struct DeliveryRow {
     /// Its id.
     pub id: String,
     /// What it tells of.
@@ -166,7 +170,7 @@ pub struct DeliveryRow {
 }
 
 /// A page of a workspace's deliveries, oldest first, and their total.
-pub fn list_deliveries(
+pub(crate) fn list_deliveries(
     c: &Connection,
     ws: &WorkspaceRef,
     offset: u64,

@@ -49,7 +49,12 @@ pub fn create(c: &Connection, cohort_id: &str, kind: CohortFileType) -> Result<i
 }
 
 /// Stores chunk `seq` (sealed) of a file.
-pub fn put_chunk(c: &Connection, file_id: i64, seq: u32, sealed: &[u8]) -> Result<(), StoreError> {
+pub(crate) fn put_chunk(
+    c: &Connection,
+    file_id: i64,
+    seq: u32,
+    sealed: &[u8],
+) -> Result<(), StoreError> {
     c.prepare_cached("INSERT INTO file_chunks (file_id, seq, data) VALUES (?1, ?2, ?3)")?
         .execute(params![file_id, seq, sealed])?;
     Ok(())
@@ -118,15 +123,6 @@ pub enum FileError {
 impl From<FileError> for io::Error {
     fn from(e: FileError) -> Self {
         io::Error::other(e)
-    }
-}
-
-impl FileError {
-    /// The [`FileError`] inside an I/O error from [`SealedFileReader`] or
-    /// [`SealedFileWriter`], if it is one.
-    pub fn from_io(e: &io::Error) -> Option<&FileError> {
-        e.get_ref()
-            .and_then(|inner| inner.downcast_ref::<FileError>())
     }
 }
 

@@ -43,7 +43,7 @@ pub fn inbound_context(id: &str) -> String {
 }
 
 /// Inserts an inbound call.
-pub fn insert_inbound(c: &Connection, row: &InboundRow) -> Result<(), StoreError> {
+pub(crate) fn insert_inbound(c: &Connection, row: &InboundRow) -> Result<(), StoreError> {
     c.prepare_cached(
         "INSERT INTO inbound_calls (id, seq, org_id, workspace_id, dialled, at_ms, answered, rejection,
                                     deployment_id, interaction_id, cohort_id, talk_ms, ends_ms, ended, details)
@@ -99,7 +99,7 @@ pub fn inbound(c: &Connection, id: &str) -> Result<Option<InboundRow>, StoreErro
 }
 
 /// Answered inbound calls that have not ended: `(ends, id)`.
-pub fn open_inbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
+pub(crate) fn open_inbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT ends_ms, id FROM inbound_calls WHERE answered = 1 AND ended = 0 ORDER BY ends_ms, id",
     )?;
@@ -110,14 +110,14 @@ pub fn open_inbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
 }
 
 /// Marks an inbound call ended.
-pub fn end_inbound(c: &Connection, id: &str) -> Result<(), StoreError> {
+pub(crate) fn end_inbound(c: &Connection, id: &str) -> Result<(), StoreError> {
     c.prepare_cached("UPDATE inbound_calls SET ended = 1 WHERE id = ?1")?
         .execute(params![id])?;
     Ok(())
 }
 
 /// A page of a workspace's inbound calls, oldest first, and their total.
-pub fn list_inbound(
+pub(crate) fn list_inbound(
     c: &Connection,
     ws: &WorkspaceRef,
     offset: u64,

@@ -74,13 +74,13 @@ impl WorkspaceRef {
 
     /// Whether this workspace, read as the pattern of an API key (`*` matches any org or
     /// workspace), takes in `ws`.
-    pub fn takes_in(&self, ws: &WorkspaceRef) -> bool {
+    pub(crate) fn takes_in(&self, ws: &WorkspaceRef) -> bool {
         pattern_opens(&self.org_id, &self.workspace_id, ws)
     }
 }
 
 /// Whether the pattern `org/workspace` of an API key (`*` matches any) takes in `ws`.
-pub fn pattern_opens(org: &str, workspace: &str, ws: &WorkspaceRef) -> bool {
+pub(crate) fn pattern_opens(org: &str, workspace: &str, ws: &WorkspaceRef) -> bool {
     (org == "*" || org == ws.org_id) && (workspace == "*" || workspace == ws.workspace_id)
 }
 
@@ -207,7 +207,7 @@ impl Store {
     }
 
     /// A fresh in-memory database (one connection; for tests and throwaway runs).
-    pub fn in_memory() -> Result<Store, StoreError> {
+    pub(crate) fn in_memory() -> Result<Store, StoreError> {
         let writer = Connection::open_in_memory()?;
         configure(&writer, WRITER_CACHE_MIB)?;
         migrations::run(&writer)?;
@@ -267,7 +267,7 @@ impl Store {
     /// Runs a short read (well under a millisecond: a page of a list, one row) on a reader
     /// connection on the calling async thread, without the hop to the blocking pool. Longer
     /// reads use [`Store::read`].
-    pub fn read_short<T>(
+    pub(crate) fn read_short<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -341,7 +341,7 @@ impl Store {
     }
 
     /// Adds a data key to a workspace; it becomes the active one.
-    pub async fn insert_data_key(
+    pub(crate) async fn insert_data_key(
         &self,
         ws: WorkspaceRef,
         provider: &'static str,
@@ -369,7 +369,11 @@ impl Store {
     }
 
     /// Records the check value of a data key stored before check values existed.
-    pub async fn set_data_key_check(&self, id: u32, key_check: Vec<u8>) -> Result<(), StoreError> {
+    pub(crate) async fn set_data_key_check(
+        &self,
+        id: u32,
+        key_check: Vec<u8>,
+    ) -> Result<(), StoreError> {
         self.write(move |c| {
             c.execute(
                 "UPDATE data_keys SET key_check = ?2 WHERE id = ?1 AND key_check IS NULL",

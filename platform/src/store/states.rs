@@ -147,7 +147,7 @@ string_enum! {
 
 impl DeliveryState {
     /// The state after a try: delivered, pending with a next try, or failed (given up).
-    pub fn after_try(delivered: bool, retried: bool) -> Self {
+    pub(crate) fn after_try(delivered: bool, retried: bool) -> Self {
         match (delivered, retried) {
             (true, _) => DeliveryState::Delivered,
             (false, true) => DeliveryState::Pending,

@@ -142,7 +142,7 @@ pub async fn stream(
 }
 
 /// [`stream`] with a given id (fixtures), which must be new; `None` draws one.
-pub async fn stream_with_id(
+pub(crate) async fn stream_with_id(
     app: &App,
     who: &Principal,
     parent: &Parent,
