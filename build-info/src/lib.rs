@@ -13,6 +13,9 @@
 //! The build script runs again when `HEAD` or the branch it names moves, so a development
 //! build never reports an older commit.
 
+// An item no other crate can reach is `pub(crate)`, so the compiler reports what is unused.
+#![warn(unreachable_pub)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -22,6 +22,8 @@
 //! scenarios and any client can use it.
 
 #![warn(missing_docs)]
+// An item no other crate can reach is `pub(crate)`, so the compiler reports what is unused.
+#![warn(unreachable_pub)]
 
 pub mod clock;
 #[cfg(clock_lint_probe)]

@@ -51,17 +51,19 @@
 //! - [`cli`]: the `customer-kms-sim` command, shared by its binary and `harness`.
 
 #![warn(missing_docs)]
+// An item no other crate can reach is `pub(crate)`, so the compiler reports what is unused.
+#![warn(unreachable_pub)]
 
 pub mod audit;
 pub mod auth;
 pub mod cli;
 pub mod config;
-pub mod error;
-pub mod faults;
-pub mod http;
+pub(crate) mod error;
+pub(crate) mod faults;
+pub(crate) mod http;
 pub mod keys;
-pub mod mutants;
-pub mod service;
+pub(crate) mod mutants;
+pub(crate) mod service;
 
 pub use audit::{AuditEntry, AuditLog};
 pub use config::{AliasStatus, ConfigError, KmsConfig};

@@ -61,27 +61,29 @@
 //! | inbound call answered or refused (`no_deployment`, `deployment_paused`, `outside_schedule`, `key_service_unavailable`) | [`engine::inbound`] | `engine.rs::inbound_calls_are_personalised_from_the_latest_cohort_and_refused_when_paused_or_outside`, `engine.rs::rule_6_after_delete_an_inbound_call_to_its_number_is_not_answered` |
 
 #![warn(missing_docs)]
+// An item no other crate can reach is `pub(crate)`, so the compiler reports what is unused.
+#![warn(unreachable_pub)]
 
 pub mod api;
 pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod config;
-pub mod connection;
+pub(crate) mod connection;
 pub mod engine;
-pub mod error;
-pub mod faults;
+pub(crate) mod error;
+pub(crate) mod faults;
 pub mod fixtures;
 pub mod ingest;
-pub mod intercept;
+pub(crate) mod intercept;
 pub mod journal;
 pub mod keys;
 pub mod lifecycle;
-pub mod media_type;
+pub(crate) mod media_type;
 pub mod process;
 pub mod server;
 pub mod service;
-pub mod stats;
+pub(crate) mod stats;
 pub mod store;
 pub mod webhooks;
 

@@ -15,6 +15,8 @@
 //! - [`init_logging`]: the command's logs.
 
 #![warn(missing_docs)]
+// An item no other crate can reach is `pub(crate)`, so the compiler reports what is unused.
+#![warn(unreachable_pub)]
 
 pub mod checks;
 pub mod ping;

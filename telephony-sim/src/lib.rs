@@ -153,6 +153,8 @@
 //! - `inbound`: [`InboundCall`], [`InboundGenerator`].
 
 #![warn(missing_docs)]
+// An item no other crate can reach is `pub(crate)`, so the compiler reports what is unused.
+#![warn(unreachable_pub)]
 
 mod call;
 mod draw;

@@ -18,17 +18,17 @@
 //! platform checks incoming bodies with `crate::validate`, which reports every violation at
 //! once with its `loc`.
 
-pub mod admin;
+pub(crate) mod admin;
 pub mod byok;
-pub mod campaign;
-pub mod cohort;
-pub mod common;
-pub mod deployment;
-pub mod faults;
-pub mod journal;
+pub(crate) mod campaign;
+pub(crate) mod cohort;
+pub(crate) mod common;
+pub(crate) mod deployment;
+pub(crate) mod faults;
+pub(crate) mod journal;
 pub mod live;
-pub mod outbound;
-pub mod sim;
+pub(crate) mod outbound;
+pub(crate) mod sim;
 pub mod webhook;
 
 pub use admin::*;

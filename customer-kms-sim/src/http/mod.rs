@@ -9,9 +9,9 @@
 //! it is a UUID, otherwise one the service generates), `X-Request-Duration` (milliseconds,
 //! three decimals) and, when the caller sent a valid one, `X-Trace-Id`.
 
-pub mod admin;
-pub mod byok;
-pub mod mutated;
+pub(crate) mod admin;
+pub(crate) mod byok;
+pub(crate) mod mutated;
 
 use std::convert::Infallible;
 use std::future::Future;

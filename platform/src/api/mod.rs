@@ -23,19 +23,19 @@
 //! The connection's service puts [`crate::intercept`] (fault rules, then the journal) in
 //! front of the interface's routes.
 
-pub mod admin;
-pub mod auth;
-pub mod campaigns;
-pub mod cohorts;
-pub mod deployments;
-pub mod docs;
-pub mod faults;
-pub mod health;
-pub mod journal;
-pub mod live;
-pub mod multipart;
-pub mod outbound;
-pub mod sim;
+pub(crate) mod admin;
+pub(crate) mod auth;
+pub(crate) mod campaigns;
+pub(crate) mod cohorts;
+pub(crate) mod deployments;
+pub(crate) mod docs;
+pub(crate) mod faults;
+pub(crate) mod health;
+pub(crate) mod journal;
+pub(crate) mod live;
+pub(crate) mod multipart;
+pub(crate) mod outbound;
+pub(crate) mod sim;
 pub mod ui;
 
 use std::convert::Infallible;

@@ -91,7 +91,7 @@ use serde::Deserialize;
 
 use crate::store::WorkspaceRef;
 
-pub mod byok;
+pub(crate) mod byok;
 pub mod journal;
 
 pub use byok::{

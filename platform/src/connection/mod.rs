@@ -24,10 +24,10 @@
 //! Modules: [`answers`] (the error answers), [`body`] (the guarded request body), [`io`]
 //! (the socket as hyper sees it), [`service`] (one request).
 
-pub mod answers;
-pub mod body;
-pub mod io;
-pub mod service;
+pub(crate) mod answers;
+pub(crate) mod body;
+pub(crate) mod io;
+pub(crate) mod service;
 
 use std::future::Future;
 use std::pin::Pin;

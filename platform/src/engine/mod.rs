@@ -51,8 +51,8 @@
 
 pub mod dialing;
 pub mod driver;
-pub mod events;
-pub mod inbound;
+pub(crate) mod events;
+pub(crate) mod inbound;
 
 mod batch;
 mod call_end;

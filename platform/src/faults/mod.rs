@@ -13,7 +13,7 @@
 //!
 //! - [`rate`]: the token buckets of `rate_limit` rules, one per API key.
 
-pub mod rate;
+pub(crate) mod rate;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};

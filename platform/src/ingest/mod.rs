@@ -66,11 +66,11 @@
 use crate::store::StoreError;
 use crate::store::files::FileError;
 
-pub mod dedup;
-pub mod reader;
-pub mod rows;
-pub mod stream;
-pub mod worker;
+pub(crate) mod dedup;
+pub(crate) mod reader;
+pub(crate) mod rows;
+pub(crate) mod stream;
+pub(crate) mod worker;
 
 pub use rows::unknown_overrides_reason;
 pub use worker::{Processor, ensure_started, start};

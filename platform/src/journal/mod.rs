@@ -22,10 +22,10 @@
 //! by the ring's size. A request is recorded before its answer is sent: a client that reads
 //! the journal after an answer finds the entry.
 
-pub mod counts;
-pub mod kept;
-pub mod persist;
-pub mod redact;
+pub(crate) mod counts;
+pub(crate) mod kept;
+pub(crate) mod persist;
+pub(crate) mod redact;
 pub mod report;
 pub mod verdict;
 

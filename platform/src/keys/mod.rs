@@ -24,10 +24,10 @@
 //! - [`byok`]: the client of the customer's key service ([`ByokKeyService`]).
 //! - [`ring`]: the [`DataKeyRing`], single flight and cache, rotation and adoption.
 
-pub mod blob;
-pub mod byok;
-pub mod ring;
-pub mod service;
+pub(crate) mod blob;
+pub(crate) mod byok;
+pub(crate) mod ring;
+pub(crate) mod service;
 
 #[cfg(test)]
 mod tests;

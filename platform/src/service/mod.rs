@@ -10,14 +10,14 @@
 //! - [`admin`]: a workspace's data keys: list, rotate.
 //! - [`live`]: what the live page (`/ui`) reads that no other route gives.
 
-pub mod admin;
+pub(crate) mod admin;
 pub mod campaigns;
 pub mod cohorts;
-pub mod deployment_lists;
-pub mod deployments;
-pub mod live;
-pub mod outbound;
-pub mod sim;
+pub(crate) mod deployment_lists;
+pub(crate) mod deployments;
+pub(crate) mod live;
+pub(crate) mod outbound;
+pub(crate) mod sim;
 
 use crate::error::ApiError;
 

@@ -29,22 +29,22 @@
 //! ([`files::SealedFileWriter`], [`files::SealedFileReader`], [`files::open_chunk`],
 //! [`files::read_whole`]). Nothing else in the store decrypts.
 
-pub mod activity;
-pub mod batch;
-pub mod calls;
-pub mod campaign_users;
-pub mod campaigns;
-pub mod cohort_users;
+pub(crate) mod activity;
+pub(crate) mod batch;
+pub(crate) mod calls;
+pub(crate) mod campaign_users;
+pub(crate) mod campaigns;
+pub(crate) mod cohort_users;
 pub mod cohorts;
-pub mod deliveries;
-pub mod deployments;
-pub mod files;
-pub mod ids;
-pub mod inbound;
+pub(crate) mod deliveries;
+pub(crate) mod deployments;
+pub(crate) mod files;
+pub(crate) mod ids;
+pub(crate) mod inbound;
 mod migrations;
-pub mod states;
-pub mod statistics;
-pub mod workspace;
+pub(crate) mod states;
+pub(crate) mod statistics;
+pub(crate) mod workspace;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -14,15 +14,15 @@
 //! - [`client`], [`webhooks`], [`cohorts`]: the API client, the webhook receiver, cohort
 //!   uploads.
 
-pub mod client;
-pub mod cohorts;
-pub mod collect;
-pub mod dials;
-pub mod judge;
+pub(crate) mod client;
+pub(crate) mod cohorts;
+pub(crate) mod collect;
+pub(crate) mod dials;
+pub(crate) mod judge;
 pub mod observe;
-pub mod play;
+pub(crate) mod play;
 pub mod run;
-pub mod webhooks;
+pub(crate) mod webhooks;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -18,18 +18,18 @@
 //! The JSON Schema (`harness scenario schema`) is generated from these types.
 
 mod api;
-pub mod check;
-pub mod expect;
-pub mod kms;
-pub mod load;
-pub mod locate;
-pub mod located;
-pub mod meetable;
-pub mod model;
-pub mod setup;
+pub(crate) mod check;
+pub(crate) mod expect;
+pub(crate) mod kms;
+pub(crate) mod load;
+pub(crate) mod locate;
+pub(crate) mod located;
+pub(crate) mod meetable;
+pub(crate) mod model;
+pub(crate) mod setup;
 mod states;
-pub mod time;
-pub mod timeline;
+pub(crate) mod time;
+pub(crate) mod timeline;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

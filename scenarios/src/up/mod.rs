@@ -5,8 +5,8 @@
 //! - [`banner`]: what it prints: the connection details as text or one JSON object, with
 //!   curl commands that work when pasted.
 
-pub mod banner;
-pub mod files;
+pub(crate) mod banner;
+pub(crate) mod files;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -57,10 +57,10 @@ use crate::keys::{DataKeySource, KeyFuture, KeyServiceError};
 use crate::store::WorkspaceRef;
 
 mod error;
-pub mod failure;
-pub mod http;
+pub(crate) mod failure;
+pub(crate) mod http;
 mod shape;
-pub mod token;
+pub(crate) mod token;
 
 pub use http::MAX_ANSWER_BYTES;
 pub use token::{TOKEN_MARGIN_SECS, token_margin};

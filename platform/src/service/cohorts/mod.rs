@@ -36,7 +36,7 @@ use crate::store::cohorts::{self, CohortRecord, Parent, ParentKind};
 use crate::store::files;
 use crate::store::{Store, WorkspaceRef, campaigns, deployments};
 
-pub mod upload;
+pub(crate) mod upload;
 
 pub use upload::Receiving;
 use upload::store_bytes;
