@@ -82,7 +82,7 @@ const ROUTES: &[(&str, &str)] = &[
 ];
 
 /// The methods an admin path takes, for `Allow`; `None` off the admin API.
-pub fn allowed_methods(path: &str) -> Option<&'static str> {
+pub(crate) fn allowed_methods(path: &str) -> Option<&'static str> {
     let path = path.strip_suffix('/').unwrap_or(path);
     let segments: Vec<&str> = path.split('/').collect();
     ROUTES.iter().find_map(|(template, allow)| {
@@ -144,7 +144,7 @@ fn required<T>(v: Option<T>) -> Result<T, Rejection> {
 }
 
 /// Every admin route.
-pub fn filter(
+pub(crate) fn filter(
     svc: KeyService,
 ) -> impl Filter<Extract = (Response,), Error = Rejection> + Clone + Send + Sync + 'static {
     let auth = warp::header::headers_cloned()

@@ -54,7 +54,7 @@ const MAX_AUDIT_ALIAS: usize = 128;
 const MAX_AUDIT_TIMESTAMP: usize = 64;
 
 /// `/{partner}/byok/v1/{auth,decrypt-key,rotate-key}`, any method.
-pub fn filter(
+pub(crate) fn filter(
     svc: KeyService,
 ) -> impl Filter<Extract = (Response,), Error = Rejection> + Clone + Send + Sync + 'static {
     let partner: String = svc.partner().to_owned();

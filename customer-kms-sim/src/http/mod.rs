@@ -138,7 +138,7 @@ pub(crate) fn error_response(e: &KmsError) -> Response {
 }
 
 /// A JSON answer.
-pub fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     let bytes = serde_json::to_vec(body).expect("wire types serialise");
     bytes_response(status, bytes, "application/json")
 }
@@ -157,7 +157,12 @@ pub(crate) fn bytes_response(
 }
 
 /// Adds `X-Request-Id`, `X-Request-Duration` and `X-Trace-Id`.
-pub fn stamp(resp: &mut Response, request_id: &str, trace_id: Option<&str>, elapsed: Duration) {
+pub(crate) fn stamp(
+    resp: &mut Response,
+    request_id: &str,
+    trace_id: Option<&str>,
+    elapsed: Duration,
+) {
     let h = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_str(request_id) {
         h.insert(HEADER_REQUEST_ID, v);
@@ -239,7 +244,7 @@ pub(crate) fn has_content_type(headers: &HeaderMap, expected: &str) -> bool {
 }
 
 /// The `Authorization` header as text.
-pub fn authorization(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn authorization(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(warp::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

@@ -49,7 +49,7 @@ fn jwt_parts(token: &str) -> Option<(serde_json::Value, Claims)> {
 }
 
 /// Step 5 on `decrypt-key` and `rotate-key`: the bearer token or API key.
-pub fn bearer(
+pub(crate) fn bearer(
     svc: &KeyService,
     header: Option<&str>,
     now: DateTime<Utc>,
@@ -208,7 +208,7 @@ pub(crate) fn success_body(
 }
 
 /// Step 5 on `/auth`: HTTP Basic client credentials.
-pub fn basic(svc: &KeyService, header: Option<&str>) -> Result<Caller, KmsError> {
+pub(crate) fn basic(svc: &KeyService, header: Option<&str>) -> Result<Caller, KmsError> {
     let m = svc.mutants();
     let Some(value) = header else {
         return Err(if m.is_on(Mutant::NoCredentials500) {
@@ -310,7 +310,7 @@ pub(crate) fn envelope_text<'a>(m: &Mutants, text: &'a str) -> Result<Cow<'a, st
 }
 
 /// Steps 8 and 9: open the envelope under the alias.
-pub fn open(
+pub(crate) fn open(
     m: &Mutants,
     keys: &KeyRing,
     alias: &str,

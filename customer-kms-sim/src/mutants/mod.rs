@@ -15,9 +15,8 @@ mod state;
 
 use serde::{Deserialize, Serialize};
 
-pub use state::{
-    Mutants, PoolGuard, SLOW_DECRYPT, SMALL_POOL_HOLD, SMALL_POOL_SIZE, TAMPER_TRUNCATION,
-};
+pub use state::Mutants;
+pub(crate) use state::{SLOW_DECRYPT, SMALL_POOL_HOLD};
 
 /// One broken rule. The name (snake case) is what the configuration, the command line and
 /// the admin API use; [`Mutant::rule`] says which rule it breaks.

@@ -13,18 +13,18 @@ use super::{Mutant, MutantInfo};
 use crate::keys::DATA_KEY_LEN;
 
 /// How many successful decrypts may be in flight under [`Mutant::SmallPool`].
-pub const SMALL_POOL_SIZE: usize = 4;
+pub(crate) const SMALL_POOL_SIZE: usize = 4;
 /// How long [`Mutant::SmallPool`] holds a successful decrypt.
-pub const SMALL_POOL_HOLD: std::time::Duration = std::time::Duration::from_millis(50);
+pub(crate) const SMALL_POOL_HOLD: std::time::Duration = std::time::Duration::from_millis(50);
 /// How long [`Mutant::SlowDecrypt`] holds every decrypt.
-pub const SLOW_DECRYPT: std::time::Duration = std::time::Duration::from_millis(600);
+pub(crate) const SLOW_DECRYPT: std::time::Duration = std::time::Duration::from_millis(600);
 /// Remembered tokens and keys are forgotten beyond this many (bounded memory).
 const MAX_REMEMBERED: usize = 100_000;
 /// Envelopes remembered for the tampering mutants, at most (the oldest are forgotten).
 const MAX_OPENED: usize = 1024;
 /// How many bytes a key may be cut short by under [`Mutant::TruncatedTagAccepted`] and
 /// still decrypt: half the tag.
-pub const TAMPER_TRUNCATION: usize = TAG_LEN / 2;
+pub(crate) const TAMPER_TRUNCATION: usize = TAG_LEN / 2;
 
 /// The mutants that let a tampered key decrypt: each ignores one part of the envelope.
 const TAMPER_MUTANTS: [Mutant; 5] = [
@@ -246,14 +246,14 @@ impl Mutants {
 }
 
 /// A decrypt counted in flight by `Mutants::enter_pool`.
-pub struct PoolGuard<'a> {
+pub(crate) struct PoolGuard<'a> {
     count: &'a AtomicUsize,
     admitted: bool,
 }
 
 impl PoolGuard<'_> {
     /// Whether the pool had room for this decrypt.
-    pub fn admitted(&self) -> bool {
+    pub(crate) fn admitted(&self) -> bool {
         self.admitted
     }
 }
