@@ -185,7 +185,7 @@ impl From<crate::keys::CryptoError> for ApiError {
 }
 
 /// A JSON answer.
-pub fn json_response<T: serde::Serialize>(status: StatusCode, body: &T) -> Response {
+pub(crate) fn json_response<T: serde::Serialize>(status: StatusCode, body: &T) -> Response {
     let bytes = serde_json::to_vec(body).expect("answers serialise");
     let mut r = Response::new(bytes.into());
     *r.status_mut() = status;

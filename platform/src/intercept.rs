@@ -49,7 +49,7 @@ const VALIDATION_ANSWER_MAX: u64 = 1024 * 1024;
 
 /// The fault rules and the journal of one platform, in front of its routes.
 #[derive(Clone)]
-pub struct Intercept {
+pub(crate) struct Intercept {
     app: App,
 }
 
@@ -61,7 +61,7 @@ impl std::fmt::Debug for Intercept {
 
 impl Intercept {
     /// The intercept of `app`'s journal and fault rules.
-    pub fn new(app: App) -> Intercept {
+    pub(crate) fn new(app: App) -> Intercept {
         Intercept { app }
     }
 
@@ -74,7 +74,11 @@ impl Intercept {
 
     /// Answers `req` with `routes`: a fault rule may answer first, delay it, cut its answer
     /// or drop the connection; the journal records it with its verdict.
-    pub async fn handle<B>(&self, req: Request<B>, routes: BoxedFilter<(Response,)>) -> Response
+    pub(crate) async fn handle<B>(
+        &self,
+        req: Request<B>,
+        routes: BoxedFilter<(Response,)>,
+    ) -> Response
     where
         B: Body<Data = Bytes> + Send + Sync + Unpin + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -376,7 +380,7 @@ fn drop_connection() -> ! {
 }
 
 /// A request body that keeps a copy of what passes through it (when watched).
-pub struct TeeBody<B> {
+pub(crate) struct TeeBody<B> {
     inner: B,
     seen: Option<Arc<Mutex<SeenBody>>>,
     buf: BytesMut,

@@ -15,7 +15,7 @@ use crate::store::states::UserState;
 use crate::store::statistics::{CampaignCounts, campaign_counts};
 
 /// The statistics of a campaign at `now`.
-pub fn campaign_statistics(
+pub(crate) fn campaign_statistics(
     c: &Connection,
     rec: &CampaignRecord,
     now: DateTime<Utc>,
@@ -24,7 +24,7 @@ pub fn campaign_statistics(
 }
 
 /// The statistics of a campaign at `now` from its stored counts.
-pub fn from_counts(
+pub(crate) fn from_counts(
     counts: &CampaignCounts,
     rec: &CampaignRecord,
     now: DateTime<Utc>,

@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::service::admin;
 
 /// The admin routes.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     let list = workspace_path!("admin" / "v1"; "data-keys")
         .and(super::get())
         .and(workspace_key(app.clone()))

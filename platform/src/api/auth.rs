@@ -20,13 +20,13 @@ use crate::store::WorkspaceRef;
 
 /// A request a key filter refused, with the answer it gets.
 #[derive(Debug)]
-pub struct Refused(ApiError);
+pub(crate) struct Refused(ApiError);
 
 impl warp::reject::Reject for Refused {}
 
 /// The answer to a request a key filter refused; any other rejection goes on to the next
 /// route (in the end [`super::route_miss`]).
-pub async fn answer_refusal(r: Rejection) -> Result<Response, Rejection> {
+pub(crate) async fn answer_refusal(r: Rejection) -> Result<Response, Rejection> {
     match r.find::<Refused>() {
         Some(Refused(e)) => Ok(e.clone().into_response()),
         None => Err(r),
@@ -57,7 +57,9 @@ fn workspace_of(path: &str) -> Option<(&str, &str)> {
 
 /// Who calls a workspace's route: the key of `X-API-Key` checked against the workspace of
 /// the path ([`authorize`]).
-pub fn workspace_key(app: App) -> impl Filter<Extract = (Principal,), Error = Rejection> + Clone {
+pub(crate) fn workspace_key(
+    app: App,
+) -> impl Filter<Extract = (Principal,), Error = Rejection> + Clone {
     key_filter(app, |app, meta| {
         let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
         authorize(app, meta, org, ws)
@@ -65,7 +67,9 @@ pub fn workspace_key(app: App) -> impl Filter<Extract = (Principal,), Error = Re
 }
 
 /// The workspace a reset clears ([`authorize_reset`]).
-pub fn reset_key(app: App) -> impl Filter<Extract = (WorkspaceRef,), Error = Rejection> + Clone {
+pub(crate) fn reset_key(
+    app: App,
+) -> impl Filter<Extract = (WorkspaceRef,), Error = Rejection> + Clone {
     key_filter(app, |app, meta| {
         let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
         authorize_reset(app, meta, org, ws)
@@ -74,12 +78,15 @@ pub fn reset_key(app: App) -> impl Filter<Extract = (WorkspaceRef,), Error = Rej
 
 /// What the caller may see and clear of the journal and the fault rules
 /// ([`authorize_scope`]).
-pub fn scope_key(app: App) -> impl Filter<Extract = (Scope,), Error = Rejection> + Clone {
+pub(crate) fn scope_key(app: App) -> impl Filter<Extract = (Scope,), Error = Rejection> + Clone {
     key_filter(app, authorize_scope)
 }
 
 /// A caller that may read the clock, or with `moving` move it ([`authorize_clock`]).
-pub fn clock_key(app: App, moving: bool) -> impl Filter<Extract = (), Error = Rejection> + Clone {
+pub(crate) fn clock_key(
+    app: App,
+    moving: bool,
+) -> impl Filter<Extract = (), Error = Rejection> + Clone {
     key_filter(app, move |app, meta| authorize_clock(app, meta, moving)).untuple_one()
 }
 
@@ -99,7 +106,7 @@ macro_rules! workspace_path {
 pub(crate) use workspace_path;
 
 /// Checks `X-API-Key` against the workspace of the path.
-pub fn authorize(
+pub(crate) fn authorize(
     app: &App,
     meta: &RequestMeta,
     org_id: &str,
@@ -125,7 +132,7 @@ pub fn authorize(
 
 /// The journal and fault routes: a workspace's key sees and clears its workspace's entries
 /// and rules, an operator's key everyone's. Answers what the key may see.
-pub fn authorize_scope(app: &App, meta: &RequestMeta) -> Result<Scope, ApiError> {
+pub(crate) fn authorize_scope(app: &App, meta: &RequestMeta) -> Result<Scope, ApiError> {
     let Some(presented) = meta.header("x-api-key") else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",
@@ -139,7 +146,7 @@ pub fn authorize_scope(app: &App, meta: &RequestMeta) -> Result<Scope, ApiError>
 }
 
 /// The reset of one workspace: its own key, or an operator's key.
-pub fn authorize_reset(
+pub(crate) fn authorize_reset(
     app: &App,
     meta: &RequestMeta,
     org_id: &str,
@@ -157,7 +164,7 @@ pub fn authorize_reset(
 /// The clock routes act on the whole instance: any workspace's key (or a clock admin key)
 /// reads the clock; moving it takes a clock admin key once the platform has any
 /// (`clock_admin_keys`), else any workspace's key.
-pub fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<(), ApiError> {
+pub(crate) fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<(), ApiError> {
     let Some(presented) = meta.header("x-api-key") else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",

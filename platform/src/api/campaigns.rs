@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::service::campaigns;
 
 /// Create, list, get, patch, status.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     let base = || workspace_path!("api" / "scheduling" / "v1"; "campaigns");
     let one = || workspace_path!("api" / "scheduling" / "v1"; "campaigns" / String);
     let key = || workspace_key(app.clone());

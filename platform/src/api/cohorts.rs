@@ -25,7 +25,7 @@ use crate::service::cohorts;
 use crate::store::cohorts::{Parent, ParentKind};
 
 /// The cohort routes of campaigns and deployments.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     parent_routes(app.clone(), ParentKind::Campaign, "campaigns")
         .or(parent_routes(app, ParentKind::Deployment, "deployments"))
         .unify()

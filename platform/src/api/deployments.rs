@@ -15,7 +15,7 @@ use crate::error::ApiError;
 use crate::service::deployments;
 
 /// Create, list, get, patch, status, delete.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     let base = || workspace_path!("api" / "app-authoring" / "v1"; "deployments");
     let one = || workspace_path!("api" / "app-authoring" / "v1"; "deployments" / String);
     let key = || workspace_key(app.clone());

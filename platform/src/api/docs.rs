@@ -15,7 +15,7 @@ static DOCUMENT: LazyLock<Bytes> = LazyLock::new(|| {
 });
 
 /// The document route.
-pub fn routes() -> BoxedFilter<(Response,)> {
+pub(crate) fn routes() -> BoxedFilter<(Response,)> {
     warp::path("openapi.json")
         .and(warp::path::end())
         .and(super::get())

@@ -23,7 +23,7 @@ use crate::auth::Scope;
 use crate::error::ApiError;
 
 /// The fault routes.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     let all = || warp::path!("sim" / "v1" / "faults");
     let key = || scope_key(app.clone());
     let list = all()

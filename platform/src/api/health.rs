@@ -13,7 +13,7 @@ use crate::app::App;
 use crate::error::json_response;
 
 /// The probe's route.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     warp::path!("healthz")
         .and(super::get())
         .and(with_app(app))

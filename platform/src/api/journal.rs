@@ -17,7 +17,7 @@ use crate::auth::Scope;
 use crate::error::ApiError;
 
 /// `GET /sim/v1/journal`, `DELETE /sim/v1/journal`, `GET /sim/v1/journal/summary`.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     let list = warp::path!("sim" / "v1" / "journal")
         .and(super::get())
         .and(scope_key(app.clone()))

@@ -24,7 +24,7 @@ use crate::error::ApiError;
 use crate::service::live;
 
 /// The live page's data routes.
-pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     let stack = warp::path!("sim" / "v1" / "stack")
         .and(super::get())
         .and(clock_key(app.clone(), false))

@@ -28,7 +28,7 @@ use crate::service::cohorts::Receiving;
 use crate::store::cohorts::Parent;
 
 /// The largest `name` or `cohort_category` part read.
-pub const TEXT_PART_MAX_BYTES: usize = 4096;
+pub(crate) const TEXT_PART_MAX_BYTES: usize = 4096;
 
 /// The multipart parts of an upload.
 const PARTS: [&str; 4] = [
@@ -39,14 +39,14 @@ const PARTS: [&str; 4] = [
 ];
 
 /// Parts of an upload that [`upload`] names as ignored, at most.
-pub const IGNORED_PARTS_MAX: usize = 20;
+pub(crate) const IGNORED_PARTS_MAX: usize = 20;
 
 /// Reads a cohort upload's multipart body, storing its `cohort_file` as it arrives, and
 /// queues the cohort for processing. The caller has authorised `who`. The names of parts
 /// the operation does not know (read past, unless strict mode refuses them) go to `ignored`
 /// (at most [`IGNORED_PARTS_MAX`]), for the request journal, whatever the answer.
 #[allow(clippy::too_many_arguments)]
-pub async fn upload<S, O, E>(
+pub(crate) async fn upload<S, O, E>(
     app: &App,
     who: &Principal,
     parent: &Parent,

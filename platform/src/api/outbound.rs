@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::service::outbound;
 
 /// The instant outbound route.
-pub fn routes(app: App) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     workspace_path!("api" / "outbounds" / "v1"; "outbounds")
         .and(warp::post())
         .and(workspace_key(app.clone()))

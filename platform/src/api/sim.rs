@@ -26,7 +26,7 @@ fn with_driver(
 }
 
 /// The simulation routes.
-pub fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
+pub(crate) fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> {
     let clock = || warp::path!("sim" / "v1" / "clock");
     let get_clock = clock()
         .and(super::get())

@@ -52,7 +52,7 @@ impl Refusal {
     }
 
     /// The status.
-    pub fn status(self) -> StatusCode {
+    pub(crate) fn status(self) -> StatusCode {
         match self {
             Refusal::Malformed | Refusal::BodyMalformed => StatusCode::BAD_REQUEST,
             Refusal::UriTooLong => StatusCode::URI_TOO_LONG,
@@ -64,7 +64,7 @@ impl Refusal {
     }
 
     /// The error body: type, code and a message that says how to fix the request.
-    pub fn body(self) -> PlatformErrorBody {
+    pub(crate) fn body(self) -> PlatformErrorBody {
         let (code, message) = match self {
             Refusal::Malformed => (
                 "bad_request",
@@ -120,14 +120,14 @@ impl Refusal {
     }
 
     /// The answer as a response, announcing that the connection closes after it.
-    pub fn response(self) -> Response {
+    pub(crate) fn response(self) -> Response {
         let mut r = json_response(self.status(), &self.body());
         close_after(&mut r);
         r
     }
 
     /// The answer as the raw bytes of an HTTP/1.1 response that closes the connection.
-    pub fn raw(self) -> Vec<u8> {
+    pub(crate) fn raw(self) -> Vec<u8> {
         let body = serde_json::to_vec(&self.body()).expect("error bodies serialise");
         let status = self.status();
         let mut out = format!(
@@ -153,7 +153,7 @@ pub(crate) fn close_after<B>(r: &mut HttpResponse<B>) {
 /// head it could not parse: `HTTP/1.1 400|414|431 <reason>`, a head only (it ends with the
 /// blank line), `content-length: 0` and no `content-type`. The platform's own answers with
 /// these statuses always carry a JSON body, so they never look like this.
-pub fn automatic_status(bytes: &[u8]) -> Option<u16> {
+pub(crate) fn automatic_status(bytes: &[u8]) -> Option<u16> {
     let text = std::str::from_utf8(bytes).ok()?;
     let rest = text.strip_prefix("HTTP/1.1 ")?;
     let status: u16 = rest.get(..3)?.parse().ok()?;

@@ -65,7 +65,7 @@ impl GuardedBody {
     /// `min_rate` bytes per second (0: no rate), counted from the first read with `timeout`
     /// of grace: the whole body must arrive within `timeout` plus one second per `min_rate`
     /// bytes.
-    pub fn new(incoming: Incoming, timeout: Duration, min_rate: u64) -> GuardedBody {
+    pub(crate) fn new(incoming: Incoming, timeout: Duration, min_rate: u64) -> GuardedBody {
         GuardedBody {
             state: Arc::new(Mutex::new(State {
                 incoming,
@@ -88,7 +88,7 @@ impl GuardedBody {
     }
 
     /// Whether the whole body has been received.
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         let s = self.lock();
         s.finished || s.incoming.is_end_stream()
     }
@@ -110,19 +110,19 @@ impl GuardedBody {
 
     /// Whether a read failed (timed out, or the connection broke): the connection cannot
     /// carry another request.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.lock().failed
     }
 
     /// Whether anything asked for the body yet (for `Expect: 100-continue`, asking makes the
     /// client send it).
-    pub fn polled(&self) -> bool {
+    pub(crate) fn polled(&self) -> bool {
         self.lock().polled
     }
 
     /// Reads and drops the rest of the body if it is at most `max_bytes` and arrives within
     /// `wait`; answers whether the body was then read to its end.
-    pub async fn drain(&self, max_bytes: u64, wait: Duration) -> bool {
+    pub(crate) async fn drain(&self, max_bytes: u64, wait: Duration) -> bool {
         if self.finished() {
             return true;
         }

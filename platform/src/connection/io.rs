@@ -21,7 +21,7 @@ use super::answers::automatic_status;
 
 /// A TCP connection for hyper that holds back hyper's automatic error answers.
 #[derive(Debug)]
-pub struct GuardedIo {
+pub(crate) struct GuardedIo {
     inner: TokioIo<TcpStream>,
     /// An automatic answer held back, and how much of it was sent on.
     withheld: Option<(Vec<u8>, usize)>,
@@ -29,7 +29,7 @@ pub struct GuardedIo {
 
 impl GuardedIo {
     /// Wraps an accepted connection.
-    pub fn new(stream: TcpStream) -> GuardedIo {
+    pub(crate) fn new(stream: TcpStream) -> GuardedIo {
         GuardedIo {
             inner: TokioIo::new(stream),
             withheld: None,
@@ -38,7 +38,7 @@ impl GuardedIo {
 
     /// The connection, and the automatic answer held back with its status, if any (not yet
     /// sent).
-    pub fn into_parts(self) -> (TcpStream, Option<(u16, Vec<u8>)>) {
+    pub(crate) fn into_parts(self) -> (TcpStream, Option<(u16, Vec<u8>)>) {
         let held = self.withheld.and_then(|(bytes, sent)| {
             let status = automatic_status(&bytes)?;
             (sent == 0).then_some((status, bytes))

@@ -49,11 +49,11 @@ use crate::config::PlatformConfig;
 
 /// Longest request target (path and query), in bytes; longer is 414 (the OpenAPI document
 /// says so from the same constant).
-pub const MAX_URI_BYTES: usize = contracts::validate::limits::HTTP_MAX_URI_BYTES;
+pub(crate) const MAX_URI_BYTES: usize = contracts::validate::limits::HTTP_MAX_URI_BYTES;
 /// Most header fields in a request; more is 431.
-pub const MAX_HEADERS: usize = contracts::validate::limits::HTTP_MAX_HEADERS;
+pub(crate) const MAX_HEADERS: usize = contracts::validate::limits::HTTP_MAX_HEADERS;
 /// Largest request head (request line and header fields), in bytes; larger is 431.
-pub const MAX_HEAD_BYTES: usize = contracts::validate::limits::HTTP_MAX_HEAD_BYTES;
+pub(crate) const MAX_HEAD_BYTES: usize = contracts::validate::limits::HTTP_MAX_HEAD_BYTES;
 /// Largest rest of an unread request body that is drained to keep the connection.
 pub(crate) const DRAIN_MAX_BYTES: u64 = 64 * 1024;
 /// Longest wait for that rest to arrive.
@@ -61,12 +61,12 @@ pub(crate) const DRAIN_MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// File descriptors kept free for everything but client connections (SQLite's files, the
 /// listener, the runtime, the clients of webhooks and of the key service).
-pub const RESERVED_FILES: u64 = 64;
+pub(crate) const RESERVED_FILES: u64 = 64;
 
 /// The connection cap to serve with: `configured`, lowered so that the connections leave
 /// [`RESERVED_FILES`] of the process's `open_files` limit free (at least half of it when the
 /// limit is small). `None` for the limit means unlimited or unknown: the configured cap.
-pub fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
+pub(crate) fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
     let Some(open_files) = open_files else {
         return configured.max(1);
     };
@@ -77,7 +77,7 @@ pub fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
 
 /// The limits of connections (from the platform's configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Longest time to receive a request head, and to keep an idle connection.
     pub header_read_timeout: Duration,
     /// Longest pause while receiving a request body.
@@ -103,7 +103,7 @@ impl From<&PlatformConfig> for Limits {
 /// Serves `routes` on `listener` until `shutdown` completes; then stops accepting, closes
 /// idle connections, and waits for the requests in flight. Requests `intercept` observes
 /// (fault rules, the request journal) go through it.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     routes: BoxedFilter<(Response,)>,
     intercept: Option<Arc<crate::intercept::Intercept>>,

@@ -32,7 +32,7 @@ pub(crate) struct RequestService {
 impl RequestService {
     /// A service answering with `routes` under `limits`; the requests `intercept` observes
     /// (fault rules, the request journal) go through it.
-    pub fn new(
+    pub(crate) fn new(
         routes: BoxedFilter<(Response,)>,
         intercept: Option<Arc<Intercept>>,
         limits: Limits,

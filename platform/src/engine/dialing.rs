@@ -24,7 +24,7 @@ pub(crate) struct Routing {
 impl Routing {
     /// Brings the state in line with a (possibly patched) connection list: new connections
     /// start at zero, removed ones are dropped.
-    pub fn fit(&mut self, connections: &[WeightedConnection]) {
+    pub(crate) fn fit(&mut self, connections: &[WeightedConnection]) {
         self.credit.resize(connections.len(), 0);
         self.next_number.resize(connections.len(), 0);
         for (i, c) in connections.iter().enumerate() {
@@ -35,7 +35,7 @@ impl Routing {
     }
 
     /// Picks the connection and number of the next dial: `(connection index, number index)`.
-    pub fn pick(&mut self, connections: &[WeightedConnection]) -> (usize, usize) {
+    pub(crate) fn pick(&mut self, connections: &[WeightedConnection]) -> (usize, usize) {
         self.fit(connections);
         let total: i64 = connections.iter().map(|c| i64::from(c.weight)).sum();
         let mut best = 0;

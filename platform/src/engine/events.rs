@@ -19,7 +19,7 @@ fn seconds(talk: Duration) -> f64 {
 }
 
 /// A simulated conversation: the agent's opening and the user's answer.
-pub fn transcript(opening: Option<&str>) -> Vec<TranscriptTurn> {
+pub(crate) fn transcript(opening: Option<&str>) -> Vec<TranscriptTurn> {
     vec![
         TranscriptTurn {
             role: "agent".into(),
@@ -48,7 +48,7 @@ fn failure_reason(call: &Call, result: CallResult) -> Option<String> {
 }
 
 /// The instant outbound event.
-pub fn outbound_event(
+pub(crate) fn outbound_event(
     seed: u64,
     call: &Call,
     outcome: Outcome,

@@ -52,7 +52,7 @@ fn parse_rejection(s: &str) -> Option<InboundRejection> {
 
 /// The record of a stored inbound call; the caller and variables are shown when the keys
 /// are at hand.
-pub fn record(row: &InboundRow, keys: Option<&WorkspaceKeys>) -> InboundCallRecord {
+pub(crate) fn record(row: &InboundRow, keys: Option<&WorkspaceKeys>) -> InboundCallRecord {
     let details: Details = match (&row.details, keys) {
         (Some(sealed), Some(k)) => k
             .open(&inbound_context(&row.id), sealed)

@@ -13,7 +13,7 @@ use contracts::clock::Stopwatch;
 use sha2::{Digest, Sha256};
 
 /// Buckets kept per rule at most.
-pub const MAX_KEYS: usize = 10_000;
+pub(crate) const MAX_KEYS: usize = 10_000;
 
 /// Seconds since the platform started, on a monotonic clock.
 #[derive(Debug)]
@@ -21,12 +21,12 @@ pub(crate) struct Monotonic(Stopwatch);
 
 impl Monotonic {
     /// Starts counting.
-    pub fn start() -> Monotonic {
+    pub(crate) fn start() -> Monotonic {
         Monotonic(Stopwatch::start())
     }
 
     /// Seconds since the start.
-    pub fn seconds(&self) -> f64 {
+    pub(crate) fn seconds(&self) -> f64 {
         self.0.elapsed().as_secs_f64()
     }
 }
@@ -44,7 +44,13 @@ pub(crate) struct Buckets(HashMap<[u8; 16], Bucket>);
 impl Buckets {
     /// Takes a token of `key`'s bucket at time `now` (seconds), or answers how many
     /// seconds until one is there.
-    pub fn take(&mut self, key: Option<&str>, rate: f64, burst: u32, now: f64) -> Result<(), f64> {
+    pub(crate) fn take(
+        &mut self,
+        key: Option<&str>,
+        rate: f64,
+        burst: u32,
+        now: f64,
+    ) -> Result<(), f64> {
         let digest = digest(key);
         if self.0.len() >= MAX_KEYS && !self.0.contains_key(&digest) {
             self.0.clear();

@@ -42,7 +42,7 @@ impl SeenNumbers {
     const START_BITS: u32 = 12;
 
     /// An empty table of 4096 slots; it doubles as it fills.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         SeenNumbers {
             slots: vec![0; 1 << Self::START_BITS],
             bits: Self::START_BITS,
@@ -99,7 +99,7 @@ impl SeenNumbers {
     }
 
     /// Records an accepted row (after [`SeenNumbers::first_row`] found none).
-    pub fn insert(&mut self, hash: &[u8; 16], row_no: u64) {
+    pub(crate) fn insert(&mut self, hash: &[u8; 16], row_no: u64) {
         if (self.len + 1) as f64 > self.slots.len() as f64 * DUPLICATE_LOAD {
             self.grow();
         }

@@ -42,7 +42,7 @@ fn non_blank(s: Option<&str>) -> Option<&str> {
 /// `cohort_users.data` (the stored form of [`cohorts::CohortUser`]). Duplicates are checked
 /// next, by [`Admission`].
 #[derive(Debug, Serialize)]
-pub struct User<'r, V: Serialize> {
+pub(crate) struct User<'r, V: Serialize> {
     /// The number, E.164.
     pub phone_number: E164,
     /// The identifier, when the row has one.
@@ -56,7 +56,7 @@ pub struct User<'r, V: Serialize> {
 /// A user's agent overrides, borrowed from its row, the empty ones left out: the one
 /// overrides type of ingest, serialised as the stored form ([`contracts::wire::AppOverrides`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Overrides<'a> {
+pub(crate) struct Overrides<'a> {
     /// The agent's first message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_bot_message: Option<&'a str>,
@@ -95,7 +95,7 @@ impl<'a> Overrides<'a> {
 /// Serialises `(name, value)` pairs as a JSON object without building a map: a CSV row's
 /// variables.
 #[derive(Debug)]
-pub struct StrPairs<'a>(pub Vec<(&'a str, &'a str)>);
+pub(crate) struct StrPairs<'a>(pub Vec<(&'a str, &'a str)>);
 
 impl Serialize for StrPairs<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -109,7 +109,7 @@ impl Serialize for StrPairs<'_> {
 
 /// A streamed user's variables: any JSON object, `{}` when absent.
 #[derive(Debug)]
-pub struct JsonVariables<'a>(pub Option<&'a JsonObject>);
+pub(crate) struct JsonVariables<'a>(pub Option<&'a JsonObject>);
 
 impl Serialize for JsonVariables<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -122,7 +122,7 @@ impl Serialize for JsonVariables<'_> {
 
 /// Where the transformation's columns are in the header.
 #[derive(Debug)]
-pub struct Columns {
+pub(crate) struct Columns {
     width: usize,
     phone: (usize, String),
     user_identifier: Option<Column>,
@@ -148,7 +148,7 @@ impl Columns {
     /// Finds every column the transformation names in the header (names trimmed, the first
     /// of repeated names winning); `Err` is the upload's `failure_reason` when any is
     /// missing.
-    pub fn resolve(t: &Transformation, header: &StringRecord) -> Result<Columns, String> {
+    pub(crate) fn resolve(t: &Transformation, header: &StringRecord) -> Result<Columns, String> {
         let names: Vec<&str> = header.iter().map(|h| h.trim()).collect();
         let mut missing: Vec<String> = Vec::new();
         let mut find = |column: &str, role: &str| -> usize {
@@ -220,7 +220,7 @@ impl Columns {
     }
 
     /// The checks of one row: the user's values, or every reason to reject it.
-    pub fn check<'r>(
+    pub(crate) fn check<'r>(
         &'r self,
         row: &'r StringRecord,
         region: Option<&str>,
@@ -294,7 +294,7 @@ impl Columns {
 }
 
 /// The checks of one streamed user: the user's values, or the reason to reject it.
-pub fn stream_user<'u>(
+pub(crate) fn stream_user<'u>(
     u: &'u CohortStreamUser,
     region: Option<&str>,
 ) -> Result<User<'u, JsonVariables<'u>>, String> {
@@ -332,7 +332,7 @@ pub fn unknown_overrides_reason(keys: &[String]) -> String {
 /// The rule across the rows of one cohort, and sealing: a user whose number repeats an
 /// accepted row is rejected (the first one wins); an admitted user is sealed for its row
 /// and added to the batch being built.
-pub struct Admission<'a> {
+pub(crate) struct Admission<'a> {
     keys: &'a WorkspaceKeys,
     cohort_id: &'a str,
     seen: SeenNumbers,
@@ -341,7 +341,7 @@ pub struct Admission<'a> {
 
 impl<'a> Admission<'a> {
     /// Admission to cohort `cohort_id`, whose users are sealed with `keys`.
-    pub fn new(keys: &'a WorkspaceKeys, cohort_id: &'a str) -> Self {
+    pub(crate) fn new(keys: &'a WorkspaceKeys, cohort_id: &'a str) -> Self {
         Admission {
             keys,
             cohort_id,

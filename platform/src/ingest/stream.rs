@@ -26,7 +26,7 @@ const HEADER: [&str; 4] = [
 
 /// What a stream comes to before it is stored.
 #[derive(Debug)]
-pub struct PreparedStream {
+pub(crate) struct PreparedStream {
     /// The accepted users, sealed, in request order.
     pub users: Vec<NewUser>,
     /// The `cohort` file.
@@ -38,7 +38,7 @@ pub struct PreparedStream {
 }
 
 /// Applies the row rules to a stream's users, sealing the accepted ones for `cohort_id`.
-pub fn prepare(
+pub(crate) fn prepare(
     keys: &WorkspaceKeys,
     cohort_id: &str,
     req: &CohortStream,

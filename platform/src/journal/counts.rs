@@ -31,7 +31,7 @@ struct OpCounts {
 
 /// The counts of one workspace (or of the requests of none).
 #[derive(Debug, Clone)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// When counting started: start-up, or the workspace's last reset.
     pub since: DateTime<Utc>,
     requests: u64,
@@ -51,7 +51,7 @@ pub struct Counts {
 
 impl Counts {
     /// Nothing counted yet, from `since`, for a document of `operations` operations.
-    pub fn new(since: DateTime<Utc>, operations: usize) -> Counts {
+    pub(crate) fn new(since: DateTime<Utc>, operations: usize) -> Counts {
         Counts {
             since,
             requests: 0,
@@ -68,12 +68,12 @@ impl Counts {
     }
 
     /// Requests counted.
-    pub fn requests(&self) -> u64 {
+    pub(crate) fn requests(&self) -> u64 {
         self.requests
     }
 
     /// Adds `e` to the counts.
-    pub fn count(&mut self, e: &Kept, catalogue: &Catalogue) {
+    pub(crate) fn count(&mut self, e: &Kept, catalogue: &Catalogue) {
         self.requests += 1;
         match e.verdict {
             Verdict::Conforms => self.conforming += 1,
@@ -124,7 +124,7 @@ impl Counts {
 /// The summary of `parts` (the counts of the workspaces a key sees), with the ring's
 /// figures: `kept` entries of theirs in it, `capacity` in all. `since` is the start of
 /// counting when `parts` is empty.
-pub fn summary<'a>(
+pub(crate) fn summary<'a>(
     catalogue: &Catalogue,
     parts: impl IntoIterator<Item = &'a Counts>,
     since: DateTime<Utc>,

@@ -37,7 +37,7 @@ pub(crate) struct Persister {
 
 impl Persister {
     /// Starts the writer thread over `store`.
-    pub fn start(store: Store) -> Persister {
+    pub(crate) fn start(store: Store) -> Persister {
         let (tx, rx) = mpsc::channel::<Message>();
         std::thread::Builder::new()
             .name("journal-writer".into())
@@ -54,7 +54,7 @@ impl Persister {
     }
 
     /// Queues `entry` for writing.
-    pub fn write(&self, entry: &JournalEntry) {
+    pub(crate) fn write(&self, entry: &JournalEntry) {
         match serde_json::to_string(entry) {
             Ok(json) => self.send(Message::Write(entry.seq, json)),
             Err(e) => tracing::warn!(error = %e, "journal entry not kept in the database"),
@@ -62,7 +62,7 @@ impl Persister {
     }
 
     /// Queues the removal of every entry.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.send(Message::Clear);
     }
 
@@ -72,7 +72,7 @@ impl Persister {
     }
 
     /// Waits until everything queued so far is written.
-    pub fn flush(&self) {
+    pub(crate) fn flush(&self) {
         let (tx, rx) = mpsc::channel();
         self.send(Message::Flush(tx));
         let _ = rx.recv();
@@ -142,7 +142,7 @@ fn delete_owner(c: &rusqlite::Connection, owner: Option<&WorkspaceRef>) -> rusql
 
 /// Creates the table when missing, and hands every entry of earlier runs to `add`, oldest
 /// first. Answers the number the next entry gets.
-pub fn load(store: &Store, mut add: impl FnMut(JournalEntry)) -> Result<u64, StoreError> {
+pub(crate) fn load(store: &Store, mut add: impl FnMut(JournalEntry)) -> Result<u64, StoreError> {
     store.write_blocking(|c| {
         c.execute(CREATE, [])?;
         Ok(())

@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 /// Items of a list kept in a journal entry; the rest are counted.
-pub const LIST_ITEMS_KEPT: usize = 5;
+pub(crate) const LIST_ITEMS_KEPT: usize = 5;
 
 /// Keys whose whole value is free-form customer data.
 const FREE_FORM: &[&str] = &[
@@ -108,7 +108,7 @@ fn keeps_string(key: &str) -> bool {
 }
 
 /// The journal's copy of a JSON body.
-pub fn json(v: &Value) -> Value {
+pub(crate) fn json(v: &Value) -> Value {
     walk(v, None)
 }
 
@@ -218,7 +218,7 @@ pub(crate) fn query_kept(raw: &str, pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> B
 
 /// The journal's copy of a query string: every parameter, with its value only when the
 /// parameter cannot hold customer data (`search` can).
-pub fn query(pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Map<String, Value> {
+pub(crate) fn query(pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Map<String, Value> {
     pairs
         .iter()
         .map(|(k, v)| {

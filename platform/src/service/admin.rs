@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::store::DataKeyRow;
 
 /// The workspace's data keys, oldest first; the last is the active one.
-pub async fn data_keys(app: &App, who: &Principal) -> Result<DataKeyList, ApiError> {
+pub(crate) async fn data_keys(app: &App, who: &Principal) -> Result<DataKeyList, ApiError> {
     let rows = app.keys.rows(&who.ws).await?;
     let last = rows.last().map(|r| r.id);
     Ok(DataKeyList {
@@ -18,7 +18,7 @@ pub async fn data_keys(app: &App, who: &Principal) -> Result<DataKeyList, ApiErr
 }
 
 /// A new data key from the workspace's key service (BYOK: `rotate-key`) becomes active.
-pub async fn rotate(
+pub(crate) async fn rotate(
     app: &App,
     who: &Principal,
     trace_id: Option<&str>,

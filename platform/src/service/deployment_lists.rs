@@ -25,7 +25,7 @@ use crate::store::WorkspaceRef;
 use crate::store::deployments::DeploymentRecord;
 
 /// The largest workspace kept in memory.
-pub const MAX_CACHED: usize = 10_000;
+pub(crate) const MAX_CACHED: usize = 10_000;
 
 /// Workspace snapshots, with a generation that every write bumps.
 #[derive(Default)]

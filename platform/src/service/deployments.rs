@@ -25,7 +25,11 @@ fn taken(t: NumberTaken) -> ApiError {
 }
 
 /// Creates a deployment in status `active`; its numbers must be free in the workspace.
-pub async fn create(app: &App, who: &Principal, body: &Value) -> Result<Deployment, ApiError> {
+pub(crate) async fn create(
+    app: &App,
+    who: &Principal,
+    body: &Value,
+) -> Result<Deployment, ApiError> {
     create_with_id(app, who, body, None).await
 }
 
@@ -77,7 +81,7 @@ pub(crate) async fn create_with_id(
 
 /// One page of the workspace's deployments, from the in-memory snapshot of the workspace
 /// ([`super::deployment_lists`]); a workspace too large for it is listed by SQL.
-pub async fn list(
+pub(crate) async fn list(
     app: &App,
     who: &Principal,
     query: &[(String, String)],
@@ -138,7 +142,7 @@ pub async fn list(
 }
 
 /// A deployment.
-pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, ApiError> {
+pub(crate) async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, ApiError> {
     let found = app.store.read_short(|c| deployments::get(c, &who.ws, id))?;
     found
         .map(|r| r.to_wire())
@@ -146,7 +150,7 @@ pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Deployment, Api
 }
 
 /// Applies a PATCH; new numbers must be free in the workspace.
-pub async fn patch(
+pub(crate) async fn patch(
     app: &App,
     who: &Principal,
     id: &str,
@@ -185,7 +189,7 @@ pub async fn patch(
 }
 
 /// `pause` (from `active`) or `resume` (from `paused`); the same status again is a 409.
-pub async fn set_status(
+pub(crate) async fn set_status(
     app: &App,
     who: &Principal,
     id: &str,
@@ -229,7 +233,7 @@ pub async fn set_status(
 
 /// Deletes a deployment for good (rule 6): its numbers are free at once and every later call on
 /// its id is a 404.
-pub async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError> {
+pub(crate) async fn delete(app: &App, who: &Principal, id: &str) -> Result<(), ApiError> {
     let (ws, id2) = (who.ws.clone(), id.to_string());
     let lists = app.deployment_lists.clone();
     let existed = app

@@ -22,7 +22,12 @@ use crate::store::{activity, campaigns};
 
 /// The platform as `presented` (a key that may read the clock) sees it; `base_url` is the
 /// address the request came to.
-pub async fn stack(app: &App, driver: &Driver, presented: &str, base_url: String) -> StackView {
+pub(crate) async fn stack(
+    app: &App,
+    driver: &Driver,
+    presented: &str,
+    base_url: String,
+) -> StackView {
     let keys = app.auth.configs_of(presented);
     let operator = app.auth.scope(presented) == Some(Scope::Operator);
     let key_name = keys
@@ -100,7 +105,11 @@ fn series_name(r: CallResult) -> &'static str {
 
 /// The campaign's status changes and its ended dials over time, from its start to now (at
 /// most its end).
-pub async fn activity(app: &App, who: &Principal, id: &str) -> Result<CampaignActivity, ApiError> {
+pub(crate) async fn activity(
+    app: &App,
+    who: &Principal,
+    id: &str,
+) -> Result<CampaignActivity, ApiError> {
     let now = app.clock.now();
     let (ws, id) = (who.ws.clone(), id.to_string());
     app.store
@@ -180,7 +189,7 @@ fn tell(
 /// The campaign's activity as the scenario report's chart draws it ([`chart::render`]):
 /// its ended dials by outcome, its calling windows, and its status changes since its start
 /// as marks numbered as in `status_changes` (from 1).
-pub fn chart(a: &CampaignActivity) -> String {
+pub(crate) fn chart(a: &CampaignActivity) -> String {
     let mut marks = Vec::new();
     let mut before: Option<CampaignStatus> = None;
     for (i, c) in a.status_changes.iter().enumerate() {
@@ -213,7 +222,7 @@ pub fn chart(a: &CampaignActivity) -> String {
 
 /// The calls the workspace's key service received, as its audit recorded them: only for the
 /// workspace `harness up` wired to the key service it runs (404 otherwise).
-pub fn key_service_calls(
+pub(crate) fn key_service_calls(
     app: &App,
     who: &Principal,
     query: &[(String, String)],

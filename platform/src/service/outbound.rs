@@ -15,7 +15,7 @@ pub(crate) const KIND: CallKind = CallKind::Outbound;
 
 /// Records a queued attempt for a valid request. The request (the user's number and the
 /// agent's variables) is stored sealed under the workspace's data key.
-pub async fn create(
+pub(crate) async fn create(
     app: &App,
     who: &Principal,
     body: &Value,

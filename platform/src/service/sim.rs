@@ -17,7 +17,7 @@ use crate::error::ApiError;
 use crate::store::{WorkspaceRef, deliveries, inbound as inbound_store};
 
 /// The clock now, and whether it is simulated.
-pub fn clock(app: &App) -> SimClockState {
+pub(crate) fn clock(app: &App) -> SimClockState {
     SimClockState {
         now: app.clock.now(),
         simulated: app.sim.is_some(),
@@ -39,7 +39,7 @@ pub(crate) async fn set_clock(
 
 /// Moves the simulated clock by the body's `seconds` or to its `to`, running everything due
 /// on the way.
-pub async fn advance(
+pub(crate) async fn advance(
     app: &App,
     driver: &Driver,
     body: &Value,
@@ -77,7 +77,7 @@ fn advance_error(e: AdvanceError, field: &str) -> ApiError {
 /// Places an inbound call from the body's caller to its dialled number now, answered or
 /// refused by the engine as a real one would be. Without the workspace's keys (its key
 /// service down) the engine refuses it with `key_service_unavailable`.
-pub async fn inbound_call(
+pub(crate) async fn inbound_call(
     app: &App,
     driver: &Driver,
     who: &Principal,

@@ -36,7 +36,7 @@ pub(super) const MIGRATION: &str = r#"
 
 /// A status action taken on a campaign.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActionRow {
+pub(crate) struct ActionRow {
     /// When.
     pub at: DateTime<Utc>,
     /// Which.
@@ -69,7 +69,7 @@ pub(crate) fn record_action(
 }
 
 /// The campaign's actions, oldest first.
-pub fn actions(c: &Connection, campaign_id: &str) -> Result<Vec<ActionRow>, StoreError> {
+pub(crate) fn actions(c: &Connection, campaign_id: &str) -> Result<Vec<ActionRow>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT at_ms, action, status, actor FROM campaign_actions WHERE campaign_id = ?1 ORDER BY seq",
     )?;

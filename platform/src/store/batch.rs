@@ -19,13 +19,13 @@ use super::{Store, StoreError};
 
 /// The connection the store's functions take. The engine names it (and only it) to pass a
 /// connection from [`BatchTx::conn`] or [`Store::transaction_blocking`] back to the store.
-pub use rusqlite::Connection;
+pub(crate) use rusqlite::Connection;
 
 /// The writer connection inside a transaction, for one batch of engine events: begun by
 /// [`BatchTx::begin`], made durable by [`BatchTx::commit`]. Dropped without a commit (the
 /// batch failed, or its writes did), the transaction is rolled back: nothing of the batch is
 /// kept. The writer stays locked while it lives, so nothing else writes in between.
-pub struct BatchTx<'a> {
+pub(crate) struct BatchTx<'a> {
     conn: MutexGuard<'a, Connection>,
 }
 
@@ -37,19 +37,19 @@ impl std::fmt::Debug for BatchTx<'_> {
 
 impl<'a> BatchTx<'a> {
     /// Locks the writer connection and opens a transaction on it.
-    pub fn begin(store: &'a Store) -> Result<Self, StoreError> {
+    pub(crate) fn begin(store: &'a Store) -> Result<Self, StoreError> {
         let conn = store.writer();
         conn.execute_batch("BEGIN")?;
         Ok(BatchTx { conn })
     }
 
     /// The connection, inside the transaction.
-    pub fn conn(&self) -> &Connection {
+    pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
 
     /// Commits the transaction (when the commit fails, it is rolled back).
-    pub fn commit(self) -> Result<(), StoreError> {
+    pub(crate) fn commit(self) -> Result<(), StoreError> {
         self.conn.execute_batch("COMMIT")?;
         Ok(())
     }
@@ -79,7 +79,7 @@ impl Store {
 /// Runs `f` in a transaction on `c`, for a caller that holds the writer connection and does
 /// something outside the transaction first: committed when `f` succeeds, rolled back when it
 /// fails.
-pub fn in_transaction<T>(
+pub(crate) fn in_transaction<T>(
     c: &mut Connection,
     f: impl FnOnce(&Connection) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
@@ -90,7 +90,7 @@ pub fn in_transaction<T>(
 }
 
 /// Marks many calls ended, each `(attempt id, result, when)`, with one prepared statement.
-pub fn end_calls<'a>(
+pub(crate) fn end_calls<'a>(
     c: &Connection,
     ends: impl IntoIterator<Item = (&'a str, &'a str, DateTime<Utc>)>,
 ) -> Result<(), StoreError> {
@@ -103,7 +103,7 @@ pub fn end_calls<'a>(
 
 /// A campaign user's row after a dial or a call: what [`set_users`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UserUpdate {
+pub(crate) struct UserUpdate {
     /// The user's new state.
     pub state: UserState,
     /// Dials made so far.
@@ -115,7 +115,7 @@ pub struct UserUpdate {
 }
 
 /// Sets many campaign users' rows with one prepared statement.
-pub fn set_users<'a>(
+pub(crate) fn set_users<'a>(
     c: &Connection,
     users: impl IntoIterator<Item = (UserRef<'a>, UserUpdate)>,
 ) -> Result<(), StoreError> {

@@ -13,7 +13,7 @@ use super::states::{CallKind, CallStatus};
 use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 
 /// The context a sealed attempt payload is bound to.
-pub fn payload_context(id: &str) -> String {
+pub(crate) fn payload_context(id: &str) -> String {
     format!("attempts/{id}")
 }
 
@@ -21,7 +21,7 @@ pub fn payload_context(id: &str) -> String {
 /// ended. The one row type of the table: the outbound service stores a queued call with
 /// [`insert_queued`], the engine the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
+pub(crate) struct Call {
     /// The attempt id.
     pub id: String,
     /// A campaign dial or an instant outbound call.
@@ -60,7 +60,7 @@ pub struct Call {
 
 impl Call {
     /// A call waiting for the engine: nothing dialled yet, created at `at`.
-    pub fn queued(
+    pub(crate) fn queued(
         id: String,
         kind: CallKind,
         ws: WorkspaceRef,
@@ -115,7 +115,7 @@ fn read_call(r: &Row<'_>) -> rusqlite::Result<Call> {
 }
 
 /// A call by id.
-pub fn call(c: &Connection, id: &str) -> Result<Option<Call>, StoreError> {
+pub(crate) fn call(c: &Connection, id: &str) -> Result<Option<Call>, StoreError> {
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {CALL_COLUMNS} FROM attempts WHERE id = ?1"
     ))?;
@@ -171,7 +171,7 @@ pub(crate) fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, Stor
 
 /// What a dial needs to store.
 #[derive(Debug, Clone)]
-pub struct Dialed<'a> {
+pub(crate) struct Dialed<'a> {
     /// The attempt id.
     pub id: &'a str,
     /// When.
@@ -193,7 +193,7 @@ pub struct Dialed<'a> {
 /// Inserts a queued instant outbound call: its id, kind, workspace, status and sealed
 /// payload, created (and last changed) at `created_at`. The engine's columns stay empty until
 /// it dials ([`set_outbound_dialed`]).
-pub fn insert_queued(c: &Connection, call: &Call) -> Result<(), StoreError> {
+pub(crate) fn insert_queued(c: &Connection, call: &Call) -> Result<(), StoreError> {
     c.execute(
         "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -315,7 +315,7 @@ pub(crate) fn insert_calls(
 }
 
 /// Marks a queued instant outbound call as dialled.
-pub fn set_outbound_dialed(c: &Connection, d: &Dialed<'_>) -> Result<(), StoreError> {
+pub(crate) fn set_outbound_dialed(c: &Connection, d: &Dialed<'_>) -> Result<(), StoreError> {
     c.prepare_cached(
         "UPDATE attempts SET status = 'calling', updated_ms = ?2, dialed_ms = ?2, ends_ms = ?3, outcome = ?4,
                 failure_reason = ?5, talk_ms = ?6, connection_id = ?7, agent_number = ?8

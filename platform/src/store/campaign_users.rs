@@ -15,7 +15,7 @@ use super::{StoreError, from_ms, ms};
 
 /// The completed cohorts of a campaign, both categories, in upload order:
 /// `(id, is_stop_file, completed at)`.
-pub fn completed_campaign_cohorts(
+pub(crate) fn completed_campaign_cohorts(
     c: &Connection,
     campaign_id: &str,
 ) -> Result<Vec<(String, bool, DateTime<Utc>)>, StoreError> {
@@ -90,7 +90,7 @@ pub(crate) fn admit_stop_file(
 
 /// Marks the users of a stop file's numbers that are waiting for a dial as excluded.
 /// Answers how many.
-pub fn exclude_by_stop_file(
+pub(crate) fn exclude_by_stop_file(
     c: &Connection,
     campaign_id: &str,
     stop_cohort_id: &str,
@@ -179,7 +179,7 @@ pub(crate) fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<Ready
 pub(crate) type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
 
 /// Every user of a cohort admitted at `position`.
-pub fn admitted_rows(
+pub(crate) fn admitted_rows(
     c: &Connection,
     cohort_id: &str,
     position: u32,
@@ -209,7 +209,7 @@ pub fn admitted_rows(
 
 /// A user of a campaign: the campaign and the user's queue order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UserRef<'a> {
+pub(crate) struct UserRef<'a> {
     /// The campaign.
     pub campaign_id: &'a str,
     /// The user's queue order: `(admission position << 32) + row`.
@@ -246,7 +246,7 @@ pub(crate) fn set_user(
 }
 
 /// Marks every user still waiting as unfinished (the campaign ended or was cancelled).
-pub fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreError> {
+pub(crate) fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreError> {
     let n = c
         .prepare_cached(
             "UPDATE campaign_users SET state = 'unfinished' WHERE campaign_id = ?1 AND state = 'ready'",

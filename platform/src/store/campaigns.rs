@@ -107,7 +107,7 @@ fn finish((r, spec): (UnparsedCampaign, String)) -> Result<CampaignRecord, Store
 }
 
 /// Inserts a new campaign.
-pub fn insert(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
+pub(crate) fn insert(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
     c.execute(
         "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, description, status, start_ms, end_ms,
                                 spec, created_by, updated_by, created_ms, updated_ms)
@@ -132,7 +132,7 @@ pub fn insert(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
 }
 
 /// Writes a campaign's configuration, status and last change.
-pub fn update(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
+pub(crate) fn update(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
     c.execute(
         "UPDATE campaigns SET name = ?2, description = ?3, status = ?4, start_ms = ?5, end_ms = ?6,
                 spec = ?7, updated_by = ?8, updated_ms = ?9
@@ -153,7 +153,11 @@ pub fn update(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
 }
 
 /// Writes only the status (a time transition: `updated_*` stay as they are).
-pub fn set_status(c: &Connection, id: &str, status: CampaignStatus) -> Result<(), StoreError> {
+pub(crate) fn set_status(
+    c: &Connection,
+    id: &str,
+    status: CampaignStatus,
+) -> Result<(), StoreError> {
     c.execute(
         "UPDATE campaigns SET status = ?2 WHERE id = ?1",
         params![id, status.as_str()],
@@ -165,7 +169,7 @@ pub fn set_status(c: &Connection, id: &str, status: CampaignStatus) -> Result<()
 /// events), as [`lifecycle::settle_status`] decides from the status stored now, so that a
 /// change made through the API meanwhile wins. Answers the new status, or `None` when nothing
 /// moved (or the campaign is gone).
-pub fn settle_one(
+pub(crate) fn settle_one(
     c: &Connection,
     id: &str,
     now: DateTime<Utc>,
@@ -206,7 +210,7 @@ fn settle_row(
 }
 
 /// A campaign of the workspace, or `None` (also for another workspace's campaign).
-pub fn get(
+pub(crate) fn get(
     c: &Connection,
     ws: &WorkspaceRef,
     id: &str,
@@ -235,7 +239,7 @@ pub(crate) fn get_any(c: &Connection, id: &str) -> Result<Option<CampaignRecord>
 /// ([`lifecycle::MOVED_BY_TIME`]) and a start or end already reached (every change with time
 /// falls at one of them, see [`lifecycle::next_time_transition`]). Whether and where each row
 /// moves is [`lifecycle::settle_status`]'s answer.
-pub fn settle(
+pub(crate) fn settle(
     c: &Connection,
     ws: Option<&WorkspaceRef>,
     now: DateTime<Utc>,
@@ -276,7 +280,7 @@ pub fn settle(
 }
 
 /// One page of the workspace's campaigns and the total number of matches.
-pub fn list(
+pub(crate) fn list(
     c: &Connection,
     ws: &WorkspaceRef,
     p: &ListParams<CampaignSortBy>,
@@ -328,7 +332,7 @@ pub fn list(
 // (the `engine_state` column, JSON).
 
 /// Campaigns the engine runs: not ended, not cancelled.
-pub fn live_campaign_ids(c: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
+pub(crate) fn live_campaign_ids(c: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT id, updated_ms FROM campaigns WHERE status IN ('scheduled', 'active', 'paused') ORDER BY seq",
     )?;
@@ -339,7 +343,10 @@ pub fn live_campaign_ids(c: &Connection) -> Result<Vec<(String, i64)>, StoreErro
 }
 
 /// The engine state (pacing, routing) of a campaign, as JSON.
-pub fn engine_state(c: &Connection, campaign_id: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn engine_state(
+    c: &Connection,
+    campaign_id: &str,
+) -> Result<Option<String>, StoreError> {
     Ok(optional(c.query_row(
         "SELECT engine_state FROM campaigns WHERE id = ?1",
         params![campaign_id],
@@ -349,7 +356,11 @@ pub fn engine_state(c: &Connection, campaign_id: &str) -> Result<Option<String>,
 }
 
 /// Writes the engine state of a campaign.
-pub fn set_engine_state(c: &Connection, campaign_id: &str, state: &str) -> Result<(), StoreError> {
+pub(crate) fn set_engine_state(
+    c: &Connection,
+    campaign_id: &str,
+    state: &str,
+) -> Result<(), StoreError> {
     c.prepare_cached("UPDATE campaigns SET engine_state = ?2 WHERE id = ?1")?
         .execute(params![campaign_id, state])?;
     Ok(())

@@ -11,7 +11,7 @@ use super::{StoreError, WorkspaceRef, from_ms, ms};
 
 /// A delivery to make.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Delivery {
+pub(crate) struct Delivery {
     /// `whd-…`.
     pub id: String,
     /// Its workspace.
@@ -31,7 +31,7 @@ pub struct Delivery {
 }
 
 /// The context a delivery body is sealed for.
-pub fn delivery_context(id: &str) -> String {
+pub(crate) fn delivery_context(id: &str) -> String {
     format!("webhook_deliveries/{id}")
 }
 
@@ -102,7 +102,7 @@ pub(crate) fn due_deliveries(
 /// What became of one delivery in a round: a try delivered it, or failed with the next try
 /// at `next` (`None`: given up), or no try was made and it waits until `next`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TryRecord {
+pub(crate) struct TryRecord {
     /// The delivery.
     pub id: String,
     /// Tries so far, this one included.
@@ -118,7 +118,7 @@ pub struct TryRecord {
 }
 
 /// Records the tries of a round, in one transaction.
-pub fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<(), StoreError> {
+pub(crate) fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<(), StoreError> {
     let tx = c.transaction()?;
     {
         let mut stmt = tx.prepare_cached(

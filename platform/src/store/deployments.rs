@@ -71,7 +71,7 @@ impl DeploymentRecord {
 
 /// A number that already belongs to another deployment of the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NumberTaken {
+pub(crate) struct NumberTaken {
     /// The number.
     pub phone_number: String,
     /// The deployment that has it.
@@ -130,7 +130,7 @@ fn finish(raw: Raw) -> Result<DeploymentRecord, StoreError> {
 }
 
 /// The first of `numbers` that another deployment of the workspace owns.
-pub fn number_conflict(
+pub(crate) fn number_conflict(
     c: &Connection,
     ws: &WorkspaceRef,
     numbers: &[String],
@@ -178,7 +178,7 @@ fn write_numbers(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreErro
 
 /// Inserts a deployment and claims its numbers. The caller checks [`number_conflict`] in
 /// the same transaction first.
-pub fn insert(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> {
+pub(crate) fn insert(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> {
     c.execute(
         "INSERT INTO deployments (id, seq, org_id, workspace_id, name, description, status, app_id, app_version,
                                   spec, created_by, updated_by, created_ms, updated_ms)
@@ -203,7 +203,7 @@ pub fn insert(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> 
 }
 
 /// Writes a deployment's configuration, status and last change, and its numbers.
-pub fn update(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> {
+pub(crate) fn update(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> {
     c.execute(
         "UPDATE deployments SET name = ?2, description = ?3, status = ?4, app_version = ?5, spec = ?6,
                 updated_by = ?7, updated_ms = ?8
@@ -223,7 +223,7 @@ pub fn update(c: &Connection, rec: &DeploymentRecord) -> Result<(), StoreError> 
 }
 
 /// Deletes a deployment, its numbers and its cohorts, for good. Answers whether it existed.
-pub fn delete(c: &Connection, ws: &WorkspaceRef, id: &str) -> Result<bool, StoreError> {
+pub(crate) fn delete(c: &Connection, ws: &WorkspaceRef, id: &str) -> Result<bool, StoreError> {
     let n = c.execute(
         "DELETE FROM deployments WHERE id = ?1 AND org_id = ?2 AND workspace_id = ?3",
         params![id, ws.org_id, ws.workspace_id],
@@ -238,7 +238,7 @@ pub fn delete(c: &Connection, ws: &WorkspaceRef, id: &str) -> Result<bool, Store
 }
 
 /// A deployment of the workspace, or `None`.
-pub fn get(
+pub(crate) fn get(
     c: &Connection,
     ws: &WorkspaceRef,
     id: &str,
@@ -252,7 +252,7 @@ pub fn get(
 }
 
 /// The deployment that owns a number in a workspace, if any (inbound routing).
-pub fn by_number(
+pub(crate) fn by_number(
     c: &Connection,
     ws: &WorkspaceRef,
     phone_number: &str,
@@ -270,7 +270,7 @@ pub fn by_number(
 
 /// One page of the workspace's deployments and the total number of matches. `search`
 /// matches the name, the description or a phone number, case-insensitively.
-pub fn list(
+pub(crate) fn list(
     c: &Connection,
     ws: &WorkspaceRef,
     p: &ListParams<DeploymentSortBy>,
@@ -323,7 +323,7 @@ pub fn list(
 
 /// Up to `cap` deployments of the workspace with their insertion sequence, oldest first
 /// (the list cache's load).
-pub fn all(
+pub(crate) fn all(
     c: &Connection,
     ws: &WorkspaceRef,
     cap: usize,

@@ -21,11 +21,11 @@ use super::{Store, StoreError, optional};
 use crate::keys::{CryptoError, WorkspaceKeys};
 
 /// Plaintext bytes per chunk: 1 MiB.
-pub const CHUNK_SIZE: usize = 1 << 20;
+pub(crate) const CHUNK_SIZE: usize = 1 << 20;
 
 /// A `files` row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileRow {
+pub(crate) struct FileRow {
     /// Its id; chunk contexts carry it.
     pub id: i64,
     /// Plaintext bytes in all.
@@ -37,12 +37,16 @@ pub struct FileRow {
 }
 
 /// The context a chunk is sealed for.
-pub fn chunk_context(file_id: i64, seq: u32) -> String {
+pub(crate) fn chunk_context(file_id: i64, seq: u32) -> String {
     format!("files/{file_id}/{seq}")
 }
 
 /// Creates an empty, incomplete file of a cohort. A cohort has at most one file per kind.
-pub fn create(c: &Connection, cohort_id: &str, kind: CohortFileType) -> Result<i64, StoreError> {
+pub(crate) fn create(
+    c: &Connection,
+    cohort_id: &str,
+    kind: CohortFileType,
+) -> Result<i64, StoreError> {
     c.prepare_cached("INSERT INTO files (cohort_id, kind) VALUES (?1, ?2)")?
         .execute(params![cohort_id, kind.as_str()])?;
     Ok(c.last_insert_rowid())
@@ -61,14 +65,19 @@ pub(crate) fn put_chunk(
 }
 
 /// Marks a file complete with its plaintext size and chunk count.
-pub fn finish(c: &Connection, file_id: i64, size: u64, chunks: u32) -> Result<(), StoreError> {
+pub(crate) fn finish(
+    c: &Connection,
+    file_id: i64,
+    size: u64,
+    chunks: u32,
+) -> Result<(), StoreError> {
     c.prepare_cached("UPDATE files SET size = ?2, chunks = ?3, complete = 1 WHERE id = ?1")?
         .execute(params![file_id, size as i64, chunks])?;
     Ok(())
 }
 
 /// The file of a kind of a cohort, complete or not.
-pub fn get(
+pub(crate) fn get(
     c: &Connection,
     cohort_id: &str,
     kind: CohortFileType,
@@ -87,14 +96,18 @@ pub fn get(
 }
 
 /// A sealed chunk.
-pub fn chunk(c: &Connection, file_id: i64, seq: u32) -> Result<Option<Vec<u8>>, StoreError> {
+pub(crate) fn chunk(c: &Connection, file_id: i64, seq: u32) -> Result<Option<Vec<u8>>, StoreError> {
     let mut stmt =
         c.prepare_cached("SELECT data FROM file_chunks WHERE file_id = ?1 AND seq = ?2")?;
     optional(stmt.query_row(params![file_id, seq], |r| r.get(0)))
 }
 
 /// Deletes the file of a kind of a cohort and its chunks. Answers whether there was one.
-pub fn delete(c: &Connection, cohort_id: &str, kind: CohortFileType) -> Result<bool, StoreError> {
+pub(crate) fn delete(
+    c: &Connection,
+    cohort_id: &str,
+    kind: CohortFileType,
+) -> Result<bool, StoreError> {
     let n = c
         .prepare_cached("DELETE FROM files WHERE cohort_id = ?1 AND kind = ?2")?
         .execute(params![cohort_id, kind.as_str()])?;
@@ -127,7 +140,7 @@ impl From<FileError> for io::Error {
 }
 
 /// Reads and opens chunk `seq` of a file.
-pub fn open_chunk(
+pub(crate) fn open_chunk(
     store: &Store,
     keys: &WorkspaceKeys,
     file_id: i64,
@@ -141,7 +154,7 @@ pub fn open_chunk(
 
 /// Reads a sealed file in order, one chunk in memory at a time. Blocking: for threads off the
 /// async runtime.
-pub struct SealedFileReader {
+pub(crate) struct SealedFileReader {
     store: Store,
     keys: WorkspaceKeys,
     file: FileRow,
@@ -152,7 +165,7 @@ pub struct SealedFileReader {
 
 impl SealedFileReader {
     /// A reader of `file` from its start.
-    pub fn new(store: Store, keys: WorkspaceKeys, file: FileRow) -> Self {
+    pub(crate) fn new(store: Store, keys: WorkspaceKeys, file: FileRow) -> Self {
         SealedFileReader {
             store,
             keys,
@@ -166,7 +179,7 @@ impl SealedFileReader {
 
 /// Reads a whole sealed file into memory. For files known to be small (a transformation
 /// config); callers check [`FileRow::size`] first.
-pub fn read_whole(
+pub(crate) fn read_whole(
     store: &Store,
     keys: &WorkspaceKeys,
     file: FileRow,
@@ -200,7 +213,7 @@ impl Read for SealedFileReader {
 /// off the async runtime. [`SealedFileWriter::finish`] stores the last chunk and marks the
 /// file complete; a writer dropped before that leaves an incomplete file for its owner to
 /// delete.
-pub struct SealedFileWriter {
+pub(crate) struct SealedFileWriter {
     store: Store,
     keys: WorkspaceKeys,
     file_id: i64,
@@ -211,7 +224,7 @@ pub struct SealedFileWriter {
 
 impl SealedFileWriter {
     /// Creates the file row (kind `kind` of `cohort_id`) and a writer for it.
-    pub fn create(
+    pub(crate) fn create(
         store: Store,
         keys: WorkspaceKeys,
         cohort_id: &str,
@@ -226,11 +239,6 @@ impl SealedFileWriter {
             seq: 0,
             size: 0,
         })
-    }
-
-    /// The file's id.
-    pub fn file_id(&self) -> i64 {
-        self.file_id
     }
 
     fn flush_chunk(&mut self) -> Result<(), FileError> {
@@ -250,7 +258,7 @@ impl SealedFileWriter {
     }
 
     /// Stores what is buffered and marks the file complete. Answers the finished row.
-    pub fn finish(mut self) -> Result<FileRow, FileError> {
+    pub(crate) fn finish(mut self) -> Result<FileRow, FileError> {
         self.flush_chunk()?;
         let (id, size, chunks) = (self.file_id, self.size, self.seq);
         self.store.write_blocking(|c| finish(c, id, size, chunks))?;

@@ -97,7 +97,7 @@ impl PersistentIds {
 
 /// The request id generator of this start of the platform: a segment of the request stream
 /// no earlier start used (counted in `id_state`).
-pub fn request_ids(c: &Connection, seed: u64) -> Result<IdGen, StoreError> {
+pub(crate) fn request_ids(c: &Connection, seed: u64) -> Result<IdGen, StoreError> {
     let segment: i64 = c
         .query_row(
             "INSERT INTO id_state (stream, seed, word_pos) VALUES (?1, ?2, 1)

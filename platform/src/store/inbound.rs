@@ -10,7 +10,7 @@ use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 
 /// An inbound call as stored. `details` is sealed JSON (caller, identifier, variables).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InboundRow {
+pub(crate) struct InboundRow {
     /// Its id.
     pub id: String,
     /// Its workspace.
@@ -38,7 +38,7 @@ pub struct InboundRow {
 }
 
 /// The context inbound details are sealed for.
-pub fn inbound_context(id: &str) -> String {
+pub(crate) fn inbound_context(id: &str) -> String {
     format!("inbound_calls/{id}")
 }
 
@@ -91,7 +91,7 @@ fn read_inbound(r: &Row<'_>) -> rusqlite::Result<InboundRow> {
 }
 
 /// An inbound call by id.
-pub fn inbound(c: &Connection, id: &str) -> Result<Option<InboundRow>, StoreError> {
+pub(crate) fn inbound(c: &Connection, id: &str) -> Result<Option<InboundRow>, StoreError> {
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {INBOUND_COLUMNS} FROM inbound_calls WHERE id = ?1"
     ))?;

@@ -13,29 +13,30 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 macro_rules! string_enum {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident {
+        $vis:vis enum $name:ident {
             $( $(#[$vmeta:meta])* $variant:ident = $text:literal, )+
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum $name {
+        $vis enum $name {
             $( $(#[$vmeta])* $variant, )+
         }
 
         impl $name {
             /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            #[cfg(test)]
+            $vis const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The one string form (stored, and in JSON).
-            pub const fn as_str(self) -> &'static str {
+            $vis const fn as_str(self) -> &'static str {
                 match self {
                     $( $name::$variant => $text, )+
                 }
             }
 
             /// The value of a string form (`None`: not one of them).
-            pub fn parse(s: &str) -> Option<Self> {
+            $vis fn parse(s: &str) -> Option<Self> {
                 match s {
                     $( $text => Some($name::$variant), )+
                     _ => None,
@@ -85,7 +86,7 @@ macro_rules! string_enum {
 
 string_enum! {
     /// Where a user of a campaign stands (`campaign_users.state`).
-    pub enum UserState {
+    pub(crate) enum UserState {
         /// Waiting for a dial (first or retry), due at `due_ms`.
         Ready = "ready",
         /// In a call.
@@ -101,7 +102,7 @@ string_enum! {
 
 string_enum! {
     /// Where a call (an attempt) stands (`attempts.status`).
-    pub enum CallStatus {
+    pub(crate) enum CallStatus {
         /// An instant outbound call not dialled yet.
         Queued = "queued",
         /// Dialled, not ended.
@@ -113,7 +114,7 @@ string_enum! {
 
 string_enum! {
     /// What started a call (`attempts.kind`).
-    pub enum CallKind {
+    pub(crate) enum CallKind {
         /// A dial of a campaign.
         Campaign = "campaign",
         /// An instant outbound call.
@@ -123,7 +124,7 @@ string_enum! {
 
 string_enum! {
     /// Where a webhook delivery stands (`webhook_deliveries.status`).
-    pub enum DeliveryState {
+    pub(crate) enum DeliveryState {
         /// Not delivered yet; tried again at `next_try_ms`.
         Pending = "pending",
         /// Answered with a success.
@@ -135,7 +136,7 @@ string_enum! {
 
 string_enum! {
     /// What a webhook delivery tells of (`webhook_deliveries.kind`).
-    pub enum DeliveryKind {
+    pub(crate) enum DeliveryKind {
         /// The end of an instant outbound call.
         Outbound = "outbound",
         /// The end of a campaign call.

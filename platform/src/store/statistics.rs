@@ -10,7 +10,7 @@ use super::{StoreError, ms};
 
 /// The users a campaign admitted in one state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UsersInState {
+pub(crate) struct UsersInState {
     /// The state.
     pub state: UserState,
     /// How many users are in it.
@@ -21,7 +21,7 @@ pub struct UsersInState {
 
 /// The stored counts behind a campaign's statistics at one instant.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CampaignCounts {
+pub(crate) struct CampaignCounts {
     /// Admitted users by state (states without users are absent).
     pub users: Vec<UsersInState>,
     /// Users of completed uploads the engine has not admitted yet (it does so at its next
@@ -35,7 +35,7 @@ pub struct CampaignCounts {
 }
 
 /// The counts of campaign `campaign_id` at `now` (`now` decides which retries are due).
-pub fn campaign_counts(
+pub(crate) fn campaign_counts(
     c: &Connection,
     campaign_id: &str,
     now: DateTime<Utc>,
@@ -96,7 +96,7 @@ pub fn campaign_counts(
 }
 
 /// Adds ended attempts of a campaign to its count for `result`.
-pub fn count_results(
+pub(crate) fn count_results(
     c: &Connection,
     campaign_id: &str,
     result: &str,

@@ -12,7 +12,7 @@ use super::{StoreError, WorkspaceRef};
 
 /// Removes the rows of `ws`, in the caller's transaction; answers how many of each kind
 /// (the journal's and the fault rules' counts are the caller's to fill in).
-pub fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, StoreError> {
+pub(crate) fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, StoreError> {
     let p = params![ws.org_id, ws.workspace_id];
     const OF_CAMPAIGNS: &str =
         "campaign_id IN (SELECT id FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2)";

@@ -13,7 +13,7 @@ use super::{ByokKeyService, Endpoint};
 use crate::keys::KeyServiceError;
 
 /// The largest answer read from the key service; a larger one is unusable.
-pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// What a call got back.
 pub(super) struct Answer {
     status: u16,

@@ -62,16 +62,13 @@ pub(crate) mod http;
 mod shape;
 pub(crate) mod token;
 
-pub use http::MAX_ANSWER_BYTES;
-pub use token::{TOKEN_MARGIN_SECS, token_margin};
-
 use error::clean;
 use http::SecretText;
 use token::{Auth, Token};
 
 /// The `x-trace-id` to send: the API request's when it is a UUID (in its hyphenated
 /// lower-case form), else a fresh one.
-pub fn trace_id(from_request: Option<&str>, ids: &IdGen) -> String {
+pub(crate) fn trace_id(from_request: Option<&str>, ids: &IdGen) -> String {
     from_request
         .and_then(|t| uuid::Uuid::try_parse(t.trim()).ok())
         .unwrap_or_else(|| ids.uuid_v4())
@@ -79,7 +76,7 @@ pub fn trace_id(from_request: Option<&str>, ids: &IdGen) -> String {
         .to_string()
 }
 
-pub use contracts::wire::byok::Endpoint;
+pub(crate) use contracts::wire::byok::Endpoint;
 
 /// A workspace's data keys through the customer's key service (BYOK).
 pub struct ByokKeyService {

@@ -15,10 +15,10 @@ use crate::config::Secret;
 use crate::keys::KeyServiceError;
 
 /// The longest a token is reused before its `expires_in` ends: see [`token_margin`].
-pub const TOKEN_MARGIN_SECS: u64 = 30;
+pub(crate) const TOKEN_MARGIN_SECS: u64 = 30;
 /// How long before its end a token is no longer used: 30 s, or a tenth of the lifetime for
 /// tokens shorter than five minutes (so a 60 s token is used for 54 s).
-pub fn token_margin(expires_in: u64) -> Duration {
+pub(crate) fn token_margin(expires_in: u64) -> Duration {
     Duration::seconds(TOKEN_MARGIN_SECS.min(expires_in / 10) as i64)
 }
 
