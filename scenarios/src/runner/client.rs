@@ -124,7 +124,7 @@ impl Api {
 /// An answer of the platform that is not a success: its status and body.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{method} {path} answered {status}: {body}")]
-pub struct Refused {
+pub(crate) struct Refused {
     /// The request's method.
     pub method: String,
     /// The request's path.
@@ -143,7 +143,7 @@ impl Refused {
 
     /// The platform's reason in a few words: `409 invalid_status_transition: cannot pause
     /// a campaign that is cancelled`, or the first validation failure of a 422.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let v = self.body_json();
         let reason = if let Some(e) = v.get("error") {
             format!(

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::scenario::setup::{CohortDef, Generate};
 
 /// The CSV bytes and the transformation config of a cohort.
-pub fn build(c: &CohortDef, dir: &Path) -> Result<(Vec<u8>, Value)> {
+pub(crate) fn build(c: &CohortDef, dir: &Path) -> Result<(Vec<u8>, Value)> {
     let csv = if let Some(text) = &c.csv {
         text.trim_start_matches('\n').as_bytes().to_vec()
     } else if let Some(file) = &c.file {

@@ -16,7 +16,7 @@ use crate::report::scenario::{
 };
 
 /// Builds the report.
-pub async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
+pub(crate) async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
     let l = run.loaded;
     let mut checks: Vec<Check> = run.checks.values().cloned().collect();
     for (name, handle, expected, location) in &run.rules {

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
 
 /// The header of the CSV form, and the fields of each JSON line.
-pub const COLUMNS: [&str; 10] = [
+pub(crate) const COLUMNS: [&str; 10] = [
     "campaign",
     "at",
     "local_time",
@@ -40,7 +40,7 @@ pub(crate) enum Format {
 
 impl Format {
     /// The format a file name asks for.
-    pub fn of(path: &Path) -> Result<Format> {
+    pub(crate) fn of(path: &Path) -> Result<Format> {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("csv") => Ok(Format::Csv),
             Some(e) if e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson") => {

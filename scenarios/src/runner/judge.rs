@@ -12,7 +12,7 @@ use crate::checks::{Check, Evidence, Outcome, Severity};
 use crate::scenario::expect::{Count, Expect};
 
 /// Judges expectation `i` of the file now.
-pub async fn judge(run: &Run<'_>, i: usize) -> Result<Check> {
+pub(crate) async fn judge(run: &Run<'_>, i: usize) -> Result<Check> {
     let e = &run.loaded.scenario.expect[i];
     let kind = e.check.name();
     let now = run.now;
@@ -437,7 +437,7 @@ fn counts(campaign: &str, wanted: &[(&str, &Option<Count>, u64)]) -> Verdict {
 /// What the agent of an inbound call received, as the platform's record says: the caller's
 /// cohort variables, an empty object when there were none (a caller in no cohort, a call
 /// not answered).
-pub fn agent_variables(record: &Value) -> Value {
+pub(crate) fn agent_variables(record: &Value) -> Value {
     match &record["agent_variables"] {
         Value::Object(m) => Value::Object(m.clone()),
         _ => json!({}),

@@ -35,9 +35,9 @@ use super::run::{Created, Event, FaultSet, Run};
 use actions::{Refusable, response};
 
 /// The platform's webhook secret in scenario runs (fixed, so reports do not depend on it).
-pub const WEBHOOK_SECRET: &str = "whsec_scenario";
+pub(crate) const WEBHOOK_SECRET: &str = "whsec_scenario";
 /// The API key of the scenario's workspace.
-pub const API_KEY: &str = "sk-scenario";
+pub(crate) const API_KEY: &str = "sk-scenario";
 /// How many progress ticks a run is cut into (also how often the journal is drained).
 const TICKS: i64 = 200;
 

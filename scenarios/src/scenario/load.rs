@@ -112,7 +112,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
 /// How reports name a scenario file, so that the same file gives the same `report.json`
 /// however it was named and wherever it is run: its path relative to the current directory
 /// (with `/`) when it is under it, else its file name alone.
-pub fn report_path(path: &Path) -> String {
+pub(crate) fn report_path(path: &Path) -> String {
     let name = || {
         path.file_name().map_or_else(
             || path.display().to_string(),

@@ -38,7 +38,7 @@ pub(crate) struct Tree<'a> {
 
 impl<'a> Tree<'a> {
     /// The tree of `text`.
-    pub fn parse(text: &'a str) -> Tree<'a> {
+    pub(crate) fn parse(text: &'a str) -> Tree<'a> {
         Tree {
             root: DeTable::parse(text).ok(),
         }
@@ -48,7 +48,7 @@ impl<'a> Tree<'a> {
     /// `attempts_per_sec = 5`), an array's item for an index; when the path goes where
     /// nothing is written (a missing field), the deepest table or item on the way. `None`
     /// only for an empty path or a text that did not parse.
-    pub fn span(&self, path: &[Seg]) -> Option<Range<usize>> {
+    pub(crate) fn span(&self, path: &[Seg]) -> Option<Range<usize>> {
         let root = self.root.as_ref()?;
         let mut table: &DeTable<'a> = root.get_ref();
         let mut here: Option<Range<usize>> = None;
@@ -81,7 +81,10 @@ impl<'a> Tree<'a> {
 
 /// The candidate nearest to `word` when it is near enough to be what was meant: one starts
 /// with the other, or they differ by a few edits (about a third of the word).
-pub fn near<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+pub(crate) fn near<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
     let w = word.to_ascii_lowercase();
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {

@@ -159,7 +159,7 @@ impl Generate {
 
 /// The campaign's create body: its `request` with the timestamps and, with `webhooks`, the
 /// webhook URL filled in.
-pub fn campaign_body(c: &CampaignDef, start: DateTime<Utc>, webhook_url: &str) -> Value {
+pub(crate) fn campaign_body(c: &CampaignDef, start: DateTime<Utc>, webhook_url: &str) -> Value {
     let mut body = c.request.clone();
     if let Some(o) = body.as_object_mut() {
         o.insert(

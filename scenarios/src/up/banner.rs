@@ -12,7 +12,7 @@ pub(crate) const EXAMPLE_AGENT_NUMBER: &str = "+14155550199";
 
 /// The connection details and the example commands.
 #[derive(Debug, Clone, Serialize)]
-pub struct Details {
+pub(crate) struct Details {
     /// The stack.
     #[serde(flatten)]
     pub info: StackInfo,
@@ -22,7 +22,7 @@ pub struct Details {
 
 /// Shell commands that use the stack, each one line that works when pasted.
 #[derive(Debug, Clone, Serialize)]
-pub struct Examples {
+pub(crate) struct Examples {
     /// An instant outbound call in the BYOK workspace: the platform seals it with the
     /// workspace's data key, which the key service decrypts the first time.
     pub outbound_call: String,
@@ -47,7 +47,7 @@ pub(crate) fn shell_quote(s: &str) -> String {
 
 impl Examples {
     /// The commands for `info`.
-    pub fn new(info: &StackInfo) -> Examples {
+    pub(crate) fn new(info: &StackInfo) -> Examples {
         let p = &info.platform;
         let ws = format!("orgs/{}/workspaces/{}", p.org_id, p.workspace_id);
         let key = shell_quote(&format!("X-API-Key: {}", p.api_key));
@@ -83,7 +83,7 @@ impl Examples {
 
 impl Details {
     /// The details of `info`.
-    pub fn new(info: &StackInfo) -> Details {
+    pub(crate) fn new(info: &StackInfo) -> Details {
         Details {
             curl: Examples::new(info),
             info: info.clone(),
@@ -91,12 +91,12 @@ impl Details {
     }
 
     /// One JSON object on one line.
-    pub fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         serde_json::to_string(self).expect("plain data serialises")
     }
 
     /// The text banner.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let i = &self.info;
         let p = &i.platform;
         let k = &i.key_service;

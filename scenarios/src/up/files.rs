@@ -45,7 +45,7 @@ struct StackFile {
 /// What the files say, with which platform keys they set (a flag wins over a key that is
 /// set; a key left out leaves the stack's default).
 #[derive(Debug, Default)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// `org_id` of the stack file.
     pub org_id: Option<String>,
     /// `workspace_id` of the stack file.
@@ -89,7 +89,7 @@ fn keys_of(text: &str, table: Option<&str>) -> Vec<String> {
 }
 
 /// Reads the files given; none gives the defaults.
-pub fn load(
+pub(crate) fn load(
     config: Option<&Path>,
     platform_config: Option<&Path>,
     kms_config: Option<&Path>,

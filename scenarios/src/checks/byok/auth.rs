@@ -39,7 +39,7 @@ const NEED_CREDENTIALS: &[crate::checks::CheckDef] =
 /// and on the refusals this sends. `None`: a static API key, the group is skipped.
 /// `refused`: the service refused the credentials given, so the checks that need them are
 /// skipped with that reason.
-pub async fn checks(
+pub(super) async fn checks(
     ctx: &Ctx,
     baseline: Option<&Result<Arc<Exchange>, CallError>>,
     refused: Option<&str>,

@@ -11,7 +11,7 @@ const MAX_SENT_BODY: usize = 64 * 1024;
 
 /// Which tracing headers a call carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Headers {
+pub(super) enum Headers {
     /// `x-request-id`, `x-request-timestamp` (now) and `x-trace-id`, as the platform sends.
     Standard,
     /// The same without the optional `x-trace-id`.
@@ -22,7 +22,7 @@ pub enum Headers {
 
 /// One request.
 #[derive(Clone, Debug)]
-pub struct Call {
+pub(super) struct Call {
     /// Where.
     pub endpoint: Endpoint,
     /// How.
@@ -42,7 +42,7 @@ pub struct Call {
 
 impl Call {
     /// A POST without body or credentials, with the standard headers.
-    pub fn post(endpoint: Endpoint) -> Call {
+    pub(super) fn post(endpoint: Endpoint) -> Call {
         Call {
             endpoint,
             method: Method::POST,
@@ -61,7 +61,7 @@ impl Call {
     }
 
     /// Sets `Authorization`.
-    pub fn authorization(mut self, value: impl Into<String>) -> Call {
+    pub(super) fn authorization(mut self, value: impl Into<String>) -> Call {
         self.authorization = Some(value.into());
         self
     }
@@ -73,33 +73,33 @@ impl Call {
     }
 
     /// A JSON body, labelled `application/json`.
-    pub fn json(mut self, body: &Value) -> Call {
+    pub(super) fn json(mut self, body: &Value) -> Call {
         self.body = body.to_string().into_bytes();
         self.content_type = Some("application/json");
         self
     }
 
     /// A form body, labelled `application/x-www-form-urlencoded`.
-    pub fn form(mut self, body: &str) -> Call {
+    pub(super) fn form(mut self, body: &str) -> Call {
         self.body = body.as_bytes().to_vec();
         self.content_type = Some("application/x-www-form-urlencoded");
         self
     }
 
     /// Relabels the body.
-    pub fn content_type(mut self, content_type: &'static str) -> Call {
+    pub(super) fn content_type(mut self, content_type: &'static str) -> Call {
         self.content_type = Some(content_type);
         self
     }
 
     /// Sets the method.
-    pub fn method(mut self, method: Method) -> Call {
+    pub(super) fn method(mut self, method: Method) -> Call {
         self.method = method;
         self
     }
 
     /// Sets the tracing headers.
-    pub fn headers(mut self, headers: Headers) -> Call {
+    pub(super) fn headers(mut self, headers: Headers) -> Call {
         self.headers = headers;
         self
     }
@@ -108,7 +108,7 @@ impl Call {
 /// A request as it was sent: method, URL path, headers and body (secrets are removed from
 /// the report later, with everything else).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sent {
+pub(super) struct Sent {
     /// The method.
     pub method: Method,
     /// The URL path (`/acme/byok/v1/decrypt-key`).
@@ -121,7 +121,7 @@ pub struct Sent {
 
 impl Sent {
     /// A request without headers or body.
-    pub fn new(method: Method, path: impl Into<String>) -> Sent {
+    pub(super) fn new(method: Method, path: impl Into<String>) -> Sent {
         Sent {
             method,
             path: path.into(),
@@ -131,7 +131,7 @@ impl Sent {
     }
 
     /// `{"method", "path", "headers": {...}, "body"}`, as evidence.
-    pub fn to_value(&self) -> Value {
+    pub(super) fn to_value(&self) -> Value {
         let headers: serde_json::Map<String, Value> = self
             .headers
             .iter()

@@ -12,7 +12,7 @@ use crate::checks::{Check, CheckDef, Evidence};
 
 /// An access token from `/auth`.
 #[derive(Clone, Debug)]
-pub struct Token {
+pub(super) struct Token {
     /// The token.
     pub value: String,
     /// Its lifetime when `expires_in` was a positive integer.
@@ -53,7 +53,7 @@ pub(crate) struct TargetKey {
 }
 
 /// The shared state of one run.
-pub struct Ctx {
+pub(super) struct Ctx {
     /// The settings.
     pub s: Settings,
     /// The HTTP side.
@@ -63,7 +63,7 @@ pub struct Ctx {
 
 impl Ctx {
     /// A run of `s` through `probe`.
-    pub fn new(s: Settings, probe: Probe) -> Arc<Ctx> {
+    pub(super) fn new(s: Settings, probe: Probe) -> Arc<Ctx> {
         Arc::new(Ctx {
             s,
             probe,
@@ -72,12 +72,12 @@ impl Ctx {
     }
 
     /// Whether checks of `group` run.
-    pub fn runs(&self, group: &str) -> bool {
+    pub(super) fn runs(&self, group: &str) -> bool {
         self.s.filter.runs(group)
     }
 
     /// `Basic base64(id:secret)` for any id and secret (remembered as a credential).
-    pub fn basic(&self, id: &str, secret: &str) -> String {
+    pub(super) fn basic(&self, id: &str, secret: &str) -> String {
         use base64::Engine as _;
         let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"));
         self.probe.secret(secret, SecretKind::Credential);
@@ -107,7 +107,7 @@ impl Ctx {
 
     /// `Bearer ...` for the calls that need one: the API key, or a token that is not near
     /// its expiry (a new one from `/auth` when it is). `None` when no token can be had.
-    pub async fn bearer(&self) -> Option<String> {
+    pub(super) async fn bearer(&self) -> Option<String> {
         if let Credentials::ApiKey(key) = &self.s.credentials {
             return Some(format!("Bearer {}", key.expose()));
         }
@@ -126,7 +126,7 @@ impl Ctx {
     }
 
     /// Decrypts `encrypted_key` under `alias` with a good bearer token.
-    pub async fn decrypt(
+    pub(super) async fn decrypt(
         &self,
         check: &'static str,
         alias: &str,
@@ -173,7 +173,7 @@ fn token_of(ex: &Exchange, obtained: Mark) -> Option<Token> {
 
 /// What status a refusal must have.
 #[derive(Clone, Copy, Debug)]
-pub enum Want {
+pub(super) enum Want {
     /// Exactly one status.
     Status(u16),
     /// One of these.
@@ -192,7 +192,7 @@ impl Want {
     }
 
     /// What the contract expects, for the report.
-    pub fn expected(self) -> String {
+    pub(super) fn expected(self) -> String {
         match self {
             Want::Status(s) => format!("status {s}"),
             Want::OneOf(list) => {

@@ -92,7 +92,7 @@ pub(crate) fn judge_plaintext(def: &CheckDef, got: &str, expected: &str) -> Chec
 }
 
 /// The checks that send their own requests, after the first decrypt.
-pub async fn checks(
+pub(super) async fn checks(
     ctx: &Ctx,
     target: &TargetKey,
     baseline: &Result<Arc<Exchange>, CallError>,

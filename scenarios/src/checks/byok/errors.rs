@@ -71,7 +71,7 @@ fn verdict(def: &CheckDef, judged: usize, bad: Vec<Value>, expected: &str) -> Ch
 }
 
 /// The group's checks over `journal`, with the `secrets` the run handled.
-pub fn checks(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) -> Vec<Check> {
+pub(super) fn checks(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) -> Vec<Check> {
     let errors: Vec<&Arc<Exchange>> = journal.iter().filter(|e| e.status >= 400).collect();
     let mut out = Vec::new();
     if errors.is_empty() {

@@ -19,7 +19,7 @@ pub(crate) const SKEW_SECS: i64 = 3600;
 const MAX_LISTED: usize = 5;
 
 /// The checks that send requests: without `x-trace-id`, with skewed timestamps.
-pub async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
+pub(super) async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
     if !ctx.runs("headers") {
         return Vec::new();
     }
@@ -136,7 +136,7 @@ pub(crate) fn judge_journal(journal: &[Arc<Exchange>]) -> Vec<Check> {
 
 /// The `methods` group: GET on each endpoint, with good credentials, answers 405.
 /// `refused`: the service refused the credentials, so the group is skipped with that reason.
-pub async fn methods(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
+pub(super) async fn methods(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
     if !ctx.runs("methods") {
         return Vec::new();
     }

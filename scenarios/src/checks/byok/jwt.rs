@@ -16,7 +16,7 @@ pub(crate) struct Jwt {
 
 impl Jwt {
     /// `alg`, when it is a string.
-    pub fn alg(&self) -> Option<&str> {
+    pub(super) fn alg(&self) -> Option<&str> {
         self.header.get("alg").and_then(Value::as_str)
     }
 
@@ -40,7 +40,7 @@ fn decode_part(part: &str, what: &str) -> Result<Value, String> {
 }
 
 /// Reads a compact JWT (`header.claims.signature`) without verifying it.
-pub fn parse(token: &str) -> Result<Jwt, String> {
+pub(super) fn parse(token: &str) -> Result<Jwt, String> {
     let parts: Vec<&str> = token.split('.').collect();
     if parts.len() != 3 {
         return Err(format!("{} dot-separated parts, a JWT has 3", parts.len()));
@@ -53,7 +53,7 @@ pub fn parse(token: &str) -> Result<Jwt, String> {
 
 /// An unsigned token (`alg: none`, empty signature) with `jwt`'s claims, or plausible
 /// claims when there is no JWT to copy (`sub`, `iat`, `exp` ten minutes on).
-pub fn alg_none(jwt: Option<&Jwt>, subject: &str, now_unix: i64) -> String {
+pub(super) fn alg_none(jwt: Option<&Jwt>, subject: &str, now_unix: i64) -> String {
     let claims = match jwt {
         Some(j) => j.claims.clone(),
         None => json!({"sub": subject, "iat": now_unix, "exp": now_unix + 600}),
@@ -68,7 +68,7 @@ pub fn alg_none(jwt: Option<&Jwt>, subject: &str, now_unix: i64) -> String {
 
 /// `token` with one character changed: the first of a JWT's signature (which changes
 /// the signature, never only padding bits), else the middle one.
-pub fn tamper(token: &str) -> String {
+pub(super) fn tamper(token: &str) -> String {
     let at = match token.rfind('.') {
         Some(dot) if dot + 1 < token.len() => token[..dot + 1].chars().count(),
         _ => token.chars().count() / 2,

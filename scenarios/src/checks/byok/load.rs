@@ -25,7 +25,7 @@ struct Sample {
 }
 
 /// The nearest-rank percentile `p` (0 to 100) of sorted values.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(super) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -34,7 +34,11 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// The group's checks; `reference` is the plaintext the first decrypt answered.
-pub async fn checks(ctx: &Arc<Ctx>, target: &TargetKey, reference: Option<String>) -> Vec<Check> {
+pub(super) async fn checks(
+    ctx: &Arc<Ctx>,
+    target: &TargetKey,
+    reference: Option<String>,
+) -> Vec<Check> {
     if !ctx.runs("load") {
         return Vec::new();
     }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 /// The length of a data key.
-pub const DATA_KEY_LEN: usize = 32;
+pub(crate) const DATA_KEY_LEN: usize = 32;
 
 /// Standard alphabet, padding optional (the platform reads keys this way too).
 const LENIENT_PADDING: GeneralPurpose = GeneralPurpose::new(
@@ -17,7 +17,7 @@ const LENIENT_PADDING: GeneralPurpose = GeneralPurpose::new(
 );
 
 /// The bytes of a base64 data key of exactly 32 bytes.
-pub fn decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     LENIENT_PADDING
         .decode(text)
         .ok()
@@ -26,7 +26,7 @@ pub fn decode(text: &str) -> Option<Vec<u8>> {
 
 /// What a report may say about a key text: its decoded length and the first 8 hex digits of
 /// its SHA-256 (`{"bytes": 32, "sha256": "1a2b3c4d"}`), or that it is not base64.
-pub fn describe(text: &str) -> Value {
+pub(crate) fn describe(text: &str) -> Value {
     match LENIENT_PADDING.decode(text) {
         Ok(bytes) => json!({
             "bytes": bytes.len(),

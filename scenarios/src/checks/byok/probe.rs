@@ -18,15 +18,15 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-pub use super::call::{Call, Headers, Sent};
+pub(super) use super::call::{Call, Headers, Sent};
 use super::settings::Settings;
 use crate::checks::Evidence;
 use crate::checks::redact::Redactor;
 /// The three customer-hosted endpoints (the simulator's own names for them).
-pub use customer_kms_sim::Endpoint;
+pub(super) use customer_kms_sim::Endpoint;
 
 /// Most bytes of an answer read.
-pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+pub(super) const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// What kind of secret a string is: where it may appear in an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub(crate) enum SecretKind {
 
 impl SecretKind {
     /// A name for reports.
-    pub fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             SecretKind::Credential => "a credential",
             SecretKind::Token => "an access token",
@@ -52,7 +52,7 @@ impl SecretKind {
 
 /// An answer and what was sent to get it.
 #[derive(Debug)]
-pub struct Exchange {
+pub(super) struct Exchange {
     /// The check that made the call.
     pub check: &'static str,
     /// Where it went.
@@ -77,7 +77,7 @@ pub struct Exchange {
 
 impl Exchange {
     /// A header's value as text.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
@@ -95,7 +95,7 @@ impl Exchange {
     }
 
     /// The body as JSON, when it is.
-    pub fn json(&self) -> Option<Value> {
+    pub(super) fn json(&self) -> Option<Value> {
         serde_json::from_slice(&self.body).ok()
     }
 
@@ -114,7 +114,7 @@ impl Exchange {
 
     /// The request sent, then the answer's status, content type, body and time, as
     /// evidence.
-    pub fn evidence(&self) -> Evidence {
+    pub(super) fn evidence(&self) -> Evidence {
         let mut e = Evidence::new().with("request", self.sent.to_value());
         e = e.status(self.status);
         if let Some(ct) = self.header(CONTENT_TYPE.as_str()) {
@@ -147,7 +147,7 @@ pub(crate) enum CallErrorKind {
 
 /// A request that got no answer.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CallError {
+pub(super) struct CallError {
     /// The kind.
     pub kind: CallErrorKind,
     /// What happened, with the underlying causes.
@@ -159,7 +159,7 @@ pub struct CallError {
 impl CallError {
     /// As evidence: the request sent (or `call`, `POST /auth`, when none was made) and
     /// what happened.
-    pub fn evidence(&self, call: &str) -> Evidence {
+    pub(super) fn evidence(&self, call: &str) -> Evidence {
         let request = match &self.sent {
             Some(s) => s.to_value(),
             None => Value::String(call.to_string()),
@@ -191,7 +191,7 @@ pub(crate) struct Probe {
 
 impl Probe {
     /// A probe for `settings`: the HTTP client with its TLS files read.
-    pub fn new(settings: &Settings) -> anyhow::Result<Probe> {
+    pub(super) fn new(settings: &Settings) -> anyhow::Result<Probe> {
         let timeout = Duration::from_millis(settings.timeout_ms);
         let mut builder = reqwest::Client::builder()
             .use_rustls_tls()
@@ -261,7 +261,7 @@ impl Probe {
     }
 
     /// The URL of an endpoint.
-    pub fn url(&self, endpoint: Endpoint) -> &str {
+    pub(super) fn url(&self, endpoint: Endpoint) -> &str {
         &self.urls[Self::index(endpoint)]
     }
 
@@ -274,7 +274,7 @@ impl Probe {
     }
 
     /// Remembers a secret: it is redacted from the report and looked for in answers.
-    pub fn secret(&self, value: impl Into<String>, kind: SecretKind) {
+    pub(super) fn secret(&self, value: impl Into<String>, kind: SecretKind) {
         let value = value.into();
         if value.is_empty() {
             return;
@@ -286,12 +286,12 @@ impl Probe {
     }
 
     /// A redactor of every secret handled so far.
-    pub fn redactor(&self) -> Redactor {
+    pub(super) fn redactor(&self) -> Redactor {
         Redactor::new(self.secrets().into_iter().map(|(s, _)| s))
     }
 
     /// Every secret handled so far.
-    pub fn secrets(&self) -> Vec<(String, SecretKind)> {
+    pub(super) fn secrets(&self) -> Vec<(String, SecretKind)> {
         self.secrets
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -299,7 +299,7 @@ impl Probe {
     }
 
     /// Every answer recorded so far, in arrival order.
-    pub fn journal(&self) -> Vec<Arc<Exchange>> {
+    pub(super) fn journal(&self) -> Vec<Arc<Exchange>> {
         self.journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -307,7 +307,11 @@ impl Probe {
     }
 
     /// Sends `call` for `check` and records the answer in the journal.
-    pub async fn send(&self, check: &'static str, call: Call) -> Result<Arc<Exchange>, CallError> {
+    pub(super) async fn send(
+        &self,
+        check: &'static str,
+        call: Call,
+    ) -> Result<Arc<Exchange>, CallError> {
         let ex = Arc::new(self.exchange(check, call).await?);
         self.journal
             .lock()
@@ -442,7 +446,7 @@ impl Probe {
 }
 
 /// An error and its causes, `: `-separated, without repeats.
-pub fn chain(e: &dyn std::error::Error) -> String {
+pub(super) fn chain(e: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = vec![e.to_string()];
     let mut source = e.source();
     while let Some(s) = source {

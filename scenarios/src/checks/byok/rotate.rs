@@ -27,7 +27,7 @@ pub(crate) const ALL_ROTATE: &[CheckDef] = &[
 ];
 
 /// One `/rotate-key` answer and the key in it.
-pub struct Rotation {
+pub(super) struct Rotation {
     /// The answer.
     pub result: Result<Arc<Exchange>, CallError>,
     /// The new key, when the answer has one.
@@ -35,7 +35,7 @@ pub struct Rotation {
 }
 
 /// Asks for a new data key under the configured alias.
-pub async fn mint(ctx: &Ctx, check: &'static str) -> Rotation {
+pub(super) async fn mint(ctx: &Ctx, check: &'static str) -> Rotation {
     let call = Call::post(Endpoint::RotateKey)
         .maybe_authorization(ctx.bearer().await)
         .json(&json!({"data": {"key_alias": ctx.s.key_alias}}));
@@ -58,7 +58,7 @@ pub async fn mint(ctx: &Ctx, check: &'static str) -> Rotation {
 
 /// The group's checks. `first` is the rotation made at the start when it gave the key the
 /// decrypt checks use (`target`); otherwise the first rotation happens here.
-pub async fn checks(
+pub(super) async fn checks(
     ctx: &Ctx,
     first: Option<Rotation>,
     target: Option<&TargetKey>,

@@ -13,14 +13,15 @@ use super::settings::Credentials;
 use crate::checks::Check;
 
 /// Why the checks that need the credentials are skipped.
-pub const CREDENTIALS_REFUSED: &str =
+pub(super) const CREDENTIALS_REFUSED: &str =
     "the service refused the credentials you gave (see setup.credentials)";
 /// Why the checks that need the key alias are skipped.
-pub const ALIAS_REFUSED: &str = "the service refused the key alias you gave (see setup.key_alias)";
+pub(super) const ALIAS_REFUSED: &str =
+    "the service refused the key alias you gave (see setup.key_alias)";
 
 /// A setting of the run the service refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refused {
+pub(super) enum Refused {
     /// The client credentials or the API key: 401.
     Credentials,
     /// The key alias: 404 `KEY_NOT_FOUND`, 403 `KEY_DISABLED` or `KEY_REVOKED`.
@@ -29,7 +30,7 @@ pub enum Refused {
 
 impl Refused {
     /// The skip reason of the checks that need the setting.
-    pub fn reason(self) -> &'static str {
+    pub(super) fn reason(self) -> &'static str {
         match self {
             Refused::Credentials => CREDENTIALS_REFUSED,
             Refused::KeyAlias => ALIAS_REFUSED,
@@ -52,7 +53,7 @@ pub(crate) fn alias_refusal(ex: &Exchange) -> Option<&'static str> {
 
 /// What the first call with the credentials (`/auth`, or with an API key the first call
 /// that sends it) and the first call with the key alias say of the settings.
-pub fn refused(
+pub(super) fn refused(
     credentials: Option<&Result<Arc<Exchange>, CallError>>,
     alias: Option<&Result<Arc<Exchange>, CallError>>,
 ) -> Option<Refused> {
@@ -68,7 +69,7 @@ pub fn refused(
 }
 
 /// `setup.credentials`, judged on the first call that sent them.
-pub fn credentials(ctx: &Ctx, first: Option<&Result<Arc<Exchange>, CallError>>) -> Check {
+pub(super) fn credentials(ctx: &Ctx, first: Option<&Result<Arc<Exchange>, CallError>>) -> Check {
     let ex = match first {
         Some(Ok(ex)) => ex,
         Some(Err(_)) | None => {
@@ -99,7 +100,7 @@ pub fn credentials(ctx: &Ctx, first: Option<&Result<Arc<Exchange>, CallError>>) 
 
 /// `setup.key_alias`, judged on the first call that sent the alias (`/rotate-key` when it
 /// mints the key, else `/decrypt-key`).
-pub fn key_alias(
+pub(super) fn key_alias(
     ctx: &Ctx,
     first: Option<&Result<Arc<Exchange>, CallError>>,
     refused: Option<Refused>,

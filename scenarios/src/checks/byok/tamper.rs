@@ -38,7 +38,7 @@ pub(crate) enum Alteration {
 
 impl Alteration {
     /// Every alteration with the check that sends it.
-    pub const CHECKS: [(CheckDef, Alteration); 6] = [
+    pub(super) const CHECKS: [(CheckDef, Alteration); 6] = [
         (DECRYPT_FLIPPED_FIRST, Alteration::First),
         (DECRYPT_FLIPPED_NONCE, Alteration::Nonce),
         (DECRYPT_FLIPPED_BYTE, Alteration::Middle),
@@ -62,7 +62,7 @@ impl Alteration {
     /// `encrypted_key` altered: its base64 payload decoded, changed and encoded again in the
     /// same alphabet, so only the bytes change; a payload that is not base64 gets the
     /// character at the same place changed (or its end cut).
-    pub fn apply(self, encrypted_key: &str) -> String {
+    pub(super) fn apply(self, encrypted_key: &str) -> String {
         let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
         for engine in [&STANDARD, &URL_SAFE] {
             if let Ok(mut bytes) = engine.decode(payload)

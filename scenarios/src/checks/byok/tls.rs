@@ -30,7 +30,7 @@ pub(crate) fn is_loopback(url: &url::Url) -> bool {
 }
 
 /// `tls.https`, from the settings alone.
-pub fn https(s: &Settings) -> Check {
+pub(super) fn https(s: &Settings) -> Check {
     if s.is_https() {
         Check::pass(&TLS_HTTPS, Evidence::new().with("scheme", "https"))
     } else if is_loopback(&s.base_url) {
@@ -47,7 +47,7 @@ pub fn https(s: &Settings) -> Check {
 }
 
 /// `tls.chain`, from the first request: `Err` when the certificate did not verify.
-pub fn chain(s: &Settings, first: Result<(), &CallError>) -> Check {
+pub(super) fn chain(s: &Settings, first: Result<(), &CallError>) -> Check {
     if !s.is_https() {
         return Check::skip(&TLS_CHAIN, "the URL is http");
     }

@@ -14,7 +14,7 @@ use crate::checks::Check;
 const AFTER_EXPIRY: Duration = Duration::from_millis(1500);
 
 /// The group's checks for `token` (the first `/auth` token) on `target`.
-pub async fn checks(ctx: &Ctx, token: Option<Token>, target: &TargetKey) -> Vec<Check> {
+pub(super) async fn checks(ctx: &Ctx, token: Option<Token>, target: &TargetKey) -> Vec<Check> {
     if !ctx.runs("token") {
         return Vec::new();
     }

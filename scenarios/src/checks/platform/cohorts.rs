@@ -44,7 +44,7 @@ const UPLOADED_FILES: CheckDef = CheckDef::error(
 );
 
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[
+pub(crate) const CHECKS: &[CheckDef] = &[
     PROCESSING,
     COMPLETED,
     REJECTED_FILE,
@@ -59,7 +59,7 @@ const MISSING: Makes = Makes::new(Kind::Cohort, "cohorts-missing-column", 1);
 const PAUSED: Makes = Makes::new(Kind::Cohort, "cohorts-paused", 1);
 
 /// What each check creates: one campaign and its uploads.
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&PROCESSING, &[CAMPAIGN, UPLOADED]),
     (&COMPLETED, &[CAMPAIGN, UPLOADED]),
     (&REJECTED_FILE, &[CAMPAIGN, UPLOADED]),
@@ -86,7 +86,7 @@ pub(crate) async fn wait_for_cohort(cx: &Ctx, parent: Parent<'_>, cohort_id: &st
 }
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     let x = cx
         .create_scheduled_campaign(&cx.names.name(CAMPAIGN.label))
         .await;

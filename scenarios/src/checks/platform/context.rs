@@ -314,6 +314,6 @@ pub(crate) fn is_error_shape(body: &Value) -> bool {
 }
 
 /// A `loc` path of string parts: `loc(&["body", "name"])`.
-pub fn loc(parts: &[&str]) -> Vec<Value> {
+pub(crate) fn loc(parts: &[&str]) -> Vec<Value> {
     parts.iter().map(|p| Value::String(p.to_string())).collect()
 }

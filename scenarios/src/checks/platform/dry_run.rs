@@ -13,7 +13,7 @@ use crate::checks::{Check, CheckDef, CheckReport, Evidence, GroupFilter, Severit
 
 /// What the listing knows of the run: which groups, `--sim`, and the two workspaces.
 #[derive(Clone, Copy, Debug)]
-pub struct Planned<'a> {
+pub(crate) struct Planned<'a> {
     /// `--only` / `--skip`.
     pub filter: &'a GroupFilter,
     /// `--sim`.
@@ -61,7 +61,7 @@ fn creates(def: &CheckDef, p: &Planned<'_>) -> BTreeMap<String, Vec<String>> {
 
 /// The checks that would run, as a report in which every check is skipped with the reason
 /// (`dry run: would run` when it would run), with what it would create as its evidence.
-pub fn plan(p: &Planned<'_>, target: &str) -> CheckReport {
+pub(crate) fn plan(p: &Planned<'_>, target: &str) -> CheckReport {
     let checks = GROUPS
         .iter()
         .filter(|g| p.filter.runs(g.name))
@@ -86,7 +86,7 @@ pub fn plan(p: &Planned<'_>, target: &str) -> CheckReport {
 
 /// The dry-run listing: every group and check, with severity, what would skip it, and what
 /// it would create in each workspace.
-pub fn listing(p: &Planned<'_>) -> String {
+pub(crate) fn listing(p: &Planned<'_>) -> String {
     let mut out = String::new();
     let width = GROUPS
         .iter()

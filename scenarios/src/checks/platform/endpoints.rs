@@ -106,7 +106,7 @@ const DEPLOYMENT_COHORT_FILE: CheckDef = CheckDef::error(
 );
 
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[
+pub(crate) const CHECKS: &[CheckDef] = &[
     OUTBOUND,
     CAMPAIGN_CREATE,
     CAMPAIGN_LIST,
@@ -140,7 +140,7 @@ const DEPLOYMENT_STREAMED: Makes = Makes::new(Kind::Cohort, "endpoints-deploymen
 const CALL: Makes = Makes::new(Kind::OutboundCall, "endpoints", 1);
 
 /// What each check creates.
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&OUTBOUND, &[CALL]),
     (&CAMPAIGN_CREATE, &[CAMPAIGN]),
     (&CAMPAIGN_LIST, &[CAMPAIGN]),
@@ -178,7 +178,7 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
 ];
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     let agent = &cx.settings.agent;
     let x = cx
         .send(

@@ -46,7 +46,7 @@ const UNAUTHORIZED: CheckDef = CheckDef::warning(
 );
 
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[
+pub(crate) const CHECKS: &[CheckDef] = &[
     OUTBOUND_VALIDATION,
     LIST_ERROR,
     DELETE_ERROR,
@@ -60,13 +60,13 @@ const DEPLOYMENT: Makes = Makes::new(Kind::Deployment, "errors", 1);
 
 /// What each check creates: a campaign and a deployment to tell an unknown id from a known
 /// one (the deployment is deleted by the delete check).
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&DELETE_ERROR, &[DEPLOYMENT]),
     (&NOT_FOUND, &[CAMPAIGN, DEPLOYMENT]),
 ];
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     let mut locs = Vec::new();
     let mut calls = Vec::new();
     let mut ok = true;

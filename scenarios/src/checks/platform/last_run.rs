@@ -25,17 +25,17 @@ pub(crate) fn default_path() -> Option<PathBuf> {
 }
 
 /// `--last-run`, or the default.
-pub fn path(given: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn path(given: Option<&Path>) -> Option<PathBuf> {
     given.map(Path::to_path_buf).or_else(default_path)
 }
 
 /// Records `r` as the last run.
-pub fn write(path: &Path, r: &CheckReport) -> Result<(), report::WriteError> {
+pub(crate) fn write(path: &Path, r: &CheckReport) -> Result<(), report::WriteError> {
     report::write_file(path, &report::to_json(r))
 }
 
 /// The last run's report, when one was recorded and reads.
-pub fn read(path: &Path) -> Option<CheckReport> {
+pub(crate) fn read(path: &Path) -> Option<CheckReport> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
 }

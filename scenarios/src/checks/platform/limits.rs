@@ -106,7 +106,7 @@ const CAMPAIGN_LIST_OFFSET_MIN: CheckDef = CheckDef::error(
 );
 
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[
+pub(crate) const CHECKS: &[CheckDef] = &[
     START_MIN,
     START_MAX,
     END_MIN,
@@ -148,7 +148,7 @@ const MAKES_PATTERN: [Makes; 3] = [
 
 /// What each check creates: the accepted side of each boundary (the refused side creates
 /// nothing on a conforming target).
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&START_MIN, &[campaign("limits-start-min")]),
     (&START_MAX, &[campaign("limits-start-max")]),
     (&END_MIN, &[campaign("limits-end-min")]),
@@ -235,7 +235,7 @@ fn boundary(
 }
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     campaign_limits(cx, v).await;
     deployment_limits(cx, v).await;
     stream_limits(cx, v).await;

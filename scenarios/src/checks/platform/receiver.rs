@@ -15,7 +15,7 @@ use warp::Filter;
 
 /// A running receiver.
 #[derive(Debug)]
-pub struct Receiver {
+pub(crate) struct Receiver {
     events: Arc<Mutex<Vec<Value>>>,
     base: String,
     stop: Option<oneshot::Sender<()>>,
@@ -23,7 +23,7 @@ pub struct Receiver {
 
 impl Receiver {
     /// Listens on `listen`; the target is told `public` (or `http://{bound address}`).
-    pub async fn start(listen: &str, public: Option<&str>) -> anyhow::Result<Receiver> {
+    pub(crate) async fn start(listen: &str, public: Option<&str>) -> anyhow::Result<Receiver> {
         let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
             anyhow::anyhow!(
                 "cannot listen for webhooks on {listen}: {e}; choose another --webhook-listen"
@@ -62,13 +62,13 @@ impl Receiver {
     }
 
     /// The URL a campaign tagged `tag` sends its events to.
-    pub fn url(&self, tag: &str) -> String {
+    pub(crate) fn url(&self, tag: &str) -> String {
         format!("{}/events/{tag}", self.base)
     }
 
     /// The events of `campaign_id` received so far, one per attempt, in the order of
     /// `executed_at`.
-    pub fn events(&self, campaign_id: &str) -> Vec<Value> {
+    pub(crate) fn events(&self, campaign_id: &str) -> Vec<Value> {
         let all = self.events.lock().expect("not poisoned");
         let mut seen = std::collections::BTreeSet::new();
         let mut out: Vec<Value> = all
@@ -88,7 +88,7 @@ impl Receiver {
     }
 
     /// Every event received, as received.
-    pub fn all(&self) -> Vec<Value> {
+    pub(crate) fn all(&self) -> Vec<Value> {
         self.events.lock().expect("not poisoned").clone()
     }
 
@@ -109,7 +109,7 @@ impl Receiver {
 
     /// Waits until the events of `campaign_id` number `n` or more, or `timeout` passes;
     /// answers them.
-    pub async fn wait(&self, campaign_id: &str, n: usize, timeout: Duration) -> Vec<Value> {
+    pub(crate) async fn wait(&self, campaign_id: &str, n: usize, timeout: Duration) -> Vec<Value> {
         let watch = Stopwatch::start();
         loop {
             let got = self.events(campaign_id);

@@ -71,7 +71,7 @@ const DELETE_PAUSED: CheckDef = CheckDef::error(
 );
 
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[
+pub(crate) const CHECKS: &[CheckDef] = &[
     CAMPAIGN_SCHEDULED,
     CAMPAIGN_PAUSE_RESUME,
     CAMPAIGN_CANCEL,
@@ -95,7 +95,7 @@ const DELETED_PAUSED: Makes = Makes::new(Kind::Deployment, "states-delete-paused
 
 /// What each check creates: one campaign taken through its states (a second one cancelled
 /// from paused), one deployment taken through its states and deleted, one deleted paused.
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&CAMPAIGN_SCHEDULED, &[CAMPAIGN]),
     (&CAMPAIGN_PAUSE_RESUME, &[CAMPAIGN]),
     (&CAMPAIGN_CANCEL, &[CAMPAIGN, PAUSED_CAMPAIGN]),
@@ -113,7 +113,7 @@ pub const MAKES: &[(&CheckDef, &[Makes])] = &[
 ];
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     campaigns(cx, v).await;
     deployments(cx, v).await;
 }

@@ -22,7 +22,8 @@ use crate::checks::{CheckReport, Outcome, Severity};
 /// The sections of `docs/interface.md` whose table rows are rules, limits or states of the
 /// interface (the rest record the harness's own tools: the journal, faults, the OpenAPI
 /// documents, ids, statistics, the simulation API, webhook delivery, durability, BYOK).
-pub const RECORD_SECTIONS: &[&str] = &[
+#[cfg(any(test, doc))]
+pub(crate) const RECORD_SECTIONS: &[&str] = &[
     "The spec's numbered open points",
     "Fields the spec marks \"not shown\"",
     "Cohorts",
@@ -38,7 +39,7 @@ pub const RECORD_SECTIONS: &[&str] = &[
 
 /// Where a rule comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A section of the interface spec.
     Spec(&'static str),
     /// A table row of `docs/interface.md`: its section and its point.
@@ -47,7 +48,7 @@ pub enum Source {
 
 /// Why no check proves a rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Why {
+pub(crate) enum Why {
     /// Nothing a client sees over HTTP shows it.
     NotObservable,
     /// How this mock answers where the interface leaves the answer open: a target may
@@ -59,7 +60,7 @@ pub enum Why {
 
 impl Why {
     /// The reason's name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Why::NotObservable => "not observable over HTTP",
             Why::OwnChoice => "not a rule a target must follow",
@@ -70,7 +71,7 @@ impl Why {
 
 /// What proves a rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proof {
+pub(crate) enum Proof {
     /// These checks (an id, or `group.*` for every check of a group).
     Checks(&'static [&'static str]),
     /// None, and why.
@@ -79,7 +80,7 @@ pub enum Proof {
 
 /// One rule of the contract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// Where it comes from.
     pub source: Source,
     /// The rule (for a recorded point: the point, as the document names it).
@@ -144,7 +145,7 @@ impl Rule {
 
     /// The check ids that prove it, `group.*` expanded; unknown ids are kept as written
     /// (a test refuses them).
-    pub fn check_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn check_ids(&self) -> Vec<&'static str> {
         let Proof::Checks(ids) = self.proof else {
             return Vec::new();
         };
@@ -166,7 +167,7 @@ impl Rule {
 }
 
 /// Every rule: the spec's, then the recorded points'.
-pub fn all() -> Vec<Rule> {
+pub(crate) fn all() -> Vec<Rule> {
     spec::SPEC.iter().chain(record::RECORD).copied().collect()
 }
 
@@ -183,7 +184,8 @@ fn ids_text(rule: &Rule) -> String {
 }
 
 /// The table as Markdown, as `docs/interface.md` carries it.
-pub fn markdown() -> String {
+#[cfg(any(test, doc))]
+pub(crate) fn markdown() -> String {
     let mut out = String::from("| Source | Rule | Checked by |\n|---|---|---|\n");
     for r in all() {
         let rule = r.rule.replace('|', "\\|");
@@ -198,7 +200,7 @@ pub fn markdown() -> String {
 }
 
 /// A rule's status on a run: what its checks found.
-pub fn status(rule: &Rule, report: Option<&CheckReport>) -> String {
+pub(crate) fn status(rule: &Rule, report: Option<&CheckReport>) -> String {
     let ids = rule.check_ids();
     if ids.is_empty() {
         return "none".into();
@@ -239,7 +241,7 @@ pub fn status(rule: &Rule, report: Option<&CheckReport>) -> String {
 }
 
 /// `--list-rules`: every rule with its checks and its status on `report` (the last run).
-pub fn listing(report: Option<&CheckReport>, from: &str) -> String {
+pub(crate) fn listing(report: Option<&CheckReport>, from: &str) -> String {
     let mut out = String::new();
     match report {
         Some(r) => {
@@ -279,7 +281,7 @@ pub fn listing(report: Option<&CheckReport>, from: &str) -> String {
 }
 
 /// The table with statuses as JSON (`--list-rules --json FILE`).
-pub fn to_json(report: Option<&CheckReport>) -> Value {
+pub(crate) fn to_json(report: Option<&CheckReport>) -> Value {
     let rules: Vec<Value> = all()
         .iter()
         .map(|r| {
