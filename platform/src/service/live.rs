@@ -124,7 +124,7 @@ pub(crate) async fn activity(
         .await
 }
 
-/// [`activity`] from what the store keeps.
+/// [`activity()`] from what the store keeps.
 fn tell(
     rec: &campaigns::CampaignRecord,
     actions: &[activity::ActionRow],
