@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The variable that overrides the commit read from git.
-pub const COMMIT_VAR: &str = "HARNESS_GIT_COMMIT";
+pub(crate) const COMMIT_VAR: &str = "HARNESS_GIT_COMMIT";
 
 /// The version line of the binary being compiled: `0.1.0 (commit 4378880a1b2c,
 /// x86_64-unknown-linux-gnu, static)`. Its package's build script must call [`emit`].

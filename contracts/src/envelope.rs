@@ -113,7 +113,7 @@ pub(crate) const MASTER_KEY_LEN: usize = 32;
 /// The shortest decoded body: version, nonce and tag around an empty ciphertext.
 pub const MIN_BODY_LEN: usize = VERSION_LEN + NONCE_LEN + TAG_LEN;
 /// The longest alias the associated data can carry (its length is a `u16`).
-pub const MAX_ALIAS_LEN: usize = u16::MAX as usize;
+pub(crate) const MAX_ALIAS_LEN: usize = u16::MAX as usize;
 
 /// The family prefix shared by all versions of the format (`byok:v1:`, `byok:v2:`, ...).
 const FAMILY: &str = "byok:";

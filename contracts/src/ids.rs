@@ -24,11 +24,11 @@ use rand_chacha::ChaCha12Rng;
 use uuid::Uuid;
 
 /// Prefix of campaign ids.
-pub const CAMPAIGN: &str = "camp-";
+pub(crate) const CAMPAIGN: &str = "camp-";
 /// Prefix of deployment ids.
-pub const DEPLOYMENT: &str = "dep-";
+pub(crate) const DEPLOYMENT: &str = "dep-";
 /// Prefix of cohort ids.
-pub const COHORT: &str = "coh-";
+pub(crate) const COHORT: &str = "coh-";
 /// Prefix of interaction ids (one per answered call).
 pub const INTERACTION: &str = "int-";
 

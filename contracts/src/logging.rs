@@ -31,7 +31,7 @@ pub fn init(default_filter: &str) {
 /// A filter that drops the HTTP server's report of a connection cancelled by a graceful
 /// shutdown, and nothing else.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct QuietCancelled;
+pub(crate) struct QuietCancelled;
 
 impl<S> Filter<S> for QuietCancelled {
     fn enabled(&self, _meta: &Metadata<'_>, _cx: &Context<'_, S>) -> bool {

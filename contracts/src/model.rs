@@ -229,7 +229,7 @@ impl RetryPolicy {
 }
 
 /// The calling window as the wire answers it.
-pub fn allowed_schedule_wire(w: &CallingWindow) -> wire::AllowedSchedule {
+pub(crate) fn allowed_schedule_wire(w: &CallingWindow) -> wire::AllowedSchedule {
     wire::AllowedSchedule {
         timezone: w.timezone().name().to_string(),
         allowed_days: w.days().iter().map(DayOfWeek::from_weekday).collect(),

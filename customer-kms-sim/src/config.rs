@@ -16,7 +16,7 @@ use zeroize::Zeroizing;
 use crate::mutants::Mutant;
 
 /// The path segment served when none is configured: `/partner/byok/v1/...`.
-pub const DEFAULT_PARTNER: &str = "partner";
+pub(crate) const DEFAULT_PARTNER: &str = "partner";
 /// Largest difference allowed between `x-request-timestamp` and the service clock.
 pub(crate) const DEFAULT_SKEW_SECS: u64 = 300;
 /// Largest request body accepted, in bytes.
@@ -30,7 +30,7 @@ pub(crate) const DEFAULT_ISSUER: &str = "customer-kms-sim";
 /// `aud` of the tokens, unless configured.
 pub(crate) const DEFAULT_AUDIENCE: &str = "byok";
 /// Longest alias name, in bytes.
-pub const MAX_ALIAS_LEN: usize = 128;
+pub(crate) const MAX_ALIAS_LEN: usize = 128;
 /// Most master-key versions an alias can have.
 pub(crate) const MAX_VERSIONS: u32 = 10_000;
 

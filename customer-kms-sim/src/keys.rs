@@ -30,7 +30,7 @@ use zeroize::Zeroizing;
 use crate::config::{AliasConfig, AliasStatus, MAX_VERSIONS};
 
 /// Length of a data key: only 32-byte keys are wrapped or returned.
-pub const DATA_KEY_LEN: usize = 32;
+pub(crate) const DATA_KEY_LEN: usize = 32;
 
 /// `HMAC-SHA256(key = u64be(seed), message = info)`.
 pub fn derive(seed: u64, info: &[u8]) -> Zeroizing<[u8; 32]> {

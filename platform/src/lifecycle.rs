@@ -19,7 +19,8 @@ use contracts::wire::{CampaignAction, CampaignStatus, CampaignStatusChange, Stat
 
 /// The statuses that the clock alone changes (`scheduled` and `active`); every other status
 /// changes only by an action. The store pre-filters on these before asking [`settle_status`].
-pub const MOVED_BY_TIME: [CampaignStatus; 2] = [CampaignStatus::Scheduled, CampaignStatus::Active];
+pub(crate) const MOVED_BY_TIME: [CampaignStatus; 2] =
+    [CampaignStatus::Scheduled, CampaignStatus::Active];
 
 /// The status a campaign has at `now`, given the status last stored and its time window.
 /// `scheduled` becomes `active` at the start and `ended` at the end; `active` becomes
@@ -39,7 +40,7 @@ pub fn effective_status(
 
 /// The status to store at `now` when the clock has moved a campaign stored as `stored`, or
 /// `None` when it stays as it is.
-pub fn settle_status(
+pub(crate) fn settle_status(
     stored: CampaignStatus,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
@@ -95,7 +96,7 @@ pub fn apply_action(
 /// between two actions, the clock moves the status stored after the first at the start and
 /// the end. Exact because a PATCH (which may move the end) is taken only while `scheduled`
 /// or `paused`, before any change with time that would follow.
-pub fn history(
+pub(crate) fn history(
     created: (DateTime<Utc>, &str),
     start: DateTime<Utc>,
     end: DateTime<Utc>,

@@ -28,7 +28,7 @@ pub struct Platform {
 /// How many of the latest dials the telephony journal of a configured platform keeps, so
 /// that a long-running server's memory stays bounded. Nothing in the server reads the
 /// journal (it is for library users and tests of the telephony), so it is kept short.
-pub const TELEPHONY_JOURNAL_LIMIT: usize = 1_000;
+pub(crate) const TELEPHONY_JOURNAL_LIMIT: usize = 1_000;
 
 impl Platform {
     /// A platform over `app` dialling through `telephony`, signing webhooks with

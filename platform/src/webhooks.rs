@@ -18,7 +18,7 @@ use sha2::Sha256;
 use crate::config::PlatformConfig;
 
 /// `hex(HMAC-SHA256(secret, "{timestamp}.{body}"))`.
-pub fn signature(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
+pub(crate) fn signature(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key");
     mac.update(timestamp.to_string().as_bytes());
     mac.update(b".");
@@ -41,7 +41,7 @@ pub fn verify(secret: &[u8], timestamp: i64, body: &[u8], sig: &str) -> bool {
 
 /// The wait before try `tries + 1` after `tries` failed tries: `initial * 2^(tries - 1)`,
 /// at most `max`.
-pub fn backoff(tries: u32, initial: Duration, max: Duration) -> Duration {
+pub(crate) fn backoff(tries: u32, initial: Duration, max: Duration) -> Duration {
     let exp = tries.saturating_sub(1).min(30);
     let wait = initial.checked_mul(1i32 << exp).unwrap_or(max);
     wait.min(max)

@@ -33,7 +33,7 @@ pub mod verify;
 /// Logs to standard error, filtered by `RUST_LOG` (else `default_filter`), with colour
 /// only when standard error is a terminal, without the noise of a connection cancelled by a
 /// graceful shutdown (see [`contracts::logging`]).
-pub fn init_logging(default_filter: &str) {
+pub(crate) fn init_logging(default_filter: &str) {
     contracts::logging::init(default_filter);
 }
 

@@ -51,9 +51,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The fewest digits of an E.164 number (after the `+`) this crate accepts.
-pub const MIN_DIGITS: usize = 7;
+pub(crate) const MIN_DIGITS: usize = 7;
 /// The most digits of an E.164 number (after the `+`), fixed by ITU-T E.164.
-pub const MAX_DIGITS: usize = 15;
+pub(crate) const MAX_DIGITS: usize = 15;
 
 /// Why a phone number was refused. Every message names the input as given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -412,7 +412,7 @@ pub fn region_pattern() -> String {
 /// of the North American Numbering Plan map to 1 (the area code is part of the national
 /// number). Territories without a code of their own map to the code in use there: `AQ` and
 /// `HM` +672, `BV` and `SJ` +47, `GS` +500, `PN` +64, `TF` +262, `UM` +1, `VA` +39, `EH` +212.
-pub fn calling_code(region: &str) -> Option<u16> {
+pub(crate) fn calling_code(region: &str) -> Option<u16> {
     let &[a, b] = region.as_bytes() else {
         return None;
     };

@@ -232,7 +232,7 @@ pub fn weekday_name(d: Weekday) -> &'static str {
 
 /// Parses a weekday from its full English name in any letter case (`Monday`, `monday`,
 /// `MONDAY`). Abbreviations (`Mon`) and surrounding spaces are refused.
-pub fn parse_weekday(s: &str) -> Result<Weekday, ScheduleError> {
+pub(crate) fn parse_weekday(s: &str) -> Result<Weekday, ScheduleError> {
     WEEK.into_iter()
         .find(|d| weekday_name(*d).eq_ignore_ascii_case(s))
         .ok_or_else(|| ScheduleError::UnknownWeekday(s.to_owned()))
@@ -243,7 +243,7 @@ pub fn parse_weekday(s: &str) -> Result<Weekday, ScheduleError> {
 ///
 /// A name that matches only when letter case and surrounding spaces are ignored is still
 /// refused, but the error suggests the correct spelling.
-pub fn parse_timezone(s: &str) -> Result<Tz, ScheduleError> {
+pub(crate) fn parse_timezone(s: &str) -> Result<Tz, ScheduleError> {
     s.parse::<Tz>().map_err(|_| {
         let wanted = s.trim();
         let suggestion = chrono_tz::TZ_VARIANTS

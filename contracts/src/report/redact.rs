@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::checks::CheckReport;
 
 /// What a secret is replaced with.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 /// The shortest run of a secret's characters that is replaced wherever it appears; a
 /// secret shorter than this is replaced where it appears whole.
 pub const MIN_SECRET_RUN: usize = 6;
@@ -189,7 +189,7 @@ impl Redactor {
 
 /// At most `max_chars` characters of `text`; a longer text ends in `... (N characters)`.
 /// Only for text that secrets were already removed from (see [`Redactor::text_shortened`]).
-pub fn shorten(text: &str, max_chars: usize) -> String {
+pub(crate) fn shorten(text: &str, max_chars: usize) -> String {
     let n = text.chars().count();
     if n <= max_chars {
         return text.to_string();

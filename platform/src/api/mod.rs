@@ -56,7 +56,7 @@ use crate::app::App;
 use crate::error::{ApiError, json_response};
 
 /// Every route of the platform, with the error recovery.
-pub fn routes(
+pub(crate) fn routes(
     app: App,
     driver: std::sync::Arc<crate::engine::driver::Driver>,
 ) -> BoxedFilter<(Response,)> {
@@ -92,7 +92,7 @@ pub fn routes(
 
 /// GET, and HEAD answered as GET without the body (RFC 9110: a server that serves GET on a
 /// route serves HEAD there too). Route modules use it instead of `warp::get()`.
-pub fn get() -> impl Filter<Extract = (), Error = Rejection> + Copy {
+pub(crate) fn get() -> impl Filter<Extract = (), Error = Rejection> + Copy {
     warp::get().or(warp::head()).unify()
 }
 
@@ -123,7 +123,7 @@ static ROUTES: LazyLock<Vec<(Vec<String>, Vec<Method>)>> = LazyLock::new(|| {
 });
 
 /// The methods the document lists for `path`, or `None` when it has no such path.
-pub fn allowed_methods(path: &str) -> Option<&'static [Method]> {
+pub(crate) fn allowed_methods(path: &str) -> Option<&'static [Method]> {
     let trimmed = if path.len() > 1 {
         path.strip_suffix('/').unwrap_or(path)
     } else {
@@ -147,11 +147,11 @@ pub fn allowed_methods(path: &str) -> Option<&'static [Method]> {
 /// Marks the answer of [`route_miss`] (as a response extension), so that the journal
 /// records a request that no route served, whatever its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RouteMiss;
+pub(crate) struct RouteMiss;
 
 /// The answer when no route took the request: 405 with `Allow` when the path is a route of
 /// the document (another method), 404 otherwise; in the platform's error shape.
-pub fn route_miss(path: warp::path::FullPath, method: Method) -> Response {
+pub(crate) fn route_miss(path: warp::path::FullPath, method: Method) -> Response {
     let mut answer = route_miss_answer(&path, &method);
     answer.extensions_mut().insert(RouteMiss);
     answer
@@ -191,7 +191,7 @@ fn route_miss_answer(path: &warp::path::FullPath, method: &Method) -> Response {
 
 /// What handlers need of a request beyond path parameters and body.
 #[derive(Debug, Clone)]
-pub struct RequestMeta {
+pub(crate) struct RequestMeta {
     /// The headers.
     pub headers: HeaderMap,
     /// The path as requested.
@@ -202,7 +202,7 @@ pub struct RequestMeta {
 
 impl RequestMeta {
     /// A header as text.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
@@ -212,14 +212,14 @@ impl RequestMeta {
     }
 
     /// The `x-trace-id` of the request, if any: carried to the key service.
-    pub fn trace_id(&self) -> Option<String> {
+    pub(crate) fn trace_id(&self) -> Option<String> {
         self.header(contracts::wire::byok::HEADER_TRACE_ID)
             .map(str::to_string)
     }
 }
 
 /// Extracts [`RequestMeta`].
-pub fn meta() -> impl Filter<Extract = (RequestMeta,), Error = Infallible> + Clone {
+pub(crate) fn meta() -> impl Filter<Extract = (RequestMeta,), Error = Infallible> + Clone {
     warp::header::headers_cloned()
         .and(warp::path::full())
         .and(warp::query::raw().or(warp::any().map(String::new)).unify())
@@ -236,10 +236,10 @@ pub(crate) fn with_app(app: App) -> impl Filter<Extract = (App,), Error = Infall
 }
 
 /// A request body as a stream of byte chunks.
-pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
+pub(crate) type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
 
 /// Extracts the body as a [`BodyStream`], read later by the handler (after authentication).
-pub fn body() -> impl Filter<Extract = (BodyStream,), Error = Rejection> + Clone {
+pub(crate) fn body() -> impl Filter<Extract = (BodyStream,), Error = Rejection> + Clone {
     fn to_bytes<B: Buf>(chunk: Result<B, warp::Error>) -> Result<Bytes, warp::Error> {
         chunk.map(|mut b| b.copy_to_bytes(b.remaining()))
     }
@@ -337,7 +337,7 @@ fn page_uris(
 
 /// The platform's address as the client reaches it: `--public-url`, else `http://` and the
 /// request's `Host`.
-pub fn base_url(app: &App, meta: &RequestMeta) -> String {
+pub(crate) fn base_url(app: &App, meta: &RequestMeta) -> String {
     match &app.config.public_url {
         Some(u) => u.trim_end_matches('/').to_string(),
         None => format!("http://{}", meta.header("host").unwrap_or("localhost")),
@@ -345,11 +345,11 @@ pub fn base_url(app: &App, meta: &RequestMeta) -> String {
 }
 
 /// Turns a handler's result into an answer.
-pub fn respond(result: Result<Response, ApiError>) -> Response {
+pub(crate) fn respond(result: Result<Response, ApiError>) -> Response {
     result.unwrap_or_else(ApiError::into_response)
 }
 
 /// A 200 JSON answer.
-pub fn ok<T: serde::Serialize>(body: &T) -> Result<Response, ApiError> {
+pub(crate) fn ok<T: serde::Serialize>(body: &T) -> Result<Response, ApiError> {
     Ok(json_response(StatusCode::OK, body))
 }

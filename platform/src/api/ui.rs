@@ -80,7 +80,7 @@ pub const ASSETS: &[Asset] = &[
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// `GET /ui` and `GET /ui/{path}`.
-pub fn routes() -> BoxedFilter<(Response,)> {
+pub(crate) fn routes() -> BoxedFilter<(Response,)> {
     let page = warp::path!("ui")
         .and(super::get())
         .map(|| serve("index.html"));

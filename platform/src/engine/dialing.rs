@@ -57,7 +57,7 @@ impl Routing {
 /// epoch restarts whenever the campaign was idle (no user to dial, window closed, paused),
 /// so an idle spell never turns into a burst.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pacing {
+pub(crate) struct Pacing {
     /// The first dial of this run, in Unix microseconds.
     pub epoch_us: i64,
     /// Dials since the epoch.
@@ -97,7 +97,7 @@ fn slot_offset_us(count: i64, rate: f64) -> i64 {
 }
 
 /// An instant from Unix microseconds.
-pub fn micros(us: i64) -> DateTime<Utc> {
+pub(crate) fn micros(us: i64) -> DateTime<Utc> {
     DateTime::<Utc>::from_timestamp_micros(us).unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
@@ -204,7 +204,7 @@ impl CallResult {
 
 /// What happens to a user after an attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NextStep {
+pub(crate) enum NextStep {
     /// Dial again no sooner than this.
     Retry {
         /// The earliest next dial.
@@ -219,7 +219,7 @@ pub enum NextStep {
 /// Rule 1 and the retry policy: a result is retried only when it is in `retry_on`, at most
 /// `max_retries` times after the first dial, no sooner than `retry_interval_minutes` after
 /// the attempt ended. `attempts` counts the dials made so far, this one included.
-pub fn next_step(
+pub(crate) fn next_step(
     result: CallResult,
     attempts: u32,
     policy: &RetryPolicy,
@@ -275,7 +275,7 @@ pub(crate) fn campaign_attempt_id(
 }
 
 /// The interaction id of an answered call, derived from its attempt or call id.
-pub fn interaction_id(seed: u64, subject: &str) -> String {
+pub(crate) fn interaction_id(seed: u64, subject: &str) -> String {
     let mut h = Sha256::new();
     h.update(seed.to_be_bytes());
     h.update(b"interaction");

@@ -78,9 +78,9 @@ pub use worker::{Processor, ensure_started, start};
 /// Accepted rows written per transaction.
 pub const BATCH_ROWS: usize = 8192;
 /// The most the duplicate table is filled before it doubles.
-pub const DUPLICATE_LOAD: f64 = 0.8;
+pub(crate) const DUPLICATE_LOAD: f64 = 0.8;
 /// The largest transformation file read back (it was at most this size at upload).
-pub const TRANSFORMATION_MAX_BYTES: u64 = 1 << 20;
+pub(crate) const TRANSFORMATION_MAX_BYTES: u64 = 1 << 20;
 
 /// Why processing a cohort failed in a way that may pass (the store, a task).
 #[derive(Debug, thiserror::Error)]

@@ -20,7 +20,7 @@ use contracts::wire::{JournalSummary, OperationSummary, ViolationExample};
 use serde_json::{Map, Value, json};
 
 /// The suite name of the report.
-pub const SUITE: &str = "verify";
+pub(crate) const SUITE: &str = "verify";
 
 /// What makes the verdict fail.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -96,7 +96,7 @@ impl SeenBody {
 /// The multipart parts a handler read past because the operation does not know them: put
 /// on the answer (as an extension) for the journal, which reports each as `unknown_field`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IgnoredParts(pub Vec<String>);
+pub(crate) struct IgnoredParts(pub Vec<String>);
 
 /// The workspace a path names: its `org_id` and `workspace_id` parameters when it is an
 /// operation of the document, else the segments after `orgs/` and `workspaces/` (a client
@@ -125,7 +125,7 @@ const AUTH_SCHEMES: [&str; 6] = ["Bearer", "Basic", "Token", "ApiKey", "Key", "D
 /// scheme of an `Authorization` header (`Authorization: Bearer`, for a scheme of
 /// `AUTH_SCHEMES`), or the name of a header such as `api-key` or `x_api_key`. Never the
 /// value.
-pub fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
+pub(crate) fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
     if let Some(auth) = headers.get(warp::http::header::AUTHORIZATION) {
         let first = auth
             .to_str()

@@ -15,7 +15,7 @@ use crate::store::activity;
 use crate::store::campaigns::{self, CampaignRecord};
 
 /// The summary of a campaign at `now`.
-pub fn summary(rec: &CampaignRecord, now: chrono::DateTime<chrono::Utc>) -> CampaignSummary {
+pub(crate) fn summary(rec: &CampaignRecord, now: chrono::DateTime<chrono::Utc>) -> CampaignSummary {
     CampaignSummary {
         campaign_id: rec.id.clone(),
         name: rec.spec.name.as_str().to_string(),
@@ -36,7 +36,7 @@ pub fn summary(rec: &CampaignRecord, now: chrono::DateTime<chrono::Utc>) -> Camp
 }
 
 /// The full campaign at `now`, with its statistics.
-pub fn detail(
+pub(crate) fn detail(
     c: &Connection,
     rec: &CampaignRecord,
     now: chrono::DateTime<chrono::Utc>,
@@ -96,7 +96,7 @@ pub(crate) async fn create_with_id(
 }
 
 /// One page of the workspace's campaigns.
-pub async fn list(
+pub(crate) async fn list(
     app: &App,
     who: &Principal,
     query: &[(String, String)],
@@ -139,7 +139,7 @@ pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Campaign, ApiEr
 }
 
 /// Applies a PATCH while the campaign is `scheduled` or `paused`.
-pub async fn patch(
+pub(crate) async fn patch(
     app: &App,
     who: &Principal,
     id: &str,
@@ -184,7 +184,7 @@ pub async fn patch(
 }
 
 /// `pause`, `resume` or `cancel`, from the states that allow it (409 otherwise).
-pub async fn set_status(
+pub(crate) async fn set_status(
     app: &App,
     who: &Principal,
     id: &str,

@@ -20,7 +20,7 @@ use crate::lifecycle::{self, effective_status, settle_status};
 
 /// A stored campaign.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CampaignRecord {
+pub(crate) struct CampaignRecord {
     /// `camp-…`.
     pub id: String,
     /// Its workspace.
@@ -41,7 +41,7 @@ pub struct CampaignRecord {
 
 impl CampaignRecord {
     /// The status at `now`, time transitions applied.
-    pub fn status_at(&self, now: DateTime<Utc>) -> CampaignStatus {
+    pub(crate) fn status_at(&self, now: DateTime<Utc>) -> CampaignStatus {
         effective_status(self.status, self.spec.start, self.spec.end, now)
     }
 }

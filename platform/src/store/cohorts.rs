@@ -27,7 +27,7 @@ use rusqlite::{Connection, Row, params};
 use super::{StoreError, WorkspaceRef, files, from_ms, ms, optional};
 
 /// The internal status of a cohort whose file is still being received.
-pub const UPLOADING: &str = "uploading";
+pub(crate) const UPLOADING: &str = "uploading";
 
 /// What a cohort belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -255,7 +255,7 @@ pub(crate) fn uploading_ids(c: &Connection) -> Result<Vec<String>, StoreError> {
 }
 
 /// Inserts a whole cohort (a stream, processed before it is stored).
-pub fn insert(c: &Connection, rec: &CohortRecord) -> Result<(), StoreError> {
+pub(crate) fn insert(c: &Connection, rec: &CohortRecord) -> Result<(), StoreError> {
     let r = rec.result;
     c.execute(
         "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status, source_type,
@@ -289,7 +289,7 @@ pub fn insert(c: &Connection, rec: &CohortRecord) -> Result<(), StoreError> {
 
 /// A cohort of a parent in a workspace, or `None` (also for another parent's or workspace's,
 /// and while it is still uploading).
-pub fn get(
+pub(crate) fn get(
     c: &Connection,
     ws: &WorkspaceRef,
     parent: &Parent,
@@ -316,7 +316,7 @@ pub fn get(
 }
 
 /// One page of a parent's cohorts in upload order, and how many it has.
-pub fn list(
+pub(crate) fn list(
     c: &Connection,
     ws: &WorkspaceRef,
     parent: &Parent,
@@ -395,7 +395,7 @@ pub(crate) fn clear_results(c: &Connection, id: &str) -> Result<(), StoreError> 
 
 /// Records a finished cohort: status `completed` and its counts. Answers false when it is
 /// no longer `processing` (deleted meanwhile).
-pub fn mark_completed(
+pub(crate) fn mark_completed(
     c: &Connection,
     id: &str,
     result: CohortResult,
@@ -418,7 +418,7 @@ pub fn mark_completed(
 
 /// Records a failed cohort: status `failed`, the reason, no counts, no users and no
 /// rejected-records file. Answers false when it is no longer `processing`.
-pub fn mark_failed(
+pub(crate) fn mark_failed(
     c: &Connection,
     id: &str,
     reason: &str,

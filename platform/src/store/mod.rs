@@ -407,7 +407,7 @@ impl Inner {
 }
 
 /// Unix milliseconds of an instant.
-pub fn ms(t: DateTime<Utc>) -> i64 {
+pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 

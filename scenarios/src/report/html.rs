@@ -26,7 +26,7 @@ details{margin:6px 0}";
 /// An observed value as a person reads it: a string as it is, a table as `key: value`
 /// pairs (`total: 11; connected: 3`), a nested table in parentheses, a list joined by
 /// commas.
-pub fn readable(v: &serde_json::Value) -> String {
+pub(crate) fn readable(v: &serde_json::Value) -> String {
     use serde_json::Value;
     fn inner(v: &Value) -> String {
         match v {

@@ -249,7 +249,7 @@ pub fn to_json(report: &ScenarioReport) -> String {
 /// window, key-service calls, webhooks, then the expectations with pass/fail. `quiet`: only
 /// the failing expectations (with what was expected and observed) and the summary; one line
 /// when every expectation holds.
-pub fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
+pub(crate) fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> String {
     let mut out = String::new();
     if quiet {
         let mut failing = r.expectations.clone();

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// A client of one platform workspace.
 #[derive(Clone, Debug)]
-pub struct Api {
+pub(crate) struct Api {
     http: reqwest::Client,
     base: String,
     key: String,
@@ -17,7 +17,7 @@ pub struct Api {
 
 impl Api {
     /// A client of `base` (`http://127.0.0.1:PORT`) for one workspace.
-    pub fn new(base: &str, key: &str, org: &str, ws: &str) -> Api {
+    pub(crate) fn new(base: &str, key: &str, org: &str, ws: &str) -> Api {
         Api {
             http: reqwest::Client::builder()
                 .pool_max_idle_per_host(4)
@@ -31,7 +31,7 @@ impl Api {
     }
 
     /// `/api/scheduling/v1/orgs/{org}/workspaces/{ws}`.
-    pub fn scheduling(&self) -> String {
+    pub(crate) fn scheduling(&self) -> String {
         format!(
             "/api/scheduling/v1/orgs/{}/workspaces/{}",
             self.org, self.ws
@@ -39,7 +39,7 @@ impl Api {
     }
 
     /// `/api/app-authoring/v1/orgs/{org}/workspaces/{ws}`.
-    pub fn authoring(&self) -> String {
+    pub(crate) fn authoring(&self) -> String {
         format!(
             "/api/app-authoring/v1/orgs/{}/workspaces/{}",
             self.org, self.ws
@@ -47,17 +47,22 @@ impl Api {
     }
 
     /// `/sim/v1/orgs/{org}/workspaces/{ws}`.
-    pub fn sim(&self) -> String {
+    pub(crate) fn sim(&self) -> String {
         format!("/sim/v1/orgs/{}/workspaces/{}", self.org, self.ws)
     }
 
     /// `/admin/v1/orgs/{org}/workspaces/{ws}`.
-    pub fn admin(&self) -> String {
+    pub(crate) fn admin(&self) -> String {
         format!("/admin/v1/orgs/{}/workspaces/{}", self.org, self.ws)
     }
 
     /// Sends a request; answers the JSON body (null when empty) of a 2xx answer.
-    pub async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value> {
+    pub(crate) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value> {
         let mut req = self
             .http
             .request(method.clone(), format!("{}{path}", self.base))
@@ -73,17 +78,17 @@ impl Api {
     }
 
     /// `GET`.
-    pub async fn get(&self, path: &str) -> Result<Value> {
+    pub(crate) async fn get(&self, path: &str) -> Result<Value> {
         self.call(Method::GET, path, None).await
     }
 
     /// `POST` with a JSON body.
-    pub async fn post(&self, path: &str, body: &Value) -> Result<Value> {
+    pub(crate) async fn post(&self, path: &str, body: &Value) -> Result<Value> {
         self.call(Method::POST, path, Some(body)).await
     }
 
     /// Uploads a cohort as multipart: the CSV and its transformation config.
-    pub async fn upload_cohort(
+    pub(crate) async fn upload_cohort(
         &self,
         path: &str,
         name: &str,

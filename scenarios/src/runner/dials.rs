@@ -67,7 +67,7 @@ pub(crate) fn path_for(path: &Path, name: &str) -> PathBuf {
 }
 
 /// One dial, as written.
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     /// The campaign's key.
     pub campaign: &'a str,
     /// When it was placed.
@@ -91,7 +91,7 @@ pub struct Row<'a> {
 }
 
 /// The open file.
-pub struct DialExport {
+pub(crate) struct DialExport {
     out: BufWriter<File>,
     format: Format,
     path: PathBuf,
@@ -108,7 +108,7 @@ impl std::fmt::Debug for DialExport {
 
 impl DialExport {
     /// Creates (or empties) the file and writes the CSV header.
-    pub fn create(path: &Path) -> Result<DialExport> {
+    pub(crate) fn create(path: &Path) -> Result<DialExport> {
         let format = Format::of(path)?;
         let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut x = DialExport {
@@ -124,7 +124,7 @@ impl DialExport {
     }
 
     /// Writes one dial.
-    pub fn write(&mut self, r: &Row<'_>) -> Result<()> {
+    pub(crate) fn write(&mut self, r: &Row<'_>) -> Result<()> {
         let at = contracts::clock::format_instant(r.at);
         let local = r.local_time;
         let duration = r.talk_ms.filter(|ms| *ms > 0).map(|ms| ms as f64 / 1000.0);
@@ -167,7 +167,7 @@ impl DialExport {
     }
 
     /// Writes what is buffered.
-    pub fn finish(mut self) -> Result<()> {
+    pub(crate) fn finish(mut self) -> Result<()> {
         self.out
             .flush()
             .with_context(|| format!("writing {}", self.path.display()))

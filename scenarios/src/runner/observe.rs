@@ -13,7 +13,7 @@ use platform::engine::dialing::CallResult;
 use telephony_sim::DialRecord;
 
 /// The results in chart and table order, named as the campaign statistics name them.
-pub const RESULTS: [(CallResult, &str); 7] = [
+pub(crate) const RESULTS: [(CallResult, &str); 7] = [
     (CallResult::Completed, "connected"),
     (CallResult::ShortDuration, "short_duration"),
     (CallResult::Busy, "busy"),
@@ -30,7 +30,7 @@ fn result_index(r: CallResult) -> usize {
 /// A called number as the key of its user's dials: an E.164 number (`+` and up to 15
 /// digits, the first not 0) is its digits' value, below 10^15; any other string a hash of
 /// it at or above 2^63, so the two kinds never meet.
-pub fn number_key(number: &str) -> u64 {
+pub(crate) fn number_key(number: &str) -> u64 {
     match number.strip_prefix('+') {
         Some(d)
             if (1..=15).contains(&d.len())
@@ -50,7 +50,7 @@ pub fn number_key(number: &str) -> u64 {
 
 /// One user's dials.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct UserDials {
+pub(crate) struct UserDials {
     /// Dials.
     pub attempts: u32,
     /// Attempt indices seen (bit i: attempt index i, up to 63).
@@ -61,7 +61,7 @@ pub struct UserDials {
 
 /// A campaign's dials.
 #[derive(Clone, Debug, Default)]
-pub struct CampaignDials {
+pub(crate) struct CampaignDials {
     /// Dials by result (index into [`RESULTS`]).
     pub by_result: [u64; 7],
     /// Dials by `connection_id`.
@@ -90,17 +90,15 @@ impl CampaignDials {
     }
 
     /// Every dial.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.by_result.iter().sum()
     }
 }
 
-/// A campaign as the observer knows it: its key and the versions of its spec (a patch makes
+/// A campaign as the observer knows it: the versions of its spec (a patch makes
 /// a new one), by the time they took effect.
 #[derive(Clone, Debug)]
-pub struct Watched {
-    /// The scenario's key.
-    pub key: String,
+pub(crate) struct Watched {
     /// Specs by the time they took effect, oldest first.
     pub specs: Vec<(DateTime<Utc>, CampaignSpec)>,
 }
@@ -231,7 +229,7 @@ impl Chart {
 
 /// Everything the runner saw of the dials.
 #[derive(Debug)]
-pub struct Observer {
+pub(crate) struct Observer {
     /// Campaigns by key.
     pub campaigns: BTreeMap<String, CampaignDials>,
     /// What is known of each campaign, by key.
@@ -250,7 +248,7 @@ pub struct Observer {
 
 impl Observer {
     /// An observer of a run over `[from, until)`.
-    pub fn new(from: DateTime<Utc>, until: DateTime<Utc>) -> Observer {
+    pub(crate) fn new(from: DateTime<Utc>, until: DateTime<Utc>) -> Observer {
         Observer {
             campaigns: BTreeMap::new(),
             watched: BTreeMap::new(),
@@ -263,7 +261,13 @@ impl Observer {
     }
 
     /// Starts watching a campaign (or records a new spec of it from `at`).
-    pub fn watch(&mut self, key: &str, at: DateTime<Utc>, spec: CampaignSpec, keep_ids: bool) {
+    pub(crate) fn watch(
+        &mut self,
+        key: &str,
+        at: DateTime<Utc>,
+        spec: CampaignSpec,
+        keep_ids: bool,
+    ) {
         for c in &spec.connections {
             for n in &c.phone_numbers {
                 self.from_numbers.insert(
@@ -275,10 +279,7 @@ impl Observer {
         let w = self
             .watched
             .entry(key.to_string())
-            .or_insert_with(|| Watched {
-                key: key.to_string(),
-                specs: vec![],
-            });
+            .or_insert_with(|| Watched { specs: vec![] });
         w.specs.push((at, spec));
         let d = self.campaigns.entry(key.to_string()).or_default();
         if keep_ids && d.attempt_ids.is_none() {
@@ -287,7 +288,7 @@ impl Observer {
     }
 
     /// Takes in dials from the journal (and writes them to the export, if any).
-    pub fn take(&mut self, records: &[DialRecord]) -> anyhow::Result<()> {
+    pub(crate) fn take(&mut self, records: &[DialRecord]) -> anyhow::Result<()> {
         self.seen += records.len() as u64;
         for r in records {
             let req = &r.request;

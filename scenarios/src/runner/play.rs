@@ -43,7 +43,7 @@ const TICKS: i64 = 200;
 
 impl<'a> Run<'a> {
     /// Starts the stack and the receiver, installs the telephony rules.
-    pub async fn start(loaded: &'a Loaded, seed: u64) -> Result<Run<'a>> {
+    pub(crate) async fn start(loaded: &'a Loaded, seed: u64) -> Result<Run<'a>> {
         let s = &loaded.scenario;
         let ks = &s.key_service;
         let receiver = Receiver::start(Signing {
@@ -210,7 +210,7 @@ impl<'a> Run<'a> {
     }
 
     /// Creates what the file creates at the start and plans every stop.
-    pub async fn setup(&mut self) -> Result<()> {
+    pub(crate) async fn setup(&mut self) -> Result<()> {
         let s = &self.loaded.scenario;
         for d in &s.deployments {
             let v = self
@@ -380,7 +380,7 @@ impl<'a> Run<'a> {
 
     /// A cohort's record now, or the last one read when it cannot be read any more (its
     /// deployment was deleted).
-    pub async fn cohort(&self, key: &str) -> Option<Value> {
+    pub(crate) async fn cohort(&self, key: &str) -> Option<Value> {
         let (path, last) = self.cohorts.get(key)?;
         Some(self.api.get(path).await.unwrap_or_else(|_| last.clone()))
     }
@@ -402,12 +402,12 @@ impl<'a> Run<'a> {
     }
 
     /// The platform's record of an inbound call, by key.
-    pub fn inbound_call(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn inbound_call(&self, key: &str) -> Option<&Value> {
         self.inbound.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// `GET` of a campaign by key (read once per stop while nothing changes it).
-    pub async fn campaign(&self, key: &str) -> Result<Value> {
+    pub(crate) async fn campaign(&self, key: &str) -> Result<Value> {
         if let Some(v) = self.lock_reads().get(key) {
             return Ok(v.clone());
         }

@@ -50,7 +50,7 @@ pub(crate) struct FaultSet {
 
 /// A campaign created by the run.
 #[derive(Clone, Debug)]
-pub struct Created {
+pub(crate) struct Created {
     /// The platform's id.
     pub id: String,
     /// The status last seen.
@@ -58,7 +58,7 @@ pub struct Created {
 }
 
 /// The state of a run while it plays; the collector reads it at the end.
-pub struct Run<'a> {
+pub(crate) struct Run<'a> {
     /// The scenario.
     pub loaded: &'a Loaded,
     /// The seed in use.

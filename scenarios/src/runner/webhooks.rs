@@ -10,7 +10,7 @@ use warp::Filter;
 
 /// What the receiver got for one path (`campaigns/<key>` or `deployments`).
 #[derive(Clone, Debug, Default)]
-pub struct Received {
+pub(crate) struct Received {
     /// Events received.
     pub events: u64,
     /// Events whose signature did not verify.
@@ -25,7 +25,7 @@ pub struct Received {
 pub(crate) type Inbox = Arc<Mutex<BTreeMap<String, Received>>>;
 
 /// A running receiver.
-pub struct Receiver {
+pub(crate) struct Receiver {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     /// What it got.
@@ -36,7 +36,7 @@ pub struct Receiver {
 
 /// The signature settings the receiver checks against.
 #[derive(Clone, Debug)]
-pub struct Signing {
+pub(crate) struct Signing {
     /// The platform's secret.
     pub secret: Vec<u8>,
     /// The signature header's name.
@@ -47,7 +47,7 @@ pub struct Signing {
 
 impl Receiver {
     /// Starts a receiver on a free port.
-    pub async fn start(signing: Signing) -> Result<Receiver> {
+    pub(crate) async fn start(signing: Signing) -> Result<Receiver> {
         let inbox: Inbox = Arc::default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -85,7 +85,7 @@ impl Receiver {
     }
 
     /// What was received on `path`.
-    pub fn received(&self, path: &str) -> Received {
+    pub(crate) fn received(&self, path: &str) -> Received {
         self.inbox
             .lock()
             .expect("the inbox lock is never poisoned")
@@ -95,7 +95,7 @@ impl Receiver {
     }
 
     /// Stops the server.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }

@@ -139,6 +139,6 @@ pub async fn run(command: ScenarioCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// `s` unless one.
-pub fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }

@@ -42,7 +42,7 @@ pub use upload::Receiving;
 use upload::store_bytes;
 
 /// The answer for a cohort.
-pub fn to_wire(rec: &CohortRecord) -> Cohort {
+pub(crate) fn to_wire(rec: &CohortRecord) -> Cohort {
     Cohort {
         cohort_id: rec.id.clone(),
         name: rec.name.clone(),
@@ -214,7 +214,7 @@ pub(crate) async fn stream_with_id(
 }
 
 /// One page of a parent's cohorts in upload order, with the paging read from the query.
-pub async fn list(
+pub(crate) async fn list(
     app: &App,
     who: &Principal,
     parent: &Parent,
@@ -257,7 +257,7 @@ async fn find(
 }
 
 /// A cohort of the parent.
-pub async fn get(
+pub(crate) async fn get(
     app: &App,
     who: &Principal,
     parent: &Parent,
@@ -269,7 +269,7 @@ pub async fn get(
 /// A file of a cohort, ready to stream: its type, a file name, its size, and its bytes
 /// arriving chunk by chunk (decrypted on a blocking thread, at most two chunks ahead).
 #[derive(Debug)]
-pub struct CohortFile {
+pub(crate) struct CohortFile {
     /// Which file.
     pub file_type: CohortFileType,
     /// A name for `Content-Disposition`.
@@ -283,7 +283,7 @@ pub struct CohortFile {
 /// The file of a cohort asked for by `file_type`: `cohort` (as uploaded), `rejected_records`
 /// (409 while processing; 404 when there are none), `cohort_transformation` (as uploaded;
 /// 404 for streams).
-pub async fn file(
+pub(crate) async fn file(
     app: &App,
     who: &Principal,
     parent: &Parent,

@@ -97,15 +97,15 @@ defs! {
 }
 
 /// The one-line fix of a check.
-pub fn how_to_fix(id: &str) -> Option<&'static str> {
+pub(crate) fn how_to_fix(id: &str) -> Option<&'static str> {
     FIXES.iter().find(|(i, _)| *i == id).map(|(_, f)| *f)
 }
 
 /// The group that is always run and reported first: the run's own settings.
-pub const SETUP_GROUP: &str = "setup";
+pub(crate) const SETUP_GROUP: &str = "setup";
 
 /// The groups `--only` and `--skip` choose from, in report order (after [`SETUP_GROUP`]).
-pub const GROUPS: &[&str] = &[
+pub(crate) const GROUPS: &[&str] = &[
     "tls", "auth", "decrypt", "rotate", "headers", "methods", "token", "load", "errors",
 ];
 

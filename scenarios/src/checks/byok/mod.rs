@@ -53,7 +53,7 @@ use crate::checks::{Check, CheckReport};
 use crate::report::{self, table};
 
 /// The suite name of the report.
-pub const SUITE: &str = "check byok";
+pub(crate) const SUITE: &str = "check byok";
 
 /// Runs `harness check byok`: the report on standard output (a table), `--json` and
 /// `--junit` files; exit status 0 when no error check fails, 1 otherwise.

@@ -60,7 +60,7 @@ const VICTIM: Makes = Makes::new(Kind::Deployment, "auth-delete-other", 1);
 /// What each check creates: a campaign and a deployment with a cohort each, whose routes
 /// are called (with bodies that would create more on a target that does not check the
 /// key), and a deployment for each DELETE.
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&NO_KEY, &[CAMPAIGN, DEPLOYMENT, COHORTS, DELETED_NO_KEY]),
     (
         &WRONG_KEY,
@@ -271,7 +271,7 @@ async fn granted(cx: &Ctx, routes: Vec<Route>) -> Vec<u16> {
 }
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     let fixture = match fixture(cx).await {
         Ok(f) => f,
         Err(x) => {

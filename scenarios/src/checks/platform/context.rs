@@ -36,7 +36,7 @@ pub struct Settings {
 
 /// The other workspace, when given: its key and paths.
 #[derive(Clone, Debug)]
-pub struct Other {
+pub(crate) struct Other {
     /// Its org, workspace and key.
     pub ws: Workspace,
     /// Its paths.
@@ -45,7 +45,7 @@ pub struct Other {
 
 /// Everything a group of checks needs.
 #[derive(Debug)]
-pub struct Ctx {
+pub(crate) struct Ctx {
     /// The target's HTTP side.
     pub http: Http,
     /// The workspace under check.
@@ -69,7 +69,7 @@ pub struct Ctx {
 
 /// The target's time and how precisely it is known.
 #[derive(Clone, Copy, Debug)]
-pub struct Now {
+pub(crate) struct Now {
     /// The time.
     pub at: DateTime<Utc>,
     /// How far a check must stay from a limit that depends on it: on a simulated clock the
@@ -80,7 +80,7 @@ pub struct Now {
 
 impl Ctx {
     /// A request with the workspace's key.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         method: Method,
         path: &[String],
@@ -93,18 +93,18 @@ impl Ctx {
     }
 
     /// `GET` with the workspace's key.
-    pub async fn get(&self, path: &[String], query: &[(&str, String)]) -> Exchange {
+    pub(crate) async fn get(&self, path: &[String], query: &[(&str, String)]) -> Exchange {
         self.call(Method::GET, path, query, Body::Empty).await
     }
 
     /// A JSON request with the workspace's key.
-    pub async fn send(&self, method: Method, path: &[String], body: Value) -> Exchange {
+    pub(crate) async fn send(&self, method: Method, path: &[String], body: Value) -> Exchange {
         self.call(method, path, &[], Body::Json(body)).await
     }
 
     /// The target's time: its simulated clock when it has one (`--sim` or found by the
     /// preflight), else this machine's clock with the configured margin.
-    pub async fn now(&self) -> Result<Now, Exchange> {
+    pub(crate) async fn now(&self) -> Result<Now, Exchange> {
         if self.settings.sim || self.simulated_clock {
             let x = self.get(&sim_clock(), &[]).await;
             let at = x
@@ -127,7 +127,7 @@ impl Ctx {
 
     /// The workspace `side` and its paths (the one under check when no other was given:
     /// the checks that need another one do not run then).
-    pub fn side(&self, side: Side) -> (&Workspace, &Paths) {
+    pub(crate) fn side(&self, side: Side) -> (&Workspace, &Paths) {
         match (side, &self.other) {
             (Side::Other, Some(o)) => (&o.ws, &o.paths),
             _ => (&self.main, &self.paths),
@@ -149,7 +149,7 @@ impl Ctx {
     }
 
     /// Creates a campaign from `body`; records it for cancelling when the answer names it.
-    pub async fn create_campaign(&self, body: Value) -> Exchange {
+    pub(crate) async fn create_campaign(&self, body: Value) -> Exchange {
         self.create_campaign_in(Side::Main, body).await
     }
 
@@ -166,7 +166,7 @@ impl Ctx {
     }
 
     /// Creates a deployment from `body`; records it for deleting when the answer names it.
-    pub async fn create_deployment(&self, body: Value) -> Exchange {
+    pub(crate) async fn create_deployment(&self, body: Value) -> Exchange {
         self.create_deployment_in(Side::Main, body).await
     }
 
@@ -210,7 +210,7 @@ impl Ctx {
     }
 
     /// Deletes a deployment of the workspace under check; forgets it when the target did.
-    pub async fn delete_deployment(&self, id: &str) -> Exchange {
+    pub(crate) async fn delete_deployment(&self, id: &str) -> Exchange {
         self.delete_deployment_in(Side::Main, id).await
     }
 
@@ -267,7 +267,7 @@ impl Ctx {
     }
 
     /// The violations of the schema `name` by a success body, as evidence and verdict.
-    pub fn conforms(&self, x: &Exchange, schema: &str) -> (bool, Evidence) {
+    pub(crate) fn conforms(&self, x: &Exchange, schema: &str) -> (bool, Evidence) {
         let violations = match &x.json {
             Some(v) => self.schemas.violations(schema, v),
             None => vec!["the body is not JSON".to_string()],

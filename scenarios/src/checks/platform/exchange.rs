@@ -15,7 +15,7 @@ const EVIDENCE_BODY_CHARS: usize = 2_000;
 
 /// A request as it was sent.
 #[derive(Clone, Debug)]
-pub struct Sent {
+pub(crate) struct Sent {
     /// `GET`, `POST`, ...
     pub method: String,
     /// The path, percent-encoded as sent.
@@ -29,7 +29,7 @@ pub struct Sent {
 
 impl Sent {
     /// What a request of `method` to `url` with `body` sends.
-    pub fn new(method: &Method, url: &Url, body: &Body) -> Sent {
+    pub(crate) fn new(method: &Method, url: &Url, body: &Body) -> Sent {
         Sent {
             method: method.to_string(),
             path: url.path().to_string(),
@@ -39,7 +39,7 @@ impl Sent {
     }
 
     /// `POST /api/...?query`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match &self.query {
             Some(q) => format!("{} {}?{q}", self.method, self.path),
             None => format!("{} {}", self.method, self.path),
@@ -47,7 +47,7 @@ impl Sent {
     }
 
     /// `{method, path, query?, body?}`.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("method".into(), json!(self.method));
         m.insert("path".into(), json!(self.path));
@@ -107,7 +107,7 @@ fn shorten(text: &str) -> String {
 
 /// One request and what came back.
 #[derive(Clone, Debug)]
-pub struct Exchange {
+pub(crate) struct Exchange {
     /// `POST /api/...?query` as sent.
     pub request: String,
     /// The request in full.
@@ -128,12 +128,12 @@ pub struct Exchange {
 
 impl Exchange {
     /// Whether the status is 2xx.
-    pub fn is_success(&self) -> bool {
+    pub(crate) fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
 
     /// The JSON body, or `null`.
-    pub fn body(&self) -> &Value {
+    pub(crate) fn body(&self) -> &Value {
         static NULL: Value = Value::Null;
         self.json.as_ref().unwrap_or(&NULL)
     }
@@ -145,7 +145,7 @@ impl Exchange {
 
     /// The answer: `{status, body, elapsed_ms}` (the body shortened), or `{error}` when none
     /// came.
-    pub fn response(&self) -> Value {
+    pub(crate) fn response(&self) -> Value {
         if let Some(err) = &self.error {
             return json!({"error": err});
         }
@@ -164,14 +164,14 @@ impl Exchange {
     }
 
     /// `{request, response}` as evidence.
-    pub fn evidence(&self) -> Evidence {
+    pub(crate) fn evidence(&self) -> Evidence {
         Evidence::new()
             .with("request", self.sent.to_value())
             .with("response", self.response())
     }
 
     /// The evidence of several exchanges, under `calls`.
-    pub fn all(exchanges: &[&Exchange]) -> Evidence {
+    pub(crate) fn all(exchanges: &[&Exchange]) -> Evidence {
         let calls: Vec<Value> = exchanges
             .iter()
             .map(|x| Value::Object(x.evidence().0))
@@ -180,7 +180,7 @@ impl Exchange {
     }
 
     /// `status N` or the transport error, for messages.
-    pub fn outcome(&self) -> String {
+    pub(crate) fn outcome(&self) -> String {
         match &self.error {
             Some(e) => format!("no answer ({e})"),
             None => format!("status {}", self.status),
@@ -190,7 +190,7 @@ impl Exchange {
 
 /// A request body.
 #[derive(Clone, Debug)]
-pub enum Body {
+pub(crate) enum Body {
     /// No body.
     Empty,
     /// A JSON body (`content-type: application/json`).
@@ -203,7 +203,7 @@ pub enum Body {
 
 /// One part of a multipart body.
 #[derive(Clone, Debug)]
-pub struct FormPart {
+pub(crate) struct FormPart {
     /// The field name.
     pub name: String,
     /// The file name, for a file part.
@@ -216,7 +216,7 @@ pub struct FormPart {
 
 impl FormPart {
     /// A text field.
-    pub fn text(name: &str, value: &str) -> FormPart {
+    pub(crate) fn text(name: &str, value: &str) -> FormPart {
         FormPart {
             name: name.into(),
             file_name: None,
@@ -226,7 +226,12 @@ impl FormPart {
     }
 
     /// A file.
-    pub fn file(name: &str, file_name: &str, mime: &'static str, bytes: Vec<u8>) -> FormPart {
+    pub(crate) fn file(
+        name: &str,
+        file_name: &str,
+        mime: &'static str,
+        bytes: Vec<u8>,
+    ) -> FormPart {
         FormPart {
             name: name.into(),
             file_name: Some(file_name.into()),

@@ -27,7 +27,7 @@ pub(crate) fn all_days() -> Vec<&'static str> {
 
 /// Names and numbers of one run.
 #[derive(Debug)]
-pub struct Names {
+pub(crate) struct Names {
     run: String,
     area: u32,
     next: AtomicU32,
@@ -35,7 +35,7 @@ pub struct Names {
 
 impl Names {
     /// Names of the run `token` (a few hex digits), numbers in an area code drawn from it.
-    pub fn new(token: u32) -> Names {
+    pub(crate) fn new(token: u32) -> Names {
         Names {
             run: format!("{:06x}", token & 0xff_ffff),
             // Area codes 200 to 999.
@@ -45,19 +45,19 @@ impl Names {
     }
 
     /// The run's token, part of every name.
-    pub fn run(&self) -> &str {
+    pub(crate) fn run(&self) -> &str {
         &self.run
     }
 
     /// `harness-check-{run}-{label}`, at most 50 characters.
-    pub fn name(&self, label: &str) -> String {
+    pub(crate) fn name(&self, label: &str) -> String {
         let mut n = format!("{NAME_PREFIX}{}-{label}", self.run);
         n.truncate(50);
         n
     }
 
     /// A phone number no other call of this run returns (for agents and deployments).
-    pub fn number(&self) -> String {
+    pub(crate) fn number(&self) -> String {
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         let area = 200 + (self.area - 200 + i / 8000) % 800;
         format!("+1{area}555{:04}", 2000 + i % 8000)
@@ -67,17 +67,17 @@ impl Names {
 /// A user number of the simulated telephony whose behaviour `yy` decides (`00` connected
 /// 90 s, `01` always busy, `02` always no answer, `04` a 5 s call, `08` connected 30 s), in
 /// area code `200 + i` so that users of one cohort differ.
-pub fn magic_number(yy: u8, i: u32) -> String {
+pub(crate) fn magic_number(yy: u8, i: u32) -> String {
     format!("+1{}55501{yy:02}", 200 + i % 800)
 }
 
 /// An instant as the contract writes it: RFC 3339, UTC, milliseconds.
-pub fn ts(t: DateTime<Utc>) -> String {
+pub(crate) fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// Whole seconds as a duration.
-pub fn secs(s: i64) -> Duration {
+pub(crate) fn secs(s: i64) -> Duration {
     Duration::seconds(s)
 }
 
@@ -93,7 +93,7 @@ pub struct Agent {
 }
 
 /// A valid campaign create body: open every day 00:00 to 23:59 UTC, 1 dial a second.
-pub fn campaign(
+pub(crate) fn campaign(
     agent: &Agent,
     name: &str,
     agent_number: &str,
@@ -129,7 +129,7 @@ pub fn campaign(
 }
 
 /// A valid deployment create body without a schedule (calls answered at all times).
-pub fn deployment(agent: &Agent, name: &str, numbers: &[String]) -> Value {
+pub(crate) fn deployment(agent: &Agent, name: &str, numbers: &[String]) -> Value {
     json!({
         "name": name,
         "app_id": agent.app_id,
@@ -142,7 +142,7 @@ pub fn deployment(agent: &Agent, name: &str, numbers: &[String]) -> Value {
 }
 
 /// A valid instant outbound call to `user_number`.
-pub fn outbound(agent: &Agent, agent_number: &str, user_number: &str) -> Value {
+pub(crate) fn outbound(agent: &Agent, agent_number: &str, user_number: &str) -> Value {
     json!({
         "app_config": {
             "app_id": agent.app_id,
@@ -160,7 +160,7 @@ pub fn outbound(agent: &Agent, agent_number: &str, user_number: &str) -> Value {
 
 /// The rows of the cohort CSV: three valid users and, last, one whose number is not a
 /// telephone number (`12345`), which is rejected.
-pub const COHORT_CSV: &str = "phone,id,first_name\n\
+pub(crate) const COHORT_CSV: &str = "phone,id,first_name\n\
 +12025550102,u1,Ada\n\
 (303) 555-0102,u2,Grace\n\
 404-555-0102,u3,Alan\n\
@@ -172,7 +172,7 @@ pub(crate) const COHORT_CSV_REJECTED: u64 = 1;
 pub(crate) const COHORT_CSV_ROWS: u64 = 4;
 
 /// The transformation config of [`COHORT_CSV`]; `phone_column` names its phone column.
-pub fn transformation(phone_column: &str) -> Value {
+pub(crate) fn transformation(phone_column: &str) -> Value {
     json!({
         "phone_number": {"column_name": phone_column, "country_code": "US"},
         "user_identifier": {"column_name": "id", "required": true},
@@ -201,7 +201,7 @@ pub(crate) fn cohort_upload(name: &str, phone_column: &str) -> Vec<FormPart> {
 }
 
 /// A JSON cohort of `users` (`(phone_number, user_identifier)`).
-pub fn cohort_stream(name: &str, users: &[(String, String)]) -> Value {
+pub(crate) fn cohort_stream(name: &str, users: &[(String, String)]) -> Value {
     let users: Vec<Value> = users
         .iter()
         .map(|(phone, id)| json!({"phone_number": phone, "user_identifier": id}))
@@ -220,7 +220,7 @@ pub enum Side {
 
 /// A resource a run created, to remove at the end.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Created {
+pub(crate) enum Created {
     /// Cancelled at the end (campaigns cannot be deleted).
     Campaign(Side, String),
     /// Deleted at the end.
@@ -229,11 +229,11 @@ pub enum Created {
 
 /// Everything a run created and has not removed yet.
 #[derive(Debug, Default)]
-pub struct Ledger(Mutex<Vec<Created>>);
+pub(crate) struct Ledger(Mutex<Vec<Created>>);
 
 impl Ledger {
     /// Records a resource.
-    pub fn add(&self, c: Created) {
+    pub(crate) fn add(&self, c: Created) {
         let mut v = self.0.lock().expect("not poisoned");
         if !v.contains(&c) {
             v.push(c);
@@ -241,12 +241,12 @@ impl Ledger {
     }
 
     /// Forgets a resource (it was removed by a check).
-    pub fn remove(&self, c: &Created) {
+    pub(crate) fn remove(&self, c: &Created) {
         self.0.lock().expect("not poisoned").retain(|x| x != c);
     }
 
     /// Takes everything recorded.
-    pub fn take(&self) -> Vec<Created> {
+    pub(crate) fn take(&self) -> Vec<Created> {
         std::mem::take(&mut *self.0.lock().expect("not poisoned"))
     }
 }

@@ -65,7 +65,7 @@ use crate::checks::{Check, CheckDef, CheckReport, GroupFilter};
 use crate::report::{self, table};
 
 /// The suite's name in reports.
-pub const SUITE: &str = "check platform";
+pub(crate) const SUITE: &str = "check platform";
 
 /// A group of checks: its name (the prefix of its ids), what it covers, its checks.
 #[derive(Clone, Copy, Debug)]

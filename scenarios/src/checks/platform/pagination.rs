@@ -60,7 +60,7 @@ const CAMPAIGNS: CheckDef = CheckDef::error(
 );
 
 /// The checks of this group.
-pub const CHECKS: &[CheckDef] = &[
+pub(crate) const CHECKS: &[CheckDef] = &[
     TOTALS, PREV_NULL, NEXT_NULL, WALK, SORT_ORDER, SORT_NAME, SEARCH, CAMPAIGNS,
 ];
 
@@ -77,7 +77,7 @@ const LISTED_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "page-campaign", CAMP
 const DECOY_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "decoy-campaign", 2);
 
 /// What each check creates.
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&TOTALS, &[LISTED, DECOYS]),
     (&PREV_NULL, &[LISTED, DECOYS]),
     (&NEXT_NULL, &[LISTED, DECOYS]),
@@ -115,7 +115,7 @@ async fn deployments(cx: &Ctx, names: &[String]) -> Result<Vec<String>, Exchange
 }
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     let token = cx.names.name(LISTED.label);
     let decoy = cx.names.name(DECOYS.label);
     // Matching and decoys interleaved: page-1, decoy-1, page-2, decoy-2, page-3, decoy-3,

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 const PREFIX: &str = "#/components/schemas/";
 
 /// The contract's schemas, compiled on first use.
-pub struct Schemas {
+pub(crate) struct Schemas {
     root: Value,
     dangling: Vec<String>,
     compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
@@ -30,14 +30,14 @@ impl std::fmt::Debug for Schemas {
 
 impl Schemas {
     /// The schemas of the platform document of `contracts`.
-    pub fn contract() -> Schemas {
+    pub(crate) fn contract() -> Schemas {
         let doc = serde_json::to_value(contracts::openapi::platform_document())
             .expect("the OpenAPI document serialises");
         Schemas::from_document(doc)
     }
 
     /// The schemas of an OpenAPI document given as JSON.
-    pub fn from_document(doc: Value) -> Schemas {
+    pub(crate) fn from_document(doc: Value) -> Schemas {
         let defined: BTreeSet<String> = doc
             .pointer("/components/schemas")
             .and_then(Value::as_object)
@@ -58,12 +58,12 @@ impl Schemas {
     }
 
     /// Names the document refers to but does not define.
-    pub fn dangling(&self) -> &[String] {
+    pub(crate) fn dangling(&self) -> &[String] {
         &self.dangling
     }
 
     /// Whether the document defines `name`.
-    pub fn has(&self, name: &str) -> bool {
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.root["components"]["schemas"].get(name).is_some()
     }
 
@@ -88,7 +88,7 @@ impl Schemas {
 
     /// Every way `value` breaks the schema `name` (`/path: message`), at most 10; empty when
     /// it conforms.
-    pub fn violations(&self, name: &str, value: &Value) -> Vec<String> {
+    pub(crate) fn violations(&self, name: &str, value: &Value) -> Vec<String> {
         match self.validator(name) {
             Ok(v) => v
                 .iter_errors(value)

@@ -96,7 +96,7 @@ struct Plan {
 
 /// What each check creates: the campaigns of the timeline (each check needs the clock moved
 /// through all of them), and the inbound and status checks' own.
-pub const MAKES: &[(&CheckDef, &[Makes])] = &[
+pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&ACTIVATES, &[ACTIVATION]),
     (&ENDS, &[ACTIVATION]),
     (&WINDOW, &[WINDOWED, USERS]),
@@ -166,7 +166,7 @@ fn body(cx: &Ctx, recv: &Receiver, p: &Plan, start: DateTime<Utc>) -> Value {
 }
 
 /// Runs the group.
-pub async fn run(cx: &Ctx, v: &mut Verdicts) {
+pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     match Receiver::start(
         &cx.settings.webhook_listen,
         cx.settings.webhook_public_url.as_deref(),

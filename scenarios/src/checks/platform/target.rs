@@ -26,7 +26,7 @@ pub struct Workspace {
 
 /// The parent of a cohort: a campaign or a deployment.
 #[derive(Clone, Copy, Debug)]
-pub enum Parent<'a> {
+pub(crate) enum Parent<'a> {
     /// `.../campaigns/{id}/cohorts`.
     Campaign(&'a str),
     /// `.../deployments/{id}/cohorts`.
@@ -35,14 +35,14 @@ pub enum Parent<'a> {
 
 /// Path segments of every operation of one workspace, as the contract names them.
 #[derive(Clone, Debug)]
-pub struct Paths {
+pub(crate) struct Paths {
     org: String,
     workspace: String,
 }
 
 impl Paths {
     /// The paths of `org`/`workspace`.
-    pub fn new(org: &str, workspace: &str) -> Paths {
+    pub(crate) fn new(org: &str, workspace: &str) -> Paths {
         Paths {
             org: org.to_string(),
             workspace: workspace.to_string(),
@@ -59,42 +59,42 @@ impl Paths {
     }
 
     /// `POST /api/outbounds/v1/orgs/{o}/workspaces/{w}/outbounds`.
-    pub fn outbounds(&self) -> Vec<String> {
+    pub(crate) fn outbounds(&self) -> Vec<String> {
         self.under("outbounds", &["outbounds"])
     }
 
     /// `/api/scheduling/v1/orgs/{o}/workspaces/{w}/campaigns`.
-    pub fn campaigns(&self) -> Vec<String> {
+    pub(crate) fn campaigns(&self) -> Vec<String> {
         self.under("scheduling", &["campaigns"])
     }
 
     /// `.../campaigns/{id}`.
-    pub fn campaign(&self, id: &str) -> Vec<String> {
+    pub(crate) fn campaign(&self, id: &str) -> Vec<String> {
         self.under("scheduling", &["campaigns", id])
     }
 
     /// `.../campaigns/{id}/status`.
-    pub fn campaign_status(&self, id: &str) -> Vec<String> {
+    pub(crate) fn campaign_status(&self, id: &str) -> Vec<String> {
         self.under("scheduling", &["campaigns", id, "status"])
     }
 
     /// `/api/app-authoring/v1/orgs/{o}/workspaces/{w}/deployments`.
-    pub fn deployments(&self) -> Vec<String> {
+    pub(crate) fn deployments(&self) -> Vec<String> {
         self.under("app-authoring", &["deployments"])
     }
 
     /// `.../deployments/{id}`.
-    pub fn deployment(&self, id: &str) -> Vec<String> {
+    pub(crate) fn deployment(&self, id: &str) -> Vec<String> {
         self.under("app-authoring", &["deployments", id])
     }
 
     /// `.../deployments/{id}/status`.
-    pub fn deployment_status(&self, id: &str) -> Vec<String> {
+    pub(crate) fn deployment_status(&self, id: &str) -> Vec<String> {
         self.under("app-authoring", &["deployments", id, "status"])
     }
 
     /// `/api/scheduling/v1/.../{campaigns|deployments}/{id}/cohorts`, then `rest`.
-    pub fn cohorts(&self, parent: Parent<'_>, rest: &[&str]) -> Vec<String> {
+    pub(crate) fn cohorts(&self, parent: Parent<'_>, rest: &[&str]) -> Vec<String> {
         let (kind, id) = match parent {
             Parent::Campaign(id) => ("campaigns", id),
             Parent::Deployment(id) => ("deployments", id),
@@ -119,7 +119,7 @@ impl Paths {
 }
 
 /// `/sim/v1/clock`.
-pub fn sim_clock() -> Vec<String> {
+pub(crate) fn sim_clock() -> Vec<String> {
     vec!["sim".into(), "v1".into(), "clock".into()]
 }
 
@@ -130,7 +130,7 @@ pub(crate) fn sim_clock_advance() -> Vec<String> {
 
 /// Which `X-API-Key` a request sends.
 #[derive(Clone, Copy, Debug)]
-pub enum Key<'a> {
+pub(crate) enum Key<'a> {
     /// No `X-API-Key` header.
     Missing,
     /// This key.
@@ -139,14 +139,14 @@ pub enum Key<'a> {
 
 /// The HTTP side of the target: its base URL and a client.
 #[derive(Clone, Debug)]
-pub struct Http {
+pub(crate) struct Http {
     base: Url,
     client: reqwest::Client,
 }
 
 impl Http {
     /// A client of `base` with a per-request `timeout`.
-    pub fn new(base: &str, timeout: Duration) -> anyhow::Result<Http> {
+    pub(crate) fn new(base: &str, timeout: Duration) -> anyhow::Result<Http> {
         let mut base = Url::parse(base).map_err(|e| {
             anyhow::anyhow!("--base-url '{base}' is not a URL ({e}); give it as http://HOST:PORT")
         })?;
@@ -163,12 +163,12 @@ impl Http {
     }
 
     /// The base URL as given.
-    pub fn base(&self) -> &Url {
+    pub(crate) fn base(&self) -> &Url {
         &self.base
     }
 
     /// The base URL for reports: any user name and password in it left out.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         let mut u = self.base.clone();
         let _ = u.set_username("");
         let _ = u.set_password(None);
@@ -176,7 +176,7 @@ impl Http {
     }
 
     /// The URL of `segments` (each percent-encoded) below the base, with `query`.
-    pub fn url(&self, segments: &[String], query: &[(&str, String)]) -> Url {
+    pub(crate) fn url(&self, segments: &[String], query: &[(&str, String)]) -> Url {
         let mut url = self.base.clone();
         if let Ok(mut path) = url.path_segments_mut() {
             path.pop_if_empty();
@@ -190,7 +190,7 @@ impl Http {
     }
 
     /// Sends one request to `segments` and records the exchange.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         method: Method,
         segments: &[String],

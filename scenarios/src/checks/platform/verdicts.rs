@@ -20,7 +20,7 @@ pub(crate) const VARIED: &str = "varied";
 
 /// The verdicts of one group, one per check of its table, in table order.
 #[derive(Debug)]
-pub struct Verdicts {
+pub(crate) struct Verdicts {
     defs: &'static [CheckDef],
     checks: Vec<Option<Check>>,
     varied: Vec<BTreeMap<String, Vec<Value>>>,
@@ -28,7 +28,7 @@ pub struct Verdicts {
 
 impl Verdicts {
     /// No verdict yet for any of `defs`.
-    pub fn new(defs: &'static [CheckDef]) -> Verdicts {
+    pub(crate) fn new(defs: &'static [CheckDef]) -> Verdicts {
         Verdicts {
             defs,
             checks: vec![None; defs.len()],
@@ -44,7 +44,7 @@ impl Verdicts {
     }
 
     /// Records a verdict (the first one of a check stands).
-    pub fn add(&mut self, c: Check) {
+    pub(crate) fn add(&mut self, c: Check) {
         let i = self.index(&c.id);
         if self.checks[i].is_none() {
             self.checks[i] = Some(c);
@@ -52,19 +52,25 @@ impl Verdicts {
     }
 
     /// Whether `def` has a verdict.
-    pub fn has(&mut self, def: &CheckDef) -> bool {
+    pub(crate) fn has(&mut self, def: &CheckDef) -> bool {
         let i = self.index(def.id);
         self.checks[i].is_some()
     }
 
     /// Pass when `ok`, else fail with `expected`.
-    pub fn judge(&mut self, def: &CheckDef, ok: bool, e: Evidence, expected: impl Into<String>) {
+    pub(crate) fn judge(
+        &mut self,
+        def: &CheckDef,
+        ok: bool,
+        e: Evidence,
+        expected: impl Into<String>,
+    ) {
         self.add(Check::judge(def, ok, e, expected));
     }
 
     /// Records the values of `aspect` that `def` judged (distinct ones kept, in the order
     /// first seen). Fewer than two distinct values turn a pass into a skip.
-    pub fn varied<V: Into<Value>>(
+    pub(crate) fn varied<V: Into<Value>>(
         &mut self,
         def: &CheckDef,
         aspect: &str,
