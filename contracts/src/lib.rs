@@ -18,6 +18,9 @@
 //! - `shutdown` (feature `shutdown`): the stop signal (Ctrl-C or SIGTERM) of the
 //!   long-running commands.
 //!
+//! These modules are what a user of the crate may touch. Inside [`wire`], the module of each
+//! resource is internal: [`wire`] itself re-exports its types.
+//!
 //! `contracts` depends on no web framework: the platform, the key-service simulator, the
 //! scenarios and any client can use it.
 

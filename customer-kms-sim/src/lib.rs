@@ -38,6 +38,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A user of the crate touches the items its root re-exports (above) and the public modules
+//! [`config`], [`keys`], [`auth`], [`audit`] and [`cli`]; the other modules are internal.
+//!
 //! Modules:
 //! - [`config`]: [`KmsConfig`], read from TOML or built in code; every key is in `README.md`.
 //! - [`keys`]: master keys per alias with versions, status, minimum version; seed derivation.

@@ -33,6 +33,13 @@
 //! - [`cli`]: the `platform` command (`platform serve`), shared by the `platform` binary and
 //!   `harness`.
 //!
+//! A user of the crate (the `platform` binary, `harness`, the tests and the benchmarks)
+//! touches the public modules: `app` ([`App`]), `auth`, `cli`, `config`, `engine`,
+//! `fixtures`, `ingest`, `journal`, `keys`, `lifecycle`, `process`, `server`, `service`,
+//! `store`, `webhooks`, and `api::ui`. The others (`connection`, `error`, `faults`,
+//! `intercept`, `media_type`, `stats`), like the modules not public inside these, are
+//! internal.
+//!
 //! # The spec's rules and the state transitions, in one hop
 //!
 //! The interface spec is `../shared/seeds/000_1e05a60a91bd1e66.txt` (its "Rules:" list is

@@ -1,5 +1,8 @@
 //! The harness: the front door of the project, the `harness` command.
 //!
+//! A user of the crate (the `harness` binary, the tests, the benchmarks) touches the public
+//! modules below; the modules not public inside them are internal.
+//!
 //! - [`checks`]: one model for every verdict (scenario expectations, the BYOK check, the
 //!   platform check, CI verification).
 //! - [`report`]: that model rendered as a terminal table, JSON and JUnit XML.
@@ -12,7 +15,7 @@
 //! - `checks::byok`, `checks::platform`: `harness check byok|platform`.
 //! - [`ping`]: `harness ping`, a health check that needs no shell or curl (the container
 //!   image's `HEALTHCHECK`).
-//! - [`init_logging`]: the command's logs.
+//! - `init_logging` (internal): the command's logs.
 
 #![warn(missing_docs)]
 // An item no other crate can reach is `pub(crate)`, so the compiler reports what is unused.

@@ -144,6 +144,9 @@
 //!
 //! # Modules
 //!
+//! The modules are internal: a user of the crate touches the items its root re-exports, by
+//! module:
+//!
 //! - `call`: [`DialRequest`], [`Outcome`], [`DialResult`].
 //! - `model`: [`Model`], its ranges and its validation errors.
 //! - `magic`: the magic numbers, [`MAGIC_NUMBERS`], [`magic_code`], [`magic_number`].
