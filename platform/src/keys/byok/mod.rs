@@ -16,10 +16,10 @@
 //! redirect.
 //!
 //! Tokens: the token from `/auth` is cached and reused until `expires_in` less a margin
-//! ([`token_margin`](token::token_margin)) has passed on the injected clock; concurrent callers share one `/auth`
-//! call. A `401` from `decrypt-key` or `rotate-key` makes the client forget the token, fetch
-//! a new one and retry once; a second `401` is a refusal. With a static API key, `/auth` is
-//! never called and a `401` is a refusal at once.
+//! ([`token_margin`](token::token_margin)) has passed on the injected clock; concurrent
+//! callers share one `/auth` call. A `401` from `decrypt-key` or `rotate-key` makes the
+//! client forget the token, fetch a new one and retry once; a second `401` is a refusal.
+//! With a static API key, `/auth` is never called and a `401` is a refusal at once.
 //!
 //! Failures map onto [`KeyServiceError`]: no answer (connection, timeout), `5xx`, `408`,
 //! `429`, and answers that cannot be used (not JSON, another content type, a field missing
