@@ -356,14 +356,14 @@ impl std::error::Error for ValidationErrors {}
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct PlatformErrorInfo {
     /// What went wrong, for a person.
-    pub message: String,
+    pub(crate) message: String,
     /// The class of error, for example `authentication_error`, `not_found_error`,
     /// `conflict_error`, `request_too_large`, `invalid_request_error`, `key_service_error`.
     #[serde(rename = "type")]
-    pub error_type: String,
+    pub(crate) error_type: String,
     /// The specific error, for example `invalid_api_key`, `campaign_not_found`,
     /// `invalid_status_transition`.
-    pub code: String,
+    pub(crate) code: String,
 }
 
 /// The platform's error body for everything but validation: `{"error": {"message", "type", "code"}}`.
@@ -485,9 +485,9 @@ impl fmt::Display for ByokErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ByokErrorInfo {
     /// The error code.
-    pub code: ByokErrorCode,
+    pub(crate) code: ByokErrorCode,
     /// A short message; never echoes a secret or a key.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// The key service's error body: `{"error": {"code", "message"}}`.

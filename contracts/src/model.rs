@@ -328,9 +328,9 @@ impl CampaignSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeploymentConnection {
     /// The telephony connection.
-    pub connection_id: String,
+    pub(crate) connection_id: String,
     /// Numbers routed to the deployment.
-    pub phone_numbers: Vec<E164>,
+    pub(crate) phone_numbers: Vec<E164>,
 }
 
 impl DeploymentConnection {
@@ -347,13 +347,13 @@ impl DeploymentConnection {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeploymentSpec {
     /// Its name.
-    pub name: Name,
+    pub(crate) name: Name,
     /// The agent.
-    pub app_id: String,
+    pub(crate) app_id: String,
     /// The deployed version.
     pub app_version: i64,
     /// Connections and numbers, at least one; no number twice.
-    pub connections: Vec<DeploymentConnection>,
+    pub(crate) connections: Vec<DeploymentConnection>,
     /// Its description.
     pub description: Option<Description>,
     /// When calls are answered; `None`: always.

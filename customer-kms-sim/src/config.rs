@@ -85,10 +85,10 @@ pub struct KmsConfig {
     pub seed: Option<u64>,
     /// Largest allowed difference between `x-request-timestamp` and the service clock.
     #[serde(default = "default_skew")]
-    pub skew_secs: u64,
+    pub(crate) skew_secs: u64,
     /// Largest request body, in bytes; larger bodies answer 413.
     #[serde(default = "default_max_body")]
-    pub max_body_bytes: usize,
+    pub(crate) max_body_bytes: usize,
     /// Bearer token of the admin API (`/_admin/...`). `None`: the admin API answers 401.
     #[serde(default)]
     pub admin_token: Option<Secret>,
@@ -101,16 +101,16 @@ pub struct KmsConfig {
     /// Alias of `/rotate-key` calls without a body, when the caller has none of its own.
     /// `None`: the first alias.
     #[serde(default)]
-    pub default_alias: Option<String>,
+    pub(crate) default_alias: Option<String>,
     /// Access tokens of `/auth`.
     #[serde(default)]
-    pub token: TokenConfig,
+    pub(crate) token: TokenConfig,
     /// OAuth clients of `/auth` (client-credentials grant).
     #[serde(default)]
     pub clients: Vec<ClientConfig>,
     /// Long-lived static API keys, accepted as `Authorization: Bearer <key>`.
     #[serde(default)]
-    pub api_keys: Vec<ApiKeyConfig>,
+    pub(crate) api_keys: Vec<ApiKeyConfig>,
     /// Master keys, one entry per alias.
     #[serde(default)]
     pub aliases: Vec<AliasConfig>,
@@ -126,16 +126,16 @@ pub struct KmsConfig {
 pub struct TokenConfig {
     /// `iss` claim, checked on every token.
     #[serde(default = "default_issuer")]
-    pub issuer: String,
+    pub(crate) issuer: String,
     /// `aud` claim, checked on every token.
     #[serde(default = "default_audience")]
-    pub audience: String,
+    pub(crate) audience: String,
     /// Lifetime of a token in seconds (`expires_in`).
     #[serde(default = "default_expires_in")]
-    pub expires_in: u64,
+    pub(crate) expires_in: u64,
     /// HS256 signing secret, base64 of at least 32 bytes. `None`: derived from the seed.
     #[serde(default)]
-    pub signing_secret: Option<Secret>,
+    pub(crate) signing_secret: Option<Secret>,
 }
 
 impl Default for TokenConfig {
@@ -167,12 +167,12 @@ pub struct ClientConfig {
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyConfig {
     /// Name recorded as the caller in the audit log.
-    pub name: String,
+    pub(crate) name: String,
     /// The key, sent as `Authorization: Bearer <key>`.
     pub key: Secret,
     /// Alias for `/rotate-key` without a body.
     #[serde(default)]
-    pub default_alias: Option<String>,
+    pub(crate) default_alias: Option<String>,
 }
 
 /// Whether an alias may be used.
@@ -208,17 +208,17 @@ pub struct AliasConfig {
     /// Master keys, base64 of 32 bytes each, for versions 1, 2, ... in order. Empty: every
     /// version is derived from the seed.
     #[serde(default)]
-    pub keys: Vec<Secret>,
+    pub(crate) keys: Vec<Secret>,
     /// Number of versions at start. Versions beyond `keys` are derived from the seed.
     /// Default: the number of `keys`, or 1.
     #[serde(default)]
-    pub versions: Option<u32>,
+    pub(crate) versions: Option<u32>,
     /// Lowest version that still decrypts. Default 1.
     #[serde(default)]
-    pub min_version: Option<u32>,
+    pub(crate) min_version: Option<u32>,
     /// `enabled` (default), `disabled` or `revoked`.
     #[serde(default)]
-    pub status: AliasStatus,
+    pub(crate) status: AliasStatus,
 }
 
 impl AliasConfig {

@@ -12,11 +12,11 @@ use crate::keys::KeyError;
 #[error("{code}: {message}")]
 pub struct KmsError {
     /// The code; its status is [`ByokErrorCode::http_status`].
-    pub code: ByokErrorCode,
+    pub(crate) code: ByokErrorCode,
     /// A short message for a person; never a secret, token or key.
-    pub message: Cow<'static, str>,
+    pub(crate) message: Cow<'static, str>,
     /// Seconds for `Retry-After` (429 answers).
-    pub retry_after: Option<u64>,
+    pub(crate) retry_after: Option<u64>,
 }
 
 impl KmsError {

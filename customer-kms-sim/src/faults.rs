@@ -151,13 +151,13 @@ pub enum FaultTrigger {
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// What it does.
-    pub kind: FaultKind,
+    pub(crate) kind: FaultKind,
     /// Which endpoint (default all).
     #[serde(default)]
-    pub scope: EndpointScope,
+    pub(crate) scope: EndpointScope,
     /// When (default always).
     #[serde(default)]
-    pub trigger: FaultTrigger,
+    pub(crate) trigger: FaultTrigger,
 }
 
 impl FaultSpec {
@@ -230,31 +230,31 @@ pub struct FaultInfo {
     /// Id, `flt-1`, `flt-2`, ...
     pub id: String,
     /// What it does.
-    pub kind: FaultKind,
+    pub(crate) kind: FaultKind,
     /// Which endpoint.
-    pub scope: EndpointScope,
+    pub(crate) scope: EndpointScope,
     /// When it fires (`for_secs` shown as the window it became).
-    pub trigger: FaultTrigger,
+    pub(crate) trigger: FaultTrigger,
     /// Calls left for a `next` trigger.
     pub remaining: Option<u32>,
     /// How many calls it has fired on.
     pub fired: u64,
     /// When it was added (service clock).
     #[serde(with = "contracts::clock::rfc3339")]
-    pub added_at: DateTime<Utc>,
+    pub(crate) added_at: DateTime<Utc>,
 }
 
 /// What the arrival point decided.
 #[derive(Debug, Default)]
 pub(crate) struct Arrival {
     /// Total added latency.
-    pub delay: Duration,
+    pub(crate) delay: Duration,
     /// The answer that replaces the call, if any.
-    pub outcome: Option<ArrivalOutcome>,
+    pub(crate) outcome: Option<ArrivalOutcome>,
     /// Ids of the faults that fired.
-    pub fired: Vec<String>,
+    pub(crate) fired: Vec<String>,
     /// Their kinds ([`FaultKind::name`]), in the same order.
-    pub fired_kinds: Vec<&'static str>,
+    pub(crate) fired_kinds: Vec<&'static str>,
 }
 
 /// An answer decided on arrival.

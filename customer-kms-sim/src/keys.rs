@@ -91,27 +91,27 @@ pub enum KeySource {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionInfo {
     /// The version number (1 for the first).
-    pub version: u32,
+    pub(crate) version: u32,
     /// Where its key came from.
-    pub source: KeySource,
+    pub(crate) source: KeySource,
     /// When it was added (service clock; start time for configured versions).
     #[serde(with = "contracts::clock::rfc3339")]
-    pub added_at: DateTime<Utc>,
+    pub(crate) added_at: DateTime<Utc>,
 }
 
 /// The state of one alias, without key material: what the admin API shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AliasInfo {
     /// The alias.
-    pub key_alias: String,
+    pub(crate) key_alias: String,
     /// Enabled, disabled or revoked.
     pub status: AliasStatus,
     /// The version new keys are wrapped under.
     pub current_version: u32,
     /// The lowest version that still decrypts.
-    pub min_version: u32,
+    pub(crate) min_version: u32,
     /// All versions, oldest first.
-    pub versions: Vec<VersionInfo>,
+    pub(crate) versions: Vec<VersionInfo>,
 }
 
 /// Why a key operation failed.

@@ -28,21 +28,21 @@ use crate::mutants::Mutants;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResetSummary {
     /// Faults removed.
-    pub faults_removed: usize,
+    pub(crate) faults_removed: usize,
     /// Audit entries removed.
-    pub audit_removed: usize,
+    pub(crate) audit_removed: usize,
 }
 
 /// A data key freshly wrapped by [`KeyService::new_data_key`].
 pub struct WrappedKey {
     /// The alias that wraps it.
-    pub key_alias: String,
+    pub(crate) key_alias: String,
     /// The master-key version that wrapped it.
-    pub key_version: u32,
+    pub(crate) key_version: u32,
     /// `byok:v1:...`.
     pub encrypted_key: String,
     /// The data key itself, wiped on drop.
-    pub plaintext: Zeroizing<[u8; DATA_KEY_LEN]>,
+    pub(crate) plaintext: Zeroizing<[u8; DATA_KEY_LEN]>,
 }
 
 impl std::fmt::Debug for WrappedKey {

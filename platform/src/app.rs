@@ -61,32 +61,32 @@ pub struct AppInner {
     /// Request ids sent to other services and other incidental draws: a stream of the seed
     /// that never repeats across restarts (see [`crate::store::ids`]). Ids of stored
     /// resources come from [`App::draw_id`], never from here.
-    pub ids: Arc<IdGen>,
+    pub(crate) ids: Arc<IdGen>,
     /// The generator of stored resources' ids, its position kept in the database: draw with
     /// [`App::draw_id`], or [`PersistentIds::draw`] inside the write that stores the resource
     /// (a campaign's or a deployment's create).
-    pub resource_ids: Arc<PersistentIds>,
+    pub(crate) resource_ids: Arc<PersistentIds>,
     /// Data keys of every workspace.
     pub keys: Arc<DataKeyRing>,
     /// API keys.
     pub auth: KeyTable,
     /// How strictly requests are read.
-    pub validation: Options,
+    pub(crate) validation: Options,
     /// The background worker that processes uploaded cohorts.
     pub cohorts: crate::ingest::Processor,
     /// Tells the engine that the API changed something it runs on.
-    pub changes: Changes,
+    pub(crate) changes: Changes,
     /// The simulated clock, when the platform runs on one (the same time as `clock`).
-    pub sim: Option<SimClock>,
+    pub(crate) sim: Option<SimClock>,
     /// Deployment lists, served from memory.
-    pub deployment_lists: Arc<crate::service::deployment_lists::ListCache>,
+    pub(crate) deployment_lists: Arc<crate::service::deployment_lists::ListCache>,
     /// Every request to the interface with its verdict.
     pub journal: Arc<crate::journal::Journal>,
     /// The fault rules in force.
     pub faults: Arc<crate::faults::Faults>,
     /// The key service running in the same process whose audit the live page shows (set by
     /// `harness up`).
-    pub key_service_audit: Option<AuditSource>,
+    pub(crate) key_service_audit: Option<AuditSource>,
 }
 
 /// A change counter the engine watches: campaigns created or changed, cohorts completed,

@@ -78,13 +78,13 @@ pub struct Fixtures {
 #[serde(deny_unknown_fields)]
 pub struct DeploymentFixture {
     /// Its org.
-    pub org_id: String,
+    pub(crate) org_id: String,
     /// Its workspace.
-    pub workspace_id: String,
+    pub(crate) workspace_id: String,
     /// The id it gets.
-    pub deployment_id: String,
+    pub(crate) deployment_id: String,
     /// The create request.
-    pub body: Value,
+    pub(crate) body: Value,
 }
 
 /// A campaign.
@@ -92,19 +92,19 @@ pub struct DeploymentFixture {
 #[serde(deny_unknown_fields)]
 pub struct CampaignFixture {
     /// Its org.
-    pub org_id: String,
+    pub(crate) org_id: String,
     /// Its workspace.
-    pub workspace_id: String,
+    pub(crate) workspace_id: String,
     /// The id it gets.
-    pub campaign_id: String,
+    pub(crate) campaign_id: String,
     /// Sets `start_timestamp` to the platform's time at start plus this many seconds.
     #[serde(default)]
-    pub start_in_seconds: Option<i64>,
+    pub(crate) start_in_seconds: Option<i64>,
     /// Sets `end_timestamp` to the platform's time at start plus this many seconds.
     #[serde(default)]
-    pub end_in_seconds: Option<i64>,
+    pub(crate) end_in_seconds: Option<i64>,
     /// The create request.
-    pub body: Value,
+    pub(crate) body: Value,
 }
 
 /// A cohort of a campaign or a deployment.
@@ -112,19 +112,19 @@ pub struct CampaignFixture {
 #[serde(deny_unknown_fields)]
 pub struct CohortFixture {
     /// Its org.
-    pub org_id: String,
+    pub(crate) org_id: String,
     /// Its workspace.
-    pub workspace_id: String,
+    pub(crate) workspace_id: String,
     /// The id it gets.
-    pub cohort_id: String,
+    pub(crate) cohort_id: String,
     /// The campaign it belongs to (or `deployment_id`).
     #[serde(default)]
-    pub campaign_id: Option<String>,
+    pub(crate) campaign_id: Option<String>,
     /// The deployment it belongs to (or `campaign_id`).
     #[serde(default)]
-    pub deployment_id: Option<String>,
+    pub(crate) deployment_id: Option<String>,
     /// The stream request (`name`, `users`, ...).
-    pub body: Value,
+    pub(crate) body: Value,
 }
 
 /// Why fixtures could not be loaded or created.

@@ -69,9 +69,9 @@ pub fn next_time_transition(
 #[error("cannot {} a campaign that is {}", action.as_str(), from.as_str())]
 pub struct TransitionError {
     /// The action asked for.
-    pub action: CampaignAction,
+    pub(crate) action: CampaignAction,
     /// The status the campaign was in.
-    pub from: CampaignStatus,
+    pub(crate) from: CampaignStatus,
 }
 
 /// The status after `action`, from the campaign's effective status `from`.

@@ -51,19 +51,19 @@ pub(crate) fn backoff(tries: u32, initial: Duration, max: Duration) -> Duration 
 #[derive(Debug, Clone)]
 pub struct WebhookSettings {
     /// The signing secret.
-    pub secret: Vec<u8>,
+    pub(crate) secret: Vec<u8>,
     /// Header carrying the signature.
-    pub signature_header: String,
+    pub(crate) signature_header: String,
     /// Header carrying the timestamp.
-    pub timestamp_header: String,
+    pub(crate) timestamp_header: String,
     /// Tries before a delivery is given up.
-    pub max_tries: u32,
+    pub(crate) max_tries: u32,
     /// Wait after the first failed try; doubled after each further one.
-    pub initial_backoff: Duration,
+    pub(crate) initial_backoff: Duration,
     /// The longest wait between tries.
-    pub max_backoff: Duration,
+    pub(crate) max_backoff: Duration,
     /// How long one try may take (wall time).
-    pub timeout: StdDuration,
+    pub(crate) timeout: StdDuration,
 }
 
 impl WebhookSettings {

@@ -22,13 +22,13 @@ reached within the timeout, 2 when the URL is not a URL.")]
 pub struct PingArgs {
     /// The URL to GET.
     #[arg(env = "HARNESS_PING_URL", default_value = DEFAULT_URL)]
-    pub url: String,
+    pub(crate) url: String,
     /// How long to wait for the answer, in milliseconds.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
     /// Print nothing on success.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// Runs `harness ping`.

@@ -41,7 +41,7 @@ Exit status: 0 when every request kept the contract (and coverage is at least
 pub struct VerifyArgs {
     /// The platform mock's address, as printed when it started.
     #[arg(long, env = "HARNESS_URL", value_name = "URL")]
-    pub url: String,
+    pub(crate) url: String,
     /// The key of the workspace whose client is judged: the verdict covers that workspace's
     /// requests only. An operator's key (a clock or journal admin key, or one that opens
     /// every workspace) judges every workspace's requests together.
@@ -51,24 +51,24 @@ pub struct VerifyArgs {
         hide_env_values = true,
         value_name = "KEY"
     )]
-    pub api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
     /// List every check, passes and skips too (by default: the failures, then one line that
     /// counts the rest).
     #[arg(short, long)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// Also write the report as JUnit XML: one test case per operation.
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub(crate) junit: Option<PathBuf>,
     /// Also write the report as JSON.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Fail when less than PCT percent of the document's operations were called.
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
-    pub min_coverage: Option<f64>,
+    pub(crate) min_coverage: Option<f64>,
     /// Report requests that break the contract as warnings: exit 0 anyway (coverage still
     /// counts).
     #[arg(long)]
-    pub allow_violations: bool,
+    pub(crate) allow_violations: bool,
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {

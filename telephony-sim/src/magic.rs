@@ -13,7 +13,7 @@ pub struct MagicNumber {
     /// The last two digits, `YY`.
     pub code: u8,
     /// What dials to such a number answer.
-    pub behaviour: &'static str,
+    pub(crate) behaviour: &'static str,
 }
 
 /// The assigned codes, in order.

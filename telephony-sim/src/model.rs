@@ -13,9 +13,9 @@ use crate::draw::Draw;
 #[serde(deny_unknown_fields)]
 pub struct SecondsRange {
     /// The shortest duration, in seconds.
-    pub min: f64,
+    pub(crate) min: f64,
     /// The longest duration, in seconds.
-    pub max: f64,
+    pub(crate) max: f64,
 }
 
 impl SecondsRange {

@@ -187,7 +187,7 @@ pub struct UnmetExpectation {
     /// Its name, if any.
     pub name: Option<String>,
     /// The rule described: id, name, matcher and script.
-    pub rule: String,
+    pub(crate) rule: String,
     /// The number of dials expected.
     pub expected: u64,
     /// The number answered.

@@ -245,17 +245,17 @@ pub const REPORT_VERSION: u32 = 2;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// Checks, of every result: JUnit's `tests`.
-    pub tests: usize,
+    pub(crate) tests: usize,
     /// Checks that passed.
-    pub passed: usize,
+    pub(crate) passed: usize,
     /// Failed checks of severity `error`: JUnit's `failures` (each a `<failure>`); the exit
     /// status is non-zero when this is not 0.
-    pub failures: usize,
+    pub(crate) failures: usize,
     /// Failed checks of severity `warning`: advice, which JUnit shows as passing test cases
     /// with the advice in `<system-out>`.
-    pub warnings: usize,
+    pub(crate) warnings: usize,
     /// Checks that did not run: JUnit's `skipped`.
-    pub skipped: usize,
+    pub(crate) skipped: usize,
 }
 
 impl Summary {
@@ -292,7 +292,7 @@ impl Summary {
 pub struct CheckReport {
     /// The version of this JSON form: [`REPORT_VERSION`].
     #[serde(default = "version_1")]
-    pub version: u32,
+    pub(crate) version: u32,
     /// The suite: `check byok`, `check platform`, `verify`, or a scenario's name. The JUnit
     /// test suite is named after it.
     pub suite: String,
@@ -305,11 +305,11 @@ pub struct CheckReport {
     /// Figures of the run beside the checks, by name (`harness verify`: the request counts
     /// and the coverage); JUnit properties of the suite.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub figures: Map<String, Value>,
+    pub(crate) figures: Map<String, Value>,
     /// The same figures as lines for a person, printed under the table's summary line and
     /// kept in the JUnit suite's `<system-out>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 fn version_1() -> u32 {

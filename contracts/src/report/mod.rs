@@ -23,10 +23,10 @@ pub use checks::*;
 #[error("cannot write {}: {source}; check that the directory exists or can be created and is writable", path.display())]
 pub struct WriteError {
     /// The file (or the directory made for it) that failed.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Why.
     #[source]
-    pub source: std::io::Error,
+    pub(crate) source: std::io::Error,
 }
 
 /// The JSON form of a report: `{suite, target, checks: [{id, group, description, severity,

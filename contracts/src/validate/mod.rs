@@ -601,10 +601,10 @@ impl Ctx {
 /// The keys of a calling window's parts in one object.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WindowKeys {
-    pub timezone: &'static str,
-    pub days: &'static str,
-    pub start: &'static str,
-    pub end: &'static str,
+    pub(crate) timezone: &'static str,
+    pub(crate) days: &'static str,
+    pub(crate) start: &'static str,
+    pub(crate) end: &'static str,
 }
 
 /// `allowed_schedule` of campaigns.

@@ -526,16 +526,16 @@ impl CampaignSortBy {
 #[into_params(parameter_in = Query)]
 pub struct CampaignListQuery {
     /// Only campaigns in this status.
-    pub campaign_status: Option<CampaignStatus>,
+    pub(crate) campaign_status: Option<CampaignStatus>,
     /// Matches to skip (at least 0; default 0).
-    pub offset: Option<i64>,
+    pub(crate) offset: Option<i64>,
     /// Page size (1 to 100; default 20).
-    pub limit: Option<i64>,
+    pub(crate) limit: Option<i64>,
     /// `created_at` (default), `updated_at`, `name` or `start_timestamp`.
-    pub sort_by: Option<CampaignSortBy>,
+    pub(crate) sort_by: Option<CampaignSortBy>,
     /// `asc` or `desc` (default).
-    pub sort_order: Option<SortOrder>,
+    pub(crate) sort_order: Option<SortOrder>,
     /// Case-insensitive substring of the name or description. At most 1,000 characters, without NUL.
     #[param(max_length = 1000)]
-    pub search: Option<String>,
+    pub(crate) search: Option<String>,
 }

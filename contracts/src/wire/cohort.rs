@@ -254,7 +254,7 @@ impl CohortFileType {
 #[into_params(parameter_in = Query)]
 pub struct CohortFilesQuery {
     /// Which file.
-    pub file_type: CohortFileType,
+    pub(crate) file_type: CohortFileType,
 }
 
 /// Query of `GET .../cohorts`.
@@ -262,7 +262,7 @@ pub struct CohortFilesQuery {
 #[into_params(parameter_in = Query)]
 pub(crate) struct CohortListQuery {
     /// Matches to skip (at least 0; default 0).
-    pub offset: Option<i64>,
+    pub(crate) offset: Option<i64>,
     /// Page size (1 to 100; default 20).
-    pub limit: Option<i64>,
+    pub(crate) limit: Option<i64>,
 }

@@ -174,15 +174,15 @@ pub struct JournalEntry {
 #[into_params(parameter_in = Query)]
 pub struct JournalQuery {
     /// Only requests of this `operationId`; `unknown` for requests outside the document.
-    pub operation: Option<String>,
+    pub(crate) operation: Option<String>,
     /// Only requests answered with this status (`0`: closed without an answer).
-    pub status: Option<u16>,
+    pub(crate) status: Option<u16>,
     /// Only requests with this verdict: `conforms`, `violates`, `not_judged`.
-    pub verdict: Option<String>,
+    pub(crate) verdict: Option<String>,
     /// Entries to skip (default 0).
-    pub offset: Option<u64>,
+    pub(crate) offset: Option<u64>,
     /// Entries per page, 1 to 100 (default 20).
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
 }
 
 /// The share of the document's operations a client called.

@@ -148,9 +148,9 @@ pub struct CampaignActivity {
 #[into_params(parameter_in = Query)]
 pub struct KeyServiceCallsQuery {
     /// Only calls after this sequence number (default 0: from the oldest kept).
-    pub after: Option<u64>,
+    pub(crate) after: Option<u64>,
     /// Calls per answer, 1 to 100 (default 100).
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
 }
 
 /// One call the platform made to its customer's key service, as the key service's audit

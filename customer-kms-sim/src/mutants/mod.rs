@@ -382,11 +382,11 @@ impl std::fmt::Display for Mutant {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MutantInfo {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// The rule it breaks.
-    pub rule: String,
+    pub(crate) rule: String,
     /// Whether it is switched on.
-    pub on: bool,
+    pub(crate) on: bool,
 }
 
 #[cfg(test)]

@@ -193,11 +193,11 @@ fn route_miss_answer(path: &warp::path::FullPath, method: &Method) -> Response {
 #[derive(Debug, Clone)]
 pub(crate) struct RequestMeta {
     /// The headers.
-    pub headers: HeaderMap,
+    pub(crate) headers: HeaderMap,
     /// The path as requested.
-    pub path: String,
+    pub(crate) path: String,
     /// The raw query string (empty when none).
-    pub query: String,
+    pub(crate) query: String,
 }
 
 impl RequestMeta {

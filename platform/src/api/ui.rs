@@ -41,7 +41,7 @@ pub struct Asset {
     /// The path under `/ui/` (`app.js`, `views/stack.js`); the page itself is `index.html`.
     pub path: &'static str,
     /// Its `Content-Type`.
-    pub content_type: &'static str,
+    pub(crate) content_type: &'static str,
     /// Its content.
     pub body: &'static str,
 }

@@ -105,14 +105,14 @@ pub use byok::{
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyConfig {
     /// The org it opens, or `*`.
-    pub org_id: String,
+    pub(crate) org_id: String,
     /// The workspace it opens, or `*`.
-    pub workspace_id: String,
+    pub(crate) workspace_id: String,
     /// The key sent as `X-API-Key`.
     pub key: String,
     /// Who uses it: recorded as `created_by` and `updated_by`.
     #[serde(default = "default_key_name")]
-    pub name: String,
+    pub(crate) name: String,
 }
 
 fn default_key_name() -> String {

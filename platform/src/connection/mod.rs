@@ -79,14 +79,14 @@ pub(crate) fn connection_cap(configured: usize, open_files: Option<u64>) -> usiz
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Limits {
     /// Longest time to receive a request head, and to keep an idle connection.
-    pub header_read_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
     /// Longest pause while receiving a request body.
-    pub body_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
     /// Least average rate of a request body, bytes per second, after `body_read_timeout` of
     /// grace (0: none).
-    pub body_min_rate: u64,
+    pub(crate) body_min_rate: u64,
     /// Most connections open at once.
-    pub max_connections: usize,
+    pub(crate) max_connections: usize,
 }
 
 impl From<&PlatformConfig> for Limits {

@@ -16,9 +16,9 @@ use telephony_sim::Outcome;
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub(crate) struct Routing {
     /// Credit per connection.
-    pub credit: Vec<i64>,
+    pub(crate) credit: Vec<i64>,
     /// Next number per connection.
-    pub next_number: Vec<usize>,
+    pub(crate) next_number: Vec<usize>,
 }
 
 impl Routing {
@@ -59,9 +59,9 @@ impl Routing {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Pacing {
     /// The first dial of this run, in Unix microseconds.
-    pub epoch_us: i64,
+    pub(crate) epoch_us: i64,
     /// Dials since the epoch.
-    pub count: i64,
+    pub(crate) count: i64,
 }
 
 impl Pacing {

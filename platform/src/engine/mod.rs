@@ -89,15 +89,15 @@ pub type StepKeys = HashMap<WorkspaceRef, WorkspaceKeys>;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StepReport {
     /// Events processed.
-    pub events: u64,
+    pub(crate) events: u64,
     /// Calls placed.
-    pub dials: u64,
+    pub(crate) dials: u64,
     /// Calls ended.
-    pub calls_ended: u64,
+    pub(crate) calls_ended: u64,
     /// Campaign status changes with time.
-    pub transitions: u64,
+    pub(crate) transitions: u64,
     /// Webhook deliveries queued.
-    pub webhooks_queued: u64,
+    pub(crate) webhooks_queued: u64,
 }
 
 impl std::ops::AddAssign for StepReport {

@@ -31,19 +31,19 @@ use crate::store::WorkspaceRef;
 #[derive(Debug, Clone, Copy)]
 pub struct FaultRequest<'a> {
     /// The `operationId`, when the request is an operation of the document.
-    pub operation_id: Option<&'a str>,
+    pub(crate) operation_id: Option<&'a str>,
     /// The path.
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// The method.
-    pub method: &'a str,
+    pub(crate) method: &'a str,
     /// The workspace the path names.
-    pub path_workspace: Option<&'a WorkspaceRef>,
+    pub(crate) path_workspace: Option<&'a WorkspaceRef>,
     /// The workspace the request belongs to (its key's, else its path's).
-    pub owner: Option<&'a WorkspaceRef>,
+    pub(crate) owner: Option<&'a WorkspaceRef>,
     /// The `X-API-Key`, for rate limits (only a digest of it is kept).
-    pub api_key: Option<&'a str>,
+    pub(crate) api_key: Option<&'a str>,
     /// The platform's time.
-    pub now: DateTime<Utc>,
+    pub(crate) now: DateTime<Utc>,
 }
 
 /// What to do with a request.

@@ -44,13 +44,13 @@ fn non_blank(s: Option<&str>) -> Option<&str> {
 #[derive(Debug, Serialize)]
 pub(crate) struct User<'r, V: Serialize> {
     /// The number, E.164.
-    pub phone_number: E164,
+    pub(crate) phone_number: E164,
     /// The identifier, when the row has one.
-    pub user_identifier: Option<&'r str>,
+    pub(crate) user_identifier: Option<&'r str>,
     /// The agent variables: [`StrPairs`] from CSV columns, [`JsonVariables`] from a stream.
-    pub app_variables: V,
+    pub(crate) app_variables: V,
     /// The agent overrides.
-    pub app_overrides: Overrides<'r>,
+    pub(crate) app_overrides: Overrides<'r>,
 }
 
 /// A user's agent overrides, borrowed from its row, the empty ones left out: the one
@@ -59,13 +59,13 @@ pub(crate) struct User<'r, V: Serialize> {
 pub(crate) struct Overrides<'a> {
     /// The agent's first message.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub initial_bot_message: Option<&'a str>,
+    pub(crate) initial_bot_message: Option<&'a str>,
     /// The agent's starting state.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub initial_state_name: Option<&'a str>,
+    pub(crate) initial_state_name: Option<&'a str>,
     /// The agent's starting language.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub initial_language_name: Option<&'a str>,
+    pub(crate) initial_language_name: Option<&'a str>,
 }
 
 impl<'a> Overrides<'a> {

@@ -28,13 +28,13 @@ const HEADER: [&str; 4] = [
 #[derive(Debug)]
 pub(crate) struct PreparedStream {
     /// The accepted users, sealed, in request order.
-    pub users: Vec<NewUser>,
+    pub(crate) users: Vec<NewUser>,
     /// The `cohort` file.
-    pub cohort_csv: Vec<u8>,
+    pub(crate) cohort_csv: Vec<u8>,
     /// The `rejected_records` file, when a user was rejected.
-    pub rejected_csv: Option<Vec<u8>>,
+    pub(crate) rejected_csv: Option<Vec<u8>>,
     /// The counts.
-    pub result: CohortResult,
+    pub(crate) result: CohortResult,
 }
 
 /// Applies the row rules to a stream's users, sealing the accepted ones for `cohort_id`.

@@ -33,14 +33,14 @@ struct OpCounts {
 #[derive(Debug, Clone)]
 pub(crate) struct Counts {
     /// When counting started: start-up, or the workspace's last reset.
-    pub since: DateTime<Utc>,
+    pub(crate) since: DateTime<Utc>,
     requests: u64,
     conforming: u64,
     violating: u64,
     not_judged: u64,
     faults: u64,
     /// Entries of the workspace that left the ring.
-    pub dropped: u64,
+    pub(crate) dropped: u64,
     /// By the operation's index in the catalogue; only operations called (a workspace
     /// seen once costs little).
     ops: BTreeMap<usize, OpCounts>,

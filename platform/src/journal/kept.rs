@@ -18,7 +18,7 @@ use crate::store::WorkspaceRef;
 
 /// The media type of a body, as kept.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Media {
+pub(crate) enum Media {
     /// No `Content-Type`.
     None,
     /// Exactly `application/json`, the type of nearly every body.
@@ -29,7 +29,7 @@ pub enum Media {
 
 impl Media {
     /// The media type of a `Content-Type` header.
-    pub fn of(content_type: Option<&str>) -> Media {
+    pub(crate) fn of(content_type: Option<&str>) -> Media {
         match content_type {
             None => Media::None,
             Some("application/json") => Media::Json,
@@ -48,7 +48,7 @@ impl Media {
 
 /// Why a body's JSON is not kept, when a body was there.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Note {
+pub(crate) enum Note {
     /// Its JSON is kept, or there was no body.
     None,
     /// Larger than the body limit (in bytes).
@@ -83,15 +83,15 @@ impl Note {
 
 /// A request or response body, as kept.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KeptBody {
+pub(crate) struct KeptBody {
     /// Its media type.
-    pub media: Media,
+    pub(crate) media: Media,
     /// Its size in bytes.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Its JSON, redacted.
-    pub json: Option<Box<Value>>,
+    pub(crate) json: Option<Box<Value>>,
     /// Why the JSON is absent.
-    pub note: Note,
+    pub(crate) note: Note,
 }
 
 impl KeptBody {
@@ -118,37 +118,37 @@ impl KeptBody {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kept {
     /// Its number.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// When it arrived, on the platform's clock.
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     /// The method.
-    pub method: Method,
+    pub(crate) method: Method,
     /// The path as requested.
-    pub path: Box<str>,
+    pub(crate) path: Box<str>,
     /// The query, redacted, URL-encoded.
-    pub query: Box<str>,
+    pub(crate) query: Box<str>,
     /// The operation's index in the catalogue.
-    pub operation: Option<u16>,
+    pub(crate) operation: Option<u16>,
     /// What the key was.
-    pub api_key: ApiKeyUse,
+    pub(crate) api_key: ApiKeyUse,
     /// The configured name of a valid key.
-    pub key_name: Option<Box<str>>,
+    pub(crate) key_name: Option<Box<str>>,
     /// The status answered.
-    pub status: Option<u16>,
+    pub(crate) status: Option<u16>,
     /// Wall milliseconds until the answer.
-    pub duration_ms: f64,
+    pub(crate) duration_ms: f64,
     /// The request body.
-    pub request: KeptBody,
+    pub(crate) request: KeptBody,
     /// The response body.
-    pub response: KeptBody,
+    pub(crate) response: KeptBody,
     /// The verdict.
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// How it breaks the contract.
-    pub violations: Vec<Violation>,
+    pub(crate) violations: Vec<Violation>,
     /// The fault injected, if any.
-    pub fault: Option<Box<AppliedFault>>,
+    pub(crate) fault: Option<Box<AppliedFault>>,
     /// The number of the workspace it belongs to, given by the journal when recorded.
-    pub owner: Option<u32>,
+    pub(crate) owner: Option<u32>,
 }
 
 impl Kept {

@@ -29,7 +29,7 @@ pub(crate) const MAX_CACHED: usize = 10_000;
 
 /// Workspace snapshots, with a generation that every write bumps.
 #[derive(Default)]
-pub struct ListCache {
+pub(crate) struct ListCache {
     state: Mutex<State>,
 }
 
@@ -43,7 +43,7 @@ struct State {
 }
 
 /// What [`ListCache::lookup`] found.
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// The workspace is in memory.
     Hit(Arc<Snapshot>),
     /// The workspace is too large to keep: list it by SQL.
@@ -54,7 +54,7 @@ pub enum Lookup {
 
 impl ListCache {
     /// The snapshot of a workspace, or the generation to load one under.
-    pub fn lookup(&self, ws: &WorkspaceRef) -> Lookup {
+    pub(crate) fn lookup(&self, ws: &WorkspaceRef) -> Lookup {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match state.workspaces.get(ws) {
             Some(s) => Lookup::Hit(s.clone()),
@@ -65,7 +65,7 @@ impl ListCache {
 
     /// Keeps a snapshot loaded under `generation`, unless a write happened since (the load
     /// may then predate it; it serves only the request that made it).
-    pub fn offer(&self, ws: &WorkspaceRef, generation: u64, snapshot: Arc<Snapshot>) {
+    pub(crate) fn offer(&self, ws: &WorkspaceRef, generation: u64, snapshot: Arc<Snapshot>) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.generation == generation {
             state.workspaces.insert(ws.clone(), snapshot);
@@ -93,7 +93,7 @@ impl ListCache {
 
 /// A workspace's deployments, each serialised once, with the three ascending sort orders
 /// (a descending order is the reverse: ties break by creation in the same direction).
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     entries: Vec<Entry>,
     by_created: Vec<u32>,
     by_updated: Vec<u32>,
@@ -111,7 +111,7 @@ struct Entry {
 impl Snapshot {
     /// Builds a snapshot from the workspace's deployments in creation order (as
     /// [`crate::store::deployments::all`] answers them).
-    pub fn build(records: &[(i64, DeploymentRecord)]) -> Snapshot {
+    pub(crate) fn build(records: &[(i64, DeploymentRecord)]) -> Snapshot {
         let entries: Vec<Entry> = records
             .iter()
             .map(|(_, r)| {
@@ -151,7 +151,7 @@ impl Snapshot {
     }
 
     /// One page and the total number of matches, in the order and filter of `p`.
-    pub fn page(&self, p: &ListParams<DeploymentSortBy>) -> (Vec<&RawValue>, u64) {
+    pub(crate) fn page(&self, p: &ListParams<DeploymentSortBy>) -> (Vec<&RawValue>, u64) {
         let order = match p.sort_by {
             DeploymentSortBy::CreatedAt => &self.by_created,
             DeploymentSortBy::UpdatedAt => &self.by_updated,

@@ -38,13 +38,13 @@ pub(super) const MIGRATION: &str = r#"
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ActionRow {
     /// When.
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     /// Which.
-    pub action: CampaignAction,
+    pub(crate) action: CampaignAction,
     /// The status it led to.
-    pub status: CampaignStatus,
+    pub(crate) status: CampaignStatus,
     /// The name of the key that took it.
-    pub actor: String,
+    pub(crate) actor: String,
 }
 
 /// Records an action after the campaign's earlier ones.

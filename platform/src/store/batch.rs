@@ -105,13 +105,13 @@ pub(crate) fn end_calls<'a>(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct UserUpdate {
     /// The user's new state.
-    pub state: UserState,
+    pub(crate) state: UserState,
     /// Dials made so far.
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// When the next dial is due (or when the user finished), Unix ms.
-    pub due_ms: i64,
+    pub(crate) due_ms: i64,
     /// The last call's result; `None` keeps the stored one.
-    pub last_result: Option<&'static str>,
+    pub(crate) last_result: Option<&'static str>,
 }
 
 /// Sets many campaign users' rows with one prepared statement.

@@ -23,39 +23,39 @@ pub(crate) fn payload_context(id: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Call {
     /// The attempt id.
-    pub id: String,
+    pub(crate) id: String,
     /// A campaign dial or an instant outbound call.
-    pub kind: CallKind,
+    pub(crate) kind: CallKind,
     /// Its workspace.
-    pub ws: WorkspaceRef,
+    pub(crate) ws: WorkspaceRef,
     /// Queued, calling or ended.
-    pub status: CallStatus,
+    pub(crate) status: CallStatus,
     /// Sealed request (instant outbound) or empty.
-    pub payload: Vec<u8>,
+    pub(crate) payload: Vec<u8>,
     /// The campaign, cohort and row of a campaign dial.
-    pub campaign_id: Option<String>,
+    pub(crate) campaign_id: Option<String>,
     /// See `campaign_id`.
-    pub cohort_id: Option<String>,
+    pub(crate) cohort_id: Option<String>,
     /// See `campaign_id`.
-    pub row_no: Option<u64>,
+    pub(crate) row_no: Option<u64>,
     /// 0 for a first dial.
-    pub retry_attempt: u32,
+    pub(crate) retry_attempt: u32,
     /// When it was dialled.
-    pub dialed_at: Option<DateTime<Utc>>,
+    pub(crate) dialed_at: Option<DateTime<Utc>>,
     /// When it ends.
-    pub ends_at: Option<DateTime<Utc>>,
+    pub(crate) ends_at: Option<DateTime<Utc>>,
     /// The telephony outcome.
-    pub outcome: Option<String>,
+    pub(crate) outcome: Option<String>,
     /// The telephony's failure reason.
-    pub failure_reason: Option<String>,
+    pub(crate) failure_reason: Option<String>,
     /// Talk time in ms.
-    pub talk_ms: Option<i64>,
+    pub(crate) talk_ms: Option<i64>,
     /// The connection used.
-    pub connection_id: Option<String>,
+    pub(crate) connection_id: Option<String>,
     /// The number called from.
-    pub agent_number: Option<String>,
+    pub(crate) agent_number: Option<String>,
     /// When it was created.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 impl Call {
@@ -173,21 +173,21 @@ pub(crate) fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, Stor
 #[derive(Debug, Clone)]
 pub(crate) struct Dialed<'a> {
     /// The attempt id.
-    pub id: &'a str,
+    pub(crate) id: &'a str,
     /// When.
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     /// When the call ends.
-    pub ends: DateTime<Utc>,
+    pub(crate) ends: DateTime<Utc>,
     /// The telephony outcome.
-    pub outcome: &'a str,
+    pub(crate) outcome: &'a str,
     /// The telephony's failure reason.
-    pub failure_reason: Option<&'a str>,
+    pub(crate) failure_reason: Option<&'a str>,
     /// Talk time in ms.
-    pub talk_ms: i64,
+    pub(crate) talk_ms: i64,
     /// The connection.
-    pub connection_id: &'a str,
+    pub(crate) connection_id: &'a str,
     /// The number called from.
-    pub agent_number: &'a str,
+    pub(crate) agent_number: &'a str,
 }
 
 /// Inserts a queued instant outbound call: its id, kind, workspace, status and sealed

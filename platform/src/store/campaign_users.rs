@@ -112,15 +112,15 @@ pub(crate) fn exclude_by_stop_file(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReadyUser {
     /// Admission order of the cohort (index into the campaign's admitted cohorts).
-    pub cohort_position: u32,
+    pub(crate) cohort_position: u32,
     /// Row in the cohort.
-    pub row_no: u64,
+    pub(crate) row_no: u64,
     /// Queue order.
-    pub queue_seq: i64,
+    pub(crate) queue_seq: i64,
     /// Dials so far.
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// Earliest next dial (Unix ms).
-    pub due_ms: i64,
+    pub(crate) due_ms: i64,
 }
 
 /// A user's queue order, number hash and sealed data.
@@ -211,9 +211,9 @@ pub(crate) fn admitted_rows(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct UserRef<'a> {
     /// The campaign.
-    pub campaign_id: &'a str,
+    pub(crate) campaign_id: &'a str,
     /// The user's queue order: `(admission position << 32) + row`.
-    pub queue_seq: i64,
+    pub(crate) queue_seq: i64,
 }
 
 /// The queue order of row `row_no` of the cohort admitted at `position`.

@@ -22,21 +22,21 @@ use crate::lifecycle::{self, effective_status, settle_status};
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CampaignRecord {
     /// `camp-…`.
-    pub id: String,
+    pub(crate) id: String,
     /// Its workspace.
-    pub ws: WorkspaceRef,
+    pub(crate) ws: WorkspaceRef,
     /// The status last stored (see [`CampaignRecord::status_at`]).
-    pub status: CampaignStatus,
+    pub(crate) status: CampaignStatus,
     /// The validated configuration.
-    pub spec: CampaignSpec,
+    pub(crate) spec: CampaignSpec,
     /// Who created it.
-    pub created_by: String,
+    pub(crate) created_by: String,
     /// Who changed it last.
-    pub updated_by: String,
+    pub(crate) updated_by: String,
     /// When it was created.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// When it last changed.
-    pub updated_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 impl CampaignRecord {

@@ -18,11 +18,11 @@ use crate::keys::{CryptoError, WorkspaceKeys};
 pub struct NewUser {
     /// Its row: the data row of the upload (1 = the first row after the header) or the
     /// position in a stream (1 = the first user).
-    pub row_no: u64,
+    pub(crate) row_no: u64,
     /// [`WorkspaceKeys::lookup_hash`] of the E.164 number.
-    pub phone_hash: [u8; 16],
+    pub(crate) phone_hash: [u8; 16],
     /// The sealed [`CohortUser`] JSON, bound to [`user_context`].
-    pub data: Vec<u8>,
+    pub(crate) data: Vec<u8>,
 }
 
 /// Inserts users of a cohort. Callers batch many per transaction.
@@ -82,7 +82,7 @@ pub struct StoredUser {
     /// Its row in the cohort (see [`NewUser::row_no`]).
     pub row_no: u64,
     /// The keyed hash of its number.
-    pub phone_hash: [u8; 16],
+    pub(crate) phone_hash: [u8; 16],
     /// The sealed [`CohortUser`] JSON.
     pub data: Vec<u8>,
 }

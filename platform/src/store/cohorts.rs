@@ -60,9 +60,9 @@ impl ParentKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Parent {
     /// Campaign or deployment.
-    pub kind: ParentKind,
+    pub(crate) kind: ParentKind,
     /// Its id.
-    pub id: String,
+    pub(crate) id: String,
 }
 
 impl Parent {
@@ -89,31 +89,31 @@ pub struct CohortRecord {
     /// `coh-…`.
     pub id: String,
     /// Its workspace.
-    pub ws: WorkspaceRef,
+    pub(crate) ws: WorkspaceRef,
     /// Its campaign or deployment.
-    pub parent: Parent,
+    pub(crate) parent: Parent,
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// `processing`, `completed` or `failed`.
-    pub status: CohortStatus,
+    pub(crate) status: CohortStatus,
     /// File upload or stream.
-    pub source_type: CohortSourceType,
+    pub(crate) source_type: CohortSourceType,
     /// `cohort` or `stop_file`.
-    pub category: CohortCategory,
+    pub(crate) category: CohortCategory,
     /// Counts once completed.
-    pub result: Option<CohortResult>,
+    pub(crate) result: Option<CohortResult>,
     /// Why it failed.
-    pub failure_reason: Option<String>,
+    pub(crate) failure_reason: Option<String>,
     /// The default region for national numbers, if one was given.
-    pub country_code: Option<String>,
+    pub(crate) country_code: Option<String>,
     /// Who uploaded it.
-    pub created_by: String,
+    pub(crate) created_by: String,
     /// Who changed it last.
-    pub updated_by: String,
+    pub(crate) updated_by: String,
     /// When it was accepted.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// When it last changed (processing finished).
-    pub updated_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 const COLUMNS: &str = "id, org_id, workspace_id, parent_kind, parent_id, name, status, source_type, category, \

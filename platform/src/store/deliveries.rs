@@ -13,21 +13,21 @@ use super::{StoreError, WorkspaceRef, from_ms, ms};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Delivery {
     /// `whd-…`.
-    pub id: String,
+    pub(crate) id: String,
     /// Its workspace.
-    pub ws: WorkspaceRef,
+    pub(crate) ws: WorkspaceRef,
     /// What it tells of.
-    pub kind: DeliveryKind,
+    pub(crate) kind: DeliveryKind,
     /// The attempt or interaction.
-    pub subject_id: String,
+    pub(crate) subject_id: String,
     /// Where.
-    pub url: String,
+    pub(crate) url: String,
     /// Sealed JSON body.
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// Tries so far.
-    pub tries: u32,
+    pub(crate) tries: u32,
     /// When the event was created.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 /// The context a delivery body is sealed for.
@@ -104,17 +104,17 @@ pub(crate) fn due_deliveries(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TryRecord {
     /// The delivery.
-    pub id: String,
+    pub(crate) id: String,
     /// Tries so far, this one included.
-    pub tries: u32,
+    pub(crate) tries: u32,
     /// When it was delivered (the platform's clock), if it was.
-    pub delivered_at: Option<DateTime<Utc>>,
+    pub(crate) delivered_at: Option<DateTime<Utc>>,
     /// When the next try is due; `None` with `delivered_at` also `None`: given up.
-    pub next: Option<DateTime<Utc>>,
+    pub(crate) next: Option<DateTime<Utc>>,
     /// The receiver's answer, when there was one.
-    pub status_code: Option<u16>,
+    pub(crate) status_code: Option<u16>,
     /// What went wrong, when something did.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 /// Records the tries of a round, in one transaction.
@@ -146,27 +146,27 @@ pub(crate) fn record_tries(c: &mut Connection, records: &[TryRecord]) -> Result<
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DeliveryRow {
     /// Its id.
-    pub id: String,
+    pub(crate) id: String,
     /// What it tells of.
-    pub kind: DeliveryKind,
+    pub(crate) kind: DeliveryKind,
     /// Its subject.
-    pub subject_id: String,
+    pub(crate) subject_id: String,
     /// Where.
-    pub url: String,
+    pub(crate) url: String,
     /// Pending, delivered or failed.
-    pub status: DeliveryState,
+    pub(crate) status: DeliveryState,
     /// Tries so far.
-    pub tries: u32,
+    pub(crate) tries: u32,
     /// Last status code.
-    pub last_status: Option<u16>,
+    pub(crate) last_status: Option<u16>,
     /// Last error.
-    pub last_error: Option<String>,
+    pub(crate) last_error: Option<String>,
     /// Created.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// Next try.
-    pub next_try_at: Option<DateTime<Utc>>,
+    pub(crate) next_try_at: Option<DateTime<Utc>>,
     /// Delivered.
-    pub delivered_at: Option<DateTime<Utc>>,
+    pub(crate) delivered_at: Option<DateTime<Utc>>,
 }
 
 /// A page of a workspace's deliveries, oldest first, and their total.

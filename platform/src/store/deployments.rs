@@ -14,28 +14,28 @@ use super::{StoreError, WorkspaceRef, from_json, from_ms, like_substring, ms, op
 
 /// A stored deployment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DeploymentRecord {
+pub(crate) struct DeploymentRecord {
     /// `dep-…`.
-    pub id: String,
+    pub(crate) id: String,
     /// Its workspace.
-    pub ws: WorkspaceRef,
+    pub(crate) ws: WorkspaceRef,
     /// `active` or `paused`.
-    pub status: DeploymentStatus,
+    pub(crate) status: DeploymentStatus,
     /// The configuration, in its canonical wire form (validated when it was stored).
-    pub config: DeploymentCreateRequest,
+    pub(crate) config: DeploymentCreateRequest,
     /// Who created it.
-    pub created_by: String,
+    pub(crate) created_by: String,
     /// Who changed it last (null until the first change).
-    pub updated_by: Option<String>,
+    pub(crate) updated_by: Option<String>,
     /// When it was created.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// When it last changed.
-    pub updated_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 impl DeploymentRecord {
     /// The answer for this deployment.
-    pub fn to_wire(&self) -> Deployment {
+    pub(crate) fn to_wire(&self) -> Deployment {
         Deployment {
             deployment_id: self.id.clone(),
             app_id: self.config.app_id.clone(),
@@ -54,13 +54,13 @@ impl DeploymentRecord {
     }
 
     /// The configuration as validated domain types.
-    pub fn spec(&self) -> Result<DeploymentSpec, StoreError> {
+    pub(crate) fn spec(&self) -> Result<DeploymentSpec, StoreError> {
         DeploymentSpec::try_from(&self.config)
             .map_err(|e| StoreError::Corrupt(format!("deployment {}: {e}", self.id)))
     }
 
     /// Every number of every connection, in order.
-    pub fn phone_numbers(&self) -> Vec<String> {
+    pub(crate) fn phone_numbers(&self) -> Vec<String> {
         self.config
             .connection_configs
             .iter()
@@ -73,9 +73,9 @@ impl DeploymentRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NumberTaken {
     /// The number.
-    pub phone_number: String,
+    pub(crate) phone_number: String,
     /// The deployment that has it.
-    pub deployment_id: String,
+    pub(crate) deployment_id: String,
 }
 
 const COLUMNS: &str =

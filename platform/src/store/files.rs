@@ -27,13 +27,13 @@ pub(crate) const CHUNK_SIZE: usize = 1 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FileRow {
     /// Its id; chunk contexts carry it.
-    pub id: i64,
+    pub(crate) id: i64,
     /// Plaintext bytes in all.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Number of chunks (`0..chunks`).
-    pub chunks: u32,
+    pub(crate) chunks: u32,
     /// Whether every chunk has been written.
-    pub complete: bool,
+    pub(crate) complete: bool,
 }
 
 /// The context a chunk is sealed for.

@@ -37,14 +37,14 @@ const REQUEST_SEGMENT_WORDS: u128 = 1 << 40;
 
 /// The resource id generator of a platform, whose position lives in the database.
 #[derive(Debug)]
-pub struct PersistentIds {
+pub(crate) struct PersistentIds {
     generator: IdGen,
 }
 
 impl PersistentIds {
     /// The generator of `seed`, at the position the database kept for that seed (its start
     /// when none, or when the database was last used with another seed).
-    pub fn load(c: &Connection, seed: u64) -> Result<PersistentIds, StoreError> {
+    pub(crate) fn load(c: &Connection, seed: u64) -> Result<PersistentIds, StoreError> {
         let kept: Option<(i64, i64)> = c
             .query_row(
                 "SELECT seed, word_pos FROM id_state WHERE stream = ?1",
@@ -62,7 +62,7 @@ impl PersistentIds {
     }
 
     /// The seed.
-    pub fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         self.generator.seed()
     }
 
@@ -72,7 +72,11 @@ impl PersistentIds {
     /// create: the id and the resource commit together; a rollback leaves an id that named
     /// nothing stored, which a restart may draw again). When the record fails the draw is
     /// undone and the error answered: nothing drawn goes unrecorded.
-    pub fn draw<T>(&self, c: &Connection, f: impl FnOnce(&IdGen) -> T) -> Result<T, StoreError> {
+    pub(crate) fn draw<T>(
+        &self,
+        c: &Connection,
+        f: impl FnOnce(&IdGen) -> T,
+    ) -> Result<T, StoreError> {
         let before = self.generator.word_pos();
         let out = f(&self.generator);
         let after = i64::try_from(self.generator.word_pos())

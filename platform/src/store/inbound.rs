@@ -12,29 +12,29 @@ use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct InboundRow {
     /// Its id.
-    pub id: String,
+    pub(crate) id: String,
     /// Its workspace.
-    pub ws: WorkspaceRef,
+    pub(crate) ws: WorkspaceRef,
     /// The number dialled.
-    pub dialled: String,
+    pub(crate) dialled: String,
     /// When it arrived.
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     /// Whether it was answered.
-    pub answered: bool,
+    pub(crate) answered: bool,
     /// Why not.
-    pub rejection: Option<String>,
+    pub(crate) rejection: Option<String>,
     /// The deployment.
-    pub deployment_id: Option<String>,
+    pub(crate) deployment_id: Option<String>,
     /// The interaction.
-    pub interaction_id: Option<String>,
+    pub(crate) interaction_id: Option<String>,
     /// The cohort the caller was found in.
-    pub cohort_id: Option<String>,
+    pub(crate) cohort_id: Option<String>,
     /// Talk time.
-    pub talk_ms: Option<i64>,
+    pub(crate) talk_ms: Option<i64>,
     /// When it ends.
-    pub ends_at: Option<DateTime<Utc>>,
+    pub(crate) ends_at: Option<DateTime<Utc>>,
     /// Sealed details.
-    pub details: Option<Vec<u8>>,
+    pub(crate) details: Option<Vec<u8>>,
 }
 
 /// The context inbound details are sealed for.

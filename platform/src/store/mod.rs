@@ -108,18 +108,18 @@ pub enum StoreError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataKeyRow {
     /// Its id; sealed blobs carry it.
-    pub id: u32,
+    pub(crate) id: u32,
     /// `local` or `byok`.
     pub provider: String,
     /// The master-key alias that decrypts it.
-    pub key_alias: String,
+    pub(crate) key_alias: String,
     /// The encrypted data key (`byok:v1:...`).
-    pub encrypted_key: String,
+    pub(crate) encrypted_key: String,
     /// When it was added.
-    pub created_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
     /// A check value of the plaintext key (`crypto::key_check`), to recognise a wrong
     /// decryption; `None` for keys stored before check values existed.
-    pub key_check: Option<Vec<u8>>,
+    pub(crate) key_check: Option<Vec<u8>>,
 }
 
 /// Where the database lives.

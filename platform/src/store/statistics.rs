@@ -12,26 +12,26 @@ use super::{StoreError, ms};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct UsersInState {
     /// The state.
-    pub state: UserState,
+    pub(crate) state: UserState,
     /// How many users are in it.
-    pub users: u64,
+    pub(crate) users: u64,
     /// Of them, those dialled before whose next dial is due (meaningful for `ready`).
-    pub retries_due: u64,
+    pub(crate) retries_due: u64,
 }
 
 /// The stored counts behind a campaign's statistics at one instant.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct CampaignCounts {
     /// Admitted users by state (states without users are absent).
-    pub users: Vec<UsersInState>,
+    pub(crate) users: Vec<UsersInState>,
     /// Users of completed uploads the engine has not admitted yet (it does so at its next
     /// step).
-    pub not_admitted: u64,
+    pub(crate) not_admitted: u64,
     /// Of [`CampaignCounts::not_admitted`], those whose number is in a completed stop file
     /// of the campaign.
-    pub not_admitted_excluded: u64,
+    pub(crate) not_admitted_excluded: u64,
     /// Ended attempts by result (`CallResult::as_str`), as counted by [`count_results`].
-    pub results: Vec<(String, u64)>,
+    pub(crate) results: Vec<(String, u64)>,
 }
 
 /// The counts of campaign `campaign_id` at `now` (`now` decides which retries are due).

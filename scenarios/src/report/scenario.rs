@@ -68,30 +68,30 @@ pub struct TimelineEntry {
 #[derive(Clone, Debug, Serialize)]
 pub struct CampaignReport {
     /// The scenario's key.
-    pub key: String,
+    pub(crate) key: String,
     /// The platform's id.
     pub campaign_id: String,
     /// Its status at the end.
-    pub status: String,
+    pub(crate) status: String,
     /// Its `statistics` at the end, as the API answers them.
-    pub statistics: serde_json::Value,
+    pub(crate) statistics: serde_json::Value,
     /// Dials seen by the telephony, by result.
     pub dials_by_result: Vec<Count>,
     /// Dials by connection, with their share.
-    pub connections: Vec<ConnectionReport>,
+    pub(crate) connections: Vec<ConnectionReport>,
     /// The dial rate achieved in each calling window.
-    pub windows: Vec<WindowReport>,
+    pub(crate) windows: Vec<WindowReport>,
     /// Dials outside the calling window or the campaign's span.
-    pub dials_outside_window: u64,
+    pub(crate) dials_outside_window: u64,
     /// The rate asked for (dials per second).
-    pub attempts_per_second: f64,
+    pub(crate) attempts_per_second: f64,
 }
 
 /// A named count.
 #[derive(Clone, Debug, Serialize)]
 pub struct Count {
     /// The name.
-    pub name: String,
+    pub(crate) name: String,
     /// The count.
     pub count: u64,
 }
@@ -100,107 +100,107 @@ pub struct Count {
 #[derive(Clone, Debug, Serialize)]
 pub struct ConnectionReport {
     /// `connection_id`.
-    pub connection_id: String,
+    pub(crate) connection_id: String,
     /// Its weight.
-    pub weight: u32,
+    pub(crate) weight: u32,
     /// Dials placed on it.
-    pub dials: u64,
+    pub(crate) dials: u64,
     /// Its share of the campaign's dials (0 to 1, 4 decimals).
-    pub share: f64,
+    pub(crate) share: f64,
     /// Dials by each of its phone numbers, in the connection's order (rule 4: used equally).
-    pub numbers: Vec<NumberReport>,
+    pub(crate) numbers: Vec<NumberReport>,
 }
 
 /// Dials that left from one agent number.
 #[derive(Clone, Debug, Serialize)]
 pub struct NumberReport {
     /// The number (E.164).
-    pub phone_number: String,
+    pub(crate) phone_number: String,
     /// Dials that left from it.
-    pub dials: u64,
+    pub(crate) dials: u64,
 }
 
 /// One opening of a calling window.
 #[derive(Clone, Debug, Serialize)]
 pub struct WindowReport {
     /// Opens (RFC 3339).
-    pub from: String,
+    pub(crate) from: String,
     /// Closes.
-    pub until: String,
+    pub(crate) until: String,
     /// Dials inside.
-    pub dials: u64,
+    pub(crate) dials: u64,
     /// Dials per open second (4 decimals).
-    pub rate: f64,
+    pub(crate) rate: f64,
 }
 
 /// A cohort.
 #[derive(Clone, Debug, Serialize)]
 pub struct CohortReport {
     /// The scenario's key.
-    pub key: String,
+    pub(crate) key: String,
     /// The platform's id (none when never uploaded).
-    pub cohort_id: Option<String>,
+    pub(crate) cohort_id: Option<String>,
     /// `completed`, `failed`, `processing`, or `not uploaded`.
-    pub status: String,
+    pub(crate) status: String,
     /// `result` as the API answers it.
-    pub result: serde_json::Value,
+    pub(crate) result: serde_json::Value,
 }
 
 /// An inbound call.
 #[derive(Clone, Debug, Serialize)]
 pub struct InboundReport {
     /// The scenario's key.
-    pub key: String,
+    pub(crate) key: String,
     /// When.
-    pub at: String,
+    pub(crate) at: String,
     /// Caller.
-    pub caller: String,
+    pub(crate) caller: String,
     /// Number dialled.
-    pub dialled: String,
+    pub(crate) dialled: String,
     /// Whether the agent answered.
-    pub answered: bool,
+    pub(crate) answered: bool,
     /// Why not.
-    pub rejection: Option<String>,
+    pub(crate) rejection: Option<String>,
     /// What the agent received.
-    pub agent_variables: serde_json::Value,
+    pub(crate) agent_variables: serde_json::Value,
 }
 
 /// Calls to one key-service endpoint with one outcome and the same faults served.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KeyServiceCount {
     /// `auth`, `decrypt-key`, `rotate-key`.
-    pub endpoint: String,
+    pub(crate) endpoint: String,
     /// `OK` or the error code (`NO_RESPONSE` when the caller gave up).
-    pub outcome: String,
+    pub(crate) outcome: String,
     /// The fault kinds served on these calls, joined by `+` (`latency`, `malformed_json`,
     /// ...); none for calls no fault touched.
-    pub fault: Option<String>,
+    pub(crate) fault: Option<String>,
     /// How many.
-    pub calls: u64,
+    pub(crate) calls: u64,
 }
 
 /// Webhooks received for one campaign or for the deployments.
 #[derive(Clone, Debug, Serialize)]
 pub struct WebhookReport {
     /// `campaigns/<key>` or `deployments`.
-    pub path: String,
+    pub(crate) path: String,
     /// Events received.
-    pub events: u64,
+    pub(crate) events: u64,
     /// Events whose signature did not verify.
-    pub bad_signatures: u64,
+    pub(crate) bad_signatures: u64,
     /// Distinct attempts with events.
-    pub attempts: u64,
+    pub(crate) attempts: u64,
     /// Events by `completion_status`.
-    pub by_status: Vec<Count>,
+    pub(crate) by_status: Vec<Count>,
 }
 
 /// A scripted telephony rule.
 #[derive(Clone, Debug, Serialize)]
 pub struct RuleReport {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Dials it answered.
-    pub dials: u64,
+    pub(crate) dials: u64,
 }
 
 /// A dial rate people can read: per second, or per hour below 0.01 per second (where

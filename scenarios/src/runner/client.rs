@@ -131,13 +131,13 @@ impl Api {
 #[error("{method} {path} answered {status}: {body}")]
 pub(crate) struct Refused {
     /// The request's method.
-    pub method: String,
+    pub(crate) method: String,
     /// The request's path.
-    pub path: String,
+    pub(crate) path: String,
     /// The status answered.
-    pub status: u16,
+    pub(crate) status: u16,
     /// The body answered, as text.
-    pub body: String,
+    pub(crate) body: String,
 }
 
 impl Refused {

@@ -69,25 +69,25 @@ pub(crate) fn path_for(path: &Path, name: &str) -> PathBuf {
 /// One dial, as written.
 pub(crate) struct Row<'a> {
     /// The campaign's key.
-    pub campaign: &'a str,
+    pub(crate) campaign: &'a str,
     /// When it was placed.
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     /// The same instant in the campaign's time zone (RFC 3339 with its offset).
-    pub local_time: &'a str,
+    pub(crate) local_time: &'a str,
     /// The attempt's id.
-    pub attempt_id: &'a str,
+    pub(crate) attempt_id: &'a str,
     /// The number called.
-    pub user_phone_number: &'a str,
+    pub(crate) user_phone_number: &'a str,
     /// The number it left from.
-    pub agent_phone_number: &'a str,
+    pub(crate) agent_phone_number: &'a str,
     /// Its connection.
-    pub connection_id: &'a str,
+    pub(crate) connection_id: &'a str,
     /// Its result.
-    pub result: &'a str,
+    pub(crate) result: &'a str,
     /// Talk time, when answered.
-    pub talk_ms: Option<i64>,
+    pub(crate) talk_ms: Option<i64>,
     /// 0 for the first dial.
-    pub attempt_index: u32,
+    pub(crate) attempt_index: u32,
 }
 
 /// The open file.

@@ -48,28 +48,28 @@ the run could not be made.")]
 pub struct RunArgs {
     /// Scenario files to run, in order.
     #[arg(required = true)]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Write report.json, report.html and junit.xml here (for several files, in a
     /// sub-directory per file, named after it; a name given twice gets -2, -3, ...).
     #[arg(long, value_name = "DIR")]
-    pub report_dir: Option<PathBuf>,
+    pub(crate) report_dir: Option<PathBuf>,
     /// Seed of the run, instead of the file's.
     #[arg(long)]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Print only the failing expectations (what was expected and observed) and each file's
     /// summary: one line per file when everything holds.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Print the report as JSON on standard output (an array for several files) instead of
     /// text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Write every dial of the campaigns here, one row each (time, local time, user, agent
     /// number, connection, result, duration, attempt): CSV when the name ends in .csv, JSON
     /// Lines when it ends in .jsonl. For several files, each file's dials go to FILE with its
     /// report name before the extension (dials.lifecycle.csv).
     #[arg(long, value_name = "FILE")]
-    pub dials: Option<PathBuf>,
+    pub(crate) dials: Option<PathBuf>,
 }
 
 /// Runs `harness run`.

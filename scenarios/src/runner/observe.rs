@@ -52,32 +52,32 @@ pub(crate) fn number_key(number: &str) -> u64 {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct UserDials {
     /// Dials.
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// Attempt indices seen (bit i: attempt index i, up to 63).
-    pub seen: u64,
+    pub(crate) seen: u64,
     /// Dials whose attempt index had been seen before.
-    pub repeats: u32,
+    pub(crate) repeats: u32,
 }
 
 /// A campaign's dials.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CampaignDials {
     /// Dials by result (index into [`RESULTS`]).
-    pub by_result: [u64; 7],
+    pub(crate) by_result: [u64; 7],
     /// Dials by `connection_id`.
-    pub by_connection: BTreeMap<String, u64>,
+    pub(crate) by_connection: BTreeMap<String, u64>,
     /// Dials by the agent number they left from (rule 4: a connection's numbers in turn).
-    pub by_number: BTreeMap<String, u64>,
+    pub(crate) by_number: BTreeMap<String, u64>,
     /// Dials by called number ([`number_key`]: an integer, not a string, per user).
-    pub users: HashMap<u64, UserDials>,
+    pub(crate) users: HashMap<u64, UserDials>,
     /// Dial times, in order (ms since the epoch).
-    pub times: Vec<i64>,
+    pub(crate) times: Vec<i64>,
     /// Dials placed outside the calling window or the campaign's span.
-    pub outside: u64,
+    pub(crate) outside: u64,
     /// The first few of those, described.
-    pub outside_examples: Vec<String>,
+    pub(crate) outside_examples: Vec<String>,
     /// Attempt ids, kept only for campaigns whose webhooks are judged.
-    pub attempt_ids: Option<BTreeSet<String>>,
+    pub(crate) attempt_ids: Option<BTreeSet<String>>,
 }
 
 impl CampaignDials {
@@ -100,7 +100,7 @@ impl CampaignDials {
 #[derive(Clone, Debug)]
 pub(crate) struct Watched {
     /// Specs by the time they took effect, oldest first.
-    pub specs: Vec<(DateTime<Utc>, CampaignSpec)>,
+    pub(crate) specs: Vec<(DateTime<Utc>, CampaignSpec)>,
 }
 
 impl Watched {
@@ -231,19 +231,19 @@ impl Chart {
 #[derive(Debug)]
 pub(crate) struct Observer {
     /// Campaigns by key.
-    pub campaigns: BTreeMap<String, CampaignDials>,
+    pub(crate) campaigns: BTreeMap<String, CampaignDials>,
     /// What is known of each campaign, by key.
-    pub watched: BTreeMap<String, Watched>,
+    pub(crate) watched: BTreeMap<String, Watched>,
     /// The campaign of each agent number.
     from_numbers: HashMap<String, (String, String)>,
     /// Dials no campaign of the scenario made (instant outbound calls, other numbers).
-    pub unattributed: u64,
+    pub(crate) unattributed: u64,
     /// The chart.
-    pub chart: Chart,
+    pub(crate) chart: Chart,
     /// Every dial written out as it is taken in (`harness run --dials`).
-    pub export: Option<super::dials::DialExport>,
+    pub(crate) export: Option<super::dials::DialExport>,
     /// Every dial taken in, attributed or not (for the progress line).
-    pub seen: u64,
+    pub(crate) seen: u64,
 }
 
 impl Observer {

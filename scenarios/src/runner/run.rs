@@ -37,57 +37,57 @@ pub(super) enum Event {
 #[derive(Clone, Debug)]
 pub(crate) struct FaultSet {
     /// Its id at the key service.
-    pub id: String,
+    pub(crate) id: String,
     /// What it is (`service_unavailable on all`).
-    pub label: String,
+    pub(crate) label: String,
     /// When it was set.
-    pub from: DateTime<Utc>,
+    pub(crate) from: DateTime<Utc>,
     /// When it was removed.
-    pub until: Option<DateTime<Utc>>,
+    pub(crate) until: Option<DateTime<Utc>>,
     /// Whether it covers a stretch of time (not only its next N calls).
-    pub timed: bool,
+    pub(crate) timed: bool,
 }
 
 /// A campaign created by the run.
 #[derive(Clone, Debug)]
 pub(crate) struct Created {
     /// The platform's id.
-    pub id: String,
+    pub(crate) id: String,
     /// The status last seen.
-    pub status: String,
+    pub(crate) status: String,
 }
 
 /// The state of a run while it plays; the collector reads it at the end.
 pub(crate) struct Run<'a> {
     /// The scenario.
-    pub loaded: &'a Loaded,
+    pub(crate) loaded: &'a Loaded,
     /// The seed in use.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// The stack.
-    pub stack: Stack,
+    pub(crate) stack: Stack,
     /// The client.
-    pub api: Api,
+    pub(crate) api: Api,
     /// The webhook receiver.
-    pub receiver: Receiver,
+    pub(crate) receiver: Receiver,
     /// What was seen of the dials.
-    pub observer: Observer,
+    pub(crate) observer: Observer,
     /// Campaigns by key.
-    pub campaigns: BTreeMap<String, Created>,
+    pub(crate) campaigns: BTreeMap<String, Created>,
     /// Deployments by key: their ids.
-    pub deployments: BTreeMap<String, String>,
+    pub(crate) deployments: BTreeMap<String, String>,
     /// Cohorts by key: their path once uploaded, and the record last read.
-    pub cohorts: BTreeMap<String, (String, Value)>,
+    pub(crate) cohorts: BTreeMap<String, (String, Value)>,
     /// Inbound calls in the order they were made (the timeline's): key and the platform's
     /// record.
-    pub inbound: Vec<(String, Value)>,
+    pub(crate) inbound: Vec<(String, Value)>,
     /// What happened.
-    pub timeline: Vec<TimelineEntry>,
+    pub(crate) timeline: Vec<TimelineEntry>,
     /// The expectations judged so far, by index.
-    pub checks: BTreeMap<usize, Check>,
+    pub(crate) checks: BTreeMap<usize, Check>,
     /// Steps and uploads the platform refused, each a failed check, in time order.
-    pub refused: Vec<Check>,
+    pub(crate) refused: Vec<Check>,
     /// Scripted rules and their expected dials.
-    pub rules: Vec<(String, RuleHandle, Option<u64>, String)>,
+    pub(crate) rules: Vec<(String, RuleHandle, Option<u64>, String)>,
     /// The key-service faults set, by the runner's index: the fault's id and the stretch it
     /// covers (until `None`: not removed yet).
     pub(super) faults: Vec<FaultSet>,
@@ -102,5 +102,5 @@ pub(crate) struct Run<'a> {
     /// moves and after a step or an upload.
     pub(super) reads: std::sync::Mutex<BTreeMap<String, Value>>,
     /// The simulated time of the current stop.
-    pub now: DateTime<Utc>,
+    pub(crate) now: DateTime<Utc>,
 }

@@ -12,13 +12,13 @@ use warp::Filter;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Received {
     /// Events received.
-    pub events: u64,
+    pub(crate) events: u64,
     /// Events whose signature did not verify.
-    pub bad_signatures: u64,
+    pub(crate) bad_signatures: u64,
     /// Events by `attempt_id` (campaign events).
-    pub per_attempt: BTreeMap<String, u64>,
+    pub(crate) per_attempt: BTreeMap<String, u64>,
     /// Events by `completion_status` (campaign events), when the body has one.
-    pub by_type: BTreeMap<String, u64>,
+    pub(crate) by_type: BTreeMap<String, u64>,
 }
 
 /// Everything received, by path.
@@ -27,9 +27,9 @@ pub(crate) type Inbox = Arc<Mutex<BTreeMap<String, Received>>>;
 /// A running receiver.
 pub(crate) struct Receiver {
     /// `http://127.0.0.1:PORT`.
-    pub base: String,
+    pub(crate) base: String,
     /// What it got.
-    pub inbox: Inbox,
+    pub(crate) inbox: Inbox,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -38,11 +38,11 @@ pub(crate) struct Receiver {
 #[derive(Clone, Debug)]
 pub(crate) struct Signing {
     /// The platform's secret.
-    pub secret: Vec<u8>,
+    pub(crate) secret: Vec<u8>,
     /// The signature header's name.
-    pub signature_header: String,
+    pub(crate) signature_header: String,
     /// The timestamp header's name.
-    pub timestamp_header: String,
+    pub(crate) timestamp_header: String,
 }
 
 impl Receiver {

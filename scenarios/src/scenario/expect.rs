@@ -18,22 +18,22 @@ use contracts::wire::byok::EndpointScope;
 
 /// One expectation.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
-pub struct Expectation {
+pub(crate) struct Expectation {
     /// Its name in reports (default: the check and what it is about).
     #[serde(default)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// When it is judged (default: the end of the run).
     #[serde(default)]
-    pub at: Option<At>,
+    pub(crate) at: Option<At>,
     /// What must hold.
     #[serde(flatten)]
-    pub check: Expect,
+    pub(crate) check: Expect,
 }
 
 /// What must hold; `check` names it.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "check", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// The campaign's `status` (from `GET .../campaigns/{id}`).
     CampaignStatus {
         /// The campaign's key.
@@ -211,7 +211,7 @@ pub enum Expect {
 
 impl Expect {
     /// The `check` name.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Expect::CampaignStatus { .. } => "campaign_status",
             Expect::CapacityWarning { .. } => "capacity_warning",
@@ -231,7 +231,7 @@ impl Expect {
     }
 
     /// The campaign it is about, if any.
-    pub fn campaign(&self) -> Option<&str> {
+    pub(crate) fn campaign(&self) -> Option<&str> {
         match self {
             Expect::CampaignStatus { campaign, .. }
             | Expect::CapacityWarning { campaign, .. }
@@ -252,7 +252,7 @@ impl Expect {
 /// A campaign status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum StatusName {
+pub(crate) enum StatusName {
     /// Before its start.
     Scheduled,
     /// Dialling (inside its window).
@@ -267,7 +267,7 @@ pub enum StatusName {
 
 impl StatusName {
     /// The wire value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StatusName::Scheduled => "scheduled",
             StatusName::Active => "active",
@@ -280,16 +280,16 @@ impl StatusName {
 
 /// A count: exactly `N`, or within `{ at_least, at_most }` (either or both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Count {
+pub(crate) struct Count {
     /// The least allowed.
-    pub at_least: Option<u64>,
+    pub(crate) at_least: Option<u64>,
     /// The most allowed.
-    pub at_most: Option<u64>,
+    pub(crate) at_most: Option<u64>,
 }
 
 impl Count {
     /// Exactly `n`.
-    pub fn exactly(n: u64) -> Count {
+    pub(crate) fn exactly(n: u64) -> Count {
         Count {
             at_least: Some(n),
             at_most: Some(n),
@@ -297,7 +297,7 @@ impl Count {
     }
 
     /// Whether `n` is allowed.
-    pub fn admits(&self, n: u64) -> bool {
+    pub(crate) fn admits(&self, n: u64) -> bool {
         self.at_least.is_none_or(|l| n >= l) && self.at_most.is_none_or(|m| n <= m)
     }
 }

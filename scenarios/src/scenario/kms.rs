@@ -11,40 +11,40 @@ use super::time::{At, Span};
 /// customer-kms-sim, set at `from` and removed at `until`.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct KmsFaultDef {
+pub(crate) struct KmsFaultDef {
     /// `service_unavailable` (503), `rate_limited` (429), `internal_error` (500), `latency`,
     /// `hang`, `malformed_json`, `wrong_content_type`, `wrong_plaintext`, `truncated_key`.
-    pub kind: KmsFaultKind,
+    pub(crate) kind: KmsFaultKind,
     /// When it is set (default: the start).
     #[serde(default)]
-    pub from: Option<At>,
+    pub(crate) from: Option<At>,
     /// When it is removed (default: never, or once `next` calls met it).
     #[serde(default)]
-    pub until: Option<At>,
+    pub(crate) until: Option<At>,
     /// Which endpoint: `all` (default), `auth`, `decrypt-key`, `rotate-key`.
     #[serde(default)]
-    pub endpoint: EndpointScope,
+    pub(crate) endpoint: EndpointScope,
     /// Only the next N calls it applies to.
     #[serde(default)]
-    pub next: Option<u32>,
+    pub(crate) next: Option<u32>,
     /// Each call with this probability (0 to 1, seeded).
     #[serde(default)]
-    pub probability: Option<f64>,
+    pub(crate) probability: Option<f64>,
     /// `rate_limited`: the `Retry-After` seconds (default 1).
     #[serde(default)]
-    pub retry_after_secs: Option<u64>,
+    pub(crate) retry_after_secs: Option<u64>,
     /// `latency`: the delay, wall clock (default 100ms).
     #[serde(default)]
-    pub delay: Option<Span>,
+    pub(crate) delay: Option<Span>,
     /// `truncated_key`: bytes kept (default 16).
     #[serde(default)]
-    pub len: Option<usize>,
+    pub(crate) len: Option<usize>,
 }
 
 /// The fault kinds of the key service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum KmsFaultKind {
+pub(crate) enum KmsFaultKind {
     /// 503 `SERVICE_UNAVAILABLE`.
     ServiceUnavailable,
     /// 429 `RATE_LIMITED` with `Retry-After`.

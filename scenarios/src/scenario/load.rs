@@ -21,7 +21,7 @@ use super::timeline::Action;
 #[error("{}", self.render())]
 pub struct ScenarioError {
     /// The file as named on the command line.
-    pub file: String,
+    pub(crate) file: String,
     /// The problems, in file order.
     pub problems: Vec<Problem>,
     /// The file's lines, for the excerpts.
@@ -63,19 +63,19 @@ impl ScenarioError {
 #[derive(Clone, Debug)]
 pub struct Loaded {
     /// The scenario.
-    pub scenario: Scenario,
+    pub(crate) scenario: Scenario,
     /// The file as reports name it ([`report_path`]), the same on every machine.
-    pub file: String,
+    pub(crate) file: String,
     /// The directory CSV files are read from.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The file's text.
-    pub text: String,
+    pub(crate) text: String,
     /// The name in reports.
-    pub name: String,
+    pub(crate) name: String,
     /// The simulated start.
-    pub start: DateTime<Utc>,
+    pub(crate) start: DateTime<Utc>,
     /// The simulated end of the run.
-    pub until: DateTime<Utc>,
+    pub(crate) until: DateTime<Utc>,
 }
 
 impl Loaded {

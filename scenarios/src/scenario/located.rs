@@ -10,11 +10,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A value and the byte range of its text in the file.
 #[derive(Clone, Debug)]
-pub struct Located<T> {
+pub(crate) struct Located<T> {
     /// The value.
-    pub value: T,
+    pub(crate) value: T,
     /// Where it was written (bytes of the file).
-    pub span: Range<usize>,
+    pub(crate) span: Range<usize>,
 }
 
 impl<T: PartialEq> PartialEq for Located<T> {

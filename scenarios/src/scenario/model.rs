@@ -21,40 +21,40 @@ use super::timeline::Step;
 pub struct Scenario {
     /// Its name in reports (default: the file name without `.toml`).
     #[serde(default)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// What it shows, one or two sentences (shown in the HTML report).
     #[serde(default)]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// Seed of ids, call outcomes and key-service draws; `harness run --seed` overrides it.
     #[serde(default = "default_seed")]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Where the simulated clock starts (RFC 3339). Relative times (`"+1h"`) count from here.
-    pub start: Located<At>,
+    pub(crate) start: Located<At>,
     /// Where the run stops (default: one hour after the latest campaign end, timeline step or
     /// expectation time).
     #[serde(default)]
-    pub until: Option<Located<At>>,
+    pub(crate) until: Option<Located<At>>,
     /// The customer's key service, and BYOK for the scenario's workspace.
     #[serde(default)]
-    pub key_service: KeyServiceSection,
+    pub(crate) key_service: KeyServiceSection,
     /// Simulated telephony: the model and per-number rules.
     #[serde(default)]
-    pub telephony: TelephonySection,
+    pub(crate) telephony: TelephonySection,
     /// Campaigns created at the start through the API.
     #[serde(default)]
-    pub campaigns: Vec<Located<CampaignDef>>,
+    pub(crate) campaigns: Vec<Located<CampaignDef>>,
     /// Cohorts: uploaded at the start (`upload_at`), or by an `upload_cohort` step.
     #[serde(default)]
-    pub cohorts: Vec<Located<CohortDef>>,
+    pub(crate) cohorts: Vec<Located<CohortDef>>,
     /// Deployments created at the start through the API.
     #[serde(default)]
-    pub deployments: Vec<Located<DeploymentDef>>,
+    pub(crate) deployments: Vec<Located<DeploymentDef>>,
     /// What happens when, in time order (steps at the same time in file order).
     #[serde(default)]
-    pub timeline: Vec<Located<Step>>,
+    pub(crate) timeline: Vec<Located<Step>>,
     /// What must hold; each becomes one check in the report.
     #[serde(default)]
-    pub expect: Vec<Located<Expectation>>,
+    pub(crate) expect: Vec<Located<Expectation>>,
 }
 
 impl Scenario {
@@ -79,30 +79,30 @@ fn default_seed() -> u64 {
 /// workspace always uses BYOK, with client credentials.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct KeyServiceSection {
+pub(crate) struct KeyServiceSection {
     /// The `{partner}` path segment (default `acme`).
     #[serde(default = "default_partner")]
-    pub partner: String,
+    pub(crate) partner: String,
     /// Clients that may call `/auth` (default: one, `platform` / `platform-secret-1`). The
     /// platform uses the first.
     #[serde(default)]
-    pub clients: Vec<Located<KmsClient>>,
+    pub(crate) clients: Vec<Located<KmsClient>>,
     /// Master-key aliases (default: one, `tenant-a`). The platform's data key is wrapped
     /// under the first.
     #[serde(default)]
-    pub aliases: Vec<KmsAlias>,
+    pub(crate) aliases: Vec<KmsAlias>,
     /// Lifetime of the tokens `/auth` issues (`expires_in`, default 1h).
     #[serde(default)]
-    pub token_lifetime: Option<Located<Span>>,
+    pub(crate) token_lifetime: Option<Located<Span>>,
     /// How long the platform keeps a decrypted data key (default 5m).
     #[serde(default)]
-    pub data_key_cache: Option<Located<Span>>,
+    pub(crate) data_key_cache: Option<Located<Span>>,
     /// The platform's timeout for one key-service call (wall clock, default 5s).
     #[serde(default)]
-    pub request_timeout: Option<Located<Span>>,
+    pub(crate) request_timeout: Option<Located<Span>>,
     /// Faults, each from a time until a time (or for its `next` calls).
     #[serde(default)]
-    pub faults: Vec<Located<KmsFaultDef>>,
+    pub(crate) faults: Vec<Located<KmsFaultDef>>,
 }
 
 impl Default for KeyServiceSection {
@@ -126,22 +126,22 @@ fn default_partner() -> String {
 /// A client of the key service.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct KmsClient {
+pub(crate) struct KmsClient {
     /// Client id.
-    pub id: String,
+    pub(crate) id: String,
     /// One or two secrets (both accepted).
-    pub secrets: Vec<String>,
+    pub(crate) secrets: Vec<String>,
 }
 
 /// A master-key alias of the key service.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct KmsAlias {
+pub(crate) struct KmsAlias {
     /// The `key_alias`.
-    pub name: String,
+    pub(crate) name: String,
     /// Versions at the start (derived from the seed; default 1).
     #[serde(default = "one")]
-    pub versions: u32,
+    pub(crate) versions: u32,
 }
 
 fn one() -> u32 {
@@ -151,52 +151,52 @@ fn one() -> u32 {
 /// The telephony simulator: its seed, model and per-number rules.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TelephonySection {
+pub(crate) struct TelephonySection {
     /// Seed of the call outcomes (default: the scenario's seed).
     #[serde(default)]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// The statistical model: any field of telephony-sim's model (`connected_rate`,
     /// `no_answer_rate`, `busy_rate`, `failed_rate`, `short_call_share`, `magic_numbers`,
     /// ...); missing fields keep their defaults.
     #[serde(default)]
     #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
-    pub model: Option<Located<telephony_sim::Model>>,
+    pub(crate) model: Option<Located<telephony_sim::Model>>,
     /// Scripted numbers, checked before magic numbers and the model; newest rule first.
     #[serde(default)]
-    pub rules: Vec<Located<NumberRule>>,
+    pub(crate) rules: Vec<Located<NumberRule>>,
 }
 
 /// A scripted rule: what dials to some numbers answer.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NumberRule {
+pub(crate) struct NumberRule {
     /// Its name in reports (default: the matcher).
     #[serde(default)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Exactly this number (E.164, as dialled).
     #[serde(default)]
-    pub number: Option<String>,
+    pub(crate) number: Option<String>,
     /// Numbers starting with this.
     #[serde(default)]
-    pub prefix: Option<String>,
+    pub(crate) prefix: Option<String>,
     /// Numbers ending with this.
     #[serde(default)]
-    pub suffix: Option<String>,
+    pub(crate) suffix: Option<String>,
     /// `sequence` (default: successive dials take successive answers, the last repeats) or
     /// `by_attempt` (a user's first dial the first answer, each retry the next).
     #[serde(default)]
-    pub script: ScriptKind,
+    pub(crate) script: ScriptKind,
     /// The answers, at least one.
-    pub answers: Vec<Answer>,
+    pub(crate) answers: Vec<Answer>,
     /// The rule must answer exactly this many dials (checked as an expectation).
     #[serde(default)]
-    pub expect_dials: Option<u64>,
+    pub(crate) expect_dials: Option<u64>,
 }
 
 /// How a rule's answers are picked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ScriptKind {
+pub(crate) enum ScriptKind {
     /// By how many dials the rule answered.
     #[default]
     Sequence,
@@ -207,26 +207,26 @@ pub enum ScriptKind {
 /// One scripted answer.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// `connected`, `busy`, `no_answer`, `voicemail`, `failed`, `provider_error`,
     /// `internal_error`.
-    pub outcome: AnswerOutcome,
+    pub(crate) outcome: AnswerOutcome,
     /// Talk time of a `connected` or `voicemail` answer (default 60s and 25s).
     #[serde(default)]
-    pub talk: Option<Span>,
+    pub(crate) talk: Option<Span>,
     /// Ring time (default as the telephony simulator's scripted answers: 5s connected, 2s
     /// busy or failed, 30s no answer, 20s voicemail, 0s errors).
     #[serde(default)]
-    pub ring: Option<Span>,
+    pub(crate) ring: Option<Span>,
     /// `failed`: the failure reason (default `call_rejected`).
     #[serde(default)]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 /// The outcomes a scripted answer can give.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum AnswerOutcome {
+pub(crate) enum AnswerOutcome {
     /// A person answers.
     Connected,
     /// Busy.

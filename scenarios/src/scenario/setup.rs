@@ -13,100 +13,100 @@ use super::time::At;
 /// A campaign, created at the scenario's start with `POST .../campaigns`.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CampaignDef {
+pub(crate) struct CampaignDef {
     /// The scenario's name for it: steps, cohorts and expectations refer to it by this.
-    pub key: String,
+    pub(crate) key: String,
     /// Its `start_timestamp`.
-    pub start: At,
+    pub(crate) start: At,
     /// Its `end_timestamp`.
-    pub end: At,
+    pub(crate) end: At,
     /// Send its webhooks to the runner's receiver, which checks every signature (sets
     /// `app_config.webhook_config.url`; default false).
     #[serde(default)]
-    pub webhooks: bool,
+    pub(crate) webhooks: bool,
     /// The rest of the create request, as the API takes it: `name`, `allowed_schedule`,
     /// `app_config` (`app_id`, `app_version`, `attempts_per_second`, `connection_configs`,
     /// `retry_config`, ...). `start_timestamp` and `end_timestamp` come from `start` and
     /// `end`.
     #[schemars(with = "BTreeMap<String, Value>")]
-    pub request: Value,
+    pub(crate) request: Value,
 }
 
 /// A deployment, created at the scenario's start with `POST .../deployments`. Its inbound-call
 /// events go to the runner's receiver.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DeploymentDef {
+pub(crate) struct DeploymentDef {
     /// The scenario's name for it.
-    pub key: String,
+    pub(crate) key: String,
     /// The create request, as the API takes it: `name`, `app_id`, `app_version`,
     /// `connection_configs`, `inbound_config`, ...
     #[schemars(with = "BTreeMap<String, Value>")]
-    pub request: Value,
+    pub(crate) request: Value,
 }
 
 /// A cohort of users, uploaded as a multipart CSV to a campaign or a deployment.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CohortDef {
+pub(crate) struct CohortDef {
     /// The scenario's name for it.
-    pub key: String,
+    pub(crate) key: String,
     /// The campaign it goes to (by key); or `deployment`.
     #[serde(default)]
-    pub campaign: Option<String>,
+    pub(crate) campaign: Option<String>,
     /// The deployment it goes to (by key); or `campaign`.
     #[serde(default)]
-    pub deployment: Option<String>,
+    pub(crate) deployment: Option<String>,
     /// Its `name` on upload (default: the key).
     #[serde(default)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// `cohort` (default) or `stop_file`.
     #[serde(default)]
-    pub category: Option<String>,
+    pub(crate) category: Option<String>,
     /// When it is uploaded (default: at the start, unless an `upload_cohort` step uploads
     /// it).
     #[serde(default)]
-    pub upload_at: Option<At>,
+    pub(crate) upload_at: Option<At>,
     /// The CSV, inline (header row first).
     #[serde(default)]
-    pub csv: Option<String>,
+    pub(crate) csv: Option<String>,
     /// A CSV file, relative to the scenario file.
     #[serde(default)]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// Generated users.
     #[serde(default)]
-    pub generate: Option<Generate>,
+    pub(crate) generate: Option<Generate>,
     /// The transformation config (the `cohort_transformation_file`), as the API takes it.
     /// Default: columns `phone_number`, `user_identifier`, and every other column as an
     /// agent variable.
     #[serde(default)]
     #[schemars(with = "Option<BTreeMap<String, Value>>")]
-    pub transformation: Option<Value>,
+    pub(crate) transformation: Option<Value>,
 }
 
 /// Users generated from a number pattern: `count` users numbered from `first`.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Generate {
+pub(crate) struct Generate {
     /// How many users (1 to 10,000,000).
-    pub count: u64,
+    pub(crate) count: u64,
     /// Their numbers: the `#` signs are replaced by the user's index, zero-padded to their
     /// count (`"+1312555####"` gives `+13125550000`, `+13125550001`, ...).
-    pub numbers: String,
+    pub(crate) numbers: String,
     /// The first index (default 0).
     #[serde(default)]
-    pub first: u64,
+    pub(crate) first: u64,
     /// Their `user_identifier`, `{i}` replaced by the index (default `"user-{i}"`).
     #[serde(default)]
-    pub identifier: Option<String>,
+    pub(crate) identifier: Option<String>,
     /// Agent variables of every user, `{i}` replaced by the index.
     #[serde(default)]
-    pub variables: BTreeMap<String, String>,
+    pub(crate) variables: BTreeMap<String, String>,
 }
 
 impl Generate {
     /// The width of the number pattern's index (its `#` signs, which must be one run).
-    pub fn width(&self) -> Result<usize, String> {
+    pub(crate) fn width(&self) -> Result<usize, String> {
         let hashes = self.numbers.matches('#').count();
         if hashes == 0 {
             return Err(format!(
@@ -138,13 +138,13 @@ impl Generate {
     }
 
     /// The `i`-th number (`i` from `first`).
-    pub fn number(&self, width: usize, i: u64) -> String {
+    pub(crate) fn number(&self, width: usize, i: u64) -> String {
         self.numbers
             .replacen(&"#".repeat(width), &format!("{i:0width$}"), 1)
     }
 
     /// The index of the user with `number`, if one of the users has it.
-    pub fn index_of(&self, number: &str) -> Option<u64> {
+    pub(crate) fn index_of(&self, number: &str) -> Option<u64> {
         let width = self.width().ok()?;
         let at = self.numbers.find('#')?;
         let (prefix, suffix) = (&self.numbers[..at], &self.numbers[at + width..]);

@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A duration: `"90s"`, `"1d12h"`, `"250ms"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Span(pub Duration);
+pub(crate) struct Span(pub Duration);
 
 /// A point in simulated time: absolute (RFC 3339) or `+duration` after the scenario start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,18 +16,18 @@ use contracts::wire::byok::EndpointScope;
 
 /// One entry of the timeline.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
-pub struct Step {
+pub(crate) struct Step {
     /// When.
-    pub at: At,
+    pub(crate) at: At,
     /// What.
     #[serde(flatten)]
-    pub action: Action,
+    pub(crate) action: Action,
 }
 
 /// What a step does; `do` names it.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "do", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Action {
+pub(crate) enum Action {
     /// `PUT .../campaigns/{id}/status` with `{"action": "pause"}`.
     Pause {
         /// The campaign's key.
@@ -106,7 +106,7 @@ pub enum Action {
 
 impl Action {
     /// What it acts on: the key of its campaign, cohort, deployment or inbound call.
-    pub fn subject(&self) -> Option<&str> {
+    pub(crate) fn subject(&self) -> Option<&str> {
         match self {
             Action::Pause { campaign }
             | Action::Resume { campaign }
@@ -125,7 +125,7 @@ impl Action {
     }
 
     /// The `do` name.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Action::Pause { .. } => "pause",
             Action::Resume { .. } => "resume",

@@ -9,94 +9,94 @@ use super::StackClock;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StackInfo {
     /// The platform.
-    pub platform: PlatformInfo,
+    pub(crate) platform: PlatformInfo,
     /// The customer's key service (customer-kms-sim).
-    pub key_service: KeyServiceInfo,
+    pub(crate) key_service: KeyServiceInfo,
     /// The simulated telephony inside the platform.
-    pub telephony: TelephonyInfo,
+    pub(crate) telephony: TelephonyInfo,
     /// The clock both run on.
-    pub clock: ClockInfo,
+    pub(crate) clock: ClockInfo,
     /// The stack's seed (the platform's and the key service's unless their configurations
     /// pin their own).
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// The platform's side.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlatformInfo {
     /// `http://HOST:PORT`: 127.0.0.1 unless a host was given.
-    pub url: String,
+    pub(crate) url: String,
     /// The OpenAPI document (no key needed).
-    pub openapi_url: String,
+    pub(crate) openapi_url: String,
     /// The live page, opened on the workspace with the key: `{url}/ui#key=...&org=...&
     /// workspace=...` (the key in the fragment, which browsers never send; the page moves it
     /// to the tab's session storage).
-    pub ui_url: String,
+    pub(crate) ui_url: String,
     /// An API key that opens the BYOK workspace, sent as `X-API-Key`.
-    pub api_key: String,
+    pub(crate) api_key: String,
     /// The org of the BYOK workspace.
-    pub org_id: String,
+    pub(crate) org_id: String,
     /// The BYOK workspace.
-    pub workspace_id: String,
+    pub(crate) workspace_id: String,
     /// Where the data is.
-    pub database: DatabaseInfo,
+    pub(crate) database: DatabaseInfo,
     /// The secret webhooks are signed with (HMAC-SHA256).
-    pub webhook_secret: String,
+    pub(crate) webhook_secret: String,
     /// The platform's seed (ids, random choices).
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// The platform's database.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DatabaseInfo {
     /// The SQLite file, or `:memory:`.
-    pub path: String,
+    pub(crate) path: String,
     /// Whether it outlives the stack (false: a temporary file or memory).
-    pub kept: bool,
+    pub(crate) kept: bool,
 }
 
 /// The customer's key service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KeyServiceInfo {
     /// `http://HOST:PORT`: 127.0.0.1 unless a host was given.
-    pub url: String,
+    pub(crate) url: String,
     /// `{url}/{partner}/byok/v1`: `/auth`, `/decrypt-key`, `/rotate-key` below it.
-    pub byok_base_url: String,
+    pub(crate) byok_base_url: String,
     /// The `{partner}` path segment.
-    pub partner: String,
+    pub(crate) partner: String,
     /// The client the platform authenticates as (client credentials at `/auth`).
-    pub client_id: String,
+    pub(crate) client_id: String,
     /// Its secret.
-    pub client_secret: String,
+    pub(crate) client_secret: String,
     /// The alias whose master key wraps the workspace's data key.
-    pub key_alias: String,
+    pub(crate) key_alias: String,
     /// The workspace's data key as the key service wrapped it (`byok:v1:...`), configured in
     /// the platform.
-    pub encrypted_key: String,
+    pub(crate) encrypted_key: String,
     /// The admin API: faults, keys, audit log (`Authorization: Bearer <admin_token>`).
-    pub admin_url: String,
+    pub(crate) admin_url: String,
     /// The admin API's bearer token.
-    pub admin_token: String,
+    pub(crate) admin_token: String,
     /// The key service's seed (derived master keys, nonces, token ids).
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// The simulated telephony.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TelephonyInfo {
     /// Seed of the call outcomes.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Whether the magic numbers (`+1 NXX 555-01YY`) decide outcomes.
-    pub magic_numbers: bool,
+    pub(crate) magic_numbers: bool,
 }
 
 /// The clock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ClockInfo {
     /// `real` or `simulated`.
-    pub mode: &'static str,
+    pub(crate) mode: &'static str,
     /// Where a simulated clock started (RFC 3339); `null` on the real clock.
-    pub sim_start: Option<String>,
+    pub(crate) sim_start: Option<String>,
 }
 
 impl ClockInfo {

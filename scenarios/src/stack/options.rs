@@ -31,39 +31,39 @@ pub const DEFAULT_KEY_ALIAS: &str = "tenant-a";
 #[derive(Debug, Clone)]
 pub struct StackOptions {
     /// One clock for the platform and the key service.
-    pub clock: StackClock,
+    pub(crate) clock: StackClock,
     /// Seed of everything random: the platform's ids and choices, the telephony's outcomes
     /// and the key service's derived keys, nonces and token ids, unless the platform's or
     /// the key service's configuration pins its own (`seed` there; this one, when set,
     /// overrides both). `None`: the one remembered beside a database file, else drawn.
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Where the platform keeps its data.
-    pub database: StackDatabase,
+    pub(crate) database: StackDatabase,
     /// Where the two listeners go.
-    pub ports: Ports,
+    pub(crate) ports: Ports,
     /// The address both listen on: 127.0.0.1 unless told otherwise; `0.0.0.0` in a
     /// container, where the host reaches them through published ports.
-    pub host: IpAddr,
+    pub(crate) host: IpAddr,
     /// The host name the stack's URLs carry (what [`super::StackInfo`] and `harness up`
     /// print): for a stack that listens where clients cannot reach it as written. `None`:
     /// the [`StackOptions::host`], or loopback when that is `0.0.0.0` or `::`.
-    pub public_host: Option<String>,
+    pub(crate) public_host: Option<String>,
     /// The workspace whose data keys come from the key service (BYOK).
-    pub workspace: WorkspaceRef,
+    pub(crate) workspace: WorkspaceRef,
     /// The platform's configuration. The stack sets its `listen`, `database`, `clock`,
     /// `sim_start` (and `seed` when [`StackOptions::seed`] is set), adds a `[[byok]]` entry
     /// for [`StackOptions::workspace`], and, when it has no API key, adds one that opens
     /// every workspace.
-    pub platform: PlatformConfig,
+    pub(crate) platform: PlatformConfig,
     /// The key service's configuration; `None`: partner `acme`, client `platform`, alias
     /// `tenant-a`. A configuration without clients gets client `platform`, one without
     /// aliases gets `tenant-a`, one without an admin token gets a random one; secrets the
     /// stack adds are random and shown in [`super::StackInfo`].
-    pub kms: Option<KmsConfig>,
+    pub(crate) kms: Option<KmsConfig>,
     /// How the platform uses the key service for the BYOK workspace.
-    pub byok: ByokOptions,
+    pub(crate) byok: ByokOptions,
     /// Who moves the platform's engine.
-    pub engine: EngineMode,
+    pub(crate) engine: EngineMode,
 }
 
 impl Default for StackOptions {
@@ -190,17 +190,17 @@ impl Ports {
 pub struct ByokOptions {
     /// The key-service client the platform authenticates as; default: the first client of
     /// the key service's configuration.
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     /// The alias whose master key wraps the workspace's data key; default: the client's
     /// `default_alias`, else the key service's `default_alias`, else its first alias.
-    pub key_alias: Option<String>,
+    pub(crate) key_alias: Option<String>,
     /// Seconds a decrypted data key stays in the platform's memory (injected clock).
-    pub data_key_cache_secs: u64,
+    pub(crate) data_key_cache_secs: u64,
     /// Milliseconds one call to the key service may take (wall clock).
-    pub request_timeout_ms: u64,
+    pub(crate) request_timeout_ms: u64,
     /// Rotate the data key when the active one is this many seconds old; `None`: only when
     /// asked (`POST .../data-keys/rotate`).
-    pub rotation_period_secs: Option<u64>,
+    pub(crate) rotation_period_secs: Option<u64>,
 }
 
 impl Default for ByokOptions {

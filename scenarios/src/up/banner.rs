@@ -15,9 +15,9 @@ pub(crate) const EXAMPLE_AGENT_NUMBER: &str = "+14155550199";
 pub(crate) struct Details {
     /// The stack.
     #[serde(flatten)]
-    pub info: StackInfo,
+    pub(crate) info: StackInfo,
     /// Shell commands, one line each.
-    pub curl: Examples,
+    pub(crate) curl: Examples,
 }
 
 /// Shell commands that use the stack, each one line that works when pasted.
@@ -25,11 +25,11 @@ pub(crate) struct Details {
 pub(crate) struct Examples {
     /// An instant outbound call in the BYOK workspace: the platform seals it with the
     /// workspace's data key, which the key service decrypts the first time.
-    pub outbound_call: String,
+    pub(crate) outbound_call: String,
     /// The workspace's data keys (`provider: byok`).
-    pub data_keys: String,
+    pub(crate) data_keys: String,
     /// The key service's audit log (`/auth`, `/decrypt-key` calls).
-    pub key_service_audit: String,
+    pub(crate) key_service_audit: String,
 }
 
 /// `s` quoted for a POSIX shell.

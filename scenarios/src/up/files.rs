@@ -47,19 +47,19 @@ struct StackFile {
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
     /// `org_id` of the stack file.
-    pub org_id: Option<String>,
+    pub(crate) org_id: Option<String>,
     /// `workspace_id` of the stack file.
-    pub workspace_id: Option<String>,
+    pub(crate) workspace_id: Option<String>,
     /// `[byok]` of the stack file.
-    pub byok: ByokOptions,
+    pub(crate) byok: ByokOptions,
     /// The platform's configuration (`[platform]` or `--platform-config`).
-    pub platform: Option<PlatformConfig>,
+    pub(crate) platform: Option<PlatformConfig>,
     /// The top-level keys the platform's configuration sets.
-    pub platform_keys: Vec<String>,
+    pub(crate) platform_keys: Vec<String>,
     /// Where the platform's configuration came from, for messages.
-    pub platform_source: Option<String>,
+    pub(crate) platform_source: Option<String>,
     /// The key service's configuration (`[kms]` or `--kms-config`).
-    pub kms: Option<KmsConfig>,
+    pub(crate) kms: Option<KmsConfig>,
 }
 
 impl Loaded {

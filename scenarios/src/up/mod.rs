@@ -55,27 +55,27 @@ pub struct UpArgs {
     /// own files), `[byok]` (client_id, key_alias, data_key_cache_secs, request_timeout_ms,
     /// rotation_period_secs) and `org_id`, `workspace_id`.
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// The platform's own configuration file (what `platform serve --config` reads).
     #[arg(long, value_name = "FILE")]
-    pub platform_config: Option<PathBuf>,
+    pub(crate) platform_config: Option<PathBuf>,
     /// The key service's own configuration file (what `customer-kms-sim serve --config`
     /// reads).
     #[arg(long, value_name = "FILE")]
-    pub kms_config: Option<PathBuf>,
+    pub(crate) kms_config: Option<PathBuf>,
     /// The platform's port; the key service listens on the next one. 0: free ports for
     /// both (printed). [default: 8080]
     #[arg(long, value_name = "PORT", env = "HARNESS_PORT_BASE")]
-    pub port_base: Option<u16>,
+    pub(crate) port_base: Option<u16>,
     /// The address both servers listen on: 0.0.0.0 (or ::) in a container, so that
     /// published ports reach them. [default: 127.0.0.1]
     #[arg(long, value_name = "ADDRESS", env = "HARNESS_HOST")]
-    pub host: Option<std::net::IpAddr>,
+    pub(crate) host: Option<std::net::IpAddr>,
     /// The host name the printed URLs (and --json, the ready file) carry, when clients
     /// reach the stack by another name than the address it listens on (a Compose service
     /// name, a load balancer). [default: the --host, or 127.0.0.1 for 0.0.0.0 and ::1 for ::]
     #[arg(long, value_name = "HOST", env = "HARNESS_PUBLIC_HOST")]
-    pub public_host: Option<String>,
+    pub(crate) public_host: Option<String>,
     /// An API key of the platform: `KEY[:NAME]` opens the stack's workspace,
     /// `ORG/WORKSPACE=KEY[:NAME]` another (`*` matches any org or workspace). Repeat the flag,
     /// or separate keys with commas in the environment variable. [default: the platform
@@ -87,47 +87,47 @@ pub struct UpArgs {
         value_delimiter = ',',
         hide_env_values = true
     )]
-    pub api_keys: Vec<String>,
+    pub(crate) api_keys: Vec<String>,
     /// `real` or `simulated`: a simulated clock, shared by the platform and the key service,
     /// moves only through the platform's POST /sim/v1/clock/advance. [default: the
     /// platform file's `clock`, else real]
     #[arg(long, value_parser = parse_clock, env = "HARNESS_CLOCK")]
-    pub clock: Option<ClockArg>,
+    pub(crate) clock: Option<ClockArg>,
     /// Where a simulated clock starts (RFC 3339). [default: the platform file's
     /// `sim_start`, else now]
     #[arg(long, value_name = "RFC3339", env = "HARNESS_SIM_START")]
-    pub sim_start: Option<String>,
+    pub(crate) sim_start: Option<String>,
     /// Seed of ids, call outcomes and the key service's keys. [default: the one remembered
     /// beside a --database file, else drawn and printed]
     #[arg(long, env = "HARNESS_SEED")]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// SQLite file, kept (with its local key `PATH.key` and the seed `PATH.seed` beside it),
     /// or `:memory:`. [default: the platform file's `database`, else a temporary file
     /// removed at exit]
     #[arg(long, value_name = "PATH")]
-    pub database: Option<String>,
+    pub(crate) database: Option<String>,
     /// The workspace wired to the key service, ORG/WORKSPACE. [default: the stack file's
     /// org_id/workspace_id, else org-1/ws-1]
     #[arg(long, value_name = "ORG/WORKSPACE", env = "HARNESS_WORKSPACE")]
-    pub workspace: Option<String>,
+    pub(crate) workspace: Option<String>,
     /// Print the connection details as one JSON object instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Write the connection details (the JSON of --json) to this file once both servers
     /// listen, atomically; it is removed when the stack stops.
     #[arg(long, value_name = "PATH")]
-    pub ready_file: Option<PathBuf>,
+    pub(crate) ready_file: Option<PathBuf>,
     /// Create the campaigns, deployments and cohorts of FILE once the stack listens (before
     /// the ready file is written), with the ids it gives (TOML, or JSON when it ends in
     /// .json); those that exist already are left alone. The format is `platform serve
     /// --fixtures`'.
     #[arg(long, value_name = "FILE", env = "HARNESS_FIXTURES")]
-    pub fixtures: Option<PathBuf>,
+    pub(crate) fixtures: Option<PathBuf>,
     /// When the stack stops, write the verdict on the platform's clients from its request
     /// journal into DIR (every workspace's requests), as `harness verify` with an operator's
     /// key gives it: report.json, junit.xml (one test case per operation) and report.txt.
     #[arg(long, value_name = "DIR")]
-    pub report_on_exit: Option<PathBuf>,
+    pub(crate) report_on_exit: Option<PathBuf>,
     /// The exit status after Ctrl-C or SIGTERM with --report-on-exit: `zero` (0 whatever the
     /// verdict) or `verdict` (`harness verify`'s: 1 when the verdict fails).
     #[arg(
@@ -136,7 +136,7 @@ pub struct UpArgs {
         default_value_t = ExitStatusRule::Zero,
         requires = "report_on_exit"
     )]
-    pub report_exit_status: ExitStatusRule,
+    pub(crate) report_exit_status: ExitStatusRule,
 }
 
 /// The clock flag.

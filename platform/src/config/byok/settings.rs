@@ -24,52 +24,52 @@ pub struct ByokSettings {
     /// The workspace whose data keys come from the customer's key service: ORG/WORKSPACE.
     #[arg(long = "byok-workspace", env = "PLATFORM_BYOK_WORKSPACE")]
     #[serde(skip)]
-    pub workspace: Option<String>,
+    pub(crate) workspace: Option<String>,
     /// The org of the workspace (file only).
     #[arg(skip)]
-    pub org_id: Option<String>,
+    pub(crate) org_id: Option<String>,
     /// The workspace (file only).
     #[arg(skip)]
-    pub workspace_id: Option<String>,
+    pub(crate) workspace_id: Option<String>,
     /// The customer's address: {customer_base_url}/{partner}/byok/v1/...
     #[arg(long = "byok-base-url", env = "PLATFORM_BYOK_BASE_URL")]
-    pub customer_base_url: Option<String>,
+    pub(crate) customer_base_url: Option<String>,
     /// The {partner} path segment.
     #[arg(long = "byok-partner", env = "PLATFORM_BYOK_PARTNER")]
-    pub partner: Option<String>,
+    pub(crate) partner: Option<String>,
     /// Client id (client credentials, exchanged at /auth for a token).
     #[arg(long = "byok-client-id", env = "PLATFORM_BYOK_CLIENT_ID")]
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     /// Client secret; prefer the environment variable (flags show in process lists).
     #[arg(long = "byok-client-secret", env = "PLATFORM_BYOK_CLIENT_SECRET", hide_env_values = true, value_parser = parse_secret)]
-    pub client_secret: Option<Secret>,
+    pub(crate) client_secret: Option<Secret>,
     /// A static API key instead of client credentials (/auth is then never called).
     #[arg(long = "byok-api-key", env = "PLATFORM_BYOK_API_KEY", hide_env_values = true, value_parser = parse_secret)]
-    pub api_key: Option<Secret>,
+    pub(crate) api_key: Option<Secret>,
     /// The alias of the master key that decrypts the data key.
     #[arg(long = "byok-key-alias", env = "PLATFORM_BYOK_KEY_ALIAS")]
-    pub key_alias: Option<String>,
+    pub(crate) key_alias: Option<String>,
     /// The encrypted data key, byok:v1:...
     #[arg(long = "byok-encrypted-key", env = "PLATFORM_BYOK_ENCRYPTED_KEY")]
-    pub encrypted_key: Option<String>,
+    pub(crate) encrypted_key: Option<String>,
     /// Seconds a decrypted data key stays in memory [default: 300].
     #[arg(
         long = "byok-data-key-cache-secs",
         env = "PLATFORM_BYOK_DATA_KEY_CACHE_SECS"
     )]
-    pub data_key_cache_secs: Option<u64>,
+    pub(crate) data_key_cache_secs: Option<u64>,
     /// Milliseconds one call to the key service may take [default: 5000].
     #[arg(
         long = "byok-request-timeout-ms",
         env = "PLATFORM_BYOK_REQUEST_TIMEOUT_MS"
     )]
-    pub request_timeout_ms: Option<u64>,
+    pub(crate) request_timeout_ms: Option<u64>,
     /// Rotate the data key when the active one is this many seconds old [default: never].
     #[arg(
         long = "byok-rotation-period-secs",
         env = "PLATFORM_BYOK_ROTATION_PERIOD_SECS"
     )]
-    pub rotation_period_secs: Option<u64>,
+    pub(crate) rotation_period_secs: Option<u64>,
 }
 
 /// The required settings, with their file key and flag, in the order they are reported.

@@ -41,9 +41,9 @@ impl Want {
 /// first (dotted paths).
 pub(super) struct Shape {
     /// `{"data": {"plaintext_key"}}`.
-    pub text: &'static str,
+    pub(crate) text: &'static str,
     /// Each field with what it must be.
-    pub fields: &'static [(&'static str, Want)],
+    pub(crate) fields: &'static [(&'static str, Want)],
 }
 
 /// `/auth`.

@@ -271,13 +271,13 @@ pub(crate) async fn get(
 #[derive(Debug)]
 pub(crate) struct CohortFile {
     /// Which file.
-    pub file_type: CohortFileType,
+    pub(crate) file_type: CohortFileType,
     /// A name for `Content-Disposition`.
-    pub filename: String,
+    pub(crate) filename: String,
     /// Its size in bytes.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Its bytes, in order; an error ends the stream early.
-    pub body: tokio::sync::mpsc::Receiver<Result<Bytes, io::Error>>,
+    pub(crate) body: tokio::sync::mpsc::Receiver<Result<Bytes, io::Error>>,
 }
 
 /// The file of a cohort asked for by `file_type`: `cohort` (as uploaded), `rejected_records`

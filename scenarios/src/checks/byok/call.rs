@@ -24,20 +24,20 @@ pub(super) enum Headers {
 #[derive(Clone, Debug)]
 pub(super) struct Call {
     /// Where.
-    pub endpoint: Endpoint,
+    pub(crate) endpoint: Endpoint,
     /// How.
-    pub method: Method,
+    pub(crate) method: Method,
     /// The whole `Authorization` value, if any.
-    pub authorization: Option<String>,
+    pub(crate) authorization: Option<String>,
     /// The `Content-Type`, if any.
-    pub content_type: Option<&'static str>,
+    pub(crate) content_type: Option<&'static str>,
     /// The body.
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// Which tracing headers.
-    pub headers: Headers,
+    pub(crate) headers: Headers,
     /// Sends `Connection: close`: the connection is not used again (for a body the service
     /// may refuse without reading, which would leave the connection unusable).
-    pub close: bool,
+    pub(crate) close: bool,
 }
 
 impl Call {
@@ -110,13 +110,13 @@ impl Call {
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Sent {
     /// The method.
-    pub method: Method,
+    pub(crate) method: Method,
     /// The URL path (`/acme/byok/v1/decrypt-key`).
-    pub path: String,
+    pub(crate) path: String,
     /// The headers the validator set, in the order set.
-    pub headers: Vec<(&'static str, String)>,
+    pub(crate) headers: Vec<(&'static str, String)>,
     /// The body: JSON when it is, else text; a body over 64 KiB by its size.
-    pub body: Option<Value>,
+    pub(crate) body: Option<Value>,
 }
 
 impl Sent {

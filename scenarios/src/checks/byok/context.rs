@@ -14,11 +14,11 @@ use crate::checks::{Check, CheckDef, Evidence};
 #[derive(Clone, Debug)]
 pub(super) struct Token {
     /// The token.
-    pub value: String,
+    pub(crate) value: String,
     /// Its lifetime when `expires_in` was a positive integer.
-    pub expires_in: Option<u64>,
+    pub(crate) expires_in: Option<u64>,
     /// When the `/auth` request was sent.
-    pub obtained: Mark,
+    pub(crate) obtained: Mark,
 }
 
 impl Token {
@@ -45,19 +45,19 @@ impl Token {
 #[derive(Clone, Debug)]
 pub(crate) struct TargetKey {
     /// `byok:v1:...`.
-    pub encrypted_key: String,
+    pub(crate) encrypted_key: String,
     /// Base64 of the key it holds.
-    pub plaintext: String,
+    pub(crate) plaintext: String,
     /// Whether it came from `/rotate-key` (else from the settings).
-    pub rotated: bool,
+    pub(crate) rotated: bool,
 }
 
 /// The shared state of one run.
 pub(super) struct Ctx {
     /// The settings.
-    pub s: Settings,
+    pub(crate) s: Settings,
     /// The HTTP side.
-    pub probe: Probe,
+    pub(crate) probe: Probe,
     token: tokio::sync::Mutex<Option<Token>>,
 }
 

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Jwt {
     /// The JOSE header.
-    pub header: Value,
+    pub(crate) header: Value,
     /// The claims.
-    pub claims: Value,
+    pub(crate) claims: Value,
 }
 
 impl Jwt {

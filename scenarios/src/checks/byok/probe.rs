@@ -54,25 +54,25 @@ impl SecretKind {
 #[derive(Debug)]
 pub(super) struct Exchange {
     /// The check that made the call.
-    pub check: &'static str,
+    pub(crate) check: &'static str,
     /// Where it went.
-    pub endpoint: Endpoint,
+    pub(crate) endpoint: Endpoint,
     /// The method used.
     pub method: Method,
     /// The `x-trace-id` sent, if any.
-    pub trace_id: Option<String>,
+    pub(crate) trace_id: Option<String>,
     /// The request as sent.
-    pub sent: Sent,
+    pub(crate) sent: Sent,
     /// The status.
     pub status: u16,
     /// The answer's headers.
-    pub headers: HeaderMap,
+    pub(crate) headers: HeaderMap,
     /// At most [`MAX_ANSWER_BYTES`] of the body.
-    pub body: Bytes,
+    pub(crate) body: Bytes,
     /// Whether the body was longer.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Wall time from sending to the end of the body.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 impl Exchange {
@@ -149,11 +149,11 @@ pub(crate) enum CallErrorKind {
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct CallError {
     /// The kind.
-    pub kind: CallErrorKind,
+    pub(crate) kind: CallErrorKind,
     /// What happened, with the underlying causes.
-    pub message: String,
+    pub(crate) message: String,
     /// The request, when it was made.
-    pub sent: Option<Box<Sent>>,
+    pub(crate) sent: Option<Box<Sent>>,
 }
 
 impl CallError {

@@ -29,9 +29,9 @@ pub(crate) const ALL_ROTATE: &[CheckDef] = &[
 /// One `/rotate-key` answer and the key in it.
 pub(super) struct Rotation {
     /// The answer.
-    pub result: Result<Arc<Exchange>, CallError>,
+    pub(crate) result: Result<Arc<Exchange>, CallError>,
     /// The new key, when the answer has one.
-    pub key: Option<TargetKey>,
+    pub(crate) key: Option<TargetKey>,
 }
 
 /// Asks for a new data key under the configured alias.

@@ -161,7 +161,7 @@ struct FileSettings {
 
 /// How the validator authenticates.
 #[derive(Debug, Clone)]
-pub enum Credentials {
+pub(crate) enum Credentials {
     /// Client credentials: `/auth` with HTTP Basic, then the token.
     Client {
         /// The client id.
@@ -175,57 +175,57 @@ pub enum Credentials {
 
 /// A data key given by the user.
 #[derive(Debug, Clone)]
-pub struct GivenKey {
+pub(crate) struct GivenKey {
     /// `byok:v1:...`.
-    pub encrypted_key: String,
+    pub(crate) encrypted_key: String,
     /// Base64 of the 32-byte key it holds.
-    pub expected_plaintext: Secret,
+    pub(crate) expected_plaintext: Secret,
 }
 
 /// TLS files.
 #[derive(Debug, Clone, Default)]
-pub struct TlsFiles {
+pub(crate) struct TlsFiles {
     /// A CA certificate to trust (PEM).
-    pub ca_cert: Option<PathBuf>,
+    pub(crate) ca_cert: Option<PathBuf>,
     /// Client certificate and key for mutual TLS (PEM).
-    pub client_identity: Option<(PathBuf, PathBuf)>,
+    pub(crate) client_identity: Option<(PathBuf, PathBuf)>,
 }
 
 /// Everything a run needs, resolved and checked.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Base URL, without a trailing `/`.
-    pub base_url: url::Url,
+    pub(crate) base_url: url::Url,
     /// The `{partner}` segment.
-    pub partner: String,
+    pub(crate) partner: String,
     /// How to authenticate.
-    pub credentials: Credentials,
+    pub(crate) credentials: Credentials,
     /// The alias to decrypt under.
-    pub key_alias: String,
+    pub(crate) key_alias: String,
     /// Another alias of the service, for `decrypt.other_alias`.
-    pub other_key_alias: Option<String>,
+    pub(crate) other_key_alias: Option<String>,
     /// A key given by the user.
-    pub key: Option<GivenKey>,
+    pub(crate) key: Option<GivenKey>,
     /// Whether `/rotate-key` is checked.
-    pub use_rotate: bool,
+    pub(crate) use_rotate: bool,
     /// TLS files.
-    pub tls: TlsFiles,
+    pub(crate) tls: TlsFiles,
     /// Latency budget of one decrypt under load.
-    pub latency_budget_ms: u64,
+    pub(crate) latency_budget_ms: u64,
     /// Most requests in flight.
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
     /// Decrypts in the load phase.
-    pub calls: usize,
+    pub(crate) calls: usize,
     /// Groups to run.
-    pub filter: GroupFilter,
+    pub(crate) filter: GroupFilter,
     /// Longest wait for a token's expiry.
-    pub expiry_wait_secs: u64,
+    pub(crate) expiry_wait_secs: u64,
     /// Time limit of one request.
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
     /// `--json FILE`.
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// `--junit FILE`.
-    pub junit: Option<PathBuf>,
+    pub(crate) junit: Option<PathBuf>,
     /// The run's time: the wall clock from the command line; a simulated clock the service
     /// reads too when the harness checks a service of its own (see [`super::time`]).
     pub time: super::time::CheckTime,

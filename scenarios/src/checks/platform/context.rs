@@ -16,66 +16,66 @@ use crate::checks::Evidence;
 
 /// Settings of a run beyond the target.
 #[derive(Clone, Debug)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The agent and connection of created resources.
-    pub agent: Agent,
+    pub(crate) agent: Agent,
     /// The number the instant outbound call of the endpoint check dials.
-    pub user_phone_number: String,
+    pub(crate) user_phone_number: String,
     /// Whether the target offers the simulation API (`--sim`).
-    pub sim: bool,
+    pub(crate) sim: bool,
     /// On a real clock, how far from a time limit the checks stay to allow for clock skew
     /// and latency.
-    pub clock_margin_secs: i64,
+    pub(crate) clock_margin_secs: i64,
     /// How long to wait for a cohort to finish processing.
-    pub cohort_timeout_secs: u64,
+    pub(crate) cohort_timeout_secs: u64,
     /// Where the simulation checks receive webhooks: the address to listen on.
-    pub webhook_listen: String,
+    pub(crate) webhook_listen: String,
     /// The URL the target posts webhooks to, when not `http://{webhook_listen}`.
-    pub webhook_public_url: Option<String>,
+    pub(crate) webhook_public_url: Option<String>,
 }
 
 /// The other workspace, when given: its key and paths.
 #[derive(Clone, Debug)]
 pub(crate) struct Other {
     /// Its org, workspace and key.
-    pub ws: Workspace,
+    pub(crate) ws: Workspace,
     /// Its paths.
-    pub paths: Paths,
+    pub(crate) paths: Paths,
 }
 
 /// Everything a group of checks needs.
 #[derive(Debug)]
 pub(crate) struct Ctx {
     /// The target's HTTP side.
-    pub http: Http,
+    pub(crate) http: Http,
     /// The workspace under check.
-    pub main: Workspace,
+    pub(crate) main: Workspace,
     /// Its paths.
-    pub paths: Paths,
+    pub(crate) paths: Paths,
     /// Another workspace, for the authorisation checks.
-    pub other: Option<Other>,
+    pub(crate) other: Option<Other>,
     /// The contract's schemas.
-    pub schemas: Schemas,
+    pub(crate) schemas: Schemas,
     /// Settings.
-    pub settings: Settings,
+    pub(crate) settings: Settings,
     /// Names and numbers of this run.
-    pub names: Names,
+    pub(crate) names: Names,
     /// What was created and not yet removed.
-    pub ledger: Ledger,
+    pub(crate) ledger: Ledger,
     /// Whether the target's clock is simulated (it answered `GET /sim/v1/clock` with
     /// `"simulated": true`, with or without `--sim`): times are then read from it.
-    pub simulated_clock: bool,
+    pub(crate) simulated_clock: bool,
 }
 
 /// The target's time and how precisely it is known.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Now {
     /// The time.
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     /// How far a check must stay from a limit that depends on it: on a simulated clock the
     /// millisecond its answer shows (its time may carry digits beyond it), else
     /// `--clock-margin`.
-    pub margin: chrono::Duration,
+    pub(crate) margin: chrono::Duration,
 }
 
 impl Ctx {

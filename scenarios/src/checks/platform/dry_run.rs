@@ -15,15 +15,15 @@ use crate::checks::{Check, CheckDef, CheckReport, Evidence, GroupFilter, Severit
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Planned<'a> {
     /// `--only` / `--skip`.
-    pub filter: &'a GroupFilter,
+    pub(crate) filter: &'a GroupFilter,
     /// `--sim`.
-    pub sim: bool,
+    pub(crate) sim: bool,
     /// `--workspace`, when given.
-    pub workspace: Option<&'a str>,
+    pub(crate) workspace: Option<&'a str>,
     /// Whether another workspace was given (`--other-api-key`).
-    pub other: bool,
+    pub(crate) other: bool,
     /// `--other-workspace`, when given.
-    pub other_workspace: Option<&'a str>,
+    pub(crate) other_workspace: Option<&'a str>,
 }
 
 impl Planned<'_> {

@@ -17,14 +17,14 @@ const EVIDENCE_BODY_CHARS: usize = 2_000;
 #[derive(Clone, Debug)]
 pub(crate) struct Sent {
     /// `GET`, `POST`, ...
-    pub method: String,
+    pub(crate) method: String,
     /// The path, percent-encoded as sent.
-    pub path: String,
+    pub(crate) path: String,
     /// The query string, when there is one.
-    pub query: Option<String>,
+    pub(crate) query: Option<String>,
     /// The body: JSON as sent, a multipart body as its parts, other bytes as text; long
     /// bodies shortened.
-    pub body: Option<Value>,
+    pub(crate) body: Option<Value>,
 }
 
 impl Sent {
@@ -111,19 +111,19 @@ pub(crate) struct Exchange {
     /// `POST /api/...?query` as sent.
     pub request: String,
     /// The request in full.
-    pub sent: Sent,
+    pub(crate) sent: Sent,
     /// The status, or 0 when no answer came.
     pub status: u16,
     /// The `content-type` of the answer.
-    pub content_type: Option<String>,
+    pub(crate) content_type: Option<String>,
     /// The body as text (lossy UTF-8).
-    pub text: String,
+    pub(crate) text: String,
     /// The body as JSON, when it is JSON.
-    pub json: Option<Value>,
+    pub(crate) json: Option<Value>,
     /// Why no answer came.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Wall time of the call.
-    pub elapsed_ms: f64,
+    pub(crate) elapsed_ms: f64,
 }
 
 impl Exchange {
@@ -205,13 +205,13 @@ pub(crate) enum Body {
 #[derive(Clone, Debug)]
 pub(crate) struct FormPart {
     /// The field name.
-    pub name: String,
+    pub(crate) name: String,
     /// The file name, for a file part.
-    pub file_name: Option<String>,
+    pub(crate) file_name: Option<String>,
     /// Its media type, for a file part.
-    pub mime: Option<&'static str>,
+    pub(crate) mime: Option<&'static str>,
     /// The content.
-    pub bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl FormPart {

@@ -85,11 +85,11 @@ pub(crate) fn secs(s: i64) -> Duration {
 #[derive(Clone, Debug)]
 pub struct Agent {
     /// `app_id` of created campaigns and deployments.
-    pub app_id: String,
+    pub(crate) app_id: String,
     /// `app_version` of created campaigns and deployments.
-    pub app_version: i64,
+    pub(crate) app_version: i64,
     /// `connection_id` of their connection configs.
-    pub connection_id: String,
+    pub(crate) connection_id: String,
 }
 
 /// A valid campaign create body: open every day 00:00 to 23:59 UTC, 1 dial a second.

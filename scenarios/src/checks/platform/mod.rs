@@ -73,7 +73,7 @@ pub struct Group {
     /// The name, as `--only` and `--skip` take it.
     pub name: &'static str,
     /// One line: what the group covers.
-    pub about: &'static str,
+    pub(crate) about: &'static str,
     /// Its checks, in the order they run.
     pub checks: &'static [CheckDef],
     /// What its checks create on a conforming target (`--dry-run` lists it).
@@ -161,7 +161,7 @@ pub struct PlatformArgs {
         value_name = "URL",
         required_unless_present_any = ["dry_run", "list_rules"]
     )]
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// The X-API-Key of the workspace under check.
     #[arg(
         long,
@@ -170,7 +170,7 @@ pub struct PlatformArgs {
         hide_env_values = true,
         required_unless_present_any = ["dry_run", "list_rules"]
     )]
-    pub api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
     /// The org id of the paths.
     #[arg(
         long,
@@ -178,7 +178,7 @@ pub struct PlatformArgs {
         value_name = "ORG",
         required_unless_present_any = ["dry_run", "list_rules"]
     )]
-    pub org: Option<String>,
+    pub(crate) org: Option<String>,
     /// The workspace id of the paths.
     #[arg(
         long,
@@ -186,7 +186,7 @@ pub struct PlatformArgs {
         value_name = "WORKSPACE",
         required_unless_present_any = ["dry_run", "list_rules"]
     )]
-    pub workspace: Option<String>,
+    pub(crate) workspace: Option<String>,
     /// A key of another workspace (it must not open --workspace): enables the checks that
     /// another workspace's key is refused.
     #[arg(
@@ -196,88 +196,88 @@ pub struct PlatformArgs {
         hide_env_values = true,
         requires = "other_workspace"
     )]
-    pub other_api_key: Option<String>,
+    pub(crate) other_api_key: Option<String>,
     /// The workspace --other-api-key opens.
     #[arg(long, value_name = "WORKSPACE", requires = "other_api_key")]
-    pub other_workspace: Option<String>,
+    pub(crate) other_workspace: Option<String>,
     /// The org of --other-workspace [default: --org].
     #[arg(long, value_name = "ORG", requires = "other_api_key")]
-    pub other_org: Option<String>,
+    pub(crate) other_org: Option<String>,
     /// The target offers this harness's simulation API (/sim/v1, simulated clock): run the
     /// checks that need time. They move the target's clock forward by a few hours.
     #[arg(long)]
-    pub sim: bool,
+    pub(crate) sim: bool,
     /// Run only these groups (comma-separated): endpoints, limits, errors, states,
     /// pagination, cohorts, auth, sim.
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
-    pub only: Vec<String>,
+    pub(crate) only: Vec<String>,
     /// Do not run these groups (comma-separated; the groups of --only).
     #[arg(long, value_delimiter = ',', value_name = "GROUP,...")]
-    pub skip: Vec<String>,
+    pub(crate) skip: Vec<String>,
     /// List the checks that would run, why any would be skipped, and what each would
     /// create in each workspace, without calling the target.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print every rule of the contract (the spec's and the recorded points') with the checks
     /// that prove it, or why none does, and its status on the last run, without calling the
     /// target. With --json FILE, also write the table as JSON.
     #[arg(long, conflicts_with = "dry_run")]
-    pub list_rules: bool,
+    pub(crate) list_rules: bool,
     /// Where each run records its report and where --list-rules reads it [default:
     /// $XDG_STATE_HOME/harness/check-platform-last.json, or ~/.local/state/... without it].
     #[arg(long, env = "HARNESS_LAST_RUN", value_name = "FILE")]
-    pub last_run: Option<PathBuf>,
+    pub(crate) last_run: Option<PathBuf>,
     /// Write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Write the report as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub(crate) junit: Option<PathBuf>,
     /// Seconds to wait for any one answer.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub timeout: u64,
+    pub(crate) timeout: u64,
     /// Seconds to wait for an uploaded cohort to finish processing.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    pub cohort_timeout: u64,
+    pub(crate) cohort_timeout: u64,
     /// On a real clock, how many seconds the time-limit checks stay away from a boundary
     /// (clock skew and latency).
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
-    pub clock_margin: i64,
+    pub(crate) clock_margin: i64,
     /// The app_id of created campaigns, deployments and the outbound call.
     #[arg(long, value_name = "ID", default_value = "harness-check-app")]
-    pub app_id: String,
+    pub(crate) app_id: String,
     /// The app_version of created resources (the PATCH check moves a deployment to one more).
     #[arg(long, value_name = "N", default_value_t = 1)]
-    pub app_version: i64,
+    pub(crate) app_version: i64,
     /// The connection_id of created resources.
     #[arg(long, value_name = "ID", default_value = "harness-check-conn")]
-    pub connection_id: String,
+    pub(crate) connection_id: String,
     /// The number the outbound-call check dials (a fiction number by default).
     #[arg(long, value_name = "E164", default_value = "+12025550102")]
-    pub user_phone_number: String,
+    pub(crate) user_phone_number: String,
     /// Where the simulation checks listen for the campaigns' webhooks.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
-    pub webhook_listen: String,
+    pub(crate) webhook_listen: String,
     /// The URL the target posts webhooks to, when it cannot reach --webhook-listen directly.
     #[arg(long, value_name = "URL")]
-    pub webhook_public_url: Option<String>,
+    pub(crate) webhook_public_url: Option<String>,
 }
 
 /// Everything a run needs, apart from the command line.
 #[derive(Clone, Debug)]
 pub struct Options {
     /// The base address.
-    pub base_url: String,
+    pub(crate) base_url: String,
     /// The workspace under check.
-    pub main: Workspace,
+    pub(crate) main: Workspace,
     /// Another workspace.
-    pub other: Option<Workspace>,
+    pub(crate) other: Option<Workspace>,
     /// Settings of the run.
-    pub settings: Settings,
+    pub(crate) settings: Settings,
     /// Which groups run.
-    pub filter: GroupFilter,
+    pub(crate) filter: GroupFilter,
     /// Per-request timeout.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 impl Options {

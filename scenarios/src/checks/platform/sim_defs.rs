@@ -94,9 +94,9 @@ pub(super) const LATE_UPLOAD: Makes = cohort("sim-late-upload");
 /// What the upload to an active campaign showed: the campaign as read first, the upload's
 /// answer, the cohort once processed.
 pub(super) struct LateUpload {
-    pub read: Exchange,
-    pub upload: Exchange,
-    pub done: Exchange,
+    pub(crate) read: Exchange,
+    pub(crate) upload: Exchange,
+    pub(crate) done: Exchange,
 }
 
 /// Moves the target's simulated clock to `to`.

@@ -41,17 +41,17 @@ pub(super) const BUDGET_USERS: u32 = 20;
 /// What the campaigns' timeline left to judge.
 pub(super) struct Timeline<'a> {
     /// The events received.
-    pub recv: &'a Receiver,
+    pub(crate) recv: &'a Receiver,
     /// The create answer of each campaign, by label.
-    pub created: &'a BTreeMap<&'static str, Exchange>,
+    pub(crate) created: &'a BTreeMap<&'static str, Exchange>,
     /// The window campaign's window.
-    pub open: DateTime<Utc>,
+    pub(crate) open: DateTime<Utc>,
     /// Its end.
-    pub close: DateTime<Utc>,
+    pub(crate) close: DateTime<Utc>,
     /// The window campaign's events received by 1 s before the window opened.
-    pub dials_before_open: usize,
+    pub(crate) dials_before_open: usize,
     /// The end of the budget campaign.
-    pub budget_end: DateTime<Utc>,
+    pub(crate) budget_end: DateTime<Utc>,
 }
 
 impl Timeline<'_> {

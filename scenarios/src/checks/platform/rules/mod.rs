@@ -82,11 +82,11 @@ pub(crate) enum Proof {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rule {
     /// Where it comes from.
-    pub source: Source,
+    pub(crate) source: Source,
     /// The rule (for a recorded point: the point, as the document names it).
-    pub rule: &'static str,
+    pub(crate) rule: &'static str,
     /// What proves it.
-    pub proof: Proof,
+    pub(crate) proof: Proof,
 }
 
 impl Rule {
