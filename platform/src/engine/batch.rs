@@ -107,6 +107,20 @@ impl<'a> BatchDb<'a> {
         Ok(self.tx.as_ref().expect("just opened").conn())
     }
 
+    /// Runs a read of what the engine never changes (a campaign's cohort users, stored
+    /// once their upload completed) inside the batch's transaction when one is open, else on
+    /// a reader connection: a read alone does not open the transaction, so the batch's
+    /// writes can still be made on the writer thread while the next batch is computed.
+    pub(super) fn read<T>(
+        &mut self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.tx {
+            Some(tx) => f(tx.conn()),
+            None => self.store.read_blocking(f),
+        }
+    }
+
     /// Ends the batch: its writes are committed with the transaction when one is open, else
     /// handed to a writer thread (after the previous one finished).
     pub(super) fn finish(mut self, writes: WriteBatch) -> Result<(), StoreError> {
