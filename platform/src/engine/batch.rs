@@ -6,7 +6,9 @@
 //! only dial and end calls) hands its writes to a writer thread, which makes them in a
 //! transaction of their own while the engine computes the next batch; the first event that
 //! needs the database waits for those writes and opens the batch's transaction
-//! ([`BatchDb`]). The SQL is the store's (`store::batch`).
+//! ([`BatchDb`]). Reading what the engine never changes (the users' sealed data, read ahead
+//! of the dials) does not count: it goes to a reader connection ([`BatchDb::read`]). The SQL
+//! is the store's (`store::batch`).
 
 use chrono::{DateTime, Utc};
 

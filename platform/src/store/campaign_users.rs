@@ -275,3 +275,79 @@ pub fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreEr
         .execute(params![campaign_id])?;
     Ok(n as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    /// Two cohorts: `coh-a` with rows 1 to 40, `coh-b` with rows 1 to 3; each row's data is
+    /// its cohort's letter and row, its hash 16 bytes of the row.
+    fn store() -> Store {
+        let store = Store::in_memory().unwrap();
+        store
+            .write_blocking(|c| {
+                for (id, rows) in [("coh-a", 40u8), ("coh-b", 3)] {
+                    c.execute(
+                        "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
+                                              source_type, category, created_by, updated_by, created_ms, updated_ms)
+                         VALUES (?1, ?2, 'o', 'w', 'campaign', 'cmp-1', 'n', 'completed', 'stream', 'cohort',
+                                 'a', 'a', 0, 0)",
+                        params![id, i64::from(rows)],
+                    )?;
+                    for row in 1..=rows {
+                        c.execute(
+                            "INSERT INTO cohort_users (cohort_id, row_no, phone_hash, data) VALUES (?1, ?2, ?3, ?4)",
+                            params![id, i64::from(row), vec![row; 16], format!("{id}/{row}").into_bytes()],
+                        )?;
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        store
+    }
+
+    fn read(store: &Store, rows: &[(&str, u64, i64)]) -> Vec<(i64, u8, String)> {
+        store
+            .read_blocking(|c| users_data(c, rows))
+            .unwrap()
+            .into_iter()
+            .map(|(seq, hash, data)| (seq, hash[0], String::from_utf8(data).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn users_data_answers_exactly_the_rows_asked_for_scanned_or_looked_up() {
+        let store = store();
+        // Dense rows of `coh-a` (one range scan, rows between them skipped), a row that is
+        // not stored (left out), and `coh-b`'s rows.
+        let dense = [
+            ("coh-a", 2, 102),
+            ("coh-a", 3, 103),
+            ("coh-a", 5, 105),
+            ("coh-a", 6, 106),
+            ("coh-b", 1, 201),
+            ("coh-b", 3, 203),
+            ("coh-b", 9, 209),
+        ];
+        assert_eq!(
+            read(&store, &dense),
+            [
+                (102, 2, "coh-a/2".to_string()),
+                (103, 3, "coh-a/3".into()),
+                (105, 5, "coh-a/5".into()),
+                (106, 6, "coh-a/6".into()),
+                (201, 1, "coh-b/1".into()),
+                (203, 3, "coh-b/3".into()),
+            ]
+        );
+        // Sparse rows (each looked up alone), the same answers.
+        let sparse = [("coh-a", 1, 1), ("coh-a", 39, 39), ("coh-a", 41, 41)];
+        assert_eq!(
+            read(&store, &sparse),
+            [(1, 1, "coh-a/1".to_string()), (39, 39, "coh-a/39".into())]
+        );
+        assert!(read(&store, &[]).is_empty());
+    }
+}
