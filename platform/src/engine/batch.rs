@@ -6,7 +6,9 @@
 //! only dial and end calls) hands its writes to a writer thread, which makes them in a
 //! transaction of their own while the engine computes the next batch; the first event that
 //! needs the database waits for those writes and opens the batch's transaction
-//! ([`BatchDb`]). The SQL is the store's (`store::batch`).
+//! ([`BatchDb`]). Reading what the engine never changes (the users' sealed data, read ahead
+//! of the dials) does not count: it goes to a reader connection ([`BatchDb::read`]). The SQL
+//! is the store's (`store::batch`).
 
 use chrono::{DateTime, Utc};
 
@@ -105,6 +107,20 @@ impl<'a> BatchDb<'a> {
             self.tx = Some(BatchTx::begin(self.store)?);
         }
         Ok(self.tx.as_ref().expect("just opened").conn())
+    }
+
+    /// Runs a read of what the engine never changes (a campaign's cohort users, stored
+    /// once their upload completed) inside the batch's transaction when one is open, else on
+    /// a reader connection: a read alone does not open the transaction, so the batch's
+    /// writes can still be made on the writer thread while the next batch is computed.
+    pub(super) fn read<T>(
+        &mut self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.tx {
+            Some(tx) => f(tx.conn()),
+            None => self.store.read_blocking(f),
+        }
     }
 
     /// Ends the batch: its writes are committed with the transaction when one is open, else

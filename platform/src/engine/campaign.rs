@@ -38,19 +38,36 @@ pub(super) fn cohort_users_row(
 /// Users whose sealed data one read brings into memory ahead of their dials.
 const READ_AHEAD: usize = 1_024;
 /// At most this many users' data is held read ahead per campaign; past it, what was read
-/// ahead is dropped (users finished before their data was used) and read again as needed.
+/// ahead is dropped and read again as needed.
 const READ_AHEAD_MAX: usize = 16 * READ_AHEAD;
 
-/// Reads the sealed data of the campaign's unfinished users from queue order `seq` on, so
-/// that the dials that follow find it in memory: a campaign dials in queue order first,
-/// and its retries come due in the order of the dials before them. Memory holds a few
-/// thousand users' data per campaign, whatever the campaign's size.
-fn read_ahead(c: &Connection, run: &mut Run, seq: i64) -> Result<(), StoreError> {
+/// Reads the sealed data of the users the run dials next, so that their dials find it in
+/// memory: `first` (queue order and user, the dial in hand) and the users after it in the
+/// queue's own order (due time, then queue order) whose data is not in memory, up to
+/// [`READ_AHEAD`], looked up by cohort and row in row order. Keyed by the queue's order, a
+/// retry finds its data read ahead as a first dial does. Memory holds about a thousand
+/// users' data per campaign, whatever the campaign's size.
+fn read_ahead(c: &Connection, run: &mut Run, first: (i64, Waiting)) -> Result<(), StoreError> {
     if run.data.len() >= READ_AHEAD_MAX {
         run.data = Default::default();
     }
-    for (s, phone_hash, sealed) in campaign_users::open_users_data(c, &run.id, seq, READ_AHEAD)? {
-        run.data.entry(s).or_insert_with(|| UserData {
+    let mut want: Vec<(u32, u64, i64)> = Vec::with_capacity(READ_AHEAD);
+    want.push((first.1.cohort_position, first.1.row_no, first.0));
+    want.extend(
+        run.ready
+            .iter()
+            .filter(|((_, seq), _)| !run.data.contains_key(seq))
+            .take(READ_AHEAD - 1)
+            .map(|(&(_, seq), w)| (w.cohort_position, w.row_no, seq)),
+    );
+    want.sort_unstable();
+    let cohorts = &run.cohorts;
+    let rows: Vec<(&str, u64, i64)> = want
+        .iter()
+        .filter_map(|&(p, row, seq)| Some((cohorts.get(p as usize)?.as_str(), row, seq)))
+        .collect();
+    for (seq, phone_hash, sealed) in campaign_users::users_data(c, &rows)? {
+        run.data.entry(seq).or_insert_with(|| UserData {
             phone_hash,
             sealed: sealed.into_boxed_slice(),
         });
@@ -258,12 +275,12 @@ impl Engine {
         run.ready.remove(&key);
         let cohort_id = run.cohorts[user.cohort_position as usize].clone();
         if !run.data.contains_key(&key.1) {
-            read_ahead(db.conn()?, run, key.1)?;
+            db.read(|c| read_ahead(c, run, (key.1, user)))?;
         }
         let data = match run.data.remove(&key.1) {
             Some(d) => d,
-            // Not among the users read ahead (admitted since): read it alone.
-            None => match cohort_users_row(db.conn()?, &cohort_id, user.row_no)? {
+            // Not among the users read (its cohort is gone): read it alone.
+            None => match db.read(|c| cohort_users_row(c, &cohort_id, user.row_no))? {
                 Some(u) => UserData {
                     phone_hash: u.phone_hash,
                     sealed: u.data.into_boxed_slice(),

@@ -45,9 +45,10 @@ pub(super) struct Run {
     pub(super) has_stop_files: bool,
     /// Users waiting, by (due ms, queue order).
     pub(super) ready: BTreeMap<(i64, i64), Waiting>,
-    /// The sealed data of the next users to dial, by queue order: read ahead a thousand at
-    /// a time at the dials, and dropped at each dial, so that memory holds a few thousand
-    /// users' data whatever the campaign's size (the database holds it all).
+    /// The sealed data of the next users to dial, by queue order: read ahead about a
+    /// thousand at a time at the dials (the users next in `ready`'s order), and dropped at
+    /// each dial, so that memory holds a few thousand users' data whatever the campaign's
+    /// size (the database holds it all).
     pub(super) data: FxHashMap<i64, UserData>,
     pub(super) pacing: Option<Pacing>,
     pub(super) routing: Routing,
