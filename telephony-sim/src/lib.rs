@@ -168,5 +168,6 @@ pub use magic::{MAGIC_NUMBERS, MagicNumber, magic_code, magic_number};
 pub use model::{Model, ModelError, ModelProblem, SecondsRange};
 pub use script::{NumberMatcher, Response, Script, ScriptError};
 pub use sim::{
-    DecidedBy, DialRecord, Given, RuleHandle, TelephonySim, UnmetExpectation, VerifyError,
+    DecidedBy, DialRecord, DialWatcher, Given, RuleHandle, TelephonySim, UnmetExpectation,
+    VerifyError,
 };

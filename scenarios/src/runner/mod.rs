@@ -10,7 +10,7 @@
 //! - [`judge`]: expectations into checks;
 //! - [`observe`]: the dials, from the telephony journal;
 //! - [`collect`]: the report at the end;
-//! - [`dials`]: the export of every dial (`--dials`);
+//! - [`dials`]: the export of every dial (`--dials`); [`times`]: the dial times, compactly;
 //! - [`client`], [`webhooks`], [`cohorts`]: the API client, the webhook receiver, cohort
 //!   uploads.
 
@@ -22,6 +22,7 @@ pub mod judge;
 pub mod observe;
 pub mod play;
 pub mod run;
+pub mod times;
 pub mod webhooks;
 
 use std::io::IsTerminal;
@@ -212,11 +213,18 @@ pub(crate) async fn run_loaded(
     let seed = seed.unwrap_or(l.scenario.seed);
     let export = dials.map(dials::DialExport::create).transpose()?;
     let mut run = run::Run::start(l, seed).await?;
-    run.observer.export = export;
+    run.observer.lock().export = export;
     let outcome = async {
         run.setup().await?;
         run.play(progress).await?;
-        if let Some(x) = run.observer.export.take() {
+        let (export, failed) = {
+            let mut o = run.observer.lock();
+            (o.export.take(), o.export_error.take())
+        };
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if let Some(x) = export {
             x.finish()?;
         }
         collect::report(&run).await

@@ -6,11 +6,13 @@
 //! chart, counts per time bucket.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::times::DialTimes;
 use chrono::{DateTime, Utc};
 use contracts::model::CampaignSpec;
 use platform::engine::dialing::CallResult;
-use telephony_sim::DialRecord;
+use telephony_sim::{DecidedBy, DialRequest, DialResult, DialWatcher};
 
 /// The results in chart and table order, named as the campaign statistics name them.
 pub const RESULTS: [(CallResult, &str); 7] = [
@@ -48,16 +50,19 @@ pub fn number_key(number: &str) -> u64 {
     }
 }
 
-/// One user's dials.
+/// One user's dials, in 8 bytes (a million users' entries fill about 36 MB of the map).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UserDials {
     /// Dials.
     pub attempts: u32,
-    /// Attempt indices seen (bit i: attempt index i, up to 63).
-    pub seen: u64,
-    /// Dials whose attempt index had been seen before.
-    pub repeats: u32,
+    /// Dials whose attempt index had been seen before (counting stops at 65,535).
+    pub repeats: u16,
+    /// Attempt indices seen (bit i: attempt index i, up to 15; a user's attempt indices
+    /// stop at `max_retries`, at most 10).
+    pub seen: u16,
 }
+
+const _: () = assert!(contracts::validate::limits::MAX_RETRIES_MAX < 16);
 
 /// A campaign's dials.
 #[derive(Clone, Debug, Default)]
@@ -70,8 +75,8 @@ pub struct CampaignDials {
     pub by_number: BTreeMap<String, u64>,
     /// Dials by called number ([`number_key`]: an integer, not a string, per user).
     pub users: HashMap<u64, UserDials>,
-    /// Dial times, in order (ms since the epoch).
-    pub times: Vec<i64>,
+    /// Dial times, in order.
+    pub times: DialTimes,
     /// Dials placed outside the calling window or the campaign's span.
     pub outside: u64,
     /// The first few of those, described.
@@ -83,10 +88,8 @@ pub struct CampaignDials {
 impl CampaignDials {
     /// Dials in `[from, until)`.
     pub(crate) fn dials_between(&self, from: DateTime<Utc>, until: DateTime<Utc>) -> u64 {
-        let (a, b) = (from.timestamp_millis(), until.timestamp_millis());
-        let lo = self.times.partition_point(|t| *t < a);
-        let hi = self.times.partition_point(|t| *t < b);
-        (hi - lo) as u64
+        self.times
+            .between(from.timestamp_millis(), until.timestamp_millis())
     }
 
     /// Every dial.
@@ -246,6 +249,8 @@ pub struct Observer {
     pub export: Option<super::dials::DialExport>,
     /// Every dial taken in, attributed or not (for the progress line).
     pub seen: u64,
+    /// The export's first failure to write: the run stops at its next stop with it.
+    pub export_error: Option<anyhow::Error>,
 }
 
 impl Observer {
@@ -259,7 +264,15 @@ impl Observer {
             chart: Chart::new(from, until),
             export: None,
             seen: 0,
+            export_error: None,
         }
+    }
+
+    /// A campaign's dials (none for a campaign not watched).
+    pub fn dials(&self, key: &str) -> &CampaignDials {
+        static NONE: std::sync::LazyLock<CampaignDials> =
+            std::sync::LazyLock::new(CampaignDials::default);
+        self.campaigns.get(key).unwrap_or(&NONE)
     }
 
     /// Starts watching a campaign (or records a new spec of it from `at`).
@@ -286,79 +299,104 @@ impl Observer {
         }
     }
 
-    /// Takes in dials from the journal (and writes them to the export, if any).
-    pub fn take(&mut self, records: &[DialRecord]) -> anyhow::Result<()> {
-        self.seen += records.len() as u64;
-        for r in records {
-            let req = &r.request;
-            let Some((key, connection)) = self.from_numbers.get(&req.from) else {
-                self.unattributed += 1;
-                continue;
-            };
-            let w = &self.watched[key];
-            let spec = w.spec_at(req.at);
-            let result = CallResult::classify(
-                r.result.outcome,
-                r.result.talk,
-                spec.retry.threshold_seconds,
-            );
-            let ri = result_index(result);
-            self.chart.add(req.at, ri);
-            let d = self
-                .campaigns
-                .get_mut(key)
-                .expect("watched campaigns have dials");
-            d.by_result[ri] += 1;
-            *d.by_connection.entry(connection.clone()).or_default() += 1;
-            match d.by_number.get_mut(&req.from) {
-                Some(n) => *n += 1,
-                None => {
-                    d.by_number.insert(req.from.clone(), 1);
-                }
-            }
-            d.times.push(req.at.timestamp_millis());
-            let u = d.users.entry(number_key(&req.to)).or_default();
-            u.attempts += 1;
-            let bit = 1u64 << req.attempt_index.min(63);
-            if u.seen & bit != 0 {
-                u.repeats += 1;
-            }
-            u.seen |= bit;
-            if !(spec.window.contains(req.at) && req.at >= spec.start && req.at < spec.end) {
-                d.outside += 1;
-                if d.outside_examples.len() < 5 {
-                    d.outside_examples.push(format!(
-                        "{} to {} at {}",
-                        req.attempt_id,
-                        req.to,
-                        contracts::clock::format_instant(req.at)
-                    ));
-                }
-            }
-            if let Some(ids) = &mut d.attempt_ids {
-                ids.insert(req.attempt_id.clone());
-            }
-            if let Some(x) = &mut self.export {
-                let local = req
-                    .at
-                    .with_timezone(&spec.window.timezone())
-                    .format("%Y-%m-%dT%H:%M:%S%.3f%:z")
-                    .to_string();
-                x.write(&super::dials::Row {
-                    campaign: key,
-                    at: req.at,
-                    local_time: &local,
-                    attempt_id: &req.attempt_id,
-                    user_phone_number: &req.to,
-                    agent_phone_number: &req.from,
-                    connection_id: connection,
-                    result: RESULTS[ri].1,
-                    talk_ms: Some(r.result.talk.num_milliseconds()),
-                    attempt_index: req.attempt_index,
-                })?;
+    /// Takes in one dial (and writes it to the export, if any): told by the telephony
+    /// simulator as the dial is made ([`Shared`]), so that no dial waits in its journal.
+    pub fn take(&mut self, req: &DialRequest, result: &DialResult) {
+        self.seen += 1;
+        let Some((key, connection)) = self.from_numbers.get(&req.from) else {
+            self.unattributed += 1;
+            return;
+        };
+        let w = &self.watched[key];
+        let spec = w.spec_at(req.at);
+        let class = CallResult::classify(result.outcome, result.talk, spec.retry.threshold_seconds);
+        let ri = result_index(class);
+        self.chart.add(req.at, ri);
+        let d = self
+            .campaigns
+            .get_mut(key)
+            .expect("watched campaigns have dials");
+        d.by_result[ri] += 1;
+        match d.by_connection.get_mut(connection) {
+            Some(n) => *n += 1,
+            None => {
+                d.by_connection.insert(connection.clone(), 1);
             }
         }
-        Ok(())
+        match d.by_number.get_mut(&req.from) {
+            Some(n) => *n += 1,
+            None => {
+                d.by_number.insert(req.from.clone(), 1);
+            }
+        }
+        d.times.push(req.at.timestamp_millis());
+        let u = d.users.entry(number_key(&req.to)).or_default();
+        u.attempts += 1;
+        let bit = 1u16 << req.attempt_index.min(15);
+        if u.seen & bit != 0 {
+            u.repeats = u.repeats.saturating_add(1);
+        }
+        u.seen |= bit;
+        if !(spec.window.contains(req.at) && req.at >= spec.start && req.at < spec.end) {
+            d.outside += 1;
+            if d.outside_examples.len() < 5 {
+                d.outside_examples.push(format!(
+                    "{} to {} at {}",
+                    req.attempt_id,
+                    req.to,
+                    contracts::clock::format_instant(req.at)
+                ));
+            }
+        }
+        if let Some(ids) = &mut d.attempt_ids {
+            ids.insert(req.attempt_id.clone());
+        }
+        if self.export_error.is_none()
+            && let Some(x) = &mut self.export
+        {
+            let local = req
+                .at
+                .with_timezone(&spec.window.timezone())
+                .format("%Y-%m-%dT%H:%M:%S%.3f%:z")
+                .to_string();
+            let written = x.write(&super::dials::Row {
+                campaign: key,
+                at: req.at,
+                local_time: &local,
+                attempt_id: &req.attempt_id,
+                user_phone_number: &req.to,
+                agent_phone_number: &req.from,
+                connection_id: connection,
+                result: RESULTS[ri].1,
+                talk_ms: Some(result.talk.num_milliseconds()),
+                attempt_index: req.attempt_index,
+            });
+            self.export_error = written.err();
+        }
+    }
+}
+
+/// The observer of a run, shared with the telephony simulator, which tells it of each dial
+/// as the engine makes it ([`DialWatcher`]): the runner reads it at its stops.
+#[derive(Clone, Debug)]
+pub struct Shared(Arc<Mutex<Observer>>);
+
+impl Shared {
+    /// `observer`, to be told of dials.
+    pub fn new(observer: Observer) -> Shared {
+        Shared(Arc::new(Mutex::new(observer)))
+    }
+
+    /// The observer, locked: dials wait until the guard is dropped (never held across an
+    /// `await`).
+    pub fn lock(&self) -> MutexGuard<'_, Observer> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl DialWatcher for Shared {
+    fn dialled(&self, request: &DialRequest, result: &DialResult, _: &DecidedBy) {
+        self.lock().take(request, result);
     }
 }
 
