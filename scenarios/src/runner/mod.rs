@@ -8,7 +8,7 @@
 //!
 //! - [`play`]: the run itself (setup, stops, timeline steps), on the state of [`mod@run`];
 //! - [`judge`]: expectations into checks;
-//! - [`observe`]: the dials, from the telephony journal;
+//! - [`observe`]: the dials, as the telephony simulator tells of them;
 //! - [`collect`]: the report at the end;
 //! - [`dials`]: the export of every dial (`--dials`); [`times`]: the dial times, compactly;
 //! - [`client`], [`webhooks`], [`cohorts`]: the API client, the webhook receiver, cohort

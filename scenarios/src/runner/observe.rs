@@ -1,9 +1,10 @@
-//! What the runner sees of the dials, from the telephony simulator's journal (the carrier's
-//! record of every call placed), attributed to campaigns by the number they left from.
+//! What the runner sees of the dials, told by the telephony simulator (the carrier) of each
+//! call as it is placed ([`Shared`]), attributed to campaigns by the number they left from.
 //!
-//! Kept compactly so a 100,000-user, 30-day run stays small: per campaign, counts by result
-//! and connection, per user a count and a bitmask of attempt indices, the dial times; for the
-//! chart, counts per time bucket.
+//! Kept compactly so a 1,000,000-user, 30-day run stays small: per campaign, counts by
+//! result and connection, per user a count and a bitmask of attempt indices (8 bytes), the
+//! dial times (4 bytes each, [`DialTimes`]); for the chart, counts per time bucket. No dial
+//! is kept.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -406,6 +407,92 @@ mod tests {
 
     fn t(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
+    }
+
+    /// A dial: from, to, at, attempt index, outcome and talk seconds.
+    type Dial<'a> = (&'a str, &'a str, &'a str, u32, telephony_sim::Outcome, i64);
+
+    fn dial(o: &mut Observer, (from, to, at, index, outcome, talk_secs): Dial<'_>) {
+        let req = DialRequest {
+            attempt_id: format!("att-{to}-{index}"),
+            from: from.into(),
+            to: to.into(),
+            at: t(at),
+            attempt_index: index,
+        };
+        let result = DialResult {
+            outcome,
+            ring: chrono::Duration::seconds(5),
+            talk: chrono::Duration::seconds(talk_secs),
+            failure_reason: None,
+        };
+        o.take(&req, &result);
+    }
+
+    #[test]
+    fn each_dial_told_is_counted_by_result_user_window_and_time() {
+        use telephony_sim::Outcome::{Busy, Connected};
+        let start = t("2026-03-02T08:00:00Z");
+        let spec = contracts::validate::campaign_create(
+            &serde_json::json!({
+                "name": "Told",
+                "start_timestamp": "2026-03-02T09:00:00Z",
+                "end_timestamp": "2026-03-03T17:00:00Z",
+                "allowed_schedule": {"timezone": "UTC", "allowed_days": ["Monday", "Tuesday"],
+                    "allowed_start_time": "09:00", "allowed_end_time": "17:00"},
+                "app_config": {
+                    "app_id": "app-1", "app_version": 1, "attempts_per_second": 2,
+                    "connection_configs": [{"connection_id": "a", "phone_numbers": ["+14155550100"], "weight": 1}],
+                    "retry_config": {"max_retries": 2, "retry_on": ["busy"], "threshold_seconds": 15,
+                                     "retry_interval_minutes": 30}
+                }
+            }),
+            start,
+            Default::default(),
+        )
+        .unwrap();
+        let mut o = Observer::new(start, t("2026-03-04T08:00:00Z"));
+        o.watch("c", start, spec, true);
+        let a = "+14155550100";
+        let other = "+14155559999";
+        for d in [
+            (a, "+13125550001", "2026-03-02T09:00:00Z", 0, Busy, 0),
+            (
+                a,
+                "+13125550002",
+                "2026-03-02T09:00:00.500Z",
+                0,
+                Connected,
+                10,
+            ),
+            (a, "+13125550001", "2026-03-02T09:30:00Z", 1, Connected, 60),
+            // The same attempt index again: a repeat.
+            (a, "+13125550001", "2026-03-02T10:00:00Z", 1, Busy, 0),
+            // At 17:00: outside the window.
+            (a, "+13125550003", "2026-03-02T17:00:00Z", 0, Busy, 0),
+            // From a number no campaign uses.
+            (other, "+13125550004", "2026-03-02T11:00:00Z", 0, Busy, 0),
+        ] {
+            dial(&mut o, d);
+        }
+        assert_eq!((o.seen, o.unattributed), (6, 1));
+        let d = o.dials("c");
+        assert_eq!(d.total(), 5);
+        // connected, short_duration, busy, no_answer, ...
+        assert_eq!(d.by_result, [1, 1, 3, 0, 0, 0, 0]);
+        assert_eq!(d.by_connection["a"], 5);
+        assert_eq!(d.by_number[a], 5);
+        let u = d.users[&number_key("+13125550001")];
+        assert_eq!((u.attempts, u.repeats, u.seen), (3, 1, 0b11));
+        assert_eq!(d.users.len(), 3);
+        assert_eq!(d.outside, 1);
+        assert!(d.outside_examples[0].contains("+13125550003"));
+        assert_eq!(d.attempt_ids.as_ref().map(BTreeSet::len), Some(4));
+        assert_eq!(
+            d.dials_between(t("2026-03-02T09:00:00.500Z"), t("2026-03-02T10:00:00Z")),
+            2
+        );
+        assert_eq!(o.dials("not watched").total(), 0);
     }
 
     #[test]
