@@ -149,7 +149,8 @@
 //! - `magic`: the magic numbers, [`MAGIC_NUMBERS`], [`magic_code`], [`magic_number`].
 //! - `script`: [`NumberMatcher`], [`Response`], [`Script`].
 //! - `sim`: [`TelephonySim`], rules ([`Given`], [`RuleHandle`], [`VerifyError`]) and the
-//!   journal ([`DialRecord`], [`DecidedBy`]).
+//!   journal ([`DialRecord`], [`DecidedBy`]), or a [`DialWatcher`] told of each dial as it
+//!   is made.
 //! - `inbound`: [`InboundCall`], [`InboundGenerator`].
 
 #![warn(missing_docs)]
