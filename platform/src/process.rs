@@ -20,7 +20,7 @@ pub const ARENAS: &str = "2";
 /// glibc reads the variable only when the process starts, so the process starts itself
 /// again (`exec`, the same process id) with it set. When that is not possible the process
 /// carries on as it is, after a warning. Other C libraries ignore the variable.
-pub(crate) fn limit_malloc_arenas() {
+pub fn limit_malloc_arenas() {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;

@@ -128,6 +128,11 @@ fn main() -> ExitCode {
         }
         other => other,
     };
+    if matches!(command, Command::Run(_)) {
+        // A large run allocates on the engine's thread and the runtime's at once: glibc's
+        // default arenas kept hundreds of MB of freed memory (see `harness run` in README).
+        platform::process::limit_malloc_arenas();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -152,7 +152,8 @@
 //! - `magic`: the magic numbers, [`MAGIC_NUMBERS`], [`magic_code`], [`magic_number`].
 //! - `script`: [`NumberMatcher`], [`Response`], [`Script`].
 //! - `sim`: [`TelephonySim`], rules ([`Given`], [`RuleHandle`], [`VerifyError`]) and the
-//!   journal ([`DialRecord`], [`DecidedBy`]).
+//!   journal ([`DialRecord`], [`DecidedBy`]), or a [`DialWatcher`] told of each dial as it
+//!   is made.
 //! - `inbound`: [`InboundCall`], [`InboundGenerator`].
 
 #![warn(missing_docs)]
@@ -173,5 +174,6 @@ pub use magic::{MAGIC_NUMBERS, MagicNumber, magic_code, magic_number};
 pub use model::{Model, ModelError, ModelProblem, SecondsRange};
 pub use script::{NumberMatcher, Response, Script, ScriptError};
 pub use sim::{
-    DecidedBy, DialRecord, Given, RuleHandle, TelephonySim, UnmetExpectation, VerifyError,
+    DecidedBy, DialRecord, DialWatcher, Given, RuleHandle, TelephonySim, UnmetExpectation,
+    VerifyError,
 };

@@ -73,6 +73,17 @@ struct Journal {
     records: VecDeque<DialRecord>,
     limit: Option<usize>,
     dropped: u64,
+    watcher: Option<Arc<dyn DialWatcher>>,
+}
+
+/// Told of every dial as it is made ([`TelephonySim::watch_dials`]): a reader that follows
+/// a long campaign takes each dial in at once, instead of holding it in the journal until
+/// it reads the journal, and without a copy of the request.
+pub trait DialWatcher: Send + Sync {
+    /// One dial: the request, the result answered and what decided it. Called on the
+    /// dialling thread, in the order the journal keeps dials (under the journal's lock, so
+    /// it must not dial nor read the journal).
+    fn dialled(&self, request: &DialRequest, result: &DialResult, decided_by: &DecidedBy);
 }
 
 struct Rule {
@@ -258,6 +269,7 @@ impl TelephonySim {
                 records: VecDeque::new(),
                 limit: None,
                 dropped: 0,
+                watcher: None,
             }),
         }
     }
@@ -282,6 +294,9 @@ impl TelephonySim {
     pub fn dial(&self, req: &DialRequest) -> DialResult {
         let (result, decided_by) = self.decide(req);
         let mut journal = lock(&self.journal);
+        if let Some(w) = &journal.watcher {
+            w.dialled(req, &result, &decided_by);
+        }
         if journal.limit != Some(0) {
             if journal.limit.is_some_and(|l| journal.records.len() >= l) {
                 journal.records.pop_front();
@@ -424,6 +439,12 @@ impl TelephonySim {
                 journal.dropped += 1;
             }
         }
+    }
+
+    /// Tells `watcher` of every dial from now on, as it is made (`None`: no one), beside
+    /// the journal; with a journal limit of `Some(0)` the watcher is the dials' only reader.
+    pub fn watch_dials(&self, watcher: Option<Arc<dyn DialWatcher>>) {
+        lock(&self.journal).watcher = watcher;
     }
 
     /// How many dials the journal has not kept because of its limit.

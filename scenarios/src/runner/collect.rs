@@ -50,7 +50,6 @@ pub(crate) async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
 
     let mut campaigns = vec![];
     let mut windows = vec![];
-    let none = super::observe::CampaignDials::default();
     // In the order they were created: the file's.
     for def in &l.scenario.campaigns {
         let key = &def.key;
@@ -58,9 +57,9 @@ pub(crate) async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
             continue;
         };
         let v = run.campaign(key).await?;
-        let d = run.observer.campaigns.get(key).unwrap_or(&none);
-        let w = &run.observer.watched[key];
-        let spec = w.spec_at(run.now);
+        let observer = run.observer.lock();
+        let d = observer.dials(key);
+        let spec = observer.watched[key].spec_at(run.now);
         let total = d.total();
         let connections = spec
             .connections
@@ -232,7 +231,8 @@ pub(crate) async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
 /// cohort uploads as marks, numbered as in the timeline.
 fn chart(run: &Run<'_>, timeline: &[TimelineEntry], windows: Vec<[String; 2]>) -> Chart {
     let l = run.loaded;
-    let c = &run.observer.chart;
+    let observer = run.observer.lock();
+    let c = &observer.chart;
     let faults = run.fault_periods();
     let instant = |s: &str| s.parse::<DateTime<Utc>>().ok();
     let last = [

@@ -6,7 +6,6 @@ use chrono::{DateTime, Utc};
 use contracts::clock::format_instant;
 use serde_json::{Value, json};
 
-use super::observe::CampaignDials;
 use super::run::Run;
 use crate::checks::{Check, Evidence, Outcome, Severity};
 use crate::scenario::expect::{Count, Expect};
@@ -46,8 +45,6 @@ fn count(c: &Count, n: u64) -> (bool, String) {
 }
 
 async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Verdict> {
-    let none = CampaignDials::default();
-    let dials = |key: &str| run.observer.campaigns.get(key).unwrap_or(&none);
     Ok(match check {
         Expect::CampaignStatus { campaign, status } => {
             let v = run.campaign(campaign).await?;
@@ -79,7 +76,17 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             number,
             attempts,
         } => {
-            let d = dials(campaign);
+            // Users the platform counts, for those never dialled (read before the
+            // observer is locked).
+            let users = match number {
+                Some(_) => 0,
+                None => {
+                    let v = run.campaign(campaign).await?;
+                    v["statistics"]["users_total"].as_u64().unwrap_or(0)
+                }
+            };
+            let observer = run.observer.lock();
+            let d = observer.dials(campaign);
             let mut histogram = std::collections::BTreeMap::<u32, u64>::new();
             match number {
                 Some(n) => {
@@ -93,8 +100,6 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                     for u in d.users.values() {
                         *histogram.entry(u.attempts).or_default() += 1;
                     }
-                    let v = run.campaign(campaign).await?;
-                    let users = v["statistics"]["users_total"].as_u64().unwrap_or(0);
                     let never = users.saturating_sub(d.users.len() as u64);
                     if never > 0 {
                         *histogram.entry(0).or_default() += never;
@@ -188,8 +193,8 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             rate,
             tolerance,
         } => {
-            let w = &run.observer.watched[campaign];
-            let spec = w.spec_at(now);
+            let observer = run.observer.lock();
+            let spec = observer.watched[campaign].spec_at(now);
             let from = from.map_or(spec.start, |a| run.loaded.at(a));
             let until = until
                 .map_or(spec.end.min(now), |a| run.loaded.at(a))
@@ -197,7 +202,7 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             let open = spec
                 .window
                 .open_seconds_between(from.max(spec.start), until.min(spec.end));
-            let n = dials(campaign).dials_between(from, until);
+            let n = observer.dials(campaign).dials_between(from, until);
             let achieved = if open > 0 {
                 n as f64 / open as f64
             } else {
@@ -218,7 +223,8 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             shares,
             tolerance,
         } => {
-            let d = dials(campaign);
+            let observer = run.observer.lock();
+            let d = observer.dials(campaign);
             let total = d.total().max(1) as f64;
             let tol = tolerance.unwrap_or(0.02);
             let mut ok = d.total() > 0;
@@ -247,8 +253,9 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             connection,
             spread,
         } => {
-            let d = dials(campaign);
-            let spec = run.observer.watched[campaign].spec_at(now);
+            let observer = run.observer.lock();
+            let d = observer.dials(campaign);
+            let spec = observer.watched[campaign].spec_at(now);
             let allowed = spread.unwrap_or(1);
             let mut ok = true;
             let mut observed = serde_json::Map::new();
@@ -286,7 +293,8 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             )
         }
         Expect::NoDialOutsideWindow { campaign } => {
-            let d = dials(campaign);
+            let observer = run.observer.lock();
+            let d = observer.dials(campaign);
             (
                 d.outside == 0,
                 "no dial outside the calling window, the start or the end".into(),
@@ -295,7 +303,8 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             )
         }
         Expect::NoDialRepeated { campaign } => {
-            let d = dials(campaign);
+            let observer = run.observer.lock();
+            let d = observer.dials(campaign);
             let repeats: u64 = d.users.values().map(|u| u64::from(u.repeats)).sum();
             (
                 repeats == 0,
@@ -337,7 +346,12 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             let want = per_attempt.unwrap_or(Count::exactly(1));
             let got = run.receiver.received(&format!("campaigns/{campaign}"));
             let no_ids = std::collections::BTreeSet::new();
-            let ids = dials(campaign).attempt_ids.as_ref().unwrap_or(&no_ids);
+            let observer = run.observer.lock();
+            let ids = observer
+                .dials(campaign)
+                .attempt_ids
+                .as_ref()
+                .unwrap_or(&no_ids);
             let mut wrong = 0u64;
             let mut examples = vec![];
             for id in ids {

@@ -8,9 +8,9 @@
 //!
 //! - [`play`]: the run itself (setup, stops, timeline steps), on the state of [`mod@run`];
 //! - [`judge`]: expectations into checks;
-//! - [`observe`]: the dials, from the telephony journal;
+//! - [`observe`]: the dials, as the telephony simulator tells of them;
 //! - [`collect`]: the report at the end;
-//! - [`dials`]: the export of every dial (`--dials`);
+//! - [`dials`]: the export of every dial (`--dials`); [`times`]: the dial times, compactly;
 //! - [`client`], [`webhooks`], [`cohorts`]: the API client, the webhook receiver, cohort
 //!   uploads.
 
@@ -22,6 +22,7 @@ pub(crate) mod judge;
 pub mod observe;
 pub(crate) mod play;
 pub mod run;
+pub(crate) mod times;
 pub(crate) mod webhooks;
 
 use std::io::IsTerminal;
@@ -212,11 +213,18 @@ pub(crate) async fn run_loaded(
     let seed = seed.unwrap_or(l.scenario.seed);
     let export = dials.map(dials::DialExport::create).transpose()?;
     let mut run = run::Run::start(l, seed).await?;
-    run.observer.export = export;
+    run.observer.lock().export = export;
     let outcome = async {
         run.setup().await?;
         run.play(progress).await?;
-        if let Some(x) = run.observer.export.take() {
+        let (export, failed) = {
+            let mut o = run.observer.lock();
+            (o.export.take(), o.export_error.take())
+        };
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if let Some(x) = export {
             x.finish()?;
         }
         collect::report(&run).await

@@ -1,16 +1,19 @@
-//! What the runner sees of the dials, from the telephony simulator's journal (the carrier's
-//! record of every call placed), attributed to campaigns by the number they left from.
+//! What the runner sees of the dials, told by the telephony simulator (the carrier) of each
+//! call as it is placed ([`Shared`]), attributed to campaigns by the number they left from.
 //!
-//! Kept compactly so a 100,000-user, 30-day run stays small: per campaign, counts by result
-//! and connection, per user a count and a bitmask of attempt indices, the dial times; for the
-//! chart, counts per time bucket.
+//! Kept compactly so a 1,000,000-user, 30-day run stays small: per campaign, counts by
+//! result and connection, per user a count and a bitmask of attempt indices (8 bytes), the
+//! dial times (4 bytes each, [`DialTimes`]); for the chart, counts per time bucket. No dial
+//! is kept.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::times::DialTimes;
 use chrono::{DateTime, Utc};
 use contracts::model::CampaignSpec;
 use platform::engine::dialing::CallResult;
-use telephony_sim::DialRecord;
+use telephony_sim::{DecidedBy, DialRequest, DialResult, DialWatcher};
 
 /// The results in chart and table order, named as the campaign statistics name them.
 pub(crate) const RESULTS: [(CallResult, &str); 7] = [
@@ -48,16 +51,19 @@ pub(crate) fn number_key(number: &str) -> u64 {
     }
 }
 
-/// One user's dials.
+/// One user's dials, in 8 bytes (a million users' entries fill about 36 MB of the map).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct UserDials {
     /// Dials.
     pub(crate) attempts: u32,
-    /// Attempt indices seen (bit i: attempt index i, up to 63).
-    pub(crate) seen: u64,
-    /// Dials whose attempt index had been seen before.
-    pub(crate) repeats: u32,
+    /// Dials whose attempt index had been seen before (counting stops at 65,535).
+    pub(crate) repeats: u16,
+    /// Attempt indices seen (bit i: attempt index i, up to 15; a user's attempt indices
+    /// stop at `max_retries`, at most 10).
+    pub(crate) seen: u16,
 }
+
+const _: () = assert!(contracts::validate::limits::MAX_RETRIES_MAX < 16);
 
 /// A campaign's dials.
 #[derive(Clone, Debug, Default)]
@@ -70,8 +76,8 @@ pub(crate) struct CampaignDials {
     pub(crate) by_number: BTreeMap<String, u64>,
     /// Dials by called number ([`number_key`]: an integer, not a string, per user).
     pub(crate) users: HashMap<u64, UserDials>,
-    /// Dial times, in order (ms since the epoch).
-    pub(crate) times: Vec<i64>,
+    /// Dial times, in order.
+    pub(crate) times: DialTimes,
     /// Dials placed outside the calling window or the campaign's span.
     pub(crate) outside: u64,
     /// The first few of those, described.
@@ -83,10 +89,8 @@ pub(crate) struct CampaignDials {
 impl CampaignDials {
     /// Dials in `[from, until)`.
     pub(crate) fn dials_between(&self, from: DateTime<Utc>, until: DateTime<Utc>) -> u64 {
-        let (a, b) = (from.timestamp_millis(), until.timestamp_millis());
-        let lo = self.times.partition_point(|t| *t < a);
-        let hi = self.times.partition_point(|t| *t < b);
-        (hi - lo) as u64
+        self.times
+            .between(from.timestamp_millis(), until.timestamp_millis())
     }
 
     /// Every dial.
@@ -137,13 +141,13 @@ pub fn series_names() -> Vec<String> {
 /// part of the run: the report shows the part with activity in coarser ones
 /// ([`Chart::rebin`]).
 #[derive(Clone, Debug)]
-pub struct Chart {
+pub(crate) struct Chart {
     /// The first bucket's start.
-    pub from: DateTime<Utc>,
+    pub(crate) from: DateTime<Utc>,
     /// Bucket width in seconds.
-    pub bucket_secs: i64,
+    pub(crate) bucket_secs: i64,
     /// Counts per bucket, by series.
-    pub buckets: Vec<[u64; SERIES]>,
+    pub(crate) buckets: Vec<[u64; SERIES]>,
 }
 
 /// Bucket widths the chart chooses from (seconds).
@@ -160,7 +164,7 @@ const FINE_BUCKETS: i64 = 20_000;
 
 impl Chart {
     /// An empty chart of `[from, until)`.
-    pub fn new(from: DateTime<Utc>, until: DateTime<Utc>) -> Chart {
+    pub(crate) fn new(from: DateTime<Utc>, until: DateTime<Utc>) -> Chart {
         let span = (until - from).num_seconds().max(1);
         let bucket_secs = WIDTHS
             .iter()
@@ -176,7 +180,7 @@ impl Chart {
     }
 
     /// Counts one dial or call of `series` at `at`.
-    pub fn add(&mut self, at: DateTime<Utc>, series: usize) {
+    pub(crate) fn add(&mut self, at: DateTime<Utc>, series: usize) {
         let i = (at - self.from).num_seconds().div_euclid(self.bucket_secs);
         if let Ok(i) = usize::try_from(i) {
             if i >= self.buckets.len() {
@@ -198,7 +202,7 @@ impl Chart {
     /// The buckets of `[from, until)` in the widest width that keeps them within
     /// [`MAX_BUCKETS`], a multiple of this chart's: the width, and the non-empty buckets as
     /// `(index, counts)`.
-    pub fn rebin(&self, until: DateTime<Utc>) -> (i64, Vec<(u64, [u64; SERIES])>) {
+    pub(crate) fn rebin(&self, until: DateTime<Utc>) -> (i64, Vec<(u64, [u64; SERIES])>) {
         let span = (until - self.from).num_seconds().max(1);
         let width = WIDTHS
             .iter()
@@ -244,6 +248,8 @@ pub(crate) struct Observer {
     pub(crate) export: Option<super::dials::DialExport>,
     /// Every dial taken in, attributed or not (for the progress line).
     pub(crate) seen: u64,
+    /// The export's first failure to write: the run stops at its next stop with it.
+    pub(crate) export_error: Option<anyhow::Error>,
 }
 
 impl Observer {
@@ -257,7 +263,15 @@ impl Observer {
             chart: Chart::new(from, until),
             export: None,
             seen: 0,
+            export_error: None,
         }
+    }
+
+    /// A campaign's dials (none for a campaign not watched).
+    pub(crate) fn dials(&self, key: &str) -> &CampaignDials {
+        static NONE: std::sync::LazyLock<CampaignDials> =
+            std::sync::LazyLock::new(CampaignDials::default);
+        self.campaigns.get(key).unwrap_or(&NONE)
     }
 
     /// Starts watching a campaign (or records a new spec of it from `at`).
@@ -287,79 +301,104 @@ impl Observer {
         }
     }
 
-    /// Takes in dials from the journal (and writes them to the export, if any).
-    pub(crate) fn take(&mut self, records: &[DialRecord]) -> anyhow::Result<()> {
-        self.seen += records.len() as u64;
-        for r in records {
-            let req = &r.request;
-            let Some((key, connection)) = self.from_numbers.get(&req.from) else {
-                self.unattributed += 1;
-                continue;
-            };
-            let w = &self.watched[key];
-            let spec = w.spec_at(req.at);
-            let result = CallResult::classify(
-                r.result.outcome,
-                r.result.talk,
-                spec.retry.threshold_seconds,
-            );
-            let ri = result_index(result);
-            self.chart.add(req.at, ri);
-            let d = self
-                .campaigns
-                .get_mut(key)
-                .expect("watched campaigns have dials");
-            d.by_result[ri] += 1;
-            *d.by_connection.entry(connection.clone()).or_default() += 1;
-            match d.by_number.get_mut(&req.from) {
-                Some(n) => *n += 1,
-                None => {
-                    d.by_number.insert(req.from.clone(), 1);
-                }
-            }
-            d.times.push(req.at.timestamp_millis());
-            let u = d.users.entry(number_key(&req.to)).or_default();
-            u.attempts += 1;
-            let bit = 1u64 << req.attempt_index.min(63);
-            if u.seen & bit != 0 {
-                u.repeats += 1;
-            }
-            u.seen |= bit;
-            if !(spec.window.contains(req.at) && req.at >= spec.start && req.at < spec.end) {
-                d.outside += 1;
-                if d.outside_examples.len() < 5 {
-                    d.outside_examples.push(format!(
-                        "{} to {} at {}",
-                        req.attempt_id,
-                        req.to,
-                        contracts::clock::format_instant(req.at)
-                    ));
-                }
-            }
-            if let Some(ids) = &mut d.attempt_ids {
-                ids.insert(req.attempt_id.clone());
-            }
-            if let Some(x) = &mut self.export {
-                let local = req
-                    .at
-                    .with_timezone(&spec.window.timezone())
-                    .format("%Y-%m-%dT%H:%M:%S%.3f%:z")
-                    .to_string();
-                x.write(&super::dials::Row {
-                    campaign: key,
-                    at: req.at,
-                    local_time: &local,
-                    attempt_id: &req.attempt_id,
-                    user_phone_number: &req.to,
-                    agent_phone_number: &req.from,
-                    connection_id: connection,
-                    result: RESULTS[ri].1,
-                    talk_ms: Some(r.result.talk.num_milliseconds()),
-                    attempt_index: req.attempt_index,
-                })?;
+    /// Takes in one dial (and writes it to the export, if any): told by the telephony
+    /// simulator as the dial is made ([`Shared`]), so that no dial waits in its journal.
+    pub(crate) fn take(&mut self, req: &DialRequest, result: &DialResult) {
+        self.seen += 1;
+        let Some((key, connection)) = self.from_numbers.get(&req.from) else {
+            self.unattributed += 1;
+            return;
+        };
+        let w = &self.watched[key];
+        let spec = w.spec_at(req.at);
+        let class = CallResult::classify(result.outcome, result.talk, spec.retry.threshold_seconds);
+        let ri = result_index(class);
+        self.chart.add(req.at, ri);
+        let d = self
+            .campaigns
+            .get_mut(key)
+            .expect("watched campaigns have dials");
+        d.by_result[ri] += 1;
+        match d.by_connection.get_mut(connection) {
+            Some(n) => *n += 1,
+            None => {
+                d.by_connection.insert(connection.clone(), 1);
             }
         }
-        Ok(())
+        match d.by_number.get_mut(&req.from) {
+            Some(n) => *n += 1,
+            None => {
+                d.by_number.insert(req.from.clone(), 1);
+            }
+        }
+        d.times.push(req.at.timestamp_millis());
+        let u = d.users.entry(number_key(&req.to)).or_default();
+        u.attempts += 1;
+        let bit = 1u16 << req.attempt_index.min(15);
+        if u.seen & bit != 0 {
+            u.repeats = u.repeats.saturating_add(1);
+        }
+        u.seen |= bit;
+        if !(spec.window.contains(req.at) && req.at >= spec.start && req.at < spec.end) {
+            d.outside += 1;
+            if d.outside_examples.len() < 5 {
+                d.outside_examples.push(format!(
+                    "{} to {} at {}",
+                    req.attempt_id,
+                    req.to,
+                    contracts::clock::format_instant(req.at)
+                ));
+            }
+        }
+        if let Some(ids) = &mut d.attempt_ids {
+            ids.insert(req.attempt_id.clone());
+        }
+        if self.export_error.is_none()
+            && let Some(x) = &mut self.export
+        {
+            let local = req
+                .at
+                .with_timezone(&spec.window.timezone())
+                .format("%Y-%m-%dT%H:%M:%S%.3f%:z")
+                .to_string();
+            let written = x.write(&super::dials::Row {
+                campaign: key,
+                at: req.at,
+                local_time: &local,
+                attempt_id: &req.attempt_id,
+                user_phone_number: &req.to,
+                agent_phone_number: &req.from,
+                connection_id: connection,
+                result: RESULTS[ri].1,
+                talk_ms: Some(result.talk.num_milliseconds()),
+                attempt_index: req.attempt_index,
+            });
+            self.export_error = written.err();
+        }
+    }
+}
+
+/// The observer of a run, shared with the telephony simulator, which tells it of each dial
+/// as the engine makes it ([`DialWatcher`]): the runner reads it at its stops.
+#[derive(Clone, Debug)]
+pub(crate) struct Shared(Arc<Mutex<Observer>>);
+
+impl Shared {
+    /// `observer`, to be told of dials.
+    pub(crate) fn new(observer: Observer) -> Shared {
+        Shared(Arc::new(Mutex::new(observer)))
+    }
+
+    /// The observer, locked: dials wait until the guard is dropped (never held across an
+    /// `await`).
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Observer> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl DialWatcher for Shared {
+    fn dialled(&self, request: &DialRequest, result: &DialResult, _: &DecidedBy) {
+        self.lock().take(request, result);
     }
 }
 
@@ -369,6 +408,92 @@ mod tests {
 
     fn t(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
+    }
+
+    /// A dial: from, to, at, attempt index, outcome and talk seconds.
+    type Dial<'a> = (&'a str, &'a str, &'a str, u32, telephony_sim::Outcome, i64);
+
+    fn dial(o: &mut Observer, (from, to, at, index, outcome, talk_secs): Dial<'_>) {
+        let req = DialRequest {
+            attempt_id: format!("att-{to}-{index}"),
+            from: from.into(),
+            to: to.into(),
+            at: t(at),
+            attempt_index: index,
+        };
+        let result = DialResult {
+            outcome,
+            ring: chrono::Duration::seconds(5),
+            talk: chrono::Duration::seconds(talk_secs),
+            failure_reason: None,
+        };
+        o.take(&req, &result);
+    }
+
+    #[test]
+    fn each_dial_told_is_counted_by_result_user_window_and_time() {
+        use telephony_sim::Outcome::{Busy, Connected};
+        let start = t("2026-03-02T08:00:00Z");
+        let spec = contracts::validate::campaign_create(
+            &serde_json::json!({
+                "name": "Told",
+                "start_timestamp": "2026-03-02T09:00:00Z",
+                "end_timestamp": "2026-03-03T17:00:00Z",
+                "allowed_schedule": {"timezone": "UTC", "allowed_days": ["Monday", "Tuesday"],
+                    "allowed_start_time": "09:00", "allowed_end_time": "17:00"},
+                "app_config": {
+                    "app_id": "app-1", "app_version": 1, "attempts_per_second": 2,
+                    "connection_configs": [{"connection_id": "a", "phone_numbers": ["+14155550100"], "weight": 1}],
+                    "retry_config": {"max_retries": 2, "retry_on": ["busy"], "threshold_seconds": 15,
+                                     "retry_interval_minutes": 30}
+                }
+            }),
+            start,
+            Default::default(),
+        )
+        .unwrap();
+        let mut o = Observer::new(start, t("2026-03-04T08:00:00Z"));
+        o.watch("c", start, spec, true);
+        let a = "+14155550100";
+        let other = "+14155559999";
+        for d in [
+            (a, "+13125550001", "2026-03-02T09:00:00Z", 0, Busy, 0),
+            (
+                a,
+                "+13125550002",
+                "2026-03-02T09:00:00.500Z",
+                0,
+                Connected,
+                10,
+            ),
+            (a, "+13125550001", "2026-03-02T09:30:00Z", 1, Connected, 60),
+            // The same attempt index again: a repeat.
+            (a, "+13125550001", "2026-03-02T10:00:00Z", 1, Busy, 0),
+            // At 17:00: outside the window.
+            (a, "+13125550003", "2026-03-02T17:00:00Z", 0, Busy, 0),
+            // From a number no campaign uses.
+            (other, "+13125550004", "2026-03-02T11:00:00Z", 0, Busy, 0),
+        ] {
+            dial(&mut o, d);
+        }
+        assert_eq!((o.seen, o.unattributed), (6, 1));
+        let d = o.dials("c");
+        assert_eq!(d.total(), 5);
+        // connected, short_duration, busy, no_answer, ...
+        assert_eq!(d.by_result, [1, 1, 3, 0, 0, 0, 0]);
+        assert_eq!(d.by_connection["a"], 5);
+        assert_eq!(d.by_number[a], 5);
+        let u = d.users[&number_key("+13125550001")];
+        assert_eq!((u.attempts, u.repeats, u.seen), (3, 1, 0b11));
+        assert_eq!(d.users.len(), 3);
+        assert_eq!(d.outside, 1);
+        assert!(d.outside_examples[0].contains("+13125550003"));
+        assert_eq!(d.attempt_ids.as_ref().map(BTreeSet::len), Some(4));
+        assert_eq!(
+            d.dials_between(t("2026-03-02T09:00:00.500Z"), t("2026-03-02T10:00:00Z")),
+            2
+        );
+        assert_eq!(o.dials("not watched").total(), 0);
     }
 
     #[test]

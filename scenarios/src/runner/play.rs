@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use telephony_sim::{NumberMatcher, Response, Script};
 
 use super::client::Api;
-use super::observe::Observer;
+use super::observe::{Observer, Shared};
 use super::webhooks::{Receiver, Signing};
 use crate::checks::Check;
 use crate::report::scenario::TimelineEntry;
@@ -127,7 +127,10 @@ impl<'a> Run<'a> {
         };
         let stack = Stack::start(options).await.context("starting the stack")?;
         let telephony = stack.telephony().clone();
-        telephony.set_journal_limit(None);
+        // Each dial is taken in as it is made: the journal keeps none.
+        let observer = Shared::new(Observer::new(loaded.start, loaded.until));
+        telephony.set_journal_limit(Some(0));
+        telephony.watch_dials(Some(std::sync::Arc::new(observer.clone())));
         let mut rules = vec![];
         for r in &s.telephony.rules {
             let (matcher, described) = match (&r.number, &r.prefix, &r.suffix) {
@@ -156,7 +159,7 @@ impl<'a> Run<'a> {
             stack,
             api,
             receiver,
-            observer: Observer::new(loaded.start, loaded.until),
+            observer,
             campaigns: BTreeMap::new(),
             deployments: BTreeMap::new(),
             cohorts: BTreeMap::new(),
@@ -251,6 +254,7 @@ impl<'a> Run<'a> {
                 contracts::validate::campaign_create(&body, self.loaded.start, Default::default())
                     .map_err(|e| anyhow!("campaign {:?}: {e}", c.key))?;
             self.observer
+                .lock()
                 .watch(&c.key, self.loaded.start, spec, c.webhooks);
             self.note("status", &c.key, format!("created ({id}): {status}"));
             self.campaigns.insert(c.key.clone(), Created { id, status });
@@ -342,20 +346,23 @@ impl<'a> Run<'a> {
                 }
             }
             progress.set_position((self.now - self.loaded.start).num_seconds().max(0) as u64);
+            let seen = self.observer.lock().seen;
             progress.set_message(format!(
                 "{} UTC, {} dial{}",
                 self.now.format("%Y-%m-%d %H:%M"),
-                self.observer.seen,
-                crate::scenario::plural(self.observer.seen as usize)
+                seen,
+                crate::scenario::plural(seen as usize)
             ));
         }
         Ok(())
     }
 
-    /// Takes in the dials since the last look and notes status changes.
+    /// Stops the run if the export of dials failed since the last look, and notes status
+    /// changes.
     async fn look(&mut self) -> Result<()> {
-        let records = self.stack.telephony().take_journal();
-        self.observer.take(&records)?;
+        if let Some(e) = self.observer.lock().export_error.take() {
+            return Err(e);
+        }
         if !std::mem::take(&mut self.statuses_stale) {
             return Ok(());
         }
@@ -369,8 +376,11 @@ impl<'a> Run<'a> {
             }
             // Only the clock moved it (the steps note their own changes): at the start or
             // the end it is due at, as the platform's life cycle says.
-            let spec = self.observer.watched[&key].spec_at(self.now);
-            let changes = time_changes(&before, &status, spec.start, spec.end, self.now);
+            let changes = {
+                let observer = self.observer.lock();
+                let spec = observer.watched[&key].spec_at(self.now);
+                time_changes(&before, &status, spec.start, spec.end, self.now)
+            };
             for (at, to) in changes {
                 self.status_now(&key, at, &to);
             }

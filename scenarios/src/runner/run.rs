@@ -9,7 +9,7 @@ use serde_json::Value;
 use telephony_sim::RuleHandle;
 
 use super::client::Api;
-use super::observe::Observer;
+use super::observe::Shared;
 use super::webhooks::Receiver;
 use crate::checks::Check;
 use crate::report::scenario::TimelineEntry;
@@ -69,8 +69,8 @@ pub(crate) struct Run<'a> {
     pub(crate) api: Api,
     /// The webhook receiver.
     pub(crate) receiver: Receiver,
-    /// What was seen of the dials.
-    pub(crate) observer: Observer,
+    /// What was seen of the dials (told of each by the telephony simulator).
+    pub(crate) observer: Shared,
     /// Campaigns by key.
     pub(crate) campaigns: BTreeMap<String, Created>,
     /// Deployments by key: their ids.

@@ -1,8 +1,11 @@
 //! The journal of dials: contents, what decided, filtering, clearing, taking and its limit.
 
 use chrono::Duration;
+use std::sync::{Arc, Mutex};
+
 use telephony_sim::{
-    DecidedBy, DialRecord, NumberMatcher, Outcome, Response, TelephonySim, magic_number,
+    DecidedBy, DialRecord, DialRequest, DialResult, DialWatcher, NumberMatcher, Outcome, Response,
+    TelephonySim, magic_number,
 };
 
 use crate::support::{req, uk_number};
@@ -124,6 +127,59 @@ fn a_journal_limit_keeps_the_latest_and_counts_the_rest() {
     sim.set_journal_limit(None);
     sim.dial(&req("y", uk_number(0), 0));
     assert_eq!(sim.journal().len(), 1);
+}
+
+/// A watcher that keeps what it is told.
+#[derive(Default)]
+struct Seen(Mutex<Vec<DialRecord>>);
+
+impl DialWatcher for Seen {
+    fn dialled(&self, request: &DialRequest, result: &DialResult, decided_by: &DecidedBy) {
+        self.0.lock().unwrap().push(DialRecord {
+            request: request.clone(),
+            result: result.clone(),
+            decided_by: decided_by.clone(),
+        });
+    }
+}
+
+#[test]
+fn a_watcher_is_told_of_every_dial_in_order_whatever_the_journal_keeps() {
+    let sim = TelephonySim::new(1);
+    sim.given(NumberMatcher::exact(uk_number(1)))
+        .respond_with(Response::busy());
+    sim.dial(&req("before", uk_number(0), 0));
+    let seen = Arc::new(Seen::default());
+    sim.watch_dials(Some(seen.clone()));
+    sim.set_journal_limit(Some(0));
+    for i in 0..5u32 {
+        sim.dial(&req(format!("a{i}"), uk_number(i % 2), i));
+    }
+    assert!(sim.journal().is_empty(), "the journal kept none");
+    let told = std::mem::take(&mut *seen.0.lock().unwrap());
+    let ids: Vec<_> = told.iter().map(|d| d.request.attempt_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["a0", "a1", "a2", "a3", "a4"],
+        "each dial once, in order"
+    );
+    assert_eq!(
+        told[1].decided_by,
+        DecidedBy::Rule {
+            id: 1,
+            name: None,
+            entry: 0
+        }
+    );
+    assert_eq!(told[1].result.outcome, Outcome::Busy);
+    assert_eq!(told[0].decided_by, DecidedBy::Model);
+    // Beside a journal that keeps everything, the two see the same dials.
+    sim.set_journal_limit(None);
+    sim.dial(&req("b", magic_number(7), 0));
+    assert_eq!(sim.journal(), *seen.0.lock().unwrap());
+    sim.watch_dials(None);
+    sim.dial(&req("c", uk_number(0), 0));
+    assert_eq!(seen.0.lock().unwrap().len(), 1, "no longer told");
 }
 
 #[test]

@@ -151,8 +151,9 @@ impl Run<'_> {
                 let spec = spec_of(&v)?;
                 // A new end is a stop, where the campaign ends.
                 self.stop_at(spec.end, Event::Look);
-                let keep = self.observer.campaigns[campaign].attempt_ids.is_some();
-                self.observer.watch(campaign, self.now, spec, keep);
+                let mut observer = self.observer.lock();
+                let keep = observer.campaigns[campaign].attempt_ids.is_some();
+                observer.watch(campaign, self.now, spec, keep);
                 (campaign.clone(), format!("patched: {patch}"))
             }
             Action::UploadCohort { cohort } => {
@@ -217,7 +218,7 @@ impl Run<'_> {
                     .await
                     .with_context(|| format!("inbound_call ({loc})"))?;
                 let answered = v["answered"].as_bool().unwrap_or(false);
-                self.observer.chart.add(
+                self.observer.lock().chart.add(
                     self.now,
                     if answered {
                         super::super::observe::INBOUND_ANSWERED
