@@ -17,14 +17,14 @@ use super::rows::{Admission, Columns, unknown_overrides_reason};
 use super::{BATCH_ROWS, ProcessError, TRANSFORMATION_MAX_BYTES};
 use crate::app::App;
 use crate::keys::WorkspaceKeys;
-use crate::store::cohorts::{self, CohortRecord, NewUser};
+use crate::store::cohorts::{self, CohortRecord, NewUser, PhoneEntry};
 use crate::store::files::{self, FileError, SealedFileReader, SealedFileWriter};
 use crate::store::{Store, StoreError};
 
 /// What reading an upload came to.
 pub(super) enum Outcome {
-    /// Every row was read: the counts.
-    Completed(CohortResult),
+    /// Every row was read: the counts, and the lookup entries of the accepted users.
+    Completed(CohortResult, Vec<PhoneEntry>),
     /// The whole upload fails, for this `failure_reason`.
     Failed(String),
     /// The worker was asked to stop.
@@ -196,6 +196,7 @@ impl RowsCtx<'_> {
         let mut batch: Vec<NewUser> = Vec::with_capacity(BATCH_ROWS);
         let mut batch_no = 0u64;
         let mut rejected: Option<RejectedWriter> = None;
+        let mut phones: Vec<PhoneEntry> = Vec::new();
         let (mut total, mut valid, mut refused) = (0u64, 0u64, 0u64);
         let mut raw = ByteRecord::new();
         while next_record(csv, &mut raw)? {
@@ -242,6 +243,7 @@ impl RowsCtx<'_> {
                 }
                 let users = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
                 admission.batch_sent(batch_no, &users);
+                phones.extend(users.iter().map(PhoneEntry::of));
                 if tx
                     .send(Batch {
                         no: batch_no,
@@ -260,6 +262,7 @@ impl RowsCtx<'_> {
                 "the file has a header row but no data row".into(),
             ));
         }
+        phones.extend(batch.iter().map(PhoneEntry::of));
         if !batch.is_empty()
             && tx
                 .send(Batch {
@@ -273,11 +276,14 @@ impl RowsCtx<'_> {
         if let Some(w) = rejected {
             w.finish()?;
         }
-        Ok(Outcome::Completed(CohortResult {
-            total_records: total,
-            valid_records: valid,
-            rejected_records: refused,
-        }))
+        Ok(Outcome::Completed(
+            CohortResult {
+                total_records: total,
+                valid_records: valid,
+                rejected_records: refused,
+            },
+            phones,
+        ))
     }
 }
 

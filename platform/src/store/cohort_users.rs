@@ -41,17 +41,43 @@ pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Resul
     Ok(())
 }
 
-/// Writes the lookup entries (hash to row) of a cohort whose users are all stored, in hash
-/// order: one pass of SQLite's sorter and sequential page writes, instead of one random
-/// index update per user. Call it in the transaction that completes the cohort. A cohort's
+/// A lookup entry of a cohort: the keyed hash of an accepted user's number and its row.
+/// Ordered by hash, then row (the order [`index_phones`] writes them in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PhoneEntry {
+    /// [`WorkspaceKeys::lookup_hash`] of the E.164 number.
+    pub phone_hash: [u8; 16],
+    /// Its row (a cohort has fewer than 2^32 rows: an upload with more fails).
+    pub row_no: u32,
+}
+
+impl PhoneEntry {
+    /// The entry of a user about to be stored.
+    pub fn of(u: &NewUser) -> Self {
+        PhoneEntry {
+            phone_hash: u.phone_hash,
+            row_no: u32::try_from(u.row_no).expect("a cohort has fewer than 2^32 rows"),
+        }
+    }
+}
+
+/// Writes the lookup entries (hash to row) of a cohort whose users are all stored: `entries`
+/// are its accepted users' (taken as they were admitted, so the rows are not read back),
+/// sorted here into hash order so that the index takes sequential page writes instead of one
+/// random update per user. Call it in the transaction that completes the cohort. A cohort's
 /// numbers are unique (repeats are rejected), so each hash has one row.
-pub fn index_phones(c: &Connection, cohort_id: &str) -> Result<(), StoreError> {
-    c.prepare_cached(
-        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no)
-         SELECT cohort_id, phone_hash, row_no FROM cohort_users WHERE cohort_id = ?1
-         ORDER BY phone_hash",
-    )?
-    .execute(params![cohort_id])?;
+pub fn index_phones(
+    c: &Connection,
+    cohort_id: &str,
+    entries: &mut [PhoneEntry],
+) -> Result<(), StoreError> {
+    entries.sort_unstable();
+    let mut stmt = c.prepare_cached(
+        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no) VALUES (?1, ?2, ?3)",
+    )?;
+    for e in entries.iter() {
+        stmt.execute(params![cohort_id, &e.phone_hash[..], i64::from(e.row_no)])?;
+    }
     Ok(())
 }
 

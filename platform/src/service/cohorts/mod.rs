@@ -32,7 +32,7 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ingest;
 use crate::keys::WorkspaceKeys;
-use crate::store::cohorts::{self, CohortRecord, Parent, ParentKind};
+use crate::store::cohorts::{self, CohortRecord, Parent, ParentKind, PhoneEntry};
 use crate::store::files;
 use crate::store::{Store, WorkspaceRef, campaigns, deployments};
 
@@ -187,7 +187,8 @@ pub(crate) async fn stream_with_id(
             check_parent(&tx, &rec.ws, &rec.parent, Some(now))?;
             cohorts::insert(&tx, &rec)?;
             cohorts::insert_users(&tx, &rec.id, &prepared.users)?;
-            cohorts::index_phones(&tx, &rec.id)?;
+            let mut phones: Vec<_> = prepared.users.iter().map(PhoneEntry::of).collect();
+            cohorts::index_phones(&tx, &rec.id, &mut phones)?;
             store_bytes(
                 &tx,
                 &keys,
