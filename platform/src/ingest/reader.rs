@@ -4,7 +4,7 @@
 //! file.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use contracts::error::Loc;
@@ -98,11 +98,10 @@ pub(super) fn read_upload(
         columns: &columns,
         header: &header,
     };
-    let committed = AtomicU64::new(0);
     std::thread::scope(|s| {
-        let (tx, rx) = sync_channel::<Batch>(2);
-        let sink = s.spawn(|| sink(store, &job.id, rx, &committed));
-        let outcome = ctx.rows(&mut csv, &tx, &committed);
+        let (tx, rx) = sync_channel::<Vec<NewUser>>(2);
+        let sink = s.spawn(|| sink(store, &job.id, rx));
+        let outcome = ctx.rows(&mut csv, &tx);
         drop(tx);
         let sunk = sink
             .join()
@@ -148,27 +147,15 @@ fn next_record<R: io::Read>(
     }
 }
 
-/// A batch of accepted users for the writer thread.
-struct Batch {
-    no: u64,
-    users: Vec<NewUser>,
-}
-
-/// Writes batches, one transaction each, and counts the batches committed.
-fn sink(
-    store: &Store,
-    cohort_id: &str,
-    rx: Receiver<Batch>,
-    committed: &AtomicU64,
-) -> Result<(), StoreError> {
-    for batch in rx {
-        store.write_blocking(|c| {
+/// Writes batches of accepted users, one transaction each.
+fn sink(store: &Store, cohort_id: &str, rx: Receiver<Vec<NewUser>>) -> Result<(), StoreError> {
+    for users in rx {
+        store.append_blocking(|c| {
             let tx = c.transaction()?;
-            cohorts::insert_users(&tx, cohort_id, &batch.users)?;
+            cohorts::insert_users(&tx, cohort_id, &users)?;
             tx.commit()?;
             Ok(())
         })?;
-        committed.store(batch.no + 1, Ordering::Release);
     }
     Ok(())
 }
@@ -189,14 +176,11 @@ impl RowsCtx<'_> {
     fn rows<R: io::Read>(
         &self,
         csv: &mut csv::Reader<R>,
-        tx: &SyncSender<Batch>,
-        committed: &AtomicU64,
+        tx: &SyncSender<Vec<NewUser>>,
     ) -> Result<Outcome, ProcessError> {
         let mut admission = Admission::new(self.keys, self.cohort_id);
         let mut batch: Vec<NewUser> = Vec::with_capacity(BATCH_ROWS);
-        let mut batch_no = 0u64;
         let mut rejected: Option<RejectedWriter> = None;
-        let mut phones: Vec<PhoneEntry> = Vec::new();
         let (mut total, mut valid, mut refused) = (0u64, 0u64, 0u64);
         let mut raw = ByteRecord::new();
         while next_record(csv, &mut raw)? {
@@ -220,10 +204,7 @@ impl RowsCtx<'_> {
             };
             let verdict = match self.columns.check(&row, self.region) {
                 Err(reason) => Err(reason),
-                Ok(user) => admission.admit(row_no, &user, &mut batch, committed, |row| {
-                    self.store
-                        .read_blocking(|c| cohorts::row_hash(c, self.cohort_id, row))
-                })?,
+                Ok(user) => admission.admit(row_no, &user, &mut batch),
             };
             match verdict {
                 Ok(()) => valid += 1,
@@ -242,19 +223,10 @@ impl RowsCtx<'_> {
                     return Ok(Outcome::Stopped);
                 }
                 let users = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
-                admission.batch_sent(batch_no, &users);
-                phones.extend(users.iter().map(PhoneEntry::of));
-                if tx
-                    .send(Batch {
-                        no: batch_no,
-                        users,
-                    })
-                    .is_err()
-                {
+                if tx.send(users).is_err() {
                     // The writer stopped on an error; the caller reports it.
                     return Ok(Outcome::Vanished);
                 }
-                batch_no += 1;
             }
         }
         if total == 0 {
@@ -262,15 +234,7 @@ impl RowsCtx<'_> {
                 "the file has a header row but no data row".into(),
             ));
         }
-        phones.extend(batch.iter().map(PhoneEntry::of));
-        if !batch.is_empty()
-            && tx
-                .send(Batch {
-                    no: batch_no,
-                    users: batch,
-                })
-                .is_err()
-        {
+        if !batch.is_empty() && tx.send(batch).is_err() {
             return Ok(Outcome::Vanished);
         }
         if let Some(w) = rejected {
@@ -282,7 +246,7 @@ impl RowsCtx<'_> {
                 valid_records: valid,
                 rejected_records: refused,
             },
-            phones,
+            admission.into_phones(),
         ))
     }
 }

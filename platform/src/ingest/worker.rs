@@ -265,7 +265,7 @@ fn process_blocking(
     match outcome {
         Outcome::Completed(result, mut phones) => {
             let watch = Stopwatch::start();
-            store.write_blocking(|c| {
+            store.append_blocking(|c| {
                 let tx = c.transaction()?;
                 cohorts::index_phones(&tx, &job.id, &mut phones)?;
                 cohorts::mark_completed(&tx, &job.id, result, now)?;

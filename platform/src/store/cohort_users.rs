@@ -51,16 +51,6 @@ pub struct PhoneEntry {
     pub row_no: u32,
 }
 
-impl PhoneEntry {
-    /// The entry of a user about to be stored.
-    pub fn of(u: &NewUser) -> Self {
-        PhoneEntry {
-            phone_hash: u.phone_hash,
-            row_no: u32::try_from(u.row_no).expect("a cohort has fewer than 2^32 rows"),
-        }
-    }
-}
-
 /// Writes the lookup entries (hash to row) of a cohort whose users are all stored: `entries`
 /// are its accepted users' (taken as they were admitted, so the rows are not read back),
 /// sorted here into hash order so that the index takes sequential page writes instead of one
@@ -79,20 +69,6 @@ pub fn index_phones(
         stmt.execute(params![cohort_id, &e.phone_hash[..], i64::from(e.row_no)])?;
     }
     Ok(())
-}
-
-/// The number-hash of a stored user (to confirm a suspected repeat exactly).
-pub fn row_hash(
-    c: &Connection,
-    cohort_id: &str,
-    row_no: u64,
-) -> Result<Option<[u8; 16]>, StoreError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT phone_hash FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
-    )?;
-    let hash: Option<Vec<u8>> =
-        optional(stmt.query_row(params![cohort_id, row_no as i64], |r| r.get(0)))?;
-    Ok(hash.and_then(|h| <[u8; 16]>::try_from(h.as_slice()).ok()))
 }
 
 /// The context a user's sealed data is bound to.

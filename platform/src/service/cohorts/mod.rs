@@ -32,7 +32,7 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::ingest;
 use crate::keys::WorkspaceKeys;
-use crate::store::cohorts::{self, CohortRecord, Parent, ParentKind, PhoneEntry};
+use crate::store::cohorts::{self, CohortRecord, Parent, ParentKind};
 use crate::store::files;
 use crate::store::{Store, WorkspaceRef, campaigns, deployments};
 
@@ -160,9 +160,10 @@ pub(crate) async fn stream_with_id(
     let (k2, id2, country) = (keys.clone(), id.clone(), req.country_code.clone());
     let name = req.name.as_str().to_string();
     let category = req.category;
-    let prepared = tokio::task::spawn_blocking(move || ingest::stream::prepare(&k2, &id2, &req))
-        .await
-        .map_err(|e| ApiError::Internal(format!("preparing a cohort stream: {e}")))??;
+    let mut prepared =
+        tokio::task::spawn_blocking(move || ingest::stream::prepare(&k2, &id2, &req))
+            .await
+            .map_err(|e| ApiError::Internal(format!("preparing a cohort stream: {e}")))??;
     let now = app.clock.now();
     let rec = CohortRecord {
         id,
@@ -187,8 +188,7 @@ pub(crate) async fn stream_with_id(
             check_parent(&tx, &rec.ws, &rec.parent, Some(now))?;
             cohorts::insert(&tx, &rec)?;
             cohorts::insert_users(&tx, &rec.id, &prepared.users)?;
-            let mut phones: Vec<_> = prepared.users.iter().map(PhoneEntry::of).collect();
-            cohorts::index_phones(&tx, &rec.id, &mut phones)?;
+            cohorts::index_phones(&tx, &rec.id, &mut prepared.phones)?;
             store_bytes(
                 &tx,
                 &keys,
