@@ -48,20 +48,24 @@
 //!
 //! Accepted rows become `cohort_users` rows (keyed phone hash, sealed JSON), written in row
 //! order in batches of [`BATCH_ROWS`] per transaction by a second thread while the first
-//! parses on; the cohort's lookup entries (`cohort_phones`) are written once, in hash order,
-//! in the transaction that marks it `completed`.
+//! parses on; the cohort's lookup entries (`cohort_phones`), kept in memory as the rows are
+//! admitted, are sorted and written once, in hash order, in the transaction that marks it
+//! `completed`. These writes, and those of the upload's chunks, hold the writer's page cache
+//! small ([`Store::append_blocking`](crate::store::Store::append_blocking)): they append
+//! pages that are not read again.
 //! Rejected rows go to the `rejected_records` file: the original header plus
 //! `rejected_reason`, the original field values kept. Empty optional values are left out of
 //! the user (no variable, no override, a null identifier).
 //!
 //! # Memory
 //!
-//! One file chunk, a few batches, and the duplicate table: an open-addressing table of
-//! 8-byte slots (a 32-bit fingerprint of the keyed phone hash and the row number), at most
-//! [`DUPLICATE_LOAD`] full, so about 10 to 20 bytes per accepted row (16 MiB for a million).
-//! A fingerprint match is confirmed exactly against the full hash of the earlier row (held
-//! for rows not yet committed, read by primary key otherwise). Nothing else grows with the
-//! file.
+//! One file chunk, a few batches, a small page cache of the writer, and the duplicate table
+//! ([`dedup`]): the accepted rows' lookup entries (keyed phone hash and row, 20 bytes each,
+//! written to `cohort_phones` at the end) and an open-addressing table of 8-byte slots over
+//! them (a 32-bit fingerprint of the hash and the entry's position), at most
+//! [`DUPLICATE_LOAD`] full: about 30 to 40 bytes per accepted row (36 MiB for a million).
+//! A fingerprint match is confirmed exactly against the full hash of the entry. Nothing
+//! else grows with the file.
 
 use crate::store::StoreError;
 use crate::store::files::FileError;

@@ -4,7 +4,7 @@
 //! file.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use contracts::error::Loc;
@@ -17,14 +17,14 @@ use super::rows::{Admission, Columns, unknown_overrides_reason};
 use super::{BATCH_ROWS, ProcessError, TRANSFORMATION_MAX_BYTES};
 use crate::app::App;
 use crate::keys::WorkspaceKeys;
-use crate::store::cohorts::{self, CohortRecord, NewUser};
+use crate::store::cohorts::{self, CohortRecord, NewUser, PhoneEntry};
 use crate::store::files::{self, FileError, SealedFileReader, SealedFileWriter};
 use crate::store::{Store, StoreError};
 
 /// What reading an upload came to.
 pub(super) enum Outcome {
-    /// Every row was read: the counts.
-    Completed(CohortResult),
+    /// Every row was read: the counts, and the lookup entries of the accepted users.
+    Completed(CohortResult, Vec<PhoneEntry>),
     /// The whole upload fails, for this `failure_reason`.
     Failed(String),
     /// The worker was asked to stop.
@@ -98,11 +98,10 @@ pub(super) fn read_upload(
         columns: &columns,
         header: &header,
     };
-    let committed = AtomicU64::new(0);
     std::thread::scope(|s| {
-        let (tx, rx) = sync_channel::<Batch>(2);
-        let sink = s.spawn(|| sink(store, &job.id, rx, &committed));
-        let outcome = ctx.rows(&mut csv, &tx, &committed);
+        let (tx, rx) = sync_channel::<Vec<NewUser>>(2);
+        let sink = s.spawn(|| sink(store, &job.id, rx));
+        let outcome = ctx.rows(&mut csv, &tx);
         drop(tx);
         let sunk = sink
             .join()
@@ -148,27 +147,15 @@ fn next_record<R: io::Read>(
     }
 }
 
-/// A batch of accepted users for the writer thread.
-struct Batch {
-    no: u64,
-    users: Vec<NewUser>,
-}
-
-/// Writes batches, one transaction each, and counts the batches committed.
-fn sink(
-    store: &Store,
-    cohort_id: &str,
-    rx: Receiver<Batch>,
-    committed: &AtomicU64,
-) -> Result<(), StoreError> {
-    for batch in rx {
-        store.write_blocking(|c| {
+/// Writes batches of accepted users, one transaction each.
+fn sink(store: &Store, cohort_id: &str, rx: Receiver<Vec<NewUser>>) -> Result<(), StoreError> {
+    for users in rx {
+        store.append_blocking(|c| {
             let tx = c.transaction()?;
-            cohorts::insert_users(&tx, cohort_id, &batch.users)?;
+            cohorts::insert_users(&tx, cohort_id, &users)?;
             tx.commit()?;
             Ok(())
         })?;
-        committed.store(batch.no + 1, Ordering::Release);
     }
     Ok(())
 }
@@ -189,12 +176,10 @@ impl RowsCtx<'_> {
     fn rows<R: io::Read>(
         &self,
         csv: &mut csv::Reader<R>,
-        tx: &SyncSender<Batch>,
-        committed: &AtomicU64,
+        tx: &SyncSender<Vec<NewUser>>,
     ) -> Result<Outcome, ProcessError> {
         let mut admission = Admission::new(self.keys, self.cohort_id);
         let mut batch: Vec<NewUser> = Vec::with_capacity(BATCH_ROWS);
-        let mut batch_no = 0u64;
         let mut rejected: Option<RejectedWriter> = None;
         let (mut total, mut valid, mut refused) = (0u64, 0u64, 0u64);
         let mut raw = ByteRecord::new();
@@ -219,10 +204,7 @@ impl RowsCtx<'_> {
             };
             let verdict = match self.columns.check(&row, self.region) {
                 Err(reason) => Err(reason),
-                Ok(user) => admission.admit(row_no, &user, &mut batch, committed, |row| {
-                    self.store
-                        .read_blocking(|c| cohorts::row_hash(c, self.cohort_id, row))
-                })?,
+                Ok(user) => admission.admit(row_no, &user, &mut batch),
             };
             match verdict {
                 Ok(()) => valid += 1,
@@ -241,18 +223,10 @@ impl RowsCtx<'_> {
                     return Ok(Outcome::Stopped);
                 }
                 let users = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
-                admission.batch_sent(batch_no, &users);
-                if tx
-                    .send(Batch {
-                        no: batch_no,
-                        users,
-                    })
-                    .is_err()
-                {
+                if tx.send(users).is_err() {
                     // The writer stopped on an error; the caller reports it.
                     return Ok(Outcome::Vanished);
                 }
-                batch_no += 1;
             }
         }
         if total == 0 {
@@ -260,24 +234,20 @@ impl RowsCtx<'_> {
                 "the file has a header row but no data row".into(),
             ));
         }
-        if !batch.is_empty()
-            && tx
-                .send(Batch {
-                    no: batch_no,
-                    users: batch,
-                })
-                .is_err()
-        {
+        if !batch.is_empty() && tx.send(batch).is_err() {
             return Ok(Outcome::Vanished);
         }
         if let Some(w) = rejected {
             w.finish()?;
         }
-        Ok(Outcome::Completed(CohortResult {
-            total_records: total,
-            valid_records: valid,
-            rejected_records: refused,
-        }))
+        Ok(Outcome::Completed(
+            CohortResult {
+                total_records: total,
+                valid_records: valid,
+                rejected_records: refused,
+            },
+            admission.into_phones(),
+        ))
     }
 }
 

@@ -14,8 +14,6 @@
 //!
 //! Everything here but [`Admission`] is a pure function of the row.
 
-use std::sync::atomic::AtomicU64;
-
 use contracts::domain::phone::{self, E164};
 use contracts::model::Transformation;
 use contracts::wire::{AppOverrides, CohortStreamUser, JsonObject};
@@ -25,8 +23,7 @@ use serde::ser::SerializeMap;
 
 use super::dedup::SeenNumbers;
 use crate::keys::WorkspaceKeys;
-use crate::store::StoreError;
-use crate::store::cohorts::{self, NewUser};
+use crate::store::cohorts::{self, NewUser, PhoneEntry};
 
 /// Whether a value counts as empty: only white space.
 pub(crate) fn is_blank(s: &str) -> bool {
@@ -351,19 +348,16 @@ impl<'a> Admission<'a> {
     }
 
     /// Admits the user of row `row_no` onto `batch` (the batch being built, in row order),
-    /// or answers the reason it is a duplicate. `committed` counts the batches the writer
-    /// has committed; `stored` reads the keyed phone hash of a committed row.
+    /// or answers the reason it is a duplicate.
     pub(crate) fn admit<V: Serialize>(
         &mut self,
         row_no: u64,
         user: &User<'_, V>,
         batch: &mut Vec<NewUser>,
-        committed: &AtomicU64,
-        stored: impl FnMut(u64) -> Result<Option<[u8; 16]>, StoreError>,
-    ) -> Result<Result<(), String>, StoreError> {
+    ) -> Result<(), String> {
         let hash = self.keys.lookup_hash(user.phone_number.as_str());
-        if let Some(first) = self.seen.first_row(&hash, batch, committed, stored)? {
-            return Ok(Err(duplicate_reason(&user.phone_number, first)));
+        if let Some(first) = self.seen.first_row(&hash) {
+            return Err(duplicate_reason(&user.phone_number, first));
         }
         self.seen.insert(&hash, row_no);
         self.json.clear();
@@ -376,12 +370,13 @@ impl<'a> Admission<'a> {
             phone_hash: hash,
             data,
         });
-        Ok(Ok(()))
+        Ok(())
     }
 
-    /// The batch `no` went to the writer (see [`SeenNumbers::batch_sent`]).
-    pub(crate) fn batch_sent(&mut self, no: u64, users: &[NewUser]) {
-        self.seen.batch_sent(no, users);
+    /// The lookup entries of the admitted users, in row order (for
+    /// [`cohorts::index_phones`]).
+    pub(crate) fn into_phones(self) -> Vec<PhoneEntry> {
+        self.seen.into_entries()
     }
 }
 

@@ -6,15 +6,13 @@
 //! (`phone_number,user_identifier,app_variables,app_overrides`, the last two as compact JSON
 //! text, empty when absent); its `rejected_records` file adds `rejected_reason`.
 
-use std::sync::atomic::AtomicU64;
-
 use contracts::model::CohortStream;
 use contracts::wire::CohortResult;
 
 use super::rows::{Admission, stream_user};
 use crate::keys::WorkspaceKeys;
 use crate::store::StoreError;
-use crate::store::cohorts::NewUser;
+use crate::store::cohorts::{NewUser, PhoneEntry};
 
 /// The columns of a stream's `cohort` file.
 const HEADER: [&str; 4] = [
@@ -29,6 +27,8 @@ const HEADER: [&str; 4] = [
 pub(crate) struct PreparedStream {
     /// The accepted users, sealed, in request order.
     pub(crate) users: Vec<NewUser>,
+    /// Their lookup entries.
+    pub(crate) phones: Vec<PhoneEntry>,
     /// The `cohort` file.
     pub(crate) cohort_csv: Vec<u8>,
     /// The `rejected_records` file, when a user was rejected.
@@ -47,8 +47,6 @@ pub(crate) fn prepare(
     let mut rejected: Option<csv::Writer<Vec<u8>>> = None;
     cohort_csv.write_record(HEADER).expect("CSV to memory");
     let mut admission = Admission::new(keys, cohort_id);
-    // Nothing of the stream is stored before the end: every accepted user is in `users`.
-    let committed = AtomicU64::new(0);
     let mut users = Vec::with_capacity(req.users.len());
     for (i, u) in req.users.iter().enumerate() {
         let row_no = i as u64 + 1;
@@ -71,7 +69,7 @@ pub(crate) fn prepare(
         cohort_csv.write_record(fields).expect("CSV to memory");
         let verdict = match stream_user(u, req.country_code.as_deref()) {
             Err(reason) => Err(reason),
-            Ok(user) => admission.admit(row_no, &user, &mut users, &committed, |_| Ok(None))?,
+            Ok(user) => admission.admit(row_no, &user, &mut users),
         };
         if let Err(reason) = verdict {
             let w = rejected.get_or_insert_with(|| {
@@ -90,6 +88,7 @@ pub(crate) fn prepare(
     let valid = users.len() as u64;
     Ok(PreparedStream {
         users,
+        phones: admission.into_phones(),
         cohort_csv: cohort_csv.into_inner().expect("CSV to memory"),
         rejected_csv: rejected.map(|w| w.into_inner().expect("CSV to memory")),
         result: CohortResult {

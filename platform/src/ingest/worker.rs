@@ -263,11 +263,11 @@ fn process_blocking(
     let read_ms = watch.elapsed_ms();
     let now = app.clock.now();
     match outcome {
-        Outcome::Completed(result) => {
+        Outcome::Completed(result, mut phones) => {
             let watch = Stopwatch::start();
-            store.write_blocking(|c| {
+            store.append_blocking(|c| {
                 let tx = c.transaction()?;
-                cohorts::index_phones(&tx, &job.id)?;
+                cohorts::index_phones(&tx, &job.id, &mut phones)?;
                 cohorts::mark_completed(&tx, &job.id, result, now)?;
                 tx.commit()?;
                 Ok(())

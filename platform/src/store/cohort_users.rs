@@ -41,32 +41,34 @@ pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Resul
     Ok(())
 }
 
-/// Writes the lookup entries (hash to row) of a cohort whose users are all stored, in hash
-/// order: one pass of SQLite's sorter and sequential page writes, instead of one random
-/// index update per user. Call it in the transaction that completes the cohort. A cohort's
-/// numbers are unique (repeats are rejected), so each hash has one row.
-pub fn index_phones(c: &Connection, cohort_id: &str) -> Result<(), StoreError> {
-    c.prepare_cached(
-        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no)
-         SELECT cohort_id, phone_hash, row_no FROM cohort_users WHERE cohort_id = ?1
-         ORDER BY phone_hash",
-    )?
-    .execute(params![cohort_id])?;
-    Ok(())
+/// A lookup entry of a cohort: the keyed hash of an accepted user's number and its row.
+/// Ordered by hash, then row (the order [`index_phones`] writes them in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PhoneEntry {
+    /// [`WorkspaceKeys::lookup_hash`] of the E.164 number.
+    pub phone_hash: [u8; 16],
+    /// Its row (a cohort has fewer than 2^32 rows: an upload with more fails).
+    pub row_no: u32,
 }
 
-/// The number-hash of a stored user (to confirm a suspected repeat exactly).
-pub fn row_hash(
+/// Writes the lookup entries (hash to row) of a cohort whose users are all stored: `entries`
+/// are its accepted users' (taken as they were admitted, so the rows are not read back),
+/// sorted here into hash order so that the index takes sequential page writes instead of one
+/// random update per user. Call it in the transaction that completes the cohort. A cohort's
+/// numbers are unique (repeats are rejected), so each hash has one row.
+pub fn index_phones(
     c: &Connection,
     cohort_id: &str,
-    row_no: u64,
-) -> Result<Option<[u8; 16]>, StoreError> {
+    entries: &mut [PhoneEntry],
+) -> Result<(), StoreError> {
+    entries.sort_unstable();
     let mut stmt = c.prepare_cached(
-        "SELECT phone_hash FROM cohort_users WHERE cohort_id = ?1 AND row_no = ?2",
+        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no) VALUES (?1, ?2, ?3)",
     )?;
-    let hash: Option<Vec<u8>> =
-        optional(stmt.query_row(params![cohort_id, row_no as i64], |r| r.get(0)))?;
-    Ok(hash.and_then(|h| <[u8; 16]>::try_from(h.as_slice()).ok()))
+    for e in entries.iter() {
+        stmt.execute(params![cohort_id, &e.phone_hash[..], i64::from(e.row_no)])?;
+    }
+    Ok(())
 }
 
 /// The context a user's sealed data is bound to.

@@ -435,7 +435,7 @@ pub(crate) fn mark_failed(
 }
 
 pub use super::cohort_users::{
-    CohortUser, NewUser, StoredUser, UserDataError, count_users, in_stop_file, index_phones,
-    insert_users, latest_deployment_user, open_phone_number, open_user, row_hash, user,
+    CohortUser, NewUser, PhoneEntry, StoredUser, UserDataError, count_users, in_stop_file,
+    index_phones, insert_users, latest_deployment_user, open_phone_number, open_user, user,
     user_context, users_after,
 };

@@ -155,6 +155,9 @@ impl fmt::Debug for Store {
 const READERS: usize = 4;
 const WRITER_CACHE_MIB: i64 = 32;
 const READER_CACHE_MIB: i64 = 8;
+/// The writer's page cache while it appends pages that are not read again (an upload's
+/// chunks, a cohort's users and lookup entries): see [`Store::append_blocking`].
+const APPEND_CACHE_MIB: i64 = 4;
 
 fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
@@ -282,6 +285,22 @@ impl Store {
     ) -> Result<T, StoreError> {
         let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut conn)
+    }
+
+    /// Runs `f` on the writer connection on the calling thread, like
+    /// [`Store::write_blocking`], with the writer's page cache held to [`APPEND_CACHE_MIB`]
+    /// (its full size is restored after): for writes that append many pages not read again
+    /// (a cohort upload's chunks, its users and lookup entries), so that they neither fill
+    /// the writer's cache nor keep it filled with their pages.
+    pub fn append_blocking<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        conn.pragma_update(None, "cache_size", -APPEND_CACHE_MIB * 1024)?;
+        let out = f(&mut conn);
+        conn.pragma_update(None, "cache_size", -WRITER_CACHE_MIB * 1024)?;
+        out
     }
 
     /// The writer connection, held until the guard is dropped. For the engine, whose

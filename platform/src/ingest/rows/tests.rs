@@ -169,8 +169,6 @@ fn admission_rejects_a_repeated_number_naming_the_first_row_and_seals_the_rest()
     let keys = WorkspaceKeys::single(DataKey::new(1, &[3u8; 32]));
     let mut admission = Admission::new(&keys, "coh-1");
     let c = columns();
-    let committed = AtomicU64::new(0);
-    let nothing_stored = |_: u64| -> Result<Option<[u8; 16]>, StoreError> { Ok(None) };
     let mut batch = Vec::new();
     let rows = [
         record(&["+14155550100", "c-1", "", "Ann", ""]),
@@ -180,11 +178,7 @@ fn admission_rejects_a_repeated_number_naming_the_first_row_and_seals_the_rest()
     let mut verdicts = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         let user = c.check(row, Some("US")).unwrap();
-        verdicts.push(
-            admission
-                .admit(i as u64 + 1, &user, &mut batch, &committed, nothing_stored)
-                .unwrap(),
-        );
+        verdicts.push(admission.admit(i as u64 + 1, &user, &mut batch));
     }
     assert_eq!(
         verdicts,
@@ -204,6 +198,13 @@ fn admission_rejects_a_repeated_number_naming_the_first_row_and_seals_the_rest()
         cohorts::open_user(&keys, "coh-2", 2, &batch[1].data).is_err(),
         "sealed for its cohort and row"
     );
+    let phones = admission.into_phones();
+    assert_eq!(
+        phones.iter().map(|p| p.row_no).collect::<Vec<_>>(),
+        [1, 2],
+        "the lookup entries of the admitted rows"
+    );
+    assert_eq!(phones[1].phone_hash, batch[1].phone_hash);
 }
 
 #[test]

@@ -160,9 +160,10 @@ pub(crate) async fn stream_with_id(
     let (k2, id2, country) = (keys.clone(), id.clone(), req.country_code.clone());
     let name = req.name.as_str().to_string();
     let category = req.category;
-    let prepared = tokio::task::spawn_blocking(move || ingest::stream::prepare(&k2, &id2, &req))
-        .await
-        .map_err(|e| ApiError::Internal(format!("preparing a cohort stream: {e}")))??;
+    let mut prepared =
+        tokio::task::spawn_blocking(move || ingest::stream::prepare(&k2, &id2, &req))
+            .await
+            .map_err(|e| ApiError::Internal(format!("preparing a cohort stream: {e}")))??;
     let now = app.clock.now();
     let rec = CohortRecord {
         id,
@@ -187,7 +188,7 @@ pub(crate) async fn stream_with_id(
             check_parent(&tx, &rec.ws, &rec.parent, Some(now))?;
             cohorts::insert(&tx, &rec)?;
             cohorts::insert_users(&tx, &rec.id, &prepared.users)?;
-            cohorts::index_phones(&tx, &rec.id)?;
+            cohorts::index_phones(&tx, &rec.id, &mut prepared.phones)?;
             store_bytes(
                 &tx,
                 &keys,

@@ -117,7 +117,7 @@ impl Receiving {
         let stored = tokio::task::spawn_blocking(move || {
             let sealed = keys.seal(&files::chunk_context(file_id, seq), &plain);
             drop(plain);
-            store.write_blocking(|c| files::put_chunk(c, file_id, seq, &sealed))
+            store.append_blocking(|c| files::put_chunk(c, file_id, seq, &sealed))
         })
         .await
         .map_err(|e| ApiError::Internal(format!("storing an upload chunk: {e}")))?;
