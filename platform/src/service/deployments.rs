@@ -75,15 +75,10 @@ pub(crate) async fn create_with_id(
         .await
 }
 
-/// One page of the workspace's deployments, from the in-memory snapshot of the workspace
-/// ([`super::deployment_lists`]); a workspace too large for it is listed by SQL.
-pub async fn list(
-    app: &App,
-    who: &Principal,
-    query: &[(String, String)],
-) -> Result<Page<Box<RawValue>>, ApiError> {
-    let params = validate::deployment_list_query(query)?;
-    let snapshot = match app.deployment_lists.lookup(&who.ws) {
+/// The in-memory snapshot of the workspace's deployments ([`super::deployment_lists`]),
+/// loaded when missing; `None` for a workspace too large for it.
+async fn snapshot(app: &App, who: &Principal) -> Result<Option<Arc<Snapshot>>, ApiError> {
+    Ok(match app.deployment_lists.lookup(&who.ws) {
         Lookup::Hit(s) => Some(s),
         Lookup::TooBig => None,
         Lookup::Miss(generation) => {
@@ -101,8 +96,20 @@ pub async fn list(
                 Some(s)
             }
         }
-    };
-    let (items, total) = match snapshot {
+    })
+}
+
+/// One page of the workspace's deployments, from the in-memory snapshot of the workspace
+/// ([`super::deployment_lists`]), which it answers too (it keeps the answers given from it);
+/// a workspace too large for it is listed by SQL.
+pub async fn list(
+    app: &App,
+    who: &Principal,
+    query: &[(String, String)],
+) -> Result<(Page<Box<RawValue>>, Option<Arc<Snapshot>>), ApiError> {
+    let params = validate::deployment_list_query(query)?;
+    let snapshot = snapshot(app, who).await?;
+    let (items, total) = match &snapshot {
         Some(s) => {
             let (items, total) = s.page(&params);
             (items.into_iter().map(RawValue::to_owned).collect(), total)
@@ -134,7 +141,7 @@ pub async fn list(
         next_page_uri: None,
         prev_page_uri: None,
     };
-    Ok(page)
+    Ok((page, snapshot))
 }
 
 /// A deployment.
