@@ -446,7 +446,11 @@ mod tests {
         assert!(snapshot.answer(key(Some("c"), "offset=0")).is_some());
         snapshot.keep_answer(key(Some("d"), ""), answer(MAX_ANSWER_BYTES - 1));
         assert!(snapshot.answer(key(Some("c"), "offset=0")).is_none());
-        assert!(snapshot.answer(key(Some("c"), "offset=15")).is_none());
+        assert!(snapshot.answer(key(Some("c"), "offset=14")).is_none());
+        assert!(
+            snapshot.answer(key(Some("c"), "offset=15")).is_some(),
+            "exactly at the bytes"
+        );
         assert!(snapshot.answer(key(Some("d"), "")).is_some());
         snapshot.keep_answer(key(Some("e"), ""), answer(MAX_ANSWER_BYTES + 1));
         assert!(snapshot.answer(key(Some("e"), "")).is_none(), "too large");

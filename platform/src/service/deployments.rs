@@ -100,8 +100,8 @@ async fn snapshot(app: &App, who: &Principal) -> Result<Option<Arc<Snapshot>>, A
 }
 
 /// One page of the workspace's deployments, from the in-memory snapshot of the workspace
-/// ([`super::deployment_lists`]), which it answers too (it keeps the answers given from it);
-/// a workspace too large for it is listed by SQL.
+/// ([`super::deployment_lists`]), and that snapshot (where the answer may be kept); a
+/// workspace too large for it is listed by SQL.
 pub async fn list(
     app: &App,
     who: &Principal,
