@@ -438,8 +438,9 @@ mod tests {
         snapshot.keep_answer(key(None, "limit=5"), answer(11));
         assert_eq!(snapshot.answer(key(None, "limit=5")), Some(answer(11)));
         // The oldest go beyond the count, and beyond the bytes.
-        for i in 0..MAX_ANSWERS {
-            snapshot.keep_answer(key(Some("c"), &format!("offset={i}")), answer(1));
+        let queries: Vec<String> = (0..MAX_ANSWERS).map(|i| format!("offset={i}")).collect();
+        for q in &queries {
+            snapshot.keep_answer(key(Some("c"), q), answer(1));
         }
         assert_eq!(snapshot.answer(key(Some("a"), "limit=5")), None);
         assert_eq!(snapshot.answer(key(None, "limit=5")), None);
