@@ -187,6 +187,11 @@ impl From<crate::keys::CryptoError> for ApiError {
 /// A JSON answer.
 pub(crate) fn json_response<T: serde::Serialize>(status: StatusCode, body: &T) -> Response {
     let bytes = serde_json::to_vec(body).expect("answers serialise");
+    json_bytes_response(status, bytes.into())
+}
+
+/// A JSON answer already serialised (the bytes are shared, not copied).
+pub(crate) fn json_bytes_response(status: StatusCode, bytes: bytes::Bytes) -> Response {
     let mut r = Response::new(bytes.into());
     *r.status_mut() = status;
     r.headers_mut().insert(

@@ -38,12 +38,24 @@ fn key_filter<T: Send + 'static>(
     app: App,
     check: impl Fn(&App, &RequestMeta) -> Result<T, ApiError> + Clone + Send + Sync + 'static,
 ) -> impl Filter<Extract = (T,), Error = Rejection> + Clone {
+    key_filter_meta(app, check).map(|found, _meta| found)
+}
+
+/// [`key_filter`], giving the handler the [`RequestMeta`] it read too (read once).
+fn key_filter_meta<T: Send + 'static>(
+    app: App,
+    check: impl Fn(&App, &RequestMeta) -> Result<T, ApiError> + Clone + Send + Sync + 'static,
+) -> impl Filter<Extract = (T, RequestMeta), Error = Rejection> + Clone {
     meta()
         .and(with_app(app))
         .and_then(move |meta: RequestMeta, app: App| {
-            let found = check(&app, &meta).map_err(|e| warp::reject::custom(Refused(e)));
+            let found = match check(&app, &meta) {
+                Ok(found) => Ok((found, meta)),
+                Err(e) => Err(warp::reject::custom(Refused(e))),
+            };
             async move { found }
         })
+        .untuple_one()
 }
 
 /// The `{org_id}` and `{workspace_id}` of a path `…/orgs/{org_id}/workspaces/{workspace_id}/…`.
@@ -60,7 +72,14 @@ fn workspace_of(path: &str) -> Option<(&str, &str)> {
 pub(crate) fn workspace_key(
     app: App,
 ) -> impl Filter<Extract = (Principal,), Error = Rejection> + Clone {
-    key_filter(app, |app, meta| {
+    workspace_key_meta(app).map(|who, _meta| who)
+}
+
+/// [`workspace_key`] and the request's [`RequestMeta`], for a handler that reads it.
+pub(crate) fn workspace_key_meta(
+    app: App,
+) -> impl Filter<Extract = (Principal, RequestMeta), Error = Rejection> + Clone {
+    key_filter_meta(app, |app, meta| {
         let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
         authorize(app, meta, org, ws)
     })

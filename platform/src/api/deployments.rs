@@ -1,17 +1,17 @@
 //! Deployments under `/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments`.
 
+use bytes::Bytes;
 use warp::Filter;
 use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::auth::{workspace_key, workspace_path};
-use super::{
-    BodyStream, RequestMeta, body, meta, ok, read_json, respond, with_app, with_page_uris,
-};
+use super::auth::{workspace_key, workspace_key_meta, workspace_path};
+use super::{BodyStream, RequestMeta, body, ok, read_json, respond, with_app, with_page_uris};
 use crate::app::App;
 use crate::auth::Principal;
-use crate::error::ApiError;
+use crate::error::{ApiError, json_bytes_response};
+use crate::service::deployment_lists::{AnswerKey, Lookup};
 use crate::service::deployments;
 
 /// Create, list, get, patch, status, delete.
@@ -19,17 +19,16 @@ pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
     let base = || workspace_path!("api" / "app-authoring" / "v1"; "deployments");
     let one = || workspace_path!("api" / "app-authoring" / "v1"; "deployments" / String);
     let key = || workspace_key(app.clone());
+    let key_meta = || workspace_key_meta(app.clone());
     let create = base()
         .and(warp::post())
-        .and(key())
-        .and(meta())
+        .and(key_meta())
         .and(body())
         .and(with_app(app.clone()))
         .then(create);
     let list = base()
         .and(super::get())
-        .and(key())
-        .and(meta())
+        .and(key_meta())
         .and(with_app(app.clone()))
         .then(list);
     let get = one()
@@ -39,8 +38,7 @@ pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
         .then(get);
     let patch = one()
         .and(warp::patch())
-        .and(key())
-        .and(meta())
+        .and(key_meta())
         .and(body())
         .and(with_app(app.clone()))
         .then(patch);
@@ -51,8 +49,7 @@ pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
         .then(delete);
     let status = workspace_path!("api" / "app-authoring" / "v1"; "deployments" / String / "status")
         .and(warp::put())
-        .and(key())
-        .and(meta())
+        .and(key_meta())
         .and(body())
         .and(with_app(app.clone()))
         .then(set_status);
@@ -81,9 +78,27 @@ async fn create(
     ok(&deployments::create(&app, &who, &value).await?)
 }
 
+/// A list answered from the workspace's snapshot before is answered again with the same
+/// bytes (see [`crate::service::deployment_lists`]).
 async fn list(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
-    let page = deployments::list(&app, &who, &meta.query_pairs()).await?;
-    ok(&with_page_uris(&app, &meta, page))
+    let key = AnswerKey {
+        host: meta.header("host"),
+        path: &meta.path,
+        query: &meta.query,
+    };
+    if let Lookup::Hit(snapshot) = app.deployment_lists.lookup(&who.ws)
+        && let Some(bytes) = snapshot.answer(key)
+    {
+        return Ok(json_bytes_response(StatusCode::OK, bytes));
+    }
+    let (page, snapshot) = deployments::list(&app, &who, &meta.query_pairs()).await?;
+    let bytes = Bytes::from(
+        serde_json::to_vec(&with_page_uris(&app, &meta, page)).expect("answers serialise"),
+    );
+    if let Some(snapshot) = snapshot {
+        snapshot.keep_answer(key, bytes.clone());
+    }
+    Ok(json_bytes_response(StatusCode::OK, bytes))
 }
 
 async fn get(id: String, who: Principal, app: App) -> Result<Response, ApiError> {

@@ -12,11 +12,18 @@
 //! case-insensitive in ASCII (SQLite's `LIKE`); `name` sorts case-insensitively in ASCII
 //! (`COLLATE NOCASE`); ties go by creation order in the same direction. A workspace with more
 //! than [`MAX_CACHED`] deployments is not cached and is listed by SQL.
+//!
+//! A snapshot also keeps the latest answers it gave, serialised ([`Snapshot::answer`]): the
+//! same request (the same `Host`, path and query) to an unchanged workspace is then answered
+//! with the same bytes, shared, at the cost of a lookup. At most [`MAX_ANSWERS`] answers of at
+//! most [`MAX_ANSWER_BYTES`] bytes in all are kept a workspace; they go with the snapshot at
+//! the workspace's next write.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use contracts::validate::ListParams;
 use contracts::wire::{DeploymentListItem, DeploymentSortBy, SortOrder};
 use serde_json::value::RawValue;
@@ -26,6 +33,12 @@ use crate::store::deployments::DeploymentRecord;
 
 /// The largest workspace kept in memory.
 pub(crate) const MAX_CACHED: usize = 10_000;
+
+/// The most serialised answers a workspace's snapshot keeps.
+pub(crate) const MAX_ANSWERS: usize = 16;
+
+/// The most bytes of serialised answers a workspace's snapshot keeps.
+pub(crate) const MAX_ANSWER_BYTES: usize = 512 * 1024;
 
 /// Workspace snapshots, with a generation that every write bumps.
 #[derive(Default)]
@@ -98,6 +111,39 @@ pub(crate) struct Snapshot {
     by_created: Vec<u32>,
     by_updated: Vec<u32>,
     by_name: Vec<u32>,
+    /// The latest answers given from this snapshot, newest last.
+    answers: Mutex<Answers>,
+}
+
+/// What an answer of the list depends on besides the snapshot: the `Host` header (the page
+/// links' base when no public URL is configured), the path as requested and the raw query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AnswerKey<'a> {
+    /// The `Host` header as text, if any.
+    pub host: Option<&'a str>,
+    /// The path as requested.
+    pub path: &'a str,
+    /// The raw query string.
+    pub query: &'a str,
+}
+
+#[derive(Default)]
+struct Answers {
+    kept: VecDeque<KeptAnswer>,
+    bytes: usize,
+}
+
+struct KeptAnswer {
+    host: Option<Box<str>>,
+    path: Box<str>,
+    query: Box<str>,
+    bytes: Bytes,
+}
+
+impl AnswerKey<'_> {
+    fn answered_by(&self, kept: &KeptAnswer) -> bool {
+        *kept.path == *self.path && *kept.query == *self.query && kept.host.as_deref() == self.host
+    }
 }
 
 struct Entry {
@@ -147,7 +193,44 @@ impl Snapshot {
             by_created,
             by_updated,
             by_name,
+            answers: Mutex::default(),
         }
+    }
+
+    /// The answer this snapshot gave to a request of `key`, if still kept.
+    pub(crate) fn answer(&self, key: AnswerKey<'_>) -> Option<Bytes> {
+        let answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        answers
+            .kept
+            .iter()
+            .rev()
+            .find(|kept| key.answered_by(kept))
+            .map(|kept| kept.bytes.clone())
+    }
+
+    /// Keeps the answer to a request of `key`, dropping the oldest kept ones beyond
+    /// [`MAX_ANSWERS`] and [`MAX_ANSWER_BYTES`]; an answer larger than that is not kept.
+    pub(crate) fn keep_answer(&self, key: AnswerKey<'_>, answer: Bytes) {
+        if answer.len() > MAX_ANSWER_BYTES {
+            return;
+        }
+        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        if answers.kept.iter().any(|kept| key.answered_by(kept)) {
+            return;
+        }
+        while answers.kept.len() >= MAX_ANSWERS || answers.bytes + answer.len() > MAX_ANSWER_BYTES {
+            let Some(old) = answers.kept.pop_front() else {
+                break;
+            };
+            answers.bytes -= old.bytes.len();
+        }
+        answers.bytes += answer.len();
+        answers.kept.push_back(KeptAnswer {
+            host: key.host.map(Into::into),
+            path: key.path.into(),
+            query: key.query.into(),
+            bytes: answer,
+        });
     }
 
     /// One page and the total number of matches, in the order and filter of `p`.
@@ -327,6 +410,52 @@ mod tests {
             }
         }
         assert_eq!(compared, 3 * 2 * 11 * 5);
+    }
+
+    #[test]
+    fn an_answer_is_kept_for_its_host_path_and_query_only_and_within_the_bounds() {
+        let snapshot = Snapshot::build(&[]);
+        let key = |host, query| AnswerKey {
+            host,
+            path: "/p",
+            query,
+        };
+        let answer = |n: usize| Bytes::from(vec![b'x'; n]);
+        assert_eq!(snapshot.answer(key(Some("a"), "limit=5")), None);
+        snapshot.keep_answer(key(Some("a"), "limit=5"), answer(10));
+        assert_eq!(snapshot.answer(key(Some("a"), "limit=5")), Some(answer(10)));
+        for other in [
+            key(Some("b"), "limit=5"),
+            key(None, "limit=5"),
+            key(Some("a"), "limit=6"),
+            AnswerKey {
+                path: "/q",
+                ..key(Some("a"), "limit=5")
+            },
+        ] {
+            assert_eq!(snapshot.answer(other), None, "{other:?}");
+        }
+        snapshot.keep_answer(key(None, "limit=5"), answer(11));
+        assert_eq!(snapshot.answer(key(None, "limit=5")), Some(answer(11)));
+        // The oldest go beyond the count, and beyond the bytes.
+        let queries: Vec<String> = (0..MAX_ANSWERS).map(|i| format!("offset={i}")).collect();
+        for q in &queries {
+            snapshot.keep_answer(key(Some("c"), q), answer(1));
+        }
+        assert_eq!(snapshot.answer(key(Some("a"), "limit=5")), None);
+        assert_eq!(snapshot.answer(key(None, "limit=5")), None);
+        assert!(snapshot.answer(key(Some("c"), "offset=0")).is_some());
+        snapshot.keep_answer(key(Some("d"), ""), answer(MAX_ANSWER_BYTES - 1));
+        assert!(snapshot.answer(key(Some("c"), "offset=0")).is_none());
+        assert!(snapshot.answer(key(Some("c"), "offset=14")).is_none());
+        assert!(
+            snapshot.answer(key(Some("c"), "offset=15")).is_some(),
+            "exactly at the bytes"
+        );
+        assert!(snapshot.answer(key(Some("d"), "")).is_some());
+        snapshot.keep_answer(key(Some("e"), ""), answer(MAX_ANSWER_BYTES + 1));
+        assert!(snapshot.answer(key(Some("e"), "")).is_none(), "too large");
+        assert!(snapshot.answer(key(Some("d"), "")).is_some());
     }
 
     #[test]

@@ -79,15 +79,10 @@ pub(crate) async fn create_with_id(
         .await
 }
 
-/// One page of the workspace's deployments, from the in-memory snapshot of the workspace
-/// ([`super::deployment_lists`]); a workspace too large for it is listed by SQL.
-pub(crate) async fn list(
-    app: &App,
-    who: &Principal,
-    query: &[(String, String)],
-) -> Result<Page<Box<RawValue>>, ApiError> {
-    let params = validate::deployment_list_query(query)?;
-    let snapshot = match app.deployment_lists.lookup(&who.ws) {
+/// The in-memory snapshot of the workspace's deployments ([`super::deployment_lists`]),
+/// loaded when missing; `None` for a workspace too large for it.
+async fn snapshot(app: &App, who: &Principal) -> Result<Option<Arc<Snapshot>>, ApiError> {
+    Ok(match app.deployment_lists.lookup(&who.ws) {
         Lookup::Hit(s) => Some(s),
         Lookup::TooBig => None,
         Lookup::Miss(generation) => {
@@ -105,8 +100,20 @@ pub(crate) async fn list(
                 Some(s)
             }
         }
-    };
-    let (items, total) = match snapshot {
+    })
+}
+
+/// One page of the workspace's deployments, from the in-memory snapshot of the workspace
+/// ([`super::deployment_lists`]), and that snapshot (where the answer may be kept); a
+/// workspace too large for it is listed by SQL.
+pub(crate) async fn list(
+    app: &App,
+    who: &Principal,
+    query: &[(String, String)],
+) -> Result<(Page<Box<RawValue>>, Option<Arc<Snapshot>>), ApiError> {
+    let params = validate::deployment_list_query(query)?;
+    let snapshot = snapshot(app, who).await?;
+    let (items, total) = match &snapshot {
         Some(s) => {
             let (items, total) = s.page(&params);
             (items.into_iter().map(RawValue::to_owned).collect(), total)
@@ -138,7 +145,7 @@ pub(crate) async fn list(
         next_page_uri: None,
         prev_page_uri: None,
     };
-    Ok(page)
+    Ok((page, snapshot))
 }
 
 /// A deployment.

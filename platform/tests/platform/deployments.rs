@@ -170,6 +170,64 @@ async fn list_query_limits(#[case] query: &str, #[case] ok: bool) {
     }
 }
 
+/// A list answered again from memory is the answer of that request: its links follow the
+/// `Host` it was sent to, and a write shows at once.
+#[tokio::test]
+async fn a_repeated_list_follows_its_host_and_every_write() {
+    let app = spawn_app().await;
+    let first = create_deployment(&app, "Front desk", "+14155550100").await;
+    create_deployment(&app, "Back office", "+14155550101").await;
+    let path = format!("{}?limit=1", deployments_path());
+    let get_via = |host: &'static str| {
+        let req = app
+            .client
+            .get(app.url(&path))
+            .header("x-api-key", KEY)
+            .header("host", host);
+        async move {
+            let r = req.send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+            r.json::<Value>().await.unwrap()
+        }
+    };
+    let a = get_via("a.example").await;
+    assert_eq!(get_via("a.example").await, a);
+    assert!(
+        a["next_page_uri"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://a.example/"),
+        "{a}"
+    );
+    let b = get_via("b.example").await;
+    assert!(
+        b["next_page_uri"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://b.example/"),
+        "{b}"
+    );
+    assert_eq!(a["items"], b["items"]);
+    // A write: the same request answers what it changed.
+    let sorted = format!(
+        "{}?limit=1&sort_by=created_at&sort_order=asc",
+        deployments_path()
+    );
+    assert_eq!(app.get(&sorted).await.1["items"][0]["name"], "Front desk");
+    let (s, _) = app
+        .patch(
+            &format!("{}/{first}", deployments_path()),
+            &json!({"name": "Renamed"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(app.get(&sorted).await.1["items"][0]["name"], "Renamed");
+    create_deployment(&app, "Nights", "+14155550102").await;
+    let again = get_via("a.example").await;
+    assert_eq!(again["total"], 3, "{again}");
+    assert_ne!(again["items"], a["items"], "the newest first");
+}
+
 #[tokio::test]
 async fn walk_250_deployments_forward_and_back_by_the_uris() {
     let app = spawn_app().await;
