@@ -31,39 +31,39 @@ pub const DEFAULT_KEY_ALIAS: &str = "tenant-a";
 #[derive(Debug, Clone)]
 pub struct StackOptions {
     /// One clock for the platform and the key service.
-    pub(crate) clock: StackClock,
+    pub clock: StackClock,
     /// Seed of everything random: the platform's ids and choices, the telephony's outcomes
     /// and the key service's derived keys, nonces and token ids, unless the platform's or
     /// the key service's configuration pins its own (`seed` there; this one, when set,
     /// overrides both). `None`: the one remembered beside a database file, else drawn.
-    pub(crate) seed: Option<u64>,
+    pub seed: Option<u64>,
     /// Where the platform keeps its data.
-    pub(crate) database: StackDatabase,
+    pub database: StackDatabase,
     /// Where the two listeners go.
-    pub(crate) ports: Ports,
+    pub ports: Ports,
     /// The address both listen on: 127.0.0.1 unless told otherwise; `0.0.0.0` in a
     /// container, where the host reaches them through published ports.
-    pub(crate) host: IpAddr,
+    pub host: IpAddr,
     /// The host name the stack's URLs carry (what [`super::StackInfo`] and `harness up`
     /// print): for a stack that listens where clients cannot reach it as written. `None`:
     /// the [`StackOptions::host`], or loopback when that is `0.0.0.0` or `::`.
-    pub(crate) public_host: Option<String>,
+    pub public_host: Option<String>,
     /// The workspace whose data keys come from the key service (BYOK).
-    pub(crate) workspace: WorkspaceRef,
+    pub workspace: WorkspaceRef,
     /// The platform's configuration. The stack sets its `listen`, `database`, `clock`,
     /// `sim_start` (and `seed` when [`StackOptions::seed`] is set), adds a `[[byok]]` entry
     /// for [`StackOptions::workspace`], and, when it has no API key, adds one that opens
     /// every workspace.
-    pub(crate) platform: PlatformConfig,
+    pub platform: PlatformConfig,
     /// The key service's configuration; `None`: partner `acme`, client `platform`, alias
     /// `tenant-a`. A configuration without clients gets client `platform`, one without
     /// aliases gets `tenant-a`, one without an admin token gets a random one; secrets the
     /// stack adds are random and shown in [`super::StackInfo`].
-    pub(crate) kms: Option<KmsConfig>,
+    pub kms: Option<KmsConfig>,
     /// How the platform uses the key service for the BYOK workspace.
-    pub(crate) byok: ByokOptions,
+    pub byok: ByokOptions,
     /// Who moves the platform's engine.
-    pub(crate) engine: EngineMode,
+    pub engine: EngineMode,
 }
 
 impl Default for StackOptions {
