@@ -165,7 +165,8 @@ pub struct Envelope {
 impl Envelope {
     /// Builds an envelope from its parts; `ciphertext_and_tag` is the ciphertext followed by
     /// the tag. Fails when it is shorter than the tag.
-    pub fn from_parts(
+    #[cfg(test)]
+    pub(crate) fn from_parts(
         version: u32,
         nonce: [u8; NONCE_LEN],
         ciphertext_and_tag: Vec<u8>,

@@ -55,13 +55,8 @@ impl Loc {
     }
 
     /// The root of the query string.
-    pub fn query() -> Self {
+    pub(crate) fn query() -> Self {
         Loc(vec![LocItem::Key("query".into())])
-    }
-
-    /// The root of the path parameters.
-    pub fn path() -> Self {
-        Loc(vec![LocItem::Key("path".into())])
     }
 
     /// The root of the headers.
@@ -82,7 +77,7 @@ impl Loc {
     }
 
     /// The steps of this path.
-    pub fn items(&self) -> &[LocItem] {
+    pub(crate) fn items(&self) -> &[LocItem] {
         &self.0
     }
 }
@@ -162,7 +157,7 @@ pub enum ErrorType {
 
 impl ErrorType {
     /// The wire value of this type.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ErrorType::Missing => "missing",
             ErrorType::StringType => "string_type",
@@ -311,15 +306,6 @@ impl ValidationErrors {
     /// The failures so far.
     pub fn details(&self) -> &[ErrorDetail] {
         &self.details
-    }
-
-    /// `Ok(value)` when nothing failed, else the failures.
-    pub fn finish<T>(self, value: impl FnOnce() -> T) -> Result<T, ValidationErrors> {
-        if self.is_empty() {
-            Ok(value())
-        } else {
-            Err(self)
-        }
     }
 
     /// The 422 body for these failures.

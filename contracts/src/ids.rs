@@ -124,11 +124,6 @@ impl IdGen {
         self.prefixed(COHORT)
     }
 
-    /// A new interaction id (`int-…`).
-    pub fn interaction_id(&self) -> String {
-        self.prefixed(INTERACTION)
-    }
-
     /// A UUIDv7 for `now`: sortable by creation time, random in its remaining bits.
     pub fn attempt_id(&self, now: DateTime<Utc>) -> String {
         let ms = u64::try_from(now.timestamp_millis()).unwrap_or(0);
@@ -148,11 +143,6 @@ impl IdGen {
         let mut b = [0u8; N];
         self.with_rng(|rng| rng.fill_bytes(&mut b));
         b
-    }
-
-    /// A random `u64` (for seeding other generators from this one).
-    pub fn next_u64(&self) -> u64 {
-        self.with_rng(|rng| rng.next_u64())
     }
 }
 

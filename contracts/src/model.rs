@@ -125,7 +125,7 @@ impl From<Description> for String {
 impl Description {
     /// Checks the length (characters, not bytes) and refuses NUL, which C-string tools and
     /// many databases cut text at.
-    pub fn parse(s: &str) -> Result<Description, TextError> {
+    pub(crate) fn parse(s: &str) -> Result<Description, TextError> {
         if s.chars().count() > limits::DESCRIPTION_MAX_CHARS {
             return Err(TextError::TooLong(limits::DESCRIPTION_MAX_CHARS));
         }
@@ -173,7 +173,7 @@ pub struct WeightedConnection {
 
 impl WeightedConnection {
     /// The wire form.
-    pub fn to_wire(&self) -> wire::CampaignConnectionConfig {
+    pub(crate) fn to_wire(&self) -> wire::CampaignConnectionConfig {
         wire::CampaignConnectionConfig {
             connection_id: self.connection_id.clone(),
             phone_numbers: self.phone_numbers.iter().map(|p| p.to_string()).collect(),
@@ -335,7 +335,7 @@ pub struct DeploymentConnection {
 
 impl DeploymentConnection {
     /// The wire form.
-    pub fn to_wire(&self) -> wire::DeploymentConnectionConfig {
+    pub(crate) fn to_wire(&self) -> wire::DeploymentConnectionConfig {
         wire::DeploymentConnectionConfig {
             connection_id: self.connection_id.clone(),
             phone_numbers: self.phone_numbers.iter().map(|p| p.to_string()).collect(),

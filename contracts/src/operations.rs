@@ -97,7 +97,7 @@ impl Catalogue {
     }
 
     /// The operations under `/api/` of an OpenAPI document (JSON), in document order.
-    pub fn from_document(doc: &Value) -> Catalogue {
+    pub(crate) fn from_document(doc: &Value) -> Catalogue {
         let mut operations = Vec::new();
         let Some(paths) = doc["paths"].as_object() else {
             return Catalogue { operations };
@@ -158,7 +158,7 @@ impl Catalogue {
     }
 
     /// The operation with this id.
-    pub fn get(&self, operation_id: &str) -> Option<&Operation> {
+    pub(crate) fn get(&self, operation_id: &str) -> Option<&Operation> {
         self.operations
             .iter()
             .find(|o| o.operation_id == operation_id)

@@ -83,7 +83,7 @@ impl std::fmt::Debug for AuditLog {
 
 impl AuditLog {
     /// A log keeping at most `capacity` entries.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         AuditLog {
             capacity: capacity.max(1),
             inner: Mutex::new(Inner {
@@ -99,7 +99,7 @@ impl AuditLog {
     }
 
     /// Appends `entry`, giving it the next sequence number; answers that number.
-    pub fn append(&self, mut entry: AuditEntry) -> u64 {
+    pub(crate) fn append(&self, mut entry: AuditEntry) -> u64 {
         let mut g = self.lock();
         entry.seq = g.next_seq;
         g.next_seq += 1;
@@ -152,7 +152,7 @@ impl AuditLog {
     }
 
     /// Removes every entry (sequence numbers go on); answers how many there were.
-    pub fn clear(&self) -> usize {
+    pub(crate) fn clear(&self) -> usize {
         let mut g = self.lock();
         let n = g.entries.len();
         g.entries.clear();

@@ -68,7 +68,7 @@ pub enum Caller {
 
 impl Caller {
     /// The caller as recorded in the audit log: the client id or the key name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Caller::Client { id } => id,
             Caller::ApiKey { name } => name,
@@ -76,7 +76,7 @@ impl Caller {
     }
 
     /// `client` or `api_key`.
-    pub fn kind(&self) -> CallerKind {
+    pub(crate) fn kind(&self) -> CallerKind {
         match self {
             Caller::Client { .. } => CallerKind::Client,
             Caller::ApiKey { .. } => CallerKind::ApiKey,
@@ -161,7 +161,7 @@ impl std::fmt::Debug for Authenticator {
 
 impl Authenticator {
     /// From a validated configuration; `signing_secret` is the HS256 secret.
-    pub fn new(config: &KmsConfig, signing_secret: &[u8]) -> Self {
+    pub(crate) fn new(config: &KmsConfig, signing_secret: &[u8]) -> Self {
         let clients = config
             .clients
             .iter()
@@ -251,7 +251,7 @@ impl Authenticator {
     }
 
     /// Mints an access token for `client_id` at `now`; answers the token and its lifetime.
-    pub fn issue(&self, client_id: &str, now: DateTime<Utc>, ids: &IdGen) -> (String, u64) {
+    pub(crate) fn issue(&self, client_id: &str, now: DateTime<Utc>, ids: &IdGen) -> (String, u64) {
         let expires_in = self.token.expires_in;
         (
             self.issue_with_lifetime(client_id, now, ids, expires_in),
@@ -405,12 +405,12 @@ impl Authenticator {
     }
 
     /// The current token epoch.
-    pub fn epoch(&self) -> u64 {
+    pub(crate) fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::SeqCst)
     }
 
     /// The alias a caller's body-less `/rotate-key` uses, if the caller has one.
-    pub fn default_alias(&self, caller: &Caller) -> Option<&str> {
+    pub(crate) fn default_alias(&self, caller: &Caller) -> Option<&str> {
         match caller {
             Caller::Client { id } => self.clients.get(id)?.default_alias.as_deref(),
             Caller::ApiKey { name } => self

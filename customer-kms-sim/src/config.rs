@@ -190,7 +190,7 @@ pub enum AliasStatus {
 
 impl AliasStatus {
     /// `enabled`, `disabled` or `revoked`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AliasStatus::Enabled => "enabled",
             AliasStatus::Disabled => "disabled",

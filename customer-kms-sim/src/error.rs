@@ -21,7 +21,7 @@ pub struct KmsError {
 
 impl KmsError {
     /// An error with a code and a message.
-    pub fn new(code: ByokErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn new(code: ByokErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
         KmsError {
             code,
             message: message.into(),
@@ -30,12 +30,12 @@ impl KmsError {
     }
 
     /// `INVALID_REQUEST` (400).
-    pub fn invalid(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn invalid(message: impl Into<Cow<'static, str>>) -> Self {
         KmsError::new(ByokErrorCode::InvalidRequest, message)
     }
 
     /// `RATE_LIMITED` (429) with `Retry-After: secs`.
-    pub fn rate_limited(secs: u64) -> Self {
+    pub(crate) fn rate_limited(secs: u64) -> Self {
         KmsError {
             code: ByokErrorCode::RateLimited,
             message: "too many requests".into(),
@@ -44,7 +44,7 @@ impl KmsError {
     }
 
     /// `SERVICE_UNAVAILABLE` (503).
-    pub fn unavailable() -> Self {
+    pub(crate) fn unavailable() -> Self {
         KmsError::new(
             ByokErrorCode::ServiceUnavailable,
             "the key service is unavailable",
@@ -52,12 +52,12 @@ impl KmsError {
     }
 
     /// The HTTP status.
-    pub fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         self.code.http_status()
     }
 
     /// The body.
-    pub fn body(&self) -> ByokErrorBody {
+    pub(crate) fn body(&self) -> ByokErrorBody {
         ByokErrorBody::new(self.code, self.message.clone())
     }
 }

@@ -99,7 +99,7 @@ impl FaultKind {
     }
 
     /// The kind's name, as in the admin API.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             FaultKind::ServiceUnavailable => "service_unavailable",
             FaultKind::RateLimited { .. } => "rate_limited",
@@ -336,7 +336,7 @@ impl std::fmt::Debug for FaultEngine {
 
 impl FaultEngine {
     /// No faults; random draws seeded with `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         FaultEngine {
             state: Mutex::new(State {
                 faults: Vec::new(),
@@ -352,7 +352,7 @@ impl FaultEngine {
     }
 
     /// Adds a fault at `now`; answers it as listed.
-    pub fn add(&self, spec: FaultSpec, now: DateTime<Utc>) -> Result<FaultInfo, KmsError> {
+    pub(crate) fn add(&self, spec: FaultSpec, now: DateTime<Utc>) -> Result<FaultInfo, KmsError> {
         spec.check()?;
         let trigger = match spec.trigger {
             FaultTrigger::ForSecs(s) => FaultTrigger::Window {
@@ -409,7 +409,7 @@ impl FaultEngine {
     }
 
     /// One fault.
-    pub fn get(&self, id: &str) -> Option<FaultInfo> {
+    pub(crate) fn get(&self, id: &str) -> Option<FaultInfo> {
         self.lock()
             .faults
             .iter()

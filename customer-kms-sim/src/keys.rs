@@ -165,7 +165,7 @@ pub enum KeyError {
 
 impl KeyError {
     /// The error code on the wire.
-    pub fn code(&self) -> ByokErrorCode {
+    pub(crate) fn code(&self) -> ByokErrorCode {
         match self {
             KeyError::UnknownAlias => ByokErrorCode::KeyNotFound,
             KeyError::Disabled => ByokErrorCode::KeyDisabled,
@@ -256,7 +256,7 @@ impl std::fmt::Debug for KeyRing {
 
 impl KeyRing {
     /// The key ring of a validated configuration, at time `now`.
-    pub fn new(seed: u64, aliases: &[AliasConfig], now: DateTime<Utc>) -> Self {
+    pub(crate) fn new(seed: u64, aliases: &[AliasConfig], now: DateTime<Utc>) -> Self {
         let map = aliases
             .iter()
             .map(|a| {
@@ -294,7 +294,11 @@ impl KeyRing {
 
     /// Opens `envelope` under `alias`: checks the alias's status, the version against the
     /// alias's versions and minimum, opens it, and insists on a 32-byte data key.
-    pub fn open(&self, alias: &str, envelope: &Envelope) -> Result<Zeroizing<Vec<u8>>, KeyError> {
+    pub(crate) fn open(
+        &self,
+        alias: &str,
+        envelope: &Envelope,
+    ) -> Result<Zeroizing<Vec<u8>>, KeyError> {
         let aliases = self.read();
         let a = aliases.get(alias).ok_or(KeyError::UnknownAlias)?;
         a.usable()?;
@@ -323,7 +327,7 @@ impl KeyRing {
 
     /// Wraps a 32-byte data key under the alias's current version with `nonce`; answers
     /// the text and the version.
-    pub fn wrap(
+    pub(crate) fn wrap(
         &self,
         alias: &str,
         nonce: [u8; 12],
@@ -408,7 +412,7 @@ impl KeyRing {
     }
 
     /// The state of every alias, by name.
-    pub fn list(&self) -> Vec<AliasInfo> {
+    pub(crate) fn list(&self) -> Vec<AliasInfo> {
         self.read().iter().map(|(n, a)| a.info(n)).collect()
     }
 }

@@ -26,7 +26,7 @@ use crate::mutants::Mutants;
 
 /// What [`KeyService::reset`] removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResetSummary {
+pub(crate) struct ResetSummary {
     /// Faults removed.
     pub(crate) faults_removed: usize,
     /// Audit entries removed.
@@ -148,7 +148,7 @@ impl KeyService {
     }
 
     /// The configuration it runs with.
-    pub fn config(&self) -> &KmsConfig {
+    pub(crate) fn config(&self) -> &KmsConfig {
         &self.inner.config
     }
 
@@ -163,7 +163,7 @@ impl KeyService {
     }
 
     /// The service clock.
-    pub fn clock(&self) -> &SharedClock {
+    pub(crate) fn clock(&self) -> &SharedClock {
         &self.inner.clock
     }
 
@@ -173,7 +173,7 @@ impl KeyService {
     }
 
     /// The simulated clock, when the service was built with [`KeyService::new_simulated`].
-    pub fn sim_clock(&self) -> Option<&SimClock> {
+    pub(crate) fn sim_clock(&self) -> Option<&SimClock> {
         self.inner.sim_clock.as_ref()
     }
 
@@ -208,7 +208,7 @@ impl KeyService {
     }
 
     /// The seeded generator of token ids, nonces, data keys and request ids.
-    pub fn ids(&self) -> &IdGen {
+    pub(crate) fn ids(&self) -> &IdGen {
         &self.inner.ids
     }
 
@@ -230,7 +230,7 @@ impl KeyService {
     }
 
     /// Removes every fault and audit entry and lets hanging requests go.
-    pub fn reset(&self) -> ResetSummary {
+    pub(crate) fn reset(&self) -> ResetSummary {
         let summary = ResetSummary {
             faults_removed: self.inner.faults.clear(),
             audit_removed: self.inner.audit.clear(),

@@ -105,12 +105,12 @@ impl Changes {
     }
 
     /// How many changes so far.
-    pub fn current(&self) -> u64 {
+    pub(crate) fn current(&self) -> u64 {
         self.counter.load(Ordering::SeqCst)
     }
 
     /// Waits for the next change (or one made since the last wait).
-    pub async fn changed(&self) {
+    pub(crate) async fn changed(&self) {
         self.notify.notified().await;
     }
 }
@@ -119,7 +119,7 @@ impl App {
     /// Draws a resource id with `f` (for example `|g| g.campaign_id()`), recording the
     /// generator's position in the database first, so that a restart with the same seed
     /// carries on after it.
-    pub async fn draw_id<T: Send + 'static>(
+    pub(crate) async fn draw_id<T: Send + 'static>(
         &self,
         f: impl FnOnce(&IdGen) -> T + Send + 'static,
     ) -> Result<T, StoreError> {
@@ -206,13 +206,6 @@ impl AppBuilder {
     /// Uses this store instead of opening the configured one.
     pub fn store(mut self, store: Store) -> Self {
         self.store = Some(store);
-        self
-    }
-
-    /// Uses this key service for workspaces without their own (default: the local one; the
-    /// workspaces of `config.byok` get a [`ByokKeyService`] each).
-    pub fn key_service(mut self, service: Arc<dyn DataKeySource>) -> Self {
-        self.key_service = Some(service);
         self
     }
 

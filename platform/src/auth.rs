@@ -34,7 +34,7 @@ pub enum Scope {
 impl Scope {
     /// Whether a request (or a rule) of `owner` is in the scope; one of no workspace is an
     /// operator's only.
-    pub fn sees(&self, owner: Option<&WorkspaceRef>) -> bool {
+    pub(crate) fn sees(&self, owner: Option<&WorkspaceRef>) -> bool {
         match self {
             Scope::Operator => true,
             Scope::Workspaces(patterns) => {
@@ -83,7 +83,7 @@ impl KeyTable {
 
     /// What `presented` may see of the journal and the fault rules; `None` when it is no
     /// key of this platform. Every configured key is compared, in constant time each.
-    pub fn scope(&self, presented: &str) -> Option<Scope> {
+    pub(crate) fn scope(&self, presented: &str) -> Option<Scope> {
         let admin = self.is_clock_admin(presented) | one_of(&self.journal_admins, presented);
         let mut patterns = Vec::new();
         let mut all = false;
@@ -150,7 +150,7 @@ impl KeyTable {
     }
 
     /// Whether `presented` may move the simulated clock.
-    pub fn clock_mover(&self, presented: &str) -> ClockMover {
+    pub(crate) fn clock_mover(&self, presented: &str) -> ClockMover {
         let admin = self.is_clock_admin(presented);
         let workspace = self.check_any(presented).is_some();
         match (admin, workspace) {
@@ -159,11 +159,6 @@ impl KeyTable {
             (false, true) => ClockMover::NotAdmin,
             (false, false) => ClockMover::Unknown,
         }
-    }
-
-    /// The keys.
-    pub fn keys(&self) -> &[ApiKeyConfig] {
-        &self.keys
     }
 
     /// The name of the key, if `presented` is a key of any workspace (the simulation API's

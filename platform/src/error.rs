@@ -72,7 +72,7 @@ pub enum ApiError {
 
 impl ApiError {
     /// A 404 for a resource kind and id.
-    pub fn not_found(kind: &'static str, id: &str) -> Self {
+    pub(crate) fn not_found(kind: &'static str, id: &str) -> Self {
         let code = match kind {
             "campaign" => "campaign_not_found",
             "deployment" => "deployment_not_found",
@@ -87,7 +87,7 @@ impl ApiError {
     }
 
     /// The HTTP status of this error.
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
@@ -103,7 +103,7 @@ impl ApiError {
     }
 
     /// The answer to send.
-    pub fn into_response(self) -> Response {
+    pub(crate) fn into_response(self) -> Response {
         let status = self.status();
         if let ApiError::Validation(errors) = self {
             return json_response(status, &errors.into_body());

@@ -76,7 +76,7 @@ impl Platform {
     }
 
     /// Every route.
-    pub fn routes(&self) -> BoxedFilter<(Response,)> {
+    pub(crate) fn routes(&self) -> BoxedFilter<(Response,)> {
         crate::api::routes(self.app.clone(), self.driver.clone())
     }
 }

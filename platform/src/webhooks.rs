@@ -68,7 +68,7 @@ pub struct WebhookSettings {
 
 impl WebhookSettings {
     /// The settings of `config`, signing with `secret`.
-    pub fn new(config: &PlatformConfig, secret: Vec<u8>) -> Self {
+    pub(crate) fn new(config: &PlatformConfig, secret: Vec<u8>) -> Self {
         WebhookSettings {
             secret,
             signature_header: config.webhook_signature_header.clone(),
@@ -107,7 +107,7 @@ pub struct WebhookClient {
 
 impl WebhookClient {
     /// A client with these settings.
-    pub fn new(settings: WebhookSettings) -> Self {
+    pub(crate) fn new(settings: WebhookSettings) -> Self {
         let http = reqwest::Client::builder()
             .timeout(settings.timeout)
             .user_agent(concat!("voice-platform-mock/", env!("CARGO_PKG_VERSION")))
@@ -117,12 +117,12 @@ impl WebhookClient {
     }
 
     /// The settings.
-    pub fn settings(&self) -> &WebhookSettings {
+    pub(crate) fn settings(&self) -> &WebhookSettings {
         &self.settings
     }
 
     /// POSTs `body` to `url`, signed for `timestamp` (Unix seconds of the injected clock).
-    pub async fn send(&self, url: &str, body: Vec<u8>, timestamp: i64) -> TryResult {
+    pub(crate) async fn send(&self, url: &str, body: Vec<u8>, timestamp: i64) -> TryResult {
         let sig = signature(&self.settings.secret, timestamp, &body);
         let result = self
             .http

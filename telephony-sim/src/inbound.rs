@@ -77,16 +77,6 @@ impl InboundGenerator {
         })
     }
 
-    /// The seed of the arrivals.
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    /// The mean number of calls per hour.
-    pub fn rate_per_hour(&self) -> f64 {
-        self.rate_per_hour
-    }
-
     /// The calls arriving in `[from, until)`, in time order (empty when `until <= from`).
     /// Times have microsecond resolution.
     pub fn arrivals(&self, from: DateTime<Utc>, until: DateTime<Utc>) -> Arrivals<'_> {

@@ -24,14 +24,6 @@ impl SecondsRange {
         SecondsRange { min, max }
     }
 
-    /// Exactly `secs` seconds.
-    pub const fn fixed(secs: f64) -> Self {
-        SecondsRange {
-            min: secs,
-            max: secs,
-        }
-    }
-
     pub(crate) fn sample(&self, d: &mut Draw) -> f64 {
         d.uniform(self.min, self.max)
     }
@@ -255,7 +247,7 @@ impl Model {
     }
 
     /// The rate of each outcome, in the order the model draws them.
-    pub fn rates(&self) -> [(Outcome, f64); 7] {
+    pub(crate) fn rates(&self) -> [(Outcome, f64); 7] {
         [
             (Outcome::Connected, self.connected_rate),
             (Outcome::NoAnswer, self.no_answer_rate),

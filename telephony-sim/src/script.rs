@@ -44,7 +44,7 @@ impl NumberMatcher {
     }
 
     /// Whether `number` is claimed.
-    pub fn matches(&self, number: &str) -> bool {
+    pub(crate) fn matches(&self, number: &str) -> bool {
         match self {
             NumberMatcher::Exact(n) => number == n,
             NumberMatcher::Prefix(p) => number.starts_with(p.as_str()),
@@ -160,12 +160,12 @@ impl Response {
     }
 
     /// The outcome this answer gives.
-    pub fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> Outcome {
         self.result.outcome
     }
 
     /// The dial result this answer gives.
-    pub fn result(&self) -> &DialResult {
+    pub(crate) fn result(&self) -> &DialResult {
         &self.result
     }
 }

@@ -279,11 +279,6 @@ impl TelephonySim {
         self.seed
     }
 
-    /// The model that numbers without a rule or a magic code follow.
-    pub fn model(&self) -> &Model {
-        &self.model
-    }
-
     /// Places a simulated call.
     ///
     /// The result comes from the newest rule that claims `req.to`; failing that, a number

@@ -126,17 +126,17 @@ impl TimeOfDay {
     }
 
     /// The hour, 0 to 23.
-    pub fn hour(self) -> u32 {
+    pub(crate) fn hour(self) -> u32 {
         self.minutes() / 60
     }
 
     /// The minute within the hour, 0 to 59.
-    pub fn minute(self) -> u32 {
+    pub(crate) fn minute(self) -> u32 {
         self.minutes() % 60
     }
 
     /// Minutes since midnight, 0 to 1439.
-    pub fn minutes(self) -> u32 {
+    pub(crate) fn minutes(self) -> u32 {
         u32::from(self.minutes)
     }
 
@@ -282,22 +282,23 @@ impl WeekdaySet {
     }
 
     /// Whether `d` is in the set.
-    pub fn contains(self, d: Weekday) -> bool {
+    pub(crate) fn contains(self, d: Weekday) -> bool {
         self.bits & Self::bit(d) != 0
     }
 
     /// Whether the set has no day.
-    pub fn is_empty(self) -> bool {
+    pub(crate) fn is_empty(self) -> bool {
         self.bits == 0
     }
 
     /// The number of days in the set, 0 to 7.
-    pub fn len(self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(self) -> usize {
         self.bits.count_ones() as usize
     }
 
     /// The days in the set, Monday first.
-    pub fn iter(self) -> WeekdaySetIter {
+    pub(crate) fn iter(self) -> WeekdaySetIter {
         WeekdaySetIter { set: self, next: 0 }
     }
 }
@@ -443,17 +444,17 @@ impl CallingWindow {
     }
 
     /// The days on which the window opens.
-    pub fn days(&self) -> WeekdaySet {
+    pub(crate) fn days(&self) -> WeekdaySet {
         self.days
     }
 
     /// The local time at which the window opens.
-    pub fn start(&self) -> TimeOfDay {
+    pub(crate) fn start(&self) -> TimeOfDay {
         self.start
     }
 
     /// The local time at which the window closes.
-    pub fn end(&self) -> TimeOfDay {
+    pub(crate) fn end(&self) -> TimeOfDay {
         self.end
     }
 

@@ -89,11 +89,6 @@ impl Evidence {
         self.0.insert(key.to_string(), value.into());
         self
     }
-
-    /// Whether nothing was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 /// One verdict.
@@ -130,13 +125,13 @@ pub(crate) const CAUSE: &str = "cause";
 
 impl Check {
     /// The cause of its failure, when the evidence gives one ([`Evidence::cause`]).
-    pub fn cause(&self) -> Option<&str> {
+    pub(crate) fn cause(&self) -> Option<&str> {
         self.evidence.0.get(CAUSE).and_then(Value::as_str)
     }
 
     /// The evidence but its cause, in order: what renderers show as observed, under the
     /// cause's own line.
-    pub fn observed(&self) -> Map<String, Value> {
+    pub(crate) fn observed(&self) -> Map<String, Value> {
         self.evidence
             .0
             .iter()
@@ -260,7 +255,7 @@ pub struct Summary {
 
 impl Summary {
     /// Counts `checks`.
-    pub fn of(checks: &[Check]) -> Summary {
+    pub(crate) fn of(checks: &[Check]) -> Summary {
         let mut s = Summary {
             tests: checks.len(),
             ..Summary::default()

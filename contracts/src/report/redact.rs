@@ -111,7 +111,7 @@ impl Redactor {
 
     /// `text` with every secret replaced where one of its forms appears whole (for the
     /// report's own words; see the module doc).
-    pub fn whole(&self, text: &str) -> String {
+    pub(crate) fn whole(&self, text: &str) -> String {
         let mut out = text.to_string();
         for s in &self.whole {
             if out.contains(s.as_str()) {
@@ -122,13 +122,13 @@ impl Redactor {
     }
 
     /// Whether there is no secret to hide.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.whole.is_empty()
     }
 
     /// `text` with every secret replaced, in whole and in part; each stretch of hidden
     /// characters becomes one [`REDACTED`].
-    pub fn text(&self, text: &str) -> String {
+    pub(crate) fn text(&self, text: &str) -> String {
         if self.is_empty() {
             return text.to_string();
         }
@@ -171,7 +171,7 @@ impl Redactor {
     }
 
     /// `value` with every secret replaced in every string, object keys included.
-    pub fn value(&self, value: &mut Value) {
+    pub(crate) fn value(&self, value: &mut Value) {
         match value {
             Value::String(s) => *s = self.text(s),
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),

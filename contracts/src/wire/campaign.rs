@@ -119,7 +119,7 @@ impl RetryOutcome {
     ];
 
     /// The wire value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RetryOutcome::Busy => "busy",
             RetryOutcome::NoAnswer => "no_answer",
@@ -131,7 +131,7 @@ impl RetryOutcome {
     }
 
     /// Parses a wire value.
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         RetryOutcome::ALL.into_iter().find(|o| o.as_str() == s)
     }
 }
@@ -511,7 +511,7 @@ impl CampaignSortBy {
     ];
 
     /// The wire value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CampaignSortBy::CreatedAt => "created_at",
             CampaignSortBy::UpdatedAt => "updated_at",

@@ -16,12 +16,7 @@ pub enum AppType {
     Agent,
 }
 
-impl AppType {
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        "agent"
-    }
-}
+impl AppType {}
 
 /// Where call notifications go.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -59,15 +54,7 @@ pub enum SortOrder {
     Desc,
 }
 
-impl SortOrder {
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SortOrder::Asc => "asc",
-            SortOrder::Desc => "desc",
-        }
-    }
-}
+impl SortOrder {}
 
 /// A weekday name as used in `allowed_schedule.allowed_days` and `inbound_config.allowed_days`.
 #[derive(
@@ -103,7 +90,7 @@ impl DayOfWeek {
     ];
 
     /// The chrono weekday.
-    pub fn weekday(self) -> chrono::Weekday {
+    pub(crate) fn weekday(self) -> chrono::Weekday {
         match self {
             DayOfWeek::Monday => chrono::Weekday::Mon,
             DayOfWeek::Tuesday => chrono::Weekday::Tue,

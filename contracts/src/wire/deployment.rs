@@ -199,7 +199,7 @@ impl DeploymentSortBy {
     ];
 
     /// The wire value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DeploymentSortBy::CreatedAt => "created_at",
             DeploymentSortBy::UpdatedAt => "updated_at",

@@ -37,7 +37,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The wire value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Conforms => "conforms",
             Verdict::Violates => "violates",

@@ -30,17 +30,7 @@ pub enum CallStatus {
     Failed,
 }
 
-impl CallStatus {
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallStatus::Connected => "connected",
-            CallStatus::NoAnswer => "no_answer",
-            CallStatus::Busy => "busy",
-            CallStatus::Failed => "failed",
-        }
-    }
-}
+impl CallStatus {}
 
 /// One turn of a conversation transcript (assumed shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -380,7 +380,7 @@ impl std::fmt::Display for Mutant {
 
 /// A mutant as the admin API lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MutantInfo {
+pub(crate) struct MutantInfo {
     /// Its name.
     pub(crate) name: String,
     /// The rule it breaks.

@@ -72,7 +72,7 @@ impl std::fmt::Debug for Mutants {
 
 impl Mutants {
     /// Switches with `on` switched on.
-    pub fn new(on: &[Mutant]) -> Self {
+    pub(crate) fn new(on: &[Mutant]) -> Self {
         let m = Mutants {
             on: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
@@ -92,7 +92,7 @@ impl Mutants {
     }
 
     /// Switches `m` on or off.
-    pub fn set(&self, m: Mutant, on: bool) {
+    pub(crate) fn set(&self, m: Mutant, on: bool) {
         if on {
             self.on.fetch_or(m.bit(), Ordering::SeqCst);
         } else {
@@ -101,14 +101,14 @@ impl Mutants {
     }
 
     /// Exactly `on` are on afterwards; the state of every mutant is forgotten.
-    pub fn replace(&self, on: &[Mutant]) {
+    pub(crate) fn replace(&self, on: &[Mutant]) {
         let bits = on.iter().fold(0, |b, m| b | m.bit());
         *self.state() = State::default();
         self.on.store(bits, Ordering::SeqCst);
     }
 
     /// Switches every mutant off; answers how many were on.
-    pub fn clear(&self) -> usize {
+    pub(crate) fn clear(&self) -> usize {
         let n = self.active().len();
         self.replace(&[]);
         n
@@ -120,7 +120,7 @@ impl Mutants {
     }
 
     /// Every mutant with its rule and whether it is on.
-    pub fn list(&self) -> Vec<MutantInfo> {
+    pub(crate) fn list(&self) -> Vec<MutantInfo> {
         Mutant::ALL
             .into_iter()
             .map(|m| MutantInfo {
@@ -182,7 +182,7 @@ impl Mutants {
 
     /// Whether one of the tampering mutants ([`Mutant::FirstByteIgnored`] and the four after
     /// it) is on: then envelopes that open are remembered.
-    pub fn tampering(&self) -> bool {
+    pub(crate) fn tampering(&self) -> bool {
         TAMPER_MUTANTS.iter().any(|m| self.is_on(*m))
     }
 

@@ -144,7 +144,7 @@ impl ApiKeyConfig {
     }
 
     /// Whether this key opens `ws`.
-    pub fn opens(&self, ws: &WorkspaceRef) -> bool {
+    pub(crate) fn opens(&self, ws: &WorkspaceRef) -> bool {
         crate::store::pattern_opens(&self.org_id, &self.workspace_id, ws)
     }
 
@@ -154,7 +154,7 @@ impl ApiKeyConfig {
     }
 
     /// The workspaces it opens, as a pattern (`*` for any).
-    pub fn pattern(&self) -> WorkspaceRef {
+    pub(crate) fn pattern(&self) -> WorkspaceRef {
         WorkspaceRef::new(&self.org_id, &self.workspace_id)
     }
 }
@@ -172,7 +172,7 @@ pub enum ClockMode {
 
 impl ClockMode {
     /// Parses `real`, or `simulated` (or `sim`): the flag and environment form.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub(crate) fn parse(s: &str) -> Result<Self, String> {
         match s {
             "real" => Ok(ClockMode::Real),
             "simulated" | "sim" => Ok(ClockMode::Simulated),
@@ -497,7 +497,7 @@ impl PlatformConfig {
     }
 
     /// Where the store lives.
-    pub fn database(&self) -> Database {
+    pub(crate) fn database(&self) -> Database {
         if self.database == ":memory:" {
             Database::Memory
         } else {

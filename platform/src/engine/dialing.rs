@@ -149,7 +149,7 @@ impl CallResult {
     }
 
     /// The stored name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CallResult::Completed => "completed",
             CallResult::ShortDuration => "short_duration",
@@ -162,7 +162,7 @@ impl CallResult {
     }
 
     /// Parses a stored name.
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         CallResult::ALL.into_iter().find(|r| r.as_str() == s)
     }
 
@@ -180,7 +180,7 @@ impl CallResult {
     }
 
     /// `completion_status` of the campaign event.
-    pub fn completion(self) -> CompletionStatus {
+    pub(crate) fn completion(self) -> CompletionStatus {
         match self {
             CallResult::Completed => CompletionStatus::Completed,
             CallResult::ShortDuration => CompletionStatus::Partial,

@@ -123,7 +123,7 @@ impl std::fmt::Debug for Driver {
 
 impl Driver {
     /// A driver of `engine`; `sim` is the simulated clock when the platform runs on one.
-    pub fn new(engine: Arc<Engine>, webhooks: WebhookClient, sim: Option<SimClock>) -> Self {
+    pub(crate) fn new(engine: Arc<Engine>, webhooks: WebhookClient, sim: Option<SimClock>) -> Self {
         Driver {
             engine,
             webhooks,
@@ -142,13 +142,8 @@ impl Driver {
         &self.engine
     }
 
-    /// The simulated clock, when the platform runs on one.
-    pub fn sim_clock(&self) -> Option<&SimClock> {
-        self.sim.as_ref()
-    }
-
     /// The keys of `workspaces`; those whose key service fails are left out (and held).
-    pub async fn keys(&self, workspaces: &[WorkspaceRef]) -> StepKeys {
+    pub(crate) async fn keys(&self, workspaces: &[WorkspaceRef]) -> StepKeys {
         let app = self.engine.app();
         let mut keys = StepKeys::new();
         for ws in workspaces {
@@ -186,7 +181,10 @@ impl Driver {
     }
 
     /// Makes everything due up to `until` happen, in time order. Answers what happened.
-    pub async fn run_until(&self, until: DateTime<Utc>) -> Result<ClockAdvanceResult, EngineError> {
+    pub(crate) async fn run_until(
+        &self,
+        until: DateTime<Utc>,
+    ) -> Result<ClockAdvanceResult, EngineError> {
         let _guard = self.run_lock.lock().await;
         self.run_locked(until).await
     }
@@ -352,7 +350,7 @@ impl Driver {
     /// When the next thing is due: the engine's next event or the next webhook try, the
     /// earlier (`None`: nothing until something changes). A failed read counts as nothing
     /// due; the loop of [`Driver::run`] wakes at the next change all the same.
-    pub async fn next_due(&self) -> Option<DateTime<Utc>> {
+    pub(crate) async fn next_due(&self) -> Option<DateTime<Utc>> {
         let next_engine = self.blocking(|e| e.next_due()).await.ok().flatten();
         let next_hooks = self
             .engine
@@ -370,7 +368,7 @@ impl Driver {
 
     /// The real-time loop: runs what is due, sleeps until the next due time or a change,
     /// until `shutdown`. On a simulated clock it only runs what the API makes due now.
-    pub async fn run(self: Arc<Self>, shutdown: impl std::future::Future<Output = ()>) {
+    pub(crate) async fn run(self: Arc<Self>, shutdown: impl std::future::Future<Output = ()>) {
         let app = self.engine.app().clone();
         tokio::pin!(shutdown);
         loop {

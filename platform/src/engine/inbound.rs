@@ -82,7 +82,7 @@ impl Engine {
     /// A call from `caller` to `dialled` in workspace `ws` at `at`, handled as the platform
     /// does; `keys` are the workspace's keys (`None`: its key service is down, the call is
     /// not answered). Answers the record.
-    pub fn inbound_call(
+    pub(crate) fn inbound_call(
         &self,
         ws: &WorkspaceRef,
         caller: &E164,

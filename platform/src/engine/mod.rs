@@ -160,7 +160,7 @@ impl Engine {
     }
 
     /// The app.
-    pub fn app(&self) -> &App {
+    pub(crate) fn app(&self) -> &App {
         &self.app
     }
 
@@ -174,7 +174,7 @@ impl Engine {
     }
 
     /// The workspaces whose keys the next steps may need.
-    pub fn workspaces(&self) -> Result<Vec<WorkspaceRef>, EngineError> {
+    pub(crate) fn workspaces(&self) -> Result<Vec<WorkspaceRef>, EngineError> {
         let mut state = self.lock();
         self.sync(&mut state)?;
         let mut out: Vec<WorkspaceRef> = state.runs.values().map(|r| r.ws.clone()).collect();
@@ -212,11 +212,6 @@ impl Engine {
         *state = State::default();
         state.holds = holds;
         Ok(removed)
-    }
-
-    /// Holds a workspace whose keys could not be had at `now`: its work waits, with backoff.
-    pub fn hold(&self, ws: &WorkspaceRef, now: DateTime<Utc>) {
-        self.lock().hold(ws, now);
     }
 
     /// When the next event is due (`None`: nothing will happen until something changes).

@@ -29,7 +29,7 @@ use crate::store::WorkspaceRef;
 
 /// One request, as the rules see it.
 #[derive(Debug, Clone, Copy)]
-pub struct FaultRequest<'a> {
+pub(crate) struct FaultRequest<'a> {
     /// The `operationId`, when the request is an operation of the document.
     pub(crate) operation_id: Option<&'a str>,
     /// The path.
@@ -48,7 +48,7 @@ pub struct FaultRequest<'a> {
 
 /// What to do with a request.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Handle it (after `delay`, when set); cut the answer's body when `truncate`.
     Proceed {
         /// Real time to wait first.
@@ -193,7 +193,7 @@ pub struct Faults {
 
 impl Faults {
     /// No rules; probabilities drawn from `seed`.
-    pub fn new(seed: u64) -> Faults {
+    pub(crate) fn new(seed: u64) -> Faults {
         Faults {
             state: Mutex::new(State {
                 slots: Vec::new(),
@@ -216,7 +216,7 @@ impl Faults {
 
     /// Adds a checked rule after the others, applying to the requests of the workspaces of
     /// `scope` (`None`: every request); answers it with its new id.
-    pub fn add(&self, rule: FaultRule, scope: Option<Vec<WorkspaceRef>>) -> FaultRuleState {
+    pub(crate) fn add(&self, rule: FaultRule, scope: Option<Vec<WorkspaceRef>>) -> FaultRuleState {
         let mut s = self.lock();
         let id = format!("flt-{}", s.next_id);
         s.next_id += 1;
@@ -237,7 +237,7 @@ impl Faults {
     }
 
     /// The rules `viewer` sees, in the order they are tried.
-    pub fn list(&self, viewer: &Scope) -> Vec<FaultRuleState> {
+    pub(crate) fn list(&self, viewer: &Scope) -> Vec<FaultRuleState> {
         self.lock()
             .slots
             .iter()
@@ -247,12 +247,12 @@ impl Faults {
     }
 
     /// Removes one rule `viewer` sees; whether there was one.
-    pub fn remove(&self, fault_id: &str, viewer: &Scope) -> bool {
+    pub(crate) fn remove(&self, fault_id: &str, viewer: &Scope) -> bool {
         self.remove_where(|r| r.id == fault_id && r.visible_to(viewer)) > 0
     }
 
     /// Removes every rule `viewer` sees; answers how many.
-    pub fn clear(&self, viewer: &Scope) -> usize {
+    pub(crate) fn clear(&self, viewer: &Scope) -> usize {
         self.remove_where(|r| r.visible_to(viewer))
     }
 
@@ -271,7 +271,7 @@ impl Faults {
     }
 
     /// What to do with `r`.
-    pub fn decide(&self, r: &FaultRequest<'_>) -> Decision {
+    pub(crate) fn decide(&self, r: &FaultRequest<'_>) -> Decision {
         if !self.any() {
             return Decision::PROCEED;
         }

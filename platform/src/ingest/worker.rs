@@ -34,17 +34,17 @@ pub struct Processor {
 
 impl Processor {
     /// A processor with no worker yet (see [`start`]).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Tells the worker that a cohort is waiting.
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         self.wake.notify_one();
     }
 
     /// Whether the worker was asked to stop.
-    pub fn stopping(&self) -> bool {
+    pub(crate) fn stopping(&self) -> bool {
         self.stop.load(Ordering::Acquire)
     }
 

@@ -153,14 +153,14 @@ pub struct Kept {
 
 impl Kept {
     /// The operation id of the entry: `unknown` filters match entries without one.
-    pub fn operation_id<'c>(&self, catalogue: &'c Catalogue) -> Option<&'c str> {
+    pub(crate) fn operation_id<'c>(&self, catalogue: &'c Catalogue) -> Option<&'c str> {
         self.operation
             .and_then(|i| catalogue.operations().get(usize::from(i)))
             .map(|o| o.operation_id.as_str())
     }
 
     /// The summary's example of this entry.
-    pub fn example(&self) -> ViolationExample {
+    pub(crate) fn example(&self) -> ViolationExample {
         ViolationExample {
             seq: self.seq,
             method: self.method.as_str().to_string(),
@@ -181,7 +181,11 @@ impl Kept {
     }
 
     /// The wire entry, of the workspace `owner`.
-    pub fn to_entry(&self, catalogue: &Catalogue, owner: Option<&WorkspaceRef>) -> JournalEntry {
+    pub(crate) fn to_entry(
+        &self,
+        catalogue: &Catalogue,
+        owner: Option<&WorkspaceRef>,
+    ) -> JournalEntry {
         let (operation_id, path_template, org_id, workspace_id) =
             match catalogue.resolve(self.method.as_str(), &self.path) {
                 Resolved::Operation(_, op, params) => (

@@ -153,7 +153,7 @@ pub struct Journal {
 
 impl Journal {
     /// An empty journal; counting starts at `since`.
-    pub fn new(settings: JournalSettings, since: DateTime<Utc>) -> Journal {
+    pub(crate) fn new(settings: JournalSettings, since: DateTime<Utc>) -> Journal {
         let catalogue = Catalogue::platform();
         Journal {
             state: Mutex::new(State::new(since, catalogue.operations().len())),
@@ -195,7 +195,7 @@ impl Journal {
     }
 
     /// Whether requests are recorded (capacity above 0).
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.settings.capacity > 0
     }
 
@@ -227,7 +227,7 @@ impl Journal {
 
     /// The entries `scope` sees that pass `filter`, oldest first: one page, and how many
     /// pass.
-    pub fn list(&self, filter: &JournalFilter, scope: &Scope) -> (Vec<JournalEntry>, u64) {
+    pub(crate) fn list(&self, filter: &JournalFilter, scope: &Scope) -> (Vec<JournalEntry>, u64) {
         let s = self.lock();
         let catalogue = self.catalogue;
         let passes = |e: &&Kept| {
@@ -258,7 +258,7 @@ impl Journal {
     /// its counting starts again at `now`; answers how many requests its counts held. An
     /// operator's reset empties the whole journal, and entry numbers start again from 1;
     /// a workspace's leaves the others' entries and counts alone, and numbers go on.
-    pub fn reset(&self, scope: &Scope, now: DateTime<Utc>) -> u64 {
+    pub(crate) fn reset(&self, scope: &Scope, now: DateTime<Utc>) -> u64 {
         let mut s = self.lock();
         if *scope == Scope::Operator {
             let removed = s.counts.iter().map(Counts::requests).sum();

@@ -48,7 +48,7 @@ impl fmt::Debug for DataKey {
 
 impl DataKey {
     /// Prepares the 32-byte key stored as `data_keys` row `id`.
-    pub fn new(id: u32, key: &[u8; 32]) -> Self {
+    pub(crate) fn new(id: u32, key: &[u8; 32]) -> Self {
         // A separate key for lookup hashes, derived so that the hash reveals nothing about
         // the encryption key: HMAC-SHA256(key, "vap-lookup:v1").
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
@@ -62,12 +62,13 @@ impl DataKey {
     }
 
     /// The `data_keys` row of this key.
-    pub fn id(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn id(&self) -> u32 {
         self.id
     }
 
     /// Seals `plaintext` for `context`.
-    pub fn seal(&self, context: &str, plaintext: &[u8]) -> Vec<u8> {
+    pub(crate) fn seal(&self, context: &str, plaintext: &[u8]) -> Vec<u8> {
         let mut nonce = [0u8; 12];
         rand::thread_rng().fill_bytes(&mut nonce);
         let aad = aad(context);
@@ -102,7 +103,7 @@ impl DataKey {
     }
 
     /// A keyed hash of a value (a phone number) for equality lookups without storing it.
-    pub fn lookup_hash(&self, value: &str) -> [u8; 16] {
+    pub(crate) fn lookup_hash(&self, value: &str) -> [u8; 16] {
         let mut mac =
             <Hmac<Sha256> as Mac>::new_from_slice(&self.lookup[..]).expect("HMAC takes any key");
         mac.update(value.as_bytes());
@@ -156,7 +157,8 @@ pub struct WorkspaceKeys {
 
 impl WorkspaceKeys {
     /// The key new data is sealed with.
-    pub fn active(&self) -> &DataKey {
+    #[cfg(test)]
+    pub(crate) fn active(&self) -> &DataKey {
         &self.active
     }
 
@@ -166,7 +168,7 @@ impl WorkspaceKeys {
     }
 
     /// Opens a blob with whichever of the workspace's keys sealed it.
-    pub fn open(&self, context: &str, blob: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    pub(crate) fn open(&self, context: &str, blob: &[u8]) -> Result<Vec<u8>, CryptoError> {
         let id = blob_key_id(blob)?;
         let key = self.all.get(&id).ok_or(CryptoError::UnknownKey(id))?;
         key.open_body(context, blob)

@@ -111,7 +111,11 @@ const ROTATION_RETRY: i64 = 60;
 
 impl DataKeyRing {
     /// A key ring over `store`, using `default_service` for workspaces without their own.
-    pub fn new(store: Store, clock: SharedClock, default_service: Arc<dyn DataKeySource>) -> Self {
+    pub(crate) fn new(
+        store: Store,
+        clock: SharedClock,
+        default_service: Arc<dyn DataKeySource>,
+    ) -> Self {
         DataKeyRing {
             store,
             clock,
@@ -127,7 +131,7 @@ impl DataKeyRing {
     }
 
     /// The service that holds the keys of `ws`.
-    pub fn service(&self, ws: &WorkspaceRef) -> Arc<dyn DataKeySource> {
+    pub(crate) fn service(&self, ws: &WorkspaceRef) -> Arc<dyn DataKeySource> {
         self.services
             .lock()
             .expect("lock")
@@ -440,7 +444,7 @@ impl DataKeyRing {
     /// `rotate-key`), checked by decrypting it back, becomes the active key; new data is
     /// sealed with it from now on and older data stays readable with the older keys.
     /// Answers the new key's row.
-    pub async fn rotate(
+    pub(crate) async fn rotate(
         &self,
         ws: &WorkspaceRef,
         trace_id: Option<&str>,

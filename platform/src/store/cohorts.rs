@@ -40,7 +40,7 @@ pub enum ParentKind {
 
 impl ParentKind {
     /// The `parent_kind` column value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ParentKind::Campaign => "campaign",
             ParentKind::Deployment => "deployment",

@@ -232,11 +232,6 @@ impl Store {
         }
     }
 
-    /// Where the database lives.
-    pub fn location(&self) -> &StoreLocation {
-        &self.inner.location
-    }
-
     /// Runs `f` on the writer connection, off the async threads.
     pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
@@ -292,7 +287,7 @@ impl Store {
     /// (its full size is restored after): for writes that append many pages not read again
     /// (a cohort upload's chunks, its users and lookup entries), so that they neither fill
     /// the writer's cache nor keep it filled with their pages.
-    pub fn append_blocking<T>(
+    pub(crate) fn append_blocking<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -305,7 +300,7 @@ impl Store {
 
     /// The writer connection, held until the guard is dropped. For the engine, whose
     /// batches span several calls.
-    pub fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
+    pub(crate) fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.inner.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -318,7 +313,7 @@ impl Store {
     }
 
     /// Answers `Ok` when a reader connection answers a trivial query: the readiness probe.
-    pub fn ping(&self) -> Result<(), StoreError> {
+    pub(crate) fn ping(&self) -> Result<(), StoreError> {
         self.read_short(|c| {
             c.query_row("SELECT 1", [], |_| Ok(()))?;
             Ok(())
@@ -336,7 +331,7 @@ impl Store {
     }
 
     /// The data keys of a workspace, oldest first.
-    pub async fn data_keys(&self, ws: WorkspaceRef) -> Result<Vec<DataKeyRow>, StoreError> {
+    pub(crate) async fn data_keys(&self, ws: WorkspaceRef) -> Result<Vec<DataKeyRow>, StoreError> {
         self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, provider, key_alias, encrypted_key, created_at, key_check FROM data_keys

@@ -80,12 +80,12 @@ pub struct Loaded {
 
 impl Loaded {
     /// `file:line` of a span, for check locations.
-    pub fn location(&self, span: &Range<usize>) -> String {
+    pub(crate) fn location(&self, span: &Range<usize>) -> String {
         format!("{}:{}", self.file, line_col(&self.text, span.start).0)
     }
 
     /// A time of the file as an instant.
-    pub fn at(&self, at: At) -> DateTime<Utc> {
+    pub(crate) fn at(&self, at: At) -> DateTime<Utc> {
         at.resolve(self.start)
     }
 }

@@ -18,7 +18,7 @@ pub(crate) struct Span(pub Duration);
 
 /// A point in simulated time: absolute (RFC 3339) or `+duration` after the scenario start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum At {
+pub(crate) enum At {
     /// An instant.
     Absolute(DateTime<Utc>),
     /// This long after the scenario's `start`.
@@ -27,7 +27,7 @@ pub enum At {
 
 impl At {
     /// The instant, given the scenario's start.
-    pub fn resolve(self, start: DateTime<Utc>) -> DateTime<Utc> {
+    pub(crate) fn resolve(self, start: DateTime<Utc>) -> DateTime<Utc> {
         match self {
             At::Absolute(t) => t,
             At::AfterStart(d) => start + d,

@@ -101,7 +101,7 @@ pub struct ClockInfo {
 
 impl ClockInfo {
     /// The description of `clock`.
-    pub fn of(clock: StackClock) -> ClockInfo {
+    pub(crate) fn of(clock: StackClock) -> ClockInfo {
         match clock {
             StackClock::Real => ClockInfo {
                 mode: "real",

@@ -141,7 +141,7 @@ pub enum StackDatabase {
 
 impl StackDatabase {
     /// `:memory:` is [`StackDatabase::Memory`], anything else a file.
-    pub fn parse(s: &str) -> StackDatabase {
+    pub(crate) fn parse(s: &str) -> StackDatabase {
         if s == ":memory:" {
             StackDatabase::Memory
         } else {
@@ -170,7 +170,7 @@ impl Ports {
     }
 
     /// The platform's and the key service's ports (0 for any).
-    pub fn pair(self) -> Result<(u16, u16), String> {
+    pub(crate) fn pair(self) -> Result<(u16, u16), String> {
         match self {
             Ports::Any => Ok((0, 0)),
             Ports::Base(p) => match p.checked_add(1) {

@@ -179,7 +179,7 @@ fn api_key(s: &str, workspace: &WorkspaceRef) -> anyhow::Result<ApiKeyConfig> {
 impl UpArgs {
     /// The stack these flags and files describe. Flags win over files; what neither sets
     /// takes the stack's defaults.
-    pub fn options(&self) -> anyhow::Result<StackOptions> {
+    pub(crate) fn options(&self) -> anyhow::Result<StackOptions> {
         let loaded = files::load(
             self.config.as_deref(),
             self.platform_config.as_deref(),

@@ -28,7 +28,7 @@ impl Secret {
     }
 
     /// The value, for the one place that sends it.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -114,7 +114,7 @@ pub enum ByokAuth<'a> {
 
 impl ByokAuth<'_> {
     /// `client credentials` or `static API key`, for messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             ByokAuth::ClientCredentials { client_id, .. } => {
                 format!("client credentials of client '{client_id}'")
@@ -138,12 +138,12 @@ fn is_workspace_part(s: &str) -> bool {
 
 impl ByokConfig {
     /// The workspace this entry is for.
-    pub fn workspace(&self) -> WorkspaceRef {
+    pub(crate) fn workspace(&self) -> WorkspaceRef {
         WorkspaceRef::new(&self.org_id, &self.workspace_id)
     }
 
     /// The authentication method: exactly one of client credentials and a static key.
-    pub fn auth(&self) -> Result<ByokAuth<'_>, String> {
+    pub(crate) fn auth(&self) -> Result<ByokAuth<'_>, String> {
         match (&self.client_id, &self.client_secret, &self.api_key) {
             (Some(id), Some(secret), None) => {
                 if id.is_empty() || id.contains(':') {
@@ -179,7 +179,7 @@ impl ByokConfig {
 
     /// `customer_base_url` parsed: http or https, a host, no credentials, query or fragment;
     /// a trailing `/` dropped.
-    pub fn base_url(&self) -> Result<String, String> {
+    pub(crate) fn base_url(&self) -> Result<String, String> {
         let url = url::Url::parse(&self.customer_base_url)
             .map_err(|e| format!("customer_base_url is not a URL: {e}"))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -201,7 +201,7 @@ impl ByokConfig {
     }
 
     /// Every problem of the entry, or nothing.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let mut problems = Vec::new();
         if !is_workspace_part(&self.org_id) || !is_workspace_part(&self.workspace_id) {
             problems.push(
@@ -265,7 +265,7 @@ impl ByokConfig {
 
     /// One line for the start-up output: the workspace, the service, the alias and the
     /// method; never a secret.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let auth = self
             .auth()
             .map(|a| a.describe())

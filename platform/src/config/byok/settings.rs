@@ -84,7 +84,7 @@ const REQUIRED: [(&str, &str); 6] = [
 
 impl ByokSettings {
     /// Whether no setting is given.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == ByokSettings::default()
     }
 
@@ -92,7 +92,7 @@ impl ByokSettings {
     /// authentication given here replaces `lower`'s: a static key drops its client
     /// credentials, and a client id or secret drops its static key (a static key wins when
     /// both are given here).
-    pub fn over(self, lower: ByokSettings) -> ByokSettings {
+    pub(crate) fn over(self, lower: ByokSettings) -> ByokSettings {
         let ByokSettings {
             workspace,
             org_id,
@@ -175,7 +175,7 @@ impl ByokSettings {
     /// Lays these settings (the flags and environment) over `entries` (the file's): over the
     /// entry of the workspace they name, or as a new entry, which then needs every required
     /// setting. Nothing given: nothing changes.
-    pub fn apply(self, entries: &mut Vec<ByokConfig>) -> Result<(), String> {
+    pub(crate) fn apply(self, entries: &mut Vec<ByokConfig>) -> Result<(), String> {
         if self.is_empty() {
             return Ok(());
         }

@@ -130,7 +130,7 @@ struct RotateAnswerData {
 
 impl ByokKeyService {
     /// The key service of one configured workspace, on the platform's clock and ids.
-    pub fn new(
+    pub(crate) fn new(
         config: &ByokConfig,
         clock: SharedClock,
         ids: Arc<IdGen>,
@@ -174,18 +174,13 @@ impl ByokKeyService {
         })
     }
 
-    /// The workspace it serves.
-    pub fn workspace(&self) -> &WorkspaceRef {
-        &self.ws
-    }
-
     /// The full URL of an endpoint.
-    pub fn url(&self, endpoint: Endpoint) -> String {
+    pub(crate) fn url(&self, endpoint: Endpoint) -> String {
         format!("{}{}", self.base_url, endpoint.path(&self.partner))
     }
 
     /// Decrypts `encrypted_key` of `alias` into the 32-byte data key.
-    pub async fn decrypt_key(
+    pub(crate) async fn decrypt_key(
         &self,
         alias: &str,
         encrypted_key: &str,
@@ -216,7 +211,7 @@ impl ByokKeyService {
 
     /// Asks for a new data key under the configured alias: its alias, encrypted form and
     /// plaintext.
-    pub async fn rotate_key(
+    pub(crate) async fn rotate_key(
         &self,
         trace: &str,
     ) -> Result<(String, String, Zeroizing<[u8; 32]>), KeyServiceError> {

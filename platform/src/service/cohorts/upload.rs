@@ -39,7 +39,7 @@ impl Receiving {
     /// Starts receiving an upload for `who` under `parent`, before a byte of the body is
     /// read: the parent must exist and take cohorts (404, 409), the workspace's keys must be
     /// at hand, and the cohort gets its id.
-    pub async fn begin(
+    pub(crate) async fn begin(
         app: &App,
         who: &Principal,
         parent: &Parent,
@@ -63,7 +63,7 @@ impl Receiving {
 
     /// Streams the `cohort_file` part into sealed chunks of [`CHUNK_SIZE`] as its bytes
     /// arrive; an error of `part` (a body cut off or too large) ends it.
-    pub async fn store_file<S>(&mut self, part: S) -> Result<(), ApiError>
+    pub(crate) async fn store_file<S>(&mut self, part: S) -> Result<(), ApiError>
     where
         S: Stream<Item = Result<Bytes, ApiError>>,
     {
@@ -140,7 +140,7 @@ impl Receiving {
     }
 
     /// Deletes what was stored, and answers `e`.
-    pub async fn abort(mut self, e: ApiError) -> ApiError {
+    pub(crate) async fn abort(mut self, e: ApiError) -> ApiError {
         self.settled = true;
         if self.file.is_some() {
             let id = self.id.clone();
@@ -159,7 +159,7 @@ impl Receiving {
 
     /// Stores the transformation file, completes the cohort file and makes the cohort
     /// `processing`, in one transaction that checks the parent again.
-    pub async fn accept(
+    pub(crate) async fn accept(
         mut self,
         name: Name,
         category: CohortCategory,

@@ -233,7 +233,7 @@ pub struct Settings {
 
 impl Settings {
     /// `{base_url}/{partner}/byok/v1/{endpoint}`.
-    pub fn endpoint_url(&self, endpoint: &str) -> String {
+    pub(crate) fn endpoint_url(&self, endpoint: &str) -> String {
         format!(
             "{}/{}/byok/v1/{endpoint}",
             self.base_url.as_str().trim_end_matches('/'),
@@ -242,7 +242,7 @@ impl Settings {
     }
 
     /// What the report names as its target (no secrets).
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         format!(
             "{}/{}/byok/v1",
             self.base_url.as_str().trim_end_matches('/'),
@@ -257,7 +257,7 @@ impl Settings {
 
     /// The credential the settings hold (client secret or API key), for redaction and the
     /// search for echoed secrets. The expected plaintext is a key, not a credential.
-    pub fn credential(&self) -> &str {
+    pub(crate) fn credential(&self) -> &str {
         match &self.credentials {
             Credentials::Client { secret, .. } => secret.expose(),
             Credentials::ApiKey(k) => k.expose(),

@@ -30,7 +30,7 @@ impl std::fmt::Debug for CheckTime {
 
 impl CheckTime {
     /// The current time (request timestamps, the claims of a made-up token).
-    pub fn now(&self) -> DateTime<Utc> {
+    pub(crate) fn now(&self) -> DateTime<Utc> {
         match self {
             CheckTime::Wall => SystemClock.now(),
             CheckTime::Simulated(c) => c.now(),
@@ -38,7 +38,7 @@ impl CheckTime {
     }
 
     /// A point to count an age from (when a token was asked for).
-    pub fn mark(&self) -> Mark {
+    pub(crate) fn mark(&self) -> Mark {
         match self {
             CheckTime::Wall => Mark::Wall(Stopwatch::start()),
             CheckTime::Simulated(c) => Mark::Simulated(c.clone(), c.now()),
@@ -46,7 +46,7 @@ impl CheckTime {
     }
 
     /// Lets `d` pass: sleeps, or moves the simulated clock.
-    pub async fn pass(&self, d: Duration) {
+    pub(crate) async fn pass(&self, d: Duration) {
         match self {
             CheckTime::Wall => tokio::time::sleep(d).await,
             CheckTime::Simulated(c) => {
@@ -58,7 +58,7 @@ impl CheckTime {
     }
 
     /// Lets time pass until `mark` is `age` old (at once when it is already).
-    pub async fn until(&self, mark: &Mark, age: Duration) {
+    pub(crate) async fn until(&self, mark: &Mark, age: Duration) {
         if let Some(left) = age.checked_sub(mark.elapsed()) {
             self.pass(left).await;
         }
@@ -82,7 +82,7 @@ impl std::fmt::Debug for Mark {
 
 impl Mark {
     /// The time since the mark.
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         match self {
             Mark::Wall(w) => w.elapsed(),
             Mark::Simulated(c, at) => (c.now() - *at).to_std().unwrap_or_default(),

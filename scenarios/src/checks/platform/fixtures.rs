@@ -266,7 +266,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kind's name, plural when `n` is not 1.
-    pub fn noun(self, n: u32) -> &'static str {
+    pub(crate) fn noun(self, n: u32) -> &'static str {
         match (self, n == 1) {
             (Kind::Campaign, true) => "campaign",
             (Kind::Campaign, false) => "campaigns",
@@ -299,7 +299,7 @@ pub struct Makes {
 
 impl Makes {
     /// `count` of `kind` named after `label` in the workspace under check.
-    pub const fn new(kind: Kind, label: &'static str, count: u32) -> Makes {
+    pub(crate) const fn new(kind: Kind, label: &'static str, count: u32) -> Makes {
         Makes {
             kind,
             side: Side::Main,
@@ -317,7 +317,7 @@ impl Makes {
     }
 
     /// `3 deployments harness-check-{run}-page-*`.
-    pub fn describe(&self, run: &str) -> String {
+    pub(crate) fn describe(&self, run: &str) -> String {
         let what = self.kind.noun(self.count);
         if self.kind == Kind::OutboundCall {
             return format!("{} {what}", self.count);
