@@ -16,8 +16,6 @@ pub enum AppType {
     Agent,
 }
 
-impl AppType {}
-
 /// Where call notifications go.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WebhookConfig {
@@ -53,8 +51,6 @@ pub enum SortOrder {
     #[default]
     Desc,
 }
-
-impl SortOrder {}
 
 /// A weekday name as used in `allowed_schedule.allowed_days` and `inbound_config.allowed_days`.
 #[derive(

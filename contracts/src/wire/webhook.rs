@@ -30,8 +30,6 @@ pub enum CallStatus {
     Failed,
 }
 
-impl CallStatus {}
-
 /// One turn of a conversation transcript (assumed shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct TranscriptTurn {
