@@ -294,7 +294,11 @@ impl Store {
         let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
         conn.pragma_update(None, "cache_size", -APPEND_CACHE_MIB * 1024)?;
         let out = f(&mut conn);
-        conn.pragma_update(None, "cache_size", -WRITER_CACHE_MIB * 1024)?;
+        // What `f` committed stays committed: a failure to restore the cache only costs
+        // speed, so it is logged rather than reported as the append's failure.
+        if let Err(e) = conn.pragma_update(None, "cache_size", -WRITER_CACHE_MIB * 1024) {
+            tracing::warn!(error = %e, "could not restore the writer's page cache size");
+        }
         out
     }
 
