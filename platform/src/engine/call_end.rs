@@ -136,8 +136,8 @@ impl Engine {
                 .position(|k| *k == cohort_id)
                 .map(|p| p as u32),
         }
-        .map(|position| (position, campaign_users::queue_seq(position, row_no)));
-        let Some((position, seq)) = seq else {
+        .map(|position| campaign_users::queue_seq(position, row_no));
+        let Some(seq) = seq else {
             tracing::error!(campaign = %campaign_id, cohort = %cohort_id, "a call of a cohort the campaign never admitted");
             record_result(&mut state.pending, cid, ended, result);
             return Ok(());
@@ -148,7 +148,6 @@ impl Engine {
             cid,
             cohort_id,
             row_no,
-            position,
             seq,
             attempts,
             result,
@@ -229,8 +228,7 @@ struct UserCall {
     cid: Id,
     cohort_id: String,
     row_no: u64,
-    /// The cohort's admission position, and the user's queue order.
-    position: u32,
+    /// The user's queue order.
     seq: i64,
     /// Dials made, this one included.
     attempts: u32,
@@ -300,12 +298,12 @@ fn update_user(state: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Opti
                 },
             );
             if let Some(run) = state.runs.get_mut(&user.campaign_id) {
+                let number = run.calling.remove(&user.seq).unwrap_or_default();
                 run.ready.insert(
                     (ms(due), user.seq),
                     Waiting {
-                        cohort_position: user.position,
-                        row_no: user.row_no,
                         attempts: user.attempts,
+                        number,
                     },
                 );
             }
@@ -326,10 +324,10 @@ fn update_user(state: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Opti
                     last_result,
                 },
             );
-            state
-                .runs
-                .get_mut(&user.campaign_id)
-                .and_then(|r| r.data.remove(&user.seq))
+            state.runs.get_mut(&user.campaign_id).and_then(|r| {
+                r.calling.remove(&user.seq);
+                r.data.remove(&user.seq)
+            })
         }
     }
 }

@@ -12,7 +12,7 @@ use telephony_sim::DialRequest;
 
 use super::batch::BatchDb;
 use super::dialing::{CallResult, campaign_attempt_id};
-use super::state::{Run, RunState, State, UserData, Waiting};
+use super::state::{DialNumber, Run, RunState, State, UserData, Waiting};
 use super::writes::WriteBatch;
 use super::{Engine, EngineError, Id, StepKeys, StepReport};
 use crate::store::batch::{Connection, UserUpdate};
@@ -47,18 +47,22 @@ const READ_AHEAD_MAX: usize = 16 * READ_AHEAD;
 /// [`READ_AHEAD`], looked up by cohort and row in row order. Keyed by the queue's order, a
 /// retry finds its data read ahead as a first dial does. Memory holds about a thousand
 /// users' data per campaign, whatever the campaign's size.
-fn read_ahead(c: &Connection, run: &mut Run, first: (i64, Waiting)) -> Result<(), StoreError> {
+fn read_ahead(c: &Connection, run: &mut Run, first: i64) -> Result<(), StoreError> {
     if run.data.len() >= READ_AHEAD_MAX {
         run.data = Default::default();
     }
+    let place = |seq: i64| {
+        let (position, row) = campaign_users::queue_place(seq);
+        (position, row, seq)
+    };
     let mut want: Vec<(u32, u64, i64)> = Vec::with_capacity(READ_AHEAD);
-    want.push((first.1.cohort_position, first.1.row_no, first.0));
+    want.push(place(first));
     want.extend(
         run.ready
             .iter()
-            .filter(|((_, seq), _)| !run.data.contains_key(seq))
+            .filter(|((_, seq), w)| needs_record(run, w) && !run.data.contains_key(seq))
             .take(READ_AHEAD - 1)
-            .map(|(&(_, seq), w)| (w.cohort_position, w.row_no, seq)),
+            .map(|(&(_, seq), _)| place(seq)),
     );
     want.sort_unstable();
     let cohorts = &run.cohorts;
@@ -73,6 +77,13 @@ fn read_ahead(c: &Connection, run: &mut Run, first: (i64, Waiting)) -> Result<()
         });
     }
     Ok(())
+}
+
+/// Whether the dial of a waiting user reads and opens its record: a retry calls the number
+/// its last dial called, unless the campaign has stop files (the record's number hash is
+/// looked up in them at each dial).
+fn needs_record(run: &Run, user: &Waiting) -> bool {
+    run.has_stop_files || user.number == DialNumber::NONE
 }
 
 /// Drops the users a stop file excluded from the in-memory queue.
@@ -135,9 +146,8 @@ impl Engine {
             ready.insert(
                 (u.due_ms, u.queue_seq),
                 Waiting {
-                    cohort_position: u.cohort_position,
-                    row_no: u.row_no,
                     attempts: u.attempts,
+                    number: DialNumber::NONE,
                 },
             );
         }
@@ -160,6 +170,7 @@ impl Engine {
                 has_stop_files,
                 ready,
                 data,
+                calling: Default::default(),
                 pacing: saved.pacing,
                 routing,
                 dirty: false,
@@ -192,15 +203,12 @@ impl Engine {
                 drop_excluded(c, run)?;
             } else {
                 campaign_users::admit_cohort(c, id, &cohort_id, position, at)?;
-                for (row_no, queue_seq, _, _) in
-                    campaign_users::admitted_rows(c, &cohort_id, position)?
-                {
+                for queue_seq in campaign_users::admitted_rows(c, &cohort_id, position)? {
                     run.ready.insert(
                         (ms(at), queue_seq),
                         Waiting {
-                            cohort_position: position,
-                            row_no,
                             attempts: 0,
+                            number: DialNumber::NONE,
                         },
                     );
                 }
@@ -273,67 +281,26 @@ impl Engine {
         }
         let (&key, &user) = run.ready.iter().next().expect("a dial has a user");
         run.ready.remove(&key);
-        let cohort_id = run.cohorts[user.cohort_position as usize].clone();
-        if !run.data.contains_key(&key.1) {
-            db.read(|c| read_ahead(c, run, (key.1, user)))?;
-        }
-        let data = match run.data.remove(&key.1) {
-            Some(d) => d,
-            // Not among the users read (its cohort is gone): read it alone.
-            None => match db.read(|c| cohort_users_row(c, &cohort_id, user.row_no))? {
-                Some(u) => UserData {
-                    phone_hash: u.phone_hash,
-                    sealed: u.data.into_boxed_slice(),
-                },
-                None => return Ok(()), // the cohort is gone; skip the user
+        let (position, row_no) = campaign_users::queue_place(key.1);
+        let cohort_id = run.cohorts[position as usize].clone();
+        let known = match needs_record(run, &user) {
+            true => None,
+            false => user.number.unpack(),
+        };
+        let phone_number = match known {
+            Some(number) => number,
+            None => match open_record(db, run, &mut state.pending, key, user, keys)? {
+                Some(number) => number,
+                None => return Ok(()),
             },
         };
-        let excluded =
-            run.has_stop_files && cohort_store::in_stop_file(db.conn()?, id, &data.phone_hash)?;
-        let opened = if excluded {
-            None
-        } else {
-            Some(cohort_store::open_phone_number(
-                keys,
-                &cohort_id,
-                user.row_no,
-                &data.sealed,
-            ))
-        };
-        let phone_number = match opened {
-            Some(Ok(p)) => p,
-            None => {
-                set_aside(
-                    run,
-                    &mut state.pending,
-                    key,
-                    user,
-                    UserState::Excluded,
-                    None,
-                );
-                return Ok(());
-            }
-            Some(Err(e)) => {
-                tracing::error!(campaign = id, cohort = %cohort_id, row = user.row_no, error = %e, "a cohort user does not open; skipped");
-                let internal = Some(CallResult::InternalError.as_str());
-                set_aside(
-                    run,
-                    &mut state.pending,
-                    key,
-                    user,
-                    UserState::Done,
-                    internal,
-                );
-                return Ok(());
-            }
-        };
+        run.calling.insert(key.1, DialNumber::pack(&phone_number));
         run.take_slot(t);
         let (ci, ni) = run.routing.pick(&run.spec.connections);
         run.dirty = true;
         let conn = &run.spec.connections[ci];
         let from = conn.phone_numbers[ni].to_string();
-        let attempt_id =
-            campaign_attempt_id(self.seed, id, &cohort_id, user.row_no, user.attempts, t);
+        let attempt_id = campaign_attempt_id(self.seed, id, &cohort_id, row_no, user.attempts, t);
         let result = self.telephony.dial(&DialRequest {
             attempt_id: attempt_id.clone(),
             from: from.clone(),
@@ -350,7 +317,7 @@ impl Engine {
             payload: Vec::new(),
             campaign_id: Some(id.to_string()),
             cohort_id: Some(cohort_id),
-            row_no: Some(user.row_no),
+            row_no: Some(row_no),
             retry_attempt: user.attempts,
             dialed_at: Some(t),
             ends_at: Some(ends),
@@ -376,6 +343,49 @@ impl Engine {
         state.inflight.insert(aid, call);
         report.dials += 1;
         Ok(())
+    }
+}
+
+/// The number of waiting user `user` (queue place `key`, just taken out of the queue) from
+/// its record, read ahead with the users after it: `None` when the user is not to be
+/// dialled (set aside: in a stop file, or a record that does not open; or its cohort is
+/// gone).
+fn open_record(
+    db: &mut BatchDb<'_>,
+    run: &mut Run,
+    pending: &mut WriteBatch,
+    key: (i64, i64),
+    user: Waiting,
+    keys: &crate::keys::WorkspaceKeys,
+) -> Result<Option<String>, EngineError> {
+    let (position, row_no) = campaign_users::queue_place(key.1);
+    if !run.data.contains_key(&key.1) {
+        db.read(|c| read_ahead(c, run, key.1))?;
+    }
+    let cohort_id = &run.cohorts[position as usize];
+    let data = match run.data.remove(&key.1) {
+        Some(d) => d,
+        // Not among the users read (its cohort is gone): read it alone.
+        None => match db.read(|c| cohort_users_row(c, cohort_id, row_no))? {
+            Some(u) => UserData {
+                phone_hash: u.phone_hash,
+                sealed: u.data.into_boxed_slice(),
+            },
+            None => return Ok(None), // the cohort is gone; skip the user
+        },
+    };
+    if run.has_stop_files && cohort_store::in_stop_file(db.conn()?, &run.id, &data.phone_hash)? {
+        set_aside(run, pending, key, user, UserState::Excluded, None);
+        return Ok(None);
+    }
+    match cohort_store::open_phone_number(keys, cohort_id, row_no, &data.sealed) {
+        Ok(number) => Ok(Some(number)),
+        Err(e) => {
+            tracing::error!(campaign = %run.id, cohort = %cohort_id, row = row_no, error = %e, "a cohort user does not open; skipped");
+            let internal = Some(CallResult::InternalError.as_str());
+            set_aside(run, pending, key, user, UserState::Done, internal);
+            Ok(None)
+        }
     }
 }
 

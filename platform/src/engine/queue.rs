@@ -97,6 +97,8 @@ pub(super) mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
+    use crate::engine::state::DialNumber;
+
     use contracts::model::CampaignSpec;
     use serde_json::json;
 
@@ -138,9 +140,8 @@ pub(super) mod tests {
             .enumerate()
             .map(|(i, t)| {
                 let w = Waiting {
-                    cohort_position: 0,
-                    row_no: i as u64 + 1,
                     attempts: 0,
+                    number: DialNumber::NONE,
                 };
                 ((ms(at(t)), i as i64 + 1), w)
             })
@@ -155,6 +156,7 @@ pub(super) mod tests {
             has_stop_files: false,
             ready,
             data: Default::default(),
+            calling: Default::default(),
             pacing: None,
             routing: Routing::default(),
             dirty: false,

@@ -20,15 +20,46 @@ use super::inflight::Inflight;
 use super::writes::WriteBatch;
 use crate::store::WorkspaceRef;
 
-/// A user waiting in a campaign's queue.
+/// A user waiting in a campaign's queue. Its cohort's position and its row are in its
+/// queue order (`campaign_users::queue_seq`), the key it waits under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Waiting {
-    /// The position of the user's cohort among the campaign's admitted cohorts.
-    pub(super) cohort_position: u32,
-    /// The user's row in the cohort.
-    pub(super) row_no: u64,
     /// Dials made so far.
     pub(super) attempts: u32,
+    /// The number the user's last dial called, for a retry to call without reading and
+    /// opening the user's record again (none before the first dial, or after a restart).
+    pub(super) number: DialNumber,
+}
+
+/// A number in E.164 form (`+` and 1 to 15 digits) in 8 bytes: its count of digits in the
+/// top 4 bits, their value below. `NONE` (0) stands for no number, or one not in that
+/// form (it is then read and opened again at each dial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct DialNumber(u64);
+
+impl DialNumber {
+    pub(super) const NONE: DialNumber = DialNumber(0);
+
+    pub(super) fn pack(number: &str) -> DialNumber {
+        match number.strip_prefix('+') {
+            Some(digits)
+                if (1..=15).contains(&digits.len())
+                    && digits.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                let value = digits
+                    .bytes()
+                    .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+                DialNumber((digits.len() as u64) << 60 | value)
+            }
+            _ => DialNumber::NONE,
+        }
+    }
+
+    /// The number as it was packed, if any.
+    pub(super) fn unpack(self) -> Option<String> {
+        let len = (self.0 >> 60) as usize;
+        (len > 0).then(|| format!("+{:0len$}", self.0 & ((1 << 60) - 1)))
+    }
 }
 
 /// A campaign the engine runs.
@@ -50,6 +81,9 @@ pub(super) struct Run {
     /// each dial, so that memory holds a few thousand users' data whatever the campaign's
     /// size (the database holds it all).
     pub(super) data: FxHashMap<i64, UserData>,
+    /// The numbers of the users with a call in progress, by queue order: a user the call's
+    /// end puts back in the queue takes its number along ([`Waiting::number`]).
+    pub(super) calling: FxHashMap<i64, DialNumber>,
     pub(super) pacing: Option<Pacing>,
     pub(super) routing: Routing,
     /// Pacing or routing changed since the last write.
@@ -166,5 +200,35 @@ mod tests {
         assert!(!state.held_in_step);
         state.hold_in_step(&ws, t);
         assert!(state.held_in_step);
+    }
+
+    #[test]
+    fn a_dial_number_keeps_every_digit_of_an_e164_number() {
+        for n in [
+            "+14155550100",
+            "+1",
+            "+007",
+            "+999999999999999",
+            "+100000000000000",
+        ] {
+            assert_eq!(DialNumber::pack(n).unpack().as_deref(), Some(n));
+        }
+        assert_ne!(
+            DialNumber::pack("+14155550100"),
+            DialNumber::pack("+014155550100")
+        );
+        for n in [
+            "",
+            "+",
+            "14155550100",
+            "+1234567890123456",
+            "+1 415",
+            "+1a",
+            "++1",
+        ] {
+            assert_eq!(DialNumber::pack(n), DialNumber::NONE, "{n}");
+        }
+        assert_eq!(DialNumber::NONE.unpack(), None);
+        assert_eq!(std::mem::size_of::<Waiting>(), 16);
     }
 }

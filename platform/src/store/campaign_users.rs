@@ -112,11 +112,7 @@ pub(crate) fn exclude_by_stop_file(
 /// A user waiting for a dial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReadyUser {
-    /// Admission order of the cohort (index into the campaign's admitted cohorts).
-    pub(crate) cohort_position: u32,
-    /// Row in the cohort.
-    pub(crate) row_no: u64,
-    /// Queue order.
+    /// Queue order (the cohort's admission position and the row: [`queue_place`]).
     pub(crate) queue_seq: i64,
     /// Dials so far.
     pub(crate) attempts: u32,
@@ -183,46 +179,33 @@ fn stored_hash(v: ValueRef<'_>) -> [u8; 16] {
 /// The users of a campaign waiting for a dial.
 pub(crate) fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
     let mut stmt = c.prepare_cached(
-        "SELECT queue_seq, row_no, attempts, due_ms FROM campaign_users
+        "SELECT queue_seq, attempts, due_ms FROM campaign_users
          WHERE campaign_id = ?1 AND state = 'ready'",
     )?;
     let rows = stmt
         .query_map(params![campaign_id], |r| {
-            let queue_seq: i64 = r.get(0)?;
             Ok(ReadyUser {
-                cohort_position: (queue_seq >> 32) as u32,
-                row_no: r.get::<_, i64>(1)? as u64,
-                queue_seq,
-                attempts: r.get::<_, i64>(2)? as u32,
-                due_ms: r.get(3)?,
+                queue_seq: r.get(0)?,
+                attempts: r.get::<_, i64>(1)? as u32,
+                due_ms: r.get(2)?,
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
-/// A user at admission: row, queue order, number hash, sealed data.
-pub(crate) type AdmittedRow = (u64, i64, [u8; 16], Box<[u8]>);
-
-/// Every user of a cohort admitted at `position`.
+/// The queue order of every user of a cohort admitted at `position`, in row order (their
+/// records are read at their dials, not here).
 pub(crate) fn admitted_rows(
     c: &Connection,
     cohort_id: &str,
     position: u32,
-) -> Result<Vec<AdmittedRow>, StoreError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT row_no, phone_hash, data FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no",
-    )?;
+) -> Result<Vec<i64>, StoreError> {
+    let mut stmt =
+        c.prepare_cached("SELECT row_no FROM cohort_users WHERE cohort_id = ?1 ORDER BY row_no")?;
     let rows = stmt
         .query_map(params![cohort_id], |r| {
-            let n: i64 = r.get(0)?;
-            let data: Vec<u8> = r.get(2)?;
-            Ok((
-                n as u64,
-                queue_seq(position, n as u64),
-                stored_hash(r.get_ref(1)?),
-                data.into_boxed_slice(),
-            ))
+            Ok(queue_seq(position, r.get::<_, i64>(0)? as u64))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
@@ -240,6 +223,11 @@ pub(crate) struct UserRef<'a> {
 /// The queue order of row `row_no` of the cohort admitted at `position`.
 pub(crate) fn queue_seq(position: u32, row_no: u64) -> i64 {
     (i64::from(position) << 32) + row_no as i64
+}
+
+/// The cohort's position and the row of queue order `seq` ([`queue_seq`]'s inverse).
+pub(crate) fn queue_place(seq: i64) -> (u32, u64) {
+    ((seq >> 32) as u32, (seq & 0xffff_ffff) as u64)
 }
 
 /// The statement of [`set_user`]: prepare it once for many users.

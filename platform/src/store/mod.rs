@@ -158,6 +158,12 @@ const READER_CACHE_MIB: i64 = 8;
 /// The writer's page cache while it appends pages that are not read again (an upload's
 /// chunks, a cohort's users and lookup entries): see [`Store::append_blocking`].
 const APPEND_CACHE_MIB: i64 = 4;
+/// The WAL's length, in pages, at which a commit copies it back into the database (SQLite's
+/// default is 1,000 pages, 4 MiB). At 8,192 (32 MiB) the engine's batches, which update
+/// the same users' pages again and again, copy each page back once per 32 MiB of commits
+/// instead of once per 4 MiB: a campaign's writes cost about 7 % less CPU and 13 % less
+/// time (`engine_campaign`); the WAL file keeps its largest size on disk.
+const WAL_CHECKPOINT_PAGES: i64 = 8_192;
 
 fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
@@ -186,6 +192,7 @@ impl Store {
         let writer = Connection::open(&path)?;
         writer.pragma_update(None, "journal_mode", "WAL")?;
         configure(&writer, WRITER_CACHE_MIB)?;
+        writer.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
         migrations::run(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {

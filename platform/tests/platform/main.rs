@@ -14,6 +14,7 @@ mod ci;
 mod deployments;
 mod durability;
 mod engine;
+mod engine_calls;
 mod errors;
 mod faults;
 mod fuzz;
