@@ -102,10 +102,14 @@ impl Engine {
         ended: Ended,
         report: &mut StepReport,
     ) -> Result<(), EngineError> {
-        let campaign_id = ended.call.campaign_id.clone().unwrap_or_default();
-        let cohort_id = ended.call.cohort_id.clone().unwrap_or_default();
+        let campaign_id = ended
+            .call
+            .campaign_id
+            .clone()
+            .unwrap_or_else(|| Id::from(""));
+        let cohort_id = ended.call.cohort_id.clone().unwrap_or_else(|| Id::from(""));
         let row_no = ended.call.row_no.unwrap_or(0);
-        let spec_status = match state.runs.get(&campaign_id) {
+        let spec_status = match state.runs.get(&*campaign_id) {
             Some(run) => Some((run.spec.clone(), run.status)),
             None => {
                 campaigns::get_any(db.conn()?, &campaign_id)?.map(|r| (Arc::new(r.spec), r.status))
@@ -119,21 +123,21 @@ impl Engine {
         let result = CallResult::classify(ended.outcome, ended.talk, spec.retry.threshold_seconds);
         let attempts = ended.call.retry_attempt + 1;
         // A retry needs a live campaign; a user out of attempts is done either way.
-        let live = state.runs.contains_key(&campaign_id) && !status.is_final();
+        let live = state.runs.contains_key(&*campaign_id) && !status.is_final();
         let (next, cut_short) = decide_retry(&spec, result, attempts, ended.at, live);
         let cid: Id = state
             .runs
-            .get(&campaign_id)
-            .map_or_else(|| Id::from(campaign_id.as_str()), |r| r.id.clone());
-        let seq = match state.runs.get(&campaign_id) {
+            .get(&*campaign_id)
+            .map_or_else(|| campaign_id.clone(), |r| r.id.clone());
+        let seq = match state.runs.get(&*campaign_id) {
             Some(run) => run
                 .cohorts
                 .iter()
-                .position(|k| *k == cohort_id)
+                .position(|k| **k == *cohort_id)
                 .map(|p| p as u32),
             None => campaign_users::admitted_cohorts(db.conn()?, &campaign_id)?
                 .iter()
-                .position(|k| *k == cohort_id)
+                .position(|k| **k == *cohort_id)
                 .map(|p| p as u32),
         }
         .map(|position| campaign_users::queue_seq(position, row_no));
@@ -180,7 +184,7 @@ impl Engine {
         let cached: Option<&[u8]> = left.as_ref().map(|d| &*d.sealed).or_else(|| {
             state
                 .runs
-                .get(&user.campaign_id)
+                .get(&*user.campaign_id)
                 .and_then(|r| r.data.get(&user.seq))
                 .map(|d| &*d.sealed)
         });
@@ -223,10 +227,10 @@ impl Engine {
 /// A campaign call's user at the call's end, and what the call meant for them.
 struct UserCall {
     spec: Arc<CampaignSpec>,
-    campaign_id: String,
+    campaign_id: Id,
     /// The campaign's id as the engine shares it.
     cid: Id,
-    cohort_id: String,
+    cohort_id: Id,
     row_no: u64,
     /// The user's queue order.
     seq: i64,
@@ -285,7 +289,6 @@ fn record_call(pending: &mut WriteBatch, ended: Ended, result: CallResult) {
 /// queue (the webhook needs it).
 fn update_user(state: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Option<UserData> {
     let key = (user.cid.clone(), user.seq);
-    let last_result = Some(user.result.as_str());
     match user.next {
         NextStep::Retry { due, .. } => {
             state.pending.users.insert(
@@ -294,10 +297,9 @@ fn update_user(state: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Opti
                     state: UserState::Ready,
                     attempts: user.attempts,
                     due_ms: ms(due),
-                    last_result,
                 },
             );
-            if let Some(run) = state.runs.get_mut(&user.campaign_id) {
+            if let Some(run) = state.runs.get_mut(&*user.campaign_id) {
                 let number = run.calling.remove(&user.seq).unwrap_or_default();
                 run.ready.insert(
                     (ms(due), user.seq),
@@ -321,10 +323,9 @@ fn update_user(state: &mut State, user: &UserCall, ended: DateTime<Utc>) -> Opti
                     state: user_state,
                     attempts: user.attempts,
                     due_ms: ms(ended),
-                    last_result,
                 },
             );
-            state.runs.get_mut(&user.campaign_id).and_then(|r| {
+            state.runs.get_mut(&*user.campaign_id).and_then(|r| {
                 r.calling.remove(&user.seq);
                 r.data.remove(&user.seq)
             })

@@ -11,8 +11,8 @@ use contracts::wire::{CampaignStatus, CohortCategory};
 use telephony_sim::DialRequest;
 
 use super::batch::BatchDb;
-use super::dialing::{CallResult, campaign_attempt_id};
-use super::state::{DialNumber, Run, RunState, State, UserData, Waiting};
+use super::dialing::campaign_attempt_id;
+use super::state::{DialNumber, Run, RunState, State, UserData, Waiting, lines};
 use super::writes::WriteBatch;
 use super::{Engine, EngineError, Id, StepKeys, StepReport};
 use crate::store::batch::{Connection, UserUpdate};
@@ -68,7 +68,7 @@ fn read_ahead(c: &Connection, run: &mut Run, first: i64) -> Result<(), StoreErro
     let cohorts = &run.cohorts;
     let rows: Vec<(&str, u64, i64)> = want
         .iter()
-        .filter_map(|&(p, row, seq)| Some((cohorts.get(p as usize)?.as_str(), row, seq)))
+        .filter_map(|&(p, row, seq)| Some((&**cohorts.get(p as usize)?, row, seq)))
         .collect();
     for (seq, phone_hash, sealed) in campaign_users::users_data(c, &rows)? {
         run.data.entry(seq).or_insert_with(|| UserData {
@@ -77,6 +77,21 @@ fn read_ahead(c: &Connection, run: &mut Run, first: i64) -> Result<(), StoreErro
         });
     }
     Ok(())
+}
+
+/// An outcome's text, shared by every call with that outcome.
+fn outcome_text(outcome: telephony_sim::Outcome) -> Id {
+    static TEXTS: std::sync::LazyLock<Vec<(telephony_sim::Outcome, Id)>> =
+        std::sync::LazyLock::new(|| {
+            telephony_sim::Outcome::ALL
+                .iter()
+                .map(|&o| (o, Id::from(o.as_str())))
+                .collect()
+        });
+    TEXTS
+        .iter()
+        .find(|(o, _)| *o == outcome)
+        .map_or_else(|| Id::from(outcome.as_str()), |(_, text)| text.clone())
 }
 
 /// Whether the dial of a waiting user reads and opens its record: a retry calls the number
@@ -130,7 +145,7 @@ impl Engine {
             if run.status != rec.status && rec.status == CampaignStatus::Paused {
                 run.pacing = None;
             }
-            run.spec = Arc::new(rec.spec);
+            run.set_spec(rec.spec);
             run.status = rec.status;
             run.updated_ms = ms(rec.updated_at);
             run.routing.fit(&run.spec.connections);
@@ -140,7 +155,10 @@ impl Engine {
         let saved: RunState = campaigns::engine_state(c, id)?
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
-        let cohorts = campaign_users::admitted_cohorts(c, id)?;
+        let cohorts = campaign_users::admitted_cohorts(c, id)?
+            .into_iter()
+            .map(Id::from)
+            .collect();
         let mut ready = BTreeMap::new();
         for u in campaign_users::ready_users(c, id)? {
             ready.insert(
@@ -162,9 +180,10 @@ impl Engine {
             id.to_string(),
             Run {
                 id: Id::from(id),
-                ws: rec.ws,
+                ws: Arc::new(rec.ws),
                 updated_ms: ms(rec.updated_at),
                 status: rec.status,
+                lines: lines(&rec.spec),
                 spec: Arc::new(rec.spec),
                 cohorts,
                 has_stop_files,
@@ -191,7 +210,7 @@ impl Engine {
             return Ok(());
         };
         for (cohort_id, stop_file, at) in campaign_users::completed_campaign_cohorts(c, id)? {
-            if run.cohorts.contains(&cohort_id) {
+            if run.cohorts.iter().any(|k| **k == *cohort_id) {
                 continue;
             }
             let position = run.cohorts.len() as u32;
@@ -199,7 +218,7 @@ impl Engine {
                 campaign_users::admit_stop_file(c, id, &cohort_id, position, at)?;
                 run.has_stop_files = true;
                 campaign_users::exclude_by_stop_file(c, id, &cohort_id)?;
-                run.cohorts.push(cohort_id);
+                run.cohorts.push(Id::from(cohort_id));
                 drop_excluded(c, run)?;
             } else {
                 campaign_users::admit_cohort(c, id, &cohort_id, position, at)?;
@@ -212,11 +231,11 @@ impl Engine {
                         },
                     );
                 }
-                run.cohorts.push(cohort_id);
+                run.cohorts.push(Id::from(cohort_id));
                 if run.has_stop_files {
                     // Users already in a stop file never enter the queue.
                     for (stop, is_stop, _) in campaign_users::completed_campaign_cohorts(c, id)? {
-                        if is_stop && run.cohorts.contains(&stop) {
+                        if is_stop && run.cohorts.iter().any(|k| **k == *stop) {
                             campaign_users::exclude_by_stop_file(c, id, &stop)?;
                         }
                     }
@@ -298,37 +317,37 @@ impl Engine {
         run.take_slot(t);
         let (ci, ni) = run.routing.pick(&run.spec.connections);
         run.dirty = true;
-        let conn = &run.spec.connections[ci];
-        let from = conn.phone_numbers[ni].to_string();
+        let (connection_id, numbers) = &run.lines[ci];
+        let from = &numbers[ni];
         let attempt_id = campaign_attempt_id(self.seed, id, &cohort_id, row_no, user.attempts, t);
         let result = self.telephony.dial(&DialRequest {
             attempt_id: attempt_id.clone(),
-            from: from.clone(),
+            from: from.to_string(),
             to: phone_number,
             at: t,
             attempt_index: user.attempts,
         });
         let ends = result.ends_at(t);
+        let aid = Id::from(attempt_id);
         let call = calls::Call {
-            id: attempt_id.clone(),
+            id: aid.clone(),
             kind: CallKind::Campaign,
             ws: run.ws.clone(),
             status: CallStatus::Calling,
             payload: Vec::new(),
-            campaign_id: Some(id.to_string()),
+            campaign_id: Some(run.id.clone()),
             cohort_id: Some(cohort_id),
             row_no: Some(row_no),
             retry_attempt: user.attempts,
             dialed_at: Some(t),
             ends_at: Some(ends),
-            outcome: Some(result.outcome.as_str().to_string()),
+            outcome: Some(outcome_text(result.outcome)),
             failure_reason: result.failure_reason,
             talk_ms: Some(result.talk.num_milliseconds()),
-            connection_id: Some(conn.connection_id.clone()),
-            agent_number: Some(from),
+            connection_id: Some(connection_id.clone()),
+            agent_number: Some(from.clone()),
             created_at: t,
         };
-        let aid = Id::from(attempt_id.as_str());
         state.calls.push(Reverse((ms(ends), aid.clone())));
         state.pending.dialled.insert(aid.clone());
         state.pending.users.insert(
@@ -337,7 +356,6 @@ impl Engine {
                 state: UserState::Calling,
                 attempts: user.attempts + 1,
                 due_ms: key.0,
-                last_result: None,
             },
         );
         state.inflight.insert(aid, call);
@@ -375,15 +393,14 @@ fn open_record(
         },
     };
     if run.has_stop_files && cohort_store::in_stop_file(db.conn()?, &run.id, &data.phone_hash)? {
-        set_aside(run, pending, key, user, UserState::Excluded, None);
+        set_aside(run, pending, key, user, UserState::Excluded);
         return Ok(None);
     }
     match cohort_store::open_phone_number(keys, cohort_id, row_no, &data.sealed) {
         Ok(number) => Ok(Some(number)),
         Err(e) => {
             tracing::error!(campaign = %run.id, cohort = %cohort_id, row = row_no, error = %e, "a cohort user does not open; skipped");
-            let internal = Some(CallResult::InternalError.as_str());
-            set_aside(run, pending, key, user, UserState::Done, internal);
+            set_aside(run, pending, key, user, UserState::Done);
             Ok(None)
         }
     }
@@ -397,7 +414,6 @@ fn set_aside(
     (due_ms, seq): (i64, i64),
     user: Waiting,
     state: UserState,
-    last_result: Option<&'static str>,
 ) {
     run.data.remove(&seq);
     pending.users.insert(
@@ -406,7 +422,6 @@ fn set_aside(
             state,
             attempts: user.attempts,
             due_ms,
-            last_result,
         },
     );
 }

@@ -64,7 +64,7 @@ pub(crate) fn outbound_event(
         Outcome::Failed | Outcome::ProviderError | Outcome::InternalError => CallStatus::Failed,
     };
     let event = OutboundCallEvent {
-        attempt_id: call.id.clone(),
+        attempt_id: call.id.to_string(),
         status,
         channel_info: ChannelInfo {
             channel_type: "telephony".into(),
@@ -122,9 +122,9 @@ pub(crate) fn campaign_event(
     let event = CampaignCallEvent {
         app_id: spec.app_id.clone(),
         app_version: spec.app_version,
-        attempt_id: call.id.clone(),
+        attempt_id: call.id.to_string(),
         campaign_id: campaign_id.to_string(),
-        cohort_id: call.cohort_id.clone().unwrap_or_default(),
+        cohort_id: call.cohort_id.as_deref().unwrap_or_default().to_string(),
         completion_status: result.completion(),
         connectivity_status: result.connectivity(),
         next_action_status: match next {
@@ -134,7 +134,7 @@ pub(crate) fn campaign_event(
         failure_reason: failure_reason(call, result),
         user_identifier: person.and_then(|p| p.user_identifier.clone()),
         user_phone_number: person.map(|p| p.phone_number.clone()).unwrap_or_default(),
-        agent_phone_number: call.agent_number.clone().unwrap_or_default(),
+        agent_phone_number: call.agent_number.as_deref().unwrap_or_default().to_string(),
         duration: connected.then(|| seconds(talk)),
         interaction_id: connected.then(|| interaction_id(seed, &call.id)),
         retry_attempt: call.retry_attempt,

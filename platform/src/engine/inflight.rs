@@ -25,7 +25,7 @@ impl Inflight {
 
     /// Records a call in progress (replacing any earlier record of it).
     pub(super) fn insert(&mut self, id: Id, call: calls::Call) {
-        *self.per_ws.entry(call.ws.clone()).or_default() += 1;
+        *self.per_ws.entry((*call.ws).clone()).or_default() += 1;
         if let Some(old) = self.calls.insert(id, call) {
             self.forget_ws(&old.ws);
         }
@@ -63,7 +63,7 @@ mod tests {
             ..calls::Call::queued(
                 id.into(),
                 crate::store::states::CallKind::Outbound,
-                WorkspaceRef::new("o", ws),
+                WorkspaceRef::new("o", ws).into(),
                 Vec::new(),
                 chrono::DateTime::UNIX_EPOCH,
             )

@@ -177,7 +177,7 @@ impl Engine {
     pub(crate) fn workspaces(&self) -> Result<Vec<WorkspaceRef>, EngineError> {
         let mut state = self.lock();
         self.sync(&mut state)?;
-        let mut out: Vec<WorkspaceRef> = state.runs.values().map(|r| r.ws.clone()).collect();
+        let mut out: Vec<WorkspaceRef> = state.runs.values().map(|r| (*r.ws).clone()).collect();
         // Calls in progress from memory (reading them all from the database at every step
         // cost time and filled the page caches in proportion to the calls in progress), queued
         // work and open inbound calls of any workspace from the database (few, and indexed).
@@ -308,7 +308,7 @@ impl Engine {
             if !state.loaded {
                 for mut call in calls::calls_in_progress(tx)? {
                     let ends = call.ends_at.map_or(0, ms);
-                    let id = Id::from(call.id.as_str());
+                    let id = call.id.clone();
                     state.calls.push(Reverse((ends, id.clone())));
                     call.payload = Vec::new();
                     state.inflight.insert(id, call);

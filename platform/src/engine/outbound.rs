@@ -100,11 +100,13 @@ impl Engine {
                 status: CallStatus::Calling,
                 dialed_at: Some(t),
                 ends_at: Some(ends),
-                outcome: Some(result.outcome.as_str().to_string()),
+                outcome: Some(Id::from(result.outcome.as_str())),
                 failure_reason: result.failure_reason.clone(),
                 talk_ms: Some(result.talk.num_milliseconds()),
-                connection_id: Some(request.app_config.connection_config.connection_id.clone()),
-                agent_number: Some(from),
+                connection_id: Some(Id::from(
+                    request.app_config.connection_config.connection_id.as_str(),
+                )),
+                agent_number: Some(Id::from(from)),
                 // Read back from the database when the call ends.
                 payload: Vec::new(),
                 ..call

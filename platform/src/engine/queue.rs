@@ -148,7 +148,8 @@ pub(super) mod tests {
             .collect();
         Run {
             id: Id::from(id),
-            ws: WorkspaceRef::new("org", "ws"),
+            ws: Arc::new(WorkspaceRef::new("org", "ws")),
+            lines: crate::engine::state::lines(&spec()),
             spec: Arc::new(spec()),
             status,
             updated_ms: 0,

@@ -66,13 +66,16 @@ impl DialNumber {
 #[derive(Debug)]
 pub(super) struct Run {
     pub(super) id: Id,
-    pub(super) ws: WorkspaceRef,
+    pub(super) ws: Arc<WorkspaceRef>,
     pub(super) spec: Arc<CampaignSpec>,
+    /// The spec's connections as the dials record them: each connection's id and its
+    /// numbers, as shared texts ([`Run::set_spec`] keeps them in step with `spec`).
+    pub(super) lines: Vec<(Id, Vec<Id>)>,
     pub(super) status: CampaignStatus,
     /// The campaign row's `updated_at` when loaded: a change through the API reloads it.
     pub(super) updated_ms: i64,
     /// Admitted cohorts by position.
-    pub(super) cohorts: Vec<String>,
+    pub(super) cohorts: Vec<Id>,
     pub(super) has_stop_files: bool,
     /// Users waiting, by (due ms, queue order).
     pub(super) ready: BTreeMap<(i64, i64), Waiting>,
@@ -94,6 +97,12 @@ pub(super) struct Run {
 }
 
 impl Run {
+    /// Takes in a campaign's spec (at its load, or a change through the API).
+    pub(super) fn set_spec(&mut self, spec: CampaignSpec) {
+        self.lines = lines(&spec);
+        self.spec = Arc::new(spec);
+    }
+
     /// Rule 2: takes the pace's slot for a dial at `t` (the time [`super::queue::next_dial`]
     /// chose): the next slot when `t` is it, else a new epoch at `t` (the run was idle: no
     /// user due, window closed, paused, held), so an idle spell never turns into a burst.
@@ -110,6 +119,21 @@ impl Run {
             },
         });
     }
+}
+
+/// The connections of `spec` as [`Run::lines`] holds them.
+pub(super) fn lines(spec: &CampaignSpec) -> Vec<(Id, Vec<Id>)> {
+    spec.connections
+        .iter()
+        .map(|c| {
+            let numbers = c
+                .phone_numbers
+                .iter()
+                .map(|n| Id::from(n.to_string()))
+                .collect();
+            (Id::from(c.connection_id.as_str()), numbers)
+        })
+        .collect()
 }
 
 /// A user's number hash and sealed record.

@@ -46,7 +46,13 @@ pub(crate) async fn create(
         &calls::payload_context(&id),
         &serde_json::to_vec(&request).expect("wire types serialise"),
     );
-    let queued = Call::queued(id.clone(), KIND, who.ws.clone(), payload, now);
+    let queued = Call::queued(
+        id.as_str().into(),
+        KIND,
+        who.ws.clone().into(),
+        payload,
+        now,
+    );
     app.store
         .write(move |c| calls::insert_queued(c, &queued))
         .await?;

@@ -110,8 +110,6 @@ pub(crate) struct UserUpdate {
     pub(crate) attempts: u32,
     /// When the next dial is due (or when the user finished), Unix ms.
     pub(crate) due_ms: i64,
-    /// The last call's result; `None` keeps the stored one.
-    pub(crate) last_result: Option<&'static str>,
 }
 
 /// Sets many campaign users' rows with one prepared statement.
@@ -121,14 +119,7 @@ pub(crate) fn set_users<'a>(
 ) -> Result<(), StoreError> {
     let mut stmt = c.prepare_cached(SET_USER)?;
     for (user, w) in users {
-        set_user(
-            &mut stmt,
-            &user,
-            w.state,
-            w.attempts,
-            w.due_ms,
-            w.last_result,
-        )?;
+        set_user(&mut stmt, &user, w.state, w.attempts, w.due_ms)?;
     }
     Ok(())
 }

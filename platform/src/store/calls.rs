@@ -6,6 +6,8 @@
 //! the user's number and variables) is a sealed blob bound to [`payload_context`]; the store
 //! moves it sealed and never opens it.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Row, Statement, params};
 
@@ -21,21 +23,25 @@ pub(crate) fn payload_context(id: &str) -> String {
 /// ended. The one row type of the table: the outbound service stores a queued call with
 /// [`insert_queued`], the engine the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its texts are shared (`Arc`): the engine makes one per dial from values its campaign
+/// holds, and keeps it in memory until the call ends, so a copy costs a count, not an
+/// allocation.
 pub(crate) struct Call {
     /// The attempt id.
-    pub(crate) id: String,
+    pub(crate) id: Arc<str>,
     /// A campaign dial or an instant outbound call.
     pub(crate) kind: CallKind,
     /// Its workspace.
-    pub(crate) ws: WorkspaceRef,
+    pub(crate) ws: Arc<WorkspaceRef>,
     /// Queued, calling or ended.
     pub(crate) status: CallStatus,
     /// Sealed request (instant outbound) or empty.
     pub(crate) payload: Vec<u8>,
     /// The campaign, cohort and row of a campaign dial.
-    pub(crate) campaign_id: Option<String>,
+    pub(crate) campaign_id: Option<Arc<str>>,
     /// See `campaign_id`.
-    pub(crate) cohort_id: Option<String>,
+    pub(crate) cohort_id: Option<Arc<str>>,
     /// See `campaign_id`.
     pub(crate) row_no: Option<u64>,
     /// 0 for a first dial.
@@ -45,15 +51,15 @@ pub(crate) struct Call {
     /// When it ends.
     pub(crate) ends_at: Option<DateTime<Utc>>,
     /// The telephony outcome.
-    pub(crate) outcome: Option<String>,
+    pub(crate) outcome: Option<Arc<str>>,
     /// The telephony's failure reason.
     pub(crate) failure_reason: Option<String>,
     /// Talk time in ms.
     pub(crate) talk_ms: Option<i64>,
     /// The connection used.
-    pub(crate) connection_id: Option<String>,
+    pub(crate) connection_id: Option<Arc<str>>,
     /// The number called from.
-    pub(crate) agent_number: Option<String>,
+    pub(crate) agent_number: Option<Arc<str>>,
     /// When it was created.
     pub(crate) created_at: DateTime<Utc>,
 }
@@ -61,9 +67,9 @@ pub(crate) struct Call {
 impl Call {
     /// A call waiting for the engine: nothing dialled yet, created at `at`.
     pub(crate) fn queued(
-        id: String,
+        id: Arc<str>,
         kind: CallKind,
-        ws: WorkspaceRef,
+        ws: Arc<WorkspaceRef>,
         payload: Vec<u8>,
         at: DateTime<Utc>,
     ) -> Call {
@@ -96,7 +102,10 @@ fn read_call(r: &Row<'_>) -> rusqlite::Result<Call> {
     Ok(Call {
         id: r.get(0)?,
         kind: r.get(1)?,
-        ws: WorkspaceRef::new(r.get::<_, String>(2)?, r.get::<_, String>(3)?),
+        ws: Arc::new(WorkspaceRef::new(
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+        )),
         status: r.get(4)?,
         payload: r.get(5)?,
         campaign_id: r.get(6)?,
@@ -370,9 +379,9 @@ mod tests {
         let at = Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap()
             + chrono::Duration::seconds(i as i64);
         Call {
-            id: format!("att-{i:04}"),
+            id: format!("att-{i:04}").into(),
             kind: CallKind::Campaign,
-            ws: WorkspaceRef::new("org", "ws"),
+            ws: WorkspaceRef::new("org", "ws").into(),
             status: CallStatus::Calling,
             payload: Vec::new(),
             campaign_id: Some("camp-1".into()),
@@ -452,7 +461,7 @@ mod tests {
         let queued = Call::queued(
             "att-q".into(),
             CallKind::Outbound,
-            WorkspaceRef::new("org", "ws"),
+            WorkspaceRef::new("org", "ws").into(),
             vec![1, 2, 3],
             at,
         );

@@ -231,7 +231,7 @@ pub(crate) fn queue_place(seq: i64) -> (u32, u64) {
 }
 
 /// The statement of [`set_user`]: prepare it once for many users.
-pub(crate) const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5, last_result = COALESCE(?6, last_result)
+pub(crate) const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5
          WHERE campaign_id = ?1 AND queue_seq = ?2";
 
 /// Sets a user's state after a dial or a call, with the statement [`SET_USER`].
@@ -241,15 +241,13 @@ pub(crate) fn set_user(
     state: UserState,
     attempts: u32,
     due_ms: i64,
-    last_result: Option<&str>,
 ) -> Result<(), StoreError> {
     stmt.execute(params![
         user.campaign_id,
         user.queue_seq,
         state,
         i64::from(attempts),
-        due_ms,
-        last_result
+        due_ms
     ])?;
     Ok(())
 }

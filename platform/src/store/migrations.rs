@@ -281,6 +281,12 @@ const MIGRATIONS: &[&str] = &[
     // status actions taken, from which the status changes are told again, and the ended
     // dials counted by the minute they were dialled and their result.
     super::activity::MIGRATION,
+    // 7: `campaign_users.last_result` goes: nothing read it, and the engine rewrote it at
+    // every call's end (the results are counted in `campaign_results` and kept per call in
+    // `attempts`).
+    r#"
+    ALTER TABLE campaign_users DROP COLUMN last_result;
+    "#,
 ];
 
 /// Brings the schema up to date.
@@ -343,5 +349,36 @@ mod tests {
             )
             .unwrap();
         assert_eq!(index, 0);
+    }
+
+    #[test]
+    fn migration_7_drops_last_result_and_keeps_every_user() {
+        let c = Connection::open_in_memory().unwrap();
+        for (i, sql) in MIGRATIONS[..6].iter().enumerate() {
+            c.execute_batch(sql).unwrap();
+            c.pragma_update(None, "user_version", i as i64 + 1).unwrap();
+        }
+        c.execute_batch(
+            "INSERT INTO campaign_users VALUES ('cmp-1', 1, 'coh-1', 1, 'done', 2, 5, 'busy'),
+                                               ('cmp-1', 2, 'coh-1', 2, 'ready', 1, 7, NULL);",
+        )
+        .unwrap();
+        run(&c).unwrap();
+        let rows: Vec<(i64, String, i64, i64)> = c
+            .prepare("SELECT * FROM campaign_users ORDER BY queue_seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(1)?, r.get(4)?, r.get(5)?, r.get(6)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows, [(1, "done".into(), 2, 5), (2, "ready".into(), 1, 7)]);
+        let columns: i64 = c
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('campaign_users')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(columns, 7);
     }
 }
