@@ -133,6 +133,8 @@ pub enum StoreLocation {
 
 struct Inner {
     writer: Mutex<Connection>,
+    /// The writer's page cache size, MiB (see [`Tuning`]).
+    writer_cache_mib: i64,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     location: StoreLocation,
@@ -153,8 +155,35 @@ impl fmt::Debug for Store {
 }
 
 const READERS: usize = 4;
-const WRITER_CACHE_MIB: i64 = 32;
-const READER_CACHE_MIB: i64 = 8;
+
+/// How a database's connections are set up.
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    /// The writer's page cache, MiB: large, for the engine and cohort processing touch many
+    /// pages per transaction.
+    writer_cache_mib: i64,
+    /// Each reader's page cache, MiB.
+    reader_cache_mib: i64,
+    /// SQLite's `synchronous`: `NORMAL` (in WAL mode a commit survives a crash of the
+    /// process; only a power loss may lose the last ones) or `OFF` (nothing is flushed to
+    /// the disk: for a file thrown away after the run).
+    synchronous: &'static str,
+}
+
+/// [`Store::open`]'s.
+const KEPT: Tuning = Tuning {
+    writer_cache_mib: 32,
+    reader_cache_mib: 8,
+    synchronous: "NORMAL",
+};
+
+/// [`Store::open_throwaway`]'s: a quarter of the caches (the 1,000,000-user run of
+/// `scenarios/benches/million.toml` peaks 23 MB lower, and runs no slower), no flushes.
+const THROWAWAY: Tuning = Tuning {
+    writer_cache_mib: 8,
+    reader_cache_mib: 2,
+    synchronous: "OFF",
+};
 /// The writer's page cache while it appends pages that are not read again (an upload's
 /// chunks, a cohort's users and lookup entries): see [`Store::append_blocking`].
 const APPEND_CACHE_MIB: i64 = 4;
@@ -165,13 +194,12 @@ const APPEND_CACHE_MIB: i64 = 4;
 /// time (`engine_campaign`); the WAL file keeps its largest size on disk.
 const WAL_CHECKPOINT_PAGES: i64 = 8_192;
 
-fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
+fn configure(conn: &Connection, cache_mib: i64, synchronous: &str) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    // Page cache per connection (negative: KiB). The writer's is large: the engine and
-    // cohort processing touch many pages per transaction.
+    // Page cache per connection (negative: KiB).
     conn.pragma_update(None, "cache_size", -cache_mib * 1024)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "synchronous", synchronous)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.set_prepared_statement_cache_capacity(64);
     // The query planner stability guarantee: plans do not depend on bound values. Without
@@ -188,10 +216,22 @@ fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
 impl Store {
     /// Opens (creating and migrating as needed) the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        let path = path.as_ref().to_path_buf();
+        Store::open_tuned(path.as_ref(), KEPT)
+    }
+
+    /// Opens (creating) a database at `path` that is deleted after one run, as `harness
+    /// run`'s temporary file is: smaller page caches, and nothing flushed to the disk (a
+    /// crash of the machine may leave the file corrupt, which does not matter for a file
+    /// nobody opens again).
+    pub fn open_throwaway(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        Store::open_tuned(path.as_ref(), THROWAWAY)
+    }
+
+    fn open_tuned(path: &Path, tuning: Tuning) -> Result<Store, StoreError> {
+        let path = path.to_path_buf();
         let writer = Connection::open(&path)?;
         writer.pragma_update(None, "journal_mode", "WAL")?;
-        configure(&writer, WRITER_CACHE_MIB)?;
+        configure(&writer, tuning.writer_cache_mib, tuning.synchronous)?;
         writer.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
         migrations::run(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
@@ -205,12 +245,12 @@ impl Store {
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX
                     | OpenFlags::SQLITE_OPEN_URI,
             )?;
-            configure(&r, READER_CACHE_MIB)?;
+            configure(&r, tuning.reader_cache_mib, tuning.synchronous)?;
             r.pragma_update(None, "query_only", "ON")?;
             readers.push(Mutex::new(r));
         }
         Ok(Store::from_parts(
-            writer,
+            (writer, tuning.writer_cache_mib),
             readers,
             StoreLocation::File(path),
         ))
@@ -219,19 +259,24 @@ impl Store {
     /// A fresh in-memory database (one connection; for tests and throwaway runs).
     pub(crate) fn in_memory() -> Result<Store, StoreError> {
         let writer = Connection::open_in_memory()?;
-        configure(&writer, WRITER_CACHE_MIB)?;
+        configure(&writer, KEPT.writer_cache_mib, KEPT.synchronous)?;
         migrations::run(&writer)?;
-        Ok(Store::from_parts(writer, Vec::new(), StoreLocation::Memory))
+        Ok(Store::from_parts(
+            (writer, KEPT.writer_cache_mib),
+            Vec::new(),
+            StoreLocation::Memory,
+        ))
     }
 
     fn from_parts(
-        writer: Connection,
+        (writer, writer_cache_mib): (Connection, i64),
         readers: Vec<Mutex<Connection>>,
         location: StoreLocation,
     ) -> Store {
         Store {
             inner: Arc::new(Inner {
                 writer: Mutex::new(writer),
+                writer_cache_mib,
                 readers,
                 next_reader: AtomicUsize::new(0),
                 location,
@@ -303,7 +348,8 @@ impl Store {
         let out = f(&mut conn);
         // What `f` committed stays committed: a failure to restore the cache only costs
         // speed, so it is logged rather than reported as the append's failure.
-        if let Err(e) = conn.pragma_update(None, "cache_size", -WRITER_CACHE_MIB * 1024) {
+        if let Err(e) = conn.pragma_update(None, "cache_size", -self.inner.writer_cache_mib * 1024)
+        {
             tracing::warn!(error = %e, "could not restore the writer's page cache size");
         }
         out

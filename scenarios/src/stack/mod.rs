@@ -335,7 +335,15 @@ impl Stack {
         });
 
         // The platform.
-        let app = app::build(&config, &sim, &shared, None, (&kms, &workspace))?;
+        // A temporary file is deleted with the stack: it is opened with smaller caches and
+        // without flushes ([`Store::open_throwaway`]).
+        let throwaway = match (&database, &db_path) {
+            (StackDatabase::Temporary, Some(path)) => {
+                Some(Store::open_throwaway(path).map_err(|e| StackError::Platform(e.to_string()))?)
+            }
+            _ => None,
+        };
+        let app = app::build(&config, &sim, &shared, throwaway, (&kms, &workspace))?;
         let memory_store = (database == StackDatabase::Memory).then(|| app.store.clone());
         let platform = Platform::from_config(app).map_err(StackError::Platform)?;
         let telephony = platform.driver.engine().telephony().clone();
