@@ -1,41 +1,47 @@
-//! `GET .../deployments?limit=20` on loopback with keep-alive: requests per second and
-//! latency percentiles of the platform with the request journal off and on, against its
-//! floor measured in the same process: a static warp server answering the same bytes (the
-//! platform's own answer, read once) on the same path. Then the process's memory over a long
-//! run with the journal on.
+//! `GET .../deployments?limit=20` on loopback with keep-alive: the platform with the request
+//! journal off and on, against its floor measured in the same process: a static warp server
+//! answering the same bytes (the platform's own answer, read once) on the same path. Each
+//! round drives the three servers twice ([`http_load`]): saturated (closed loop: the
+//! throughput, and latencies that only restate it), then all three at one fixed rate (open
+//! loop, as wrk2: latency from each request's intended send time, so a stall is charged for
+//! every request it delays), which is where latencies compare. Then the process's memory
+//! over a long run with the journal on.
 //!
 //! Run with `cargo bench -p platform --bench deployments_list`. Options (environment):
-//! `BENCH_REQUESTS` (default 200,000 requests to each server per round), `BENCH_ROUNDS`
-//! (default 3 rounds of the three servers, in an order that rotates), `BENCH_ON_CAPACITY`
-//! (the journal's capacity on the journal-on server, default 10,000; 0 makes it alike the
-//! journal-off one, to see the noise of the method), `BENCH_CONNECTIONS` (default 32),
-//! `BENCH_DEPLOYMENTS` (default 500), `BENCH_MEMORY_REQUESTS` (default 1,000,000; 0 skips
-//! the memory run), `BENCH_PAGE` (the page size, default 20: an answer of about 12 KiB; 5:
-//! about 3 KiB), `BENCH_RESPONSE_BODIES` (`all`: the journal keeps every answer's body,
-//! redacted, when within its 8 KiB limit; by default only failed answers' bodies),
-//! `BENCH_MICRO` (N: time the journal's own work for N requests, without the network, and
-//! stop), `BENCH_JSON=FILE` (append the report to FILE as a JSON line). The load generator
-//! runs in the same process (a minimal HTTP/1.1 client on raw sockets, so that it costs the
-//! servers as little CPU as possible); on a 2-core machine client and server share the
-//! cores, so the figures are lower bounds, and the CPU time is the whole process's.
+//! `BENCH_REQUESTS` (default 200,000 requests to each server per phase), `BENCH_ROUNDS`
+//! (default 3 rounds of the three servers, in an order that rotates), `BENCH_RATE` (the
+//! fixed rate, requests/s; by default `BENCH_RATE_FRACTION`, 0.5, of the static server's
+//! saturated throughput in the same round), `BENCH_ON_CAPACITY` (the journal's capacity on
+//! the journal-on server, default 10,000; 0 makes it alike the journal-off one, to see the
+//! noise of the method), `BENCH_CONNECTIONS` (default 32), `BENCH_DEPLOYMENTS` (default
+//! 500), `BENCH_MEMORY_REQUESTS` (default 1,000,000; 0 skips the memory run), `BENCH_PAGE`
+//! (the page size, default 20: an answer of about 12 KiB; 5: about 3 KiB),
+//! `BENCH_RESPONSE_BODIES` (`all`: the journal keeps every answer's body, redacted, when
+//! within its 8 KiB limit; by default only failed answers' bodies), `BENCH_MICRO` (N: time
+//! the journal's own work for N requests, without the network, and stop),
+//! `BENCH_JSON=FILE` (append the report to FILE as a JSON line). The load generator runs in
+//! the same process (a minimal HTTP/1.1 client on raw sockets, so that it costs the servers
+//! as little CPU as possible); on a 2-core machine client and server share the cores, so the
+//! figures are lower bounds, and the CPU time is the whole process's.
 //!
-//! The report's `wall_s` is the time of one round's requests to the platform with the
-//! journal on, `reference_wall_s` the static server's for as many: the ratio is the
-//! inverse of the throughput ratio (target: at most 2, that is at least half the static
-//! server's throughput, with a p99 latency no worse).
+//! The report's `wall_s` is the time of one round's saturated requests to the platform with
+//! the journal on, `reference_wall_s` the static server's for as many: the ratio is the
+//! inverse of the throughput ratio. Target: at least half the static server's throughput
+//! (a ratio of at most 2), and a p99 at the fixed rate no worse than the static server's:
+//! the median over the rounds of the ratio journal on / static, each round's own, at most
+//! 1.0. Not judged when the load generator's scheduler fell behind.
 
 #[path = "support/bench.rs"]
 mod bench;
+#[path = "support/http_load.rs"]
+mod http_load;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use bench::{Figures, Round, Took, cpu_seconds, env, peak_rss_mb, reset_peak, rss_mb};
+use bench::{Figures, Round, cpu_seconds, env, env_f64, peak_rss_mb, reset_peak, rss_mb};
 use contracts::clock::Stopwatch;
+use http_load::{Load, Paced, percentile_ms};
 use platform::App;
 use platform::config::{ApiKeyConfig, PlatformConfig};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use serde_json::json;
 
 fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -105,62 +111,6 @@ fn request(addr: std::net::SocketAddr) -> String {
     format!(
         "GET /api/app-authoring/v1/orgs/org/workspaces/ws/deployments?limit={page}&offset=40 HTTP/1.1\r\nHost: {addr}\r\nX-API-Key: bench-key\r\n\r\n"
     )
-}
-
-/// The requests to one server in one round.
-struct Load {
-    /// Wall and CPU time of the round (the whole process: client and servers), and its
-    /// peak memory.
-    took: Took,
-    /// Each request's latency in microseconds, sorted.
-    latencies: Vec<u32>,
-}
-
-impl Load {
-    fn rps(&self) -> f64 {
-        self.latencies.len() as f64 / self.took.wall_s
-    }
-
-    fn cpu_us_per_request(&self) -> f64 {
-        self.took.cpu_s * 1e6 / self.latencies.len() as f64
-    }
-}
-
-/// `requests` requests over `connections` keep-alive connections.
-async fn load(addr: std::net::SocketAddr, connections: usize, requests: Option<u64>) -> Load {
-    let left = Arc::new(AtomicU64::new(requests.unwrap_or(u64::MAX)));
-    let req = request(addr);
-    // Warm up the connection path.
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    for _ in 0..200 {
-        roundtrip(&mut s, req.as_bytes()).await;
-    }
-    let phase = bench::Phase::start();
-    let mut tasks = Vec::new();
-    for _ in 0..connections {
-        let (left, req) = (left.clone(), req.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut s = TcpStream::connect(addr).await.unwrap();
-            s.set_nodelay(true).unwrap();
-            let mut latencies = Vec::with_capacity(100_000);
-            while left
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                .is_ok()
-            {
-                let sw = Stopwatch::start();
-                roundtrip(&mut s, req.as_bytes()).await;
-                latencies.push(sw.elapsed().as_micros() as u32);
-            }
-            latencies
-        }));
-    }
-    let mut latencies = Vec::new();
-    for t in tasks {
-        latencies.extend(t.await.unwrap());
-    }
-    let took = phase.end();
-    latencies.sort_unstable();
-    Load { took, latencies }
 }
 
 /// The journal's own work for one request, without the network: resolving the request,
@@ -258,18 +208,18 @@ async fn page(addr: std::net::SocketAddr) -> bytes::Bytes {
     r.bytes().await.unwrap()
 }
 
-/// The latency at percentile `p` of a round, in ms.
-fn percentile(r: &Load, p: f64) -> f64 {
-    r.latencies[((r.latencies.len() as f64 * p) as usize).min(r.latencies.len() - 1)] as f64
-        / 1000.0
-}
-
 async fn run(cores: usize) {
     let requests = env("BENCH_REQUESTS", 200_000);
     let rounds = env("BENCH_ROUNDS", 3).max(1) as usize;
     let connections = env("BENCH_CONNECTIONS", 32) as usize;
     let deployments = env("BENCH_DEPLOYMENTS", 500) as usize;
     let memory_requests = env("BENCH_MEMORY_REQUESTS", 1_000_000);
+    let fixed_rate = Some(env_f64("BENCH_RATE", 0.0)).filter(|r| *r > 0.0);
+    let rate_fraction = env_f64("BENCH_RATE_FRACTION", 0.5);
+    assert!(
+        fixed_rate.is_some() || (rate_fraction > 0.0 && rate_fraction.is_finite()),
+        "BENCH_RATE_FRACTION must be above 0"
+    );
     let off = serve(0, deployments).await;
     let on_capacity = env(
         "BENCH_ON_CAPACITY",
@@ -293,10 +243,19 @@ async fn run(cores: usize) {
         page(fixed).await,
         "the static server answers the same bytes"
     );
+    let rate_said = match fixed_rate {
+        Some(r) => format!("{r:.0} requests/s (BENCH_RATE)"),
+        None => format!(
+            "{rate_fraction} of the static server's saturated throughput in the same round (BENCH_RATE_FRACTION)"
+        ),
+    };
     println!(
         "deployments list (limit {}, {deployments} deployments, answers of {} bytes), {connections} keep-alive connections, {rounds} rounds of {requests} requests to each server (a static warp server, the journal off, the journal on; the order rotates), {cores} cores (client in the same process)",
         env("BENCH_PAGE", 20),
         body.len()
+    );
+    println!(
+        "each round: first saturated (closed loop: each connection sends when its answer is in), then at a fixed rate (open loop, latency from each request's intended send time) of {rate_said}, the same for the three servers"
     );
     let servers = [
         ("static", fixed),
@@ -304,56 +263,143 @@ async fn run(cores: usize) {
         ("journal on", on.addr),
     ];
     let mut loads: [Vec<Load>; 3] = [vec![], vec![], vec![]];
+    let mut at_rate: [Vec<Paced>; 3] = [vec![], vec![], vec![]];
     for round in 0..rounds {
         // The order rotates, so that a trend of the machine's speed weighs on every server.
-        for k in 0..3 {
-            let i = (round + k) % 3;
+        let order = [round % 3, (round + 1) % 3, (round + 2) % 3];
+        for i in order {
             let (label, addr) = servers[i];
-            let r = load(addr, connections, Some(requests)).await;
+            let r = http_load::saturate(addr, &request(addr), connections, requests).await;
             println!(
-                "  round {}, {label:<11}: {:.0} requests/s, CPU {:.2} s for {:.2} s wall ({:.1} us of CPU per request); latency p50 {:.2} ms, p99 {:.2} ms",
+                "  round {}, {label:<11}, saturated: {:.0} requests/s, CPU {:.2} s for {:.2} s wall ({:.1} us of CPU per request); latency p50 {:.2} ms, p99 {:.2} ms",
                 round + 1,
                 r.rps(),
                 r.took.cpu_s,
                 r.took.wall_s,
                 r.cpu_us_per_request(),
-                percentile(&r, 0.50),
-                percentile(&r, 0.99)
+                r.percentile_ms(0.50),
+                r.percentile_ms(0.99)
             );
             loads[i].push(r);
+        }
+        let rate =
+            fixed_rate.unwrap_or_else(|| rate_fraction * loads[0].last().expect("static").rps());
+        for i in order {
+            let (label, addr) = servers[i];
+            let r = http_load::paced(addr, &request(addr), connections, requests, rate).await;
+            println!(
+                "  round {}, {label:<11}, at {rate:.0} requests/s: latency p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms; sent {:.0} requests/s{}, send delay p99 {:.2} ms, scheduler lag p99 {:.2} ms; CPU {:.1} us per request",
+                round + 1,
+                r.percentile_ms(0.50),
+                r.percentile_ms(0.99),
+                r.percentile_ms(0.999),
+                r.sent_rate(),
+                if r.kept_rate() {
+                    ""
+                } else {
+                    " (BEHIND the rate asked)"
+                },
+                percentile_ms(&r.send_delays, 0.99),
+                percentile_ms(&r.release_lags, 0.99),
+                r.took.cpu_s * 1e6 / r.latencies.len() as f64
+            );
+            at_rate[i].push(r);
         }
     }
     let [fixed_loads, off_loads, on_loads] = &loads;
     let spread = |v: &[Load], f: &dyn Fn(&Load) -> f64| bench::Spread::of(v.iter().map(f));
-    for (label, v) in [
-        ("static", fixed_loads),
-        ("journal off", off_loads),
-        ("journal on", on_loads),
-    ] {
+    let paced_spread = |v: &[Paced], f: &dyn Fn(&Paced) -> f64| bench::Spread::of(v.iter().map(f));
+    let labels = ["static", "journal off", "journal on"];
+    println!("saturated (closed loop, {connections} connections):");
+    for (label, v) in labels.iter().zip(&loads) {
         println!(
-            "{label:<11}: {} requests/s, {} us CPU per request, p50 {} ms, p99 {} ms",
+            "  {label:<11}: {} requests/s, {} us CPU per request, p50 {} ms, p99 {} ms",
             spread(v, &|r| r.rps()).show(0),
             spread(v, &|r| r.cpu_us_per_request()).show(1),
-            spread(v, &|r| percentile(r, 0.50)).show(2),
-            spread(v, &|r| percentile(r, 0.99)).show(2)
+            spread(v, &|r| r.percentile_ms(0.50)).show(2),
+            spread(v, &|r| r.percentile_ms(0.99)).show(2)
+        );
+    }
+    let rates = paced_spread(&at_rate[0], &|r| r.rate);
+    println!(
+        "at a fixed rate ({} requests/s, open loop, latency from the intended send time):",
+        rates.show(0)
+    );
+    for (label, v) in labels.iter().zip(&at_rate) {
+        println!(
+            "  {label:<11}: p50 {} ms, p99 {} ms, p99.9 {} ms; sent {} requests/s",
+            paced_spread(v, &|r| r.percentile_ms(0.50)).show(2),
+            paced_spread(v, &|r| r.percentile_ms(0.99)).show(2),
+            paced_spread(v, &|r| r.percentile_ms(0.999)).show(2),
+            paced_spread(v, &|r| r.sent_rate()).show(0)
+        );
+    }
+    let behind: Vec<String> = labels
+        .iter()
+        .zip(&at_rate)
+        .flat_map(|(label, v)| {
+            v.iter()
+                .enumerate()
+                .filter(|(_, r)| !r.kept_rate())
+                .map(move |(n, r)| {
+                    format!(
+                        "{label} in round {} ({:.0} of {:.0} requests/s)",
+                        n + 1,
+                        r.sent_rate(),
+                        r.rate
+                    )
+                })
+        })
+        .collect();
+    let scheduler_lagged = at_rate.iter().flatten().any(Paced::scheduler_lagged);
+    if !behind.is_empty() {
+        println!(
+            "  the requests went out below the rate asked for: {} (a server that holds every connection delays the sends; its latencies count the delay)",
+            behind.join(", ")
+        );
+    }
+    if scheduler_lagged {
+        println!(
+            "  the LOAD GENERATOR FELL BEHIND: its scheduler released requests more than 1 ms late (p99) in some phase; the latencies at the fixed rate are not judged"
+        );
+    } else {
+        println!(
+            "  the load generator kept its schedule (scheduler lag p99 within 1 ms in every phase)"
         );
     }
     let per_round = |a: &[Load], b: &[Load], f: &dyn Fn(&Load, &Load) -> f64| {
         bench::Spread::of(a.iter().zip(b).map(|(x, y)| f(x, y)))
     };
+    let paced_per_round = |a: &[Paced], b: &[Paced], p: f64| {
+        bench::Spread::of(
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| x.percentile_ms(p) / y.percentile_ms(p)),
+        )
+    };
+    let [fixed_paced, off_paced, on_paced] = &at_rate;
     let on_static = per_round(on_loads, fixed_loads, &|a, b| a.rps() / b.rps());
     let on_off = per_round(on_loads, off_loads, &|a, b| a.rps() / b.rps());
+    let p99_on_static = paced_per_round(on_paced, fixed_paced, 0.99);
+    let p99_off_static = paced_per_round(off_paced, fixed_paced, 0.99);
+    let p999_on_static = paced_per_round(on_paced, fixed_paced, 0.999);
     println!(
-        "throughput, journal on / static: {}; journal on / off: {}; CPU per request on / off {:.3}",
+        "throughput (saturated), journal on / static: {}; journal on / off: {}; CPU per request on / off {:.3}",
         on_static.show(3),
         on_off.show(3),
         spread(on_loads, &|r| r.cpu_us_per_request()).median
             / spread(off_loads, &|r| r.cpu_us_per_request()).median
     );
+    println!(
+        "p99 at the fixed rate, journal on / static (same round): {}; journal off / static: {}; p99.9 journal on / static: {}",
+        p99_on_static.show(3),
+        p99_off_static.show(3),
+        p999_on_static.show(3)
+    );
     let mut figures = Figures::new(
         "deployments_list",
         "a static warp server answering the same bytes",
-        "throughput >= 0.5 of the static server (wall ratio <= 2), p99 no worse",
+        "throughput (saturated) >= 0.5 of the static server (wall ratio <= 2); p99 at the fixed rate no worse than static: the median over the rounds of (journal on p99 / static p99, same round) <= 1.0, no tolerance",
     );
     figures.rounds = on_loads
         .iter()
@@ -363,8 +409,21 @@ async fn run(cores: usize) {
             reference: b.took,
         })
         .collect();
-    let p99_on = spread(on_loads, &|r| percentile(r, 0.99)).median;
-    let p99_static = spread(fixed_loads, &|r| percentile(r, 0.99)).median;
+    let json_spread = |s: bench::Spread| json!({"median": s.median, "min": s.min, "max": s.max});
+    let at_rate_json = |v: &[Paced]| {
+        json!({
+            "p50_ms": json_spread(paced_spread(v, &|r| r.percentile_ms(0.50))),
+            "p99_ms": json_spread(paced_spread(v, &|r| r.percentile_ms(0.99))),
+            "p999_ms": json_spread(paced_spread(v, &|r| r.percentile_ms(0.999))),
+            "sent_rps": json_spread(paced_spread(v, &|r| r.sent_rate())),
+            "send_delay_p99_ms": json_spread(paced_spread(v, &|r| percentile_ms(&r.send_delays, 0.99))),
+            "scheduler_lag_p99_ms": json_spread(paced_spread(v, &|r| percentile_ms(&r.release_lags, 0.99))),
+            "rounds": v.iter().map(|r| json!({
+                "rate_rps": r.rate, "sent_rps": r.sent_rate(), "p50_ms": r.percentile_ms(0.50),
+                "p99_ms": r.percentile_ms(0.99), "p999_ms": r.percentile_ms(0.999),
+            })).collect::<Vec<_>>(),
+        })
+    };
     figures
         .with("requests_per_round", requests)
         .with("connections", connections as u64)
@@ -380,25 +439,59 @@ async fn run(cores: usize) {
         )
         .with("throughput_ratio_to_static", on_static.median)
         .with("throughput_ratio_on_off", on_off.median)
-        .with("p50_ms", spread(on_loads, &|r| percentile(r, 0.50)).median)
-        .with("p99_ms", p99_on)
         .with(
-            "p50_ms_static",
-            spread(fixed_loads, &|r| percentile(r, 0.50)).median,
+            "saturated_p50_ms",
+            spread(on_loads, &|r| r.percentile_ms(0.50)).median,
         )
-        .with("p99_ms_static", p99_static)
         .with(
-            "p99_ms_journal_off",
-            spread(off_loads, &|r| percentile(r, 0.99)).median,
-        );
-    figures.met = Some(on_static.median >= 0.5 && p99_on <= p99_static);
+            "saturated_p99_ms",
+            spread(on_loads, &|r| r.percentile_ms(0.99)).median,
+        )
+        .with(
+            "saturated_p50_ms_static",
+            spread(fixed_loads, &|r| r.percentile_ms(0.50)).median,
+        )
+        .with(
+            "saturated_p99_ms_static",
+            spread(fixed_loads, &|r| r.percentile_ms(0.99)).median,
+        )
+        .with(
+            "saturated_p99_ms_journal_off",
+            spread(off_loads, &|r| r.percentile_ms(0.99)).median,
+        )
+        .with("rate_rps", json_spread(rates))
+        .with(
+            "rate_asked",
+            match fixed_rate {
+                Some(r) => json!({"fixed_rps": r}),
+                None => json!({"fraction_of_static": rate_fraction}),
+            },
+        )
+        .with(
+            "at_rate",
+            json!({
+                "static": at_rate_json(fixed_paced),
+                "journal_off": at_rate_json(off_paced),
+                "journal_on": at_rate_json(on_paced),
+            }),
+        )
+        .with("p99_at_rate_ratio_to_static", json_spread(p99_on_static))
+        .with(
+            "p99_at_rate_ratio_off_to_static",
+            json_spread(p99_off_static),
+        )
+        .with("p999_at_rate_ratio_to_static", json_spread(p999_on_static))
+        .with("generator_kept_schedule", !scheduler_lagged)
+        .with("sent_below_rate", json!(behind));
+    figures.met =
+        (!scheduler_lagged).then_some(on_static.median >= 0.5 && p99_on_static.median <= 1.0);
     figures.emit();
 
     if memory_requests > 0 {
         let rss0 = rss_mb();
         reset_peak();
         let hwm0 = peak_rss_mb();
-        let r = load(on.addr, connections, Some(memory_requests)).await;
+        let r = http_load::saturate(on.addr, &request(on.addr), connections, memory_requests).await;
         let summary = on.app.journal.summary(&platform::auth::Scope::Operator);
         println!(
             "memory, journal on: {} requests in {:.1} s ({:.0} requests/s); RSS {:.0} MiB before, {:.0} MiB after; peak RSS {:.0} MiB before, {:.0} MiB after; the journal holds {} entries ({} dropped)",
@@ -413,38 +506,4 @@ async fn run(cores: usize) {
             summary.entries_dropped
         );
     }
-}
-
-/// Sends one request and reads one response (by `Content-Length`), checking it is a 200.
-async fn roundtrip(s: &mut TcpStream, request: &[u8]) {
-    s.write_all(request).await.unwrap();
-    let mut buf = Vec::with_capacity(16 * 1024);
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        let n = s.read(&mut chunk).await.unwrap();
-        assert!(n > 0, "connection closed");
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = find(&buf, b"\r\n\r\n") {
-            let head = std::str::from_utf8(&buf[..end]).unwrap();
-            assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-            let len: usize = head
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse().ok())?
-                })
-                .expect("content-length");
-            while buf.len() < end + 4 + len {
-                let n = s.read(&mut chunk).await.unwrap();
-                assert!(n > 0, "connection closed");
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            return;
-        }
-    }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }

@@ -28,13 +28,12 @@ use contracts::wire::AppliedFault;
 use futures_util::Stream;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use tower_service::Service as _;
 use warp::Reply;
-use warp::filters::BoxedFilter;
 use warp::http::{HeaderValue, Request, StatusCode, header};
 use warp::reply::Response;
 
 use crate::api::RouteMiss;
+use crate::api::router::Routes;
 use crate::app::App;
 use crate::config::journal::ResponseBodies;
 use crate::error::json_response;
@@ -74,11 +73,7 @@ impl Intercept {
 
     /// Answers `req` with `routes`: a fault rule may answer first, delay it, cut its answer
     /// or drop the connection; the journal records it with its verdict.
-    pub(crate) async fn handle<B>(
-        &self,
-        req: Request<B>,
-        routes: BoxedFilter<(Response,)>,
-    ) -> Response
+    pub(crate) async fn handle<B>(&self, req: Request<B>, routes: &Routes) -> Response
     where
         B: Body<Data = Bytes> + Send + Sync + Unpin + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -138,11 +133,7 @@ impl Intercept {
         };
         if !path.starts_with(contracts::openapi::INTERFACE_PREFIX) {
             // Not the interface: recorded only when no route served it.
-            let request = Request::from_parts(parts, body);
-            let response = match warp::service(routes).call(request).await {
-                Ok(r) => r,
-                Err(never) => match never {},
-            };
+            let response = routes.answer(Request::from_parts(parts, body)).await;
             if response.extensions().get::<RouteMiss>().is_some() {
                 let status = response.status().as_u16();
                 let seen = SeenBody {
@@ -211,11 +202,7 @@ impl Intercept {
         let watched = body.size_hint().exact() != Some(0);
         let tee = TeeBody::new(body, watched.then(|| (capture, request_type.clone())));
         let seen_request = tee.seen.clone();
-        let request = Request::from_parts(parts, tee);
-        let response = match warp::service(routes).call(request).await {
-            Ok(r) => r,
-            Err(never) => match never {},
-        };
+        let response = routes.answer(Request::from_parts(parts, tee)).await;
         let (mut head, body) = response.into_parts();
         let status = head.status.as_u16();
         let ignored_parts = head.extensions.remove::<IgnoredParts>().unwrap_or_default();

@@ -7,8 +7,6 @@ use std::sync::Arc;
 
 use telephony_sim::TelephonySim;
 use tokio::net::TcpListener;
-use warp::filters::BoxedFilter;
-use warp::reply::Response;
 
 use crate::app::App;
 use crate::connection::Limits;
@@ -76,8 +74,8 @@ impl Platform {
     }
 
     /// Every route.
-    pub(crate) fn routes(&self) -> BoxedFilter<(Response,)> {
-        crate::api::routes(self.app.clone(), self.driver.clone())
+    pub(crate) fn routes(&self) -> crate::api::router::Routes {
+        crate::api::router::Routes::new(&self.app, &self.driver)
     }
 }
 

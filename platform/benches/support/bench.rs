@@ -21,6 +21,14 @@ pub fn env(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// A numeric option from the environment that may have decimals (`0.5`), or `default`.
+pub fn env_f64(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A field of `/proc/self/status` in kB, as MB.
 fn status_mb(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")

@@ -60,11 +60,17 @@ fn key_filter_meta<T: Send + 'static>(
 
 /// The `{org_id}` and `{workspace_id}` of a path `…/orgs/{org_id}/workspaces/{workspace_id}/…`.
 fn workspace_of(path: &str) -> Option<(&str, &str)> {
-    let segments: Vec<&str> = path.split('/').collect();
-    segments
-        .windows(4)
-        .find(|w| w[0] == "orgs" && w[2] == "workspaces")
-        .map(|w| (w[1], w[3]))
+    // The first four segments in a row `orgs`, an id, `workspaces`, an id (no allocation:
+    // every request to a workspace's route asks).
+    let mut segments = path.split('/');
+    let (mut a, mut b, mut c) = (segments.next()?, segments.next()?, segments.next()?);
+    for d in segments {
+        if a == "orgs" && c == "workspaces" {
+            return Some((b, d));
+        }
+        (a, b, c) = (b, c, d);
+    }
+    None
 }
 
 /// Who calls a workspace's route: the key of `X-API-Key` checked against the workspace of
@@ -109,13 +115,29 @@ pub(crate) fn clock_key(
     key_filter(app, move |app, meta| authorize_clock(app, meta, moving)).untuple_one()
 }
 
+/// A path segment matched as a parameter (any one that is not empty) and not kept: the
+/// key filters read the workspace's ids from the path, so the route need not copy them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AnySegment;
+
+impl std::str::FromStr for AnySegment {
+    type Err = std::convert::Infallible;
+
+    fn from_str(_: &str) -> Result<Self, Self::Err> {
+        Ok(AnySegment)
+    }
+}
+
 /// The path of a workspace's routes, `/{root…}/orgs/{org_id}/workspaces/{workspace_id}`,
 /// and the route's own segments after a `;` (as [`warp::path!`] takes them); the ids are read by
 /// the key filters, so a route extracts only its own.
 macro_rules! workspace_path {
     ($($root:literal)/+) => {
-        warp::path!($($root)/+ / "orgs" / String / "workspaces" / String / ..)
-            .map(|_: String, _: String| ())
+        warp::path!($($root)/+ / "orgs" / ..)
+            .and(warp::path::param::<$crate::api::auth::AnySegment>())
+            .and(warp::path("workspaces"))
+            .and(warp::path::param::<$crate::api::auth::AnySegment>())
+            .map(|_, _| ())
             .untuple_one()
     };
     ($($root:literal)/+ ; $($rest:tt)*) => {
@@ -208,5 +230,38 @@ pub(crate) fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Re
             message: "this platform lets only its clock admin keys move the shared simulated clock (--clock-admin-key); a workspace's key may read it with GET /sim/v1/clock".into(),
         }),
         ClockMover::Unknown => Err(unknown()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::workspace_of;
+
+    #[test]
+    fn the_workspace_of_a_path_is_the_first_orgs_id_workspaces_id_in_a_row() {
+        let list = "/api/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments";
+        assert_eq!(workspace_of(list), Some(("org-1", "ws-1")));
+        assert_eq!(
+            workspace_of("/orgs/o/workspaces/w"),
+            Some(("o", "w")),
+            "at the start, nothing after"
+        );
+        assert_eq!(
+            workspace_of("/sim/v1/orgs/a/workspaces/b/orgs/c/workspaces/d"),
+            Some(("a", "b")),
+            "the first"
+        );
+        assert_eq!(
+            workspace_of("/x/orgs/orgs/workspaces/workspaces/w"),
+            Some(("orgs", "workspaces"))
+        );
+        assert_eq!(
+            workspace_of("/orgs//workspaces/"),
+            Some(("", "")),
+            "empty ids are the key check's to refuse"
+        );
+        for none in ["", "/", "/orgs/o/workspaces", "/orgs/o/teams/w", "/healthz"] {
+            assert_eq!(workspace_of(none), None, "{none}");
+        }
     }
 }

@@ -53,8 +53,9 @@ pub(crate) fn routes(app: App) -> BoxedFilter<(Response,)> {
         .and(body())
         .and(with_app(app.clone()))
         .then(set_status);
-    create
-        .or(list)
+    // The list first: it is the route most asked for, and the create on the same path
+    // would only reject it for its method.
+    list.or(create)
         .unify()
         .or(get)
         .unify()

@@ -20,8 +20,9 @@
 //! - [`ui`]: `GET /ui`, the live page (no key for the page; it asks for one); [`live`]: the
 //!   routes it reads that no other route gives.
 //!
-//! The connection's service puts [`crate::intercept`] (fault rules, then the journal) in
-//! front of the interface's routes.
+//! [`router`] holds every route ([`router::Routes`]), each request offered only to the
+//! modules its path can match. The connection's service puts [`crate::intercept`] (fault
+//! rules, then the journal) in front of the interface's routes.
 
 pub(crate) mod admin;
 pub(crate) mod auth;
@@ -35,6 +36,7 @@ pub(crate) mod journal;
 pub(crate) mod live;
 pub(crate) mod multipart;
 pub(crate) mod outbound;
+pub(crate) mod router;
 pub(crate) mod sim;
 pub mod ui;
 
@@ -47,48 +49,12 @@ use contracts::error::{ErrorType, Loc, PlatformErrorBody, ValidationErrors};
 use contracts::wire::Page;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
-use warp::filters::BoxedFilter;
 use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use warp::reply::Response;
 use warp::{Filter, Rejection};
 
 use crate::app::App;
 use crate::error::{ApiError, json_response};
-
-/// Every route of the platform, with the error recovery.
-pub(crate) fn routes(
-    app: App,
-    driver: std::sync::Arc<crate::engine::driver::Driver>,
-) -> BoxedFilter<(Response,)> {
-    docs::routes()
-        .or(ui::routes())
-        .unify()
-        .or(live::routes(app.clone(), driver.clone()))
-        .unify()
-        .or(sim::routes(app.clone(), driver))
-        .unify()
-        .or(outbound::routes(app.clone()))
-        .unify()
-        .or(campaigns::routes(app.clone()))
-        .unify()
-        .or(deployments::routes(app.clone()))
-        .unify()
-        .or(cohorts::routes(app.clone()))
-        .unify()
-        .or(admin::routes(app.clone()))
-        .unify()
-        .or(health::routes(app.clone()))
-        .unify()
-        .or(journal::routes(app.clone()))
-        .unify()
-        .or(faults::routes(app))
-        .unify()
-        .recover(auth::answer_refusal)
-        .unify()
-        .or(warp::path::full().and(warp::method()).map(route_miss))
-        .unify()
-        .boxed()
-}
 
 /// GET, and HEAD answered as GET without the body (RFC 9110: a server that serves GET on a
 /// route serves HEAD there too). Route modules use it instead of `warp::get()`.

@@ -39,12 +39,11 @@ use hyper_util::rt::TokioTimer;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
-use warp::filters::BoxedFilter;
-use warp::reply::Response;
 
 use self::answers::Refusal;
 use self::io::GuardedIo;
 use self::service::RequestService;
+use crate::api::router::Routes;
 use crate::config::PlatformConfig;
 
 /// Longest request target (path and query), in bytes; longer is 414 (the OpenAPI document
@@ -105,7 +104,7 @@ impl From<&PlatformConfig> for Limits {
 /// (fault rules, the request journal) go through it.
 pub(crate) async fn serve(
     listener: TcpListener,
-    routes: BoxedFilter<(Response,)>,
+    routes: Routes,
     intercept: Option<Arc<crate::intercept::Intercept>>,
     limits: Limits,
     shutdown: impl Future<Output = ()>,
@@ -197,7 +196,7 @@ async fn accept_failed(e: std::io::Error) {
 }
 
 struct Connection {
-    routes: BoxedFilter<(Response,)>,
+    routes: Routes,
     intercept: Option<Arc<crate::intercept::Intercept>>,
     limits: Limits,
     stop: watch::Receiver<bool>,

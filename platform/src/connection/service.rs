@@ -9,14 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use tower_service::Service as _;
-use warp::filters::BoxedFilter;
 use warp::http::Request;
 use warp::http::header::EXPECT;
 use warp::reply::Response;
 
 use super::answers::{Refusal, close_after};
 use super::body::GuardedBody;
+use crate::api::router::Routes;
 use crate::intercept::Intercept;
 
 use super::{DRAIN_MAX_BYTES, DRAIN_MAX_WAIT, Limits, MAX_URI_BYTES};
@@ -24,7 +23,7 @@ use super::{DRAIN_MAX_BYTES, DRAIN_MAX_WAIT, Limits, MAX_URI_BYTES};
 /// The platform's routes as a hyper service for one connection.
 #[derive(Clone)]
 pub(crate) struct RequestService {
-    routes: BoxedFilter<(Response,)>,
+    routes: Routes,
     intercept: Option<Arc<Intercept>>,
     limits: Limits,
 }
@@ -33,7 +32,7 @@ impl RequestService {
     /// A service answering with `routes` under `limits`; the requests `intercept` observes
     /// (fault rules, the request journal) go through it.
     pub(crate) fn new(
-        routes: BoxedFilter<(Response,)>,
+        routes: Routes,
         intercept: Option<Arc<Intercept>>,
         limits: Limits,
     ) -> RequestService {
@@ -64,12 +63,9 @@ impl RequestService {
             let observer = crate::api::ui::observes(&req);
             match &self.intercept {
                 Some(i) if !observer && i.observes(req.uri().path()) => {
-                    i.handle(req, self.routes).await
+                    i.handle(req, &self.routes).await
                 }
-                _ => match warp::service(self.routes).call(req).await {
-                    Ok(r) => r,
-                    Err(never) => match never {},
-                },
+                _ => self.routes.answer(req).await,
             }
         };
         let read_timeout_ms = self.limits.body_read_timeout.as_millis() as u64;

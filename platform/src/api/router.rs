@@ -1,0 +1,333 @@
+//! Every route of the platform, chosen by the path's first segments before warp tries any.
+//!
+//! warp tries the filters of an `.or()` chain in turn: a request to the last module was
+//! offered to every module before it, each making and dropping its futures and rejections.
+//! Every route of a module begins with the same literal segments ([`MODULES`]: `api` and
+//! `app-authoring` for the deployments), so a request can only match the modules whose
+//! segments its path begins with. [`Routes`] keeps, for each such beginning, the chain of
+//! those modules alone, in the order of the whole chain, with the same refusal and route-miss
+//! answers behind it; a path that begins otherwise goes to the whole chain. The answer is the
+//! same either way, only reached sooner (a test compares the two on every route).
+//!
+//! The path is split as warp splits it (one leading `/` skipped, then at each `/`, empty
+//! segments included, no decoding), so a path the table sends to a group could match no
+//! module outside it.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body::Body;
+use tower_service::Service as _;
+use warp::Filter;
+use warp::filters::BoxedFilter;
+use warp::http::Request;
+use warp::reply::Response;
+
+use super::{
+    admin, auth, campaigns, cohorts, deployments, docs, faults, health, journal, live, outbound,
+    route_miss, sim, ui,
+};
+use crate::app::App;
+use crate::engine::driver::Driver;
+
+/// The leading segments every route of a module begins with: the first, and the second
+/// when all its routes share one.
+type Prefix = (&'static str, Option<&'static str>);
+
+/// A module of routes, built from the app and the engine's driver.
+type Build = fn(&App, &Arc<Driver>) -> BoxedFilter<(Response,)>;
+
+/// Every module of routes, in the order warp tries them, with the segments its routes
+/// begin with.
+const MODULES: &[(Prefix, Build)] = &[
+    (("openapi.json", None), |_, _| docs::routes()),
+    (("ui", None), |_, _| ui::routes()),
+    (("sim", None), |app, driver| {
+        live::routes(app.clone(), driver.clone())
+    }),
+    (("sim", None), |app, driver| {
+        sim::routes(app.clone(), driver.clone())
+    }),
+    (("api", Some("outbounds")), |app, _| {
+        outbound::routes(app.clone())
+    }),
+    (("api", Some("scheduling")), |app, _| {
+        campaigns::routes(app.clone())
+    }),
+    (("api", Some("app-authoring")), |app, _| {
+        deployments::routes(app.clone())
+    }),
+    (("api", Some("scheduling")), |app, _| {
+        cohorts::routes(app.clone())
+    }),
+    (("admin", None), |app, _| admin::routes(app.clone())),
+    (("healthz", None), |app, _| health::routes(app.clone())),
+    (("sim", None), |app, _| journal::routes(app.clone())),
+    (("sim", None), |app, _| faults::routes(app.clone())),
+];
+
+/// The platform's routes: a chain per beginning of a path, and the whole chain.
+#[derive(Clone)]
+pub(crate) struct Routes {
+    /// For each beginning of [`MODULES`], the chain of the modules with that beginning.
+    groups: Arc<[(Prefix, BoxedFilter<(Response,)>)]>,
+    /// Every module in turn, for a path no group takes.
+    all: BoxedFilter<(Response,)>,
+}
+
+impl std::fmt::Debug for Routes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routes")
+            .field(
+                "groups",
+                &self.groups.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Routes {
+    /// Every route of the platform over `app`, the simulation's routes moving `driver`.
+    pub(crate) fn new(app: &App, driver: &Arc<Driver>) -> Routes {
+        let built: Vec<(Prefix, BoxedFilter<(Response,)>)> = MODULES
+            .iter()
+            .map(|(prefix, build)| (*prefix, build(app, driver)))
+            .collect();
+        let mut prefixes: Vec<Prefix> = Vec::new();
+        for (prefix, _) in &built {
+            if !prefixes.contains(prefix) {
+                prefixes.push(*prefix);
+            }
+        }
+        let groups = prefixes
+            .iter()
+            .map(|prefix| {
+                let chain = chain(built.iter().filter(|(p, _)| p == prefix).map(|(_, f)| f));
+                (*prefix, chain)
+            })
+            .collect();
+        Routes {
+            groups,
+            all: chain(built.iter().map(|(_, f)| f)),
+        }
+    }
+
+    /// The chain that answers a request to `path`.
+    pub(crate) fn for_path(&self, path: &str) -> &BoxedFilter<(Response,)> {
+        let mut segments = path.strip_prefix('/').unwrap_or(path).split('/');
+        let first = segments.next();
+        let second = segments.next();
+        self.groups
+            .iter()
+            .find(|((a, b), _)| Some(*a) == first && (b.is_none() || *b == second))
+            .map_or(&self.all, |(_, f)| f)
+    }
+
+    /// The whole chain, every module in turn.
+    #[cfg(test)]
+    pub(crate) fn all(&self) -> &BoxedFilter<(Response,)> {
+        &self.all
+    }
+
+    /// Answers `req`.
+    pub(crate) async fn answer<B>(&self, req: Request<B>) -> Response
+    where
+        B: Body<Data = Bytes> + Send + Sync + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let filter = self.for_path(req.uri().path()).clone();
+        match warp::service(filter).call(req).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// `filters` tried in turn, a key refusal answered once none takes the request
+/// ([`auth::answer_refusal`]), then [`route_miss`].
+fn chain<'a>(
+    filters: impl Iterator<Item = &'a BoxedFilter<(Response,)>>,
+) -> BoxedFilter<(Response,)> {
+    let mut filters = filters.cloned();
+    let first = filters.next().expect("a chain of at least one module");
+    let tried = filters.fold(first, |chain, next| chain.or(next).unify().boxed());
+    tried
+        .recover(auth::answer_refusal)
+        .unify()
+        .or(warp::path::full().and(warp::method()).map(route_miss))
+        .unify()
+        .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use warp::http::Method;
+
+    use super::*;
+    use crate::config::{ApiKeyConfig, ClockMode, PlatformConfig};
+    use crate::server::Platform;
+
+    /// A platform on a simulated clock with one workspace key: two built alike answer alike.
+    fn platform() -> Platform {
+        let config = PlatformConfig {
+            database: ":memory:".into(),
+            api_keys: vec![ApiKeyConfig::parse("org-1/ws-1=sk-1:ci").unwrap()],
+            seed: Some(7),
+            clock: ClockMode::Simulated,
+            sim_start: Some("2026-03-02T12:00:00Z".into()),
+            ..Default::default()
+        };
+        Platform::from_config(App::builder(config).build().unwrap()).unwrap()
+    }
+
+    /// Every path of the OpenAPI document (its parameters filled in), the harness's own
+    /// routes, and paths no route takes, some close to real ones.
+    fn paths() -> Vec<String> {
+        let mut out: Vec<String> = contracts::openapi::platform_document()["paths"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|p| {
+                p.replace("{org_id}", "org-1")
+                    .replace("{workspace_id}", "ws-1")
+                    .split('/')
+                    .map(|s| if s.starts_with('{') { "x-1" } else { s })
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect();
+        out.extend(
+            [
+                "/openapi.json",
+                "/ui",
+                "/ui/",
+                "/ui/app.js",
+                "/ui/nope.js",
+                "/healthz",
+                "/sim/v1/clock",
+                "/sim/v1/clock/advance",
+                "/sim/v1/stack",
+                "/sim/v1/journal",
+                "/sim/v1/journal/summary",
+                "/sim/v1/faults",
+                "/sim/v1/faults/f-1",
+                "/sim/v1/orgs/org-1/workspaces/ws-1/campaigns/c-1/activity",
+                "/sim/v1/orgs/org-1/workspaces/ws-1/key-service/calls",
+                "/sim/v1/orgs/org-1/workspaces/ws-1/webhook-deliveries",
+                "/sim/v1/orgs/org-1/workspaces/ws-1/inbound-calls",
+                "/admin/v1/orgs/org-1/workspaces/ws-1/data-keys",
+                "/admin/v1/orgs/org-1/workspaces/ws-1/data-keys/rotate",
+                "/",
+                "/api",
+                "/api/",
+                "/api/app-authoring",
+                "/api/nope/v1/orgs/org-1/workspaces/ws-1/deployments",
+                "//api/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments",
+                "/api//app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments",
+                "/API/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments",
+                "/api/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments/",
+                "/api/scheduling/v1/orgs/org-1/workspaces/ws-1/deployments",
+                "/api/app-authoring/v1/orgs/org-1/workspaces/ws-1/campaigns",
+                "/sim",
+                "/sim/v2/clock",
+                "/healthz/x",
+                "/nope",
+            ]
+            .map(str::to_string),
+        );
+        out
+    }
+
+    /// The answer of `filter` as status, headers and body.
+    async fn answer(
+        filter: &BoxedFilter<(Response,)>,
+        method: &Method,
+        path: &str,
+        key: Option<&str>,
+    ) -> String {
+        let mut req = warp::test::request()
+            .method(method.as_str())
+            .path(path)
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", "application/json")
+            .body("{}");
+        if let Some(key) = key {
+            req = req.header("x-api-key", key);
+        }
+        let r = req.reply(filter).await;
+        format!(
+            "{} {:?} {}",
+            r.status(),
+            r.headers(),
+            String::from_utf8_lossy(r.body())
+        )
+    }
+
+    #[tokio::test]
+    async fn each_request_gets_from_its_group_the_answer_of_the_whole_chain() {
+        let (grouped, whole) = (platform(), platform());
+        let grouped = Routes::new(&grouped.app, &grouped.driver);
+        let whole = Routes::new(&whole.app, &whole.driver);
+        let methods = [
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+            Method::OPTIONS,
+        ];
+        let mut compared = 0;
+        let mut grouped_paths = 0;
+        for path in paths() {
+            if !std::ptr::eq(grouped.for_path(&path), grouped.all()) {
+                grouped_paths += 1;
+            }
+            for method in &methods {
+                for key in [None, Some("sk-1"), Some("sk-wrong")] {
+                    let a = answer(grouped.for_path(&path), method, &path, key).await;
+                    let b = answer(whole.all(), method, &path, key).await;
+                    assert_eq!(a, b, "{method} {path} with key {key:?}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 500, "{compared} requests compared");
+        assert!(
+            grouped_paths > 30,
+            "most paths go to a group ({grouped_paths})"
+        );
+    }
+
+    #[test]
+    fn a_path_goes_to_the_group_of_its_first_segments_or_to_the_whole_chain() {
+        let p = platform();
+        let routes = Routes::new(&p.app, &p.driver);
+        let group = |path: &str| {
+            routes
+                .groups
+                .iter()
+                .find(|(_, f)| std::ptr::eq(f, routes.for_path(path)))
+                .map(|(prefix, _)| *prefix)
+        };
+        let list = "/api/app-authoring/v1/orgs/o/workspaces/w/deployments";
+        assert_eq!(group(list), Some(("api", Some("app-authoring"))));
+        assert_eq!(group("/sim/v1/clock"), Some(("sim", None)));
+        assert_eq!(group("/healthz"), Some(("healthz", None)));
+        assert_eq!(group("/ui/app.js"), Some(("ui", None)));
+        for other in [
+            "/",
+            "",
+            "/api",
+            "/api/x/v1",
+            "//api/app-authoring/v1",
+            "/Api/app-authoring",
+        ] {
+            assert_eq!(group(other), None, "{other}");
+            assert!(
+                std::ptr::eq(routes.for_path(other), routes.all()),
+                "{other}"
+            );
+        }
+    }
+}
