@@ -42,11 +42,11 @@ const READ_AHEAD: usize = 1_024;
 const READ_AHEAD_MAX: usize = 16 * READ_AHEAD;
 
 /// Reads the sealed data of the users the run dials next, so that their dials find it in
-/// memory: `first` (queue order and user, the dial in hand) and the users after it in the
-/// queue's own order (due time, then queue order) whose data is not in memory, up to
-/// [`READ_AHEAD`], looked up by cohort and row in row order. Keyed by the queue's order, a
-/// retry finds its data read ahead as a first dial does. Memory holds about a thousand
-/// users' data per campaign, whatever the campaign's size.
+/// memory: `first` (the queue order of the dial in hand) and the users after it in the
+/// queue's own order (due time, then queue order) whose dials need their records
+/// ([`needs_record`]: first dials, and every dial of a campaign with stop files) and whose
+/// data is not in memory, up to [`READ_AHEAD`], looked up by cohort and row in row order.
+/// Memory holds about a thousand users' data per campaign, whatever the campaign's size.
 fn read_ahead(c: &Connection, run: &mut Run, first: i64) -> Result<(), StoreError> {
     if run.data.len() >= READ_AHEAD_MAX {
         run.data = Default::default();
