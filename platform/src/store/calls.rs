@@ -95,6 +95,10 @@ impl Call {
     }
 }
 
+// The queries by status below repeat `status <> 'ended'`, the condition of the partial
+// index `attempts_live`: SQLite uses a partial index only for a query whose WHERE names its
+// condition, and without it each of them read every attempt ever made (2.6 million in the
+// 1,000,000-user run, at each engine step).
 const CALL_COLUMNS: &str = "id, kind, org_id, workspace_id, status, payload, campaign_id, cohort_id, row_no,
     retry_attempt, dialed_ms, ends_ms, outcome, failure_reason, talk_ms, connection_id, agent_number, created_ms";
 
@@ -137,11 +141,25 @@ pub(crate) fn call_payload(c: &Connection, id: &str) -> Result<Vec<u8>, StoreErr
     Ok(optional(stmt.query_row(params![id], |r| r.get(0)))?.unwrap_or_default())
 }
 
+fn calls_in_progress_sql() -> String {
+    format!(
+        "SELECT {CALL_COLUMNS} FROM attempts WHERE status = 'calling' AND status <> 'ended'
+         ORDER BY ends_ms, id"
+    )
+}
+
+/// See [`workspaces_with_live_calls`].
+const LIVE_WORKSPACES: &str = "SELECT DISTINCT org_id, workspace_id FROM attempts
+     WHERE status = 'queued' AND status <> 'ended'
+     UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0";
+
+/// See [`queued_outbound`].
+const QUEUED_OUTBOUND: &str = "SELECT created_ms, id FROM attempts
+     WHERE kind = 'outbound' AND status = 'queued' AND status <> 'ended' ORDER BY created_ms, id";
+
 /// Calls in progress, ending first first.
 pub(crate) fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError> {
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT {CALL_COLUMNS} FROM attempts WHERE status = 'calling' ORDER BY ends_ms, id"
-    ))?;
+    let mut stmt = c.prepare_cached(&calls_in_progress_sql())?;
     let rows = stmt
         .query_map([], read_call)?
         .collect::<Result<Vec<_>, _>>()?;
@@ -152,10 +170,7 @@ pub(crate) fn calls_in_progress(c: &Connection) -> Result<Vec<Call>, StoreError>
 /// the calls in progress, which the engine knows from memory, the keys its next steps may
 /// need.
 pub(crate) fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<WorkspaceRef>, StoreError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT DISTINCT org_id, workspace_id FROM attempts WHERE status = 'queued'
-         UNION SELECT DISTINCT org_id, workspace_id FROM inbound_calls WHERE answered = 1 AND ended = 0",
-    )?;
+    let mut stmt = c.prepare_cached(LIVE_WORKSPACES)?;
     let rows = stmt
         .query_map([], |r| {
             Ok(WorkspaceRef::new(
@@ -169,9 +184,7 @@ pub(crate) fn workspaces_with_live_calls(c: &Connection) -> Result<Vec<Workspace
 
 /// Instant outbound calls waiting to be dialled: `(created, id)`.
 pub(crate) fn queued_outbound(c: &Connection) -> Result<Vec<(i64, String)>, StoreError> {
-    let mut stmt = c.prepare_cached(
-        "SELECT created_ms, id FROM attempts WHERE kind = 'outbound' AND status = 'queued' ORDER BY created_ms, id",
-    )?;
+    let mut stmt = c.prepare_cached(QUEUED_OUTBOUND)?;
     let rows = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<Vec<_>, _>>()?;
@@ -471,6 +484,32 @@ mod tests {
                 assert_eq!(call(c, "att-q")?, Some(queued.clone()));
                 assert_eq!(call_payload(c, "att-q")?, vec![1, 2, 3]);
                 assert_eq!(queued_outbound(c)?, vec![(ms(at), "att-q".to_string())]);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn the_queries_by_status_read_the_live_calls_index_not_every_attempt() {
+        let store = Store::in_memory().unwrap();
+        store
+            .read_blocking(|c| {
+                for sql in [
+                    calls_in_progress_sql().as_str(),
+                    LIVE_WORKSPACES,
+                    QUEUED_OUTBOUND,
+                ] {
+                    let plan: Vec<String> = c
+                        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?
+                        .query_map([], |r| r.get::<_, String>(3))?
+                        .collect::<Result<_, _>>()?;
+                    let plan = plan.join("; ");
+                    assert!(
+                        plan.contains("attempts USING") && plan.contains("attempts_live"),
+                        "{sql}: {plan}"
+                    );
+                    assert!(!plan.contains("SCAN attempts"), "{sql}: {plan}");
+                }
                 Ok(())
             })
             .unwrap();
