@@ -259,6 +259,30 @@ pub fn parse_e164(s: &str) -> Result<E164, PhoneError> {
     }
 }
 
+/// A number in E.164 form (`+` and 1 to 15 digits, the first not `0`) as its digits' value:
+/// below 10^15 and never 0, so it fits 8 bytes and gives the number back exactly
+/// ([`from_digits_value`]). `None` for any other string.
+///
+/// ```
+/// use contracts::domain::phone::{digits_value, from_digits_value};
+///
+/// assert_eq!(digits_value("+14155550100"), Some(14_155_550_100));
+/// assert_eq!(from_digits_value(14_155_550_100), "+14155550100");
+/// assert_eq!(digits_value("+014155550100"), None);
+/// ```
+pub fn digits_value(s: &str) -> Option<u64> {
+    let digits = s.strip_prefix('+')?;
+    ((1..=15).contains(&digits.len())
+        && !digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| digits.bytes().fold(0, |n, b| n * 10 + u64::from(b - b'0')))
+}
+
+/// The number whose [`digits_value`] is `value`.
+pub fn from_digits_value(value: u64) -> String {
+    format!("+{value}")
+}
+
 /// Normalises a phone number as written in a cohort file to E.164, reading national numbers
 /// as numbers of `default_region`: an ISO 3166-1 alpha-2 code (`IN`, `us`) or a calling code
 /// (`91`, `+91`). The rules are in the [module documentation](self).

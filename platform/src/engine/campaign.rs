@@ -79,8 +79,9 @@ fn read_ahead(c: &Connection, run: &mut Run, first: i64) -> Result<(), StoreErro
     Ok(())
 }
 
-/// An outcome's text, shared by every call with that outcome.
-fn outcome_text(outcome: telephony_sim::Outcome) -> Id {
+/// An outcome's text, shared by every call with that outcome (campaign dials and instant
+/// calls).
+pub(super) fn outcome_text(outcome: telephony_sim::Outcome) -> Id {
     static TEXTS: std::sync::LazyLock<Vec<(telephony_sim::Outcome, Id)>> =
         std::sync::LazyLock::new(|| {
             telephony_sim::Outcome::ALL

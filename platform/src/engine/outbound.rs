@@ -100,7 +100,7 @@ impl Engine {
                 status: CallStatus::Calling,
                 dialed_at: Some(t),
                 ends_at: Some(ends),
-                outcome: Some(Id::from(result.outcome.as_str())),
+                outcome: Some(super::campaign::outcome_text(result.outcome)),
                 failure_reason: result.failure_reason.clone(),
                 talk_ms: Some(result.talk.num_milliseconds()),
                 connection_id: Some(Id::from(

@@ -31,9 +31,9 @@ pub(super) struct Waiting {
     pub(super) number: DialNumber,
 }
 
-/// A number in E.164 form (`+` and 1 to 15 digits) in 8 bytes: its count of digits in the
-/// top 4 bits, their value below. `NONE` (0) stands for no number, or one not in that
-/// form (it is then read and opened again at each dial).
+/// A number in E.164 form in 8 bytes: its digits' value
+/// ([`contracts::domain::phone::digits_value`], never 0). `NONE` (0) stands for no number,
+/// or one not in that form (it is then read and opened again at each dial).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct DialNumber(u64);
 
@@ -41,24 +41,12 @@ impl DialNumber {
     pub(super) const NONE: DialNumber = DialNumber(0);
 
     pub(super) fn pack(number: &str) -> DialNumber {
-        match number.strip_prefix('+') {
-            Some(digits)
-                if (1..=15).contains(&digits.len())
-                    && digits.bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                let value = digits
-                    .bytes()
-                    .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
-                DialNumber((digits.len() as u64) << 60 | value)
-            }
-            _ => DialNumber::NONE,
-        }
+        DialNumber(contracts::domain::phone::digits_value(number).unwrap_or(0))
     }
 
     /// The number as it was packed, if any.
     pub(super) fn unpack(self) -> Option<String> {
-        let len = (self.0 >> 60) as usize;
-        (len > 0).then(|| format!("+{:0len$}", self.0 & ((1 << 60) - 1)))
+        (self != DialNumber::NONE).then(|| contracts::domain::phone::from_digits_value(self.0))
     }
 }
 
@@ -228,22 +216,19 @@ mod tests {
 
     #[test]
     fn a_dial_number_keeps_every_digit_of_an_e164_number() {
-        for n in [
-            "+14155550100",
-            "+1",
-            "+007",
-            "+999999999999999",
-            "+100000000000000",
-        ] {
+        for n in ["+14155550100", "+1", "+999999999999999", "+100000000000000"] {
             assert_eq!(DialNumber::pack(n).unpack().as_deref(), Some(n));
         }
         assert_ne!(
             DialNumber::pack("+14155550100"),
-            DialNumber::pack("+014155550100")
+            DialNumber::pack("+14155550101")
         );
+        // Not E.164 (a leading 0 among them): read and opened again at each dial.
         for n in [
             "",
             "+",
+            "+007",
+            "+014155550100",
             "14155550100",
             "+1234567890123456",
             "+1 415",

@@ -20,6 +20,17 @@ async fn webhook_receiver() -> MockServer {
     server
 }
 
+/// Every event the receiver got, each signature checked ([`verify`]).
+async fn verified_events(hooks: &MockServer) -> Vec<Value> {
+    hooks
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(verify)
+        .collect()
+}
+
 fn verify(req: &wiremock::Request) -> Value {
     let ts: i64 = req
         .headers
@@ -59,13 +70,7 @@ async fn campaign_webhooks_are_signed_and_tell_what_comes_next() {
     add_users(&app, &id, &[magic(202, 1), magic(203, 0)]).await;
     let report = advance(&app, 86400.0).await;
     assert_eq!(report["webhooks_delivered"], 3, "{report}");
-    let events: Vec<Value> = hooks
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .map(verify)
-        .collect();
+    let events = verified_events(&hooks).await;
     assert_eq!(events.len(), 3);
     let busy_first = events
         .iter()
@@ -255,13 +260,7 @@ async fn inbound_calls_are_personalised_from_the_latest_cohort_and_refused_when_
     assert_eq!(list["total"], 5);
     // The answered calls' events arrive when they end.
     advance(&app, 3600.0).await;
-    let events: Vec<Value> = hooks
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .map(verify)
-        .collect();
+    let events = verified_events(&hooks).await;
     assert_eq!(events.len(), 2);
     let personal = events
         .iter()

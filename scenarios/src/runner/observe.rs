@@ -30,25 +30,16 @@ fn result_index(r: CallResult) -> usize {
     RESULTS.iter().position(|(x, _)| *x == r).unwrap_or(0)
 }
 
-/// A called number as the key of its user's dials: an E.164 number (`+` and up to 15
-/// digits, the first not 0) is its digits' value, below 10^15; any other string a hash of
+/// A called number as the key of its user's dials: an E.164 number is its digits' value
+/// ([`contracts::domain::phone::digits_value`], below 10^15); any other string a hash of
 /// it at or above 2^63, so the two kinds never meet.
 pub(crate) fn number_key(number: &str) -> u64 {
-    match number.strip_prefix('+') {
-        Some(d)
-            if (1..=15).contains(&d.len())
-                && !d.starts_with('0')
-                && d.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            d.bytes().fold(0, |n, b| n * 10 + u64::from(b - b'0'))
-        }
-        _ => {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            number.hash(&mut h);
-            h.finish() | 1 << 63
-        }
-    }
+    contracts::domain::phone::digits_value(number).unwrap_or_else(|| {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        number.hash(&mut h);
+        h.finish() | 1 << 63
+    })
 }
 
 /// One user's dials, in 8 bytes (a million users' entries fill about 36 MB of the map).
