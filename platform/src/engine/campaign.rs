@@ -307,14 +307,17 @@ impl Engine {
             true => None,
             false => user.number.unpack(),
         };
-        let phone_number = match known {
-            Some(number) => number,
+        let (phone_number, packed) = match known {
+            Some(number) => (number, user.number),
             None => match open_record(db, run, &mut state.pending, key, user, keys)? {
-                Some(number) => number,
+                Some(number) => {
+                    let packed = DialNumber::pack(&number);
+                    (number, packed)
+                }
                 None => return Ok(()),
             },
         };
-        run.calling.insert(key.1, DialNumber::pack(&phone_number));
+        run.calling.insert(key.1, packed);
         run.take_slot(t);
         let (ci, ni) = run.routing.pick(&run.spec.connections);
         run.dirty = true;
