@@ -204,7 +204,10 @@ impl E164 {
                 input: input.to_owned(),
             });
         }
-        Ok(E164(format!("+{digits}")))
+        let mut e164 = String::with_capacity(1 + digits.len());
+        e164.push('+');
+        e164.push_str(digits);
+        Ok(E164(e164))
     }
 }
 
@@ -377,7 +380,10 @@ pub fn normalize(raw: &str, default_region: Option<&str>) -> Result<E164, PhoneE
             None => &digits,
         },
     };
-    E164::from_digits(&format!("{code}{national}"), raw)
+    let mut full = String::with_capacity(code.len() + national.len());
+    full.push_str(&code);
+    full.push_str(national);
+    E164::from_digits(&full, raw)
 }
 
 /// The digits of a number written with `+` or `00`: a valid E.164 number whose national

@@ -334,6 +334,7 @@ pub(crate) struct Admission<'a> {
     cohort_id: &'a str,
     seen: SeenNumbers,
     json: Vec<u8>,
+    context: String,
 }
 
 impl<'a> Admission<'a> {
@@ -344,6 +345,7 @@ impl<'a> Admission<'a> {
             cohort_id,
             seen: SeenNumbers::new(),
             json: Vec::with_capacity(256),
+            context: String::with_capacity(64),
         }
     }
 
@@ -362,9 +364,8 @@ impl<'a> Admission<'a> {
         self.seen.insert(&hash, row_no);
         self.json.clear();
         serde_json::to_writer(&mut self.json, user).expect("user JSON serialises");
-        let data = self
-            .keys
-            .seal(&cohorts::user_context(self.cohort_id, row_no), &self.json);
+        cohorts::write_user_context(&mut self.context, self.cohort_id, row_no);
+        let data = self.keys.seal(&self.context, &self.json);
         batch.push(NewUser {
             row_no,
             phone_hash: hash,

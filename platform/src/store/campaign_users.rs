@@ -102,7 +102,8 @@ pub(crate) fn exclude_by_stop_file(
              WHERE campaign_id = ?1 AND state = 'ready'
                AND EXISTS (SELECT 1 FROM cohort_phones s
                            JOIN cohort_phones u ON u.phone_hash = s.phone_hash
-                           WHERE s.cohort_id = ?2 AND u.cohort_id = campaign_users.cohort_id
+                           WHERE s.cohort_num = (SELECT num FROM cohorts WHERE id = ?2)
+                             AND u.cohort_num = (SELECT num FROM cohorts WHERE id = campaign_users.cohort_id)
                              AND u.row_no = campaign_users.row_no)",
         )?
         .execute(params![campaign_id, stop_cohort_id])?;

@@ -6,11 +6,13 @@
 //! Opens sealed data: [`StoredUser::open`], [`open_user`] and [`open_phone_number`] decrypt a
 //! user with the workspace's keys.
 
+use std::fmt::Write as _;
+
 use contracts::wire::{AppOverrides, JsonObject};
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 
-use super::{StoreError, WorkspaceRef, optional};
+use super::{StoreError, WorkspaceRef, bulk, optional};
 use crate::keys::{CryptoError, WorkspaceKeys};
 
 /// An accepted user, ready to store.
@@ -25,20 +27,21 @@ pub struct NewUser {
     pub(crate) data: Vec<u8>,
 }
 
-/// Inserts users of a cohort. Callers batch many per transaction.
+/// Inserts users of a cohort, [`bulk::ROWS_PER_STATEMENT`] a statement. Callers batch many
+/// per transaction.
 pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Result<(), StoreError> {
-    let mut stmt = c.prepare_cached(
-        "INSERT INTO cohort_users (cohort_id, row_no, phone_hash, data) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for u in users {
-        stmt.execute(params![
-            cohort_id,
-            u.row_no as i64,
-            &u.phone_hash[..],
-            &u.data
-        ])?;
-    }
-    Ok(())
+    bulk::insert_rows(
+        c,
+        "cohort_users",
+        &["cohort_id", "row_no", "phone_hash", "data"],
+        users,
+        |s, i, u| {
+            s.raw_bind_parameter(i, cohort_id)?;
+            s.raw_bind_parameter(i + 1, u.row_no as i64)?;
+            s.raw_bind_parameter(i + 2, &u.phone_hash[..])?;
+            s.raw_bind_parameter(i + 3, &u.data)
+        },
+    )
 }
 
 /// A lookup entry of a cohort: the keyed hash of an accepted user's number and its row.
@@ -62,18 +65,36 @@ pub fn index_phones(
     entries: &mut [PhoneEntry],
 ) -> Result<(), StoreError> {
     entries.sort_unstable();
-    let mut stmt = c.prepare_cached(
-        "INSERT INTO cohort_phones (cohort_id, phone_hash, row_no) VALUES (?1, ?2, ?3)",
-    )?;
-    for e in entries.iter() {
-        stmt.execute(params![cohort_id, &e.phone_hash[..], i64::from(e.row_no)])?;
-    }
-    Ok(())
+    let num: i64 = c
+        .prepare_cached("SELECT num FROM cohorts WHERE id = ?1")?
+        .query_row(params![cohort_id], |r| r.get(0))?;
+    bulk::insert_rows(
+        c,
+        "cohort_phones",
+        &["cohort_num", "phone_hash", "row_no"],
+        entries,
+        |s, i, e| {
+            s.raw_bind_parameter(i, num)?;
+            s.raw_bind_parameter(i + 1, &e.phone_hash[..])?;
+            s.raw_bind_parameter(i + 2, i64::from(e.row_no))
+        },
+    )
 }
 
 /// The context a user's sealed data is bound to.
 pub fn user_context(cohort_id: &str, row_no: u64) -> String {
-    format!("cohort_users/{cohort_id}/{row_no}")
+    let mut out = String::new();
+    write_user_context(&mut out, cohort_id, row_no);
+    out
+}
+
+/// [`user_context`] into `out` (cleared first): for callers that seal many users.
+pub(crate) fn write_user_context(out: &mut String, cohort_id: &str, row_no: u64) {
+    out.clear();
+    out.push_str("cohort_users/");
+    out.push_str(cohort_id);
+    out.push('/');
+    let _ = write!(out, "{row_no}"); // writing to a String cannot fail
 }
 
 /// A user as stored: sealed. Open it with [`StoredUser::open`].
@@ -237,8 +258,8 @@ pub fn latest_deployment_user(
     let mut stmt = c.prepare_cached(
         "SELECT u.cohort_id, u.row_no, u.phone_hash, u.data
          FROM cohorts k
-         JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
-         JOIN cohort_users u ON u.cohort_id = p.cohort_id AND u.row_no = p.row_no
+         JOIN cohort_phones p ON p.cohort_num = k.num AND p.phone_hash = ?1
+         JOIN cohort_users u ON u.cohort_id = k.id AND u.row_no = p.row_no
          WHERE k.org_id = ?2 AND k.workspace_id = ?3
            AND k.parent_kind = 'deployment' AND k.parent_id = ?4
            AND k.category = 'cohort' AND k.status = 'completed'
@@ -258,7 +279,7 @@ pub fn in_stop_file(
     phone_hash: &[u8; 16],
 ) -> Result<bool, StoreError> {
     let mut stmt = c.prepare_cached(
-        "SELECT 1 FROM cohorts k JOIN cohort_phones p ON p.cohort_id = k.id AND p.phone_hash = ?1
+        "SELECT 1 FROM cohorts k JOIN cohort_phones p ON p.cohort_num = k.num AND p.phone_hash = ?1
          WHERE k.parent_kind = 'campaign' AND k.parent_id = ?2
            AND k.category = 'stop_file' AND k.status = 'completed'
          LIMIT 1",

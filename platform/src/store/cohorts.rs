@@ -10,7 +10,7 @@
 //! Users (`cohort_users`) are stored one row per accepted row of the upload, in row order:
 //! the row number, a keyed hash of the E.164 number (no plaintext number is stored), and the
 //! user as a sealed JSON blob bound to [`user_context`]. Lookups by number go through
-//! `cohort_phones` (cohort, hash, row), written by [`index_phones`] in hash order once a
+//! `cohort_phones` (the cohort's `num`, hash, row), written by [`index_phones`] in hash order once a
 //! cohort's users are all stored, so that ingesting never updates a randomly ordered index
 //! row by row. For the engine and inbound routing:
 //! [`users_after`] and [`count_users`] walk a cohort's users in row order,
@@ -194,9 +194,9 @@ pub(crate) fn insert_uploading(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     c.execute(
-        "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status, source_type,
+        "INSERT INTO cohorts (id, seq, num, org_id, workspace_id, parent_kind, parent_id, name, status, source_type,
                               category, created_by, updated_by, created_ms, updated_ms)
-         VALUES (?1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM cohorts), ?2, ?3, ?4, ?5, '', ?6, 'file_upload',
+         VALUES (?1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM cohorts), (SELECT IFNULL(MAX(num), 0) + 1 FROM cohorts), ?2, ?3, ?4, ?5, '', ?6, 'file_upload',
                  'cohort', ?7, ?7, ?8, ?8)",
         params![
             id,
@@ -258,10 +258,11 @@ pub(crate) fn uploading_ids(c: &Connection) -> Result<Vec<String>, StoreError> {
 pub(crate) fn insert(c: &Connection, rec: &CohortRecord) -> Result<(), StoreError> {
     let r = rec.result;
     c.execute(
-        "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status, source_type,
+        "INSERT INTO cohorts (id, seq, num, org_id, workspace_id, parent_kind, parent_id, name, status, source_type,
                               category, total_records, valid_records, rejected_records, failure_reason,
                               country_code, created_by, updated_by, created_ms, updated_ms)
-         VALUES (?1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM cohorts), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+         VALUES (?1, (SELECT IFNULL(MAX(seq), 0) + 1 FROM cohorts), (SELECT IFNULL(MAX(num), 0) + 1 FROM cohorts),
+                 ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
                  ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             rec.id,
@@ -385,8 +386,10 @@ pub(crate) fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError
 /// Deletes what processing produced so far (users, their lookup entries and the
 /// rejected-records file), so that a cohort can be processed again from its start.
 pub(crate) fn clear_results(c: &Connection, id: &str) -> Result<(), StoreError> {
-    c.prepare_cached("DELETE FROM cohort_phones WHERE cohort_id = ?1")?
-        .execute(params![id])?;
+    c.prepare_cached(
+        "DELETE FROM cohort_phones WHERE cohort_num = (SELECT num FROM cohorts WHERE id = ?1)",
+    )?
+    .execute(params![id])?;
     c.prepare_cached("DELETE FROM cohort_users WHERE cohort_id = ?1")?
         .execute(params![id])?;
     files::delete(c, id, CohortFileType::RejectedRecords)?;
@@ -434,6 +437,7 @@ pub(crate) fn mark_failed(
     Ok(n > 0)
 }
 
+pub(crate) use super::cohort_users::write_user_context;
 pub use super::cohort_users::{
     CohortUser, NewUser, PhoneEntry, StoredUser, UserDataError, count_users, in_stop_file,
     index_phones, insert_users, latest_deployment_user, open_phone_number, open_user, user,

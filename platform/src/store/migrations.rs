@@ -287,6 +287,26 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE campaign_users DROP COLUMN last_result;
     "#,
+    // 8: a cohort gets a number (`num`, assigned once when its row is inserted) that names
+    // it in its lookup entries: `cohort_phones` repeated the 24-character cohort id in every
+    // entry, a million times for a million-row upload; an integer key halves the entries'
+    // size and makes writing them about twice as fast. Existing entries are carried over.
+    r#"
+    ALTER TABLE cohorts ADD COLUMN num INTEGER;
+    UPDATE cohorts SET num = seq;
+    CREATE UNIQUE INDEX cohorts_num ON cohorts (num);
+    CREATE TABLE cohort_phones_v8 (
+        cohort_num INTEGER NOT NULL REFERENCES cohorts (num) ON DELETE CASCADE,
+        phone_hash BLOB NOT NULL,
+        row_no     INTEGER NOT NULL,
+        PRIMARY KEY (cohort_num, phone_hash)
+    ) WITHOUT ROWID;
+    INSERT INTO cohort_phones_v8 (cohort_num, phone_hash, row_no)
+        SELECT k.num, p.phone_hash, p.row_no FROM cohort_phones p JOIN cohorts k ON k.id = p.cohort_id
+        ORDER BY k.num, p.phone_hash;
+    DROP TABLE cohort_phones;
+    ALTER TABLE cohort_phones_v8 RENAME TO cohort_phones;
+    "#,
 ];
 
 /// Brings the schema up to date.
@@ -330,8 +350,12 @@ mod tests {
         )
         .unwrap();
         run(&c).unwrap();
+        // Carried over by migration 2, then keyed by the cohort's number by migration 8.
         let rows: Vec<(String, Vec<u8>, i64)> = c
-            .prepare("SELECT cohort_id, phone_hash, row_no FROM cohort_phones ORDER BY row_no")
+            .prepare(
+                "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
+                 JOIN cohorts k ON k.num = p.cohort_num ORDER BY p.row_no",
+            )
             .unwrap()
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .unwrap()
@@ -380,5 +404,51 @@ mod tests {
             )
             .unwrap();
         assert_eq!(columns, 7);
+    }
+
+    #[test]
+    fn migration_8_keys_the_lookup_entries_by_the_cohorts_number() {
+        let c = Connection::open_in_memory().unwrap();
+        c.pragma_update(None, "foreign_keys", "ON").unwrap();
+        for (i, sql) in MIGRATIONS[..7].iter().enumerate() {
+            c.execute_batch(sql).unwrap();
+            c.pragma_update(None, "user_version", i as i64 + 1).unwrap();
+        }
+        c.execute_batch(
+            "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
+                                  source_type, category, created_by, updated_by, created_ms, updated_ms)
+             VALUES ('coh-a', 4, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0),
+                    ('coh-b', 9, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0);
+             INSERT INTO cohort_phones VALUES ('coh-a', x'01', 1), ('coh-a', x'02', 2), ('coh-b', x'01', 7);",
+        )
+        .unwrap();
+        run(&c).unwrap();
+        let entries = |c: &Connection| -> Vec<(String, Vec<u8>, i64)> {
+            c.prepare(
+                "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
+                 JOIN cohorts k ON k.num = p.cohort_num ORDER BY k.id, p.phone_hash",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+        };
+        assert_eq!(
+            entries(&c),
+            [
+                ("coh-a".into(), vec![1], 1),
+                ("coh-a".into(), vec![2], 2),
+                ("coh-b".into(), vec![1], 7)
+            ]
+        );
+        // Deleting a cohort deletes its entries, and only its own.
+        c.execute("DELETE FROM cohorts WHERE id = 'coh-a'", [])
+            .unwrap();
+        assert_eq!(entries(&c), [("coh-b".into(), vec![1], 7)]);
+        let all: i64 = c
+            .query_row("SELECT COUNT(*) FROM cohort_phones", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(all, 1);
     }
 }

@@ -13,6 +13,7 @@
 //! - [`activity`]: a campaign's status actions and its dials per minute (the live page).
 //! - [`workspace`]: the reset of one workspace (every row its clients made, at once).
 //! - [`batch`]: the engine's transactions and bulk writes (the engine runs no SQL itself).
+//! - [`bulk`]: many rows inserted with few statements.
 //! - [`ids`]: where the seeded id generators stand, so a restart carries on.
 //! - [`states`]: the stored states and kinds, with their one string form each.
 //!
@@ -31,6 +32,7 @@
 
 pub(crate) mod activity;
 pub(crate) mod batch;
+pub(crate) mod bulk;
 pub(crate) mod calls;
 pub(crate) mod campaign_users;
 pub(crate) mod campaigns;

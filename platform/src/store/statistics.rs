@@ -66,7 +66,7 @@ pub(crate) fn campaign_counts(
     // the campaign are excluded.
     let (not_admitted, not_admitted_excluded): (i64, i64) = c.query_row(
         "SELECT COUNT(*),
-                COALESCE(SUM(EXISTS (SELECT 1 FROM cohort_phones s JOIN cohorts sc ON sc.id = s.cohort_id
+                COALESCE(SUM(EXISTS (SELECT 1 FROM cohort_phones s JOIN cohorts sc ON sc.num = s.cohort_num
                                      WHERE sc.parent_kind = 'campaign' AND sc.parent_id = ?1
                                        AND sc.category = 'stop_file' AND sc.status = 'completed'
                                        AND s.phone_hash = u.phone_hash)), 0)
