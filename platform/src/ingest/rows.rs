@@ -46,7 +46,8 @@ pub(crate) struct User<'r, V: Serialize> {
     pub(crate) user_identifier: Option<&'r str>,
     /// The agent variables: [`StrPairs`] from CSV columns, [`JsonVariables`] from a stream.
     pub(crate) app_variables: V,
-    /// The agent overrides.
+    /// The agent overrides, left out when there are none (read back as none).
+    #[serde(skip_serializing_if = "Overrides::is_none")]
     pub(crate) app_overrides: Overrides<'r>,
 }
 
@@ -66,6 +67,11 @@ pub(crate) struct Overrides<'a> {
 }
 
 impl<'a> Overrides<'a> {
+    /// Whether no override is set.
+    pub(crate) fn is_none(&self) -> bool {
+        *self == Overrides::default()
+    }
+
     /// A streamed user's overrides.
     pub(crate) fn of_stream(o: Option<&'a AppOverrides>) -> Self {
         Overrides {

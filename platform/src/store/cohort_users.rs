@@ -122,7 +122,8 @@ pub struct CohortUser {
     pub user_identifier: Option<String>,
     /// Agent variables (strings from CSV columns; any JSON from a stream).
     pub app_variables: JsonObject,
-    /// Agent overrides.
+    /// Agent overrides (left out of the sealed JSON when there are none).
+    #[serde(default)]
     pub app_overrides: AppOverrides,
 }
 

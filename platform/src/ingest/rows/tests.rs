@@ -85,9 +85,16 @@ fn an_accepted_row_leaves_its_empty_optional_values_out() {
             "phone_number": "+14155550100",
             "user_identifier": " c-1 ",
             "app_variables": {"name": "Ann"},
-            "app_overrides": {},
         })
     );
+    // No overrides are left out of the sealed JSON, and read back as none; users stored
+    // with an empty object still read.
+    let stored: crate::store::cohorts::CohortUser = serde_json::from_value(json(&user)).unwrap();
+    assert_eq!(stored.app_overrides, Default::default());
+    let mut older = json(&user);
+    older["app_overrides"] = serde_json::json!({});
+    let older: crate::store::cohorts::CohortUser = serde_json::from_value(older).unwrap();
+    assert_eq!(older, stored);
     let row = record(&["+14155550100", "c-1", "gold", "Ann", "Hello!"]);
     let user = c.check(&row, None).unwrap();
     assert_eq!(
