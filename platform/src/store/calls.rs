@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Row, Statement, params};
 
 use super::states::{CallKind, CallStatus};
-use super::{StoreError, WorkspaceRef, from_ms, ms, optional};
+use super::{StoreError, WorkspaceRef, bulk, from_ms, ms, optional};
 
 /// The context a sealed attempt payload is bound to.
 pub(crate) fn payload_context(id: &str) -> String {
@@ -233,107 +233,66 @@ pub(crate) fn insert_queued(c: &Connection, call: &Call) -> Result<(), StoreErro
     Ok(())
 }
 
-/// The statement of [`insert_call_with`]: prepare it once for many calls.
-pub(crate) const INSERT_CALL: &str = "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
-                               campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
-                               failure_reason, talk_ms, connection_id, agent_number, result)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+/// The columns of a call as [`insert_calls`] writes them.
+const INSERTED_COLUMNS: [&str; 20] = [
+    "id",
+    "kind",
+    "org_id",
+    "workspace_id",
+    "status",
+    "payload",
+    "created_ms",
+    "updated_ms",
+    "campaign_id",
+    "cohort_id",
+    "row_no",
+    "retry_attempt",
+    "dialed_ms",
+    "ends_ms",
+    "outcome",
+    "failure_reason",
+    "talk_ms",
+    "connection_id",
+    "agent_number",
+    "result",
+];
 
-/// Inserts a campaign call with its state (`calling`, or `ended` with its result when the
-/// call began and ended within one engine batch), with a statement of [`INSERT_CALL`].
-pub(crate) fn insert_call_with(
-    stmt: &mut Statement<'_>,
-    call: &Call,
-    status: CallStatus,
-    result: Option<&str>,
-) -> Result<(), StoreError> {
-    let dialed = call.dialed_at.map(ms);
-    stmt.execute(params![
-        call.id,
-        call.kind,
-        call.ws.org_id,
-        call.ws.workspace_id,
-        status,
-        call.payload,
-        ms(call.created_at),
-        call.campaign_id,
-        call.cohort_id,
-        call.row_no.map(|n| n as i64),
-        i64::from(call.retry_attempt),
-        dialed,
-        call.ends_at.map(ms),
-        call.outcome,
-        call.failure_reason,
-        call.talk_ms,
-        call.connection_id,
-        call.agent_number,
-        result
-    ])?;
-    Ok(())
-}
-
-/// How many calls one statement of [`insert_calls`] inserts.
-const CALLS_PER_INSERT: usize = 32;
-
-/// Inserts many calls, `CALLS_PER_INSERT` rows a statement: one statement's start and end
-/// for 32 rows instead of one each. Each entry: the call, its status, its result.
+/// Inserts many campaign calls, each with its state (`calling`, or `ended` with its result
+/// when the call began and ended within one engine batch), [`bulk::ROWS_PER_STATEMENT`] rows
+/// a statement. Each entry: the call, its status, its result.
 pub(crate) fn insert_calls(
     c: &Connection,
     calls: &[(&Call, CallStatus, Option<&str>)],
 ) -> Result<(), StoreError> {
-    let mut chunks = calls.chunks_exact(CALLS_PER_INSERT);
-    if chunks.len() > 0 {
-        let values: Vec<String> = (0..CALLS_PER_INSERT)
-            .map(|k| {
-                let b = k * 19;
-                let p: Vec<String> = [
-                    1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-                ]
-                .iter()
-                .map(|i| format!("?{}", b + i))
-                .collect();
-                format!("({})", p.join(", "))
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO attempts (id, kind, org_id, workspace_id, status, payload, created_ms, updated_ms,
-                                   campaign_id, cohort_id, row_no, retry_attempt, dialed_ms, ends_ms, outcome,
-                                   failure_reason, talk_ms, connection_id, agent_number, result)
-             VALUES {}",
-            values.join(", ")
-        );
-        let mut stmt = c.prepare_cached(&sql)?;
-        for chunk in &mut chunks {
-            for (k, (call, status, result)) in chunk.iter().enumerate() {
-                let b = k * 19;
-                stmt.raw_bind_parameter(b + 1, &call.id)?;
-                stmt.raw_bind_parameter(b + 2, call.kind)?;
-                stmt.raw_bind_parameter(b + 3, &call.ws.org_id)?;
-                stmt.raw_bind_parameter(b + 4, &call.ws.workspace_id)?;
-                stmt.raw_bind_parameter(b + 5, status)?;
-                stmt.raw_bind_parameter(b + 6, &call.payload)?;
-                stmt.raw_bind_parameter(b + 7, ms(call.created_at))?;
-                stmt.raw_bind_parameter(b + 8, &call.campaign_id)?;
-                stmt.raw_bind_parameter(b + 9, &call.cohort_id)?;
-                stmt.raw_bind_parameter(b + 10, call.row_no.map(|n| n as i64))?;
-                stmt.raw_bind_parameter(b + 11, i64::from(call.retry_attempt))?;
-                stmt.raw_bind_parameter(b + 12, call.dialed_at.map(ms))?;
-                stmt.raw_bind_parameter(b + 13, call.ends_at.map(ms))?;
-                stmt.raw_bind_parameter(b + 14, &call.outcome)?;
-                stmt.raw_bind_parameter(b + 15, &call.failure_reason)?;
-                stmt.raw_bind_parameter(b + 16, call.talk_ms)?;
-                stmt.raw_bind_parameter(b + 17, &call.connection_id)?;
-                stmt.raw_bind_parameter(b + 18, &call.agent_number)?;
-                stmt.raw_bind_parameter(b + 19, result)?;
-            }
-            stmt.raw_execute()?;
-        }
-    }
-    let mut one = c.prepare_cached(INSERT_CALL)?;
-    for (call, status, result) in chunks.remainder() {
-        insert_call_with(&mut one, call, *status, *result)?;
-    }
-    Ok(())
+    bulk::insert_rows(
+        c,
+        "attempts",
+        &INSERTED_COLUMNS,
+        calls,
+        |s, i, (call, status, result)| {
+            let created = ms(call.created_at);
+            s.raw_bind_parameter(i, &call.id)?;
+            s.raw_bind_parameter(i + 1, call.kind)?;
+            s.raw_bind_parameter(i + 2, &call.ws.org_id)?;
+            s.raw_bind_parameter(i + 3, &call.ws.workspace_id)?;
+            s.raw_bind_parameter(i + 4, status)?;
+            s.raw_bind_parameter(i + 5, &call.payload)?;
+            s.raw_bind_parameter(i + 6, created)?;
+            s.raw_bind_parameter(i + 7, created)?;
+            s.raw_bind_parameter(i + 8, &call.campaign_id)?;
+            s.raw_bind_parameter(i + 9, &call.cohort_id)?;
+            s.raw_bind_parameter(i + 10, call.row_no.map(|n| n as i64))?;
+            s.raw_bind_parameter(i + 11, i64::from(call.retry_attempt))?;
+            s.raw_bind_parameter(i + 12, call.dialed_at.map(ms))?;
+            s.raw_bind_parameter(i + 13, call.ends_at.map(ms))?;
+            s.raw_bind_parameter(i + 14, &call.outcome)?;
+            s.raw_bind_parameter(i + 15, &call.failure_reason)?;
+            s.raw_bind_parameter(i + 16, call.talk_ms)?;
+            s.raw_bind_parameter(i + 17, &call.connection_id)?;
+            s.raw_bind_parameter(i + 18, &call.agent_number)?;
+            s.raw_bind_parameter(i + 19, result)
+        },
+    )
 }
 
 /// Marks a queued instant outbound call as dialled.
@@ -420,10 +379,11 @@ mod tests {
     }
 
     #[test]
-    fn many_calls_inserted_32_a_statement_read_back_as_inserted() {
+    fn many_calls_inserted_many_a_statement_read_back_as_inserted() {
         let store = Store::in_memory().unwrap();
         // Two whole statements and a remainder of 6, half of them ended.
-        let calls: Vec<Call> = (0..70).map(a_call).collect();
+        let n = 2 * bulk::ROWS_PER_STATEMENT + 6;
+        let calls: Vec<Call> = (0..n).map(a_call).collect();
         let rows: Vec<(&Call, CallStatus, Option<&str>)> = calls
             .iter()
             .enumerate()
@@ -460,8 +420,8 @@ mod tests {
                     )?;
                     assert_eq!(result.as_deref(), (i.is_multiple_of(2)).then_some("busy"));
                 }
-                let n: i64 = c.query_row("SELECT COUNT(*) FROM attempts", [], |r| r.get(0))?;
-                assert_eq!(n, 70);
+                let count: i64 = c.query_row("SELECT COUNT(*) FROM attempts", [], |r| r.get(0))?;
+                assert_eq!(count as usize, n);
                 Ok(())
             })
             .unwrap();
