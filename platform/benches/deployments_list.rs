@@ -19,10 +19,15 @@
 //! `BENCH_RESPONSE_BODIES` (`all`: the journal keeps every answer's body, redacted, when
 //! within its 8 KiB limit; by default only failed answers' bodies), `BENCH_MICRO` (N: time
 //! the journal's own work for N requests, without the network, and stop),
-//! `BENCH_JSON=FILE` (append the report to FILE as a JSON line). The load generator runs in
-//! the same process (a minimal HTTP/1.1 client on raw sockets, so that it costs the servers
-//! as little CPU as possible); on a 2-core machine client and server share the cores, so the
-//! figures are lower bounds, and the CPU time is the whole process's.
+//! `BENCH_JSON=FILE` (append the report to FILE as a JSON line), `BENCH_CLIENT` (`process`,
+//! the default: the load generator, a minimal HTTP/1.1 client on raw sockets, runs each
+//! phase in a process of its own ([`load_process`]), so that the CPU time and memory
+//! measured are the servers' alone and the client's CPU time is reported apart;
+//! `in-process`: in this process, as before, where the CPU time counts client and server),
+//! `BENCH_CALLGRIND=1` (under `valgrind --tool=callgrind`: the servers' counts dumped at the
+//! start and end of each phase, so that each phase's instructions are in a file of their
+//! own). On a 2-core machine client and servers share the cores either way, so the
+//! throughputs are lower bounds.
 //!
 //! The report's `wall_s` is the time of one round's saturated requests to the platform with
 //! the journal on, `reference_wall_s` the static server's for as many: the ratio is the
@@ -35,6 +40,8 @@
 mod bench;
 #[path = "support/http_load.rs"]
 mod http_load;
+#[path = "support/load_process.rs"]
+mod load_process;
 
 use bench::{Figures, Round, cpu_seconds, env, env_f64, peak_rss_mb, reset_peak, rss_mb};
 use contracts::clock::Stopwatch;
@@ -44,6 +51,9 @@ use platform::config::{ApiKeyConfig, PlatformConfig};
 use serde_json::json;
 
 fn main() {
+    if load_process::run_client_if_asked() {
+        return;
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -103,6 +113,63 @@ async fn serve(capacity: usize, deployments: usize) -> Served {
         addr,
         app,
         _dir: dir,
+    }
+}
+
+/// Where the load generator runs (`BENCH_CLIENT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    /// In a process of its own, each phase: the figures are the servers' alone.
+    Process,
+    /// In this process, beside the servers.
+    InProcess,
+}
+
+impl Client {
+    fn from_env() -> Client {
+        match std::env::var("BENCH_CLIENT").as_deref() {
+            Ok("in-process") => Client::InProcess,
+            Ok("process") | Err(_) => Client::Process,
+            Ok(other) => panic!("BENCH_CLIENT is `process` or `in-process`, not `{other}`"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Client::Process => "process",
+            Client::InProcess => "in-process",
+        }
+    }
+
+    async fn saturate(
+        self,
+        addr: std::net::SocketAddr,
+        request: &str,
+        connections: usize,
+        requests: u64,
+    ) -> Load {
+        match self {
+            Client::Process => load_process::saturate(addr, request, connections, requests).await,
+            Client::InProcess => http_load::saturate(addr, request, connections, requests).await,
+        }
+    }
+
+    async fn paced(
+        self,
+        addr: std::net::SocketAddr,
+        request: &str,
+        connections: usize,
+        requests: u64,
+        rate: f64,
+    ) -> Paced {
+        match self {
+            Client::Process => {
+                load_process::paced(addr, request, connections, requests, rate).await
+            }
+            Client::InProcess => {
+                http_load::paced(addr, request, connections, requests, rate).await
+            }
+        }
     }
 }
 
@@ -193,6 +260,15 @@ async fn serve_static(body: bytes::Bytes) -> std::net::SocketAddr {
     addr
 }
 
+/// `, client N us`: the client's CPU per request, when it ran apart.
+fn client_cpu(us: f64) -> String {
+    if us.is_nan() {
+        String::new()
+    } else {
+        format!(", client {us:.1} us")
+    }
+}
+
 /// The answer of the list, as a client reads it.
 async fn page(addr: std::net::SocketAddr) -> bytes::Bytes {
     let r = reqwest::Client::new()
@@ -216,6 +292,7 @@ async fn run(cores: usize) {
     let memory_requests = env("BENCH_MEMORY_REQUESTS", 1_000_000);
     let fixed_rate = Some(env_f64("BENCH_RATE", 0.0)).filter(|r| *r > 0.0);
     let rate_fraction = env_f64("BENCH_RATE_FRACTION", 0.5);
+    let client = Client::from_env();
     assert!(
         fixed_rate.is_some() || (rate_fraction > 0.0 && rate_fraction.is_finite()),
         "BENCH_RATE_FRACTION must be above 0"
@@ -250,9 +327,13 @@ async fn run(cores: usize) {
         ),
     };
     println!(
-        "deployments list (limit {}, {deployments} deployments, answers of {} bytes), {connections} keep-alive connections, {rounds} rounds of {requests} requests to each server (a static warp server, the journal off, the journal on; the order rotates), {cores} cores (client in the same process)",
+        "deployments list (limit {}, {deployments} deployments, answers of {} bytes), {connections} keep-alive connections, {rounds} rounds of {requests} requests to each server (a static warp server, the journal off, the journal on; the order rotates), {cores} cores ({})",
         env("BENCH_PAGE", 20),
-        body.len()
+        body.len(),
+        match client {
+            Client::Process => "the client in a process of its own: CPU and memory are the servers' process's, the client's CPU apart",
+            Client::InProcess => "the client in the same process: CPU and memory count it",
+        }
     );
     println!(
         "each round: first saturated (closed loop: each connection sends when its answer is in), then at a fixed rate (open loop, latency from each request's intended send time) of {rate_said}, the same for the three servers"
@@ -269,14 +350,17 @@ async fn run(cores: usize) {
         let order = [round % 3, (round + 1) % 3, (round + 2) % 3];
         for i in order {
             let (label, addr) = servers[i];
-            let r = http_load::saturate(addr, &request(addr), connections, requests).await;
+            let r = client
+                .saturate(addr, &request(addr), connections, requests)
+                .await;
             println!(
-                "  round {}, {label:<11}, saturated: {:.0} requests/s, CPU {:.2} s for {:.2} s wall ({:.1} us of CPU per request); latency p50 {:.2} ms, p99 {:.2} ms",
+                "  round {}, {label:<11}, saturated: {:.0} requests/s, CPU {:.2} s for {:.2} s wall ({:.1} us of CPU per request{}); latency p50 {:.2} ms, p99 {:.2} ms",
                 round + 1,
                 r.rps(),
                 r.took.cpu_s,
                 r.took.wall_s,
                 r.cpu_us_per_request(),
+                client_cpu(r.client_cpu_us_per_request()),
                 r.percentile_ms(0.50),
                 r.percentile_ms(0.99)
             );
@@ -286,9 +370,11 @@ async fn run(cores: usize) {
             fixed_rate.unwrap_or_else(|| rate_fraction * loads[0].last().expect("static").rps());
         for i in order {
             let (label, addr) = servers[i];
-            let r = http_load::paced(addr, &request(addr), connections, requests, rate).await;
+            let r = client
+                .paced(addr, &request(addr), connections, requests, rate)
+                .await;
             println!(
-                "  round {}, {label:<11}, at {rate:.0} requests/s: latency p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms; sent {:.0} requests/s{}, send delay p99 {:.2} ms, scheduler lag p99 {:.2} ms; CPU {:.1} us per request",
+                "  round {}, {label:<11}, at {rate:.0} requests/s: latency p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms; sent {:.0} requests/s{}, send delay p99 {:.2} ms, scheduler lag p99 {:.2} ms; CPU {:.1} us per request{}",
                 round + 1,
                 r.percentile_ms(0.50),
                 r.percentile_ms(0.99),
@@ -301,7 +387,8 @@ async fn run(cores: usize) {
                 },
                 percentile_ms(&r.send_delays, 0.99),
                 percentile_ms(&r.release_lags, 0.99),
-                r.took.cpu_s * 1e6 / r.latencies.len() as f64
+                r.cpu_us_per_request(),
+                client_cpu(r.client_cpu_us_per_request())
             );
             at_rate[i].push(r);
         }
@@ -313,9 +400,17 @@ async fn run(cores: usize) {
     println!("saturated (closed loop, {connections} connections):");
     for (label, v) in labels.iter().zip(&loads) {
         println!(
-            "  {label:<11}: {} requests/s, {} us CPU per request, p50 {} ms, p99 {} ms",
+            "  {label:<11}: {} requests/s, {} us CPU per request{}, p50 {} ms, p99 {} ms",
             spread(v, &|r| r.rps()).show(0),
             spread(v, &|r| r.cpu_us_per_request()).show(1),
+            if client == Client::Process {
+                format!(
+                    " (client: {} us)",
+                    spread(v, &|r| r.client_cpu_us_per_request()).show(1)
+                )
+            } else {
+                String::new()
+            },
             spread(v, &|r| r.percentile_ms(0.50)).show(2),
             spread(v, &|r| r.percentile_ms(0.99)).show(2)
         );
@@ -327,11 +422,12 @@ async fn run(cores: usize) {
     );
     for (label, v) in labels.iter().zip(&at_rate) {
         println!(
-            "  {label:<11}: p50 {} ms, p99 {} ms, p99.9 {} ms; sent {} requests/s",
+            "  {label:<11}: p50 {} ms, p99 {} ms, p99.9 {} ms; sent {} requests/s; {} us CPU per request",
             paced_spread(v, &|r| r.percentile_ms(0.50)).show(2),
             paced_spread(v, &|r| r.percentile_ms(0.99)).show(2),
             paced_spread(v, &|r| r.percentile_ms(0.999)).show(2),
-            paced_spread(v, &|r| r.sent_rate()).show(0)
+            paced_spread(v, &|r| r.sent_rate()).show(0),
+            paced_spread(v, &|r| r.cpu_us_per_request()).show(1)
         );
     }
     let behind: Vec<String> = labels
@@ -418,6 +514,8 @@ async fn run(cores: usize) {
             "sent_rps": json_spread(paced_spread(v, &|r| r.sent_rate())),
             "send_delay_p99_ms": json_spread(paced_spread(v, &|r| percentile_ms(&r.send_delays, 0.99))),
             "scheduler_lag_p99_ms": json_spread(paced_spread(v, &|r| percentile_ms(&r.release_lags, 0.99))),
+            "cpu_us_per_request": json_spread(paced_spread(v, &|r| r.cpu_us_per_request())),
+            "client_cpu_us_per_request": json_spread(paced_spread(v, &|r| r.client_cpu_us_per_request())),
             "rounds": v.iter().map(|r| json!({
                 "rate_rps": r.rate, "sent_rps": r.sent_rate(), "p50_ms": r.percentile_ms(0.50),
                 "p99_ms": r.percentile_ms(0.99), "p999_ms": r.percentile_ms(0.999),
@@ -482,6 +580,23 @@ async fn run(cores: usize) {
         )
         .with("p999_at_rate_ratio_to_static", json_spread(p999_on_static))
         .with("generator_kept_schedule", !scheduler_lagged)
+        .with("client", client.name())
+        .with(
+            "saturated_cpu_us_per_request",
+            json!({
+                "static": json_spread(spread(fixed_loads, &|r| r.cpu_us_per_request())),
+                "journal_off": json_spread(spread(off_loads, &|r| r.cpu_us_per_request())),
+                "journal_on": json_spread(spread(on_loads, &|r| r.cpu_us_per_request())),
+            }),
+        )
+        .with(
+            "saturated_client_cpu_us_per_request",
+            json!({
+                "static": json_spread(spread(fixed_loads, &|r| r.client_cpu_us_per_request())),
+                "journal_off": json_spread(spread(off_loads, &|r| r.client_cpu_us_per_request())),
+                "journal_on": json_spread(spread(on_loads, &|r| r.client_cpu_us_per_request())),
+            }),
+        )
         .with("sent_below_rate", json!(behind));
     figures.met =
         (!scheduler_lagged).then_some(on_static.median >= 0.5 && p99_on_static.median <= 1.0);
@@ -491,7 +606,9 @@ async fn run(cores: usize) {
         let rss0 = rss_mb();
         reset_peak();
         let hwm0 = peak_rss_mb();
-        let r = http_load::saturate(on.addr, &request(on.addr), connections, memory_requests).await;
+        let r = client
+            .saturate(on.addr, &request(on.addr), connections, memory_requests)
+            .await;
         let summary = on.app.journal.summary(&platform::auth::Scope::Operator);
         println!(
             "memory, journal on: {} requests in {:.1} s ({:.0} requests/s); RSS {:.0} MiB before, {:.0} MiB after; peak RSS {:.0} MiB before, {:.0} MiB after; the journal holds {} entries ({} dropped)",

@@ -29,11 +29,29 @@ use super::bench::{Phase, Took};
 /// Requests sent on one connection to warm the server's path before a phase.
 const WARM_UP: usize = 200;
 
+/// What a phase tells at its marks: when it starts measuring (after the warm-up and the
+/// connections) and when its last answer is in.
+pub trait Hooks {
+    /// The phase starts.
+    fn started(&self) {}
+    /// The phase's last answer is in.
+    fn ended(&self) {}
+}
+
+/// No marks.
+pub struct NoHooks;
+
+impl Hooks for NoHooks {}
+
 /// The requests to one server in one closed-loop phase.
 pub struct Load {
-    /// Wall and CPU time of the phase (the whole process: client and servers), and its peak
-    /// memory.
+    /// Wall and CPU time of the phase, and its peak memory: of the whole process (client and
+    /// servers) when the client runs in it, of the servers' process when the client runs in
+    /// its own ([`super::load_process`]).
     pub took: Took,
+    /// The client's CPU time when it runs in its own process (`NaN` when it shares the
+    /// servers' process and `took` counts it).
+    pub client_cpu_s: f64,
     /// Each request's latency in microseconds, sorted.
     pub latencies: Vec<u32>,
 }
@@ -44,9 +62,14 @@ impl Load {
         self.latencies.len() as f64 / self.took.wall_s
     }
 
-    /// CPU microseconds (the whole process) per request.
+    /// CPU microseconds per request (of the process [`Load::took`] measures).
     pub fn cpu_us_per_request(&self) -> f64 {
         self.took.cpu_s * 1e6 / self.latencies.len() as f64
+    }
+
+    /// The client's CPU microseconds per request (`NaN` when not apart).
+    pub fn client_cpu_us_per_request(&self) -> f64 {
+        self.client_cpu_s * 1e6 / self.latencies.len() as f64
     }
 
     /// The latency at percentile `p` (0.99), in ms.
@@ -75,8 +98,20 @@ async fn warm_up(addr: SocketAddr, request: &[u8]) {
 /// `requests` requests over `connections` keep-alive connections, each sending its next
 /// request when its answer has arrived.
 pub async fn saturate(addr: SocketAddr, request: &str, connections: usize, requests: u64) -> Load {
+    saturate_with(addr, request, connections, requests, &NoHooks).await
+}
+
+/// [`saturate`], telling `hooks` when the phase starts and ends.
+pub async fn saturate_with(
+    addr: SocketAddr,
+    request: &str,
+    connections: usize,
+    requests: u64,
+    hooks: &dyn Hooks,
+) -> Load {
     let left = Arc::new(AtomicU64::new(requests));
     warm_up(addr, request.as_bytes()).await;
+    hooks.started();
     let phase = Phase::start();
     let mut tasks = Vec::new();
     for _ in 0..connections {
@@ -100,14 +135,21 @@ pub async fn saturate(addr: SocketAddr, request: &str, connections: usize, reque
         latencies.extend(t.await.unwrap());
     }
     let took = phase.end();
+    hooks.ended();
     latencies.sort_unstable();
-    Load { took, latencies }
+    Load {
+        took,
+        client_cpu_s: f64::NAN,
+        latencies,
+    }
 }
 
 /// The requests to one server in one open-loop phase at a fixed rate.
 pub struct Paced {
-    /// Wall and CPU time of the phase.
+    /// Wall and CPU time of the phase (see [`Load::took`]).
     pub took: Took,
+    /// The client's CPU time when it runs in its own process (see [`Load::client_cpu_s`]).
+    pub client_cpu_s: f64,
     /// The rate asked for, requests per second.
     pub rate: f64,
     /// Each request's latency from its intended send time to the end of its answer, in
@@ -133,6 +175,16 @@ impl Paced {
         } else {
             f64::NAN
         }
+    }
+
+    /// CPU microseconds per request (of the process [`Paced::took`] measures).
+    pub fn cpu_us_per_request(&self) -> f64 {
+        self.took.cpu_s * 1e6 / self.latencies.len() as f64
+    }
+
+    /// The client's CPU microseconds per request (`NaN` when not apart).
+    pub fn client_cpu_us_per_request(&self) -> f64 {
+        self.client_cpu_s * 1e6 / self.latencies.len() as f64
     }
 
     /// Whether the requests went out at the rate asked for: the sent rate within 1 % of it.
@@ -163,6 +215,18 @@ pub async fn paced(
     requests: u64,
     rate: f64,
 ) -> Paced {
+    paced_with(addr, request, connections, requests, rate, &NoHooks).await
+}
+
+/// [`paced`], telling `hooks` when the phase starts and ends.
+pub async fn paced_with(
+    addr: SocketAddr,
+    request: &str,
+    connections: usize,
+    requests: u64,
+    rate: f64,
+    hooks: &dyn Hooks,
+) -> Paced {
     assert!(
         rate > 0.0 && rate.is_finite(),
         "a rate of requests per second"
@@ -175,6 +239,7 @@ pub async fn paced(
     }
     let released = Arc::new(Semaphore::new(0));
     let claimed = Arc::new(AtomicU64::new(0));
+    hooks.started();
     let phase = Phase::start();
     let schedule = Stopwatch::start();
     let scheduler = {
@@ -214,12 +279,14 @@ pub async fn paced(
         last_send_s = last_send_s.max(last);
     }
     let took = phase.end();
+    hooks.ended();
     let mut release_lags = scheduler.join().expect("the scheduler thread");
     latencies.sort_unstable();
     send_delays.sort_unstable();
     release_lags.sort_unstable();
     Paced {
         took,
+        client_cpu_s: f64::NAN,
         rate,
         latencies,
         send_delays,
