@@ -51,6 +51,10 @@ use crate::config::PlatformConfig;
 pub(crate) const MAX_URI_BYTES: usize = contracts::validate::limits::HTTP_MAX_URI_BYTES;
 /// Most header fields in a request; more is 431.
 pub(crate) const MAX_HEADERS: usize = contracts::validate::limits::HTTP_MAX_HEADERS;
+/// The most header fields hyper takes when not told a number: it parses them into a list on
+/// the stack, left uninitialised. Told a number, it fills a list of that many on the heap
+/// at every parse of a request head, so the number is told only when it differs.
+const HYPER_DEFAULT_MAX_HEADERS: usize = 100;
 /// Largest request head (request line and header fields), in bytes; larger is 431.
 pub(crate) const MAX_HEAD_BYTES: usize = contracts::validate::limits::HTTP_MAX_HEAD_BYTES;
 /// Largest rest of an unread request body that is drained to keep the connection.
@@ -210,9 +214,11 @@ impl Connection {
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(self.limits.header_read_timeout)
-            .max_headers(MAX_HEADERS)
             .max_header_size(MAX_HEAD_BYTES)
             .keep_alive(true);
+        if MAX_HEADERS != HYPER_DEFAULT_MAX_HEADERS {
+            builder.max_headers(MAX_HEADERS);
+        }
         let service = RequestService::new(self.routes.clone(), self.intercept.clone(), self.limits);
         let mut conn = builder.serve_connection(GuardedIo::new(stream), service);
         let mut stopping = false;

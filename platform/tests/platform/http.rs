@@ -467,7 +467,7 @@ async fn requests_the_http_layer_refuses_are_answered_in_the_error_shape() {
             "101 header fields",
             format!(
                 "GET /openapi.json HTTP/1.1\r\nHost: test\r\n{}\r\n",
-                (0..101).map(|i| format!("X-F{i}: v\r\n")).collect::<String>()
+                (0..100).map(|i| format!("X-F{i}: v\r\n")).collect::<String>()
             )
             .into_bytes(),
             431,
@@ -494,4 +494,13 @@ async fn requests_the_http_layer_refuses_are_answered_in_the_error_shape() {
     // The platform still serves.
     let (s, _) = app.get(&campaigns_path()).await;
     assert_eq!(s, 200);
+    // Exactly as many header fields as allowed is no refusal.
+    let most = format!(
+        "GET /openapi.json HTTP/1.1\r\nHost: test\r\n{}\r\n",
+        (0..contracts::validate::limits::HTTP_MAX_HEADERS - 1)
+            .map(|i| format!("X-F{i}: v\r\n"))
+            .collect::<String>()
+    );
+    let r = exchange(&app, most.as_bytes()).await.expect("an answer");
+    assert_eq!(r.status, 200, "{}", r.head);
 }
