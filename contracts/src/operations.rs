@@ -36,6 +36,8 @@ pub struct Operation {
     /// Whether the operation takes a JSON body.
     pub json_body: bool,
     segments: Vec<Segment>,
+    /// How many of `segments` are parameters.
+    params: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,17 +46,23 @@ enum Segment {
     Param(String),
 }
 
-/// The path parameters of a resolved request, by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PathParams(Vec<(String, String)>);
+/// The path parameters of a resolved request, by name: read from the request's path when
+/// asked, at the template's place of the parameter (resolving copies nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathParams<'a> {
+    operation: &'a Operation,
+    path: &'a str,
+}
 
-impl PathParams {
+impl<'a> PathParams<'a> {
     /// The value of the parameter `name`, if the template has it.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
+    pub fn get(&self, name: &str) -> Option<&'a str> {
+        let at = self
+            .operation
+            .segments
             .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+            .position(|s| matches!(s, Segment::Param(p) if p == name))?;
+        self.path.split('/').nth(at)
     }
 }
 
@@ -63,7 +71,7 @@ impl PathParams {
 pub enum Resolved<'a> {
     /// One documented operation (its index in [`Catalogue::operations`]), with the values
     /// of its path parameters.
-    Operation(usize, &'a Operation, PathParams),
+    Operation(usize, &'a Operation, PathParams<'a>),
     /// A documented path that does not take this method; the methods it takes.
     WrongMethod {
         /// The path template.
@@ -131,6 +139,7 @@ impl Catalogue {
                             .collect()
                     })
                     .unwrap_or_default();
+                let segments = segments(path);
                 let json_body = op["requestBody"]["content"]
                     .as_object()
                     .is_some_and(|c| c.keys().any(|k| k.contains("json")));
@@ -145,7 +154,11 @@ impl Catalogue {
                     statuses,
                     query_params,
                     json_body,
-                    segments: segments(path),
+                    params: segments
+                        .iter()
+                        .filter(|s| matches!(s, Segment::Param(_)))
+                        .count(),
+                    segments,
                 });
             }
         }
@@ -176,7 +189,7 @@ impl Catalogue {
     /// literal text match, the one with the fewest parameters wins, as in the server's
     /// routes (`GET .../cohorts/upload` is the upload path with another method, not a
     /// cohort named `upload`).
-    pub fn resolve(&self, method: &str, path: &str) -> Resolved<'_> {
+    pub fn resolve<'a>(&'a self, method: &str, path: &'a str) -> Resolved<'a> {
         let method = if method.eq_ignore_ascii_case("HEAD") {
             "GET"
         } else {
@@ -206,7 +219,7 @@ impl Catalogue {
             if op.segments.len() != count || !op.fits(parts) {
                 continue;
             }
-            let params = op.params();
+            let params = op.params;
             if params < fewest {
                 fewest = params;
                 hits = [None; METHODS.len()];
@@ -222,7 +235,14 @@ impl Catalogue {
         let mut template = None;
         for (index, op) in hits {
             if op.method.eq_ignore_ascii_case(method) {
-                return Resolved::Operation(index, op, op.params_of(parts));
+                return Resolved::Operation(
+                    index,
+                    op,
+                    PathParams {
+                        operation: op,
+                        path,
+                    },
+                );
             }
             template.get_or_insert(op.path.as_str());
             allowed.push(op.method);
@@ -235,14 +255,6 @@ impl Catalogue {
 }
 
 impl Operation {
-    /// How many path parameters the template has.
-    fn params(&self) -> usize {
-        self.segments
-            .iter()
-            .filter(|s| matches!(s, Segment::Param(_)))
-            .count()
-    }
-
     /// Whether a path's segments (as many as the template's) fit.
     fn fits(&self, parts: &[&str]) -> bool {
         self.segments
@@ -252,20 +264,6 @@ impl Operation {
                 Segment::Literal(l) => l == part,
                 Segment::Param(_) => !part.is_empty(),
             })
-    }
-
-    /// The values of the template's parameters in a path's segments, which fit.
-    fn params_of(&self, parts: &[&str]) -> PathParams {
-        PathParams(
-            self.segments
-                .iter()
-                .zip(parts)
-                .filter_map(|(seg, part)| match seg {
-                    Segment::Param(name) => Some((name.clone(), part.to_string())),
-                    Segment::Literal(_) => None,
-                })
-                .collect(),
-        )
     }
 }
 
@@ -311,6 +309,27 @@ mod tests {
         assert_eq!(params.get("deployment_id"), Some("d-1"));
         assert!(!op.json_body);
         assert!(c.get("create_deployment").unwrap().json_body);
+    }
+
+    #[test]
+    fn path_parameters_are_read_from_the_path_by_their_place_in_the_template() {
+        let c = Catalogue::platform();
+        let path = "/api/scheduling/v1/orgs/o-1/workspaces/w-1/campaigns/c-1/cohorts/k-1/";
+        let Resolved::Operation(_, op, params) = c.resolve("GET", path) else {
+            panic!("the cohort resolves")
+        };
+        assert_eq!(op.operation_id, "get_campaign_cohort");
+        assert_eq!(
+            ["org_id", "workspace_id", "campaign_id", "cohort_id"].map(|n| params.get(n)),
+            [Some("o-1"), Some("w-1"), Some("c-1"), Some("k-1")],
+            "each at its place, the trailing / ignored"
+        );
+        assert_eq!(params.get("deployment_id"), None, "not a parameter of it");
+        assert_eq!(
+            params.get("campaigns"),
+            None,
+            "a literal segment is no parameter"
+        );
     }
 
     #[test]

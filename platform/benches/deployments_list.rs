@@ -166,9 +166,7 @@ impl Client {
             Client::Process => {
                 load_process::paced(addr, request, connections, requests, rate).await
             }
-            Client::InProcess => {
-                http_load::paced(addr, request, connections, requests, rate).await
-            }
+            Client::InProcess => http_load::paced(addr, request, connections, requests, rate).await,
         }
     }
 }
@@ -331,7 +329,8 @@ async fn run(cores: usize) {
         env("BENCH_PAGE", 20),
         body.len(),
         match client {
-            Client::Process => "the client in a process of its own: CPU and memory are the servers' process's, the client's CPU apart",
+            Client::Process =>
+                "the client in a process of its own: CPU and memory are the servers' process's, the client's CPU apart",
             Client::InProcess => "the client in the same process: CPU and memory count it",
         }
     );

@@ -245,6 +245,8 @@ fn callgrind_dump(label: &str) {
         .stdout(Stdio::null())
         .status();
     if !status.is_ok_and(|s| s.success()) {
-        eprintln!("BENCH_CALLGRIND: callgrind_control --dump failed (is this process run under valgrind --tool=callgrind?)");
+        eprintln!(
+            "BENCH_CALLGRIND: callgrind_control --dump failed (is this process run under valgrind --tool=callgrind?)"
+        );
     }
 }

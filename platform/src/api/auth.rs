@@ -59,7 +59,7 @@ fn key_filter_meta<T: Send + 'static>(
 }
 
 /// The `{org_id}` and `{workspace_id}` of a path `…/orgs/{org_id}/workspaces/{workspace_id}/…`.
-fn workspace_of(path: &str) -> Option<(&str, &str)> {
+pub(crate) fn workspace_of(path: &str) -> Option<(&str, &str)> {
     // The first four segments in a row `orgs`, an id, `workspaces`, an id (no allocation:
     // every request to a workspace's route asks).
     let mut segments = path.split('/');

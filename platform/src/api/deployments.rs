@@ -1,12 +1,16 @@
 //! Deployments under `/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments`.
+//!
+//! The list, the route most asked for, is also answered without warp's filters
+//! ([`is_list`], [`list_direct`]): the router sends it there first. The answer is the one
+//! the warp route gives (a test of the router compares the two on every route).
 
 use bytes::Bytes;
 use warp::Filter;
 use warp::filters::BoxedFilter;
-use warp::http::StatusCode;
+use warp::http::{Method, StatusCode, request};
 use warp::reply::Response;
 
-use super::auth::{workspace_key, workspace_key_meta, workspace_path};
+use super::auth::{authorize, workspace_key, workspace_key_meta, workspace_of, workspace_path};
 use super::{BodyStream, RequestMeta, body, ok, read_json, respond, with_app, with_page_uris};
 use crate::app::App;
 use crate::auth::Principal;
@@ -77,6 +81,50 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let value = read_json(&app, &meta, body).await?;
     ok(&deployments::create(&app, &who, &value).await?)
+}
+
+/// Whether a request is a workspace's deployment list as the list route of [`routes`]
+/// takes it: `GET` or `HEAD`, the path
+/// `/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments` split as warp
+/// splits it (one leading `/` skipped, no decoding), the ids not empty, one trailing `/`
+/// allowed.
+pub(crate) fn is_list(method: &Method, path: &str) -> bool {
+    if *method != Method::GET && *method != Method::HEAD {
+        return false;
+    }
+    let rest = path.strip_prefix('/').unwrap_or(path);
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let mut s = rest.split('/');
+    matches!(
+        [s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next()],
+        [
+            Some("api"),
+            Some("app-authoring"),
+            Some("v1"),
+            Some("orgs"),
+            Some(org),
+            Some("workspaces"),
+            Some(ws),
+            Some("deployments"),
+            None,
+        ] if !org.is_empty() && !ws.is_empty()
+    )
+}
+
+/// The answer of the list route to a request [`is_list`] takes, reached without warp's
+/// filters: the same key check ([`authorize`], a refusal answered at once as no other route
+/// takes such a request) and the same handler. The request's headers are moved, not copied.
+pub(crate) async fn list_direct(app: &App, parts: request::Parts) -> Response {
+    let meta = RequestMeta {
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers: parts.headers,
+    };
+    let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
+    match authorize(app, &meta, org, ws) {
+        Ok(who) => respond(list(who, meta, app.clone()).await),
+        Err(refused) => refused.into_response(),
+    }
 }
 
 /// A list answered from the workspace's snapshot before is answered again with the same
