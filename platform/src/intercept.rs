@@ -87,7 +87,7 @@ impl Intercept {
         let path = uri.path();
         let query = uri.query().unwrap_or("");
         let resolved = Catalogue::platform().resolve(method.as_str(), path);
-        let api_key_value = parts.headers.get("x-api-key").cloned();
+        let api_key_value = parts.headers.get(&crate::api::auth::API_KEY).cloned();
         let api_key = api_key_value.as_ref().and_then(|v| v.to_str().ok());
         let key_elsewhere = api_key_value
             .is_none()

@@ -243,6 +243,7 @@ fn callgrind_dump(label: &str) {
     let status = Command::new("callgrind_control")
         .args([&format!("--dump={label}"), &pid])
         .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .status();
     if !status.is_ok_and(|s| s.success()) {
         eprintln!(

@@ -9,6 +9,7 @@
 //! handler holds only what differs: a refused key is a rejection ([`Refused`]) that
 //! [`answer_refusal`] turns into the 401 or 403, once no other route takes the request.
 
+use warp::http::HeaderName;
 use warp::reply::Response;
 use warp::{Filter, Rejection};
 
@@ -17,6 +18,9 @@ use crate::app::App;
 use crate::auth::{ClockMover, Principal, Scope};
 use crate::error::ApiError;
 use crate::store::WorkspaceRef;
+
+/// `X-API-Key`, the header every platform request carries its key in.
+pub(crate) static API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 
 /// A request a key filter refused, with the answer it gets.
 #[derive(Debug)]
@@ -62,7 +66,7 @@ fn key_filter_meta<T: Send + 'static>(
 pub(crate) fn workspace_of(path: &str) -> Option<(&str, &str)> {
     // The first four segments in a row `orgs`, an id, `workspaces`, an id (no allocation:
     // every request to a workspace's route asks).
-    let mut segments = path.split('/');
+    let mut segments = contracts::operations::path_segments(path);
     let (mut a, mut b, mut c) = (segments.next()?, segments.next()?, segments.next()?);
     for d in segments {
         if a == "orgs" && c == "workspaces" {
@@ -154,7 +158,7 @@ pub(crate) fn authorize(
     workspace_id: &str,
 ) -> Result<Principal, ApiError> {
     let ws = WorkspaceRef::new(org_id, workspace_id);
-    let Some(presented) = meta.header("x-api-key") else {
+    let Some(presented) = meta.header(&API_KEY) else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",
             message: "send the workspace's key in the X-API-Key header".into(),
@@ -174,7 +178,7 @@ pub(crate) fn authorize(
 /// The journal and fault routes: a workspace's key sees and clears its workspace's entries
 /// and rules, an operator's key everyone's. Answers what the key may see.
 pub(crate) fn authorize_scope(app: &App, meta: &RequestMeta) -> Result<Scope, ApiError> {
-    let Some(presented) = meta.header("x-api-key") else {
+    let Some(presented) = meta.header(&API_KEY) else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",
             message: "send a workspace's key (or an operator's key) in the X-API-Key header".into(),
@@ -194,7 +198,7 @@ pub(crate) fn authorize_reset(
     workspace_id: &str,
 ) -> Result<WorkspaceRef, ApiError> {
     let ws = WorkspaceRef::new(org_id, workspace_id);
-    if let Some(presented) = meta.header("x-api-key")
+    if let Some(presented) = meta.header(&API_KEY)
         && app.auth.scope(presented) == Some(Scope::Operator)
     {
         return Ok(ws);
@@ -206,7 +210,7 @@ pub(crate) fn authorize_reset(
 /// reads the clock; moving it takes a clock admin key once the platform has any
 /// (`clock_admin_keys`), else any workspace's key.
 pub(crate) fn authorize_clock(app: &App, meta: &RequestMeta, moving: bool) -> Result<(), ApiError> {
-    let Some(presented) = meta.header("x-api-key") else {
+    let Some(presented) = meta.header(&API_KEY) else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",
             message: "send a workspace's key in the X-API-Key header".into(),

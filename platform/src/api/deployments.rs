@@ -94,7 +94,7 @@ pub(crate) fn is_list(method: &Method, path: &str) -> bool {
     }
     let rest = path.strip_prefix('/').unwrap_or(path);
     let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let mut s = rest.split('/');
+    let mut s = contracts::operations::path_segments(rest);
     matches!(
         [s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next()],
         [
@@ -131,7 +131,7 @@ pub(crate) async fn list_direct(app: &App, parts: request::Parts) -> Response {
 /// bytes (see [`crate::service::deployment_lists`]).
 async fn list(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
     let key = AnswerKey {
-        host: meta.header("host"),
+        host: meta.header(warp::http::header::HOST),
         path: &meta.path,
         query: &meta.query,
     };

@@ -60,7 +60,7 @@ pub(crate) fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> 
 }
 
 async fn stack(meta: RequestMeta, app: App, driver: Arc<Driver>) -> Result<Response, ApiError> {
-    let presented = meta.header("x-api-key").unwrap_or_default();
+    let presented = meta.header(&super::auth::API_KEY).unwrap_or_default();
     let base = base_url(&app, &meta);
     ok(&live::stack(&app, &driver, presented, base).await)
 }

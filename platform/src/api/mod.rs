@@ -167,8 +167,9 @@ pub(crate) struct RequestMeta {
 }
 
 impl RequestMeta {
-    /// A header as text.
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    /// A header as text (by a [`warp::http::HeaderName`] on hot paths: a name given as
+    /// text is parsed at each lookup).
+    pub(crate) fn header(&self, name: impl warp::http::header::AsHeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 

@@ -121,7 +121,8 @@ impl Routes {
 
     /// The chain that answers a request to `path`.
     pub(crate) fn for_path(&self, path: &str) -> &BoxedFilter<(Response,)> {
-        let mut segments = path.strip_prefix('/').unwrap_or(path).split('/');
+        let mut segments =
+            contracts::operations::path_segments(path.strip_prefix('/').unwrap_or(path));
         let first = segments.next();
         let second = segments.next();
         self.groups

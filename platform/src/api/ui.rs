@@ -20,12 +20,15 @@ use crate::error::json_response;
 /// The request header the page sends with its reads; any value (the page sends `ui`).
 pub const OBSERVER_HEADER: &str = "x-harness-observer";
 
+/// [`OBSERVER_HEADER`] as a header name (looked up in every request).
+static OBSERVER: warp::http::HeaderName = warp::http::HeaderName::from_static(OBSERVER_HEADER);
+
 /// Whether `req` is one of the page's own: it carries [`OBSERVER_HEADER`] and reads
 /// (`GET`, `HEAD`) or goes outside the interface (the page's clock buttons). A write to the
 /// interface is the client's, header or not: it cannot hide from the journal.
 pub(crate) fn observes<B>(req: &warp::http::Request<B>) -> bool {
     use warp::http::Method;
-    req.headers().contains_key(OBSERVER_HEADER)
+    req.headers().contains_key(&OBSERVER)
         && (matches!(*req.method(), Method::GET | Method::HEAD)
             || !req
                 .uri()

@@ -108,7 +108,7 @@ pub fn path_workspace(resolved: &Resolved<'_>, path: &str) -> Option<WorkspaceRe
             _ => None,
         };
     }
-    let segments: Vec<&str> = path.split('/').collect();
+    let segments: Vec<&str> = contracts::operations::path_segments(path).collect();
     segments.windows(4).find_map(|w| match w {
         ["orgs", org, "workspaces", ws] if !org.is_empty() && !ws.is_empty() => {
             Some(WorkspaceRef::new(*org, *ws))
