@@ -78,12 +78,16 @@ impl<'a> Iterator for PathSegments<'a> {
     }
 }
 
-/// The path parameters of a resolved request, by name: read from the request's path when
-/// asked, at the template's place of the parameter (resolving copies nothing).
+/// The most segments a path of the interface has; a longer path is no operation.
+const MAX_SEGMENTS: usize = 16;
+
+/// The path parameters of a resolved request, by name: the request path's segments, kept
+/// as resolving found them (borrowed: nothing is copied), read at the template's place of
+/// the parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathParams<'a> {
     operation: &'a Operation,
-    path: &'a str,
+    segments: [&'a str; MAX_SEGMENTS],
 }
 
 impl<'a> PathParams<'a> {
@@ -94,7 +98,7 @@ impl<'a> PathParams<'a> {
             .segments
             .iter()
             .position(|s| matches!(s, Segment::Param(p) if p == name))?;
-        path_segments(self.path).nth(at)
+        self.segments.get(at).copied()
     }
 }
 
@@ -119,6 +123,9 @@ pub enum Resolved<'a> {
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     operations: Vec<Operation>,
+    /// The indexes of the operations by the number of their path's segments (a path is
+    /// compared only with the templates of its length).
+    by_length: Vec<Vec<usize>>,
 }
 
 const METHODS: [(&str, &str); 5] = [
@@ -140,7 +147,10 @@ impl Catalogue {
     pub(crate) fn from_document(doc: &Value) -> Catalogue {
         let mut operations = Vec::new();
         let Some(paths) = doc["paths"].as_object() else {
-            return Catalogue { operations };
+            return Catalogue {
+                operations,
+                by_length: Vec::new(),
+            };
         };
         for (path, item) in paths {
             if !path.starts_with(INTERFACE_PREFIX) {
@@ -194,7 +204,16 @@ impl Catalogue {
                 });
             }
         }
-        Catalogue { operations }
+        let mut by_length = vec![Vec::new(); MAX_SEGMENTS + 1];
+        for (index, op) in operations.iter().enumerate() {
+            if let Some(same) = by_length.get_mut(op.segments.len()) {
+                same.push(index);
+            }
+        }
+        Catalogue {
+            operations,
+            by_length,
+        }
     }
 
     /// Every operation, in document order.
@@ -231,24 +250,26 @@ impl Catalogue {
             .strip_suffix('/')
             .filter(|p| !p.is_empty())
             .unwrap_or(path);
-        // The path's segments, on the stack: no interface path has more than 16.
-        let mut parts = [""; 16];
+        // The path's segments, on the stack.
+        let mut segments = [""; MAX_SEGMENTS];
         let mut count = 0;
         for part in path_segments(trimmed) {
-            if count == parts.len() {
+            if count == segments.len() {
                 return Resolved::Unknown;
             }
-            parts[count] = part;
+            segments[count] = part;
             count += 1;
         }
-        let parts = &parts[..count];
+        let parts = &segments[..count];
         // The templates that match, with the fewest parameters (no allocation until the
         // one operation is known).
         let mut fewest = usize::MAX;
         let mut hits: [Option<usize>; METHODS.len()] = [None; METHODS.len()];
         let mut n = 0;
-        for (index, op) in self.operations.iter().enumerate() {
-            if op.segments.len() != count || !op.fits(parts) {
+        let same_length = self.by_length.get(count).map_or(&[][..], Vec::as_slice);
+        for &index in same_length {
+            let op = &self.operations[index];
+            if !op.fits(parts) {
                 continue;
             }
             let params = op.params;
@@ -272,7 +293,7 @@ impl Catalogue {
                     op,
                     PathParams {
                         operation: op,
-                        path,
+                        segments,
                     },
                 );
             }

@@ -63,7 +63,7 @@ fn key_filter_meta<T: Send + 'static>(
 }
 
 /// The `{org_id}` and `{workspace_id}` of a path `…/orgs/{org_id}/workspaces/{workspace_id}/…`.
-pub(crate) fn workspace_of(path: &str) -> Option<(&str, &str)> {
+fn workspace_of(path: &str) -> Option<(&str, &str)> {
     // The first four segments in a row `orgs`, an id, `workspaces`, an id (no allocation:
     // every request to a workspace's route asks).
     let mut segments = contracts::operations::path_segments(path);
@@ -157,8 +157,18 @@ pub(crate) fn authorize(
     org_id: &str,
     workspace_id: &str,
 ) -> Result<Principal, ApiError> {
+    authorize_key(app, meta.header(&API_KEY), org_id, workspace_id)
+}
+
+/// [`authorize`] of the key `presented` (the `X-API-Key` as text, if sent).
+pub(crate) fn authorize_key(
+    app: &App,
+    presented: Option<&str>,
+    org_id: &str,
+    workspace_id: &str,
+) -> Result<Principal, ApiError> {
     let ws = WorkspaceRef::new(org_id, workspace_id);
-    let Some(presented) = meta.header(&API_KEY) else {
+    let Some(presented) = presented else {
         return Err(ApiError::Unauthorized {
             code: "missing_api_key",
             message: "send the workspace's key in the X-API-Key header".into(),

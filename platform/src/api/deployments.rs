@@ -1,16 +1,20 @@
 //! Deployments under `/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments`.
 //!
 //! The list, the route most asked for, is also answered without warp's filters
-//! ([`is_list`], [`list_direct`]): the router sends it there first. The answer is the one
+//! ([`list_direct`]): the router offers every request there first. The answer is the one
 //! the warp route gives (a test of the router compares the two on every route).
+
+use std::future::Future;
+use std::pin::Pin;
 
 use bytes::Bytes;
 use warp::Filter;
 use warp::filters::BoxedFilter;
-use warp::http::{Method, StatusCode, request};
+use warp::http::header::HOST;
+use warp::http::{Method, Request, StatusCode};
 use warp::reply::Response;
 
-use super::auth::{authorize, workspace_key, workspace_key_meta, workspace_of, workspace_path};
+use super::auth::{API_KEY, authorize_key, workspace_key, workspace_key_meta, workspace_path};
 use super::{BodyStream, RequestMeta, body, ok, read_json, respond, with_app, with_page_uris};
 use crate::app::App;
 use crate::auth::Principal;
@@ -83,69 +87,102 @@ async fn create(
     ok(&deployments::create(&app, &who, &value).await?)
 }
 
-/// Whether a request is a workspace's deployment list as the list route of [`routes`]
-/// takes it: `GET` or `HEAD`, the path
-/// `/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments` split as warp
-/// splits it (one leading `/` skipped, no decoding), the ids not empty, one trailing `/`
+/// The org and workspace ids of a request for a workspace's deployment list, as the list
+/// route of [`routes`] takes it: `GET` or `HEAD`, the path
+/// `/api/app-authoring/v1/orgs/{org_id}/workspaces/{workspace_id}/deployments` as warp
+/// matches it (one leading `/` skipped, no decoding), the ids not empty, one trailing `/`
 /// allowed.
-pub(crate) fn is_list(method: &Method, path: &str) -> bool {
+pub(crate) fn list_request<'p>(method: &Method, path: &'p str) -> Option<(&'p str, &'p str)> {
     if *method != Method::GET && *method != Method::HEAD {
-        return false;
+        return None;
     }
     let rest = path.strip_prefix('/').unwrap_or(path);
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let mut s = contracts::operations::path_segments(rest);
-    matches!(
-        [s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next(), s.next()],
-        [
-            Some("api"),
-            Some("app-authoring"),
-            Some("v1"),
-            Some("orgs"),
-            Some(org),
-            Some("workspaces"),
-            Some(ws),
-            Some("deployments"),
-            None,
-        ] if !org.is_empty() && !ws.is_empty()
-    )
+    let (org, rest) = rest
+        .strip_prefix("api/app-authoring/v1/orgs/")?
+        .split_once('/')?;
+    let (ws, rest) = rest.strip_prefix("workspaces/")?.split_once('/')?;
+    (!org.is_empty() && !ws.is_empty() && matches!(rest, "deployments" | "deployments/"))
+        .then_some((org, ws))
 }
 
-/// The answer of the list route to a request [`is_list`] takes, reached without warp's
-/// filters: the same key check ([`authorize`], a refusal answered at once as no other route
-/// takes such a request) and the same handler. The request's headers are moved, not copied.
-pub(crate) async fn list_direct(app: &App, parts: request::Parts) -> Response {
+/// What the router does with a list request ([`list_direct`]).
+pub(crate) enum Direct {
+    /// The answer: a refused key, or a list the workspace's snapshot answered before.
+    Now(Response),
+    /// The work that loads the list and answers it (boxed: rare, and larger than the rest).
+    Later(Pin<Box<dyn Future<Output = Response> + Send>>),
+}
+
+/// The list route's answer to `req` without warp's filters, or `req` back when it is no
+/// list request ([`list_request`]): the same key check ([`authorize_key`]; a refusal is
+/// answered at once, as no other route takes such a request) and the same handler. A list
+/// answered before is found without copying anything of the request; only a load moves its
+/// headers and copies its path and query.
+pub(crate) fn list_direct<B>(app: &App, req: Request<B>) -> Result<Direct, Request<B>> {
+    let Some((org, ws)) = list_request(req.method(), req.uri().path()) else {
+        return Err(req);
+    };
+    let presented = req.headers().get(&API_KEY).and_then(|v| v.to_str().ok());
+    let who = match authorize_key(app, presented, org, ws) {
+        Ok(who) => who,
+        Err(refused) => return Ok(Direct::Now(refused.into_response())),
+    };
+    let key = AnswerKey {
+        host: req.headers().get(HOST).and_then(|v| v.to_str().ok()),
+        path: req.uri().path(),
+        query: req.uri().query().unwrap_or(""),
+    };
+    if let Some(bytes) = answered(app, &who, key) {
+        return Ok(Direct::Now(json_bytes_response(StatusCode::OK, bytes)));
+    }
+    // The list reads no body: dropping it here is what warp's route does too.
+    let (parts, _body) = req.into_parts();
     let meta = RequestMeta {
         path: parts.uri.path().to_string(),
         query: parts.uri.query().unwrap_or("").to_string(),
         headers: parts.headers,
     };
-    let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
-    match authorize(app, &meta, org, ws) {
-        Ok(who) => respond(list(who, meta, app.clone()).await),
-        Err(refused) => refused.into_response(),
+    let app = app.clone();
+    Ok(Direct::Later(Box::pin(async move {
+        respond(load_list(who, meta, app).await)
+    })))
+}
+
+/// The list route of [`routes`]: a list answered from the workspace's snapshot before is
+/// answered again with the same bytes (see [`crate::service::deployment_lists`]).
+async fn list(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
+    if let Some(bytes) = answered(&app, &who, answer_key(&meta)) {
+        return Ok(json_bytes_response(StatusCode::OK, bytes));
+    }
+    load_list(who, meta, app).await
+}
+
+/// What an answer of the list depends on besides the snapshot.
+fn answer_key(meta: &RequestMeta) -> AnswerKey<'_> {
+    AnswerKey {
+        host: meta.header(HOST),
+        path: &meta.path,
+        query: &meta.query,
     }
 }
 
-/// A list answered from the workspace's snapshot before is answered again with the same
-/// bytes (see [`crate::service::deployment_lists`]).
-async fn list(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
-    let key = AnswerKey {
-        host: meta.header(warp::http::header::HOST),
-        path: &meta.path,
-        query: &meta.query,
-    };
-    if let Lookup::Hit(snapshot) = app.deployment_lists.lookup(&who.ws)
-        && let Some(bytes) = snapshot.answer(key)
-    {
-        return Ok(json_bytes_response(StatusCode::OK, bytes));
+/// The answer the workspace's snapshot gave before to a request of `key`, if kept.
+fn answered(app: &App, who: &Principal, key: AnswerKey<'_>) -> Option<Bytes> {
+    match app.deployment_lists.lookup(&who.ws) {
+        Lookup::Hit(snapshot) => snapshot.answer(key),
+        _ => None,
     }
+}
+
+/// The list loaded (from the workspace's snapshot, or by SQL), answered, and kept in the
+/// snapshot for the next request of the same key.
+async fn load_list(who: Principal, meta: RequestMeta, app: App) -> Result<Response, ApiError> {
     let (page, snapshot) = deployments::list(&app, &who, &meta.query_pairs()).await?;
     let bytes = Bytes::from(
         serde_json::to_vec(&with_page_uris(&app, &meta, page)).expect("answers serialise"),
     );
     if let Some(snapshot) = snapshot {
-        snapshot.keep_answer(key, bytes.clone());
+        snapshot.keep_answer(answer_key(&meta), bytes.clone());
     }
     Ok(json_bytes_response(StatusCode::OK, bytes))
 }

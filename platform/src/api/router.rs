@@ -143,11 +143,11 @@ impl Routes {
         B: Body<Data = Bytes> + Send + Sync + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if deployments::is_list(req.method(), req.uri().path()) {
-            // The list reads no body: dropping it here is what warp's route does too.
-            let (parts, _body) = req.into_parts();
-            return deployments::list_direct(&self.app, parts).await;
-        }
+        let req = match deployments::list_direct(&self.app, req) {
+            Ok(deployments::Direct::Now(answer)) => return answer,
+            Ok(deployments::Direct::Later(answer)) => return answer.await,
+            Err(req) => req,
+        };
         let filter = self.for_path(req.uri().path()).clone();
         match warp::service(filter).call(req).await {
             Ok(r) => r,
@@ -342,7 +342,8 @@ mod tests {
                 grouped_paths += 1;
             }
             for method in &methods {
-                if deployments::is_list(method, path.split('?').next().unwrap_or("")) {
+                if deployments::list_request(method, path.split('?').next().unwrap_or("")).is_some()
+                {
                     direct += 1;
                 }
                 for key in [None, Some("sk-1"), Some("sk-wrong")] {
