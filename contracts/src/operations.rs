@@ -104,6 +104,7 @@ impl<'a> PathParams<'a> {
 
 /// What a method and path are, in the document's terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // made once a request, on the stack: boxing would allocate
 pub enum Resolved<'a> {
     /// One documented operation (its index in [`Catalogue::operations`]), with the values
     /// of its path parameters.
@@ -123,9 +124,36 @@ pub enum Resolved<'a> {
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     operations: Vec<Operation>,
-    /// The indexes of the operations by the number of their path's segments (a path is
-    /// compared only with the templates of its length).
+    /// Each path template once, with its operations.
+    templates: Vec<Template>,
+    /// The indexes of the templates by their number of segments: a path is compared only
+    /// with the templates of its length, each once whatever its methods.
     by_length: Vec<Vec<usize>>,
+}
+
+/// One path template of the document and its operations.
+#[derive(Debug, Clone)]
+struct Template {
+    segments: Vec<Segment>,
+    /// How many of `segments` are parameters.
+    params: usize,
+    /// The indexes of its operations, in document order.
+    operations: Vec<usize>,
+}
+
+impl Template {
+    /// Whether a path's segments (as many as the template's) fit; compared from the last,
+    /// where templates of one length differ most.
+    fn fits(&self, parts: &[&str]) -> bool {
+        self.segments
+            .iter()
+            .zip(parts)
+            .rev()
+            .all(|(seg, part)| match seg {
+                Segment::Literal(l) => l == part,
+                Segment::Param(_) => !part.is_empty(),
+            })
+    }
 }
 
 const METHODS: [(&str, &str); 5] = [
@@ -149,6 +177,7 @@ impl Catalogue {
         let Some(paths) = doc["paths"].as_object() else {
             return Catalogue {
                 operations,
+                templates: Vec::new(),
                 by_length: Vec::new(),
             };
         };
@@ -204,14 +233,27 @@ impl Catalogue {
                 });
             }
         }
-        let mut by_length = vec![Vec::new(); MAX_SEGMENTS + 1];
+        // The operations of one path are next to each other.
+        let mut templates: Vec<Template> = Vec::new();
         for (index, op) in operations.iter().enumerate() {
-            if let Some(same) = by_length.get_mut(op.segments.len()) {
+            match templates.last_mut() {
+                Some(t) if t.segments == op.segments => t.operations.push(index),
+                _ => templates.push(Template {
+                    segments: op.segments.clone(),
+                    params: op.params,
+                    operations: vec![index],
+                }),
+            }
+        }
+        let mut by_length = vec![Vec::new(); MAX_SEGMENTS + 1];
+        for (index, t) in templates.iter().enumerate() {
+            if let Some(same) = by_length.get_mut(t.segments.len()) {
                 same.push(index);
             }
         }
         Catalogue {
             operations,
+            templates,
             by_length,
         }
     }
@@ -267,20 +309,22 @@ impl Catalogue {
         let mut hits: [Option<usize>; METHODS.len()] = [None; METHODS.len()];
         let mut n = 0;
         let same_length = self.by_length.get(count).map_or(&[][..], Vec::as_slice);
-        for &index in same_length {
-            let op = &self.operations[index];
-            if !op.fits(parts) {
+        for template in same_length.iter().map(|&t| &self.templates[t]) {
+            if !template.fits(parts) {
                 continue;
             }
-            let params = op.params;
-            if params < fewest {
-                fewest = params;
+            if template.params < fewest {
+                fewest = template.params;
                 hits = [None; METHODS.len()];
                 n = 0;
             }
-            if params == fewest && n < hits.len() {
-                hits[n] = Some(index);
-                n += 1;
+            if template.params == fewest {
+                for &index in &template.operations {
+                    if n < hits.len() {
+                        hits[n] = Some(index);
+                        n += 1;
+                    }
+                }
             }
         }
         let hits = hits.iter().flatten().map(|&i| (i, &self.operations[i]));
@@ -304,19 +348,6 @@ impl Catalogue {
             Some(path) => Resolved::WrongMethod { path, allowed },
             None => Resolved::Unknown,
         }
-    }
-}
-
-impl Operation {
-    /// Whether a path's segments (as many as the template's) fit.
-    fn fits(&self, parts: &[&str]) -> bool {
-        self.segments
-            .iter()
-            .zip(parts)
-            .all(|(seg, part)| match seg {
-                Segment::Literal(l) => l == part,
-                Segment::Param(_) => !part.is_empty(),
-            })
     }
 }
 

@@ -224,7 +224,7 @@ fn micro(app: &App, n: u64) {
         );
         times[1] += sw.elapsed().as_secs_f64();
         let sw = Stopwatch::start();
-        app.journal.record(e, owner.as_ref());
+        app.journal.record(e, owner.as_deref());
         times[2] += sw.elapsed().as_secs_f64();
     }
     let per = |t: f64| t * 1e9 / n as f64;

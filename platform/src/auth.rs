@@ -6,6 +6,8 @@
 //! Every request to the platform belongs to one workspace ([`KeyTable::owner`]): the one
 //! its key opens when the key is valid, else the one its path names, else none.
 
+use std::borrow::Cow;
+
 use subtle::ConstantTimeEq;
 
 use crate::config::ApiKeyConfig;
@@ -107,11 +109,12 @@ impl KeyTable {
     /// than one), so that a request to another workspace's path, or to no path of the
     /// interface, counts against the caller; without one (no key, a wrong key), the
     /// workspace `path` names; else none.
-    pub fn owner(
+    /// The path's workspace is answered borrowed (nothing is copied for the usual request).
+    pub fn owner<'a>(
         &self,
         presented: Option<&str>,
-        path: Option<&WorkspaceRef>,
-    ) -> Option<WorkspaceRef> {
+        path: Option<&'a WorkspaceRef>,
+    ) -> Option<Cow<'a, WorkspaceRef>> {
         let mut first = None;
         let mut opens_path = false;
         if let Some(presented) = presented {
@@ -125,9 +128,9 @@ impl KeyTable {
             }
         }
         match (first, path) {
-            (Some(_), Some(p)) if opens_path => Some(p.clone()),
-            (Some(k), _) => Some(k.pattern()),
-            (None, p) => p.cloned(),
+            (Some(_), Some(p)) if opens_path => Some(Cow::Borrowed(p)),
+            (Some(k), _) => Some(Cow::Owned(k.pattern())),
+            (None, p) => p.map(Cow::Borrowed),
         }
     }
 
@@ -281,23 +284,25 @@ mod tests {
             ApiKeyConfig::parse("o/a=ka:alice").unwrap(),
             ApiKeyConfig::parse("o/*=korg:org").unwrap(),
         ]);
+        let owner = |key, path| t.owner(key, path).map(Cow::into_owned);
         let a = WorkspaceRef::new("o", "a");
         let b = WorkspaceRef::new("o", "b");
-        assert_eq!(t.owner(Some("ka"), Some(&a)), Some(a.clone()));
+        assert_eq!(owner(Some("ka"), Some(&a)), Some(a.clone()));
         assert_eq!(
-            t.owner(Some("ka"), Some(&b)),
+            owner(Some("ka"), Some(&b)),
             Some(a.clone()),
             "another workspace's path counts against the caller"
         );
-        assert_eq!(t.owner(Some("ka"), None), Some(a.clone()));
-        assert_eq!(t.owner(Some("korg"), Some(&b)), Some(b.clone()));
-        assert_eq!(
-            t.owner(Some("korg"), None),
-            Some(WorkspaceRef::new("o", "*"))
+        assert_eq!(owner(Some("ka"), None), Some(a.clone()));
+        assert_eq!(owner(Some("korg"), Some(&b)), Some(b.clone()));
+        assert_eq!(owner(Some("korg"), None), Some(WorkspaceRef::new("o", "*")));
+        assert_eq!(owner(Some("wrong"), Some(&b)), Some(b.clone()));
+        assert_eq!(owner(None, Some(&b)), Some(b.clone()));
+        assert_eq!(owner(None, None), None);
+        assert_eq!(owner(Some("wrong"), None), None);
+        assert!(
+            matches!(t.owner(Some("ka"), Some(&a)), Some(Cow::Borrowed(_))),
+            "the path's workspace is not copied"
         );
-        assert_eq!(t.owner(Some("wrong"), Some(&b)), Some(b.clone()));
-        assert_eq!(t.owner(None, Some(&b)), Some(b));
-        assert_eq!(t.owner(None, None), None);
-        assert_eq!(t.owner(Some("wrong"), None), None);
     }
 }

@@ -124,7 +124,7 @@ impl Intercept {
             };
             app.journal.record(
                 entry(&x, &app.auth, app.journal.settings().body_limit_bytes),
-                owner.as_ref(),
+                owner.as_deref(),
             );
         };
         let unread = SeenBody {
@@ -154,7 +154,7 @@ impl Intercept {
             path,
             method: method.as_str(),
             path_workspace: path_ws.as_ref(),
-            owner: owner.as_ref(),
+            owner: owner.as_deref(),
             api_key,
             now: at,
         });
