@@ -175,7 +175,7 @@ fn number(n: &serde_json::Number, key: Option<&str>) -> Value {
 fn page_uri(s: &str) -> String {
     match s.split_once('?') {
         Some((base, q)) => {
-            let pairs: Vec<(String, String)> = query(&query_pairs(q))
+            let pairs: Vec<(String, String)> = query(query_pairs(q))
                 .into_iter()
                 .map(|(k, v)| (k, v.as_str().unwrap_or("").to_string()))
                 .collect();
@@ -190,30 +190,50 @@ fn page_uri(s: &str) -> String {
 }
 
 /// The parameters of a raw query string, decoded (borrowed where no decoding was needed),
-/// as `application/x-www-form-urlencoded` reads them. A query without `%` or `+` (nearly
-/// every one: `limit=20&offset=40`) has nothing to decode: it is only split, at `&` (empty
-/// pieces skipped) and at the first `=` of each piece, without the decoder's work.
-pub(crate) fn query_pairs(raw: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+/// as `application/x-www-form-urlencoded` reads them: an iterator, cloned to read them
+/// again (nothing is collected). A query without `%` or `+` (nearly every one:
+/// `limit=20&offset=40`) has nothing to decode: it is only split, at `&` (empty pieces
+/// skipped) and at the first `=` of each piece, without the decoder's work.
+pub(crate) fn query_pairs(raw: &str) -> QueryPairs<'_> {
     if raw.bytes().any(|b| b == b'%' || b == b'+') {
-        return url::form_urlencoded::parse(raw.as_bytes()).collect();
+        QueryPairs::Encoded(url::form_urlencoded::parse(raw.as_bytes()))
+    } else {
+        QueryPairs::Plain(raw.split('&'))
     }
-    raw.split('&')
-        .filter(|piece| !piece.is_empty())
-        .map(|piece| {
-            let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
-            (Cow::Borrowed(name), Cow::Borrowed(value))
-        })
-        .collect()
+}
+
+/// The iterator of [`query_pairs`].
+#[derive(Clone)]
+pub(crate) enum QueryPairs<'a> {
+    /// Nothing to decode.
+    Plain(std::str::Split<'a, char>),
+    /// Through the form decoder.
+    Encoded(url::form_urlencoded::Parse<'a>),
+}
+
+impl<'a> Iterator for QueryPairs<'a> {
+    type Item = (Cow<'a, str>, Cow<'a, str>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            QueryPairs::Plain(pieces) => {
+                let piece = pieces.find(|piece| !piece.is_empty())?;
+                let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
+                Some((Cow::Borrowed(name), Cow::Borrowed(value)))
+            }
+            QueryPairs::Encoded(parse) => parse.next(),
+        }
+    }
 }
 
 /// The journal's copy of a query string as kept in the ring, URL-encoded: `raw` itself when
 /// it holds only parameters that cannot hold customer data and no phone-like number (the
 /// usual case, without any work), else its parameters redacted as [`query`] does.
-pub(crate) fn query_kept(raw: &str, pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Box<str> {
-    let clean = pairs.iter().all(|(k, v)| {
+pub(crate) fn query_kept(raw: &str, pairs: QueryPairs<'_>) -> Box<str> {
+    let clean = pairs.clone().all(|(k, v)| {
         KEEP_QUERY.contains(&k.as_ref())
-            && digit_runs(k).next().is_none()
-            && digit_runs(v).next().is_none()
+            && digit_runs(&k).next().is_none()
+            && digit_runs(&v).next().is_none()
     });
     if clean {
         return raw.into();
@@ -230,16 +250,17 @@ pub(crate) fn query_kept(raw: &str, pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> B
 
 /// The journal's copy of a query string: every parameter, with its value only when the
 /// parameter cannot hold customer data (`search` can).
-pub(crate) fn query(pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Map<String, Value> {
+pub(crate) fn query<'a>(
+    pairs: impl Iterator<Item = (Cow<'a, str>, Cow<'a, str>)>,
+) -> Map<String, Value> {
     pairs
-        .iter()
         .map(|(k, v)| {
             let value = if KEEP_QUERY.contains(&k.as_ref()) {
-                scrub(v)
+                scrub(&v)
             } else {
                 "<string>".into()
             };
-            (scrub(k), Value::String(value))
+            (scrub(&k), Value::String(value))
         })
         .collect()
 }
@@ -324,7 +345,7 @@ mod tests {
         ] {
             let decoded: Vec<(Cow<'_, str>, Cow<'_, str>)> =
                 url::form_urlencoded::parse(raw.as_bytes()).collect();
-            assert_eq!(query_pairs(raw), decoded, "{raw:?}");
+            assert_eq!(query_pairs(raw).collect::<Vec<_>>(), decoded, "{raw:?}");
         }
     }
 
@@ -399,13 +420,13 @@ mod tests {
     #[test]
     fn a_kept_query_is_the_raw_one_only_when_nothing_needs_hiding() {
         let raw = "limit=5&offset=10&sort_by=name";
-        assert_eq!(&*query_kept(raw, &query_pairs(raw)), raw);
+        assert_eq!(&*query_kept(raw, query_pairs(raw)), raw);
         let raw = "limit=5&search=%2B14155550100";
-        let kept = query_kept(raw, &query_pairs(raw));
+        let kept = query_kept(raw, query_pairs(raw));
         assert_eq!(&*kept, "limit=5&search=%3Cstring%3E");
         let raw = "status=14155550100";
         assert_eq!(
-            &*query_kept(raw, &query_pairs(raw)),
+            &*query_kept(raw, query_pairs(raw)),
             "status=%3Cnumber%3E",
             "a kept parameter loses its phone-like digits"
         );
@@ -413,7 +434,7 @@ mod tests {
 
     #[test]
     fn queries_keep_paging_and_hide_searches() {
-        let q = query(&query_pairs(
+        let q = query(query_pairs(
             "limit=5&search=%2B14155550100&offset=10&sort_by=name",
         ));
         assert_eq!(

@@ -212,7 +212,7 @@ pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> Kept {
             x,
             operation,
             api_key,
-            &pairs,
+            pairs.clone(),
             request_json.as_ref(),
             response_json.as_ref(),
         )
@@ -231,7 +231,7 @@ pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> Kept {
         at: x.at,
         method: Method::from_bytes(x.method.as_bytes()).unwrap_or(Method::GET),
         path: x.path.into(),
-        query: redact::query_kept(x.query, &pairs),
+        query: redact::query_kept(x.query, pairs),
         operation: index,
         api_key,
         key_name: key_name.map(Into::into),
@@ -259,7 +259,7 @@ fn judge(
     x: &Exchange<'_>,
     operation: Option<&Operation>,
     api_key: ApiKeyUse,
-    pairs: &[(Cow<'_, str>, Cow<'_, str>)],
+    pairs: redact::QueryPairs<'_>,
     request_json: Option<&Value>,
     response_json: Option<&Value>,
 ) -> Vec<Violation> {
@@ -367,13 +367,15 @@ fn judge(
                 });
             }
         }
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: Vec<Cow<'_, str>> = Vec::new();
         for (k, _) in pairs {
-            let k = k.as_ref();
-            if op.query_params.iter().any(|p| p == k) || seen.contains(&k) {
+            if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
                 continue;
             }
-            let loc = vec![LocItem::Key("query".into()), LocItem::Key(redact::scrub(k))];
+            let loc = vec![
+                LocItem::Key("query".into()),
+                LocItem::Key(redact::scrub(&k)),
+            ];
             if answered_unknown.contains(&loc) {
                 continue;
             }
