@@ -183,7 +183,7 @@ fn request(addr: std::net::SocketAddr) -> String {
 /// (`BENCH_MICRO=N`).
 fn micro(app: &App, n: u64) {
     use contracts::operations::Catalogue;
-    use platform::journal::verdict::{Exchange, SeenBody, entry, path_workspace};
+    use platform::journal::verdict::{Answered, Asked, Pending, SeenBody, path_workspace};
     let path = "/api/app-authoring/v1/orgs/org/workspaces/ws/deployments";
     let response = SeenBody {
         content_type: Some(warp::http::HeaderValue::from_static("application/json")),
@@ -201,17 +201,22 @@ fn micro(app: &App, n: u64) {
         let sw = Stopwatch::start();
         let path_ws = path_workspace(&resolved, path);
         let owner = app.auth.owner(Some("bench-key"), path_ws.as_ref());
-        let e = entry(
-            &Exchange {
+        let pending = Pending::new(
+            &Asked {
                 at: contracts::clock::Clock::now(&*app.clock),
-                method: "GET",
+                method: &warp::http::Method::GET,
                 path,
                 query: "limit=20&offset=40",
                 api_key: Some("bench-key"),
                 key_elsewhere: None,
                 path_workspace: path_ws.as_ref(),
-                ignored_parts: &[],
                 resolved: &resolved,
+            },
+            &app.auth,
+        );
+        let e = pending.finish(
+            &Answered {
+                ignored_parts: &[],
                 status: Some(200),
                 duration_ms: 0.5,
                 request: &request,
@@ -219,7 +224,7 @@ fn micro(app: &App, n: u64) {
                 fault: None,
                 handled: true,
             },
-            &app.auth,
+            Catalogue::platform(),
             app.journal.settings().body_limit_bytes,
         );
         times[1] += sw.elapsed().as_secs_f64();

@@ -4,9 +4,6 @@
 //! ([`list_direct`]): the router offers every request there first. The answer is the one
 //! the warp route gives (a test of the router compares the two on every route).
 
-use std::future::Future;
-use std::pin::Pin;
-
 use bytes::Bytes;
 use warp::Filter;
 use warp::filters::BoxedFilter;
@@ -15,6 +12,7 @@ use warp::http::{Method, Request, StatusCode};
 use warp::reply::Response;
 
 use super::auth::{API_KEY, authorize_key, workspace_key, workspace_key_meta, workspace_path};
+use super::router::Routed;
 use super::{BodyStream, RequestMeta, body, ok, read_json, respond, with_app, with_page_uris};
 use crate::app::App;
 use crate::auth::Principal;
@@ -105,27 +103,19 @@ pub(crate) fn list_request<'p>(method: &Method, path: &'p str) -> Option<(&'p st
         .then_some((org, ws))
 }
 
-/// What the router does with a list request ([`list_direct`]).
-pub(crate) enum Direct {
-    /// The answer: a refused key, or a list the workspace's snapshot answered before.
-    Now(Response),
-    /// The work that loads the list and answers it (boxed: rare, and larger than the rest).
-    Later(Pin<Box<dyn Future<Output = Response> + Send>>),
-}
-
-/// The list route's answer to `req` without warp's filters, or `req` back when it is no
-/// list request ([`list_request`]): the same key check ([`authorize_key`]; a refusal is
-/// answered at once, as no other route takes such a request) and the same handler. A list
-/// answered before is found without copying anything of the request; only a load moves its
-/// headers and copies its path and query.
-pub(crate) fn list_direct<B>(app: &App, req: Request<B>) -> Result<Direct, Request<B>> {
+/// The list route's answer to `req` without warp's filters, or `req` back for warp when it
+/// is no list request ([`list_request`]): the same key check ([`authorize_key`]; a refusal
+/// is answered at once, as no other route takes such a request) and the same handler. A
+/// list answered before is found without copying anything of the request; only a load
+/// moves its headers and copies its path and query.
+pub(crate) fn list_direct<B>(app: &App, req: Request<B>) -> Routed<B> {
     let Some((org, ws)) = list_request(req.method(), req.uri().path()) else {
-        return Err(req);
+        return Routed::Warp(req);
     };
     let presented = req.headers().get(&API_KEY).and_then(|v| v.to_str().ok());
     let who = match authorize_key(app, presented, org, ws) {
         Ok(who) => who,
-        Err(refused) => return Ok(Direct::Now(refused.into_response())),
+        Err(refused) => return Routed::Now(refused.into_response()),
     };
     let key = AnswerKey {
         host: req.headers().get(HOST).and_then(|v| v.to_str().ok()),
@@ -133,7 +123,7 @@ pub(crate) fn list_direct<B>(app: &App, req: Request<B>) -> Result<Direct, Reque
         query: req.uri().query().unwrap_or(""),
     };
     if let Some(bytes) = answered(app, &who, key) {
-        return Ok(Direct::Now(json_bytes_response(StatusCode::OK, bytes)));
+        return Routed::Now(json_bytes_response(StatusCode::OK, bytes));
     }
     // The list reads no body: dropping it here is what warp's route does too.
     let (parts, _body) = req.into_parts();
@@ -143,9 +133,9 @@ pub(crate) fn list_direct<B>(app: &App, req: Request<B>) -> Result<Direct, Reque
         headers: parts.headers,
     };
     let app = app.clone();
-    Ok(Direct::Later(Box::pin(async move {
-        respond(load_list(who, meta, app).await)
-    })))
+    Routed::Later(Box::pin(
+        async move { respond(load_list(who, meta, app).await) },
+    ))
 }
 
 /// The list route of [`routes`]: a list answered from the workspace's snapshot before is

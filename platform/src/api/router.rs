@@ -17,6 +17,8 @@
 //! recognised by its method and path first and answered by its handler directly
 //! ([`deployments::list_direct`]), with the same answer (the same test compares them).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -137,23 +139,55 @@ impl Routes {
         &self.all
     }
 
-    /// Answers `req`.
-    pub(crate) async fn answer<B>(&self, req: Request<B>) -> Response
+    /// Answers `req` now when its route does not wait (a list answered before, a refused
+    /// key), else the rest to await, boxed.
+    pub(crate) fn answer_or_later<B>(&self, req: Request<B>) -> Result<Response, Later>
     where
         B: Body<Data = Bytes> + Send + Sync + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let req = match deployments::list_direct(&self.app, req) {
-            Ok(deployments::Direct::Now(answer)) => return answer,
-            Ok(deployments::Direct::Later(answer)) => return answer.await,
-            Err(req) => req,
-        };
+        match self.answer_now(req) {
+            Routed::Now(answer) => Ok(answer),
+            Routed::Later(answer) => Err(answer),
+            Routed::Warp(req) => {
+                let routes = self.clone();
+                Err(Box::pin(async move { routes.warp(req).await }))
+            }
+        }
+    }
+
+    /// What becomes of `req` without awaiting anything: the route answered without warp
+    /// answers it, or gives the work that waits; any other request is warp's.
+    pub(crate) fn answer_now<B>(&self, req: Request<B>) -> Routed<B> {
+        deployments::list_direct(&self.app, req)
+    }
+
+    /// Answers `req` with warp's filters, the chain of its path's group.
+    pub(crate) async fn warp<B>(&self, req: Request<B>) -> Response
+    where
+        B: Body<Data = Bytes> + Send + Sync + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let filter = self.for_path(req.uri().path()).clone();
         match warp::service(filter).call(req).await {
             Ok(r) => r,
             Err(never) => match never {},
         }
     }
+}
+
+/// An answer still to come: what awaits, boxed (the way of requests that wait; those that
+/// do not are answered without it).
+pub(crate) type Later = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+/// What [`Routes::answer_now`] makes of a request.
+pub(crate) enum Routed<B> {
+    /// Answered.
+    Now(Response),
+    /// Its route's work that waits.
+    Later(Later),
+    /// For warp's filters ([`Routes::warp`]).
+    Warp(Request<B>),
 }
 
 /// `filters` tried in turn, a key refusal answered once none takes the request
@@ -284,7 +318,10 @@ mod tests {
                 Err(never) => match never {},
             }
         } else {
-            routes.answer(req).await
+            match routes.answer_or_later(req) {
+                Ok(r) => r,
+                Err(later) => later.await,
+            }
         };
         let (head, body) = r.into_parts();
         let body = http_body_util::BodyExt::collect(body)
@@ -363,6 +400,50 @@ mod tests {
             "most paths go to a group ({grouped_paths})"
         );
         assert!(direct >= 12, "the list is answered without warp ({direct})");
+    }
+
+    /// A GET of `path` with `key`, as the server hands it to the routes.
+    fn get(path: &str, key: &str) -> Request<http_body_util::Full<Bytes>> {
+        Request::builder()
+            .uri(path)
+            .header("host", "127.0.0.1:8080")
+            .header("x-api-key", key)
+            .body(http_body_util::Full::new(Bytes::new()))
+            .unwrap()
+    }
+
+    async fn text(r: Response) -> (u16, String) {
+        let (head, body) = r.into_parts();
+        let bytes = http_body_util::BodyExt::collect(body)
+            .await
+            .unwrap()
+            .to_bytes();
+        (head.status.as_u16(), String::from_utf8_lossy(&bytes).into())
+    }
+
+    #[tokio::test]
+    async fn a_list_answered_before_and_a_refused_key_are_answered_without_waiting() {
+        let p = platform();
+        let routes = Routes::new(&p.app, &p.driver);
+        let list = "/api/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments?limit=5";
+        let Routed::Now(refused) = routes.answer_now(get(list, "sk-wrong")) else {
+            panic!("a refused key is answered at once")
+        };
+        assert_eq!(text(refused).await.0, 401);
+        let Routed::Later(load) = routes.answer_now(get(list, "sk-1")) else {
+            panic!("the first list is loaded")
+        };
+        let first = text(load.await).await;
+        assert_eq!(first.0, 200, "{}", first.1);
+        let Routed::Now(again) = routes.answer_now(get(list, "sk-1")) else {
+            panic!("the same list again is answered from memory")
+        };
+        assert_eq!(text(again).await, first);
+        let other = "/api/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments/d-1";
+        assert!(matches!(
+            routes.answer_now(get(other, "sk-1")),
+            Routed::Warp(_)
+        ));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use contracts::error::{LocItem, ValidationErrorBody};
-use contracts::operations::{Operation, Resolved};
+use contracts::operations::{Catalogue, Operation, Resolved};
 use contracts::wire::{ApiKeyUse, AppliedFault, Verdict, Violation, ViolationKind};
 use serde_json::Value;
 use warp::http::{HeaderValue, Method};
@@ -151,13 +151,13 @@ pub(crate) fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
     })
 }
 
-/// Everything known of one request and its answer.
+/// What a request asked: everything known of it before its answer.
 #[derive(Debug)]
-pub struct Exchange<'a> {
+pub struct Asked<'a> {
     /// When it arrived, on the platform's clock.
     pub at: DateTime<Utc>,
     /// The method.
-    pub method: &'a str,
+    pub method: &'a Method,
     /// The path.
     pub path: &'a str,
     /// The raw query string.
@@ -169,10 +169,15 @@ pub struct Exchange<'a> {
     pub key_elsewhere: Option<&'a str>,
     /// The workspace the path names ([`path_workspace`]).
     pub path_workspace: Option<&'a WorkspaceRef>,
-    /// Multipart parts the handler ignored ([`IgnoredParts`]).
-    pub ignored_parts: &'a [String],
     /// What the method and path are in the document.
     pub resolved: &'a Resolved<'a>,
+}
+
+/// How a request was answered.
+#[derive(Debug)]
+pub struct Answered<'a> {
+    /// Multipart parts the handler ignored ([`IgnoredParts`]).
+    pub ignored_parts: &'a [String],
     /// The status answered (`None`: no answer).
     pub status: Option<u16>,
     /// Wall milliseconds until the answer.
@@ -187,62 +192,123 @@ pub struct Exchange<'a> {
     pub handled: bool,
 }
 
-/// The journal entry of `x` (its `seq` is 0 until recorded), judged and redacted.
-pub fn entry(x: &Exchange<'_>, keys: &KeyTable, body_limit: usize) -> Kept {
-    let (index, operation) = match x.resolved {
-        Resolved::Operation(i, op, _) => (u16::try_from(*i).ok(), Some(*op)),
-        _ => (None, None),
-    };
-    let (api_key, key_name) = match (x.api_key, x.path_workspace) {
-        (None, _) => (ApiKeyUse::Missing, None),
-        (Some(k), Some(ws)) => match keys.check(k, ws) {
-            Some(name) => (ApiKeyUse::Valid, Some(name)),
-            None => (ApiKeyUse::Invalid, None),
-        },
-        (Some(k), None) => match keys.check_any(k) {
-            Some(name) => (ApiKeyUse::Valid, Some(name)),
-            None => (ApiKeyUse::Invalid, None),
-        },
-    };
-    let request_json = x.request.parsed();
-    let response_json = x.response.parsed();
-    let pairs = redact::query_pairs(x.query);
-    let violations = if x.handled {
-        judge(
-            x,
+/// A request judged on what it asked (its route, its key, its query), waiting for its
+/// answer: it holds nothing of the request, so it waits across the answer, and what the
+/// entry keeps of the request is copied once.
+#[derive(Debug)]
+pub struct Pending {
+    at: DateTime<Utc>,
+    method: Method,
+    path: Box<str>,
+    /// The query as kept (redacted).
+    query: Box<str>,
+    /// The operation's index in the catalogue.
+    operation: Option<usize>,
+    api_key: ApiKeyUse,
+    key_name: Option<Box<str>>,
+    /// How the route or the key breaks the contract: first in the entry.
+    asked: Vec<Violation>,
+    /// Query parameters the operation does not know: last in the entry, but for those the
+    /// answer's 422 names.
+    unknown_query: Vec<Violation>,
+}
+
+impl Pending {
+    /// `asked` judged: its route, its key (against `keys`), its query.
+    pub fn new(asked: &Asked<'_>, keys: &KeyTable) -> Pending {
+        let (operation, op) = match asked.resolved {
+            Resolved::Operation(i, op, _) => (Some(*i), Some(*op)),
+            _ => (None, None),
+        };
+        let (api_key, key_name) = match (asked.api_key, asked.path_workspace) {
+            (None, _) => (ApiKeyUse::Missing, None),
+            (Some(k), Some(ws)) => match keys.check(k, ws) {
+                Some(name) => (ApiKeyUse::Valid, Some(name)),
+                None => (ApiKeyUse::Invalid, None),
+            },
+            (Some(k), None) => match keys.check_any(k) {
+                Some(name) => (ApiKeyUse::Valid, Some(name)),
+                None => (ApiKeyUse::Invalid, None),
+            },
+        };
+        let pairs = redact::query_pairs(asked.query);
+        let mut unknown_query = Vec::new();
+        if let Some(op) = op {
+            let mut seen: Vec<Cow<'_, str>> = Vec::new();
+            for (k, _) in pairs.clone() {
+                if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
+                    continue;
+                }
+                unknown_query.push(Violation {
+                    kind: ViolationKind::UnknownField,
+                    loc: vec![
+                        LocItem::Key("query".into()),
+                        LocItem::Key(redact::scrub(&k)),
+                    ],
+                    msg: "Extra inputs are not permitted (the platform ignored it)".into(),
+                    error_type: "extra_forbidden".into(),
+                });
+                seen.push(k);
+            }
+        }
+        Pending {
+            at: asked.at,
+            method: asked.method.clone(),
+            path: asked.path.into(),
+            query: redact::query_kept(asked.query, pairs),
             operation,
+            asked: asked_violations(asked, api_key),
             api_key,
-            pairs.clone(),
-            request_json.as_ref(),
-            response_json.as_ref(),
-        )
-    } else {
-        Vec::new()
-    };
-    let verdict = if !x.handled {
-        Verdict::NotJudged
-    } else if violations.is_empty() {
-        Verdict::Conforms
-    } else {
-        Verdict::Violates
-    };
-    Kept {
-        seq: 0,
-        at: x.at,
-        method: Method::from_bytes(x.method.as_bytes()).unwrap_or(Method::GET),
-        path: x.path.into(),
-        query: redact::query_kept(x.query, pairs),
-        operation: index,
-        api_key,
-        key_name: key_name.map(Into::into),
-        status: x.status,
-        duration_ms: (x.duration_ms * 1000.0).round() / 1000.0,
-        request: x.request.record(request_json.as_ref(), body_limit),
-        response: x.response.record(response_json.as_ref(), body_limit),
-        verdict,
-        violations,
-        fault: x.fault.clone().map(Box::new),
-        owner: None,
+            key_name: key_name.map(Into::into),
+            unknown_query,
+        }
+    }
+
+    /// The journal entry of the request answered as `answered` (its `seq` is 0 until
+    /// recorded). A request a fault answered before the platform read it is not judged.
+    pub fn finish(self, answered: &Answered<'_>, catalogue: &Catalogue, body_limit: usize) -> Kept {
+        let request_json = answered.request.parsed();
+        let response_json = answered.response.parsed();
+        let op = self.operation.and_then(|i| catalogue.operations().get(i));
+        let violations = if answered.handled {
+            let mut out = self.asked;
+            judge_answer(
+                &mut out,
+                answered,
+                op,
+                request_json.as_ref(),
+                response_json.as_ref(),
+                self.unknown_query,
+            );
+            out
+        } else {
+            Vec::new()
+        };
+        let verdict = if !answered.handled {
+            Verdict::NotJudged
+        } else if violations.is_empty() {
+            Verdict::Conforms
+        } else {
+            Verdict::Violates
+        };
+        Kept {
+            seq: 0,
+            at: self.at,
+            method: self.method,
+            path: self.path,
+            query: self.query,
+            operation: self.operation.and_then(|i| u16::try_from(i).ok()),
+            api_key: self.api_key,
+            key_name: self.key_name,
+            status: answered.status,
+            duration_ms: (answered.duration_ms * 1000.0).round() / 1000.0,
+            request: answered.request.record(request_json.as_ref(), body_limit),
+            response: answered.response.record(response_json.as_ref(), body_limit),
+            verdict,
+            violations,
+            fault: answered.fault.clone().map(Box::new),
+            owner: None,
+        }
     }
 }
 
@@ -255,14 +321,8 @@ fn violation(kind: ViolationKind, loc: &[&str], msg: impl Into<String>, t: &str)
     }
 }
 
-fn judge(
-    x: &Exchange<'_>,
-    operation: Option<&Operation>,
-    api_key: ApiKeyUse,
-    pairs: redact::QueryPairs<'_>,
-    request_json: Option<&Value>,
-    response_json: Option<&Value>,
-) -> Vec<Violation> {
+/// How the route and the key of a request break the contract.
+fn asked_violations(x: &Asked<'_>, api_key: ApiKeyUse) -> Vec<Violation> {
     let mut out = Vec::new();
     match x.resolved {
         Resolved::Unknown => out.push(violation(
@@ -310,6 +370,20 @@ fn judge(
         )),
         ApiKeyUse::Valid => {}
     }
+    out
+}
+
+/// How the answer shows the request breaks the contract, added to `out`: a 415, the 422's
+/// items, fields of the body and multipart parts the operation does not know, then the
+/// query parameters it does not know (`unknown_query`) but those the 422 named.
+fn judge_answer(
+    out: &mut Vec<Violation>,
+    x: &Answered<'_>,
+    operation: Option<&Operation>,
+    request_json: Option<&Value>,
+    response_json: Option<&Value>,
+    unknown_query: Vec<Violation>,
+) {
     if x.status == Some(415) {
         out.push(violation(
             ViolationKind::ContentType,
@@ -367,28 +441,12 @@ fn judge(
                 });
             }
         }
-        let mut seen: Vec<Cow<'_, str>> = Vec::new();
-        for (k, _) in pairs {
-            if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
-                continue;
-            }
-            let loc = vec![
-                LocItem::Key("query".into()),
-                LocItem::Key(redact::scrub(&k)),
-            ];
-            if answered_unknown.contains(&loc) {
-                continue;
-            }
-            out.push(Violation {
-                kind: ViolationKind::UnknownField,
-                loc,
-                msg: "Extra inputs are not permitted (the platform ignored it)".into(),
-                error_type: "extra_forbidden".into(),
-            });
-            seen.push(k);
-        }
     }
-    out
+    out.extend(
+        unknown_query
+            .into_iter()
+            .filter(|v| !answered_unknown.contains(&v.loc)),
+    );
 }
 
 #[cfg(test)]

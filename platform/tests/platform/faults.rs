@@ -291,3 +291,81 @@ async fn rules_of_the_configuration_hold_from_the_start() {
         "a rule of the configuration is the operator's: a workspace's key does not list it"
     );
 }
+
+#[tokio::test]
+async fn rules_apply_to_a_list_answered_from_memory_and_the_journal_records_each() {
+    let app = spawn_app().await;
+    let (s, _) = app
+        .post(
+            &deployments_path(),
+            &deployment_body("Desk", "+14155550110"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    // The second list is answered with the bytes the first one kept.
+    let (_, first) = app.get(&deployments_path()).await;
+    let (s, again) = app.get(&deployments_path()).await;
+    assert_eq!((s, &again), (StatusCode::OK, &first));
+    let e = last_entry(&app).await;
+    assert_eq!(e["status"], 200);
+    assert_eq!(e["verdict"], "conforms", "{e}");
+    assert_eq!(e["operation_id"], "list_deployments");
+    assert_eq!(e["api_key"], "valid");
+    add(
+        &app,
+        json!({"kind": "status", "status": 503, "operation_id": "list_deployments", "times": 1}),
+    )
+    .await;
+    let (s, v) = app.get(&deployments_path()).await;
+    assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    assert_eq!(last_entry(&app).await["fault"]["kind"], "status");
+    add(
+        &app,
+        json!({"kind": "delay", "delay_ms": 200, "operation_id": "list_deployments", "times": 1}),
+    )
+    .await;
+    let watch = Stopwatch::start();
+    let (s, v) = app.get(&deployments_path()).await;
+    assert_eq!((s, &v), (StatusCode::OK, &first));
+    assert!(watch.elapsed_ms() >= 200, "{} ms", watch.elapsed_ms());
+    let e = last_entry(&app).await;
+    assert_eq!(e["fault"]["kind"], "delay");
+    assert!(e["duration_ms"].as_f64().unwrap() >= 200.0, "{e}");
+    add(
+        &app,
+        json!({"kind": "truncate", "operation_id": "list_deployments", "times": 1}),
+    )
+    .await;
+    let resp = app
+        .client
+        .get(app.url(&deployments_path()))
+        .header("x-api-key", KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.bytes().await.is_err(), "the body ends early");
+    let e = last_entry(&app).await;
+    assert_eq!(e["fault"]["kind"], "truncate");
+    assert_eq!(
+        e["response"]["bytes"].as_u64(),
+        Some(serde_json::to_vec(&first).unwrap().len() as u64),
+        "{e}"
+    );
+    // A refused key is answered and recorded as before.
+    let (s, _) = app
+        .call(Method::GET, &deployments_path(), Some("sk-wrong"), None)
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    assert_eq!(last_entry(&app).await["api_key"], "invalid");
+    let (s, v) = app.get(&deployments_path()).await;
+    assert_eq!((s, &v), (StatusCode::OK, &first), "every rule spent");
+    let (_, rules) = app.get(FAULTS).await;
+    let injected: Vec<&Value> = rules["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["injected"])
+        .collect();
+    assert_eq!(injected, [&json!(1), &json!(1), &json!(1)], "{rules}");
+}
