@@ -47,25 +47,36 @@ enum Segment {
 }
 
 /// The segments of a request path between its `/`, as `path.split('/')` gives them (`/a//b`
-/// is `""`, `a`, `""`, `b`), found by a plain scan of the bytes: for a path of a few short
-/// segments, as every request has, several times cheaper than `split`'s search, and every
-/// request's path is split a few times on its way.
-pub fn path_segments(path: &str) -> PathSegments<'_> {
-    PathSegments { rest: Some(path) }
+/// is `""`, `a`, `""`, `b`): [`split_ascii`] at `/`. Every request's path is split a few
+/// times on its way.
+pub fn path_segments(path: &str) -> SplitAscii<'_> {
+    split_ascii(path, b'/')
 }
 
-/// The iterator of [`path_segments`].
+/// The pieces of `text` between its bytes `sep` (an ASCII character), as `split` gives
+/// them, found by a plain scan of the bytes: for a text of a few short pieces (a path, a
+/// query), several times cheaper than `split`'s search.
+pub fn split_ascii(text: &str, sep: u8) -> SplitAscii<'_> {
+    debug_assert!(sep.is_ascii(), "an ASCII separator");
+    SplitAscii {
+        rest: Some(text),
+        sep,
+    }
+}
+
+/// The iterator of [`split_ascii`].
 #[derive(Debug, Clone)]
-pub struct PathSegments<'a> {
+pub struct SplitAscii<'a> {
     rest: Option<&'a str>,
+    sep: u8,
 }
 
-impl<'a> Iterator for PathSegments<'a> {
+impl<'a> Iterator for SplitAscii<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
         let rest = self.rest?;
-        match rest.bytes().position(|b| b == b'/') {
+        match rest.bytes().position(|b| b == self.sep) {
             Some(at) => {
                 self.rest = Some(&rest[at + 1..]);
                 Some(&rest[..at])
@@ -393,6 +404,15 @@ mod tests {
         assert_eq!(params.get("deployment_id"), Some("d-1"));
         assert!(!op.json_body);
         assert!(c.get("create_deployment").unwrap().json_body);
+    }
+
+    #[test]
+    fn a_query_splits_at_its_ampersands_as_split_does() {
+        for query in ["", "&", "a=1&&b=2&", "limit=20&offset=40", "é=ü&ß"] {
+            let ours: Vec<&str> = split_ascii(query, b'&').collect();
+            let split: Vec<&str> = query.split('&').collect();
+            assert_eq!(ours, split, "{query:?}");
+        }
     }
 
     #[test]

@@ -198,7 +198,7 @@ pub(crate) fn query_pairs(raw: &str) -> QueryPairs<'_> {
     if raw.bytes().any(|b| b == b'%' || b == b'+') {
         QueryPairs::Encoded(url::form_urlencoded::parse(raw.as_bytes()))
     } else {
-        QueryPairs::Plain(raw.split('&'))
+        QueryPairs::Plain(contracts::operations::split_ascii(raw, b'&'))
     }
 }
 
@@ -206,7 +206,7 @@ pub(crate) fn query_pairs(raw: &str) -> QueryPairs<'_> {
 #[derive(Clone)]
 pub(crate) enum QueryPairs<'a> {
     /// Nothing to decode.
-    Plain(std::str::Split<'a, char>),
+    Plain(contracts::operations::SplitAscii<'a>),
     /// Through the form decoder.
     Encoded(url::form_urlencoded::Parse<'a>),
 }
@@ -218,7 +218,10 @@ impl<'a> Iterator for QueryPairs<'a> {
         match self {
             QueryPairs::Plain(pieces) => {
                 let piece = pieces.find(|piece| !piece.is_empty())?;
-                let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
+                let (name, value) = match piece.bytes().position(|b| b == b'=') {
+                    Some(at) => (&piece[..at], &piece[at + 1..]),
+                    None => (piece, ""),
+                };
                 Some((Cow::Borrowed(name), Cow::Borrowed(value)))
             }
             QueryPairs::Encoded(parse) => parse.next(),
