@@ -347,6 +347,10 @@ async fn run(cores: usize) {
         ("journal off", off.addr),
         ("journal on", on.addr),
     ];
+    println!(
+        "servers: static on {fixed}, journal off on {}, journal on on {}",
+        off.addr, on.addr
+    );
     let mut loads: [Vec<Load>; 3] = [vec![], vec![], vec![]];
     let mut at_rate: [Vec<Paced>; 3] = [vec![], vec![], vec![]];
     for round in 0..rounds {
