@@ -12,8 +12,9 @@ use warp::http::{Method, Request, StatusCode};
 use warp::reply::Response;
 
 use super::auth::{API_KEY, authorize_key, workspace_key, workspace_key_meta, workspace_path};
-use super::router::Routed;
-use super::{BodyStream, RequestMeta, body, ok, read_json, respond, with_app, with_page_uris};
+use super::{
+    BodyStream, RequestMeta, Routed, body, ok, read_json, respond, with_app, with_page_uris,
+};
 use crate::app::App;
 use crate::auth::Principal;
 use crate::error::{ApiError, json_bytes_response};

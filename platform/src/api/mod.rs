@@ -41,6 +41,7 @@ pub(crate) mod sim;
 pub mod ui;
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::LazyLock;
 
@@ -49,7 +50,7 @@ use contracts::error::{ErrorType, Loc, PlatformErrorBody, ValidationErrors};
 use contracts::wire::Page;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
-use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use warp::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use warp::reply::Response;
 use warp::{Filter, Rejection};
 
@@ -153,6 +154,21 @@ fn route_miss_answer(path: &warp::path::FullPath, method: &Method) -> Response {
             ),
         ),
     }
+}
+
+/// An answer still to come: what awaits, boxed (the way of requests that wait; those that
+/// do not are answered without it).
+pub(crate) type Later = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+/// What the routes make of a request without awaiting anything
+/// ([`router::Routes::answer_now`]).
+pub(crate) enum Routed<B> {
+    /// Answered.
+    Now(Response),
+    /// Its route's work that waits.
+    Later(Later),
+    /// For warp's filters ([`router::Routes::warp`]).
+    Warp(Request<B>),
 }
 
 /// What handlers need of a request beyond path parameters and body.

@@ -17,8 +17,6 @@
 //! recognised by its method and path first and answered by its handler directly
 //! ([`deployments::list_direct`]), with the same answer (the same test compares them).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -30,8 +28,8 @@ use warp::http::Request;
 use warp::reply::Response;
 
 use super::{
-    admin, auth, campaigns, cohorts, deployments, docs, faults, health, journal, live, outbound,
-    route_miss, sim, ui,
+    Later, Routed, admin, auth, campaigns, cohorts, deployments, docs, faults, health, journal,
+    live, outbound, route_miss, sim, ui,
 };
 use crate::app::App;
 use crate::engine::driver::Driver;
@@ -174,20 +172,6 @@ impl Routes {
             Err(never) => match never {},
         }
     }
-}
-
-/// An answer still to come: what awaits, boxed (the way of requests that wait; those that
-/// do not are answered without it).
-pub(crate) type Later = Pin<Box<dyn Future<Output = Response> + Send>>;
-
-/// What [`Routes::answer_now`] makes of a request.
-pub(crate) enum Routed<B> {
-    /// Answered.
-    Now(Response),
-    /// Its route's work that waits.
-    Later(Later),
-    /// For warp's filters ([`Routes::warp`]).
-    Warp(Request<B>),
 }
 
 /// `filters` tried in turn, a key refusal answered once none takes the request

@@ -20,7 +20,8 @@ use warp::reply::Response;
 
 use super::answers::{Refusal, close_after};
 use super::body::GuardedBody;
-use crate::api::router::{Later, Routes};
+use crate::api::Later;
+use crate::api::router::Routes;
 use crate::intercept::Intercept;
 
 use super::{DRAIN_MAX_BYTES, DRAIN_MAX_WAIT, Limits, MAX_URI_BYTES};

@@ -34,8 +34,8 @@ use http_body_util::BodyExt;
 use warp::http::{Request, header};
 use warp::reply::Response;
 
-use crate::api::RouteMiss;
-use crate::api::router::{Later, Routed, Routes};
+use crate::api::router::Routes;
+use crate::api::{Later, RouteMiss, Routed};
 use crate::app::App;
 use crate::config::journal::ResponseBodies;
 use crate::faults::{Decision, FaultRequest};
