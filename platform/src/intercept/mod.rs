@@ -119,36 +119,25 @@ impl Intercept {
             content_type: request_type.clone(),
             ..SeenBody::default()
         };
-        if !path.starts_with(contracts::openapi::INTERFACE_PREFIX) {
-            // Not the interface: recorded only when no route served it.
-            let owner = owner.map(other_owner);
-            let observed = Observed {
-                watch,
-                pending,
-                owner: owned(owner, &mut path_ws),
-                applied: None,
-                truncate: false,
-                seen_request: None,
-                unread,
+        let interface = path.starts_with(contracts::openapi::INTERFACE_PREFIX);
+        // No fault rule touches the harness's own routes.
+        let decision = if interface {
+            let operation_id = match &resolved {
+                Resolved::Operation(_, op, _) => Some(op.operation_id.as_str()),
+                _ => None,
             };
-            let this = self.clone();
-            return route(routes, Request::from_parts(parts, body), move |response| {
-                Ok(this.outside(observed, response))
-            });
-        }
-        let operation_id = match &resolved {
-            Resolved::Operation(_, op, _) => Some(op.operation_id.as_str()),
-            _ => None,
+            app.faults.decide(&FaultRequest {
+                operation_id,
+                path,
+                method: parts.method.as_str(),
+                path_workspace: path_ws.as_ref(),
+                owner: owner.as_deref(),
+                api_key,
+                now: at,
+            })
+        } else {
+            Decision::PROCEED
         };
-        let decision = app.faults.decide(&FaultRequest {
-            operation_id,
-            path,
-            method: parts.method.as_str(),
-            path_workspace: path_ws.as_ref(),
-            owner: owner.as_deref(),
-            api_key,
-            now: at,
-        });
         let owner = owner.map(other_owner);
         let mut observed = Observed {
             watch,
@@ -159,6 +148,13 @@ impl Intercept {
             seen_request: None,
             unread,
         };
+        if !interface {
+            // Not the interface: recorded only when no route served it.
+            let this = self.clone();
+            return route(routes, Request::from_parts(parts, body), move |response| {
+                Ok(this.outside(observed, response))
+            });
+        }
         let delay = match decision {
             Decision::Answer {
                 status,
