@@ -273,7 +273,7 @@ mod tests {
     }
 
     /// The answer to `method` on `path` with `key` and `body`, as status, headers and body:
-    /// from the routes as the server asks them ([`Routes::answer`]: a group, or no warp at
+    /// from the routes as the server asks them ([`Routes::answer_or_later`]: a group, or no warp at
     /// all), or, with `whole`, from the whole chain.
     async fn answer(
         routes: &Routes,
