@@ -23,7 +23,7 @@
 //! the default: the load generator, a minimal HTTP/1.1 client on raw sockets, runs each
 //! phase in a process of its own ([`load_process`]), so that the CPU time and memory
 //! measured are the servers' alone and the client's CPU time is reported apart;
-//! `in-process`: in this process, as before, where the CPU time counts client and server),
+//! `in-process`: in this process, where the CPU time counts client and servers),
 //! `BENCH_CALLGRIND=1` (under `valgrind --tool=callgrind`: the servers' counts dumped at the
 //! start and end of each phase, so that each phase's instructions are in a file of their
 //! own). On a 2-core machine client and servers share the cores either way, so the
