@@ -138,17 +138,9 @@ impl http_load::Hooks for Marks {
 /// [`http_load::saturate`] with the client in its own process: the figures' CPU time and
 /// peak memory are the server process's, the client's CPU time is apart.
 pub async fn saturate(addr: SocketAddr, request: &str, connections: usize, requests: u64) -> Load {
-    let (took, client, report) = run(
-        Job {
-            addr,
-            request: request.into(),
-            connections,
-            requests,
-            rate: None,
-        },
-        "saturated",
-    )
-    .await;
+    let (took, client, report) = Job::new(addr, request, connections, requests, None)
+        .run()
+        .await;
     Load {
         took,
         client_cpu_s: client.cpu_s,
@@ -164,17 +156,9 @@ pub async fn paced(
     requests: u64,
     rate: f64,
 ) -> Paced {
-    let (took, client, report) = run(
-        Job {
-            addr,
-            request: request.into(),
-            connections,
-            requests,
-            rate: Some(rate),
-        },
-        "paced",
-    )
-    .await;
+    let (took, client, report) = Job::new(addr, request, connections, requests, Some(rate))
+        .run()
+        .await;
     Paced {
         took,
         client_cpu_s: client.cpu_s,
@@ -186,51 +170,75 @@ pub async fn paced(
     }
 }
 
-/// Runs `job` in a client process, measuring this process between its marks: the phase as
-/// the server saw it (wall time as the client measured it, this process's CPU time and
-/// peak memory), the client's own figures, and its report.
-async fn run(job: Job, label: &'static str) -> (Took, Took, Report) {
-    tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(std::env::current_exe().expect("this executable"))
-            .env(CLIENT, serde_json::to_string(&job).unwrap())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the client process starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut next = || {
-            lines
-                .next()
-                .expect("the client answers")
-                .expect("the client's output")
+impl Job {
+    fn new(
+        addr: SocketAddr,
+        request: &str,
+        connections: usize,
+        requests: u64,
+        rate: Option<f64>,
+    ) -> Job {
+        Job {
+            addr,
+            request: request.into(),
+            connections,
+            requests,
+            rate,
+        }
+    }
+
+    /// Runs the job in a client process, measuring this process between its marks: the
+    /// phase as the server saw it (wall time as the client measured it, this process's CPU
+    /// time and peak memory), the client's own figures, and its report.
+    async fn run(self) -> (Took, Took, Report) {
+        let job = self;
+        let label = if job.rate.is_some() {
+            "paced"
+        } else {
+            "saturated"
         };
-        assert_eq!(next(), "started", "the client's first mark");
-        callgrind_dump(&format!("before {label} phase on {}", job.addr));
-        let phase = Phase::start();
-        assert_eq!(next(), "ended", "the client's second mark");
-        let server = phase.end();
-        callgrind_dump(&format!(
-            "{label} phase on {}: {} requests",
-            job.addr, job.requests
-        ));
-        let report: Report = serde_json::from_str(&next()).expect("the client's report");
-        let status = child.wait().expect("the client ends");
-        assert!(status.success(), "the client process failed: {status}");
-        let took = Took {
-            wall_s: report.wall_s,
-            cpu_s: server.cpu_s,
-            peak_mb: server.peak_mb,
-        };
-        let client = Took {
-            wall_s: report.wall_s,
-            cpu_s: report.cpu_s.unwrap_or(f64::NAN),
-            peak_mb: report.peak_mb.unwrap_or(f64::NAN),
-        };
-        (took, client, report)
-    })
-    .await
-    .expect("the client's phase")
+        tokio::task::spawn_blocking(move || {
+            let mut child = Command::new(std::env::current_exe().expect("this executable"))
+                .env(CLIENT, serde_json::to_string(&job).unwrap())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .expect("the client process starts");
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let mut next = || {
+                lines
+                    .next()
+                    .expect("the client answers")
+                    .expect("the client's output")
+            };
+            assert_eq!(next(), "started", "the client's first mark");
+            callgrind_dump(&format!("before {label} phase on {}", job.addr));
+            let phase = Phase::start();
+            assert_eq!(next(), "ended", "the client's second mark");
+            let server = phase.end();
+            callgrind_dump(&format!(
+                "{label} phase on {}: {} requests",
+                job.addr, job.requests
+            ));
+            let report: Report = serde_json::from_str(&next()).expect("the client's report");
+            let status = child.wait().expect("the client ends");
+            assert!(status.success(), "the client process failed: {status}");
+            let took = Took {
+                wall_s: report.wall_s,
+                cpu_s: server.cpu_s,
+                peak_mb: server.peak_mb,
+            };
+            let client = Took {
+                wall_s: report.wall_s,
+                cpu_s: report.cpu_s.unwrap_or(f64::NAN),
+                peak_mb: report.peak_mb.unwrap_or(f64::NAN),
+            };
+            (took, client, report)
+        })
+        .await
+        .expect("the client's phase")
+    }
 }
 
 /// With `BENCH_CALLGRIND=1`: dumps this process's callgrind counts now, described by

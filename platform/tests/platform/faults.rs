@@ -18,6 +18,16 @@ async fn add(app: &TestApp, rule: Value) -> Value {
     v
 }
 
+/// The workspace's list as a client sends it, its answer not yet read.
+async fn send_list(app: &TestApp) -> reqwest::Response {
+    app.client
+        .get(app.url(&deployments_path()))
+        .header("x-api-key", KEY)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// The latest entry of the journal, of any workspace.
 async fn last_entry(app: &TestApp) -> Value {
     let (_, page) = app
@@ -41,13 +51,7 @@ async fn a_status_fault_answers_the_documented_body_with_retry_after() {
     )
     .await;
     assert_eq!(rule["fault_id"], "flt-1");
-    let resp = app
-        .client
-        .get(app.url(&deployments_path()))
-        .header("x-api-key", KEY)
-        .send()
-        .await
-        .unwrap();
+    let resp = send_list(&app).await;
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(resp.headers()["retry-after"], "7");
     assert_eq!(resp.headers()["content-type"], "application/json");
@@ -198,13 +202,7 @@ async fn a_rate_limit_holds_per_key_and_says_when_to_retry() {
         let (s, _) = app.get(&deployments_path()).await;
         assert_eq!(s, StatusCode::OK);
     }
-    let resp = app
-        .client
-        .get(app.url(&deployments_path()))
-        .header("x-api-key", KEY)
-        .send()
-        .await
-        .unwrap();
+    let resp = send_list(&app).await;
     assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
     let retry: u64 = resp.headers()["retry-after"]
         .to_str()
@@ -336,13 +334,7 @@ async fn rules_apply_to_a_list_answered_from_memory_and_the_journal_records_each
         json!({"kind": "truncate", "operation_id": "list_deployments", "times": 1}),
     )
     .await;
-    let resp = app
-        .client
-        .get(app.url(&deployments_path()))
-        .header("x-api-key", KEY)
-        .send()
-        .await
-        .unwrap();
+    let resp = send_list(&app).await;
     assert_eq!(resp.status(), StatusCode::OK);
     assert!(resp.bytes().await.is_err(), "the body ends early");
     let e = last_entry(&app).await;
