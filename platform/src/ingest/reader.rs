@@ -23,7 +23,8 @@ use crate::store::{Store, StoreError};
 
 /// What reading an upload came to.
 pub(super) enum Outcome {
-    /// Every row was read: the counts, and the lookup entries of the accepted users.
+    /// Every row was read: the counts, and the lookup entries of the accepted users (in
+    /// hash order once [`read_upload`] returns).
     Completed(CohortResult, Vec<PhoneEntry>),
     /// The whole upload fails, for this `failure_reason`.
     Failed(String),
@@ -101,8 +102,13 @@ pub(super) fn read_upload(
     std::thread::scope(|s| {
         let (tx, rx) = sync_channel::<Vec<NewUser>>(2);
         let sink = s.spawn(|| sink(store, &job.id, rx));
-        let outcome = ctx.rows(&mut csv, &tx);
+        let mut outcome = ctx.rows(&mut csv, &tx);
         drop(tx);
+        // Sorted into the order the index writes them while the writer stores the last
+        // batches, not after, when nothing else runs.
+        if let Ok(Outcome::Completed(_, phones)) = &mut outcome {
+            phones.sort_unstable();
+        }
         let sunk = sink
             .join()
             .unwrap_or_else(|_| Err(StoreError::Task("the batch writer panicked".into())));

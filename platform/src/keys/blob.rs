@@ -20,18 +20,20 @@ use rand::RngCore;
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
+use super::lookup::LookupKey;
+
 const BLOB_VERSION: u8 = 1;
 const BLOB_HEADER: usize = 1 + 4 + 12;
 const TAG_LEN: usize = 16;
 const AAD_PREFIX: &[u8] = b"vap-blob:v1:";
 
 /// A plaintext data key, with its cipher and lookup key ready. Zeroed when dropped: the
-/// lookup key is `Zeroizing`, the AES round keys are zeroed by `aes` (its `zeroize` feature,
+/// lookup key's states are `Zeroizing` ([`LookupKey`]), the AES round keys are zeroed by `aes` (its `zeroize` feature,
 /// checked below at compile time).
 pub struct DataKey {
     id: u32,
     cipher: Aes256Gcm,
-    lookup: Zeroizing<[u8; 32]>,
+    lookup: LookupKey,
 }
 
 // Fails to compile when the `zeroize` feature of `aes` is lost.
@@ -53,11 +55,11 @@ impl DataKey {
         // the encryption key: HMAC-SHA256(key, "vap-lookup:v1").
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
         mac.update(b"vap-lookup:v1");
-        let lookup: [u8; 32] = mac.finalize().into_bytes().into();
+        let lookup: Zeroizing<[u8; 32]> = Zeroizing::new(mac.finalize().into_bytes().into());
         DataKey {
             id,
             cipher: Aes256Gcm::new(key.into()),
-            lookup: Zeroizing::new(lookup),
+            lookup: LookupKey::new(&lookup),
         }
     }
 
@@ -104,13 +106,7 @@ impl DataKey {
 
     /// A keyed hash of a value (a phone number) for equality lookups without storing it.
     pub(crate) fn lookup_hash(&self, value: &str) -> [u8; 16] {
-        let mut mac =
-            <Hmac<Sha256> as Mac>::new_from_slice(&self.lookup[..]).expect("HMAC takes any key");
-        mac.update(value.as_bytes());
-        let full = mac.finalize().into_bytes();
-        let mut out = [0u8; 16];
-        out.copy_from_slice(&full[..16]);
-        out
+        self.lookup.hash(value.as_bytes())
     }
 }
 

@@ -20,12 +20,14 @@
 //! bounded lifetime on the injected clock and zeroes them when dropped.
 //!
 //! - [`blob`]: data keys, sealed blobs, keyed lookup hashes ([`WorkspaceKeys`]).
+//! - [`lookup`]: the keyed lookup hash itself (HMAC-SHA256 with its key blocks hashed once).
 //! - [`service`]: the [`DataKeySource`] trait and the [`LocalKeyService`].
 //! - [`byok`]: the client of the customer's key service ([`ByokKeyService`]).
 //! - [`ring`]: the [`DataKeyRing`], single flight and cache, rotation and adoption.
 
 pub(crate) mod blob;
 pub(crate) mod byok;
+pub(crate) mod lookup;
 pub(crate) mod ring;
 pub(crate) mod service;
 

@@ -56,15 +56,17 @@ pub struct PhoneEntry {
 
 /// Writes the lookup entries (hash to row) of a cohort whose users are all stored: `entries`
 /// are its accepted users' (taken as they were admitted, so the rows are not read back),
-/// sorted here into hash order so that the index takes sequential page writes instead of one
-/// random update per user. Call it in the transaction that completes the cohort. A cohort's
+/// in hash order (sorted here when they are not) so that the index takes sequential page
+/// writes instead of one random update per user. Call it in the transaction that completes the cohort. A cohort's
 /// numbers are unique (repeats are rejected), so each hash has one row.
 pub fn index_phones(
     c: &Connection,
     cohort_id: &str,
     entries: &mut [PhoneEntry],
 ) -> Result<(), StoreError> {
-    entries.sort_unstable();
+    if !entries.is_sorted() {
+        entries.sort_unstable();
+    }
     let num: i64 = c
         .prepare_cached("SELECT num FROM cohorts WHERE id = ?1")?
         .query_row(params![cohort_id], |r| r.get(0))?;
