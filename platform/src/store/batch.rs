@@ -131,7 +131,14 @@ pub(crate) fn set_users<'a>(
             }
         };
         if let Some(num) = num {
-            set_user(&mut stmt, num, user.queue_seq, w.state, w.attempts, w.due_ms)?;
+            set_user(
+                &mut stmt,
+                num,
+                user.queue_seq,
+                w.state,
+                w.attempts,
+                w.due_ms,
+            )?;
         }
     }
     Ok(())

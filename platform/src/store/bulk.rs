@@ -124,8 +124,10 @@ mod tests {
     #[test]
     fn shared_values_go_into_every_row_beside_its_own() {
         let c = Connection::open_in_memory().unwrap();
-        c.execute_batch("CREATE TABLE s (g TEXT NOT NULL, a INTEGER PRIMARY KEY, h INTEGER, b TEXT)")
-            .unwrap();
+        c.execute_batch(
+            "CREATE TABLE s (g TEXT NOT NULL, a INTEGER PRIMARY KEY, h INTEGER, b TEXT)",
+        )
+        .unwrap();
         // Two groups, each through whole statements and a remainder, bound one after the
         // other on the same cached statements.
         for (group, n) in [("x", 130i64), ("y", 67)] {
