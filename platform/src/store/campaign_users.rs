@@ -2,6 +2,10 @@
 //! one row per user admitted to a campaign with its state (`ready`, `calling`, `done`,
 //! `excluded`, `unfinished`; see [`UserState`]), dials so far and the earliest next dial.
 //!
+//! A user's row is keyed by its campaign's number (`campaigns.seq`; [`campaign_num`]) and its
+//! queue order, which also names its cohort (by admission position, in `campaign_cohorts`) and
+//! row ([`queue_place`]).
+//!
 //! Admission reads the campaign's completed uploads from `cohorts` and their users from
 //! `cohort_users` ([`completed_campaign_cohorts`], [`admitted_rows`]); stop files exclude
 //! users by number hash ([`exclude_by_stop_file`]). User data is read as stored, sealed:
@@ -12,7 +16,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement, params};
 
 use super::states::UserState;
-use super::{StoreError, from_ms, ms};
+use super::{StoreError, from_ms, ms, optional};
 
 /// The completed cohorts of a campaign, both categories, in upload order:
 /// `(id, is_stop_file, completed at)`.
@@ -66,8 +70,8 @@ pub(crate) fn admit_cohort(
     // queue_seq: the cohort's position in the high bits, the row in the low ones.
     let n = c
         .prepare_cached(
-            "INSERT INTO campaign_users (campaign_id, queue_seq, cohort_id, row_no, state, attempts, due_ms)
-             SELECT ?1, (?3 << 32) + row_no, cohort_id, row_no, 'ready', 0, ?4
+            "INSERT INTO campaign_users (campaign_num, queue_seq, state, attempts, due_ms)
+             SELECT (SELECT seq FROM campaigns WHERE id = ?1), (?3 << 32) + row_no, 'ready', 0, ?4
              FROM cohort_users WHERE cohort_id = ?2",
         )?
         .execute(params![campaign_id, cohort_id, i64::from(position), ms(at)])?;
@@ -99,12 +103,13 @@ pub(crate) fn exclude_by_stop_file(
     let n = c
         .prepare_cached(
             "UPDATE campaign_users SET state = 'excluded'
-             WHERE campaign_id = ?1 AND state = 'ready'
+             WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1) AND state = 'ready'
                AND EXISTS (SELECT 1 FROM cohort_phones s
                            JOIN cohort_phones u ON u.phone_hash = s.phone_hash
                            WHERE s.cohort_num = (SELECT num FROM cohorts WHERE id = ?2)
-                             AND u.cohort_num = (SELECT num FROM cohorts WHERE id = campaign_users.cohort_id)
-                             AND u.row_no = campaign_users.row_no)",
+                             AND u.cohort_num = (SELECT k.num FROM campaign_cohorts a JOIN cohorts k ON k.id = a.cohort_id
+                                                 WHERE a.campaign_id = ?1 AND a.position = campaign_users.queue_seq >> 32)
+                             AND u.row_no = campaign_users.queue_seq & 4294967295)",
         )?
         .execute(params![campaign_id, stop_cohort_id])?;
     Ok(n as u64)
@@ -181,7 +186,7 @@ fn stored_hash(v: ValueRef<'_>) -> [u8; 16] {
 pub(crate) fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT queue_seq, attempts, due_ms FROM campaign_users
-         WHERE campaign_id = ?1 AND state = 'ready'",
+         WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1) AND state = 'ready'",
     )?;
     let rows = stmt
         .query_map(params![campaign_id], |r| {
@@ -231,21 +236,29 @@ pub(crate) fn queue_place(seq: i64) -> (u32, u64) {
     ((seq >> 32) as u32, (seq & 0xffff_ffff) as u64)
 }
 
+/// The number that keys campaign `id`'s users (`campaigns.seq`), if the campaign exists.
+pub(crate) fn campaign_num(c: &Connection, id: &str) -> Result<Option<i64>, StoreError> {
+    let mut stmt = c.prepare_cached("SELECT seq FROM campaigns WHERE id = ?1")?;
+    optional(stmt.query_row(params![id], |r| r.get(0)))
+}
+
 /// The statement of [`set_user`]: prepare it once for many users.
 pub(crate) const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5
-         WHERE campaign_id = ?1 AND queue_seq = ?2";
+         WHERE campaign_num = ?1 AND queue_seq = ?2";
 
-/// Sets a user's state after a dial or a call, with the statement [`SET_USER`].
+/// Sets the state of the user at `queue_seq` in the campaign numbered `campaign_num`
+/// ([`campaign_num`]) after a dial or a call, with the statement [`SET_USER`].
 pub(crate) fn set_user(
     stmt: &mut Statement<'_>,
-    user: &UserRef<'_>,
+    campaign_num: i64,
+    queue_seq: i64,
     state: UserState,
     attempts: u32,
     due_ms: i64,
 ) -> Result<(), StoreError> {
     stmt.execute(params![
-        user.campaign_id,
-        user.queue_seq,
+        campaign_num,
+        queue_seq,
         state,
         i64::from(attempts),
         due_ms
@@ -257,7 +270,8 @@ pub(crate) fn set_user(
 pub(crate) fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreError> {
     let n = c
         .prepare_cached(
-            "UPDATE campaign_users SET state = 'unfinished' WHERE campaign_id = ?1 AND state = 'ready'",
+            "UPDATE campaign_users SET state = 'unfinished'
+             WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1) AND state = 'ready'",
         )?
         .execute(params![campaign_id])?;
     Ok(n as u64)

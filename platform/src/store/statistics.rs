@@ -51,7 +51,7 @@ pub(crate) fn campaign_counts(
     // Users the engine admitted, by state.
     let mut stmt = c.prepare_cached(
         "SELECT state, COUNT(*), SUM(attempts > 0 AND due_ms <= ?2) FROM campaign_users
-         WHERE campaign_id = ?1 GROUP BY state",
+         WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1) GROUP BY state",
     )?;
     let users = stmt
         .query_map(params![campaign_id, ms(now)], |r| {

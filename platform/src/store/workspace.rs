@@ -16,8 +16,13 @@ pub(crate) fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, S
     let p = params![ws.org_id, ws.workspace_id];
     const OF_CAMPAIGNS: &str =
         "campaign_id IN (SELECT id FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2)";
+    // The users are keyed by their campaign's number.
+    c.execute(
+        "DELETE FROM campaign_users
+         WHERE campaign_num IN (SELECT seq FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2)",
+        p,
+    )?;
     for table in [
-        "campaign_users",
         "campaign_cohorts",
         "campaign_results",
         "campaign_actions",

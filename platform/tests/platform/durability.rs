@@ -111,7 +111,7 @@ async fn users(app: &App) -> Vec<(i64, String, i64)> {
     app.store
         .read(|c| {
             let mut st =
-                c.prepare("SELECT row_no, state, attempts FROM campaign_users ORDER BY row_no")?;
+                c.prepare("SELECT queue_seq & 4294967295 AS row_no, state, attempts FROM campaign_users ORDER BY row_no")?;
             let rows = st
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<Result<Vec<_>, _>>()?;
