@@ -233,23 +233,18 @@ pub(crate) fn insert_queued(c: &Connection, call: &Call) -> Result<(), StoreErro
     Ok(())
 }
 
-/// The columns [`insert_calls`] writes once for the calls that share their values (a
-/// campaign's dials of one cohort): [`shared_values`].
-const SHARED_COLUMNS: [&str; 6] = [
+/// The columns of a call as [`insert_calls`] writes them.
+const INSERTED_COLUMNS: [&str; 20] = [
+    "id",
     "kind",
     "org_id",
     "workspace_id",
-    "payload",
-    "campaign_id",
-    "cohort_id",
-];
-
-/// The columns [`insert_calls`] writes for each call.
-const OWN_COLUMNS: [&str; 14] = [
-    "id",
     "status",
+    "payload",
     "created_ms",
     "updated_ms",
+    "campaign_id",
+    "cohort_id",
     "row_no",
     "retry_attempt",
     "dialed_ms",
@@ -262,98 +257,42 @@ const OWN_COLUMNS: [&str; 14] = [
     "result",
 ];
 
-/// The values of a call's [`SHARED_COLUMNS`].
-type Shared<'a> = (
-    CallKind,
-    &'a str,
-    &'a str,
-    &'a [u8],
-    Option<&'a str>,
-    Option<&'a str>,
-);
-
-/// Whether two calls have the same [`SHARED_COLUMNS`]: the engine's calls of one campaign
-/// share its texts (the same `Arc`s), so this mostly compares pointers, not texts.
-fn same_shared(a: &Call, b: &Call) -> bool {
-    fn same(a: &Option<Arc<str>>, b: &Option<Arc<str>>) -> bool {
-        match (a, b) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
-            (a, b) => a.is_none() && b.is_none(),
-        }
-    }
-    a.kind == b.kind
-        && (Arc::ptr_eq(&a.ws, &b.ws) || a.ws == b.ws)
-        && same(&a.campaign_id, &b.campaign_id)
-        && same(&a.cohort_id, &b.cohort_id)
-        && a.payload == b.payload
-}
-
-fn shared_values(call: &Call) -> Shared<'_> {
-    (
-        call.kind,
-        &call.ws.org_id,
-        &call.ws.workspace_id,
-        &call.payload,
-        call.campaign_id.as_deref(),
-        call.cohort_id.as_deref(),
-    )
-}
-
 /// Inserts many campaign calls, each with its state (`calling`, or `ended` with its result
 /// when the call began and ended within one engine batch), [`bulk::ROWS_PER_STATEMENT`] rows
-/// a statement. Each entry: the call, its status, its result. The calls are grouped by the
-/// values they share (workspace, campaign, cohort), each group in the order given, and those
-/// values are bound once a statement ([`bulk::insert_rows_sharing`]).
+/// a statement. Each entry: the call, its status, its result.
 pub(crate) fn insert_calls(
     c: &Connection,
     calls: &[(&Call, CallStatus, Option<&str>)],
 ) -> Result<(), StoreError> {
-    let mut calls = calls.to_vec();
-    if !calls.windows(2).all(|w| same_shared(w[0].0, w[1].0)) {
-        calls.sort_by(|a, b| shared_values(a.0).cmp(&shared_values(b.0)));
-    }
-    for group in calls.chunk_by(|a, b| same_shared(a.0, b.0)) {
-        let (kind, org_id, workspace_id, payload, campaign_id, cohort_id) =
-            shared_values(group[0].0);
-        bulk::insert_rows_sharing(
-            c,
-            "attempts",
-            &SHARED_COLUMNS,
-            |s| {
-                s.raw_bind_parameter(1, kind)?;
-                s.raw_bind_parameter(2, org_id)?;
-                s.raw_bind_parameter(3, workspace_id)?;
-                s.raw_bind_parameter(4, payload)?;
-                s.raw_bind_parameter(5, campaign_id)?;
-                s.raw_bind_parameter(6, cohort_id)
-            },
-            &OWN_COLUMNS,
-            group,
-            |s, i, (call, status, result)| {
-                let created = ms(call.created_at);
-                // A campaign call is created when dialled: its time converted once.
-                let dialed = match call.dialed_at {
-                    Some(at) if at == call.created_at => Some(created),
-                    at => at.map(ms),
-                };
-                s.raw_bind_parameter(i, &call.id)?;
-                s.raw_bind_parameter(i + 1, status)?;
-                s.raw_bind_parameter(i + 2, created)?;
-                s.raw_bind_parameter(i + 3, created)?;
-                s.raw_bind_parameter(i + 4, call.row_no.map(|n| n as i64))?;
-                s.raw_bind_parameter(i + 5, i64::from(call.retry_attempt))?;
-                s.raw_bind_parameter(i + 6, dialed)?;
-                s.raw_bind_parameter(i + 7, call.ends_at.map(ms))?;
-                s.raw_bind_parameter(i + 8, &call.outcome)?;
-                s.raw_bind_parameter(i + 9, &call.failure_reason)?;
-                s.raw_bind_parameter(i + 10, call.talk_ms)?;
-                s.raw_bind_parameter(i + 11, &call.connection_id)?;
-                s.raw_bind_parameter(i + 12, &call.agent_number)?;
-                s.raw_bind_parameter(i + 13, result)
-            },
-        )?;
-    }
-    Ok(())
+    bulk::insert_rows(
+        c,
+        "attempts",
+        &INSERTED_COLUMNS,
+        calls,
+        |s, i, (call, status, result)| {
+            let created = ms(call.created_at);
+            s.raw_bind_parameter(i, &call.id)?;
+            s.raw_bind_parameter(i + 1, call.kind)?;
+            s.raw_bind_parameter(i + 2, &call.ws.org_id)?;
+            s.raw_bind_parameter(i + 3, &call.ws.workspace_id)?;
+            s.raw_bind_parameter(i + 4, status)?;
+            s.raw_bind_parameter(i + 5, &call.payload)?;
+            s.raw_bind_parameter(i + 6, created)?;
+            s.raw_bind_parameter(i + 7, created)?;
+            s.raw_bind_parameter(i + 8, &call.campaign_id)?;
+            s.raw_bind_parameter(i + 9, &call.cohort_id)?;
+            s.raw_bind_parameter(i + 10, call.row_no.map(|n| n as i64))?;
+            s.raw_bind_parameter(i + 11, i64::from(call.retry_attempt))?;
+            s.raw_bind_parameter(i + 12, call.dialed_at.map(ms))?;
+            s.raw_bind_parameter(i + 13, call.ends_at.map(ms))?;
+            s.raw_bind_parameter(i + 14, &call.outcome)?;
+            s.raw_bind_parameter(i + 15, &call.failure_reason)?;
+            s.raw_bind_parameter(i + 16, call.talk_ms)?;
+            s.raw_bind_parameter(i + 17, &call.connection_id)?;
+            s.raw_bind_parameter(i + 18, &call.agent_number)?;
+            s.raw_bind_parameter(i + 19, result)
+        },
+    )
 }
 
 /// Marks a queued instant outbound call as dialled.
@@ -491,8 +430,8 @@ mod tests {
     #[test]
     fn calls_of_several_campaigns_and_workspaces_mixed_read_back_as_inserted() {
         let store = Store::in_memory().unwrap();
-        // Interleaved as the engine's ids interleave them: three groups of shared values,
-        // each with whole statements and a remainder.
+        // Interleaved as the engine's ids interleave them: three campaigns, two workspaces,
+        // through whole statements and a remainder.
         let calls: Vec<Call> = (0..3 * bulk::ROWS_PER_STATEMENT + 40)
             .map(|i| {
                 let call = a_call(i);
