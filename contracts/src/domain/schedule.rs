@@ -50,6 +50,8 @@ use chrono_tz::Tz;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+mod memo;
+
 /// Why a schedule value was refused. Every message names the offending input and says what
 /// would be accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -525,8 +527,9 @@ impl CallingWindow {
     /// The first non-empty day interval that closes after `t`. Since openings and closings
     /// both grow with the date, `t` is inside the window exactly when this interval has
     /// opened by `t`, and otherwise its opening is the next one.
+    /// Remembered per thread ([`memo`]).
     fn first_interval_ending_after(&self, t: DateTime<Utc>) -> Option<Interval> {
-        self.intervals_ending_after(t).next()
+        memo::first_interval_ending_after(self, t, || self.intervals_ending_after(t).next())
     }
 
     /// The non-empty day intervals, in date order, from the first one that closes after `t`.
