@@ -85,22 +85,26 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                     v["statistics"]["users_total"].as_u64().unwrap_or(0)
                 }
             };
-            let observer = run.observer.lock();
-            let d = observer.dials(campaign);
+            let mut observer = run.observer.lock();
             let mut histogram = std::collections::BTreeMap::<u32, u64>::new();
             match number {
                 Some(n) => {
-                    let a = d
+                    let a = observer
+                        .dials(campaign)
                         .users
-                        .get(&super::observe::number_key(n))
-                        .map_or(0, |u| u.attempts);
+                        .user(super::users::number_key(n))
+                        .attempts;
                     *histogram.entry(a).or_default() += 1;
                 }
                 None => {
-                    for u in d.users.values() {
-                        *histogram.entry(u.attempts).or_default() += 1;
+                    let mut dialled = 0;
+                    if let Some(d) = observer.dials_mut(campaign) {
+                        for u in d.users.users() {
+                            *histogram.entry(u.attempts).or_default() += 1;
+                            dialled += 1;
+                        }
                     }
-                    let never = users.saturating_sub(d.users.len() as u64);
+                    let never = users.saturating_sub(dialled);
                     if never > 0 {
                         *histogram.entry(0).or_default() += never;
                     }
@@ -303,9 +307,11 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             )
         }
         Expect::NoDialRepeated { campaign } => {
-            let observer = run.observer.lock();
+            let mut observer = run.observer.lock();
+            let repeats: u64 = observer
+                .dials_mut(campaign)
+                .map_or(0, |d| d.users.users().map(|u| u64::from(u.repeats)).sum());
             let d = observer.dials(campaign);
-            let repeats: u64 = d.users.values().map(|u| u64::from(u.repeats)).sum();
             (
                 repeats == 0,
                 "every user's attempt placed once".into(),

@@ -11,6 +11,7 @@
 //! - [`observe`]: the dials, as the telephony simulator tells of them;
 //! - [`collect`]: the report at the end;
 //! - [`dials`]: the export of every dial (`--dials`); [`times`]: the dial times, compactly;
+//!   [`users`]: each called user's dials;
 //! - [`client`], [`webhooks`], [`cohorts`]: the API client, the webhook receiver, cohort
 //!   uploads.
 
@@ -23,6 +24,7 @@ pub mod observe;
 pub(crate) mod play;
 pub mod run;
 pub(crate) mod times;
+pub(crate) mod users;
 pub(crate) mod webhooks;
 
 use std::io::IsTerminal;

@@ -2,14 +2,15 @@
 //! call as it is placed ([`Shared`]), attributed to campaigns by the number they left from.
 //!
 //! Kept compactly so a 1,000,000-user, 30-day run stays small: per campaign, counts by
-//! result and connection, per user a count and a bitmask of attempt indices (8 bytes), the
-//! dial times (4 bytes each, [`DialTimes`]); for the chart, counts per time bucket. No dial
-//! is kept.
+//! result and connection, each dial's called number and attempt index (8 bytes,
+//! [`UserLog`]), the dial times (4 bytes each, [`DialTimes`]); for the chart, counts per time
+//! bucket. No dial is kept whole.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::times::DialTimes;
+use super::users::{UserLog, number_key};
 use chrono::{DateTime, Utc};
 use contracts::model::CampaignSpec;
 use platform::engine::dialing::CallResult;
@@ -30,32 +31,6 @@ fn result_index(r: CallResult) -> usize {
     RESULTS.iter().position(|(x, _)| *x == r).unwrap_or(0)
 }
 
-/// A called number as the key of its user's dials: an E.164 number is its digits' value
-/// ([`contracts::domain::phone::digits_value`], below 10^15); any other string a hash of
-/// it at or above 2^63, so the two kinds never meet.
-pub(crate) fn number_key(number: &str) -> u64 {
-    contracts::domain::phone::digits_value(number).unwrap_or_else(|| {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        number.hash(&mut h);
-        h.finish() | 1 << 63
-    })
-}
-
-/// One user's dials, in 8 bytes (a million users' entries fill about 36 MB of the map).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct UserDials {
-    /// Dials.
-    pub(crate) attempts: u32,
-    /// Dials whose attempt index had been seen before (counting stops at 65,535).
-    pub(crate) repeats: u16,
-    /// Attempt indices seen (bit i: attempt index i, up to 15; a user's attempt indices
-    /// stop at `max_retries`, at most 10).
-    pub(crate) seen: u16,
-}
-
-const _: () = assert!(contracts::validate::limits::MAX_RETRIES_MAX < 16);
-
 /// A campaign's dials.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CampaignDials {
@@ -66,7 +41,7 @@ pub(crate) struct CampaignDials {
     /// Dials by the agent number they left from (rule 4: a connection's numbers in turn).
     pub(crate) by_number: BTreeMap<String, u64>,
     /// Dials by called number ([`number_key`]: an integer, not a string, per user).
-    pub(crate) users: HashMap<u64, UserDials>,
+    pub(crate) users: UserLog,
     /// Dial times, in order.
     pub(crate) times: DialTimes,
     /// Dials placed outside the calling window or the campaign's span.
@@ -230,7 +205,7 @@ pub(crate) struct Observer {
     /// What is known of each campaign, by key.
     pub(crate) watched: BTreeMap<String, Watched>,
     /// The campaign of each agent number.
-    from_numbers: HashMap<String, (String, String)>,
+    from_numbers: rustc_hash::FxHashMap<String, (String, String)>,
     /// Dials no campaign of the scenario made (instant outbound calls, other numbers).
     pub(crate) unattributed: u64,
     /// The chart.
@@ -249,7 +224,7 @@ impl Observer {
         Observer {
             campaigns: BTreeMap::new(),
             watched: BTreeMap::new(),
-            from_numbers: HashMap::new(),
+            from_numbers: Default::default(),
             unattributed: 0,
             chart: Chart::new(from, until),
             export: None,
@@ -263,6 +238,11 @@ impl Observer {
         static NONE: std::sync::LazyLock<CampaignDials> =
             std::sync::LazyLock::new(CampaignDials::default);
         self.campaigns.get(key).unwrap_or(&NONE)
+    }
+
+    /// A campaign's dials, to be grouped (none for a campaign not watched).
+    pub(crate) fn dials_mut(&mut self, key: &str) -> Option<&mut CampaignDials> {
+        self.campaigns.get_mut(key)
     }
 
     /// Starts watching a campaign (or records a new spec of it from `at`).
@@ -323,13 +303,7 @@ impl Observer {
             }
         }
         d.times.push(req.at.timestamp_millis());
-        let u = d.users.entry(number_key(&req.to)).or_default();
-        u.attempts += 1;
-        let bit = 1u16 << req.attempt_index.min(15);
-        if u.seen & bit != 0 {
-            u.repeats = u.repeats.saturating_add(1);
-        }
-        u.seen |= bit;
+        d.users.push(number_key(&req.to), req.attempt_index);
         if !(spec.window.contains(req.at) && req.at >= spec.start && req.at < spec.end) {
             d.outside += 1;
             if d.outside_examples.len() < 5 {
@@ -474,9 +448,10 @@ mod tests {
         assert_eq!(d.by_result, [1, 1, 3, 0, 0, 0, 0]);
         assert_eq!(d.by_connection["a"], 5);
         assert_eq!(d.by_number[a], 5);
-        let u = d.users[&number_key("+13125550001")];
+        let u = d.users.user(number_key("+13125550001"));
         assert_eq!((u.attempts, u.repeats, u.seen), (3, 1, 0b11));
-        assert_eq!(d.users.len(), 3);
+        assert_eq!(o.dials_mut("c").map(|d| d.users.users().count()), Some(3));
+        let d = o.dials("c");
         assert_eq!(d.outside, 1);
         assert!(d.outside_examples[0].contains("+13125550003"));
         assert_eq!(d.attempt_ids.as_ref().map(BTreeSet::len), Some(4));
@@ -485,24 +460,6 @@ mod tests {
             2
         );
         assert_eq!(o.dials("not watched").total(), 0);
-    }
-
-    #[test]
-    fn numbers_key_their_users_apart() {
-        assert_eq!(number_key("+13125550100"), 13_125_550_100);
-        assert_eq!(number_key("+999999999999999"), 999_999_999_999_999);
-        // Not E.164 (a leading 0, too long, no `+`, not digits): hashed above 2^63, apart
-        // from every E.164 number and from each other.
-        for odd in [
-            "+0123",
-            "+1234567890123456",
-            "13125550100",
-            "+1312555010x",
-            "+",
-        ] {
-            assert!(number_key(odd) >= 1 << 63, "{odd}");
-        }
-        assert_ne!(number_key("13125550100"), number_key("13125550101"));
     }
 
     #[test]
