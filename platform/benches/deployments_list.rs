@@ -200,7 +200,8 @@ fn micro(app: &App, n: u64) {
         times[0] += sw.elapsed().as_secs_f64();
         let sw = Stopwatch::start();
         let path_ws = path_workspace(&resolved, path);
-        let owner = app.auth.owner(Some("bench-key"), path_ws.as_ref());
+        let keys = app.auth.matching(Some("bench-key"));
+        let owner = app.auth.owner_of(&keys, path_ws.as_ref());
         let pending = Pending::new(
             &Asked {
                 at: contracts::clock::Clock::now(&*app.clock),
@@ -212,7 +213,7 @@ fn micro(app: &App, n: u64) {
                 path_workspace: path_ws.as_ref(),
                 resolved: &resolved,
             },
-            &app.auth,
+            app.auth.name_for(&keys, path_ws.as_ref()),
         );
         let e = pending.finish(
             &Answered {

@@ -32,6 +32,7 @@ use super::{
     live, outbound, route_miss, sim, ui,
 };
 use crate::app::App;
+use crate::auth::KeyMatch;
 use crate::engine::driver::Driver;
 
 /// The leading segments every route of a module begins with: the first, and the second
@@ -157,7 +158,14 @@ impl Routes {
     /// What becomes of `req` without awaiting anything: the route answered without warp
     /// answers it, or gives the work that waits; any other request is warp's.
     pub(crate) fn answer_now<B>(&self, req: Request<B>) -> Routed<B> {
-        deployments::list_direct(&self.app, req)
+        self.answer_keyed(req, None)
+    }
+
+    /// [`Routes::answer_now`], the request's key checked with `keys`, the configured keys
+    /// it matched ([`crate::auth::KeyTable::matching`] of this app's table), when found
+    /// before.
+    pub(crate) fn answer_keyed<B>(&self, req: Request<B>, keys: Option<&KeyMatch>) -> Routed<B> {
+        deployments::list_direct(&self.app, req, keys)
     }
 
     /// Answers `req` with warp's filters, the chain of its path's group.
