@@ -329,8 +329,7 @@ impl Intercept {
 
 /// `route`'s answer to `req` given to `then`: now when the route does not wait, else as a
 /// future (one box, whatever waits). The routes check the request's key with `keys`, the
-/// configured keys it matched, instead of comparing it again: the list answered without
-/// warp takes them as they are, warp's routes as an extension of the request.
+/// configured keys it matched, instead of comparing it again ([`Routes::answer_keyed`]).
 fn route<B>(
     routes: &Routes,
     req: Request<B>,
@@ -341,11 +340,10 @@ where
     B: Body<Data = Bytes> + Send + Sync + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let waiting: Later = match routes.answer_keyed(req, Some(&keys)) {
+    let waiting: Later = match routes.answer_keyed(req, Some(keys)) {
         Routed::Now(response) => return then(response),
         Routed::Later(answer) => answer,
-        Routed::Warp(mut req) => {
-            req.extensions_mut().insert(keys);
+        Routed::Warp(req) => {
             let routes = routes.clone();
             Box::pin(async move { routes.warp(req).await })
         }
