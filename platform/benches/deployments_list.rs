@@ -515,6 +515,14 @@ async fn run(cores: usize) {
         })
         .collect();
     let json_spread = |s: bench::Spread| json!({"median": s.median, "min": s.min, "max": s.max});
+    // A figure of the saturated phases, for each server.
+    let saturated_json = |f: &dyn Fn(&Load) -> f64| {
+        json!({
+            "static": json_spread(spread(fixed_loads, f)),
+            "journal_off": json_spread(spread(off_loads, f)),
+            "journal_on": json_spread(spread(on_loads, f)),
+        })
+    };
     let at_rate_json = |v: &[Paced]| {
         json!({
             "p50_ms": json_spread(paced_spread(v, &|r| r.percentile_ms(0.50))),
@@ -592,19 +600,11 @@ async fn run(cores: usize) {
         .with("client", client.name())
         .with(
             "saturated_cpu_us_per_request",
-            json!({
-                "static": json_spread(spread(fixed_loads, &|r| r.cpu_us_per_request())),
-                "journal_off": json_spread(spread(off_loads, &|r| r.cpu_us_per_request())),
-                "journal_on": json_spread(spread(on_loads, &|r| r.cpu_us_per_request())),
-            }),
+            saturated_json(&|r| r.cpu_us_per_request()),
         )
         .with(
             "saturated_client_cpu_us_per_request",
-            json!({
-                "static": json_spread(spread(fixed_loads, &|r| r.client_cpu_us_per_request())),
-                "journal_off": json_spread(spread(off_loads, &|r| r.client_cpu_us_per_request())),
-                "journal_on": json_spread(spread(on_loads, &|r| r.client_cpu_us_per_request())),
-            }),
+            saturated_json(&|r| r.client_cpu_us_per_request()),
         )
         .with("sent_below_rate", json!(behind));
     figures.met =
