@@ -5,6 +5,9 @@
 //!
 //! Every request to the platform belongs to one workspace ([`KeyTable::owner`]): the one
 //! its key opens when the key is valid, else the one its path names, else none.
+//!
+//! A request's key is compared with the configured keys once ([`KeyTable::matching`]): its
+//! owner, the journal's verdict of its key and the route's check follow from the match.
 
 use std::borrow::Cow;
 
