@@ -121,7 +121,7 @@ impl KeyTable {
     }
 
     /// The configured keys of `found`, in the table's order.
-    fn keys_of<'t, 'm>(&'t self, found: &'m KeyMatch) -> impl Iterator<Item = &'t ApiKeyConfig> {
+    fn keys_of<'t>(&'t self, found: &KeyMatch) -> impl Iterator<Item = &'t ApiKeyConfig> {
         found
             .first
             .into_iter()
