@@ -200,7 +200,8 @@ fn micro(app: &App, n: u64) {
         times[0] += sw.elapsed().as_secs_f64();
         let sw = Stopwatch::start();
         let path_ws = path_workspace(&resolved, path);
-        let owner = app.auth.owner(Some("bench-key"), path_ws.as_ref());
+        let keys = app.auth.matching(Some("bench-key"));
+        let owner = app.auth.owner_of(&keys, path_ws.as_ref());
         let pending = Pending::new(
             &Asked {
                 at: contracts::clock::Clock::now(&*app.clock),
@@ -212,7 +213,7 @@ fn micro(app: &App, n: u64) {
                 path_workspace: path_ws.as_ref(),
                 resolved: &resolved,
             },
-            &app.auth,
+            app.auth.name_for(&keys, path_ws.as_ref()),
         );
         let e = pending.finish(
             &Answered {
@@ -514,6 +515,14 @@ async fn run(cores: usize) {
         })
         .collect();
     let json_spread = |s: bench::Spread| json!({"median": s.median, "min": s.min, "max": s.max});
+    // A figure of the saturated phases, for each server.
+    let saturated_json = |f: &dyn Fn(&Load) -> f64| {
+        json!({
+            "static": json_spread(spread(fixed_loads, f)),
+            "journal_off": json_spread(spread(off_loads, f)),
+            "journal_on": json_spread(spread(on_loads, f)),
+        })
+    };
     let at_rate_json = |v: &[Paced]| {
         json!({
             "p50_ms": json_spread(paced_spread(v, &|r| r.percentile_ms(0.50))),
@@ -591,19 +600,11 @@ async fn run(cores: usize) {
         .with("client", client.name())
         .with(
             "saturated_cpu_us_per_request",
-            json!({
-                "static": json_spread(spread(fixed_loads, &|r| r.cpu_us_per_request())),
-                "journal_off": json_spread(spread(off_loads, &|r| r.cpu_us_per_request())),
-                "journal_on": json_spread(spread(on_loads, &|r| r.cpu_us_per_request())),
-            }),
+            saturated_json(&|r| r.cpu_us_per_request()),
         )
         .with(
             "saturated_client_cpu_us_per_request",
-            json!({
-                "static": json_spread(spread(fixed_loads, &|r| r.client_cpu_us_per_request())),
-                "journal_off": json_spread(spread(off_loads, &|r| r.client_cpu_us_per_request())),
-                "journal_on": json_spread(spread(on_loads, &|r| r.client_cpu_us_per_request())),
-            }),
+            saturated_json(&|r| r.client_cpu_us_per_request()),
         )
         .with("sent_below_rate", json!(behind));
     figures.met =

@@ -5,6 +5,9 @@
 //!
 //! Every request to the platform belongs to one workspace ([`KeyTable::owner`]): the one
 //! its key opens when the key is valid, else the one its path names, else none.
+//!
+//! A request's key is compared with the configured keys once ([`KeyTable::matching`]): its
+//! owner, the journal's verdict of its key and the route's check follow from the match.
 
 use std::borrow::Cow;
 
@@ -66,6 +69,18 @@ pub struct Principal {
     pub name: String,
 }
 
+/// The configured keys a presented key is, as [`KeyTable::matching`] finds them: their
+/// places in the table, in its order (never the key). Found once for a request, it answers
+/// the request's owner, its key's verdict and its name, for the journal and the routes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyMatch {
+    /// The first key it is.
+    first: Option<u32>,
+    /// The others (one key configured for several workspaces); empty for most keys, so
+    /// that finding one allocates nothing.
+    rest: Vec<u32>,
+}
+
 impl KeyTable {
     /// A table of these keys.
     pub fn new(keys: Vec<ApiKeyConfig>) -> Self {
@@ -83,17 +98,47 @@ impl KeyTable {
         self
     }
 
+    /// The configured keys `presented` is: every configured key is compared, in constant
+    /// time each, and nothing else of the table compares a key. What the key opens, whom
+    /// its request belongs to and its name follow from the answer ([`KeyTable::owner_of`],
+    /// [`KeyTable::name_opening`], [`KeyTable::name_of`]) without comparing it again.
+    /// No key (`None`) is none of them.
+    pub fn matching(&self, presented: Option<&str>) -> KeyMatch {
+        let mut found = KeyMatch::default();
+        let Some(presented) = presented else {
+            return found;
+        };
+        for (i, k) in self.keys.iter().enumerate() {
+            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) {
+                let i = u32::try_from(i).expect("fewer than 2^32 keys");
+                match found.first {
+                    None => found.first = Some(i),
+                    Some(_) => found.rest.push(i),
+                }
+            }
+        }
+        found
+    }
+
+    /// The configured keys of `found`, in the table's order.
+    fn keys_of<'t>(&'t self, found: &KeyMatch) -> impl Iterator<Item = &'t ApiKeyConfig> {
+        found
+            .first
+            .into_iter()
+            .chain(found.rest.iter().copied())
+            .filter_map(|i| self.keys.get(i as usize))
+    }
+
     /// What `presented` may see of the journal and the fault rules; `None` when it is no
     /// key of this platform. Every configured key is compared, in constant time each.
     pub(crate) fn scope(&self, presented: &str) -> Option<Scope> {
         let admin = self.is_clock_admin(presented) | one_of(&self.journal_admins, presented);
+        let found = self.matching(Some(presented));
         let mut patterns = Vec::new();
         let mut all = false;
-        for k in &self.keys {
-            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) {
-                all |= k.opens_all();
-                patterns.push(k.pattern());
-            }
+        for k in self.keys_of(&found) {
+            all |= k.opens_all();
+            patterns.push(k.pattern());
         }
         if admin || all {
             Some(Scope::Operator)
@@ -115,23 +160,48 @@ impl KeyTable {
         presented: Option<&str>,
         path: Option<&'a WorkspaceRef>,
     ) -> Option<Cow<'a, WorkspaceRef>> {
-        let mut first = None;
-        let mut opens_path = false;
-        if let Some(presented) = presented {
-            for k in &self.keys {
-                if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) {
-                    opens_path |= path.is_some_and(|p| k.opens(p));
-                    if first.is_none() {
-                        first = Some(k);
-                    }
-                }
-            }
-        }
-        match (first, path) {
-            (Some(_), Some(p)) if opens_path => Some(Cow::Borrowed(p)),
+        self.owner_of(&self.matching(presented), path)
+    }
+
+    /// [`KeyTable::owner`] of the key that is `found` ([`KeyTable::matching`]).
+    pub fn owner_of<'a>(
+        &self,
+        found: &KeyMatch,
+        path: Option<&'a WorkspaceRef>,
+    ) -> Option<Cow<'a, WorkspaceRef>> {
+        let mut keys = self.keys_of(found);
+        match (keys.next(), path) {
+            (Some(k), Some(p)) if k.opens(p) || keys.any(|k| k.opens(p)) => Some(Cow::Borrowed(p)),
             (Some(k), _) => Some(Cow::Owned(k.pattern())),
             (None, p) => p.map(Cow::Borrowed),
         }
+    }
+
+    /// The name of the first key of `found` ([`KeyTable::matching`]) that opens `ws`.
+    pub fn name_opening<'t>(&'t self, found: &KeyMatch, ws: &WorkspaceRef) -> Option<&'t str> {
+        self.keys_of(found)
+            .find(|k| k.opens(ws))
+            .map(|k| k.name.as_str())
+    }
+
+    /// The name of the key `found` ([`KeyTable::matching`]) for a request to `path`: of
+    /// the first that opens the workspace `path` names, or the first at all when `path`
+    /// names none (the simulation API's instance-wide routes). The journal's verdict of a
+    /// request's key.
+    pub fn name_for<'t>(
+        &'t self,
+        found: &KeyMatch,
+        path: Option<&WorkspaceRef>,
+    ) -> Option<&'t str> {
+        match path {
+            Some(ws) => self.name_opening(found, ws),
+            None => self.name_of(found),
+        }
+    }
+
+    /// The name of the first key of `found` ([`KeyTable::matching`]), whatever it opens.
+    pub fn name_of<'t>(&'t self, found: &KeyMatch) -> Option<&'t str> {
+        self.keys_of(found).next().map(|k| k.name.as_str())
     }
 
     /// The same table with these clock admin keys (see
@@ -167,37 +237,21 @@ impl KeyTable {
     /// The name of the key, if `presented` is a key of any workspace (the simulation API's
     /// instance-wide routes).
     pub(crate) fn check_any(&self, presented: &str) -> Option<String> {
-        let mut found = None;
-        for k in &self.keys {
-            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())) && found.is_none() {
-                found = Some(k.name.clone());
-            }
-        }
-        found
+        self.name_of(&self.matching(Some(presented)))
+            .map(String::from)
     }
 
     /// The configured keys that `presented` is (one key may be configured for several
     /// workspaces), each compared in constant time.
     pub(crate) fn configs_of(&self, presented: &str) -> Vec<&ApiKeyConfig> {
-        self.keys
-            .iter()
-            .filter(|k| bool::from(k.key.as_bytes().ct_eq(presented.as_bytes())))
-            .collect()
+        let found = self.matching(Some(presented));
+        self.keys_of(&found).collect()
     }
 
     /// The name of the key that opens `ws`, if `presented` is one.
     pub fn check(&self, presented: &str, ws: &WorkspaceRef) -> Option<String> {
-        let mut found = None;
-        // Compare against every key, without stopping early, in constant time per key.
-        for k in &self.keys {
-            if bool::from(k.key.as_bytes().ct_eq(presented.as_bytes()))
-                && k.opens(ws)
-                && found.is_none()
-            {
-                found = Some(k.name.clone());
-            }
-        }
-        found
+        self.name_opening(&self.matching(Some(presented)), ws)
+            .map(String::from)
     }
 }
 

@@ -15,7 +15,7 @@ use warp::{Filter, Rejection};
 
 use super::{RequestMeta, meta, with_app};
 use crate::app::App;
-use crate::auth::{ClockMover, Principal, Scope};
+use crate::auth::{ClockMover, KeyMatch, Principal, Scope};
 use crate::error::ApiError;
 use crate::store::WorkspaceRef;
 
@@ -37,10 +37,17 @@ pub(crate) async fn answer_refusal(r: Rejection) -> Result<Response, Rejection> 
     }
 }
 
-/// Runs a key check on the request, a refusal rejecting it with [`Refused`].
+/// Runs a key check on the request, a refusal rejecting it with [`Refused`]. The check
+/// is given the request's [`RequestMeta`] and the configured keys its key matched when the
+/// intercept found them ([`crate::auth::KeyTable::matching`], an extension of the
+/// request), so that a workspace's key is not compared again.
 fn key_filter<T: Send + 'static>(
     app: App,
-    check: impl Fn(&App, &RequestMeta) -> Result<T, ApiError> + Clone + Send + Sync + 'static,
+    check: impl Fn(&App, &RequestMeta, Option<&KeyMatch>) -> Result<T, ApiError>
+    + Clone
+    + Send
+    + Sync
+    + 'static,
 ) -> impl Filter<Extract = (T,), Error = Rejection> + Clone {
     key_filter_meta(app, check).map(|found, _meta| found)
 }
@@ -48,12 +55,17 @@ fn key_filter<T: Send + 'static>(
 /// [`key_filter`], giving the handler the [`RequestMeta`] it read too (read once).
 fn key_filter_meta<T: Send + 'static>(
     app: App,
-    check: impl Fn(&App, &RequestMeta) -> Result<T, ApiError> + Clone + Send + Sync + 'static,
+    check: impl Fn(&App, &RequestMeta, Option<&KeyMatch>) -> Result<T, ApiError>
+    + Clone
+    + Send
+    + Sync
+    + 'static,
 ) -> impl Filter<Extract = (T, RequestMeta), Error = Rejection> + Clone {
     meta()
+        .and(warp::ext::optional::<KeyMatch>())
         .and(with_app(app))
-        .and_then(move |meta: RequestMeta, app: App| {
-            let found = match check(&app, &meta) {
+        .and_then(move |meta: RequestMeta, keys: Option<KeyMatch>, app: App| {
+            let found = match check(&app, &meta, keys.as_ref()) {
                 Ok(found) => Ok((found, meta)),
                 Err(e) => Err(warp::reject::custom(Refused(e))),
             };
@@ -89,9 +101,9 @@ pub(crate) fn workspace_key(
 pub(crate) fn workspace_key_meta(
     app: App,
 ) -> impl Filter<Extract = (Principal, RequestMeta), Error = Rejection> + Clone {
-    key_filter_meta(app, |app, meta| {
+    key_filter_meta(app, |app, meta, keys| {
         let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
-        authorize(app, meta, org, ws)
+        authorize(app, meta, keys, org, ws)
     })
 }
 
@@ -99,16 +111,16 @@ pub(crate) fn workspace_key_meta(
 pub(crate) fn reset_key(
     app: App,
 ) -> impl Filter<Extract = (WorkspaceRef,), Error = Rejection> + Clone {
-    key_filter(app, |app, meta| {
+    key_filter(app, |app, meta, keys| {
         let (org, ws) = workspace_of(&meta.path).unwrap_or_default();
-        authorize_reset(app, meta, org, ws)
+        authorize_reset(app, meta, keys, org, ws)
     })
 }
 
 /// What the caller may see and clear of the journal and the fault rules
 /// ([`authorize_scope`]).
 pub(crate) fn scope_key(app: App) -> impl Filter<Extract = (Scope,), Error = Rejection> + Clone {
-    key_filter(app, authorize_scope)
+    key_filter(app, |app, meta, _| authorize_scope(app, meta))
 }
 
 /// A caller that may read the clock, or with `moving` move it ([`authorize_clock`]).
@@ -116,7 +128,7 @@ pub(crate) fn clock_key(
     app: App,
     moving: bool,
 ) -> impl Filter<Extract = (), Error = Rejection> + Clone {
-    key_filter(app, move |app, meta| authorize_clock(app, meta, moving)).untuple_one()
+    key_filter(app, move |app, meta, _| authorize_clock(app, meta, moving)).untuple_one()
 }
 
 /// A path segment matched as a parameter (any one that is not empty) and not kept: the
@@ -150,20 +162,25 @@ macro_rules! workspace_path {
 }
 pub(crate) use workspace_path;
 
-/// Checks `X-API-Key` against the workspace of the path.
+/// Checks `X-API-Key` against the workspace of the path (with `keys`, the configured keys
+/// it matched, when found before).
 pub(crate) fn authorize(
     app: &App,
     meta: &RequestMeta,
+    keys: Option<&KeyMatch>,
     org_id: &str,
     workspace_id: &str,
 ) -> Result<Principal, ApiError> {
-    authorize_key(app, meta.header(&API_KEY), org_id, workspace_id)
+    authorize_key(app, meta.header(&API_KEY), keys, org_id, workspace_id)
 }
 
-/// [`authorize`] of the key `presented` (the `X-API-Key` as text, if sent).
+/// [`authorize`] of the key `presented` (the `X-API-Key` as text, if sent); with `keys`,
+/// the configured keys it matched ([`crate::auth::KeyTable::matching`]), it is not
+/// compared again.
 pub(crate) fn authorize_key(
     app: &App,
     presented: Option<&str>,
+    keys: Option<&KeyMatch>,
     org_id: &str,
     workspace_id: &str,
 ) -> Result<Principal, ApiError> {
@@ -174,7 +191,11 @@ pub(crate) fn authorize_key(
             message: "send the workspace's key in the X-API-Key header".into(),
         });
     };
-    match app.auth.check(presented, &ws) {
+    let name = match keys {
+        Some(keys) => app.auth.name_opening(keys, &ws).map(String::from),
+        None => app.auth.check(presented, &ws),
+    };
+    match name {
         Some(name) => Ok(Principal { ws, name }),
         None => Err(ApiError::Unauthorized {
             code: "invalid_api_key",
@@ -204,6 +225,7 @@ pub(crate) fn authorize_scope(app: &App, meta: &RequestMeta) -> Result<Scope, Ap
 pub(crate) fn authorize_reset(
     app: &App,
     meta: &RequestMeta,
+    keys: Option<&KeyMatch>,
     org_id: &str,
     workspace_id: &str,
 ) -> Result<WorkspaceRef, ApiError> {
@@ -213,7 +235,7 @@ pub(crate) fn authorize_reset(
     {
         return Ok(ws);
     }
-    authorize(app, meta, org_id, workspace_id).map(|p| p.ws)
+    authorize(app, meta, keys, org_id, workspace_id).map(|p| p.ws)
 }
 
 /// The clock routes act on the whole instance: any workspace's key (or a clock admin key)

@@ -16,7 +16,7 @@ use super::{
     BodyStream, RequestMeta, Routed, body, ok, read_json, respond, with_app, with_page_uris,
 };
 use crate::app::App;
-use crate::auth::Principal;
+use crate::auth::{KeyMatch, Principal};
 use crate::error::{ApiError, json_bytes_response};
 use crate::service::deployment_lists::{AnswerKey, Lookup};
 use crate::service::deployments;
@@ -105,16 +105,17 @@ pub(crate) fn list_request<'p>(method: &Method, path: &'p str) -> Option<(&'p st
 }
 
 /// The list route's answer to `req` without warp's filters, or `req` back for warp when it
-/// is no list request ([`list_request`]): the same key check ([`authorize_key`]; a refusal
-/// is answered at once, as no other route takes such a request) and the same handler. A
+/// is no list request ([`list_request`]): the same key check ([`authorize_key`], with the
+/// configured keys the key matched when `keys` gives them; a refusal is answered at once,
+/// as no other route takes such a request) and the same handler. A
 /// list answered before is found without copying anything of the request; only a load
 /// moves its headers and copies its path and query.
-pub(crate) fn list_direct<B>(app: &App, req: Request<B>) -> Routed<B> {
+pub(crate) fn list_direct<B>(app: &App, req: Request<B>, keys: Option<&KeyMatch>) -> Routed<B> {
     let Some((org, ws)) = list_request(req.method(), req.uri().path()) else {
         return Routed::Warp(req);
     };
     let presented = req.headers().get(&API_KEY).and_then(|v| v.to_str().ok());
-    let who = match authorize_key(app, presented, org, ws) {
+    let who = match authorize_key(app, presented, keys, org, ws) {
         Ok(who) => who,
         Err(refused) => return Routed::Now(refused.into_response()),
     };

@@ -32,6 +32,7 @@ use super::{
     live, outbound, route_miss, sim, ui,
 };
 use crate::app::App;
+use crate::auth::KeyMatch;
 use crate::engine::driver::Driver;
 
 /// The leading segments every route of a module begins with: the first, and the second
@@ -157,7 +158,23 @@ impl Routes {
     /// What becomes of `req` without awaiting anything: the route answered without warp
     /// answers it, or gives the work that waits; any other request is warp's.
     pub(crate) fn answer_now<B>(&self, req: Request<B>) -> Routed<B> {
-        deployments::list_direct(&self.app, req)
+        self.answer_keyed(req, None)
+    }
+
+    /// [`Routes::answer_now`], the request's key checked with `keys`, the configured keys
+    /// it matched ([`crate::auth::KeyTable::matching`] of this app's table), when found
+    /// before: the list answered without warp takes them as they are; a request for warp
+    /// carries them as an extension, which warp's key filters read.
+    pub(crate) fn answer_keyed<B>(&self, req: Request<B>, keys: Option<KeyMatch>) -> Routed<B> {
+        match deployments::list_direct(&self.app, req, keys.as_ref()) {
+            Routed::Warp(mut req) => {
+                if let Some(keys) = keys {
+                    req.extensions_mut().insert(keys);
+                }
+                Routed::Warp(req)
+            }
+            answered => answered,
+        }
     }
 
     /// Answers `req` with warp's filters, the chain of its path's group.
@@ -432,6 +449,81 @@ mod tests {
             routes.answer_now(get(other, "sk-1")),
             Routed::Warp(_)
         ));
+    }
+
+    /// The answer of `routes` to `req`, its key checked with `keys` when given
+    /// ([`Routes::answer_keyed`]), as status and body.
+    async fn keyed(
+        routes: &Routes,
+        req: Request<http_body_util::Full<Bytes>>,
+        keys: Option<KeyMatch>,
+    ) -> (u16, String) {
+        match routes.answer_keyed(req, keys) {
+            Routed::Now(r) => text(r).await,
+            Routed::Later(later) => text(later.await).await,
+            Routed::Warp(req) => text(routes.warp(req).await).await,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_key_matched_before_gets_the_answer_the_routes_own_check_gives() {
+        let p = platform();
+        let routes = Routes::new(&p.app, &p.driver);
+        let ws1 = "/api/app-authoring/v1/orgs/org-1/workspaces/ws-1/deployments";
+        let ws2 = "/api/app-authoring/v1/orgs/org-1/workspaces/ws-2/deployments";
+        let created = keyed(&routes, post(ws1, DEPLOYMENT), None).await;
+        assert_eq!(created.0, 200, "{}", created.1);
+        // The list (without warp), a deployment and the simulation's routes (warp), of the
+        // key's workspace and of another; a valid key, a wrong one, none.
+        let paths = [
+            format!("{ws1}?limit=5"),
+            format!("{ws2}?limit=5"),
+            format!("{ws1}/d-nope"),
+            format!("{ws2}/d-nope"),
+            "/sim/v1/orgs/org-1/workspaces/ws-1/webhook-deliveries".to_string(),
+            "/sim/v1/orgs/org-1/workspaces/ws-2/webhook-deliveries".to_string(),
+        ];
+        let mut statuses = Vec::new();
+        for path in &paths {
+            for key in [Some("sk-1"), Some("sk-wrong"), None] {
+                let req = || {
+                    let mut r = get(path, key.unwrap_or_default());
+                    if key.is_none() {
+                        r.headers_mut().remove("x-api-key");
+                    }
+                    r
+                };
+                let checked = keyed(&routes, req(), None).await;
+                let matched = keyed(&routes, req(), Some(p.app.auth.matching(key))).await;
+                assert_eq!(matched, checked, "{path} with {key:?}");
+                statuses.push(checked.0);
+            }
+        }
+        assert!(statuses.contains(&200) && statuses.contains(&404) && statuses.contains(&401));
+        // What the routes decide with comes from the match handed to them: a match of the
+        // valid key opens the workspace to a request whose key is wrong.
+        for path in [&paths[0], &paths[2], &paths[4]] {
+            let lied = keyed(
+                &routes,
+                get(path, "sk-wrong"),
+                Some(p.app.auth.matching(Some("sk-1"))),
+            );
+            assert_ne!(lied.await.0, 401, "{path}");
+        }
+    }
+
+    /// A POST of `body` to `path` with the workspace's key.
+    fn post(path: &str, body: &'static str) -> Request<http_body_util::Full<Bytes>> {
+        Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", "application/json")
+            .header("x-api-key", "sk-1")
+            .body(http_body_util::Full::new(Bytes::from_static(
+                body.as_bytes(),
+            )))
+            .unwrap()
     }
 
     #[test]

@@ -37,6 +37,7 @@ use warp::reply::Response;
 use crate::api::router::Routes;
 use crate::api::{Later, RouteMiss, Routed};
 use crate::app::App;
+use crate::auth::KeyMatch;
 use crate::config::journal::ResponseBodies;
 use crate::faults::{Decision, FaultRequest};
 use crate::journal::verdict::{
@@ -101,7 +102,10 @@ impl Intercept {
         let api_key = api_key.flatten();
         let request_type = parts.headers.get(header::CONTENT_TYPE).cloned();
         let mut path_ws = path_workspace(&resolved, path);
-        let owner = app.auth.owner(api_key, path_ws.as_ref());
+        // The key is compared with the configured keys once, here: the owner, the
+        // journal's verdict and the route's check all follow from what it matched.
+        let keys = app.auth.matching(api_key);
+        let owner = app.auth.owner_of(&keys, path_ws.as_ref());
         let pending = app.journal.enabled().then(|| {
             let asked = Asked {
                 at,
@@ -113,7 +117,7 @@ impl Intercept {
                 path_workspace: path_ws.as_ref(),
                 resolved: &resolved,
             };
-            Pending::new(&asked, &app.auth)
+            Pending::new(&asked, app.auth.name_for(&keys, path_ws.as_ref()))
         });
         let unread = SeenBody {
             content_type: request_type.clone(),
@@ -151,9 +155,12 @@ impl Intercept {
         if !interface {
             // Not the interface: recorded only when no route served it.
             let this = self.clone();
-            return route(routes, Request::from_parts(parts, body), move |response| {
-                Ok(this.outside(observed, response))
-            });
+            return route(
+                routes,
+                Request::from_parts(parts, body),
+                keys,
+                move |response| Ok(this.outside(observed, response)),
+            );
         }
         let delay = match decision {
             Decision::Answer {
@@ -199,12 +206,12 @@ impl Intercept {
         let this = self.clone();
         let then = move |response| this.answered(observed, response);
         match delay {
-            None => route(routes, req, then),
+            None => route(routes, req, keys, then),
             Some(d) => {
                 let routes = routes.clone();
                 Err(Box::pin(async move {
                     tokio::time::sleep(d).await;
-                    match route(&routes, req, then) {
+                    match route(&routes, req, keys, then) {
                         Ok(response) => response,
                         Err(later) => later.await,
                     }
@@ -321,17 +328,19 @@ impl Intercept {
 }
 
 /// `route`'s answer to `req` given to `then`: now when the route does not wait, else as a
-/// future (one box, whatever waits).
+/// future (one box, whatever waits). The routes check the request's key with `keys`, the
+/// configured keys it matched, instead of comparing it again ([`Routes::answer_keyed`]).
 fn route<B>(
     routes: &Routes,
     req: Request<B>,
+    keys: KeyMatch,
     then: impl FnOnce(Response) -> Result<Response, Later> + Send + 'static,
 ) -> Result<Response, Later>
 where
     B: Body<Data = Bytes> + Send + Sync + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let waiting: Later = match routes.answer_now(req) {
+    let waiting: Later = match routes.answer_keyed(req, Some(keys)) {
         Routed::Now(response) => return then(response),
         Routed::Later(answer) => answer,
         Routed::Warp(req) => {

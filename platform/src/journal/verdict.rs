@@ -28,7 +28,6 @@ use warp::http::{HeaderValue, Method};
 
 use super::kept::{Kept, KeptBody, Media, Note};
 use super::redact;
-use crate::auth::KeyTable;
 use crate::store::WorkspaceRef;
 
 /// A body as seen on the wire: what was captured of it.
@@ -214,22 +213,18 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// `asked` judged: its route, its key (against `keys`), its query.
-    pub fn new(asked: &Asked<'_>, keys: &KeyTable) -> Pending {
+    /// `asked` judged: its route, its key, its query. `key_name` is the name the key table
+    /// gives the key sent for the path's workspace
+    /// ([`crate::auth::KeyTable::name_for`]); `None` for no key of it.
+    pub fn new(asked: &Asked<'_>, key_name: Option<&str>) -> Pending {
         let (operation, op) = match asked.resolved {
             Resolved::Operation(i, op, _) => (Some(*i), Some(*op)),
             _ => (None, None),
         };
-        let (api_key, key_name) = match (asked.api_key, asked.path_workspace) {
+        let (api_key, key_name) = match (asked.api_key, key_name) {
             (None, _) => (ApiKeyUse::Missing, None),
-            (Some(k), Some(ws)) => match keys.check(k, ws) {
-                Some(name) => (ApiKeyUse::Valid, Some(name)),
-                None => (ApiKeyUse::Invalid, None),
-            },
-            (Some(k), None) => match keys.check_any(k) {
-                Some(name) => (ApiKeyUse::Valid, Some(name)),
-                None => (ApiKeyUse::Invalid, None),
-            },
+            (Some(_), Some(name)) => (ApiKeyUse::Valid, Some(name)),
+            (Some(_), None) => (ApiKeyUse::Invalid, None),
         };
         let pairs = redact::query_pairs(asked.query);
         let mut unknown_query = Vec::new();

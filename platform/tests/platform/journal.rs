@@ -211,6 +211,17 @@ fn cases() -> Vec<Case> {
             violations: &["invalid_key/invalid_api_key@header.x-api-key"],
         },
         Case {
+            name: "another workspace's key on a route warp answers",
+            method: Method::GET,
+            path: format!("{deployments}/dep-nope"),
+            key: Some(KEY2),
+            content_type: None,
+            body: None,
+            status: 401,
+            verdict: "violates",
+            violations: &["invalid_key/invalid_api_key@header.x-api-key"],
+        },
+        Case {
             name: "a request for a missing resource keeps the contract",
             method: Method::GET,
             path: format!("{deployments}/dep-nope"),
