@@ -527,6 +527,7 @@ impl CallingWindow {
     /// The first non-empty day interval that closes after `t`. Since openings and closings
     /// both grow with the date, `t` is inside the window exactly when this interval has
     /// opened by `t`, and otherwise its opening is the next one.
+    ///
     /// Remembered per thread ([`memo`]).
     fn first_interval_ending_after(&self, t: DateTime<Utc>) -> Option<Interval> {
         memo::first_interval_ending_after(self, t, || self.intervals_ending_after(t).next())
