@@ -37,7 +37,7 @@ pub(crate) struct UserDials {
 
 impl UserDials {
     /// The dials of one user, in any order.
-    fn of(dials: &[u64]) -> UserDials {
+    fn of(dials: impl IntoIterator<Item = u64>) -> UserDials {
         let mut u = UserDials::default();
         for d in dials {
             let bit = 1u16 << (d & u64::from(INDEX_MAX));
@@ -73,18 +73,17 @@ impl UserLog {
         }
         self.dials
             .chunk_by(|a, b| a >> INDEX_BITS == b >> INDEX_BITS)
-            .map(UserDials::of)
+            .map(|dials| UserDials::of(dials.iter().copied()))
     }
 
     /// The dials of the user `number` ([`number_key`]); none when never dialled.
     pub(crate) fn user(&self, number: u64) -> UserDials {
-        let of: Vec<u64> = self
-            .dials
-            .iter()
-            .copied()
-            .filter(|d| d >> INDEX_BITS == number)
-            .collect();
-        UserDials::of(&of)
+        UserDials::of(
+            self.dials
+                .iter()
+                .copied()
+                .filter(|d| d >> INDEX_BITS == number),
+        )
     }
 }
 
