@@ -3,6 +3,7 @@
 //! call in progress from the database.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -10,11 +11,12 @@ use super::Id;
 use crate::store::WorkspaceRef;
 use crate::store::calls;
 
-/// Calls in progress by attempt id, with a count per workspace.
+/// Calls in progress by attempt id, with a count per workspace (keyed by the calls' own
+/// shared workspace, so that counting a call copies no text).
 #[derive(Debug, Default)]
 pub(super) struct Inflight {
     calls: FxHashMap<Id, calls::Call>,
-    per_ws: BTreeMap<WorkspaceRef, usize>,
+    per_ws: BTreeMap<Arc<WorkspaceRef>, usize>,
 }
 
 impl Inflight {
@@ -25,7 +27,7 @@ impl Inflight {
 
     /// Records a call in progress (replacing any earlier record of it).
     pub(super) fn insert(&mut self, id: Id, call: calls::Call) {
-        *self.per_ws.entry((*call.ws).clone()).or_default() += 1;
+        *self.per_ws.entry(call.ws.clone()).or_default() += 1;
         if let Some(old) = self.calls.insert(id, call) {
             self.forget_ws(&old.ws);
         }
@@ -40,7 +42,7 @@ impl Inflight {
 
     /// The workspaces with a call in progress.
     pub(super) fn workspaces(&self) -> impl Iterator<Item = &WorkspaceRef> {
-        self.per_ws.keys()
+        self.per_ws.keys().map(|ws| &**ws)
     }
 
     fn forget_ws(&mut self, ws: &WorkspaceRef) {
