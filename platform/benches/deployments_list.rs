@@ -201,7 +201,7 @@ fn micro(app: &App, n: u64) {
         let sw = Stopwatch::start();
         let path_ws = path_workspace(&resolved, path);
         let keys = app.auth.matching(Some("bench-key"));
-        let owner = app.auth.owner_of(&keys, path_ws.as_ref());
+        let owner = app.auth.owner(&keys, path_ws.as_ref());
         let pending = Pending::new(
             &Asked {
                 at: contracts::clock::Clock::now(&*app.clock),

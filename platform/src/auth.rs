@@ -100,7 +100,7 @@ impl KeyTable {
 
     /// The configured keys `presented` is: every configured key is compared, in constant
     /// time each, and nothing else of the table compares a key. What the key opens, whom
-    /// its request belongs to and its name follow from the answer ([`KeyTable::owner_of`],
+    /// its request belongs to and its name follow from the answer ([`KeyTable::owner`],
     /// [`KeyTable::name_opening`], [`KeyTable::name_of`]) without comparing it again.
     /// No key (`None`) is none of them.
     pub fn matching(&self, presented: Option<&str>) -> KeyMatch {
@@ -149,22 +149,13 @@ impl KeyTable {
         }
     }
 
-    /// The workspace a request belongs to: with a key of this platform, the workspace of
-    /// `path` when the key opens it, else the key's own (its pattern, when it opens more
-    /// than one), so that a request to another workspace's path, or to no path of the
-    /// interface, counts against the caller; without one (no key, a wrong key), the
-    /// workspace `path` names; else none.
+    /// The workspace a request belongs to, its key being `found` ([`KeyTable::matching`]):
+    /// with a key of this platform, the workspace of `path` when the key opens it, else the
+    /// key's own (its pattern, when it opens more than one), so that a request to another
+    /// workspace's path, or to no path of the interface, counts against the caller; without
+    /// one (no key, a wrong key), the workspace `path` names; else none.
     /// The path's workspace is answered borrowed (nothing is copied for the usual request).
     pub fn owner<'a>(
-        &self,
-        presented: Option<&str>,
-        path: Option<&'a WorkspaceRef>,
-    ) -> Option<Cow<'a, WorkspaceRef>> {
-        self.owner_of(&self.matching(presented), path)
-    }
-
-    /// [`KeyTable::owner`] of the key that is `found` ([`KeyTable::matching`]).
-    pub fn owner_of<'a>(
         &self,
         found: &KeyMatch,
         path: Option<&'a WorkspaceRef>,
@@ -219,13 +210,13 @@ impl KeyTable {
     /// Whether `presented` may read the clock: a key of any workspace or a clock admin key.
     pub(crate) fn may_read_clock(&self, presented: &str) -> bool {
         let admin = self.is_clock_admin(presented);
-        self.check_any(presented).is_some() || admin
+        self.is_workspace_key(presented) || admin
     }
 
     /// Whether `presented` may move the simulated clock.
     pub(crate) fn clock_mover(&self, presented: &str) -> ClockMover {
         let admin = self.is_clock_admin(presented);
-        let workspace = self.check_any(presented).is_some();
+        let workspace = self.is_workspace_key(presented);
         match (admin, workspace) {
             (true, _) => ClockMover::Allowed,
             (false, true) if self.clock_admins.is_empty() => ClockMover::Allowed,
@@ -234,11 +225,10 @@ impl KeyTable {
         }
     }
 
-    /// The name of the key, if `presented` is a key of any workspace (the simulation API's
-    /// instance-wide routes).
-    pub(crate) fn check_any(&self, presented: &str) -> Option<String> {
-        self.name_of(&self.matching(Some(presented)))
-            .map(String::from)
+    /// Whether `presented` is a key of any workspace (the simulation API's instance-wide
+    /// routes).
+    fn is_workspace_key(&self, presented: &str) -> bool {
+        self.matching(Some(presented)).first.is_some()
     }
 
     /// The configured keys that `presented` is (one key may be configured for several
@@ -295,9 +285,8 @@ mod tests {
         assert_eq!(closed.clock_mover("nope"), ClockMover::Unknown);
         assert!(closed.may_read_clock("ka") && closed.may_read_clock("k-clock"));
         assert!(!closed.may_read_clock("nope"));
-        assert_eq!(
-            closed.check_any("k-clock"),
-            None,
+        assert!(
+            !closed.is_workspace_key("k-clock"),
             "an admin key opens no workspace"
         );
     }
@@ -338,7 +327,7 @@ mod tests {
             ApiKeyConfig::parse("o/a=ka:alice").unwrap(),
             ApiKeyConfig::parse("o/*=korg:org").unwrap(),
         ]);
-        let owner = |key, path| t.owner(key, path).map(Cow::into_owned);
+        let owner = |key, path| t.owner(&t.matching(key), path).map(Cow::into_owned);
         let a = WorkspaceRef::new("o", "a");
         let b = WorkspaceRef::new("o", "b");
         assert_eq!(owner(Some("ka"), Some(&a)), Some(a.clone()));
@@ -355,7 +344,10 @@ mod tests {
         assert_eq!(owner(None, None), None);
         assert_eq!(owner(Some("wrong"), None), None);
         assert!(
-            matches!(t.owner(Some("ka"), Some(&a)), Some(Cow::Borrowed(_))),
+            matches!(
+                t.owner(&t.matching(Some("ka")), Some(&a)),
+                Some(Cow::Borrowed(_))
+            ),
             "the path's workspace is not copied"
         );
     }

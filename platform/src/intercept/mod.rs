@@ -105,7 +105,7 @@ impl Intercept {
         // The key is compared with the configured keys once, here: the owner, the
         // journal's verdict and the route's check all follow from what it matched.
         let keys = app.auth.matching(api_key);
-        let owner = app.auth.owner_of(&keys, path_ws.as_ref());
+        let owner = app.auth.owner(&keys, path_ws.as_ref());
         let pending = app.journal.enabled().then(|| {
             let asked = Asked {
                 at,
