@@ -5,7 +5,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TrySendError, channel, sync_channel};
 
 use contracts::error::Loc;
 use contracts::model::Transformation;
@@ -14,10 +14,10 @@ use contracts::wire::{CohortFileType, CohortResult};
 use csv::{ByteRecord, StringRecord};
 
 use super::rows::{Admission, Columns, unknown_overrides_reason};
-use super::{BATCH_ROWS, ProcessError, TRANSFORMATION_MAX_BYTES};
+use super::{BATCH_ROW_BYTES, BATCH_ROWS, BATCHES_QUEUED, ProcessError, TRANSFORMATION_MAX_BYTES};
 use crate::app::App;
 use crate::keys::WorkspaceKeys;
-use crate::store::cohorts::{self, CohortRecord, NewUser, PhoneEntry};
+use crate::store::cohorts::{self, AdmittedUsers, CohortRecord, PhoneEntry, UserBatch};
 use crate::store::files::{self, FileError, SealedFileReader, SealedFileWriter};
 use crate::store::{Store, StoreError};
 
@@ -100,10 +100,20 @@ pub(super) fn read_upload(
         header: &header,
     };
     std::thread::scope(|s| {
-        let (tx, rx) = sync_channel::<Vec<NewUser>>(2);
-        let sink = s.spawn(|| sink(store, &job.id, rx));
-        let mut outcome = ctx.rows(&mut csv, &tx);
-        drop(tx);
+        let (tx, rx) = sync_channel::<Batch>(BATCHES_QUEUED);
+        let (spent_tx, spent) = channel::<Batch>();
+        let sink = s.spawn(|| sink(store, keys, &job.id, rx, spent_tx));
+        let mut batches = Batches {
+            full: tx,
+            spent,
+            keys,
+            cohort_id: &job.id,
+            admitted: Vec::new(),
+            sealed: Vec::new(),
+        };
+        let mut outcome = ctx.rows(&mut csv, &mut batches);
+        // The writer ends once it has written the batches it holds.
+        drop(batches);
         // Sorted into the order the index writes them while the writer stores the last
         // batches, not after, when nothing else runs.
         if let Ok(Outcome::Completed(_, phones)) = &mut outcome {
@@ -153,17 +163,127 @@ fn next_record<R: io::Read>(
     }
 }
 
-/// Writes batches of accepted users, one transaction each.
-fn sink(store: &Store, cohort_id: &str, rx: Receiver<Vec<NewUser>>) -> Result<(), StoreError> {
-    for users in rx {
+/// The batch writer: seals each batch the reader did not seal, writes it in one
+/// transaction, and hands it back for the reader to fill again.
+fn sink(
+    store: &Store,
+    keys: &WorkspaceKeys,
+    cohort_id: &str,
+    rx: Receiver<Batch>,
+    spent: Sender<Batch>,
+) -> Result<(), StoreError> {
+    let mut own = UserBatch::with_capacity(BATCH_ROWS, BATCH_ROW_BYTES);
+    for batch in rx {
+        let sealed = match &batch {
+            Batch::Sealed(sealed) => sealed,
+            Batch::Admitted(users) => {
+                users.seal_into(keys, cohort_id, &mut own);
+                &own
+            }
+        };
         store.append_blocking(|c| {
             let tx = c.transaction()?;
-            cohorts::insert_users(&tx, cohort_id, &users)?;
+            cohorts::insert_users(&tx, cohort_id, sealed)?;
             tx.commit()?;
             Ok(())
         })?;
+        // The reader may have finished: the batch is then simply dropped.
+        let _ = spent.send(batch);
     }
     Ok(())
+}
+
+/// A full batch on its way to the store.
+///
+/// The sealing goes to whichever thread has time for it: the batch writer seals the
+/// batches it receives admitted, and the reader seals a full batch itself when the writer
+/// already has [`BATCHES_QUEUED`] waiting (it would only wait for room otherwise). On two
+/// cores neither thread is then left idle while the other has work: which of the two is
+/// the slower depends on the rows and on the disk.
+enum Batch {
+    /// Admitted users, their JSON in the open: the writer seals them.
+    Admitted(AdmittedUsers),
+    /// Users the reader sealed.
+    Sealed(UserBatch),
+}
+
+/// The reader's ends of the two channels to the batch writer (full batches go out, written
+/// ones come back), and the written ones it holds to fill again: a few batches' buffers
+/// serve the whole upload.
+struct Batches<'a> {
+    full: SyncSender<Batch>,
+    spent: Receiver<Batch>,
+    keys: &'a WorkspaceKeys,
+    cohort_id: &'a str,
+    admitted: Vec<AdmittedUsers>,
+    sealed: Vec<UserBatch>,
+}
+
+impl Batches<'_> {
+    /// Takes back the batches the writer has written.
+    fn take_spent(&mut self) {
+        while let Ok(batch) = self.spent.try_recv() {
+            match batch {
+                Batch::Admitted(mut users) => {
+                    users.clear();
+                    self.admitted.push(users);
+                }
+                Batch::Sealed(mut users) => {
+                    users.clear();
+                    self.sealed.push(users);
+                }
+            }
+        }
+    }
+
+    /// An empty batch to fill: a written one when the writer has handed one back.
+    fn empty(&mut self) -> AdmittedUsers {
+        self.take_spent();
+        self.admitted
+            .pop()
+            .unwrap_or_else(|| AdmittedUsers::with_capacity(BATCH_ROWS, BATCH_ROW_BYTES))
+    }
+
+    /// Hands a full batch to the writer, sealing it first when the writer is behind.
+    /// `false` when the writer has stopped (on an error, which the caller reports).
+    fn send(&mut self, users: AdmittedUsers) -> bool {
+        match self.offer(users) {
+            Offered::Taken => true,
+            Offered::Stopped => false,
+            Offered::Full(sealed) => self.full.send(sealed).is_ok(),
+        }
+    }
+
+    /// Offers a full batch to the writer without waiting: taken when there is room, sealed
+    /// here when there is none (the writer is behind).
+    fn offer(&mut self, users: AdmittedUsers) -> Offered {
+        match self.full.try_send(Batch::Admitted(users)) {
+            Ok(()) => Offered::Taken,
+            Err(TrySendError::Disconnected(_)) => Offered::Stopped,
+            Err(TrySendError::Full(Batch::Admitted(mut users))) => {
+                self.take_spent();
+                let mut sealed = self
+                    .sealed
+                    .pop()
+                    .unwrap_or_else(|| UserBatch::with_capacity(BATCH_ROWS, BATCH_ROW_BYTES));
+                users.seal_into(self.keys, self.cohort_id, &mut sealed);
+                users.clear();
+                self.admitted.push(users);
+                Offered::Full(Batch::Sealed(sealed))
+            }
+            Err(TrySendError::Full(sealed)) => Offered::Full(sealed),
+        }
+    }
+}
+
+/// What became of a batch offered to the writer.
+enum Offered {
+    /// The writer's queue took it as it was.
+    Taken,
+    /// The writer has stopped.
+    Stopped,
+    /// The queue is full: the batch, sealed, still to send.
+    Full(Batch),
 }
 
 /// What reading the data rows of one upload needs.
@@ -178,14 +298,14 @@ struct RowsCtx<'a> {
 }
 
 impl RowsCtx<'_> {
-    /// Reads the data rows, sending full batches to the writer through `tx`.
+    /// Reads the data rows, sending full batches to the writer.
     fn rows<R: io::Read>(
         &self,
         csv: &mut csv::Reader<R>,
-        tx: &SyncSender<Vec<NewUser>>,
+        batches: &mut Batches<'_>,
     ) -> Result<Outcome, ProcessError> {
-        let mut admission = Admission::new(self.keys, self.cohort_id);
-        let mut batch: Vec<NewUser> = Vec::with_capacity(BATCH_ROWS);
+        let mut admission = Admission::new(self.keys);
+        let mut batch = batches.empty();
         let mut rejected: Option<RejectedWriter> = None;
         let (mut total, mut valid, mut refused) = (0u64, 0u64, 0u64);
         let mut raw = ByteRecord::new();
@@ -228,8 +348,8 @@ impl RowsCtx<'_> {
                 if self.stop.load(Ordering::Acquire) {
                     return Ok(Outcome::Stopped);
                 }
-                let users = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
-                if tx.send(users).is_err() {
+                let full = std::mem::replace(&mut batch, batches.empty());
+                if !batches.send(full) {
                     // The writer stopped on an error; the caller reports it.
                     return Ok(Outcome::Vanished);
                 }
@@ -240,7 +360,7 @@ impl RowsCtx<'_> {
                 "the file has a header row but no data row".into(),
             ));
         }
-        if !batch.is_empty() && tx.send(batch).is_err() {
+        if !batch.is_empty() && !batches.send(batch) {
             return Ok(Outcome::Vanished);
         }
         if let Some(w) = rejected {
@@ -305,5 +425,76 @@ fn csv_write_error(e: csv::Error) -> ProcessError {
             None => ProcessError::Task("writing the rejected records failed".into()),
         },
         other => ProcessError::Task(format!("CSV writer: {other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::DataKey;
+
+    fn admitted(rows: &[u64]) -> AdmittedUsers {
+        let mut users = AdmittedUsers::default();
+        for &row in rows {
+            users.push(row, [row as u8; 16], |out| {
+                out.extend_from_slice(format!("{{\"row\":{row}}}").as_bytes())
+            });
+        }
+        users
+    }
+
+    #[test]
+    fn the_reader_leaves_sealing_to_the_writer_unless_the_writers_queue_is_full() {
+        let keys = WorkspaceKeys::single(DataKey::new(1, &[3u8; 32]));
+        let (full, rx) = sync_channel(1);
+        let (spent_tx, spent) = channel();
+        let mut batches = Batches {
+            full,
+            spent,
+            keys: &keys,
+            cohort_id: "coh-1",
+            admitted: Vec::new(),
+            sealed: Vec::new(),
+        };
+        // Room in the queue: the batch goes as admitted, for the writer to seal.
+        assert!(matches!(batches.offer(admitted(&[1, 2])), Offered::Taken));
+        // The queue is full: the reader seals the next one itself and keeps its buffer.
+        let Offered::Full(Batch::Sealed(sealed)) = batches.offer(admitted(&[3, 4])) else {
+            panic!("a full queue: the batch comes back sealed");
+        };
+        assert_eq!(
+            batches.admitted.len(),
+            1,
+            "the admitted buffer is kept to refill"
+        );
+        assert!(batches.admitted[0].is_empty());
+        let users: Vec<_> = sealed.iter().collect();
+        assert_eq!(users.len(), 2);
+        for (u, row) in users.iter().zip([3u64, 4]) {
+            assert_eq!(u.row_no, row);
+            assert_eq!(*u.phone_hash, [row as u8; 16]);
+            let plain = keys
+                .open(&cohorts::user_context("coh-1", row), u.data)
+                .unwrap();
+            assert_eq!(plain, format!("{{\"row\":{row}}}").as_bytes());
+        }
+        // The first batch reached the writer unsealed; written, it comes back to be reused.
+        let Ok(Batch::Admitted(first)) = rx.try_recv() else {
+            panic!("the first batch went to the writer as admitted");
+        };
+        assert_eq!(first.iter().map(|u| u.row_no).collect::<Vec<_>>(), [1, 2]);
+        spent_tx.send(Batch::Admitted(first)).unwrap();
+        spent_tx.send(Batch::Sealed(sealed)).unwrap();
+        let reused = batches.empty();
+        assert!(reused.is_empty());
+        assert_eq!(
+            batches.sealed.len(),
+            1,
+            "a written sealed buffer is kept to seal into"
+        );
+        assert!(batches.sealed[0].is_empty());
+        // The writer stopped: the reader is told.
+        drop(rx);
+        assert!(matches!(batches.offer(admitted(&[5])), Offered::Stopped));
     }
 }

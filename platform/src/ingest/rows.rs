@@ -23,7 +23,7 @@ use serde::ser::SerializeMap;
 
 use super::dedup::SeenNumbers;
 use crate::keys::WorkspaceKeys;
-use crate::store::cohorts::{self, NewUser, PhoneEntry};
+use crate::store::cohorts::{AdmittedUsers, PhoneEntry};
 
 /// Whether a value counts as empty: only white space.
 pub(crate) fn is_blank(s: &str) -> bool {
@@ -332,26 +332,20 @@ pub fn unknown_overrides_reason(keys: &[String]) -> String {
     )
 }
 
-/// The rule across the rows of one cohort, and sealing: a user whose number repeats an
-/// accepted row is rejected (the first one wins); an admitted user is sealed for its row
-/// and added to the batch being built.
+/// The rule across the rows of one cohort: a user whose number repeats an accepted row is
+/// rejected (the first one wins); an admitted user's JSON is added to the batch being built,
+/// to be sealed for its row ([`AdmittedUsers::seal_into`]) before it is stored.
 pub(crate) struct Admission<'a> {
     keys: &'a WorkspaceKeys,
-    cohort_id: &'a str,
     seen: SeenNumbers,
-    json: Vec<u8>,
-    context: String,
 }
 
 impl<'a> Admission<'a> {
-    /// Admission to cohort `cohort_id`, whose users are sealed with `keys`.
-    pub(crate) fn new(keys: &'a WorkspaceKeys, cohort_id: &'a str) -> Self {
+    /// Admission to a cohort whose numbers are hashed with `keys`.
+    pub(crate) fn new(keys: &'a WorkspaceKeys) -> Self {
         Admission {
             keys,
-            cohort_id,
             seen: SeenNumbers::new(),
-            json: Vec::with_capacity(256),
-            context: String::with_capacity(64),
         }
     }
 
@@ -361,21 +355,15 @@ impl<'a> Admission<'a> {
         &mut self,
         row_no: u64,
         user: &User<'_, V>,
-        batch: &mut Vec<NewUser>,
+        batch: &mut AdmittedUsers,
     ) -> Result<(), String> {
         let hash = self.keys.lookup_hash(user.phone_number.as_str());
         if let Some(first) = self.seen.first_row(&hash) {
             return Err(duplicate_reason(&user.phone_number, first));
         }
         self.seen.insert(&hash, row_no);
-        self.json.clear();
-        serde_json::to_writer(&mut self.json, user).expect("user JSON serialises");
-        cohorts::write_user_context(&mut self.context, self.cohort_id, row_no);
-        let data = self.keys.seal(&self.context, &self.json);
-        batch.push(NewUser {
-            row_no,
-            phone_hash: hash,
-            data,
+        batch.push(row_no, hash, |out| {
+            serde_json::to_writer(out, user).expect("user JSON serialises")
         });
         Ok(())
     }

@@ -12,7 +12,7 @@ use contracts::wire::CohortResult;
 use super::rows::{Admission, stream_user};
 use crate::keys::WorkspaceKeys;
 use crate::store::StoreError;
-use crate::store::cohorts::{NewUser, PhoneEntry};
+use crate::store::cohorts::{AdmittedUsers, PhoneEntry, UserBatch};
 
 /// The columns of a stream's `cohort` file.
 const HEADER: [&str; 4] = [
@@ -26,7 +26,7 @@ const HEADER: [&str; 4] = [
 #[derive(Debug)]
 pub(crate) struct PreparedStream {
     /// The accepted users, sealed, in request order.
-    pub(crate) users: Vec<NewUser>,
+    pub(crate) users: UserBatch,
     /// Their lookup entries.
     pub(crate) phones: Vec<PhoneEntry>,
     /// The `cohort` file.
@@ -46,8 +46,8 @@ pub(crate) fn prepare(
     let mut cohort_csv = csv::Writer::from_writer(Vec::new());
     let mut rejected: Option<csv::Writer<Vec<u8>>> = None;
     cohort_csv.write_record(HEADER).expect("CSV to memory");
-    let mut admission = Admission::new(keys, cohort_id);
-    let mut users = Vec::with_capacity(req.users.len());
+    let mut admission = Admission::new(keys);
+    let mut users = AdmittedUsers::default();
     for (i, u) in req.users.iter().enumerate() {
         let row_no = i as u64 + 1;
         let variables_text = u
@@ -87,7 +87,7 @@ pub(crate) fn prepare(
     let total = req.users.len() as u64;
     let valid = users.len() as u64;
     Ok(PreparedStream {
-        users,
+        users: users.seal(keys, cohort_id),
         phones: admission.into_phones(),
         cohort_csv: cohort_csv.into_inner().expect("CSV to memory"),
         rejected_csv: rejected.map(|w| w.into_inner().expect("CSV to memory")),

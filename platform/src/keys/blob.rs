@@ -71,37 +71,48 @@ impl DataKey {
 
     /// Seals `plaintext` for `context`.
     pub(crate) fn seal(&self, context: &str, plaintext: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(sealed_len(plaintext.len()));
+        self.seal_append(context, plaintext, &mut out);
+        out
+    }
+
+    /// Seals `plaintext` for `context` onto the end of `out`: the blob is encrypted in place
+    /// where it lands, so sealing many values into one buffer allocates nothing per value
+    /// once the buffer has grown.
+    pub(crate) fn seal_append(&self, context: &str, plaintext: &[u8], out: &mut Vec<u8>) {
         let mut nonce = [0u8; 12];
         rand::thread_rng().fill_bytes(&mut nonce);
-        let aad = aad(context);
-        // Encrypted in place in the blob itself: one allocation, no copy of the ciphertext.
-        let mut out = Vec::with_capacity(BLOB_HEADER + plaintext.len() + TAG_LEN);
+        out.reserve(sealed_len(plaintext.len()));
+        let start = out.len();
         out.push(BLOB_VERSION);
         out.extend_from_slice(&self.id.to_be_bytes());
         out.extend_from_slice(&nonce);
         out.extend_from_slice(plaintext);
-        let tag = self
-            .cipher
-            .encrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut out[BLOB_HEADER..])
-            .expect("AES-GCM encrypts any plaintext under 64 GiB");
+        let tag = with_aad(context, |aad| {
+            self.cipher.encrypt_in_place_detached(
+                Nonce::from_slice(&nonce),
+                aad,
+                &mut out[start + BLOB_HEADER..],
+            )
+        })
+        .expect("AES-GCM encrypts any plaintext under 64 GiB");
         out.extend_from_slice(&tag);
-        out
     }
 
     fn open_body(&self, context: &str, blob: &[u8]) -> Result<Vec<u8>, CryptoError> {
         let nonce = &blob[5..BLOB_HEADER];
-        let aad = aad(context);
-        self.cipher
-            .decrypt(
+        with_aad(context, |aad| {
+            self.cipher.decrypt(
                 Nonce::from_slice(nonce),
                 Payload {
                     msg: &blob[BLOB_HEADER..],
-                    aad: &aad,
+                    aad,
                 },
             )
-            .map_err(|_| CryptoError::Tampered {
-                context: context.to_string(),
-            })
+        })
+        .map_err(|_| CryptoError::Tampered {
+            context: context.to_string(),
+        })
     }
 
     /// A keyed hash of a value (a phone number) for equality lookups without storing it.
@@ -110,11 +121,26 @@ impl DataKey {
     }
 }
 
-fn aad(context: &str) -> Vec<u8> {
-    let mut a = Vec::with_capacity(AAD_PREFIX.len() + context.len());
-    a.extend_from_slice(AAD_PREFIX);
-    a.extend_from_slice(context.as_bytes());
-    a
+/// The length of the blob that seals `plaintext_len` bytes.
+fn sealed_len(plaintext_len: usize) -> usize {
+    BLOB_HEADER + plaintext_len + TAG_LEN
+}
+
+/// Runs `f` with the associated data of `context` (`AAD_PREFIX || context`), built on the
+/// stack when it fits: sealing a user costs no allocation for it.
+fn with_aad<T>(context: &str, f: impl FnOnce(&[u8]) -> T) -> T {
+    let len = AAD_PREFIX.len() + context.len();
+    let mut stack = [0u8; 128];
+    let mut heap = Vec::new();
+    let buf: &mut [u8] = if len <= stack.len() {
+        &mut stack[..len]
+    } else {
+        heap.resize(len, 0);
+        &mut heap
+    };
+    buf[..AAD_PREFIX.len()].copy_from_slice(AAD_PREFIX);
+    buf[AAD_PREFIX.len()..].copy_from_slice(context.as_bytes());
+    f(buf)
 }
 
 /// The data key id a blob was sealed with.
@@ -161,6 +187,11 @@ impl WorkspaceKeys {
     /// Seals with the active key.
     pub fn seal(&self, context: &str, plaintext: &[u8]) -> Vec<u8> {
         self.active.seal(context, plaintext)
+    }
+
+    /// Seals with the active key onto the end of `out` ([`DataKey::seal_append`]).
+    pub(crate) fn seal_append(&self, context: &str, plaintext: &[u8], out: &mut Vec<u8>) {
+        self.active.seal_append(context, plaintext, out)
     }
 
     /// Opens a blob with whichever of the workspace's keys sealed it.

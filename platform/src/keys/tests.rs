@@ -50,6 +50,58 @@ fn blobs_open_only_in_their_context_and_with_their_key() {
 }
 
 #[test]
+fn blobs_sealed_onto_a_buffer_open_on_their_own_in_their_context() {
+    let keys = WorkspaceKeys::single(DataKey::new(3, &[5u8; 32]));
+    // Contexts on both sides of the associated data's stack buffer (128 bytes with the
+    // 12-byte prefix), and one far past it.
+    let contexts: Vec<String> = [1usize, 115, 116, 117, 400]
+        .iter()
+        .map(|n| "c".repeat(*n))
+        .collect();
+    let mut buf = b"before".to_vec();
+    let mut spans = vec![];
+    for (i, ctx) in contexts.iter().enumerate() {
+        let start = buf.len();
+        keys.seal_append(ctx, format!("user {i}").as_bytes(), &mut buf);
+        spans.push(start..buf.len());
+    }
+    assert_eq!(&buf[..6], b"before", "what the buffer held stays");
+    // The format, independently: AES-256-GCM over the body with "vap-blob:v1:" || context
+    // as associated data (what blobs stored before keep needing).
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    let reference = aes_gcm::Aes256Gcm::new(&[5u8; 32].into());
+    for (i, (ctx, span)) in contexts.iter().zip(&spans).enumerate() {
+        let blob = &buf[span.clone()];
+        assert_eq!(blob.len(), 1 + 4 + 12 + format!("user {i}").len() + 16);
+        assert_eq!(&blob[..5], &[1, 0, 0, 0, 3], "version and key id");
+        let aad = format!("vap-blob:v1:{ctx}");
+        let plain = reference
+            .decrypt(
+                aes_gcm::Nonce::from_slice(&blob[5..17]),
+                Payload {
+                    msg: &blob[17..],
+                    aad: aad.as_bytes(),
+                },
+            )
+            .expect("opens with the documented associated data");
+        assert_eq!(plain, format!("user {i}").as_bytes());
+        assert_eq!(
+            keys.open(ctx, blob).unwrap(),
+            format!("user {i}").as_bytes()
+        );
+        let mut other = ctx.clone();
+        other.push('x');
+        assert!(keys.open(&other, blob).is_err(), "bound to its context");
+        other.pop();
+        other.pop();
+        assert!(
+            keys.open(&other, blob).is_err(),
+            "bound to its whole context"
+        );
+    }
+}
+
+#[test]
 fn lookup_hashes_are_keyed() {
     let a = DataKey::new(1, &[1u8; 32]);
     let b = DataKey::new(2, &[2u8; 32]);

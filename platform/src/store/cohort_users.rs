@@ -15,31 +15,183 @@ use serde::{Deserialize, Serialize};
 use super::{StoreError, WorkspaceRef, bulk, optional};
 use crate::keys::{CryptoError, WorkspaceKeys};
 
-/// An accepted user, ready to store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewUser {
+/// Users of a cohort in the order they were added, each with its row, the keyed hash of its
+/// number and its data, the data of all in one buffer: a batch costs its two buffers however
+/// many users it holds, and nothing once it is cleared and filled again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Packed {
+    entries: Vec<PackedEntry>,
+    data: Vec<u8>,
+}
+
+/// Where one user of a [`Packed`] batch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PackedEntry {
+    row_no: u64,
+    phone_hash: [u8; 16],
+    /// Its data: `data[start..end]` of the batch.
+    start: usize,
+    end: usize,
+}
+
+impl Packed {
+    fn with_capacity(users: usize, bytes_each: usize) -> Self {
+        Packed {
+            entries: Vec::with_capacity(users),
+            data: Vec::with_capacity(users * bytes_each),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.data.clear();
+    }
+
+    fn push(&mut self, row_no: u64, phone_hash: [u8; 16], write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.data.len();
+        write(&mut self.data);
+        self.entries.push(PackedEntry {
+            row_no,
+            phone_hash,
+            start,
+            end: self.data.len(),
+        });
+    }
+
+    fn view<'a>(&'a self, e: &'a PackedEntry) -> NewUser<'a> {
+        NewUser {
+            row_no: e.row_no,
+            phone_hash: &e.phone_hash,
+            data: &self.data[e.start..e.end],
+        }
+    }
+
+    fn iter(&self) -> impl ExactSizeIterator<Item = NewUser<'_>> + '_ {
+        self.entries.iter().map(|e| self.view(e))
+    }
+}
+
+/// One user of an [`AdmittedUsers`] or a [`UserBatch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewUser<'a> {
     /// Its row: the data row of the upload (1 = the first row after the header) or the
     /// position in a stream (1 = the first user).
-    pub(crate) row_no: u64,
+    pub row_no: u64,
     /// [`WorkspaceKeys::lookup_hash`] of the E.164 number.
-    pub(crate) phone_hash: [u8; 16],
-    /// The sealed [`CohortUser`] JSON, bound to [`user_context`].
-    pub(crate) data: Vec<u8>,
+    pub phone_hash: &'a [u8; 16],
+    /// Its [`CohortUser`] JSON: in the open in [`AdmittedUsers`], sealed (bound to
+    /// [`user_context`]) in a [`UserBatch`].
+    pub data: &'a [u8],
+}
+
+/// Users the row rules admitted, their JSON not sealed yet: [`AdmittedUsers::seal_into`]
+/// seals them for storing. An upload's reader fills these and its batch writer seals them,
+/// so that the two threads share the work; the writer hands each batch back to be filled
+/// again, and neither thread frees what the other allocated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AdmittedUsers(Packed);
+
+impl AdmittedUsers {
+    /// An empty batch with room for `users` users of about `bytes_each` bytes of JSON.
+    pub fn with_capacity(users: usize, bytes_each: usize) -> Self {
+        AdmittedUsers(Packed::with_capacity(users, bytes_each))
+    }
+
+    /// How many users it holds.
+    pub fn len(&self) -> usize {
+        self.0.entries.len()
+    }
+
+    /// Whether it holds no user.
+    pub fn is_empty(&self) -> bool {
+        self.0.entries.is_empty()
+    }
+
+    /// Empties it, keeping its buffers for the next users.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Adds the user of row `row_no`: `write` appends its JSON to the buffer it is given.
+    pub(crate) fn push(
+        &mut self,
+        row_no: u64,
+        phone_hash: [u8; 16],
+        write: impl FnOnce(&mut Vec<u8>),
+    ) {
+        self.0.push(row_no, phone_hash, write);
+    }
+
+    /// Its users, in the order they were added.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = NewUser<'_>> + '_ {
+        self.0.iter()
+    }
+
+    /// Seals every user for its row of cohort `cohort_id` into `out`, which is emptied first
+    /// (and keeps its buffers: a batch writer seals every batch into the same one).
+    pub fn seal_into(&self, keys: &WorkspaceKeys, cohort_id: &str, out: &mut UserBatch) {
+        out.0.clear();
+        let mut context = String::with_capacity(64);
+        for u in self.iter() {
+            write_user_context(&mut context, cohort_id, u.row_no);
+            out.0.push(u.row_no, *u.phone_hash, |buf| {
+                keys.seal_append(&context, u.data, buf)
+            });
+        }
+    }
+
+    /// The users sealed for cohort `cohort_id`.
+    pub fn seal(&self, keys: &WorkspaceKeys, cohort_id: &str) -> UserBatch {
+        let mut out = UserBatch::default();
+        self.seal_into(keys, cohort_id, &mut out);
+        out
+    }
+}
+
+/// Users of a cohort sealed and ready to store ([`insert_users`]), in row order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserBatch(Packed);
+
+impl UserBatch {
+    /// An empty batch with room for `users` users of about `bytes_each` sealed bytes.
+    pub fn with_capacity(users: usize, bytes_each: usize) -> Self {
+        UserBatch(Packed::with_capacity(users, bytes_each))
+    }
+
+    /// How many users it holds.
+    pub fn len(&self) -> usize {
+        self.0.entries.len()
+    }
+
+    /// Whether it holds no user.
+    pub fn is_empty(&self) -> bool {
+        self.0.entries.is_empty()
+    }
+
+    /// Empties it, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Its users, in row order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = NewUser<'_>> + '_ {
+        self.0.iter()
+    }
 }
 
 /// Inserts users of a cohort, [`bulk::ROWS_PER_STATEMENT`] a statement. Callers batch many
 /// per transaction.
-pub fn insert_users(c: &Connection, cohort_id: &str, users: &[NewUser]) -> Result<(), StoreError> {
+pub fn insert_users(c: &Connection, cohort_id: &str, users: &UserBatch) -> Result<(), StoreError> {
     bulk::insert_rows(
         c,
         "cohort_users",
         &["cohort_id", "row_no", "phone_hash", "data"],
-        users,
-        |s, i, u| {
+        &users.0.entries,
+        |s, i, e| {
             s.raw_bind_parameter(i, cohort_id)?;
-            s.raw_bind_parameter(i + 1, u.row_no as i64)?;
-            s.raw_bind_parameter(i + 2, &u.phone_hash[..])?;
-            s.raw_bind_parameter(i + 3, &u.data)
+            s.raw_bind_parameter(i + 1, e.row_no as i64)?;
+            s.raw_bind_parameter(i + 2, &e.phone_hash[..])?;
+            s.raw_bind_parameter(i + 3, &users.0.data[e.start..e.end])
         },
     )
 }
@@ -91,7 +243,7 @@ pub fn user_context(cohort_id: &str, row_no: u64) -> String {
 }
 
 /// [`user_context`] into `out` (cleared first): for callers that seal many users.
-pub(crate) fn write_user_context(out: &mut String, cohort_id: &str, row_no: u64) {
+fn write_user_context(out: &mut String, cohort_id: &str, row_no: u64) {
     out.clear();
     out.push_str("cohort_users/");
     out.push_str(cohort_id);

@@ -437,9 +437,8 @@ pub(crate) fn mark_failed(
     Ok(n > 0)
 }
 
-pub(crate) use super::cohort_users::write_user_context;
 pub use super::cohort_users::{
-    CohortUser, NewUser, PhoneEntry, StoredUser, UserDataError, count_users, in_stop_file,
-    index_phones, insert_users, latest_deployment_user, open_phone_number, open_user, user,
-    user_context, users_after,
+    AdmittedUsers, CohortUser, NewUser, PhoneEntry, StoredUser, UserBatch, UserDataError,
+    count_users, in_stop_file, index_phones, insert_users, latest_deployment_user,
+    open_phone_number, open_user, user, user_context, users_after,
 };

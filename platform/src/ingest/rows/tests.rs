@@ -4,6 +4,7 @@ use contracts::model::ColumnRule;
 
 use super::*;
 use crate::keys::DataKey;
+use crate::store::cohorts;
 
 /// A transformation: phone `phone`, identifier `id` (required), variable `plan` from
 /// `plan` (optional) and `name` from `first_name` (required), override
@@ -172,11 +173,11 @@ fn a_streamed_user_follows_the_same_rules() {
 }
 
 #[test]
-fn admission_rejects_a_repeated_number_naming_the_first_row_and_seals_the_rest() {
+fn admission_rejects_a_repeated_number_naming_the_first_row_and_the_rest_seal_for_their_rows() {
     let keys = WorkspaceKeys::single(DataKey::new(1, &[3u8; 32]));
-    let mut admission = Admission::new(&keys, "coh-1");
+    let mut admission = Admission::new(&keys);
     let c = columns();
-    let mut batch = Vec::new();
+    let mut admitted = AdmittedUsers::default();
     let rows = [
         record(&["+14155550100", "c-1", "", "Ann", ""]),
         record(&["+14155550101", "c-2", "", "Bo", ""]),
@@ -185,7 +186,7 @@ fn admission_rejects_a_repeated_number_naming_the_first_row_and_seals_the_rest()
     let mut verdicts = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         let user = c.check(row, Some("US")).unwrap();
-        verdicts.push(admission.admit(i as u64 + 1, &user, &mut batch));
+        verdicts.push(admission.admit(i as u64 + 1, &user, &mut admitted));
     }
     assert_eq!(
         verdicts,
@@ -195,14 +196,23 @@ fn admission_rejects_a_repeated_number_naming_the_first_row_and_seals_the_rest()
             Err("duplicate phone number: +14155550100 is already in data row 1".into())
         ]
     );
+    assert_eq!(admitted.len(), 2);
+    let plain: Vec<_> = admitted.iter().map(|u| u.data.to_vec()).collect();
+    let batch = admitted.seal(&keys, "coh-1");
     assert_eq!(batch.len(), 2);
-    assert_eq!(batch[1].row_no, 2);
-    assert_eq!(batch[1].phone_hash, keys.lookup_hash("+14155550101"));
-    let opened = cohorts::open_user(&keys, "coh-1", 2, &batch[1].data).unwrap();
+    let second = batch.iter().nth(1).unwrap();
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&plain[1]).unwrap()["phone_number"],
+        "+14155550101",
+        "admitted as JSON in the open"
+    );
+    assert_eq!(second.row_no, 2);
+    assert_eq!(*second.phone_hash, keys.lookup_hash("+14155550101"));
+    let opened = cohorts::open_user(&keys, "coh-1", 2, second.data).unwrap();
     assert_eq!(opened.phone_number, "+14155550101");
     assert_eq!(opened.user_identifier.as_deref(), Some("c-2"));
     assert!(
-        cohorts::open_user(&keys, "coh-2", 2, &batch[1].data).is_err(),
+        cohorts::open_user(&keys, "coh-2", 2, second.data).is_err(),
         "sealed for its cohort and row"
     );
     let phones = admission.into_phones();
@@ -211,7 +221,7 @@ fn admission_rejects_a_repeated_number_naming_the_first_row_and_seals_the_rest()
         [1, 2],
         "the lookup entries of the admitted rows"
     );
-    assert_eq!(phones[1].phone_hash, batch[1].phone_hash);
+    assert_eq!(phones[1].phone_hash, *second.phone_hash);
 }
 
 #[test]
