@@ -17,9 +17,10 @@ use crate::keys::{CryptoError, WorkspaceKeys};
 
 /// Users of a cohort in the order they were added, each with its row, the keyed hash of its
 /// number and its data, the data of all in one buffer: a batch costs its two buffers however
-/// many users it holds, and nothing once it is cleared and filled again.
+/// many users it holds, and nothing once it is cleared and filled again. What
+/// [`AdmittedUsers`] and [`UserBatch`] hold, and read through.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Packed {
+pub struct Packed {
     entries: Vec<PackedEntry>,
     data: Vec<u8>,
 }
@@ -66,10 +67,48 @@ impl Packed {
         }
     }
 
-    fn iter(&self) -> impl ExactSizeIterator<Item = NewUser<'_>> + '_ {
+    /// Its users, in the order they were added.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = NewUser<'_>> + '_ {
         self.entries.iter().map(|e| self.view(e))
     }
+
+    /// How many users it holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it holds no user.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
+
+/// Reads a batch's users through [`Packed`].
+macro_rules! packed_users {
+    ($batch:ty) => {
+        impl std::ops::Deref for $batch {
+            type Target = Packed;
+
+            fn deref(&self) -> &Packed {
+                &self.0
+            }
+        }
+
+        impl $batch {
+            /// An empty batch with room for `users` users of about `bytes_each` bytes each.
+            pub fn with_capacity(users: usize, bytes_each: usize) -> Self {
+                Self(Packed::with_capacity(users, bytes_each))
+            }
+
+            /// Empties it, keeping its buffers for the next users.
+            pub fn clear(&mut self) {
+                self.0.clear();
+            }
+        }
+    };
+}
+packed_users!(AdmittedUsers);
+packed_users!(UserBatch);
 
 /// One user of an [`AdmittedUsers`] or a [`UserBatch`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,26 +131,6 @@ pub struct NewUser<'a> {
 pub struct AdmittedUsers(Packed);
 
 impl AdmittedUsers {
-    /// An empty batch with room for `users` users of about `bytes_each` bytes of JSON.
-    pub fn with_capacity(users: usize, bytes_each: usize) -> Self {
-        AdmittedUsers(Packed::with_capacity(users, bytes_each))
-    }
-
-    /// How many users it holds.
-    pub fn len(&self) -> usize {
-        self.0.entries.len()
-    }
-
-    /// Whether it holds no user.
-    pub fn is_empty(&self) -> bool {
-        self.0.entries.is_empty()
-    }
-
-    /// Empties it, keeping its buffers for the next users.
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
-
     /// Adds the user of row `row_no`: `write` appends its JSON to the buffer it is given.
     pub(crate) fn push(
         &mut self,
@@ -120,11 +139,6 @@ impl AdmittedUsers {
         write: impl FnOnce(&mut Vec<u8>),
     ) {
         self.0.push(row_no, phone_hash, write);
-    }
-
-    /// Its users, in the order they were added.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = NewUser<'_>> + '_ {
-        self.0.iter()
     }
 
     /// Seals every user for its row of cohort `cohort_id` into `out`, which is emptied first
@@ -151,33 +165,6 @@ impl AdmittedUsers {
 /// Users of a cohort sealed and ready to store ([`insert_users`]), in row order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserBatch(Packed);
-
-impl UserBatch {
-    /// An empty batch with room for `users` users of about `bytes_each` sealed bytes.
-    pub fn with_capacity(users: usize, bytes_each: usize) -> Self {
-        UserBatch(Packed::with_capacity(users, bytes_each))
-    }
-
-    /// How many users it holds.
-    pub fn len(&self) -> usize {
-        self.0.entries.len()
-    }
-
-    /// Whether it holds no user.
-    pub fn is_empty(&self) -> bool {
-        self.0.entries.is_empty()
-    }
-
-    /// Empties it, keeping its buffers.
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    /// Its users, in row order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = NewUser<'_>> + '_ {
-        self.0.iter()
-    }
-}
 
 /// Inserts users of a cohort, [`bulk::ROWS_PER_STATEMENT`] a statement. Callers batch many
 /// per transaction.

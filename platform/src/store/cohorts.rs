@@ -438,7 +438,7 @@ pub(crate) fn mark_failed(
 }
 
 pub use super::cohort_users::{
-    AdmittedUsers, CohortUser, NewUser, PhoneEntry, StoredUser, UserBatch, UserDataError,
+    AdmittedUsers, CohortUser, NewUser, Packed, PhoneEntry, StoredUser, UserBatch, UserDataError,
     count_users, in_stop_file, index_phones, insert_users, latest_deployment_user,
     open_phone_number, open_user, user, user_context, users_after,
 };
