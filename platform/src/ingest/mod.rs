@@ -64,10 +64,11 @@
 //! # Memory
 //!
 //! One file chunk, a few batches (each two buffers: the entries and the users' JSON or
-//! sealed data, about 1.3 MB for 8,192 short rows), a small page cache of the writer, and the duplicate table
-//! ([`dedup`]): the accepted rows' lookup entries (keyed phone hash and row, 20 bytes each,
-//! written to `cohort_phones` at the end) and an open-addressing table of 8-byte slots over
-//! them (a 32-bit fingerprint of the hash and the entry's position), at most
+//! sealed data, about 1.3 MB for 8,192 short rows), a small page cache of the writer, and
+//! the duplicate table ([`dedup`]): the accepted rows' lookup entries (keyed phone hash and
+//! row, 20 bytes each, written to `cohort_phones` at the end) and an open-addressing table
+//! of 8-byte slots over them (a 32-bit fingerprint of the hash and the entry's position), at
+//! most
 //! [`DUPLICATE_LOAD`] full: about 30 to 40 bytes per accepted row (36 MiB for a million).
 //! A fingerprint match is confirmed exactly against the full hash of the entry. Nothing
 //! else grows with the file.
@@ -86,8 +87,8 @@ pub use worker::{Processor, ensure_started, start};
 
 /// Accepted rows written per transaction.
 pub const BATCH_ROWS: usize = 8192;
-/// Sealed bytes a batch reserves per row at first (a user of a few short columns; the
-/// buffer grows for larger ones and is reused from batch to batch).
+/// Bytes a batch reserves per row at first for the users' JSON or sealed data (a user of a
+/// few short columns; the buffer grows for larger ones and is reused from batch to batch).
 pub(crate) const BATCH_ROW_BYTES: usize = 160;
 /// Full batches that wait for the writer while the reader parses on: they absorb the
 /// writer's pauses (its commits and checkpoints) without holding much memory.

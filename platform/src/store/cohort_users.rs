@@ -18,8 +18,9 @@ use crate::keys::{CryptoError, WorkspaceKeys};
 /// Users of a cohort in the order they were added, each with its row, the keyed hash of its
 /// number and its data, the data of all in one buffer: a batch costs its two buffers however
 /// many users it holds, and nothing once it is cleared and filled again. What
-/// [`AdmittedUsers`] and [`UserBatch`] hold, and read through.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// [`AdmittedUsers`] and [`UserBatch`] hold, and read through. Its `Debug` shows counts
+/// only: admitted users' data is their JSON in the open.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Packed {
     entries: Vec<PackedEntry>,
     data: Vec<u8>,
@@ -110,8 +111,17 @@ macro_rules! packed_users {
 packed_users!(AdmittedUsers);
 packed_users!(UserBatch);
 
-/// One user of an [`AdmittedUsers`] or a [`UserBatch`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl std::fmt::Debug for Packed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Packed")
+            .field("users", &self.entries.len())
+            .field("bytes", &self.data.len())
+            .finish()
+    }
+}
+
+/// One user of an [`AdmittedUsers`] or a [`UserBatch`]. Its `Debug` leaves the data out.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct NewUser<'a> {
     /// Its row: the data row of the upload (1 = the first row after the header) or the
     /// position in a stream (1 = the first user).
@@ -121,6 +131,15 @@ pub struct NewUser<'a> {
     /// Its [`CohortUser`] JSON: in the open in [`AdmittedUsers`], sealed (bound to
     /// [`user_context`]) in a [`UserBatch`].
     pub data: &'a [u8],
+}
+
+impl std::fmt::Debug for NewUser<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewUser")
+            .field("row_no", &self.row_no)
+            .field("data_bytes", &self.data.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Users the row rules admitted, their JSON not sealed yet: [`AdmittedUsers::seal_into`]
