@@ -36,7 +36,8 @@ fn non_blank(s: Option<&str>) -> Option<&str> {
 }
 
 /// An accepted user, borrowing its values from its row: the JSON sealed in
-/// `cohort_users.data` (the stored form of [`cohorts::CohortUser`]). Duplicates are checked
+/// `cohort_users.data` (the stored form of
+/// [`CohortUser`](crate::store::cohorts::CohortUser)). Duplicates are checked
 /// next, by [`Admission`].
 #[derive(Debug, Serialize)]
 pub(crate) struct User<'r, V: Serialize> {
@@ -369,7 +370,7 @@ impl<'a> Admission<'a> {
     }
 
     /// The lookup entries of the admitted users, in row order (for
-    /// [`cohorts::index_phones`]).
+    /// [`index_phones`](crate::store::cohorts::index_phones)).
     pub(crate) fn into_phones(self) -> Vec<PhoneEntry> {
         self.seen.into_entries()
     }
