@@ -1,8 +1,8 @@
 //! Many rows inserted with few statements: [`insert_rows`] binds [`ROWS_PER_STATEMENT`]
 //! rows into one multi-row `INSERT ... VALUES (...), (...)` at a time, and the rest one by
 //! one. Each statement SQLite runs costs its own setup, seek and tear-down; with 64 rows a
-//! statement, a million lookup entries are written in under half the time of one statement
-//! a row (measured on the cohort upload's lookup entries).
+//! statement, a million rows of 20 bytes are written in under half the time of one
+//! statement a row (measured on a cohort upload's lookup entries, when they took a row each).
 
 use rusqlite::{Connection, Statement};
 

@@ -16,7 +16,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement, params};
 
 use super::states::UserState;
-use super::{StoreError, from_ms, ms, optional};
+use super::{StoreError, cohort_phones, from_ms, ms, optional};
 
 /// The completed cohorts of a campaign, both categories, in upload order:
 /// `(id, is_stop_file, completed at)`.
@@ -100,18 +100,35 @@ pub(crate) fn exclude_by_stop_file(
     campaign_id: &str,
     stop_cohort_id: &str,
 ) -> Result<u64, StoreError> {
-    let n = c
+    let Some(campaign) = campaign_num(c, campaign_id)? else {
+        return Ok(0);
+    };
+    let stop: Option<i64> = optional(
+        c.prepare_cached("SELECT num FROM cohorts WHERE id = ?1")?
+            .query_row(params![stop_cohort_id], |r| r.get(0)),
+    )?;
+    let Some(stop) = stop else {
+        return Ok(0);
+    };
+    let admitted = c
         .prepare_cached(
-            "UPDATE campaign_users SET state = 'excluded'
-             WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1) AND state = 'ready'
-               AND EXISTS (SELECT 1 FROM cohort_phones s
-                           JOIN cohort_phones u ON u.phone_hash = s.phone_hash
-                           WHERE s.cohort_num = (SELECT num FROM cohorts WHERE id = ?2)
-                             AND u.cohort_num = (SELECT k.num FROM campaign_cohorts a JOIN cohorts k ON k.id = a.cohort_id
-                                                 WHERE a.campaign_id = ?1 AND a.position = campaign_users.queue_seq >> 32)
-                             AND u.row_no = campaign_users.queue_seq & 4294967295)",
+            "SELECT a.position, k.num FROM campaign_cohorts a JOIN cohorts k ON k.id = a.cohort_id
+             WHERE a.campaign_id = ?1",
         )?
-        .execute(params![campaign_id, stop_cohort_id])?;
+        .query_map(params![campaign_id], |r| {
+            Ok((r.get::<_, u32>(0)?, r.get::<_, i64>(1)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut exclude = c.prepare_cached(
+        "UPDATE campaign_users SET state = 'excluded'
+         WHERE campaign_num = ?1 AND queue_seq = ?2 AND state = 'ready'",
+    )?;
+    let mut n = 0;
+    for (position, num) in admitted {
+        for row in cohort_phones::rows_shared_with(c, num, &[stop])? {
+            n += exclude.execute(params![campaign, queue_seq(position, u64::from(row))])?;
+        }
+    }
     Ok(n as u64)
 }
 

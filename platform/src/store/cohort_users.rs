@@ -1,4 +1,4 @@
-//! The users of cohorts (`cohort_users`, `cohort_phones`): stored one row per accepted row of
+//! The users of cohorts (`cohort_users`): stored one row per accepted row of
 //! an upload (or user of a stream), in row order, with a keyed hash of the E.164 number and
 //! the user as a sealed JSON blob bound to [`user_context`]. The cohort rows themselves are in
 //! [`super::cohorts`], which re-exports this module's items.
@@ -12,7 +12,7 @@ use contracts::wire::{AppOverrides, JsonObject};
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 
-use super::{StoreError, WorkspaceRef, bulk, optional};
+use super::{StoreError, WorkspaceRef, bulk, cohort_phones, optional};
 use crate::keys::{CryptoError, WorkspaceKeys};
 
 /// Users of a cohort in the order they were added, each with its row, the keyed hash of its
@@ -202,45 +202,6 @@ pub fn insert_users(c: &Connection, cohort_id: &str, users: &UserBatch) -> Resul
     )
 }
 
-/// A lookup entry of a cohort: the keyed hash of an accepted user's number and its row.
-/// Ordered by hash, then row (the order [`index_phones`] writes them in).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct PhoneEntry {
-    /// [`WorkspaceKeys::lookup_hash`] of the E.164 number.
-    pub phone_hash: [u8; 16],
-    /// Its row (a cohort has fewer than 2^32 rows: an upload with more fails).
-    pub row_no: u32,
-}
-
-/// Writes the lookup entries (hash to row) of a cohort whose users are all stored: `entries`
-/// are its accepted users' (taken as they were admitted, so the rows are not read back),
-/// in hash order (sorted here when they are not) so that the index takes sequential page
-/// writes instead of one random update per user. Call it in the transaction that completes the cohort. A cohort's
-/// numbers are unique (repeats are rejected), so each hash has one row.
-pub fn index_phones(
-    c: &Connection,
-    cohort_id: &str,
-    entries: &mut [PhoneEntry],
-) -> Result<(), StoreError> {
-    if !entries.is_sorted() {
-        entries.sort_unstable();
-    }
-    let num: i64 = c
-        .prepare_cached("SELECT num FROM cohorts WHERE id = ?1")?
-        .query_row(params![cohort_id], |r| r.get(0))?;
-    bulk::insert_rows(
-        c,
-        "cohort_phones",
-        &["cohort_num", "phone_hash", "row_no"],
-        entries,
-        |s, i, e| {
-            s.raw_bind_parameter(i, num)?;
-            s.raw_bind_parameter(i + 1, &e.phone_hash[..])?;
-            s.raw_bind_parameter(i + 2, i64::from(e.row_no))
-        },
-    )
-}
-
 /// The context a user's sealed data is bound to.
 pub fn user_context(cohort_id: &str, row_no: u64) -> String {
     let mut out = String::new();
@@ -417,19 +378,25 @@ pub fn latest_deployment_user(
     phone_hash: &[u8; 16],
 ) -> Result<Option<StoredUser>, StoreError> {
     let mut stmt = c.prepare_cached(
-        "SELECT u.cohort_id, u.row_no, u.phone_hash, u.data
-         FROM cohorts k
-         JOIN cohort_phones p ON p.cohort_num = k.num AND p.phone_hash = ?1
-         JOIN cohort_users u ON u.cohort_id = k.id AND u.row_no = p.row_no
-         WHERE k.org_id = ?2 AND k.workspace_id = ?3
-           AND k.parent_kind = 'deployment' AND k.parent_id = ?4
+        "SELECT k.num, k.id FROM cohorts k
+         WHERE k.org_id = ?1 AND k.workspace_id = ?2
+           AND k.parent_kind = 'deployment' AND k.parent_id = ?3
            AND k.category = 'cohort' AND k.status = 'completed'
-         ORDER BY k.seq DESC LIMIT 1",
+         ORDER BY k.seq DESC",
     )?;
-    optional(stmt.query_row(
-        params![&phone_hash[..], ws.org_id, ws.workspace_id, deployment_id],
-        read_user,
-    ))
+    let cohorts = stmt
+        .query_map(params![ws.org_id, ws.workspace_id, deployment_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    for (num, id) in cohorts {
+        if let Some(row) = cohort_phones::find_row(c, num, phone_hash)?
+            && let Some(found) = user(c, &id, u64::from(row))?
+        {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether a number-hash is in a completed `stop_file` cohort of a campaign: such users are
@@ -439,11 +406,23 @@ pub fn in_stop_file(
     campaign_id: &str,
     phone_hash: &[u8; 16],
 ) -> Result<bool, StoreError> {
+    for num in stop_files(c, campaign_id)? {
+        if cohort_phones::find_row(c, num, phone_hash)?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The `num` of each completed `stop_file` cohort of a campaign.
+pub(crate) fn stop_files(c: &Connection, campaign_id: &str) -> Result<Vec<i64>, StoreError> {
     let mut stmt = c.prepare_cached(
-        "SELECT 1 FROM cohorts k JOIN cohort_phones p ON p.cohort_num = k.num AND p.phone_hash = ?1
-         WHERE k.parent_kind = 'campaign' AND k.parent_id = ?2
-           AND k.category = 'stop_file' AND k.status = 'completed'
-         LIMIT 1",
+        "SELECT num FROM cohorts
+         WHERE parent_kind = 'campaign' AND parent_id = ?1
+           AND category = 'stop_file' AND status = 'completed'",
     )?;
-    Ok(optional(stmt.query_row(params![&phone_hash[..], campaign_id], |_| Ok(())))?.is_some())
+    let nums = stmt
+        .query_map(params![campaign_id], |r| r.get(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(nums)
 }

@@ -10,9 +10,10 @@
 //! Users (`cohort_users`) are stored one row per accepted row of the upload, in row order:
 //! the row number, a keyed hash of the E.164 number (no plaintext number is stored), and the
 //! user as a sealed JSON blob bound to [`user_context`]. Lookups by number go through
-//! `cohort_phones` (the cohort's `num`, hash, row), written by [`index_phones`] in hash order once a
-//! cohort's users are all stored, so that ingesting never updates a randomly ordered index
-//! row by row. For the engine and inbound routing:
+//! `cohort_phone_blocks` (the cohort's `num`, sorted blocks of hash and row: see
+//! `store/cohort_phones.rs`), written by [`index_phones`] once a cohort's users are all
+//! stored, so that ingesting never updates a randomly ordered index row by row. For the
+//! engine and inbound routing:
 //! [`users_after`] and [`count_users`] walk a cohort's users in row order,
 //! [`StoredUser::open`] turns one into a [`CohortUser`], [`latest_deployment_user`] finds a
 //! caller among a deployment's cohorts (latest upload wins), [`completed_cohorts`] and
@@ -387,7 +388,7 @@ pub(crate) fn is_processing(c: &Connection, id: &str) -> Result<bool, StoreError
 /// rejected-records file), so that a cohort can be processed again from its start.
 pub(crate) fn clear_results(c: &Connection, id: &str) -> Result<(), StoreError> {
     c.prepare_cached(
-        "DELETE FROM cohort_phones WHERE cohort_num = (SELECT num FROM cohorts WHERE id = ?1)",
+        "DELETE FROM cohort_phone_blocks WHERE cohort_num = (SELECT num FROM cohorts WHERE id = ?1)",
     )?
     .execute(params![id])?;
     c.prepare_cached("DELETE FROM cohort_users WHERE cohort_id = ?1")?
@@ -437,8 +438,9 @@ pub(crate) fn mark_failed(
     Ok(n > 0)
 }
 
+pub use super::cohort_phones::{PhoneEntry, index_phones};
 pub use super::cohort_users::{
-    AdmittedUsers, CohortUser, NewUser, Packed, PhoneEntry, StoredUser, UserBatch, UserDataError,
-    count_users, in_stop_file, index_phones, insert_users, latest_deployment_user,
-    open_phone_number, open_user, user, user_context, users_after,
+    AdmittedUsers, CohortUser, NewUser, Packed, StoredUser, UserBatch, UserDataError, count_users,
+    in_stop_file, insert_users, latest_deployment_user, open_phone_number, open_user, user,
+    user_context, users_after,
 };

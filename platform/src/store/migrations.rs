@@ -329,6 +329,28 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE campaign_users;
     ALTER TABLE campaign_users_v9 RENAME TO campaign_users;
     "#,
+    // 10: a cohort's lookup entries are packed, 48 to a row (`store/cohort_phones.rs`): its
+    // hashes in order, each followed by its row as a big-endian 32-bit number, keyed by the
+    // first hash of the block. A million-row upload wrote a million rows of 20 bytes, a fifth
+    // of its time; it now writes about 21,000. Existing entries are carried over, packed as
+    // `index_phones` packs them.
+    r#"
+    CREATE TABLE cohort_phone_blocks (
+        cohort_num INTEGER NOT NULL REFERENCES cohorts (num) ON DELETE CASCADE,
+        first_hash BLOB NOT NULL,
+        entries    BLOB NOT NULL,
+        PRIMARY KEY (cohort_num, first_hash)
+    ) WITHOUT ROWID;
+    INSERT INTO cohort_phone_blocks (cohort_num, first_hash, entries)
+        SELECT cohort_num, MIN(phone_hash),
+               unhex(group_concat(hex(phone_hash) || printf('%08X', row_no), '' ORDER BY phone_hash))
+        FROM (SELECT cohort_num, phone_hash, row_no,
+                     (row_number() OVER (PARTITION BY cohort_num ORDER BY phone_hash) - 1) / 48 AS block
+              FROM cohort_phones)
+        GROUP BY cohort_num, block
+        ORDER BY cohort_num, block;
+    DROP TABLE cohort_phones;
+    "#,
 ];
 
 /// Brings the schema up to date.
@@ -382,7 +404,7 @@ mod tests {
              INSERT INTO cohort_users VALUES ('coh-1', 1, x'01', x'00'), ('coh-1', 2, x'02', x'00');",
         )
         .unwrap();
-        run(&c).unwrap();
+        migrate_to(&c, 9);
         // Carried over by migration 2, then keyed by the cohort's number by migration 8.
         let rows: Vec<(String, Vec<u8>, i64)> = c
             .prepare(
@@ -455,7 +477,7 @@ mod tests {
              INSERT INTO cohort_phones VALUES ('coh-a', x'01', 1), ('coh-a', x'02', 2), ('coh-b', x'01', 7);",
         )
         .unwrap();
-        run(&c).unwrap();
+        migrate_to(&c, 9);
         let entries = |c: &Connection| -> Vec<(String, Vec<u8>, i64)> {
             c.prepare(
                 "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
@@ -532,5 +554,72 @@ mod tests {
             columns,
             ["campaign_num", "queue_seq", "state", "attempts", "due_ms"]
         );
+    }
+
+    #[test]
+    fn migration_10_packs_the_lookup_entries_as_index_phones_does() {
+        use crate::store::cohort_phones::{PhoneEntry, find_row, index_phones};
+        let hash = |i: u32| -> [u8; 16] {
+            let mut h = [0u8; 16];
+            h[..4].copy_from_slice(&i.wrapping_mul(0x9E37_79B9).to_be_bytes());
+            h[4..8].copy_from_slice(&i.to_be_bytes());
+            h
+        };
+        // Three blocks (48, 48 and 4 entries) in one cohort, one entry in another.
+        let a: Vec<PhoneEntry> = (1..=100)
+            .map(|i| PhoneEntry {
+                phone_hash: hash(i),
+                row_no: i * 3,
+            })
+            .collect();
+        let b = vec![PhoneEntry {
+            phone_hash: hash(1),
+            row_no: 7,
+        }];
+        let cohorts = "INSERT INTO cohorts (id, seq, num, org_id, workspace_id, parent_kind, parent_id, name, status,
+                                            source_type, category, created_by, updated_by, created_ms, updated_ms)
+             VALUES ('coh-a', 4, 4, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0),
+                    ('coh-b', 9, 9, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0);";
+        let old = Connection::open_in_memory().unwrap();
+        migrate_to(&old, 9);
+        old.execute_batch(cohorts).unwrap();
+        for (num, entries) in [(4, &a), (9, &b)] {
+            for e in entries {
+                old.execute(
+                    "INSERT INTO cohort_phones (cohort_num, phone_hash, row_no) VALUES (?1, ?2, ?3)",
+                    rusqlite::params![num, &e.phone_hash[..], e.row_no],
+                )
+                .unwrap();
+            }
+        }
+        migrate_to(&old, 10);
+        let new = Connection::open_in_memory().unwrap();
+        run(&new).unwrap();
+        new.execute_batch(cohorts).unwrap();
+        index_phones(&new, "coh-a", &mut a.clone()).unwrap();
+        index_phones(&new, "coh-b", &mut b.clone()).unwrap();
+        let blocks = |c: &Connection| -> Vec<(i64, Vec<u8>, Vec<u8>)> {
+            c.prepare("SELECT * FROM cohort_phone_blocks ORDER BY cohort_num, first_hash")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(blocks(&old).len(), 4);
+        assert_eq!(blocks(&old), blocks(&new));
+        for e in &a {
+            assert_eq!(find_row(&old, 4, &e.phone_hash).unwrap(), Some(e.row_no));
+        }
+        assert_eq!(find_row(&old, 9, &hash(1)).unwrap(), Some(7));
+        assert_eq!(find_row(&old, 9, &hash(2)).unwrap(), None);
+        let left: i64 = old
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'cohort_phones'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(left, 0);
     }
 }

@@ -36,6 +36,7 @@ pub(crate) mod bulk;
 pub(crate) mod calls;
 pub(crate) mod campaign_users;
 pub(crate) mod campaigns;
+pub(crate) mod cohort_phones;
 pub(crate) mod cohort_users;
 pub mod cohorts;
 pub(crate) mod deliveries;

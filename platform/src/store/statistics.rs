@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
 
 use super::states::UserState;
-use super::{StoreError, ms};
+use super::{StoreError, cohort_phones, cohort_users, ms};
 
 /// The users a campaign admitted in one state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,19 +64,28 @@ pub(crate) fn campaign_counts(
         .collect::<Result<Vec<_>, _>>()?;
     // Users of completed uploads the engine has not admitted yet; those in a stop file of
     // the campaign are excluded.
-    let (not_admitted, not_admitted_excluded): (i64, i64) = c.query_row(
-        "SELECT COUNT(*),
-                COALESCE(SUM(EXISTS (SELECT 1 FROM cohort_phones s JOIN cohorts sc ON sc.num = s.cohort_num
-                                     WHERE sc.parent_kind = 'campaign' AND sc.parent_id = ?1
-                                       AND sc.category = 'stop_file' AND sc.status = 'completed'
-                                       AND s.phone_hash = u.phone_hash)), 0)
-         FROM cohort_users u JOIN cohorts k ON k.id = u.cohort_id
-         WHERE k.parent_kind = 'campaign' AND k.parent_id = ?1
-           AND k.category = 'cohort' AND k.status = 'completed'
-           AND NOT EXISTS (SELECT 1 FROM campaign_cohorts a WHERE a.campaign_id = ?1 AND a.cohort_id = k.id)",
-        params![campaign_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    let waiting = c
+        .prepare_cached(
+            "SELECT k.num, (SELECT COUNT(*) FROM cohort_users u WHERE u.cohort_id = k.id)
+             FROM cohorts k
+             WHERE k.parent_kind = 'campaign' AND k.parent_id = ?1
+               AND k.category = 'cohort' AND k.status = 'completed'
+               AND NOT EXISTS (SELECT 1 FROM campaign_cohorts a WHERE a.campaign_id = ?1 AND a.cohort_id = k.id)",
+        )?
+        .query_map(params![campaign_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let not_admitted: i64 = waiting.iter().map(|(_, users)| users).sum();
+    let stops = if waiting.is_empty() {
+        Vec::new()
+    } else {
+        cohort_users::stop_files(c, campaign_id)?
+    };
+    let mut not_admitted_excluded = 0;
+    for (num, _) in &waiting {
+        not_admitted_excluded += cohort_phones::rows_shared_with(c, *num, &stops)?.len() as u64;
+    }
     // Ended attempts by result.
     let mut stmt =
         c.prepare_cached("SELECT result, n FROM campaign_results WHERE campaign_id = ?1")?;
@@ -90,7 +99,7 @@ pub(crate) fn campaign_counts(
     Ok(CampaignCounts {
         users,
         not_admitted: not_admitted.max(0) as u64,
-        not_admitted_excluded: not_admitted_excluded.max(0) as u64,
+        not_admitted_excluded,
         results,
     })
 }
@@ -108,4 +117,68 @@ pub(crate) fn count_results(
     )?
     .execute(params![campaign_id, result, n as i64])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::cohort_phones::{PhoneEntry, index_phones};
+    use crate::store::from_ms;
+
+    /// Users of uploads the engine has not admitted are counted, and those a completed stop
+    /// file holds are counted as excluded: across two uploads and two stop files, one number
+    /// in both, and not the users of an admitted upload or of an unfinished stop file.
+    #[test]
+    fn users_not_admitted_are_excluded_by_the_campaigns_completed_stop_files() {
+        let c = Connection::open_in_memory().unwrap();
+        super::super::migrations::run(&c).unwrap();
+        c.execute_batch(
+            "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, status, start_ms, end_ms, spec,
+                                    created_by, updated_by, created_ms, updated_ms)
+             VALUES ('cmp-1', 1, 'o', 'w', 'a', 'active', 0, 1, '{}', 'x', 'x', 0, 0);",
+        )
+        .unwrap();
+        let hash = |i: u8| [i; 16];
+        // id, category, status, the numbers it holds.
+        let cohorts: [(&str, &str, &str, &[u8]); 6] = [
+            ("coh-1", "cohort", "completed", &[1, 2, 3, 4]),
+            ("coh-2", "cohort", "completed", &[5, 6, 7]),
+            ("coh-3", "cohort", "completed", &[1, 5, 9]),
+            ("stp-1", "stop_file", "completed", &[1, 6, 9, 40]),
+            ("stp-2", "stop_file", "completed", &[6, 7]),
+            ("stp-3", "stop_file", "processing", &[2, 3]),
+        ];
+        for (num, (id, category, status, numbers)) in (1i64..).zip(cohorts) {
+            c.execute(
+                "INSERT INTO cohorts (id, seq, num, org_id, workspace_id, parent_kind, parent_id, name, status,
+                                      source_type, category, created_by, updated_by, created_ms, updated_ms)
+                 VALUES (?1, ?2, ?2, 'o', 'w', 'campaign', 'cmp-1', 'n', ?3, 'stream', ?4, 'a', 'a', 0, 0)",
+                params![id, num, status, category],
+            )
+            .unwrap();
+            let mut entries = Vec::new();
+            for (row, n) in (1u32..).zip(numbers) {
+                c.execute(
+                    "INSERT INTO cohort_users (cohort_id, row_no, phone_hash, data) VALUES (?1, ?2, ?3, x'00')",
+                    params![id, row, &hash(*n)[..]],
+                )
+                .unwrap();
+                entries.push(PhoneEntry {
+                    phone_hash: hash(*n),
+                    row_no: row,
+                });
+            }
+            index_phones(&c, id, &mut entries).unwrap();
+        }
+        // The engine admitted coh-3: its users are not counted here.
+        c.execute(
+            "INSERT INTO campaign_cohorts (campaign_id, cohort_id, position, admitted_ms) VALUES ('cmp-1', 'coh-3', 0, 0)",
+            [],
+        )
+        .unwrap();
+        let counts = campaign_counts(&c, "cmp-1", from_ms(0)).unwrap();
+        assert_eq!(counts.not_admitted, 7);
+        // 1 (stp-1) in coh-1; 6 (both stop files) and 7 (stp-2) in coh-2.
+        assert_eq!(counts.not_admitted_excluded, 3);
+    }
 }

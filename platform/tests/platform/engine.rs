@@ -521,6 +521,40 @@ async fn stop_files_exclude_users_already_in_the_campaign() {
     assert_eq!(s["users_total"], 7);
 }
 
+/// Before the engine admits a campaign's users, its statistics already count those whose
+/// number is in a stop file as excluded, across two uploads and two stop files.
+#[tokio::test]
+async fn users_not_yet_admitted_count_as_excluded_when_a_stop_file_holds_their_number() {
+    let app = spawn_app().await;
+    let id = create(
+        &app,
+        &campaign(1.0, json!({"max_retries": 0}), ("13:00", "17:00"), WEEKDAYS),
+    )
+    .await;
+    let numbers: Vec<String> = (200..212).map(|nxx| magic(nxx, 2)).collect();
+    add_users(&app, &id, &numbers[..6]).await;
+    add_users(&app, &id, &numbers[6..]).await;
+    // One number of the first upload and one of the second; one number in both stop files,
+    // one in no upload.
+    for stop in [
+        vec![numbers[0].clone(), numbers[7].clone()],
+        vec![numbers[7].clone(), magic(299, 2)],
+    ] {
+        let users: Vec<Value> = stop.iter().map(|n| json!({"phone_number": n})).collect();
+        let (s, v) = app
+            .post(
+                &format!("{}/{id}/cohorts/stream", campaigns_path()),
+                &json!({"name": "stop", "cohort_category": "stop_file", "users": users}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let s = stats(&app, &id).await;
+    assert_eq!(s["users_excluded"], 2, "{s}");
+    assert_eq!(s["users_pending"], 10, "{s}");
+    assert!(dials(&app, &id).await.is_empty());
+}
+
 /// A stop file admitted while a user's call rings still excludes the user from its retry:
 /// the retry looks the user's number up in the stop files as a first dial does.
 #[tokio::test]
