@@ -1,6 +1,6 @@
 //! The duplicate table: which accepted rows of a cohort hold a phone number, exactly, in
 //! the cohort's lookup entries (20 bytes per accepted row, kept anyway for the
-//! `cohort_phones` index) and 8-byte slots pointing into them.
+//! `cohort_phone_blocks` index) and 8-byte slots pointing into them.
 
 use super::DUPLICATE_LOAD;
 use crate::store::cohorts::PhoneEntry;

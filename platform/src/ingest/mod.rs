@@ -52,8 +52,8 @@
 //! the writer seals it, unless the writer already has [`BATCHES_QUEUED`] waiting: then the
 //! reader seals it itself rather than wait. Written batches come back to be filled again, so
 //! neither thread allocates per row or frees what the other allocated. The cohort's lookup
-//! entries (`cohort_phones`), kept in memory as the rows are
-//! admitted, are sorted and written once, in hash order, in the transaction that marks it
+//! entries, kept in memory as the rows are admitted, are sorted and written once, packed 48
+//! to a row of `cohort_phone_blocks` in hash order, in the transaction that marks it
 //! `completed`. These writes, and those of the upload's chunks, hold the writer's page cache
 //! small ([`Store::append_blocking`](crate::store::Store::append_blocking)): they append
 //! pages that are not read again.
@@ -66,7 +66,7 @@
 //! One file chunk, a few batches (each two buffers: the entries and the users' JSON or
 //! sealed data, about 1.3 MB for 8,192 short rows), a small page cache of the writer, and
 //! the duplicate table ([`dedup`]): the accepted rows' lookup entries (keyed phone hash and
-//! row, 20 bytes each, written to `cohort_phones` at the end) and an open-addressing table
+//! row, 20 bytes each, written to `cohort_phone_blocks` at the end) and an open-addressing table
 //! of 8-byte slots over them (a 32-bit fingerprint of the hash and the entry's position), at
 //! most
 //! [`DUPLICATE_LOAD`] full: about 30 to 40 bytes per accepted row (36 MiB for a million).
