@@ -621,5 +621,12 @@ mod tests {
             )
             .unwrap();
         assert_eq!(left, 0);
+        // Deleting a cohort (a deployment's deletion deletes its cohorts) deletes its blocks,
+        // and only its own.
+        old.pragma_update(None, "foreign_keys", "ON").unwrap();
+        old.execute("DELETE FROM cohorts WHERE id = 'coh-a'", [])
+            .unwrap();
+        let nums: Vec<i64> = blocks(&old).into_iter().map(|(num, ..)| num).collect();
+        assert_eq!(nums, [9]);
     }
 }
