@@ -256,7 +256,7 @@ async fn floor(csv: &Path) -> Result<(Took, u64)> {
 }
 
 fn main() -> Result<()> {
-    bench::malloc_as_shipped();
+    platform::process::limit_malloc_arenas();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?

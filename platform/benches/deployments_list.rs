@@ -51,7 +51,7 @@ use platform::config::{ApiKeyConfig, PlatformConfig};
 use serde_json::json;
 
 fn main() {
-    bench::malloc_as_shipped();
+    platform::process::limit_malloc_arenas();
     if load_process::run_client_if_asked() {
         return;
     }

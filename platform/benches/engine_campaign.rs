@@ -51,7 +51,7 @@ const DEFAULT_COUNTS: Counts = Counts {
 const FLOOR_BATCH: u64 = 32_768;
 
 fn main() {
-    bench::malloc_as_shipped();
+    platform::process::limit_malloc_arenas();
     let users = env("BENCH_USERS", 100_000) as usize;
     let rate = env("BENCH_RATE", 50);
     let days = env("BENCH_DAYS", 30) as i64;

@@ -13,15 +13,6 @@
 use contracts::clock::{Clock, Stopwatch, SystemClock};
 use serde_json::{Map, Value, json};
 
-/// Starts this benchmark's process again, when need be, with the malloc settings that the
-/// `platform` and `harness` executables run with ([`platform::process::limit_malloc_arenas`]:
-/// at most two glibc arenas, unless `MALLOC_ARENA_MAX` is set), so that a benchmark hosting
-/// the platform in its own process measures the memory the executables use. Call it first in
-/// `main`, before any thread starts.
-pub fn malloc_as_shipped() {
-    platform::process::limit_malloc_arenas();
-}
-
 /// A numeric option from the environment, or `default`.
 pub fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -210,7 +201,9 @@ pub struct Figures {
 
 impl Figures {
     /// A report of `name` against `reference`. It names the glibc arenas the process ran
-    /// with (`malloc_arena_max`: see [`malloc_as_shipped`]).
+    /// with (`malloc_arena_max`): benchmarks that host the platform in their own process
+    /// call [`platform::process::limit_malloc_arenas`] first in `main`, as the `platform`
+    /// and `harness` executables do, so that they measure the memory the executables use.
     pub fn new(name: &str, reference: &str, target: &str) -> Figures {
         let arenas = std::env::var(platform::process::MALLOC_ARENA_MAX)
             .unwrap_or_else(|_| "glibc's default".into());

@@ -103,11 +103,7 @@ pub(crate) fn exclude_by_stop_file(
     let Some(campaign) = campaign_num(c, campaign_id)? else {
         return Ok(0);
     };
-    let stop: Option<i64> = optional(
-        c.prepare_cached("SELECT num FROM cohorts WHERE id = ?1")?
-            .query_row(params![stop_cohort_id], |r| r.get(0)),
-    )?;
-    let Some(stop) = stop else {
+    let Some(stop) = cohort_phones::cohort_num(c, stop_cohort_id)? else {
         return Ok(0);
     };
     let admitted = c

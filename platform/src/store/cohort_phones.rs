@@ -21,7 +21,7 @@ use std::cmp::Ordering;
 
 use rusqlite::{Connection, Row, Rows, params};
 
-use super::{StoreError, bulk};
+use super::{StoreError, bulk, optional};
 
 /// A lookup entry of a cohort: the keyed hash of an accepted user's number and its row.
 /// Ordered by hash, then row (the order [`index_phones`] writes them in).
@@ -56,9 +56,8 @@ pub fn index_phones(
         entries.sort_unstable();
     }
     let unique = dedup_sorted(entries);
-    let num: i64 = c
-        .prepare_cached("SELECT num FROM cohorts WHERE id = ?1")?
-        .query_row(params![cohort_id], |r| r.get(0))?;
+    let num = cohort_num(c, cohort_id)?
+        .ok_or(StoreError::Sqlite(rusqlite::Error::QueryReturnedNoRows))?;
     let blocks: Vec<&[PhoneEntry]> = entries[..unique].chunks(BLOCK_ENTRIES).collect();
     let mut packed = Vec::with_capacity(BLOCK_ENTRIES * ENTRY_BYTES);
     bulk::insert_rows(
@@ -78,6 +77,12 @@ pub fn index_phones(
             s.raw_bind_parameter(i + 2, &packed[..])
         },
     )
+}
+
+/// The number (`cohorts.num`) that keys cohort `id`'s lookup entries, if the cohort exists.
+pub(crate) fn cohort_num(c: &Connection, id: &str) -> Result<Option<i64>, StoreError> {
+    let mut stmt = c.prepare_cached("SELECT num FROM cohorts WHERE id = ?1")?;
+    optional(stmt.query_row(params![id], |r| r.get(0)))
 }
 
 /// Moves the first entry of each run of equal hashes in sorted `entries` to its front;
