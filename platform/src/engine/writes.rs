@@ -56,8 +56,9 @@ impl WriteBatch {
     }
 
     /// Makes the writes on `c` (inside the caller's transaction), each kind with one
-    /// prepared statement, rows in key order (neighbouring rows share B-tree pages).
-    pub(super) fn apply(mut self, c: &Connection) -> Result<(), StoreError> {
+    /// prepared statement, rows in key order (neighbouring rows share B-tree pages). The
+    /// batch is only read, so that whoever holds it chooses where its memory is freed.
+    pub(super) fn apply(&self, c: &Connection) -> Result<(), StoreError> {
         let mut rows: Vec<(&calls::Call, CallStatus, Option<&str>)> = self
             .calling
             .iter()
@@ -70,23 +71,24 @@ impl WriteBatch {
             .collect();
         rows.sort_unstable_by(|a, b| a.0.id.cmp(&b.0.id));
         calls::insert_calls(c, &rows)?;
-        self.call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut call_ends: Vec<_> = self.call_ends.iter().collect();
+        call_ends.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         store_batch::end_calls(
             c,
-            self.call_ends
-                .iter()
+            call_ends
+                .into_iter()
                 .map(|(id, result, at)| (&**id, *result, *at)),
         )?;
         for (d, at) in &self.deliveries {
             deliveries::insert_delivery(c, d, *at)?;
         }
-        for ((campaign_id, result), n) in self.results {
-            statistics::count_results(c, &campaign_id, result, n)?;
+        for ((campaign_id, result), n) in &self.results {
+            statistics::count_results(c, campaign_id, result, *n)?;
         }
-        for ((campaign_id, minute, result), n) in self.dial_minutes {
-            activity::count_dials(c, &campaign_id, minute, result, n)?;
+        for ((campaign_id, minute, result), n) in &self.dial_minutes {
+            activity::count_dials(c, campaign_id, *minute, result, *n)?;
         }
-        let mut users: Vec<_> = self.users.into_iter().collect();
+        let mut users: Vec<_> = self.users.iter().collect();
         users.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         store_batch::set_users(
             c,
@@ -96,7 +98,7 @@ impl WriteBatch {
                         campaign_id,
                         queue_seq: *queue_seq,
                     },
-                    *w,
+                    **w,
                 )
             }),
         )?;
