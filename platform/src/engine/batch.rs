@@ -4,11 +4,14 @@
 //! ([`WriteBatch`], in `writes.rs`): a call that begins and ends within one batch is written once, a user's
 //! row once however often it changed. A batch whose events never needed the database (they
 //! only dial and end calls) hands its writes to a writer thread, which makes them in a
-//! transaction of their own while the engine computes the next batch; the first event that
-//! needs the database waits for those writes and opens the batch's transaction
-//! ([`BatchDb`]). Reading what the engine never changes (the users' sealed data, read ahead
+//! transaction of their own while the engine computes the next batches (two batches' writes
+//! at most in progress, made in order: [`Writes`]); the first event that needs the database
+//! waits for those writes and opens the batch's transaction ([`BatchDb`]). Reading what the engine never changes (the users' sealed data, read ahead
 //! of the dials) does not count: it goes to a reader connection ([`BatchDb::read`]). The SQL
 //! is the store's (`store::batch`).
+
+use std::collections::VecDeque;
+use std::sync::mpsc::Receiver;
 
 use chrono::{DateTime, Utc};
 
@@ -21,22 +24,6 @@ use crate::store::deliveries;
 use crate::store::deliveries::Delivery;
 use crate::store::states::DeliveryKind;
 use crate::store::{Store, StoreError, WorkspaceRef};
-
-impl WriteBatch {
-    /// Makes the writes in a transaction of their own on a thread of their own, then frees
-    /// the batch on another ([`free_elsewhere`]): the engine waits for the writer before it
-    /// hands over the next batch, and need not wait for the freeing too.
-    fn spawn(self, store: Store) -> WriteJob {
-        std::thread::Builder::new()
-            .name("engine-writer".into())
-            .spawn(move || {
-                let written = store.transaction_blocking(|c| self.apply(c));
-                free_elsewhere(self);
-                written
-            })
-            .expect("a thread for the engine's writes")
-    }
-}
 
 /// Frees a written batch on a short-lived thread of its own (on this one when no thread can
 /// be had). A batch of 32,768 events holds tens of thousands of calls, each with its id and
@@ -84,16 +71,73 @@ impl State {
     }
 }
 
-/// A batch's writes in progress on another thread.
-pub(super) type WriteJob = std::thread::JoinHandle<Result<(), StoreError>>;
+/// How many batches' writes may be in progress at once. With one, the engine waited for the
+/// writer after every batch, and the writer for the engine, whenever one batch took either
+/// of them longer than the last; with two, each can run a batch ahead of the other.
+const WRITES_AHEAD: usize = 2;
 
-/// Waits for the writes in progress, if any.
-pub(super) fn join(job: &mut Option<WriteJob>) -> Result<(), StoreError> {
-    match job.take() {
-        None => Ok(()),
-        Some(j) => j
-            .join()
-            .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into()))),
+/// The batches' writes in progress, each in a transaction of its own on a thread of its
+/// own, made in the order the batches ran: each writer waits for the one before it, and a
+/// batch whose predecessor failed writes nothing (the step fails, and the engine starts
+/// again from the database). At most [`WRITES_AHEAD`] at once.
+#[derive(Default)]
+pub(super) struct Writes {
+    jobs: VecDeque<WriteJob>,
+    /// Told by the last writer whether its writes were made.
+    last: Option<Receiver<bool>>,
+}
+
+/// A batch's writes in progress on another thread.
+type WriteJob = std::thread::JoinHandle<Result<(), StoreError>>;
+
+impl Writes {
+    /// Waits for every write in progress; the first failure, if any.
+    pub(super) fn join(&mut self) -> Result<(), StoreError> {
+        self.last = None;
+        let mut result = Ok(());
+        while let Some(job) = self.jobs.pop_front() {
+            let done = job
+                .join()
+                .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into())));
+            if result.is_ok() {
+                result = done;
+            }
+        }
+        result
+    }
+
+    /// Hands a batch's writes to a writer thread, after the oldest in progress finished
+    /// when [`WRITES_AHEAD`] are.
+    fn push(&mut self, batch: WriteBatch, store: Store) -> Result<(), StoreError> {
+        if self.jobs.len() >= WRITES_AHEAD {
+            let oldest = self.jobs.pop_front().expect("more than none");
+            let done = oldest
+                .join()
+                .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into())));
+            if let Err(e) = done {
+                let _ = self.join();
+                return Err(e);
+            }
+        }
+        let (tell, told) = std::sync::mpsc::channel();
+        let before = self.last.replace(told);
+        let job = std::thread::Builder::new()
+            .name("engine-writer".into())
+            .spawn(move || {
+                // A writer that failed or panicked sends `false` or nothing.
+                if before.is_some_and(|b| b.recv() != Ok(true)) {
+                    return Err(StoreError::Task(
+                        "the writes of an earlier batch failed".into(),
+                    ));
+                }
+                let written = store.transaction_blocking(|c| batch.apply(c));
+                let _ = tell.send(written.is_ok());
+                free_elsewhere(batch);
+                written
+            })
+            .expect("a thread for the engine's writes");
+        self.jobs.push_back(job);
+        Ok(())
     }
 }
 
@@ -104,15 +148,15 @@ pub(super) fn join(job: &mut Option<WriteJob>) -> Result<(), StoreError> {
 /// A batch that fails keeps nothing (the transaction is rolled back when dropped).
 pub(super) struct BatchDb<'a> {
     store: &'a Store,
-    job: &'a mut Option<WriteJob>,
+    writes: &'a mut Writes,
     tx: Option<BatchTx<'a>>,
 }
 
 impl<'a> BatchDb<'a> {
-    pub(super) fn new(store: &'a Store, job: &'a mut Option<WriteJob>) -> Self {
+    pub(super) fn new(store: &'a Store, writes: &'a mut Writes) -> Self {
         BatchDb {
             store,
-            job,
+            writes,
             tx: None,
         }
     }
@@ -120,7 +164,7 @@ impl<'a> BatchDb<'a> {
     /// The writer connection, inside the batch's transaction.
     pub(super) fn conn(&mut self) -> Result<&Connection, StoreError> {
         if self.tx.is_none() {
-            join(self.job)?;
+            self.writes.join()?;
             self.tx = Some(BatchTx::begin(self.store)?);
         }
         Ok(self.tx.as_ref().expect("just opened").conn())
@@ -141,7 +185,7 @@ impl<'a> BatchDb<'a> {
     }
 
     /// Ends the batch: its writes are committed with the transaction when one is open, else
-    /// handed to a writer thread (after the previous one finished).
+    /// handed to a writer thread ([`Writes`]).
     pub(super) fn finish(mut self, writes: WriteBatch) -> Result<(), StoreError> {
         match self.tx.take() {
             Some(tx) => {
@@ -149,11 +193,7 @@ impl<'a> BatchDb<'a> {
                 tx.commit()
             }
             None if writes.is_empty() => Ok(()),
-            None => {
-                join(self.job)?;
-                *self.job = Some(writes.spawn(self.store.clone()));
-                Ok(())
-            }
+            None => self.writes.push(writes, self.store.clone()),
         }
     }
 }
@@ -194,5 +234,78 @@ impl Engine {
             },
             at,
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch that counts one ended attempt of campaign `c` with `result`.
+    fn batch(result: &'static str) -> WriteBatch {
+        let mut b = WriteBatch::default();
+        b.results.insert((super::super::Id::from("c"), result), 1);
+        b
+    }
+
+    /// A store that logs each counted result in the order written, and refuses `boom`.
+    fn store() -> Store {
+        let store = Store::in_memory().unwrap();
+        store
+            .transaction_blocking(|c| {
+                c.execute_batch(
+                    "CREATE TABLE written (result TEXT);
+                     CREATE TRIGGER log AFTER INSERT ON campaign_results BEGIN
+                         INSERT INTO written VALUES (NEW.result);
+                     END;
+                     CREATE TRIGGER refuse BEFORE INSERT ON campaign_results
+                     WHEN NEW.result = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        store
+    }
+
+    fn written(store: &Store) -> Vec<String> {
+        store
+            .read_blocking(|c| {
+                let mut s = c.prepare("SELECT result FROM written ORDER BY rowid")?;
+                let rows = s.query_map([], |r| r.get(0))?;
+                Ok(rows.collect::<Result<Vec<String>, _>>()?)
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn batches_are_written_in_the_order_they_ran_with_at_most_two_in_progress() {
+        let store = store();
+        let mut writes = Writes::default();
+        let names = ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"];
+        for name in names {
+            writes.push(batch(name), store.clone()).unwrap();
+            assert!(writes.jobs.len() <= WRITES_AHEAD);
+        }
+        writes.join().unwrap();
+        assert!(writes.jobs.is_empty());
+        assert_eq!(written(&store), names);
+    }
+
+    #[test]
+    fn after_a_failed_batch_nothing_more_is_written_and_the_failure_is_answered() {
+        let store = store();
+        let mut writes = Writes::default();
+        writes.push(batch("r0"), store.clone()).unwrap();
+        writes.push(batch("boom"), store.clone()).unwrap();
+        // The third waits for the first; the second may fail before or after.
+        let third = writes.push(batch("r2"), store.clone());
+        let joined = writes.join();
+        let err = third.and(joined).unwrap_err();
+        assert!(err.to_string().contains("refused"), "{err}");
+        assert_eq!(written(&store), ["r0"], "nothing after the failed batch");
+        // The next step starts afresh.
+        writes.push(batch("r3"), store.clone()).unwrap();
+        writes.join().unwrap();
+        assert_eq!(written(&store), ["r0", "r3"]);
     }
 }

@@ -75,7 +75,7 @@ use crate::keys::WorkspaceKeys;
 use crate::store::inbound::open_inbound;
 use crate::store::{StoreError, WorkspaceRef, ms};
 use crate::store::{calls, campaign_users, campaigns};
-use batch::{BatchDb, WriteJob, join};
+use batch::{BatchDb, Writes};
 use queue::{Event, next_event};
 use state::State;
 
@@ -225,25 +225,25 @@ impl Engine {
     /// one transaction each, using `keys` for sealed data. Answers what happened.
     pub fn step(&self, until: DateTime<Utc>, keys: &StepKeys) -> Result<StepReport, EngineError> {
         let mut total = StepReport::default();
-        let mut job: Option<WriteJob> = None;
+        let mut writes = Writes::default();
         // The state stays locked for the whole step, so that nothing else reads the store
         // while a batch's writes are in progress.
         let mut state = self.lock();
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.steps(&mut state, until, keys, &mut total, &mut job)
+            self.steps(&mut state, until, keys, &mut total, &mut writes)
         }));
         let result = match run {
             // Every write of the step is made before it answers.
-            Ok(result) => result.and_then(|()| join(&mut job).map_err(EngineError::from)),
+            Ok(result) => result.and_then(|()| writes.join().map_err(EngineError::from)),
             Err(panic) => {
                 // No writer may outlive the step, and the memory is not to be trusted.
-                let _ = join(&mut job);
+                let _ = writes.join();
                 *state = State::default();
                 std::panic::resume_unwind(panic);
             }
         };
         if result.is_err() {
-            let _ = join(&mut job);
+            let _ = writes.join();
             // The memory may be ahead of the database: start again from the database.
             *state = State::default();
         }
@@ -258,15 +258,15 @@ impl Engine {
         until: DateTime<Utc>,
         keys: &StepKeys,
         total: &mut StepReport,
-        job: &mut Option<WriteJob>,
+        writes: &mut Writes,
     ) -> Result<(), EngineError> {
         loop {
             if self.needs_sync(state) {
-                join(job)?;
+                writes.join()?;
                 self.sync(state)?;
             }
             let mut report = StepReport::default();
-            let mut db = BatchDb::new(&self.app.store, job);
+            let mut db = BatchDb::new(&self.app.store, writes);
             let mut n = 0;
             let mut more = false;
             while let Some((t, ev)) = next_event(state) {
