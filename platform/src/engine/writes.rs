@@ -89,7 +89,7 @@ impl WriteBatch {
             activity::count_dials(c, campaign_id, *minute, result, *n)?;
         }
         let mut users: Vec<_> = self.users.iter().collect();
-        users.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        users.sort_unstable_by(|a, b| a.0.cmp(b.0));
         store_batch::set_users(
             c,
             users.iter().map(|((campaign_id, queue_seq), w)| {
