@@ -6,9 +6,9 @@
 //! only dial and end calls) hands its writes to a writer thread, which makes them in a
 //! transaction of their own while the engine computes the next batches (two batches' writes
 //! at most in progress, made in order: [`Writes`]); the first event that needs the database
-//! waits for those writes and opens the batch's transaction ([`BatchDb`]). Reading what the engine never changes (the users' sealed data, read ahead
-//! of the dials) does not count: it goes to a reader connection ([`BatchDb::read`]). The SQL
-//! is the store's (`store::batch`).
+//! waits for those writes and opens the batch's transaction ([`BatchDb`]). Reading what the
+//! engine never changes (the users' sealed data, read ahead of the dials) does not count: it
+//! goes to a reader connection ([`BatchDb::read`]). The SQL is the store's (`store::batch`).
 
 use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
@@ -27,8 +27,8 @@ use crate::store::{Store, StoreError, WorkspaceRef};
 
 /// Frees a written batch on a short-lived thread of its own (on this one when no thread can
 /// be had). A batch of 32,768 events holds tens of thousands of calls, each with its id and
-/// the shared texts it counts references to: freeing them took about a tenth of the
-/// writer's time in the 1,000,000-user run (README, Benchmarks).
+/// the shared texts it counts references to: freeing them took about 8 % of the writer's
+/// time in the 1,000,000-user run (README, Benchmarks).
 fn free_elsewhere(batch: WriteBatch) {
     // When no thread can be had, the closure is dropped here, and the batch with it.
     let _ = std::thread::Builder::new()
@@ -73,7 +73,9 @@ impl State {
 
 /// How many batches' writes may be in progress at once. With one, the engine waited for the
 /// writer after every batch, and the writer for the engine, whenever one batch took either
-/// of them longer than the last; with two, each can run a batch ahead of the other.
+/// of them longer than the last; with two, each can run a batch ahead of the other (7 % off
+/// the 1,000,000-user run's time, README, Benchmarks). Each batch waiting to be written
+/// holds its calls and users in memory.
 const WRITES_AHEAD: usize = 2;
 
 /// The batches' writes in progress, each in a transaction of its own on a thread of its
@@ -96,9 +98,7 @@ impl Writes {
         self.last = None;
         let mut result = Ok(());
         while let Some(job) = self.jobs.pop_front() {
-            let done = job
-                .join()
-                .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into())));
+            let done = wait(job);
             if result.is_ok() {
                 result = done;
             }
@@ -111,10 +111,7 @@ impl Writes {
     fn push(&mut self, batch: WriteBatch, store: Store) -> Result<(), StoreError> {
         if self.jobs.len() >= WRITES_AHEAD {
             let oldest = self.jobs.pop_front().expect("more than none");
-            let done = oldest
-                .join()
-                .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into())));
-            if let Err(e) = done {
+            if let Err(e) = wait(oldest) {
                 let _ = self.join();
                 return Err(e);
             }
@@ -139,6 +136,12 @@ impl Writes {
         self.jobs.push_back(job);
         Ok(())
     }
+}
+
+/// Waits for one batch's writes.
+fn wait(job: WriteJob) -> Result<(), StoreError> {
+    job.join()
+        .unwrap_or_else(|_| Err(StoreError::Task("the engine's writer panicked".into())))
 }
 
 /// The database as one batch of events sees it. Events that only dial and end calls never
