@@ -46,6 +46,7 @@ impl State {
             .drain()
             .filter_map(|id| self.inflight.get(&id).cloned())
             .collect();
+        self.pending = WriteBatch::sized_like(&batch);
         if runs {
             for run in self.runs.values_mut() {
                 if run.dirty {
@@ -244,25 +245,26 @@ impl Engine {
 mod tests {
     use super::*;
 
-    /// A batch that counts one ended attempt of campaign `c` with `result`.
-    fn batch(result: &'static str) -> WriteBatch {
+    /// A batch that counts one ended attempt of campaign `campaign`.
+    fn batch(campaign: &str) -> WriteBatch {
         let mut b = WriteBatch::default();
-        b.results.insert((super::super::Id::from("c"), result), 1);
+        b.results
+            .insert((campaign.into(), super::dialing::CallResult::Completed), 1);
         b
     }
 
-    /// A store that logs each counted result in the order written, and refuses `boom`.
+    /// A store that logs the campaign of each count in the order written, and refuses `boom`.
     fn store() -> Store {
         let store = Store::in_memory().unwrap();
         store
             .transaction_blocking(|c| {
                 c.execute_batch(
-                    "CREATE TABLE written (result TEXT);
+                    "CREATE TABLE written (campaign TEXT);
                      CREATE TRIGGER log AFTER INSERT ON campaign_results BEGIN
-                         INSERT INTO written VALUES (NEW.result);
+                         INSERT INTO written VALUES (NEW.campaign_id);
                      END;
                      CREATE TRIGGER refuse BEFORE INSERT ON campaign_results
-                     WHEN NEW.result = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+                     WHEN NEW.campaign_id = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END;",
                 )?;
                 Ok(())
             })
@@ -273,7 +275,7 @@ mod tests {
     fn written(store: &Store) -> Vec<String> {
         store
             .read_blocking(|c| {
-                let mut s = c.prepare("SELECT result FROM written ORDER BY rowid")?;
+                let mut s = c.prepare("SELECT campaign FROM written ORDER BY rowid")?;
                 let rows = s.query_map([], |r| r.get(0))?;
                 Ok(rows.collect::<Result<Vec<String>, _>>()?)
             })

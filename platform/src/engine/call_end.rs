@@ -109,13 +109,25 @@ impl Engine {
             .unwrap_or_else(|| Id::from(""));
         let cohort_id = ended.call.cohort_id.clone().unwrap_or_else(|| Id::from(""));
         let row_no = ended.call.row_no.unwrap_or(0);
-        let spec_status = match state.runs.get(&*campaign_id) {
-            Some(run) => Some((run.spec.clone(), run.status)),
-            None => {
-                campaigns::get_any(db.conn()?, &campaign_id)?.map(|r| (Arc::new(r.spec), r.status))
-            }
+        // The campaign from memory when the engine runs it (one lookup), else from the store.
+        let run = state.runs.get(&*campaign_id).map(|run| {
+            let position = run.cohorts.iter().position(|k| *k == cohort_id);
+            (run.spec.clone(), run.status, run.id.clone(), position)
+        });
+        let live = run.is_some();
+        let known = match run {
+            Some(known) => Some(known),
+            None => match campaigns::get_any(db.conn()?, &campaign_id)? {
+                Some(r) => {
+                    let position = campaign_users::admitted_cohorts(db.conn()?, &campaign_id)?
+                        .iter()
+                        .position(|k| **k == *cohort_id);
+                    Some((Arc::new(r.spec), r.status, campaign_id.clone(), position))
+                }
+                None => None,
+            },
         };
-        let Some((spec, status)) = spec_status else {
+        let Some((spec, status, cid, position)) = known else {
             // The campaign is gone: the call ends as an internal error, written once.
             record_call(&mut state.pending, ended, CallResult::InternalError);
             return Ok(());
@@ -123,24 +135,9 @@ impl Engine {
         let result = CallResult::classify(ended.outcome, ended.talk, spec.retry.threshold_seconds);
         let attempts = ended.call.retry_attempt + 1;
         // A retry needs a live campaign; a user out of attempts is done either way.
-        let live = state.runs.contains_key(&*campaign_id) && !status.is_final();
+        let live = live && !status.is_final();
         let (next, cut_short) = decide_retry(&spec, result, attempts, ended.at, live);
-        let cid: Id = state
-            .runs
-            .get(&*campaign_id)
-            .map_or_else(|| campaign_id.clone(), |r| r.id.clone());
-        let seq = match state.runs.get(&*campaign_id) {
-            Some(run) => run
-                .cohorts
-                .iter()
-                .position(|k| **k == *cohort_id)
-                .map(|p| p as u32),
-            None => campaign_users::admitted_cohorts(db.conn()?, &campaign_id)?
-                .iter()
-                .position(|k| **k == *cohort_id)
-                .map(|p| p as u32),
-        }
-        .map(|position| campaign_users::queue_seq(position, row_no));
+        let seq = position.map(|p| campaign_users::queue_seq(p as u32, row_no));
         let Some(seq) = seq else {
             tracing::error!(campaign = %campaign_id, cohort = %cohort_id, "a call of a cohort the campaign never admitted");
             record_result(&mut state.pending, cid, ended, result);
@@ -266,9 +263,9 @@ fn record_result(pending: &mut WriteBatch, cid: Id, ended: Ended, result: CallRe
     let minute = activity::minute_of(ended.call.dialed_at.unwrap_or(ended.at));
     *pending
         .dial_minutes
-        .entry((cid.clone(), minute, result.as_str()))
+        .entry((cid.clone(), minute, result))
         .or_default() += 1;
-    *pending.results.entry((cid, result.as_str())).or_default() += 1;
+    *pending.results.entry((cid, result)).or_default() += 1;
     record_call(pending, ended, result);
 }
 

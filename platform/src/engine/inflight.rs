@@ -2,7 +2,6 @@
 //! that the workspaces whose keys the next step may need are known without reading every
 //! call in progress from the database.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -12,11 +11,12 @@ use crate::store::WorkspaceRef;
 use crate::store::calls;
 
 /// Calls in progress by attempt id, with a count per workspace (keyed by the calls' own
-/// shared workspace, so that counting a call copies no text).
+/// shared workspace, so that counting a call copies no text, and finding it compares no
+/// text either: a shared workspace is found by its pointer).
 #[derive(Debug, Default)]
 pub(super) struct Inflight {
     calls: FxHashMap<Id, calls::Call>,
-    per_ws: BTreeMap<Arc<WorkspaceRef>, usize>,
+    per_ws: FxHashMap<Arc<WorkspaceRef>, usize>,
 }
 
 impl Inflight {
@@ -40,7 +40,7 @@ impl Inflight {
         Some(call)
     }
 
-    /// The workspaces with a call in progress.
+    /// The workspaces with a call in progress, in no order.
     pub(super) fn workspaces(&self) -> impl Iterator<Item = &WorkspaceRef> {
         self.per_ws.keys().map(|ws| &**ws)
     }
@@ -80,9 +80,9 @@ mod tests {
         f.insert("c".into(), call("c", "w2"));
         f.insert("c".into(), call("c", "w2"));
         let ws = |f: &Inflight| {
-            f.workspaces()
-                .map(|w| w.workspace_id.clone())
-                .collect::<Vec<_>>()
+            let mut ws: Vec<_> = f.workspaces().map(|w| w.workspace_id.clone()).collect();
+            ws.sort();
+            ws
         };
         assert_eq!(ws(&f), ["w1", "w2"]);
         assert!(f.remove("c").is_some());
