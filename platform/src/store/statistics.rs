@@ -34,25 +34,6 @@ pub(crate) struct CampaignCounts {
     pub(crate) results: Vec<(String, u64)>,
 }
 
-/// The users of campaign `?1` in each state of [`UserState::ALL`], in that order, then the
-/// ready ones dialled before whose next dial is due at `?2`: one row, each count a filter of
-/// one scan. `GROUP BY state` sorted every user of the campaign first, and took 2.6 times
-/// as long over a million users.
-static USERS_BY_STATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let mut counts: Vec<String> = UserState::ALL
-        .iter()
-        .map(|s| format!("COUNT(*) FILTER (WHERE state = '{s}')"))
-        .collect();
-    counts.push(format!(
-        "COUNT(*) FILTER (WHERE state = '{}' AND attempts > 0 AND due_ms <= ?2)",
-        UserState::Ready
-    ));
-    format!(
-        "SELECT {} FROM campaign_users WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1)",
-        counts.join(", ")
-    )
-});
-
 /// The counts of campaign `campaign_id` at `now` (`now` decides which retries are due).
 pub(crate) fn campaign_counts(
     c: &Connection,
@@ -67,26 +48,30 @@ pub(crate) fn campaign_counts(
     } else {
         None
     };
-    // Users the engine admitted, by state, in one pass over the campaign's users.
-    let counts =
-        c.prepare_cached(&USERS_BY_STATE)?
-            .query_row(params![campaign_id, ms(now)], |r| {
-                (0..=UserState::ALL.len())
-                    .map(|i| Ok(r.get::<_, i64>(i)?.max(0) as u64))
-                    .collect::<rusqlite::Result<Vec<u64>>>()
-            })?;
+    // Users the engine admitted, by state, counted here in one pass over the campaign's
+    // users. `GROUP BY state` sorted them all first: twice the instructions of this loop
+    // (callgrind, 30,000 users; a count per state filtered in SQL took 1.15 times).
+    let mut stmt = c.prepare_cached(
+        "SELECT state, attempts > 0 AND due_ms <= ?2 FROM campaign_users
+         WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1)",
+    )?;
+    let mut rows = stmt.query(params![campaign_id, ms(now)])?;
+    let mut by_state = [(0u64, 0u64); UserState::ALL.len()];
+    while let Some(r) = rows.next()? {
+        let state: UserState = r.get(0)?;
+        // `ALL` is in declaration order, as the discriminants are.
+        let n = &mut by_state[state as usize];
+        n.0 += 1;
+        n.1 += u64::from(r.get::<_, bool>(1)?);
+    }
     let users = UserState::ALL
         .iter()
-        .zip(&counts)
-        .filter(|&(_, &users)| users > 0)
-        .map(|(&state, &users)| UsersInState {
+        .zip(by_state)
+        .filter(|&(_, (users, _))| users > 0)
+        .map(|(&state, (users, due))| UsersInState {
             state,
             users,
-            retries_due: if state == UserState::Ready {
-                counts[UserState::ALL.len()]
-            } else {
-                0
-            },
+            retries_due: if state == UserState::Ready { due } else { 0 },
         })
         .collect();
     // Users of completed uploads the engine has not admitted yet; those in a stop file of
