@@ -137,19 +137,31 @@ mod tests {
     use crate::store::cohort_phones::{PhoneEntry, index_phones};
     use crate::store::from_ms;
 
+    /// A migrated database with the campaigns `cmp-1` to `cmp-{campaigns}`, numbered 1 to
+    /// `campaigns`.
+    fn database(campaigns: u32) -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        super::super::migrations::run(&c).unwrap();
+        for n in 1..=campaigns {
+            c.execute(
+                "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, status, start_ms, end_ms, spec,
+                                        created_by, updated_by, created_ms, updated_ms)
+                 VALUES ('cmp-' || ?1, ?1, 'o', 'w', 'c' || ?1, 'active', 0, 1, '{}', 'x', 'x', 0, 0)",
+                [n],
+            )
+            .unwrap();
+        }
+        c
+    }
+
     /// The admitted users are counted by state, the states without users left out, and the
     /// retries due are the ready users dialled before whose next dial is due: all of the
     /// campaign's users and none of another's.
     #[test]
     fn admitted_users_are_counted_by_state_with_the_retries_due() {
-        let c = Connection::open_in_memory().unwrap();
-        super::super::migrations::run(&c).unwrap();
+        let c = database(2);
         c.execute_batch(
-            "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, status, start_ms, end_ms, spec,
-                                    created_by, updated_by, created_ms, updated_ms)
-             VALUES ('cmp-1', 1, 'o', 'w', 'a', 'active', 0, 1, '{}', 'x', 'x', 0, 0),
-                    ('cmp-2', 2, 'o', 'w', 'b', 'active', 0, 1, '{}', 'x', 'x', 0, 0);
-             INSERT INTO campaign_users (campaign_num, queue_seq, state, attempts, due_ms) VALUES
+            "INSERT INTO campaign_users (campaign_num, queue_seq, state, attempts, due_ms) VALUES
                  (1, 1, 'ready', 0, 0),       -- never dialled: not a retry
                  (1, 2, 'ready', 1, 10),      -- a retry due at 10
                  (1, 3, 'ready', 2, 11),      -- a retry not due yet
@@ -197,14 +209,7 @@ mod tests {
     /// in both, and not the users of an admitted upload or of an unfinished stop file.
     #[test]
     fn users_not_admitted_are_excluded_by_the_campaigns_completed_stop_files() {
-        let c = Connection::open_in_memory().unwrap();
-        super::super::migrations::run(&c).unwrap();
-        c.execute_batch(
-            "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, status, start_ms, end_ms, spec,
-                                    created_by, updated_by, created_ms, updated_ms)
-             VALUES ('cmp-1', 1, 'o', 'w', 'a', 'active', 0, 1, '{}', 'x', 'x', 0, 0);",
-        )
-        .unwrap();
+        let c = database(1);
         let hash = |i: u8| [i; 16];
         // id, category, status, the numbers it holds.
         let cohorts: [(&str, &str, &str, &[u8]); 6] = [
