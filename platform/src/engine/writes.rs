@@ -33,10 +33,9 @@ pub(super) struct WriteBatch {
     pub(super) call_ends: Vec<(Id, &'static str, DateTime<Utc>)>,
     /// Webhook deliveries queued in this batch, with their due time.
     pub(super) deliveries: Vec<(Delivery, DateTime<Utc>)>,
-    /// Ended attempts of this batch by (campaign, result). Hash maps, not ordered ones:
-    /// comparing the campaigns' ids in order took a string comparison at each step of the
-    /// search, at every call's end; a hash map's lookup finds the shared id by its pointer.
-    /// [`WriteBatch::apply`] sorts them.
+    /// Ended attempts of this batch by (campaign, result). Hash maps, not ordered ones: an
+    /// ordered map's search compared the campaign's id text at each of its steps, at every
+    /// call's end; a hash map's lookup compares it once. [`WriteBatch::apply`] sorts them.
     pub(super) results: FxHashMap<(Id, CallResult), u64>,
     /// The same by (campaign, minute dialled, result): the campaign's chart.
     pub(super) dial_minutes: FxHashMap<(Id, i64, CallResult), u64>,
