@@ -46,7 +46,6 @@ impl State {
             .drain()
             .filter_map(|id| self.inflight.get(&id).cloned())
             .collect();
-        self.pending = WriteBatch::sized_like(&batch);
         if runs {
             for run in self.runs.values_mut() {
                 if run.dirty {

@@ -56,26 +56,6 @@ fn cmp_ids(a: &Id, b: &Id) -> Ordering {
 }
 
 impl WriteBatch {
-    /// An empty batch with room for an eighth more writes of each kind than `last` made
-    /// (its calls dialled detached): the vectors and maps of each batch grew by doubling,
-    /// to megabytes, from nothing.
-    pub(super) fn sized_like(last: &WriteBatch) -> WriteBatch {
-        let room = |n: usize| n + n / 8;
-        let mut dialled = FxHashSet::default();
-        dialled.reserve(room(last.calling.len() + last.ended_calls.len()));
-        let mut users = FxHashMap::default();
-        users.reserve(room(last.users.len()));
-        WriteBatch {
-            dialled,
-            calling: Vec::with_capacity(room(last.calling.len())),
-            ended_calls: Vec::with_capacity(room(last.ended_calls.len())),
-            call_ends: Vec::with_capacity(room(last.call_ends.len())),
-            deliveries: Vec::with_capacity(room(last.deliveries.len())),
-            users,
-            ..WriteBatch::default()
-        }
-    }
-
     /// Whether there is nothing to write.
     pub(super) fn is_empty(&self) -> bool {
         self.dialled.is_empty()
