@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use contracts::model::CampaignSpec;
+use contracts::wire::CampaignStatus;
 use telephony_sim::Outcome;
 
 use super::batch::BatchDb;
@@ -22,11 +23,12 @@ use super::state::{State, UserData, Waiting};
 use super::writes::WriteBatch;
 use super::{Engine, EngineError, Id, StepKeys, StepReport, events};
 use crate::keys::WorkspaceKeys;
+use crate::store::batch::Connection;
 use crate::store::batch::UserUpdate;
 use crate::store::cohorts as cohort_store;
 use crate::store::states::{CallKind, CallStatus, DeliveryKind, UserState};
+use crate::store::{StoreError, campaigns, ms};
 use crate::store::{activity, calls, campaign_users};
-use crate::store::{campaigns, ms};
 
 /// A call at its end, as [`Engine::call_end`] found it: what the steps that end it need.
 pub(super) struct Ended {
@@ -110,24 +112,24 @@ impl Engine {
         let cohort_id = ended.call.cohort_id.clone().unwrap_or_else(|| Id::from(""));
         let row_no = ended.call.row_no.unwrap_or(0);
         // The campaign from memory when the engine runs it (one lookup), else from the store.
-        let run = state.runs.get(&*campaign_id).map(|run| {
-            let position = run.cohorts.iter().position(|k| *k == cohort_id);
-            (run.spec.clone(), run.status, run.id.clone(), position)
+        let run = state.runs.get(&*campaign_id).map(|run| Known {
+            spec: run.spec.clone(),
+            status: run.status,
+            cid: run.id.clone(),
+            position: run.cohorts.iter().position(|k| *k == cohort_id),
         });
-        let live = run.is_some();
+        let runs_it = run.is_some();
         let known = match run {
             Some(known) => Some(known),
-            None => match campaigns::get_any(db.conn()?, &campaign_id)? {
-                Some(r) => {
-                    let position = campaign_users::admitted_cohorts(db.conn()?, &campaign_id)?
-                        .iter()
-                        .position(|k| **k == *cohort_id);
-                    Some((Arc::new(r.spec), r.status, campaign_id.clone(), position))
-                }
-                None => None,
-            },
+            None => stored_campaign(db.conn()?, &campaign_id, &cohort_id)?,
         };
-        let Some((spec, status, cid, position)) = known else {
+        let Some(Known {
+            spec,
+            status,
+            cid,
+            position,
+        }) = known
+        else {
             // The campaign is gone: the call ends as an internal error, written once.
             record_call(&mut state.pending, ended, CallResult::InternalError);
             return Ok(());
@@ -135,7 +137,7 @@ impl Engine {
         let result = CallResult::classify(ended.outcome, ended.talk, spec.retry.threshold_seconds);
         let attempts = ended.call.retry_attempt + 1;
         // A retry needs a live campaign; a user out of attempts is done either way.
-        let live = live && !status.is_final();
+        let live = runs_it && !status.is_final();
         let (next, cut_short) = decide_retry(&spec, result, attempts, ended.at, live);
         let seq = position.map(|p| campaign_users::queue_seq(p as u32, row_no));
         let Some(seq) = seq else {
@@ -219,6 +221,36 @@ impl Engine {
         );
         Ok(true)
     }
+}
+
+/// What a call's end needs of its campaign.
+struct Known {
+    spec: Arc<CampaignSpec>,
+    status: CampaignStatus,
+    /// The campaign's id as the engine shares it (the call's own when not in memory).
+    cid: Id,
+    /// The call's cohort's position among the campaign's admitted cohorts.
+    position: Option<usize>,
+}
+
+/// [`Known`] of a campaign the engine does not run, from the store (none when it is gone).
+fn stored_campaign(
+    c: &Connection,
+    campaign_id: &Id,
+    cohort_id: &str,
+) -> Result<Option<Known>, StoreError> {
+    let Some(r) = campaigns::get_any(c, campaign_id)? else {
+        return Ok(None);
+    };
+    let position = campaign_users::admitted_cohorts(c, campaign_id)?
+        .iter()
+        .position(|k| k == cohort_id);
+    Ok(Some(Known {
+        spec: Arc::new(r.spec),
+        status: r.status,
+        cid: campaign_id.clone(),
+        position,
+    }))
 }
 
 /// A campaign call's user at the call's end, and what the call meant for them.
