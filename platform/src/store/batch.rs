@@ -13,7 +13,7 @@ use std::sync::MutexGuard;
 use chrono::{DateTime, Utc};
 
 use super::calls::{END_CALL, end_call_with};
-use super::campaign_users::{SET_USER, UserRef, campaign_num, set_user};
+use super::campaign_users::{CampaignUsers, SET_USER, UserRef, set_user};
 use super::states::UserState;
 use super::{Store, StoreError};
 
@@ -112,33 +112,25 @@ pub(crate) struct UserUpdate {
     pub(crate) due_ms: i64,
 }
 
-/// Sets many campaign users' rows with one prepared statement. Each campaign's number is
-/// looked up once for its users in a row (give them grouped by campaign); the users of a
-/// campaign that is gone (its workspace was reset) are gone too, and skipped.
+/// Sets many campaign users' rows with one prepared statement. Each campaign's cohorts are
+/// read once for its users in a row (give them grouped by campaign); the users of a campaign
+/// that is gone (its workspace was reset) are gone too, and skipped.
 pub(crate) fn set_users<'a>(
     c: &Connection,
     users: impl IntoIterator<Item = (UserRef<'a>, UserUpdate)>,
 ) -> Result<(), StoreError> {
     let mut stmt = c.prepare_cached(SET_USER)?;
-    let mut campaign: Option<(&str, Option<i64>)> = None;
+    let mut campaign: Option<(&str, CampaignUsers)> = None;
     for (user, w) in users {
-        let num = match campaign {
-            Some((id, num)) if id == user.campaign_id => num,
+        let ids = match &campaign {
+            Some((id, ids)) if *id == user.campaign_id => ids,
             _ => {
-                let num = campaign_num(c, user.campaign_id)?;
-                campaign = Some((user.campaign_id, num));
-                num
+                let ids = CampaignUsers::read(c, user.campaign_id)?;
+                &campaign.insert((user.campaign_id, ids)).1
             }
         };
-        if let Some(num) = num {
-            set_user(
-                &mut stmt,
-                num,
-                user.queue_seq,
-                w.state,
-                w.attempts,
-                w.due_ms,
-            )?;
+        if let Some(id) = ids.user_id(user.queue_seq) {
+            set_user(&mut stmt, id, w.state, w.attempts, w.due_ms)?;
         }
     }
     Ok(())

@@ -2,9 +2,11 @@
 //! one row per user admitted to a campaign with its state (`ready`, `calling`, `done`,
 //! `excluded`, `unfinished`; see [`UserState`]), dials so far and the earliest next dial.
 //!
-//! A user's row is keyed by its campaign's number (`campaigns.seq`; [`campaign_num`]) and its
-//! queue order, which also names its cohort (by admission position, in `campaign_cohorts`) and
-//! row ([`queue_place`]).
+//! A user's row is keyed by one integer, its `id` (the table's rowid): each admitted cohort
+//! takes a range of ids of its own, `first_user` to `last_user` in `campaign_cohorts`, and its
+//! row `row_no` is user `first_user + row_no` ([`Admitted`]). The engine names a user by its
+//! campaign and queue order, which names the cohort (by admission position) and the row
+//! ([`queue_place`]); [`CampaignUsers`] turns that into the id.
 //!
 //! Admission reads the campaign's completed uploads from `cohorts` and their users from
 //! `cohort_users` ([`completed_campaign_cohorts`], [`admitted_rows`]); stop files exclude
@@ -16,7 +18,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement, params};
 
 use super::states::UserState;
-use super::{StoreError, cohort_phones, from_ms, ms, optional};
+use super::{StoreError, cohort_phones, from_ms, ms};
 
 /// The completed cohorts of a campaign, both categories, in upload order:
 /// `(id, is_stop_file, completed at)`.
@@ -63,19 +65,76 @@ pub(crate) fn admit_cohort(
     position: u32,
     at: DateTime<Utc>,
 ) -> Result<u64, StoreError> {
+    // The cohort's ids start after every id taken, by a user or by a range (a range outlives
+    // its users only within a transaction that deletes both, but the range is the bound).
+    let first_user: i64 = c
+        .prepare_cached(
+            "SELECT MAX(COALESCE((SELECT MAX(id) FROM campaign_users), 0),
+                        COALESCE((SELECT MAX(last_user) FROM campaign_cohorts), 0)) + 1",
+        )?
+        .query_row([], |r| r.get(0))?;
+    let last_row: Option<i64> = c
+        .prepare_cached("SELECT MAX(row_no) FROM cohort_users WHERE cohort_id = ?1")?
+        .query_row(params![cohort_id], |r| r.get(0))?;
+    // No users: an empty range, and the next cohort starts at the same id.
+    let last_user = first_user + last_row.unwrap_or(-1);
     c.prepare_cached(
-        "INSERT INTO campaign_cohorts (campaign_id, cohort_id, position, admitted_ms) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO campaign_cohorts (campaign_id, cohort_id, position, admitted_ms, first_user, last_user)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![campaign_id, cohort_id, position, ms(at)])?;
-    // queue_seq: the cohort's position in the high bits, the row in the low ones.
+    .execute(params![campaign_id, cohort_id, position, ms(at), first_user, last_user])?;
     let n = c
         .prepare_cached(
-            "INSERT INTO campaign_users (campaign_num, queue_seq, state, attempts, due_ms)
-             SELECT (SELECT seq FROM campaigns WHERE id = ?1), (?3 << 32) + row_no, 'ready', 0, ?4
-             FROM cohort_users WHERE cohort_id = ?2",
+            "INSERT INTO campaign_users (id, state, attempts, due_ms)
+             SELECT ?1 + row_no, 'ready', 0, ?2 FROM cohort_users WHERE cohort_id = ?3",
         )?
-        .execute(params![campaign_id, cohort_id, i64::from(position), ms(at)])?;
+        .execute(params![first_user, ms(at), cohort_id])?;
     Ok(n as u64)
+}
+
+/// A cohort a campaign admitted, with the range of ids its users took (empty for a stop
+/// file, whose users are not admitted, and for a cohort without users).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Admitted {
+    /// The cohort's admission position (the high half of its users' queue order).
+    pub(crate) position: u32,
+    /// The id of the cohort's row 0: row `row_no` is user `first_user + row_no`.
+    pub(crate) first_user: i64,
+    /// The last id the cohort's users took (below `first_user` when there are none).
+    pub(crate) last_user: i64,
+}
+
+impl Admitted {
+    /// The id of the user at `queue_seq` (a queue order of this cohort).
+    pub(crate) fn user_id(&self, queue_seq: i64) -> i64 {
+        self.first_user + queue_place(queue_seq).1 as i64
+    }
+
+    /// The queue order of user `id` (one of this cohort's).
+    pub(crate) fn queue_seq(&self, id: i64) -> i64 {
+        queue_seq(self.position, (id - self.first_user) as u64)
+    }
+}
+
+/// The cohorts campaign `campaign_id` admitted, with their users' ids, in admission order.
+pub(crate) fn admitted_ranges(
+    c: &Connection,
+    campaign_id: &str,
+) -> Result<Vec<Admitted>, StoreError> {
+    let mut stmt = c.prepare_cached(
+        "SELECT position, COALESCE(first_user, 0), COALESCE(last_user, -1) FROM campaign_cohorts
+         WHERE campaign_id = ?1 ORDER BY position",
+    )?;
+    let rows = stmt
+        .query_map(params![campaign_id], |r| {
+            Ok(Admitted {
+                position: r.get(0)?,
+                first_user: r.get(1)?,
+                last_user: r.get(2)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
 }
 
 /// Records a completed stop file as admitted (its numbers are checked at dial time).
@@ -86,6 +145,7 @@ pub(crate) fn admit_stop_file(
     position: u32,
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    // Its numbers are checked at dial time: it takes no ids.
     c.prepare_cached(
         "INSERT INTO campaign_cohorts (campaign_id, cohort_id, position, admitted_ms) VALUES (?1, ?2, ?3, ?4)",
     )?
@@ -100,29 +160,26 @@ pub(crate) fn exclude_by_stop_file(
     campaign_id: &str,
     stop_cohort_id: &str,
 ) -> Result<u64, StoreError> {
-    let Some(campaign) = campaign_num(c, campaign_id)? else {
-        return Ok(0);
-    };
     let Some(stop) = cohort_phones::cohort_num(c, stop_cohort_id)? else {
         return Ok(0);
     };
     let admitted = c
         .prepare_cached(
-            "SELECT a.position, k.num FROM campaign_cohorts a JOIN cohorts k ON k.id = a.cohort_id
-             WHERE a.campaign_id = ?1",
+            "SELECT a.first_user, k.num FROM campaign_cohorts a JOIN cohorts k ON k.id = a.cohort_id
+             WHERE a.campaign_id = ?1 AND a.first_user IS NOT NULL",
         )?
         .query_map(params![campaign_id], |r| {
-            Ok((r.get::<_, u32>(0)?, r.get::<_, i64>(1)?))
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let mut exclude = c.prepare_cached(
-        "UPDATE campaign_users SET state = 'excluded'
-         WHERE campaign_num = ?1 AND queue_seq = ?2 AND state = 'ready'",
+        "UPDATE campaign_users SET state = 'excluded' WHERE id = ?1 AND state = 'ready'",
     )?;
     let mut n = 0;
-    for (position, num) in admitted {
+    for (first_user, num) in admitted {
+        // The rows are the cohort's own: in its range.
         for row in cohort_phones::rows_shared_with(c, num, &[stop])? {
-            n += exclude.execute(params![campaign, queue_seq(position, u64::from(row))])?;
+            n += exclude.execute(params![first_user + i64::from(row)])?;
         }
     }
     Ok(n as u64)
@@ -196,21 +253,24 @@ fn stored_hash(v: ValueRef<'_>) -> [u8; 16] {
 }
 
 /// The users of a campaign waiting for a dial.
+/// In queue order.
 pub(crate) fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
     let mut stmt = c.prepare_cached(
-        "SELECT queue_seq, attempts, due_ms FROM campaign_users
-         WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1) AND state = 'ready'",
+        "SELECT id, attempts, due_ms FROM campaign_users
+         WHERE id BETWEEN ?1 AND ?2 AND state = 'ready'",
     )?;
-    let rows = stmt
-        .query_map(params![campaign_id], |r| {
-            Ok(ReadyUser {
-                queue_seq: r.get(0)?,
+    let mut out = Vec::new();
+    for cohort in admitted_ranges(c, campaign_id)? {
+        let mut rows = stmt.query(params![cohort.first_user, cohort.last_user])?;
+        while let Some(r) = rows.next()? {
+            out.push(ReadyUser {
+                queue_seq: cohort.queue_seq(r.get(0)?),
                 attempts: r.get::<_, i64>(1)? as u32,
                 due_ms: r.get(2)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The queue order of every user of a cohort admitted at `position`, in row order (their
@@ -249,44 +309,62 @@ pub(crate) fn queue_place(seq: i64) -> (u32, u64) {
     ((seq >> 32) as u32, (seq & 0xffff_ffff) as u64)
 }
 
-/// The number that keys campaign `id`'s users (`campaigns.seq`), if the campaign exists.
-pub(crate) fn campaign_num(c: &Connection, id: &str) -> Result<Option<i64>, StoreError> {
-    let mut stmt = c.prepare_cached("SELECT seq FROM campaigns WHERE id = ?1")?;
-    optional(stmt.query_row(params![id], |r| r.get(0)))
+/// A campaign's users by queue order: the ids of the cohorts it admitted, by position
+/// (the engine names its users by campaign and queue order; the rows are keyed by id).
+#[derive(Debug, Default)]
+pub(crate) struct CampaignUsers {
+    by_position: Vec<Option<Admitted>>,
+}
+
+impl CampaignUsers {
+    /// Campaign `campaign_id`'s cohorts as stored (none when the campaign is gone).
+    pub(crate) fn read(c: &Connection, campaign_id: &str) -> Result<Self, StoreError> {
+        let mut by_position = Vec::new();
+        for cohort in admitted_ranges(c, campaign_id)? {
+            let at = cohort.position as usize;
+            if by_position.len() <= at {
+                by_position.resize(at + 1, None);
+            }
+            by_position[at] = Some(cohort);
+        }
+        Ok(CampaignUsers { by_position })
+    }
+
+    /// The id of the user at `queue_seq`, if its cohort was admitted with a row that high.
+    pub(crate) fn user_id(&self, queue_seq: i64) -> Option<i64> {
+        let (position, _) = queue_place(queue_seq);
+        let cohort = self.by_position.get(position as usize).copied().flatten()?;
+        let id = cohort.user_id(queue_seq);
+        (id <= cohort.last_user).then_some(id)
+    }
 }
 
 /// The statement of [`set_user`]: prepare it once for many users.
-pub(crate) const SET_USER: &str = "UPDATE campaign_users SET state = ?3, attempts = ?4, due_ms = ?5
-         WHERE campaign_num = ?1 AND queue_seq = ?2";
+pub(crate) const SET_USER: &str =
+    "UPDATE campaign_users SET state = ?2, attempts = ?3, due_ms = ?4 WHERE id = ?1";
 
-/// Sets the state of the user at `queue_seq` in the campaign numbered `campaign_num`
-/// ([`campaign_num`]) after a dial or a call, with the statement [`SET_USER`].
+/// Sets the state of user `id` ([`CampaignUsers::user_id`]) after a dial or a call, with
+/// the statement [`SET_USER`].
 pub(crate) fn set_user(
     stmt: &mut Statement<'_>,
-    campaign_num: i64,
-    queue_seq: i64,
+    id: i64,
     state: UserState,
     attempts: u32,
     due_ms: i64,
 ) -> Result<(), StoreError> {
-    stmt.execute(params![
-        campaign_num,
-        queue_seq,
-        state,
-        i64::from(attempts),
-        due_ms
-    ])?;
+    stmt.execute(params![id, state, i64::from(attempts), due_ms])?;
     Ok(())
 }
 
 /// Marks every user still waiting as unfinished (the campaign ended or was cancelled).
 pub(crate) fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, StoreError> {
-    let n = c
-        .prepare_cached(
-            "UPDATE campaign_users SET state = 'unfinished'
-             WHERE campaign_num = (SELECT seq FROM campaigns WHERE id = ?1) AND state = 'ready'",
-        )?
-        .execute(params![campaign_id])?;
+    let mut stmt = c.prepare_cached(
+        "UPDATE campaign_users SET state = 'unfinished' WHERE id BETWEEN ?1 AND ?2 AND state = 'ready'",
+    )?;
+    let mut n = 0;
+    for cohort in admitted_ranges(c, campaign_id)? {
+        n += stmt.execute(params![cohort.first_user, cohort.last_user])?;
+    }
     Ok(n as u64)
 }
 
@@ -303,9 +381,9 @@ mod tests {
             .write_blocking(|c| {
                 for (id, rows) in [("coh-a", 40u8), ("coh-b", 3)] {
                     c.execute(
-                        "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
+                        "INSERT INTO cohorts (id, seq, num, org_id, workspace_id, parent_kind, parent_id, name, status,
                                               source_type, category, created_by, updated_by, created_ms, updated_ms)
-                         VALUES (?1, ?2, 'o', 'w', 'campaign', 'cmp-1', 'n', 'completed', 'stream', 'cohort',
+                         VALUES (?1, ?2, ?2, 'o', 'w', 'campaign', 'cmp-1', 'n', 'completed', 'stream', 'cohort',
                                  'a', 'a', 0, 0)",
                         params![id, i64::from(rows)],
                     )?;
@@ -329,6 +407,104 @@ mod tests {
             .into_iter()
             .map(|(seq, hash, data)| (seq, hash[0], String::from_utf8(data).unwrap()))
             .collect()
+    }
+
+    fn states(c: &Connection) -> Vec<(i64, String)> {
+        c.prepare("SELECT id, state FROM campaign_users ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// Each admitted cohort takes ids of its own after every id taken, across campaigns; the
+    /// writer finds a user by its queue order, and nothing outside a cohort's rows.
+    #[test]
+    fn admitted_cohorts_take_ranges_of_their_own_and_users_are_found_by_queue_order() {
+        let store = store();
+        let at = from_ms(5);
+        store
+            .write_blocking(|c| {
+                assert_eq!(admit_cohort(c, "cmp-1", "coh-b", 0, at)?, 3);
+                admit_stop_file(c, "cmp-1", "stp-1", 1, at)?;
+                assert_eq!(admit_cohort(c, "cmp-2", "coh-a", 0, at)?, 39);
+                // A cohort without users takes an empty range.
+                assert_eq!(admit_cohort(c, "cmp-1", "coh-none", 2, at)?, 0);
+                assert_eq!(admit_cohort(c, "cmp-1", "coh-a", 3, at)?, 39);
+                let range = |position, first_user, last_user| Admitted {
+                    position,
+                    first_user,
+                    last_user,
+                };
+                assert_eq!(
+                    admitted_ranges(c, "cmp-1")?,
+                    [
+                        range(0, 1, 4),
+                        range(1, 0, -1),
+                        range(2, 46, 45),
+                        range(3, 46, 86)
+                    ]
+                );
+                assert_eq!(admitted_ranges(c, "cmp-2")?, [range(0, 5, 45)]);
+                let ids = CampaignUsers::read(c, "cmp-1")?;
+                assert_eq!(ids.user_id(queue_seq(0, 3)), Some(4));
+                assert_eq!(ids.user_id(queue_seq(3, 40)), Some(86));
+                // Past a cohort's last row, a stop file's, a cohort without users, a
+                // position never admitted, a campaign that is gone: none.
+                assert_eq!(ids.user_id(queue_seq(0, 4)), None);
+                assert_eq!(ids.user_id(queue_seq(1, 0)), None);
+                assert_eq!(ids.user_id(queue_seq(2, 0)), None);
+                assert_eq!(ids.user_id(queue_seq(4, 1)), None);
+                assert_eq!(CampaignUsers::read(c, "cmp-9")?.user_id(1), None);
+                // Every user is ready from `at`, each id once.
+                let all = states(c);
+                assert_eq!(all.len(), 3 + 39 + 39);
+                assert!(all.iter().all(|(_, s)| s == "ready"));
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// A stop file excludes the waiting users of its numbers, and the campaign's end marks
+    /// the rest unfinished: in that campaign's ranges only.
+    #[test]
+    fn exclusions_and_unfinished_users_stay_in_their_campaign() {
+        let store = store();
+        store
+            .write_blocking(|c| {
+                c.execute_batch(
+                    "INSERT INTO cohorts (id, seq, num, org_id, workspace_id, parent_kind, parent_id, name, status,
+                                          source_type, category, created_by, updated_by, created_ms, updated_ms)
+                     VALUES ('stp-1', 9, 9, 'o', 'w', 'campaign', 'cmp-1', 'n', 'completed', 'stream', 'stop_file',
+                             'a', 'a', 0, 0)",
+                )?;
+                // The stop file holds the number of `coh-b`'s row 2.
+                let entry = |row: u8, row_no| cohort_phones::PhoneEntry {
+                    phone_hash: [row; 16],
+                    row_no,
+                };
+                cohort_phones::index_phones(c, "coh-b", &mut [1, 2, 3].map(|r| entry(r, r.into())))?;
+                cohort_phones::index_phones(c, "stp-1", &mut [entry(2, 1)])?;
+                admit_cohort(c, "cmp-2", "coh-b", 0, from_ms(0))?;
+                admit_cohort(c, "cmp-1", "coh-b", 0, from_ms(0))?;
+                admit_stop_file(c, "cmp-1", "stp-1", 1, from_ms(0))?;
+                assert_eq!(exclude_by_stop_file(c, "cmp-1", "stp-1")?, 1);
+                assert_eq!(mark_unfinished(c, "cmp-1")?, 2);
+                assert_eq!(
+                    states(c),
+                    [
+                        (2, "ready".to_string()),
+                        (3, "ready".into()),
+                        (4, "ready".into()),
+                        (6, "unfinished".into()),
+                        (7, "excluded".into()),
+                        (8, "unfinished".into()),
+                    ]
+                );
+                Ok(())
+            })
+            .unwrap();
     }
 
     #[test]

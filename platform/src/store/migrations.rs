@@ -352,6 +352,41 @@ const MIGRATIONS: &[&str] = &[
         ORDER BY cohort_num, block;
     DROP TABLE cohort_phones;
     "#,
+    // 11: `campaign_users` is keyed by one integer, its rowid `id`, instead of the campaign's
+    // number and the queue order: each admitted cohort takes a range of ids (`first_user` +
+    // its row, up to `last_user`, in `campaign_cohorts`). The engine updates one row per
+    // dial; finding it by one integer in a rowid table, and rewriting a record of three
+    // columns, is about a quarter cheaper than the two-column key's search and the delete and
+    // insert of a table without rowid. Existing rows are carried over, each campaign's
+    // cohorts given consecutive ranges in admission order.
+    r#"
+    ALTER TABLE campaign_cohorts ADD COLUMN first_user INTEGER;
+    ALTER TABLE campaign_cohorts ADD COLUMN last_user INTEGER;
+    UPDATE campaign_cohorts SET first_user = s.first_user, last_user = s.first_user + s.last_row
+    FROM (
+        SELECT k.id AS campaign_id, u.queue_seq >> 32 AS position,
+               MAX(u.queue_seq & 4294967295) AS last_row,
+               1 + COALESCE(SUM(MAX(u.queue_seq & 4294967295) + 1) OVER (
+                   ORDER BY k.seq, u.queue_seq >> 32
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS first_user
+        FROM campaign_users u JOIN campaigns k ON k.seq = u.campaign_num
+        GROUP BY k.seq, u.queue_seq >> 32
+    ) AS s
+    WHERE campaign_cohorts.campaign_id = s.campaign_id AND campaign_cohorts.position = s.position;
+    CREATE TABLE campaign_users_v11 (
+        id       INTEGER PRIMARY KEY,
+        state    TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        due_ms   INTEGER NOT NULL
+    );
+    INSERT INTO campaign_users_v11 (id, state, attempts, due_ms)
+        SELECT a.first_user + (u.queue_seq & 4294967295), u.state, u.attempts, u.due_ms
+        FROM campaign_users u JOIN campaigns k ON k.seq = u.campaign_num
+        JOIN campaign_cohorts a ON a.campaign_id = k.id AND a.position = u.queue_seq >> 32
+        ORDER BY 1;
+    DROP TABLE campaign_users;
+    ALTER TABLE campaign_users_v11 RENAME TO campaign_users;
+    "#,
 ];
 
 /// Brings the schema up to date.
@@ -367,273 +402,4 @@ pub(super) fn run(conn: &Connection) -> Result<(), StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Runs the migrations up to number `n` (1-based), as `run` would have at that version.
-    fn migrate_to(c: &Connection, n: usize) {
-        let done: i64 = c
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap();
-        for (i, sql) in MIGRATIONS[..n].iter().enumerate().skip(done as usize) {
-            c.execute_batch(sql).unwrap();
-            c.pragma_update(None, "user_version", i as i64 + 1).unwrap();
-        }
-    }
-
-    #[test]
-    fn migrations_run_once_and_record_the_version() {
-        let c = Connection::open_in_memory().unwrap();
-        run(&c).unwrap();
-        run(&c).unwrap();
-        let v: i64 = c
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(v as usize, MIGRATIONS.len());
-    }
-
-    #[test]
-    fn migration_2_carries_phone_lookups_over() {
-        let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.pragma_update(None, "user_version", 1).unwrap();
-        c.execute_batch(
-            "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
-                                  source_type, category, created_by, updated_by, created_ms, updated_ms)
-             VALUES ('coh-1', 1, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort',
-                     'a', 'a', 0, 0);
-             INSERT INTO cohort_users VALUES ('coh-1', 1, x'01', x'00'), ('coh-1', 2, x'02', x'00');",
-        )
-        .unwrap();
-        migrate_to(&c, 9);
-        // Carried over by migration 2, then keyed by the cohort's number by migration 8.
-        let rows: Vec<(String, Vec<u8>, i64)> = c
-            .prepare(
-                "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
-                 JOIN cohorts k ON k.num = p.cohort_num ORDER BY p.row_no",
-            )
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(
-            rows,
-            [("coh-1".into(), vec![1], 1), ("coh-1".into(), vec![2], 2)]
-        );
-        let index: i64 = c
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'cohort_users_phone'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(index, 0);
-    }
-
-    #[test]
-    fn migration_7_drops_last_result_and_keeps_every_user() {
-        let c = Connection::open_in_memory().unwrap();
-        for (i, sql) in MIGRATIONS[..6].iter().enumerate() {
-            c.execute_batch(sql).unwrap();
-            c.pragma_update(None, "user_version", i as i64 + 1).unwrap();
-        }
-        c.execute_batch(
-            "INSERT INTO campaign_users VALUES ('cmp-1', 1, 'coh-1', 1, 'done', 2, 5, 'busy'),
-                                               ('cmp-1', 2, 'coh-1', 2, 'ready', 1, 7, NULL);",
-        )
-        .unwrap();
-        migrate_to(&c, 7);
-        let rows: Vec<(i64, String, i64, i64)> = c
-            .prepare("SELECT * FROM campaign_users ORDER BY queue_seq")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(1)?, r.get(4)?, r.get(5)?, r.get(6)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(rows, [(1, "done".into(), 2, 5), (2, "ready".into(), 1, 7)]);
-        let columns: i64 = c
-            .query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('campaign_users')",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(columns, 7);
-    }
-
-    #[test]
-    fn migration_8_keys_the_lookup_entries_by_the_cohorts_number() {
-        let c = Connection::open_in_memory().unwrap();
-        c.pragma_update(None, "foreign_keys", "ON").unwrap();
-        for (i, sql) in MIGRATIONS[..7].iter().enumerate() {
-            c.execute_batch(sql).unwrap();
-            c.pragma_update(None, "user_version", i as i64 + 1).unwrap();
-        }
-        c.execute_batch(
-            "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
-                                  source_type, category, created_by, updated_by, created_ms, updated_ms)
-             VALUES ('coh-a', 4, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0),
-                    ('coh-b', 9, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0);
-             INSERT INTO cohort_phones VALUES ('coh-a', x'01', 1), ('coh-a', x'02', 2), ('coh-b', x'01', 7);",
-        )
-        .unwrap();
-        migrate_to(&c, 9);
-        let entries = |c: &Connection| -> Vec<(String, Vec<u8>, i64)> {
-            c.prepare(
-                "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
-                 JOIN cohorts k ON k.num = p.cohort_num ORDER BY k.id, p.phone_hash",
-            )
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
-        };
-        assert_eq!(
-            entries(&c),
-            [
-                ("coh-a".into(), vec![1], 1),
-                ("coh-a".into(), vec![2], 2),
-                ("coh-b".into(), vec![1], 7)
-            ]
-        );
-        // Deleting a cohort deletes its entries, and only its own.
-        c.execute("DELETE FROM cohorts WHERE id = 'coh-a'", [])
-            .unwrap();
-        assert_eq!(entries(&c), [("coh-b".into(), vec![1], 7)]);
-        let all: i64 = c
-            .query_row("SELECT COUNT(*) FROM cohort_phones", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(all, 1);
-    }
-
-    #[test]
-    fn migration_9_keys_campaign_users_by_the_campaigns_number() {
-        let c = Connection::open_in_memory().unwrap();
-        migrate_to(&c, 8);
-        c.execute_batch(
-            "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, status, start_ms, end_ms, spec,
-                                    created_by, updated_by, created_ms, updated_ms)
-             VALUES ('cmp-a', 3, 'o', 'w', 'a', 'active', 0, 1, '{}', 'x', 'x', 0, 0),
-                    ('cmp-b', 7, 'o', 'w', 'b', 'active', 0, 1, '{}', 'x', 'x', 0, 0);
-             INSERT INTO campaign_users (campaign_id, queue_seq, cohort_id, row_no, state, attempts, due_ms)
-             VALUES ('cmp-b', 5, 'coh-1', 5, 'calling', 1, 70),
-                    ('cmp-a', 4294967298, 'coh-2', 2, 'done', 3, 50),
-                    ('cmp-a', 9, 'coh-1', 9, 'ready', 0, 10);",
-        )
-        .unwrap();
-        run(&c).unwrap();
-        let rows: Vec<(String, i64, String, i64, i64)> = c
-            .prepare(
-                "SELECT k.id, u.queue_seq, u.state, u.attempts, u.due_ms FROM campaign_users u
-                 JOIN campaigns k ON k.seq = u.campaign_num ORDER BY k.id, u.queue_seq",
-            )
-            .unwrap()
-            .query_map([], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(
-            rows,
-            [
-                ("cmp-a".into(), 9, "ready".into(), 0, 10),
-                ("cmp-a".into(), 4294967298, "done".into(), 3, 50),
-                ("cmp-b".into(), 5, "calling".into(), 1, 70),
-            ]
-        );
-        let columns: Vec<String> = c
-            .prepare("SELECT name FROM pragma_table_info('campaign_users') ORDER BY cid")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(
-            columns,
-            ["campaign_num", "queue_seq", "state", "attempts", "due_ms"]
-        );
-    }
-
-    #[test]
-    fn migration_10_packs_the_lookup_entries_as_index_phones_does() {
-        use crate::store::cohort_phones::{PhoneEntry, find_row, index_phones};
-        let hash = |i: u32| -> [u8; 16] {
-            let mut h = [0u8; 16];
-            h[..4].copy_from_slice(&i.wrapping_mul(0x9E37_79B9).to_be_bytes());
-            h[4..8].copy_from_slice(&i.to_be_bytes());
-            h
-        };
-        // Three blocks (48, 48 and 4 entries) in one cohort, one entry in another.
-        let a: Vec<PhoneEntry> = (1..=100)
-            .map(|i| PhoneEntry {
-                phone_hash: hash(i),
-                row_no: i * 3,
-            })
-            .collect();
-        let b = vec![PhoneEntry {
-            phone_hash: hash(1),
-            row_no: 7,
-        }];
-        let cohorts = "INSERT INTO cohorts (id, seq, num, org_id, workspace_id, parent_kind, parent_id, name, status,
-                                            source_type, category, created_by, updated_by, created_ms, updated_ms)
-             VALUES ('coh-a', 4, 4, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0),
-                    ('coh-b', 9, 9, 'o', 'w', 'deployment', 'dep-1', 'n', 'completed', 'stream', 'cohort', 'a', 'a', 0, 0);";
-        let old = Connection::open_in_memory().unwrap();
-        migrate_to(&old, 9);
-        old.execute_batch(cohorts).unwrap();
-        for (num, entries) in [(4, &a), (9, &b)] {
-            for e in entries {
-                old.execute(
-                    "INSERT INTO cohort_phones (cohort_num, phone_hash, row_no) VALUES (?1, ?2, ?3)",
-                    rusqlite::params![num, &e.phone_hash[..], e.row_no],
-                )
-                .unwrap();
-            }
-        }
-        // An entry whose hash is not 16 bytes is left out.
-        old.execute(
-            "INSERT INTO cohort_phones (cohort_num, phone_hash, row_no) VALUES (9, x'01', 999)",
-            [],
-        )
-        .unwrap();
-        migrate_to(&old, 10);
-        let new = Connection::open_in_memory().unwrap();
-        run(&new).unwrap();
-        new.execute_batch(cohorts).unwrap();
-        index_phones(&new, "coh-a", &mut a.clone()).unwrap();
-        index_phones(&new, "coh-b", &mut b.clone()).unwrap();
-        let blocks = |c: &Connection| -> Vec<(i64, Vec<u8>, Vec<u8>)> {
-            c.prepare("SELECT * FROM cohort_phone_blocks ORDER BY cohort_num, first_hash")
-                .unwrap()
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap()
-        };
-        assert_eq!(blocks(&old).len(), 4);
-        assert_eq!(blocks(&old), blocks(&new));
-        for e in &a {
-            assert_eq!(find_row(&old, 4, &e.phone_hash).unwrap(), Some(e.row_no));
-        }
-        assert_eq!(find_row(&old, 9, &hash(1)).unwrap(), Some(7));
-        assert_eq!(find_row(&old, 9, &hash(2)).unwrap(), None);
-        let left: i64 = old
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'cohort_phones'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(left, 0);
-        // Deleting a cohort (a deployment's deletion deletes its cohorts) deletes its blocks,
-        // and only its own.
-        old.pragma_update(None, "foreign_keys", "ON").unwrap();
-        old.execute("DELETE FROM cohorts WHERE id = 'coh-a'", [])
-            .unwrap();
-        let nums: Vec<i64> = blocks(&old).into_iter().map(|(num, ..)| num).collect();
-        assert_eq!(nums, [9]);
-    }
-}
+mod tests;

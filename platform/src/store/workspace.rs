@@ -16,10 +16,11 @@ pub(crate) fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, S
     let p = params![ws.org_id, ws.workspace_id];
     const OF_CAMPAIGNS: &str =
         "campaign_id IN (SELECT id FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2)";
-    // The users are keyed by their campaign's number.
+    // The users are keyed by id, in the ranges their campaigns' cohorts took.
     c.execute(
-        "DELETE FROM campaign_users
-         WHERE campaign_num IN (SELECT seq FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2)",
+        "DELETE FROM campaign_users WHERE id IN (
+             SELECT u.id FROM campaign_cohorts a JOIN campaign_users u ON u.id BETWEEN a.first_user AND a.last_user
+             WHERE a.campaign_id IN (SELECT id FROM campaigns WHERE org_id = ?1 AND workspace_id = ?2))",
         p,
     )?;
     for table in [
@@ -48,4 +49,43 @@ pub(crate) fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, S
         journal_entries: 0,
         fault_rules: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The users of the workspace's campaigns go, found by their cohorts' ranges of ids;
+    /// another workspace's users, in ranges between them, stay.
+    #[test]
+    fn a_reset_removes_its_campaigns_users_and_no_others() {
+        let c = Connection::open_in_memory().unwrap();
+        super::super::migrations::run(&c).unwrap();
+        c.execute_batch(
+            "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, status, start_ms, end_ms, spec,
+                                    created_by, updated_by, created_ms, updated_ms)
+             VALUES ('cmp-a', 1, 'o', 'a', 'a', 'active', 0, 1, '{}', 'x', 'x', 0, 0),
+                    ('cmp-b', 2, 'o', 'b', 'b', 'active', 0, 1, '{}', 'x', 'x', 0, 0);
+             INSERT INTO campaign_cohorts (campaign_id, cohort_id, position, admitted_ms, first_user, last_user)
+             VALUES ('cmp-a', 'coh-1', 0, 0, 1, 3), ('cmp-b', 'coh-2', 0, 0, 4, 6),
+                    ('cmp-a', 'coh-3', 1, 0, 7, 8);
+             INSERT INTO campaign_users (id, state, due_ms)
+             VALUES (2, 'ready', 0), (3, 'done', 0), (5, 'ready', 0), (6, 'calling', 0), (8, 'ready', 0);",
+        )
+        .unwrap();
+        let counts = delete(&c, &WorkspaceRef::new("o", "a")).unwrap();
+        assert_eq!(counts.campaigns, 1);
+        let left: Vec<i64> = c
+            .prepare("SELECT id FROM campaign_users ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(left, [5, 6]);
+        let ranges: i64 = c
+            .query_row("SELECT COUNT(*) FROM campaign_cohorts", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ranges, 1);
+    }
 }

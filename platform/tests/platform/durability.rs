@@ -66,7 +66,7 @@ fn engine(app: &App, batch: Option<usize>) -> Engine {
 async fn keys(app: &App) -> StepKeys {
     let ws = who().ws;
     let k = app.keys.workspace(&ws, None).await.unwrap();
-    StepKeys::from([(ws, k)])
+    [(ws, k)].into_iter().collect()
 }
 
 /// A campaign of 40 users with mixed outcomes (the telephony model, plus some magic numbers).
@@ -110,8 +110,11 @@ async fn attempts(app: &App) -> Vec<Row> {
 async fn users(app: &App) -> Vec<(i64, String, i64)> {
     app.store
         .read(|c| {
-            let mut st =
-                c.prepare("SELECT queue_seq & 4294967295 AS row_no, state, attempts FROM campaign_users ORDER BY row_no")?;
+            // A user's id is its cohort's first id plus its row.
+            let mut st = c.prepare(
+                "SELECT u.id - a.first_user AS row_no, u.state, u.attempts FROM campaign_users u
+                 JOIN campaign_cohorts a ON u.id BETWEEN a.first_user AND a.last_user ORDER BY row_no",
+            )?;
             let rows = st
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<Result<Vec<_>, _>>()?;
