@@ -3,6 +3,12 @@
 //! one. Each statement SQLite runs costs its own setup, seek and tear-down; with 64 rows a
 //! statement, a million rows of 20 bytes are written in under half the time of one
 //! statement a row (measured on a cohort upload's lookup entries, when they took a row each).
+//!
+//! A row that breaks a constraint rolls back the caller's whole transaction (`INSERT OR
+//! ROLLBACK`), not only its statement. Every caller fails its transaction on any error
+//! anyway, and so SQLite keeps no statement journal: with the default (`ABORT`), a
+//! statement of many rows copies each page it changes first, to undo its earlier rows if a
+//! later one fails. That copying was about 6 % of the engine writer's instructions.
 
 use rusqlite::{Connection, Statement};
 
@@ -24,7 +30,10 @@ pub(crate) fn insert_rows<T>(
 ) -> Result<(), StoreError> {
     let width = columns.len();
     let one_row = format!("({})", vec!["?"; width].join(", "));
-    let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+    let head = format!(
+        "INSERT OR ROLLBACK INTO {table} ({}) VALUES ",
+        columns.join(", ")
+    );
     let mut chunks = rows.chunks_exact(ROWS_PER_STATEMENT);
     if chunks.len() > 0 {
         let mut many = c.prepare_cached(&format!(
@@ -94,5 +103,19 @@ mod tests {
         let mut rows: Vec<(i64, String)> = (0..100).map(|i| (i, format!("v{i}"))).collect();
         rows[70].0 = 3; // repeats a key of the first statement
         assert!(insert(&c, &rows).is_err());
+    }
+
+    /// In a transaction, a failing row undoes the whole transaction: the rows of the
+    /// statements before it and what the caller wrote before.
+    #[test]
+    fn a_failing_row_rolls_the_transaction_back() {
+        let c = table();
+        c.execute_batch("BEGIN; INSERT INTO t VALUES (-1, 'before')")
+            .unwrap();
+        let mut rows: Vec<(i64, String)> = (0..100).map(|i| (i, format!("v{i}"))).collect();
+        rows[70].0 = 3;
+        assert!(insert(&c, &rows).is_err());
+        assert!(c.is_autocommit(), "the transaction is over");
+        assert!(stored(&c).is_empty());
     }
 }
