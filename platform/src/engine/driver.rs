@@ -145,7 +145,7 @@ impl Driver {
     /// The keys of `workspaces`; those whose key service fails are left out (and held).
     pub(crate) async fn keys(&self, workspaces: &[WorkspaceRef]) -> StepKeys {
         let app = self.engine.app();
-        let mut keys = StepKeys::new();
+        let mut keys = StepKeys::default();
         for ws in workspaces {
             match app.keys.workspace(ws, None).await {
                 Ok(k) => {
