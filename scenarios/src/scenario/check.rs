@@ -405,9 +405,9 @@ impl<'a> Checker<'a> {
         }
         if let Some(g) = &c.generate {
             let place = self.place(&["cohorts".into(), i.into(), "generate".into()], &c.span);
-            match g.width() {
+            match g.number_pattern() {
                 Err(e) => self.at(&place, format!("cohort {:?}: {e}", c.key)),
-                Ok(w) => {
+                Ok(pattern) => {
                     // The first and last numbers stand for all: they differ only in the index.
                     let country = c
                         .transformation
@@ -416,7 +416,7 @@ impl<'a> Checker<'a> {
                     let last = g.first.saturating_add(g.count.saturating_sub(1));
                     if let Some(e) = [g.first, last]
                         .into_iter()
-                        .find_map(|i| normalize(&g.number(w, i), country).err())
+                        .find_map(|i| normalize(&pattern.number(i), country).err())
                     {
                         self.at(
                             &place,

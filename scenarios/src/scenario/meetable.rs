@@ -190,7 +190,7 @@ impl Checker<'_> {
     /// The cohort's first number, for messages.
     fn first_number(&self, c: &CohortDef) -> Option<String> {
         match &c.generate {
-            Some(g) => g.width().ok().map(|w| g.number(w, g.first)),
+            Some(g) => g.number_pattern().ok().map(|p| p.number(g.first)),
             None => self.csv_numbers(c).into_iter().next(),
         }
     }

@@ -137,10 +137,16 @@ impl Generate {
         Ok(hashes)
     }
 
-    /// The `i`-th number (`i` from `first`).
-    pub(crate) fn number(&self, width: usize, i: u64) -> String {
-        self.numbers
-            .replacen(&"#".repeat(width), &format!("{i:0width$}"), 1)
+    /// The number pattern split around its run of `#` signs ([`Generate::width`] checks it),
+    /// to fill in user after user.
+    pub(crate) fn number_pattern(&self) -> Result<NumberPattern<'_>, String> {
+        let width = self.width()?;
+        let at = self.numbers.find(&"#".repeat(width)).unwrap_or(0);
+        Ok(NumberPattern {
+            before: &self.numbers[..at],
+            width,
+            after: &self.numbers[at + width..],
+        })
     }
 
     /// The index of the user with `number`, if one of the users has it.
@@ -154,6 +160,33 @@ impl Generate {
             .filter(|d| d.len() == width && d.bytes().all(|b| b.is_ascii_digit()))?;
         let i: u64 = digits.parse().ok()?;
         (i >= self.first && i - self.first < self.count).then_some(i)
+    }
+}
+
+/// A number pattern ([`Generate::number_pattern`]): the text around the run of `#` signs and
+/// its width.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NumberPattern<'a> {
+    before: &'a str,
+    width: usize,
+    after: &'a str,
+}
+
+impl NumberPattern<'_> {
+    /// Appends the `i`-th number (`i` from `first`): the `#` signs replaced by `i`,
+    /// zero-padded to their count.
+    pub(crate) fn push(&self, i: u64, out: &mut String) {
+        use std::fmt::Write as _;
+        out.push_str(self.before);
+        let _ = write!(out, "{i:0width$}", width = self.width);
+        out.push_str(self.after);
+    }
+
+    /// The `i`-th number (`i` from `first`).
+    pub(crate) fn number(&self, i: u64) -> String {
+        let mut out = String::with_capacity(self.before.len() + self.width + self.after.len());
+        self.push(i, &mut out);
+        out
     }
 }
 
@@ -200,8 +233,7 @@ mod tests {
             identifier: None,
             variables: BTreeMap::new(),
         };
-        let w = g.width().unwrap();
-        assert_eq!(g.number(w, 7), "+13125550700");
+        assert_eq!(g.number_pattern().unwrap().number(7), "+13125550700");
         let too_many = Generate {
             count: 101,
             ..g.clone()
