@@ -13,6 +13,16 @@ fn migrate_to(c: &Connection, n: usize) {
     }
 }
 
+/// The columns of `table`, in order.
+fn columns(c: &Connection, table: &str) -> Vec<String> {
+    c.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
+        .unwrap()
+        .query_map([table], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
 #[test]
 fn migrations_run_once_and_record_the_version() {
     let c = Connection::open_in_memory().unwrap();
@@ -176,13 +186,7 @@ fn migration_9_keys_campaign_users_by_the_campaigns_number() {
             ("cmp-b".into(), 5, "calling".into(), 1, 70),
         ]
     );
-    let columns: Vec<String> = c
-        .prepare("SELECT name FROM pragma_table_info('campaign_users') ORDER BY cid")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let columns = columns(&c, "campaign_users");
     assert_eq!(
         columns,
         ["campaign_num", "queue_seq", "state", "attempts", "due_ms"]
@@ -259,13 +263,7 @@ fn migration_11_gives_each_admitted_cohort_a_range_of_ids_and_keeps_every_user()
         .map(|u| (u.queue_seq, u.attempts, u.due_ms))
         .collect();
     assert_eq!(ready, [(q(0, 1), 0, 10), (q(0, 9), 2, 90)]);
-    let columns: Vec<String> = c
-        .prepare("SELECT name FROM pragma_table_info('campaign_users') ORDER BY cid")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let columns = columns(&c, "campaign_users");
     assert_eq!(columns, ["id", "state", "attempts", "due_ms"]);
 }
 
