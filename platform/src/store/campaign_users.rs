@@ -252,8 +252,7 @@ fn stored_hash(v: ValueRef<'_>) -> [u8; 16] {
     phone_hash
 }
 
-/// The users of a campaign waiting for a dial.
-/// In queue order.
+/// The users of a campaign waiting for a dial, in queue order.
 pub(crate) fn ready_users(c: &Connection, campaign_id: &str) -> Result<Vec<ReadyUser>, StoreError> {
     let mut stmt = c.prepare_cached(
         "SELECT id, attempts, due_ms FROM campaign_users

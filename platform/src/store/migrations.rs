@@ -358,7 +358,8 @@ const MIGRATIONS: &[&str] = &[
     // dial; finding it by one integer in a rowid table, and rewriting a record of three
     // columns, is about a quarter cheaper than the two-column key's search and the delete and
     // insert of a table without rowid. Existing rows are carried over, each campaign's
-    // cohorts given consecutive ranges in admission order.
+    // cohorts given consecutive ranges in admission order (a user whose cohort has no row in
+    // `campaign_cohorts` belonged to no admission, and is left out: admission writes both).
     r#"
     ALTER TABLE campaign_cohorts ADD COLUMN first_user INTEGER;
     ALTER TABLE campaign_cohorts ADD COLUMN last_user INTEGER;
