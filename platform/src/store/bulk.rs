@@ -61,6 +61,7 @@ pub(crate) fn insert_rows<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testing::rows;
 
     fn table() -> Connection {
         let c = Connection::open_in_memory().unwrap();
@@ -77,12 +78,9 @@ mod tests {
     }
 
     fn stored(c: &Connection) -> Vec<(i64, String)> {
-        c.prepare("SELECT a, b FROM t ORDER BY a")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
+        rows(c, "SELECT a, b FROM t ORDER BY a", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
     }
 
     #[test]

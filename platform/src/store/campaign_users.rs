@@ -371,6 +371,7 @@ pub(crate) fn mark_unfinished(c: &Connection, campaign_id: &str) -> Result<u64, 
 mod tests {
     use super::*;
     use crate::store::Store;
+    use crate::store::testing::rows;
 
     /// Two cohorts: `coh-a` with rows 1 to 40 but 4, `coh-b` with rows 1 to 3; each row's
     /// data is its cohort and row, its hash 16 bytes of the row.
@@ -409,12 +410,12 @@ mod tests {
     }
 
     fn states(c: &Connection) -> Vec<(i64, String)> {
-        c.prepare("SELECT id, state FROM campaign_users ORDER BY id")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
+        rows(
+            c,
+            "SELECT id, state FROM campaign_users ORDER BY id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     /// Each admitted cohort takes ids of its own after every id taken, across campaigns; the

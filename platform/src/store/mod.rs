@@ -532,6 +532,27 @@ pub(crate) fn like_substring(s: &str) -> String {
     out
 }
 
+/// Helpers for the store's tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use rusqlite::{Connection, Params, Row};
+
+    /// Every row `sql` answers with `params`, each read by `f`.
+    pub(crate) fn rows<T>(
+        c: &Connection,
+        sql: &str,
+        params: impl Params,
+        f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Vec<T> {
+        c.prepare(sql)
+            .unwrap()
+            .query_map(params, f)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

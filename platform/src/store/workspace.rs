@@ -54,6 +54,7 @@ pub(crate) fn delete(c: &Connection, ws: &WorkspaceRef) -> Result<ResetCounts, S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testing::rows;
 
     /// The users of the workspace's campaigns go, found by their cohorts' ranges of ids;
     /// another workspace's users, in ranges between them, stay.
@@ -75,13 +76,9 @@ mod tests {
         .unwrap();
         let counts = delete(&c, &WorkspaceRef::new("o", "a")).unwrap();
         assert_eq!(counts.campaigns, 1);
-        let left: Vec<i64> = c
-            .prepare("SELECT id FROM campaign_users ORDER BY id")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let left: Vec<i64> = rows(&c, "SELECT id FROM campaign_users ORDER BY id", [], |r| {
+            r.get(0)
+        });
         assert_eq!(left, [5, 6]);
         let ranges: i64 = c
             .query_row("SELECT COUNT(*) FROM campaign_cohorts", [], |r| r.get(0))

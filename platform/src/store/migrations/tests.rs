@@ -1,6 +1,7 @@
 //! The migrations, each from the schema before it, with rows to carry over.
 
 use super::*;
+use crate::store::testing::rows;
 
 /// Runs the migrations up to number `n` (1-based), as `run` would have at that version.
 fn migrate_to(c: &Connection, n: usize) {
@@ -15,12 +16,12 @@ fn migrate_to(c: &Connection, n: usize) {
 
 /// The columns of `table`, in order.
 fn columns(c: &Connection, table: &str) -> Vec<String> {
-    c.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
-        .unwrap()
-        .query_map([table], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    rows(
+        c,
+        "SELECT name FROM pragma_table_info(?1) ORDER BY cid",
+        [table],
+        |r| r.get(0),
+    )
 }
 
 #[test]
@@ -49,16 +50,13 @@ fn migration_2_carries_phone_lookups_over() {
     .unwrap();
     migrate_to(&c, 9);
     // Carried over by migration 2, then keyed by the cohort's number by migration 8.
-    let rows: Vec<(String, Vec<u8>, i64)> = c
-        .prepare(
-            "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
+    let rows: Vec<(String, Vec<u8>, i64)> = rows(
+        &c,
+        "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
              JOIN cohorts k ON k.num = p.cohort_num ORDER BY p.row_no",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    );
     assert_eq!(
         rows,
         [("coh-1".into(), vec![1], 1), ("coh-1".into(), vec![2], 2)]
@@ -86,13 +84,12 @@ fn migration_7_drops_last_result_and_keeps_every_user() {
     )
     .unwrap();
     migrate_to(&c, 7);
-    let rows: Vec<(i64, String, i64, i64)> = c
-        .prepare("SELECT * FROM campaign_users ORDER BY queue_seq")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(1)?, r.get(4)?, r.get(5)?, r.get(6)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let rows: Vec<(i64, String, i64, i64)> = rows(
+        &c,
+        "SELECT * FROM campaign_users ORDER BY queue_seq",
+        [],
+        |r| Ok((r.get(1)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+    );
     assert_eq!(rows, [(1, "done".into(), 2, 5), (2, "ready".into(), 1, 7)]);
     let columns: i64 = c
         .query_row(
@@ -122,15 +119,13 @@ fn migration_8_keys_the_lookup_entries_by_the_cohorts_number() {
     .unwrap();
     migrate_to(&c, 9);
     let entries = |c: &Connection| -> Vec<(String, Vec<u8>, i64)> {
-        c.prepare(
+        rows(
+            c,
             "SELECT k.id, p.phone_hash, p.row_no FROM cohort_phones p
              JOIN cohorts k ON k.num = p.cohort_num ORDER BY k.id, p.phone_hash",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
     };
     assert_eq!(
         entries(&c),
@@ -166,18 +161,13 @@ fn migration_9_keys_campaign_users_by_the_campaigns_number() {
     )
     .unwrap();
     migrate_to(&c, 9);
-    let rows: Vec<(String, i64, String, i64, i64)> = c
-        .prepare(
-            "SELECT k.id, u.queue_seq, u.state, u.attempts, u.due_ms FROM campaign_users u
+    let rows: Vec<(String, i64, String, i64, i64)> = rows(
+        &c,
+        "SELECT k.id, u.queue_seq, u.state, u.attempts, u.due_ms FROM campaign_users u
              JOIN campaigns k ON k.seq = u.campaign_num ORDER BY k.id, u.queue_seq",
-        )
-        .unwrap()
-        .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    );
     assert_eq!(
         rows,
         [
@@ -316,12 +306,12 @@ fn migration_10_packs_the_lookup_entries_as_index_phones_does() {
     index_phones(&new, "coh-a", &mut a.clone()).unwrap();
     index_phones(&new, "coh-b", &mut b.clone()).unwrap();
     let blocks = |c: &Connection| -> Vec<(i64, Vec<u8>, Vec<u8>)> {
-        c.prepare("SELECT * FROM cohort_phone_blocks ORDER BY cohort_num, first_hash")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
+        rows(
+            c,
+            "SELECT * FROM cohort_phone_blocks ORDER BY cohort_num, first_hash",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
     };
     assert_eq!(blocks(&old).len(), 4);
     assert_eq!(blocks(&old), blocks(&new));
