@@ -38,8 +38,7 @@ fn migrations_run_once_and_record_the_version() {
 #[test]
 fn migration_2_carries_phone_lookups_over() {
     let c = Connection::open_in_memory().unwrap();
-    c.execute_batch(MIGRATIONS[0]).unwrap();
-    c.pragma_update(None, "user_version", 1).unwrap();
+    migrate_to(&c, 1);
     c.execute_batch(
         "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
                               source_type, category, created_by, updated_by, created_ms, updated_ms)
@@ -74,10 +73,7 @@ fn migration_2_carries_phone_lookups_over() {
 #[test]
 fn migration_7_drops_last_result_and_keeps_every_user() {
     let c = Connection::open_in_memory().unwrap();
-    for (i, sql) in MIGRATIONS[..6].iter().enumerate() {
-        c.execute_batch(sql).unwrap();
-        c.pragma_update(None, "user_version", i as i64 + 1).unwrap();
-    }
+    migrate_to(&c, 6);
     c.execute_batch(
         "INSERT INTO campaign_users VALUES ('cmp-1', 1, 'coh-1', 1, 'done', 2, 5, 'busy'),
                                            ('cmp-1', 2, 'coh-1', 2, 'ready', 1, 7, NULL);",
@@ -105,10 +101,7 @@ fn migration_7_drops_last_result_and_keeps_every_user() {
 fn migration_8_keys_the_lookup_entries_by_the_cohorts_number() {
     let c = Connection::open_in_memory().unwrap();
     c.pragma_update(None, "foreign_keys", "ON").unwrap();
-    for (i, sql) in MIGRATIONS[..7].iter().enumerate() {
-        c.execute_batch(sql).unwrap();
-        c.pragma_update(None, "user_version", i as i64 + 1).unwrap();
-    }
+    migrate_to(&c, 7);
     c.execute_batch(
         "INSERT INTO cohorts (id, seq, org_id, workspace_id, parent_kind, parent_id, name, status,
                               source_type, category, created_by, updated_by, created_ms, updated_ms)
