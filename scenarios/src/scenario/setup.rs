@@ -141,7 +141,8 @@ impl Generate {
     /// to fill in user after user.
     pub(crate) fn number_pattern(&self) -> Result<NumberPattern<'_>, String> {
         let width = self.width()?;
-        let at = self.numbers.find(&"#".repeat(width)).unwrap_or(0);
+        // `width` checked that the signs are one run: it begins at the first.
+        let at = self.numbers.find('#').unwrap_or(0);
         Ok(NumberPattern {
             before: &self.numbers[..at],
             width,
@@ -151,13 +152,11 @@ impl Generate {
 
     /// The index of the user with `number`, if one of the users has it.
     pub(crate) fn index_of(&self, number: &str) -> Option<u64> {
-        let width = self.width().ok()?;
-        let at = self.numbers.find('#')?;
-        let (prefix, suffix) = (&self.numbers[..at], &self.numbers[at + width..]);
+        let p = self.number_pattern().ok()?;
         let digits = number
-            .strip_prefix(prefix)?
-            .strip_suffix(suffix)
-            .filter(|d| d.len() == width && d.bytes().all(|b| b.is_ascii_digit()))?;
+            .strip_prefix(p.before)?
+            .strip_suffix(p.after)
+            .filter(|d| d.len() == p.width && d.bytes().all(|b| b.is_ascii_digit()))?;
         let i: u64 = digits.parse().ok()?;
         (i >= self.first && i - self.first < self.count).then_some(i)
     }
