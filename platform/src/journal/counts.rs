@@ -104,7 +104,7 @@ impl Counts {
                         self.not_found.listed.push(NotFoundRequest {
                             seq: e.seq,
                             method: e.method.as_str().to_string(),
-                            path: e.path.to_string(),
+                            path: e.texts.path().to_string(),
                             operation_id: catalogue.operations()[i].operation_id.clone(),
                             message: e.error_message(),
                         });

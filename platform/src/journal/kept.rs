@@ -1,9 +1,10 @@
 //! The form in which the ring keeps a request: judged and redacted like the wire's
-//! [`JournalEntry`], but in two or three allocations instead of twenty, so that recording a
-//! request (and dropping the oldest when the ring is full) costs the platform little. The
-//! wire entry is built when the journal is listed ([`Kept::to_entry`]); what it repeats of
-//! the OpenAPI document (operation id, path template, org and workspace) comes from the
-//! catalogue then.
+//! [`JournalEntry`], but in one allocation for a request that conforms (its texts,
+//! [`Texts`]; more only for violations, kept bodies and faults) instead of twenty, so that
+//! recording a request (and dropping the oldest when the ring is full) costs the platform
+//! little. The wire entry is built when the journal is listed ([`Kept::to_entry`]); what it
+//! repeats of the OpenAPI document (operation id, path template, org and workspace) comes
+//! from the catalogue then.
 
 use chrono::{DateTime, Utc};
 use contracts::operations::{Catalogue, Resolved};
@@ -114,6 +115,56 @@ impl KeptBody {
     }
 }
 
+/// The text an entry keeps of its request: the path as requested, the query as kept
+/// (redacted, URL-encoded) and the configured name of a valid key, in one allocation
+/// (recording a request allocates once for them, and dropping the oldest frees once).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Texts {
+    /// The path, then the query, then the key's name.
+    all: Box<str>,
+    /// Where the path ends in `all`.
+    path_end: u32,
+    /// Where the query ends in `all`.
+    query_end: u32,
+    /// Whether a key's name follows (a valid key's name may be empty).
+    named: bool,
+}
+
+impl Texts {
+    /// The texts of a request to `path` with its kept `query`, sent with the key named
+    /// `key_name` (`None`: no valid key).
+    pub(crate) fn new(path: &str, query: &str, key_name: Option<&str>) -> Texts {
+        let name = key_name.unwrap_or("");
+        let mut all = String::with_capacity(path.len() + query.len() + name.len());
+        all.push_str(path);
+        all.push_str(query);
+        all.push_str(name);
+        // A request's target is far below 4 GiB (the server refuses long ones first).
+        let end = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Texts {
+            path_end: end(path.len()),
+            query_end: end(path.len() + query.len()),
+            all: all.into_boxed_str(),
+            named: key_name.is_some(),
+        }
+    }
+
+    /// The path as requested.
+    pub(crate) fn path(&self) -> &str {
+        &self.all[..self.path_end as usize]
+    }
+
+    /// The query as kept: redacted, URL-encoded.
+    pub(crate) fn query(&self) -> &str {
+        &self.all[self.path_end as usize..self.query_end as usize]
+    }
+
+    /// The configured name of a valid key.
+    pub(crate) fn key_name(&self) -> Option<&str> {
+        self.named.then(|| &self.all[self.query_end as usize..])
+    }
+}
+
 /// One request in the ring.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kept {
@@ -123,16 +174,12 @@ pub struct Kept {
     pub(crate) at: DateTime<Utc>,
     /// The method.
     pub(crate) method: Method,
-    /// The path as requested.
-    pub(crate) path: Box<str>,
-    /// The query, redacted, URL-encoded.
-    pub(crate) query: Box<str>,
+    /// The path, the query and the key's name.
+    pub(crate) texts: Texts,
     /// The operation's index in the catalogue.
     pub(crate) operation: Option<u16>,
     /// What the key was.
     pub(crate) api_key: ApiKeyUse,
-    /// The configured name of a valid key.
-    pub(crate) key_name: Option<Box<str>>,
     /// The status answered.
     pub(crate) status: Option<u16>,
     /// Wall milliseconds until the answer.
@@ -164,7 +211,7 @@ impl Kept {
         ViolationExample {
             seq: self.seq,
             method: self.method.as_str().to_string(),
-            path: self.path.to_string(),
+            path: self.texts.path().to_string(),
             status: self.status,
             violations: self.violations.clone(),
         }
@@ -187,7 +234,7 @@ impl Kept {
         owner: Option<&WorkspaceRef>,
     ) -> JournalEntry {
         let (operation_id, path_template, org_id, workspace_id) =
-            match catalogue.resolve(self.method.as_str(), &self.path) {
+            match catalogue.resolve(self.method.as_str(), self.texts.path()) {
                 Resolved::Operation(_, op, params) => (
                     Some(op.operation_id.clone()),
                     Some(op.path.clone()),
@@ -197,14 +244,14 @@ impl Kept {
                 Resolved::WrongMethod { path, .. } => (None, Some(path.to_string()), None, None),
                 Resolved::Unknown => (None, None, None, None),
             };
-        let query: Map<String, Value> = url::form_urlencoded::parse(self.query.as_bytes())
+        let query: Map<String, Value> = url::form_urlencoded::parse(self.texts.query().as_bytes())
             .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
             .collect();
         JournalEntry {
             seq: self.seq,
             at: self.at,
             method: self.method.as_str().to_string(),
-            path: self.path.to_string(),
+            path: self.texts.path().to_string(),
             query,
             operation_id,
             path_template,
@@ -215,7 +262,7 @@ impl Kept {
                 workspace_id: o.workspace_id.clone(),
             }),
             api_key: self.api_key,
-            key_name: self.key_name.as_deref().map(str::to_string),
+            key_name: self.texts.key_name().map(str::to_string),
             status: self.status,
             duration_ms: self.duration_ms,
             request: self.request.to_wire(),
@@ -240,10 +287,8 @@ impl Kept {
                 .as_deref()
                 .and_then(|id| catalogue.index_of(id))
                 .and_then(|i| u16::try_from(i).ok()),
-            path: e.path.into(),
-            query: query.into(),
+            texts: Texts::new(&e.path, &query, e.key_name.as_deref()),
             api_key: e.api_key,
-            key_name: e.key_name.map(Into::into),
             status: e.status,
             duration_ms: e.duration_ms,
             request: KeptBody::from_wire(e.request),
@@ -313,6 +358,19 @@ mod tests {
         assert_eq!(kept.operation_id(catalogue), Some("list_deployments"));
         let owner = WorkspaceRef::new("o", "w");
         assert_eq!(kept.to_entry(catalogue, Some(&owner)), entry);
+    }
+
+    #[test]
+    fn texts_give_back_the_path_query_and_key_name_they_were_made_of() {
+        let t = Texts::new("/api/x", "limit=5", Some("ci"));
+        assert_eq!(
+            (t.path(), t.query(), t.key_name()),
+            ("/api/x", "limit=5", Some("ci"))
+        );
+        let t = Texts::new("/api/x", "", None);
+        assert_eq!((t.path(), t.query(), t.key_name()), ("/api/x", "", None));
+        let t = Texts::new("", "a=1", Some(""));
+        assert_eq!((t.path(), t.query(), t.key_name()), ("", "a=1", Some("")));
     }
 
     #[test]

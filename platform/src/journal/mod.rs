@@ -29,13 +29,14 @@ pub(crate) mod redact;
 pub mod report;
 pub mod verdict;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use contracts::operations::Catalogue;
 use contracts::validate::JournalFilter;
 use contracts::wire::{JournalEntry, JournalSummary};
+use rustc_hash::FxHashMap;
 
 use crate::auth::Scope;
 use crate::config::journal::JournalSettings;
@@ -50,11 +51,12 @@ use kept::Kept;
 pub(crate) const MAX_OWNERS: usize = 10_000;
 
 /// The workspaces entries belong to, each given a number once: an entry holds its
-/// owner's number, and the counts are kept per number.
+/// owner's number, and the counts are kept per number. Looked up on every request, under
+/// the journal's lock: hashed with Fx, not SipHash (at most [`MAX_OWNERS`] keys).
 #[derive(Debug, Default)]
 struct Owners {
     refs: Vec<WorkspaceRef>,
-    index: HashMap<WorkspaceRef, u32>,
+    index: FxHashMap<WorkspaceRef, u32>,
 }
 
 impl Owners {
@@ -335,7 +337,7 @@ impl Journal {
 mod tests {
     use super::*;
     use contracts::wire::{ApiKeyUse, Verdict};
-    use kept::{KeptBody, Media, Note};
+    use kept::{KeptBody, Media, Note, Texts};
 
     fn kept(path: &str) -> Kept {
         let body = KeptBody {
@@ -348,11 +350,9 @@ mod tests {
             seq: 0,
             at: "2026-03-02T12:00:00Z".parse().unwrap(),
             method: warp::http::Method::GET,
-            path: path.into(),
-            query: "".into(),
+            texts: Texts::new(path, "", None),
             operation: None,
             api_key: ApiKeyUse::Missing,
-            key_name: None,
             status: Some(404),
             duration_ms: 0.0,
             request: body.clone(),

@@ -26,7 +26,7 @@ use contracts::wire::{ApiKeyUse, AppliedFault, Verdict, Violation, ViolationKind
 use serde_json::Value;
 use warp::http::{HeaderValue, Method};
 
-use super::kept::{Kept, KeptBody, Media, Note};
+use super::kept::{Kept, KeptBody, Media, Note, Texts};
 use super::redact;
 use crate::store::WorkspaceRef;
 
@@ -198,13 +198,11 @@ pub struct Answered<'a> {
 pub struct Pending {
     at: DateTime<Utc>,
     method: Method,
-    path: Box<str>,
-    /// The query as kept (redacted).
-    query: Box<str>,
+    /// The path, the query as kept (redacted) and the key's name.
+    texts: Texts,
     /// The operation's index in the catalogue.
     operation: Option<usize>,
     api_key: ApiKeyUse,
-    key_name: Option<Box<str>>,
     /// How the route or the key breaks the contract: first in the entry.
     asked: Vec<Violation>,
     /// Query parameters the operation does not know: last in the entry, but for those the
@@ -226,35 +224,37 @@ impl Pending {
             (Some(_), Some(name)) => (ApiKeyUse::Valid, Some(name)),
             (Some(_), None) => (ApiKeyUse::Invalid, None),
         };
+        // The pairs are read once: for the parameters the operation does not know, and for
+        // what the journal may keep of them.
         let pairs = redact::query_pairs(asked.query);
+        let mut check = redact::QueryCheck::new(asked.query);
         let mut unknown_query = Vec::new();
-        if let Some(op) = op {
-            let mut seen: Vec<Cow<'_, str>> = Vec::new();
-            for (k, _) in pairs.clone() {
-                if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
-                    continue;
-                }
-                unknown_query.push(Violation {
-                    kind: ViolationKind::UnknownField,
-                    loc: vec![
-                        LocItem::Key("query".into()),
-                        LocItem::Key(redact::scrub(&k)),
-                    ],
-                    msg: "Extra inputs are not permitted (the platform ignored it)".into(),
-                    error_type: "extra_forbidden".into(),
-                });
-                seen.push(k);
+        let mut seen: Vec<Cow<'_, str>> = Vec::new();
+        for (k, v) in pairs.clone() {
+            check.see(&k, &v);
+            let Some(op) = op else { continue };
+            if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
+                continue;
             }
+            unknown_query.push(Violation {
+                kind: ViolationKind::UnknownField,
+                loc: vec![
+                    LocItem::Key("query".into()),
+                    LocItem::Key(redact::scrub(&k)),
+                ],
+                msg: "Extra inputs are not permitted (the platform ignored it)".into(),
+                error_type: "extra_forbidden".into(),
+            });
+            seen.push(k);
         }
+        let query = check.kept(asked.query, pairs);
         Pending {
             at: asked.at,
             method: asked.method.clone(),
-            path: asked.path.into(),
-            query: redact::query_kept(asked.query, pairs),
+            texts: Texts::new(asked.path, &query, key_name),
             operation,
             asked: asked_violations(asked, api_key),
             api_key,
-            key_name: key_name.map(Into::into),
             unknown_query,
         }
     }
@@ -290,11 +290,9 @@ impl Pending {
             seq: 0,
             at: self.at,
             method: self.method,
-            path: self.path,
-            query: self.query,
+            texts: self.texts,
             operation: self.operation.and_then(|i| u16::try_from(i).ok()),
             api_key: self.api_key,
-            key_name: self.key_name,
             status: answered.status,
             duration_ms: (answered.duration_ms * 1000.0).round() / 1000.0,
             request: answered.request.record(request_json.as_ref(), body_limit),
