@@ -63,6 +63,11 @@ fn main() {
     rt.block_on(run(cores));
 }
 
+/// The fewest rounds whose median p99 ratio says more than the machine's noise: on a shared
+/// 2-core machine a round's ratio spreads from about 0.3 to 2.3, and two runs of 15 rounds of
+/// one build gave medians of 0.93 and 1.04.
+const P99_VERDICT_ROUNDS: usize = 15;
+
 struct Served {
     addr: std::net::SocketAddr,
     app: App,
@@ -502,6 +507,11 @@ async fn run(cores: usize) {
         p99_off_static.show(3),
         p999_on_static.show(3)
     );
+    if rounds < P99_VERDICT_ROUNDS {
+        println!(
+            "  fewer than {P99_VERDICT_ROUNDS} rounds ({rounds}): a round's p99 ratio wanders by several times on a shared machine, for the journal off as for the journal on, so the p99's verdict of this run is close to a coin's toss (BENCH_ROUNDS={P99_VERDICT_ROUNDS} or more)"
+        );
+    }
     let mut figures = Figures::new(
         "deployments_list",
         "a static warp server answering the same bytes",
