@@ -229,52 +229,37 @@ impl<'a> Iterator for QueryPairs<'a> {
     }
 }
 
-/// What the journal keeps of a query string, learnt pair by pair ([`QueryCheck::see`])
-/// while its caller reads the pairs for its own purpose, so that they are parsed once: the
-/// query as sent, URL-encoded, when it holds only parameters that cannot hold customer data
-/// and no phone-like number (the usual case, without any work), else its parameters
-/// redacted as [`query`] does.
-pub(crate) struct QueryCheck {
-    /// Fewer than [`PHONE_DIGITS`] digits in the whole query: no pair holds a number.
-    few_digits: bool,
-    /// Every pair seen can be kept as sent.
-    clean: bool,
-}
-
-impl QueryCheck {
-    /// The check of the query `raw`, before any pair is seen.
-    pub(crate) fn new(raw: &str) -> QueryCheck {
-        // A phone-like run has PHONE_DIGITS digits or more, and a digit decoded from the
-        // query is one or two digits in `raw` (`%3N`): a query with fewer digits holds none.
-        QueryCheck {
-            few_digits: raw.bytes().filter(u8::is_ascii_digit).count() < PHONE_DIGITS,
-            clean: true,
-        }
+/// The journal's copy of a query string as kept in the ring, URL-encoded: `raw` itself when
+/// it holds only parameters that cannot hold customer data and no phone-like number (the
+/// usual case, without any work), else its parameters redacted as [`query`] does. Each
+/// parameter's name is given to `each_name` on the way, so that a caller that judges the
+/// names too (the unknown parameters) does not parse the query again.
+pub(crate) fn query_kept<'a>(
+    raw: &'a str,
+    mut each_name: impl FnMut(Cow<'a, str>),
+) -> Cow<'a, str> {
+    // A phone-like run has PHONE_DIGITS digits or more, and a digit decoded from the query
+    // is one or two digits in `raw` (`%3N`): a query with fewer digits holds none.
+    let few_digits = raw.bytes().filter(u8::is_ascii_digit).count() < PHONE_DIGITS;
+    let mut clean = true;
+    for (k, v) in query_pairs(raw) {
+        clean = clean
+            && KEEP_QUERY.contains(&k.as_ref())
+            && (few_digits || (digit_runs(&k).next().is_none() && digit_runs(&v).next().is_none()));
+        each_name(k);
     }
-
-    /// Learns of the pair `k`, `v`.
-    pub(crate) fn see(&mut self, k: &str, v: &str) {
-        self.clean = self.clean
-            && KEEP_QUERY.contains(&k)
-            && (self.few_digits
-                || (digit_runs(k).next().is_none() && digit_runs(v).next().is_none()));
+    if clean {
+        return Cow::Borrowed(raw);
     }
-
-    /// The query as kept, once every pair of `pairs` was seen.
-    pub(crate) fn kept<'a>(self, raw: &'a str, pairs: QueryPairs<'_>) -> Cow<'a, str> {
-        if self.clean {
-            return Cow::Borrowed(raw);
-        }
-        Cow::Owned(
-            url::form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(
-                    query(pairs)
-                        .iter()
-                        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or(""))),
-                )
-                .finish(),
-        )
-    }
+    Cow::Owned(
+        url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(
+                query(query_pairs(raw))
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or(""))),
+            )
+            .finish(),
+    )
 }
 
 /// The journal's copy of a query string: every parameter, with its value only when the
@@ -449,38 +434,27 @@ mod tests {
         assert_eq!(items[0]["deployment_id"], "d-0");
     }
 
-    fn query_kept<'a>(raw: &'a str, pairs: QueryPairs<'_>) -> Cow<'a, str> {
-        let mut check = QueryCheck::new(raw);
-        for (k, v) in pairs.clone() {
-            check.see(&k, &v);
-        }
-        check.kept(raw, pairs)
-    }
-
     #[test]
     fn a_kept_query_is_the_raw_one_only_when_nothing_needs_hiding() {
         let raw = "limit=5&offset=10&sort_by=name";
-        assert_eq!(&*query_kept(raw, query_pairs(raw)), raw);
+        assert_eq!(&*query_kept(raw, |_| {}), raw);
         let raw = "limit=5&search=%2B14155550100";
-        let kept = query_kept(raw, query_pairs(raw));
+        let kept = query_kept(raw, |_| {});
         assert_eq!(&*kept, "limit=5&search=%3Cstring%3E");
         let raw = "status=14155550100";
         assert_eq!(
-            &*query_kept(raw, query_pairs(raw)),
+            &*query_kept(raw, |_| {}),
             "status=%3Cnumber%3E",
             "a kept parameter loses its phone-like digits"
         );
         // The digit count decides whether runs are looked for at all: six digits, split
         // across parameters, make no number; seven in one run do, even percent-encoded.
         let raw = "limit=123&offset=456";
-        assert!(matches!(
-            query_kept(raw, query_pairs(raw)),
-            Cow::Borrowed(_)
-        ));
+        assert!(matches!(query_kept(raw, |_| {}), Cow::Borrowed(_)));
         let raw = "limit=1234567";
-        assert_eq!(&*query_kept(raw, query_pairs(raw)), "limit=%3Cnumber%3E");
+        assert_eq!(&*query_kept(raw, |_| {}), "limit=%3Cnumber%3E");
         let raw = "status=%31%34%31%35%35%35%35";
-        assert_eq!(&*query_kept(raw, query_pairs(raw)), "status=%3Cnumber%3E");
+        assert_eq!(&*query_kept(raw, |_| {}), "status=%3Cnumber%3E");
     }
 
     #[test]

@@ -224,17 +224,14 @@ impl Pending {
             (Some(_), Some(name)) => (ApiKeyUse::Valid, Some(name)),
             (Some(_), None) => (ApiKeyUse::Invalid, None),
         };
-        // The pairs are read once: for the parameters the operation does not know, and for
-        // what the journal may keep of them.
-        let pairs = redact::query_pairs(asked.query);
-        let mut check = redact::QueryCheck::new(asked.query);
+        // The query is read once: for what the journal keeps of it, and for the parameters
+        // the operation does not know.
         let mut unknown_query = Vec::new();
         let mut seen: Vec<Cow<'_, str>> = Vec::new();
-        for (k, v) in pairs.clone() {
-            check.see(&k, &v);
-            let Some(op) = op else { continue };
+        let query = redact::query_kept(asked.query, |k| {
+            let Some(op) = op else { return };
             if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
-                continue;
+                return;
             }
             unknown_query.push(Violation {
                 kind: ViolationKind::UnknownField,
@@ -246,8 +243,7 @@ impl Pending {
                 error_type: "extra_forbidden".into(),
             });
             seen.push(k);
-        }
-        let query = check.kept(asked.query, pairs);
+        });
         Pending {
             at: asked.at,
             method: asked.method.clone(),
