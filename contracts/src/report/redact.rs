@@ -1,61 +1,129 @@
-//! Secrets out of reports: a [`Redactor`] knows every secret a run handled (client secrets,
-//! API keys, tokens issued or forged, plaintext keys) and replaces them with `[redacted]`
-//! in a [`CheckReport`]'s evidence, expectations, fixes and skip reasons before anything is
-//! rendered, so no renderer (table, JSON, JUnit) can print one.
+//! Secrets out of reports, and the one rule by which a secret is found: a [`Redactor`] knows
+//! every secret a run handled (client secrets, API keys, tokens issued or forged, plaintext
+//! keys) and replaces them with `[redacted]` in a [`CheckReport`] before anything is
+//! rendered, so no renderer (table, JSON, JUnit) can print one; [`Redactor::finds`] answers
+//! by the same rule whether a text holds one (how `harness check byok` judges an answer that
+//! echoes a secret), so what is hidden and what is flagged are the same pieces.
 //!
-//! In the evidence (what a service answered, what was sent to it) a secret is hidden in
-//! whole and in part: every run of [`MIN_SECRET_RUN`] or more of its characters, also of its
-//! base64 (standard and URL-safe) and URL-encoded forms, is replaced. Evidence strings are
-//! cut to [`MAX_EVIDENCE_CHARS`] only afterwards, so a secret that straddles the cut cannot
-//! survive in part. The report's own words (target, expectations, fixes, skip reasons) hold
-//! no text from a service; there a secret is replaced wherever one of its forms appears
-//! whole, so that a readable secret (`platform-secret-1`) does not also hide the words it
-//! shares with them (`platform`, `secret`).
+//! The rule: a secret is found, in whole and in part, wherever **any run of
+//! [`MIN_SECRET_RUN`] characters** of one of its text forms appears: itself; base64 (standard
+//! and URL-safe alphabets, padded or not); URL-encoded (percent-encoding in upper and lower
+//! case, form encoding), also of its base64 forms; JSON-escaped (`\/`, `\"`, `\\`, `\uXXXX`),
+//! also of its base64 forms; and, when the secret is itself base64 text of bytes (a data key),
+//! the base64 of those bytes in the other alphabet. Besides, any run of [`MIN_SECRET_RUN`]
+//! **bytes** of the secret (its UTF-8, and the bytes it encodes when it is base64) is found
+//! written in hexadecimal, in either case (12 hex digits). A secret (or a form) shorter than
+//! [`MIN_SECRET_RUN`] characters is hidden only where it stands whole (no letter or digit on
+//! either side), so that a one-letter key does not hide that letter in every word; it is not
+//! searched for.
+//!
+//! Evidence strings are cut to [`MAX_EVIDENCE_CHARS`] only after redaction, so a secret that
+//! straddles the cut cannot survive in part. The report's own words (target, expectations,
+//! fixes, skip reasons) hold no text from a service; there a secret is replaced wherever one
+//! of its forms appears whole, so that a readable secret (`platform-secret-1`) does not also
+//! hide the words it shares with them (`platform`, `secret`).
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::Value;
 
 use super::checks::CheckReport;
 
 /// What a secret is replaced with.
 pub(crate) const REDACTED: &str = "[redacted]";
-/// The shortest run of a secret's characters that is replaced wherever it appears; a
-/// secret shorter than this is replaced where it appears whole.
+/// The shortest run of a secret's characters (or, written in hex, of its bytes) that is
+/// found and replaced wherever it appears; a secret shorter than this is replaced where it
+/// stands whole.
 pub const MIN_SECRET_RUN: usize = 6;
 /// The longest evidence string a report keeps whole; longer ones are cut, after redaction.
 pub const MAX_EVIDENCE_CHARS: usize = 300;
+/// Hex digits of [`MIN_SECRET_RUN`] bytes.
+const HEX_RUN: usize = 2 * MIN_SECRET_RUN;
+/// The fewest bytes a base64 secret must decode to for its bytes to count (a data key is
+/// 32): shorter base64-looking text (a word of letters) is taken as text only.
+const MIN_DECODED_BYTES: usize = 16;
 
 type Window = [char; MIN_SECRET_RUN];
+type ByteWindow = [u8; MIN_SECRET_RUN];
 
 /// The secrets to keep out of a report.
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
-    /// Every run of [`MIN_SECRET_RUN`] characters of every form of every secret.
+    /// Every run of [`MIN_SECRET_RUN`] characters of every text form of every secret.
     windows: HashSet<Window>,
-    /// Forms shorter than [`MIN_SECRET_RUN`], longest first.
-    short: Vec<Vec<char>>,
+    /// Every run of [`MIN_SECRET_RUN`] bytes of every secret (found as hex).
+    byte_windows: HashSet<ByteWindow>,
+    /// Forms shorter than [`MIN_SECRET_RUN`], and the words of [`Redactor::with_words`],
+    /// longest first: hidden where they stand whole.
+    words: Vec<Vec<char>>,
     /// Every form of every secret, longest first.
     whole: Vec<String>,
+    /// Runs of public text ([`Redactor::with_public`]): hidden as parts of a secret, never
+    /// taken as one found.
+    public: HashSet<Window>,
+    /// Byte runs of public text.
+    public_bytes: HashSet<ByteWindow>,
 }
 
-/// The texts a secret can appear as: itself, base64 (standard and URL-safe alphabets; the
-/// unpadded forms are prefixes of these) and URL-encoded (percent-encoding in upper and
-/// lower case, form encoding).
+/// The text forms a secret can appear as (see the module doc): itself, base64, URL- and
+/// JSON-encoded, and for base64 text of bytes the other alphabet's encoding of the bytes.
+/// Base64 is taken at each of its three alignments: a secret inside a longer encoded text
+/// (a token's claims, a Basic value) starts at any byte, and each start spells it otherwise.
 pub fn forms(secret: &str) -> Vec<String> {
-    let mut out = vec![
-        secret.to_string(),
-        STANDARD.encode(secret),
-        URL_SAFE.encode(secret),
-        percent_encode(secret, false, true),
-        percent_encode(secret, false, false),
-        percent_encode(secret, true, true),
-    ];
+    let mut encoded = vec![secret.to_string()];
+    let decoded = decoded(secret);
+    for bytes in std::iter::once(secret.as_bytes()).chain(decoded.as_deref()) {
+        for engine in [&STANDARD, &URL_SAFE] {
+            encoded.push(engine.encode(bytes));
+            encoded.extend((1..3).filter_map(|shift| aligned(engine, bytes, shift)));
+        }
+    }
+    let mut out = Vec::new();
+    for e in &encoded {
+        out.push(e.clone());
+        if !e.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b)) {
+            out.push(percent_encode(e, false, true));
+            out.push(percent_encode(e, false, false));
+            out.push(percent_encode(e, true, true));
+        }
+        if e.chars().any(|c| matches!(c, '"' | '\\' | '/') || !c.is_ascii() || c.is_control()) {
+            out.push(json_escaped(e, false));
+            out.push(json_escaped(e, true));
+        }
+    }
     out.sort();
     out.dedup();
     out
+}
+
+/// The base64 characters that spell `bytes` alone when they stand `shift` bytes after a
+/// multiple of three in a longer text: the characters that mix in a neighbour's bits are
+/// left out at both ends.
+fn aligned(engine: &base64::engine::GeneralPurpose, bytes: &[u8], shift: usize) -> Option<String> {
+    let mut padded = vec![0u8; shift];
+    padded.extend_from_slice(bytes);
+    let text = engine.encode(&padded);
+    let text = text.trim_end_matches('=');
+    // A shift of 1 byte is 8 bits: the first 2 characters hold some; of 2, the first 3.
+    let skip = (shift * 8).div_ceil(6);
+    let end = if padded.len() % 3 == 0 {
+        text.len()
+    } else {
+        text.len() - 1
+    };
+    (end > skip).then(|| text[skip..end].to_string())
+}
+
+/// The bytes a secret stands for besides its UTF-8: those it encodes when it is base64 (either
+/// alphabet, padded or not) of at least [`MIN_DECODED_BYTES`] bytes.
+fn decoded(secret: &str) -> Option<Vec<u8>> {
+    let trimmed = secret.trim_end_matches('=');
+    [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD]
+        .into_iter()
+        .find_map(|e| e.decode(trimmed).ok())
+        .filter(|b| b.len() >= MIN_DECODED_BYTES)
 }
 
 /// Percent-encoding of every byte but the unreserved ones (RFC 3986); `form`: a space is
@@ -75,6 +143,33 @@ fn percent_encode(s: &str, form: bool, upper: bool) -> String {
     out
 }
 
+/// `s` as it stands inside a JSON string written by an encoder that escapes `/` and
+/// everything outside printable ASCII (`ascii`), or only what JSON requires.
+fn json_escaped(s: &str, ascii: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '/' if ascii => out.push_str("\\/"),
+            c if (c as u32) < 0x20 || (ascii && !c.is_ascii()) => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `c` can be part of a word (a letter, a digit, `-` or `_`): a short secret stands
+/// whole where neither neighbour is one.
+fn wordish(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_'
+}
+
 impl Redactor {
     /// A redactor of `secrets` (empty strings are ignored).
     pub fn new<I, S>(secrets: I) -> Redactor
@@ -84,46 +179,172 @@ impl Redactor {
     {
         let mut r = Redactor::default();
         for secret in secrets.into_iter().map(Into::into) {
-            if secret.is_empty() {
-                continue;
-            }
-            for form in forms(&secret) {
-                r.whole.push(form.clone());
-                let chars: Vec<char> = form.chars().collect();
-                if chars.len() < MIN_SECRET_RUN {
-                    r.short.push(chars);
-                    continue;
-                }
-                for w in chars.windows(MIN_SECRET_RUN) {
-                    r.windows
-                        .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
-                }
-            }
+            r.add(&secret);
         }
         let longest_first = |a: &Vec<char>, b: &Vec<char>| b.len().cmp(&a.len()).then(a.cmp(b));
-        r.short.sort_by(longest_first);
-        r.short.dedup();
+        r.words.sort_by(longest_first);
+        r.words.dedup();
         r.whole
             .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         r.whole.dedup();
         r
     }
 
+    /// Adds `words`, hidden only where they stand whole and never searched for: values that
+    /// may be secrets or may be ordinary words (the `scope` of a token answer).
+    pub fn with_words<I, S>(mut self, words: I) -> Redactor
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for w in words.into_iter().map(Into::into) {
+            if !w.is_empty() {
+                self.words.push(w.chars().collect());
+            }
+        }
+        self.words
+            .sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        self.words.dedup();
+        self
+    }
+
+    /// Adds text the run sent in the clear or that the protocol itself spells (a client id,
+    /// a key alias, a path, an error code): a run of a secret that is also a run of one of
+    /// these (a secret `platform-secret-1` beside the client id `platform`) is no evidence
+    /// of a leak, so [`Redactor::finds`] does not count it. It is still hidden.
+    pub fn with_public<I, S>(mut self, public: I) -> Redactor
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for p in public.into_iter().map(Into::into) {
+            for form in forms(&p) {
+                let chars: Vec<char> = form.chars().collect();
+                for w in chars.windows(MIN_SECRET_RUN) {
+                    self.public
+                        .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+                }
+            }
+            for w in p.as_bytes().windows(MIN_SECRET_RUN) {
+                self.public_bytes
+                    .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+            }
+        }
+        self
+    }
+
+    fn add(&mut self, secret: &str) {
+        if secret.is_empty() {
+            return;
+        }
+        for form in forms(secret) {
+            let chars: Vec<char> = form.chars().collect();
+            if chars.len() < MIN_SECRET_RUN {
+                self.words.push(chars);
+            } else {
+                for w in chars.windows(MIN_SECRET_RUN) {
+                    self.windows
+                        .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+                }
+            }
+            self.whole.push(form);
+        }
+        let decoded = decoded(secret);
+        for bytes in std::iter::once(secret.as_bytes()).chain(decoded.as_deref()) {
+            for w in bytes.windows(MIN_SECRET_RUN) {
+                self.byte_windows
+                    .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+            }
+        }
+    }
+
     /// `text` with every secret replaced where one of its forms appears whole (for the
-    /// report's own words; see the module doc).
+    /// report's own words; see the module doc); a form shorter than [`MIN_SECRET_RUN`] only
+    /// where it stands whole.
     pub(crate) fn whole(&self, text: &str) -> String {
         let mut out = text.to_string();
         for s in &self.whole {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), REDACTED);
+            if s.chars().count() < MIN_SECRET_RUN || !out.contains(s.as_str()) {
+                continue;
             }
+            out = out.replace(s.as_str(), REDACTED);
         }
-        out
+        if self.words.is_empty() {
+            return out;
+        }
+        let chars: Vec<char> = out.chars().collect();
+        let mut hidden = vec![false; chars.len()];
+        if !self.mark_short(&chars, &mut hidden) {
+            return out;
+        }
+        collapse(&chars, &hidden)
     }
 
     /// Whether there is no secret to hide.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.whole.is_empty()
+    pub fn is_empty(&self) -> bool {
+        self.whole.is_empty() && self.words.is_empty()
+    }
+
+    /// Whether `text` holds a run of [`MIN_SECRET_RUN`] characters of a secret in one of its
+    /// forms, or of its bytes in hex: the rule by which secrets are hidden, as a finding.
+    /// Forms shorter than the run are not looked for (they would match ordinary words).
+    pub fn finds(&self, text: &str) -> bool {
+        if self.windows.is_empty() && self.byte_windows.is_empty() {
+            return false;
+        }
+        let chars: Vec<char> = text.chars().collect();
+        let found = |w: &Window| self.windows.contains(w) && !self.public.contains(w);
+        if chars
+            .windows(MIN_SECRET_RUN)
+            .any(|w| found(w.try_into().expect("windows of MIN_SECRET_RUN")))
+        {
+            return true;
+        }
+        hex_runs(&chars).any(|(_, w)| {
+            self.byte_windows.contains(&w) && !self.public_bytes.contains(&w)
+        })
+    }
+
+    /// Marks every run of a secret in `chars`; whether there was one.
+    fn mark_runs(&self, chars: &[char], hidden: &mut [bool]) -> bool {
+        let mut any = false;
+        if !self.windows.is_empty() {
+            for (i, w) in chars.windows(MIN_SECRET_RUN).enumerate() {
+                let w: &Window = w.try_into().expect("windows of MIN_SECRET_RUN");
+                if self.windows.contains(w) {
+                    hidden[i..i + MIN_SECRET_RUN].fill(true);
+                    any = true;
+                }
+            }
+        }
+        if !self.byte_windows.is_empty() {
+            for (start, w) in hex_runs(chars) {
+                if self.byte_windows.contains(&w) {
+                    hidden[start..start + HEX_RUN].fill(true);
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+
+    /// Marks every short form where it stands whole; whether there was one.
+    fn mark_short(&self, chars: &[char], hidden: &mut [bool]) -> bool {
+        let mut any = false;
+        for s in &self.words {
+            for (i, w) in chars.windows(s.len()).enumerate() {
+                let before = i.checked_sub(1).map(|j| chars[j]);
+                let after = chars.get(i + s.len()).copied();
+                if w == s.as_slice()
+                    && !before.is_some_and(wordish)
+                    && !after.is_some_and(wordish)
+                {
+                    hidden[i..i + s.len()].fill(true);
+                    any = true;
+                }
+            }
+        }
+        any
     }
 
     /// `text` with every secret replaced, in whole and in part; each stretch of hidden
@@ -134,34 +355,12 @@ impl Redactor {
         }
         let chars: Vec<char> = text.chars().collect();
         let mut hidden = vec![false; chars.len()];
-        let mut any = false;
-        for (i, w) in chars.windows(MIN_SECRET_RUN).enumerate() {
-            let w: &Window = w.try_into().expect("windows of MIN_SECRET_RUN");
-            if self.windows.contains(w) {
-                hidden[i..i + MIN_SECRET_RUN].fill(true);
-                any = true;
-            }
-        }
-        for s in &self.short {
-            for (i, w) in chars.windows(s.len()).enumerate() {
-                if w == s.as_slice() {
-                    hidden[i..i + s.len()].fill(true);
-                    any = true;
-                }
-            }
-        }
-        if !any {
+        let runs = self.mark_runs(&chars, &mut hidden);
+        let short = self.mark_short(&chars, &mut hidden);
+        if !runs && !short {
             return text.to_string();
         }
-        let mut out = String::with_capacity(text.len());
-        for (i, c) in chars.iter().enumerate() {
-            match (hidden[i], i > 0 && hidden[i - 1]) {
-                (false, _) => out.push(*c),
-                (true, false) => out.push_str(REDACTED),
-                (true, true) => {}
-            }
-        }
-        out
+        collapse(&chars, &hidden)
     }
 
     /// `text` with every secret replaced, then cut to `max_chars` (for a message built from
@@ -185,6 +384,39 @@ impl Redactor {
             _ => {}
         }
     }
+}
+
+/// Every run of [`HEX_RUN`] hex digits in `chars`, with where it starts and the bytes it
+/// spells (either case).
+fn hex_runs(chars: &[char]) -> impl Iterator<Item = (usize, ByteWindow)> + '_ {
+    let mut run = 0;
+    (0..chars.len()).filter_map(move |i| {
+        run = if chars[i].is_ascii_hexdigit() { run + 1 } else { 0 };
+        if run < HEX_RUN {
+            return None;
+        }
+        let start = i + 1 - HEX_RUN;
+        let mut w = [0u8; MIN_SECRET_RUN];
+        for (k, b) in w.iter_mut().enumerate() {
+            let hi = chars[start + 2 * k].to_digit(16).unwrap_or(0);
+            let lo = chars[start + 2 * k + 1].to_digit(16).unwrap_or(0);
+            *b = (hi * 16 + lo) as u8;
+        }
+        Some((start, w))
+    })
+}
+
+/// `chars` with each stretch of hidden ones replaced by one [`REDACTED`].
+fn collapse(chars: &[char], hidden: &[bool]) -> String {
+    let mut out = String::with_capacity(chars.len());
+    for (i, c) in chars.iter().enumerate() {
+        match (hidden[i], i > 0 && hidden[i - 1]) {
+            (false, _) => out.push(*c),
+            (true, false) => out.push_str(REDACTED),
+            (true, true) => {}
+        }
+    }
+    out
 }
 
 /// At most `max_chars` characters of `text`; a longer text ends in `... (N characters)`.
@@ -343,9 +575,65 @@ mod tests {
     }
 
     #[test]
-    fn short_secrets_are_replaced_where_they_appear_whole() {
+    fn short_secrets_are_replaced_only_where_they_stand_whole() {
         let r = Redactor::new(["abc"]);
-        assert_eq!(r.text("xabcx ab"), "x[redacted]x ab");
+        assert_eq!(r.text("xabcx ab abc"), "xabcx ab [redacted]");
+        assert_eq!(r.text("\"abc\", (abc)"), "\"[redacted]\", ([redacted])");
+        // A one-letter key does not hide that letter in every word of the report.
+        let k = Redactor::new(["k"]);
+        assert_eq!(k.whole("harness-check with key k"), "harness-check with key [redacted]");
+        assert_eq!(k.text("X-API-Key: k"), "X-API-Key: [redacted]");
+        // Short secrets are hidden, never searched for.
+        assert!(!r.finds("abc"));
+    }
+
+    #[test]
+    fn a_data_key_is_found_in_hex_and_in_the_other_alphabet() {
+        let bytes: Vec<u8> = (0u8..32).map(|i| i.wrapping_mul(37) ^ 0xa5).collect();
+        let key = STANDARD.encode(&bytes);
+        let r = Redactor::new([key.as_str()]);
+        let hex = hex::encode(&bytes);
+        assert!(r.finds(&format!("key={hex}")));
+        assert_eq!(r.text(&format!("key={}!", &hex[10..22])), "key=[redacted]!");
+        assert!(r.finds(&hex[20..32].to_uppercase()), "either case");
+        assert!(!r.finds(&hex[20..31]), "11 hex digits are 5 bytes and a half");
+        assert!(r.finds(&URL_SAFE_NO_PAD.encode(&bytes)[7..13]));
+        // The secret's own text in hex too.
+        let secret = Redactor::new(["platform-secret-1"]);
+        assert!(secret.finds(&hex::encode("m-secret")));
+        assert!(!secret.finds("a trace id 4b1c2d3e-0f1a-4b2c-9d8e-7f6a5b4c3d2e"));
+    }
+
+    #[test]
+    fn a_secret_inside_a_longer_base64_text_is_found_at_any_alignment() {
+        let secret = "Zq7vN2pXw4Lk9sRtQ8mC";
+        let r = Redactor::new([secret]);
+        for prefix in ["", "a", "ab", "abc", "{\"client_secret\":\""] {
+            let claims = URL_SAFE_NO_PAD.encode(format!("{prefix}{secret}\"}}"));
+            assert!(r.finds(&format!("eyJhbGciOiJIUzI1NiJ9.{claims}.sig")), "{prefix:?}");
+        }
+    }
+
+    #[test]
+    fn runs_shared_with_public_text_are_hidden_but_not_found() {
+        let r = Redactor::new(["platform-secret-1"]).with_public(["platform"]);
+        assert!(!r.finds("unknown client platform"));
+        assert!(!r.finds(&STANDARD.encode("{\"sub\":\"platform\"}")));
+        assert!(r.finds("bad secret: platform-secret-1"), "the rest of it still counts");
+        assert!(r.finds("m-secret"));
+        assert_eq!(r.text("client platform"), "client [redacted]");
+    }
+
+    #[test]
+    fn json_escaped_forms_are_found_in_text() {
+        let secret = r#"ab/cd+ef/gh"ij"#;
+        let r = Redactor::new([secret]);
+        for shown in [r#"ab\/cd+ef\/gh\"ij"#, r#"cd+ef\/g"#] {
+            assert!(r.finds(shown), "{shown}");
+            assert!(r.text(shown).contains(REDACTED), "{shown}");
+        }
+        let unicode = Redactor::new(["clé-secrète-1"]);
+        assert!(unicode.finds(r#"cl\u00e9-secr\u00e8te"#));
     }
 
     #[test]

@@ -385,7 +385,7 @@ fn decrypt_key(
         return Err(KmsError::invalid("content type must be application/json"));
     }
     mutated::missing_alias(m, body)?;
-    let req: DecryptKeyRequest = serde_json::from_slice(body).map_err(|_| {
+    let req: DecryptKeyRequest = from_json_object(body).map_err(|_| {
         if m.is_on(Mutant::MissingFields500)
             && serde_json::from_slice::<serde_json::Value>(body).is_ok()
         {
@@ -435,7 +435,7 @@ fn rotate_key(
         if !has_content_type(headers, JSON) {
             return Err(KmsError::invalid("content type must be application/json"));
         }
-        let req: RotateKeyRequest = serde_json::from_slice(body).map_err(|_| {
+        let req: RotateKeyRequest = from_json_object(body).map_err(|_| {
             KmsError::invalid(r#"body must be empty or JSON {"data": {"key_alias": "..."}}"#)
         })?;
         req.data.key_alias
@@ -540,6 +540,17 @@ fn truncate(s: &str, max: usize) -> String {
     s[..end].to_string()
 }
 
+/// A request body read strictly: `T`'s objects must be JSON objects. serde reads a struct
+/// from an array of its fields in order too (`{"data": ["tenant-a", "byok:v1:..."]}`), which
+/// the contract does not allow.
+fn from_json_object<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ()> {
+    let v: serde_json::Value = serde_json::from_slice(body).map_err(|_| ())?;
+    if !v.is_object() || !v.get("data").is_some_and(serde_json::Value::is_object) {
+        return Err(());
+    }
+    serde_json::from_value(v).map_err(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -564,3 +575,4 @@ mod tests {
         assert_eq!(truncate("ab", 5), "ab");
     }
 }
+

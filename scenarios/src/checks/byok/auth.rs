@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::context::{Ctx, Want, judge_status, judge_statuses, skip_all};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use super::context::{Case, Ctx, TargetKey, Want, judge_cases, judge_status, skip_all};
 use super::defs::*;
 use super::jwt;
 use super::probe::{Call, CallError, Endpoint, Exchange, data_object, type_name};
@@ -19,11 +22,17 @@ const BASELINE: &[crate::checks::CheckDef] = &[
     AUTH_SHAPE,
     AUTH_TOKEN_TYPE,
     AUTH_EXPIRES_IN,
+    AUTH_EXPIRES_IN_BOUND,
     AUTH_JWT,
     AUTH_JWT_ALG,
     AUTH_JWT_EXP,
 ];
 
+/// A client id no service has (`auth.unknown_client`).
+pub(crate) const UNKNOWN_CLIENT: &str = "byok-check-unknown-client";
+/// The longest lifetime of a short-lived token, in seconds (an assumption of this project:
+/// docs/interface.md, "The BYOK check").
+pub(crate) const MAX_EXPIRES_IN: u64 = 86_400;
 /// Largest difference between `exp - iat` and `expires_in`, in seconds.
 const EXP_TOLERANCE_SECS: i64 = 5;
 /// Largest difference between `exp` and the local clock plus `expires_in`, when the token
@@ -33,7 +42,7 @@ const EXP_CLOCK_TOLERANCE_SECS: i64 = 120;
 /// The checks that need the right credentials to mean anything: skipped when the service
 /// refused them (see `setup.credentials`).
 const NEED_CREDENTIALS: &[crate::checks::CheckDef] =
-    &[AUTH_WRONG_SECRET, AUTH_WRONG_GRANT_TYPE, AUTH_JSON_BODY];
+    &[AUTH_WRONG_SECRET, AUTH_WRONG_GRANT_TYPE, AUTH_CONTENT_TYPE];
 
 /// The checks of the group, judged on `baseline` (the answer to the right credentials)
 /// and on the refusals this sends. `None`: a static API key, the group is skipped.
@@ -54,7 +63,7 @@ pub(super) async fn checks(
                 AUTH_NO_AUTHORIZATION,
                 AUTH_MALFORMED_BASIC,
                 AUTH_WRONG_GRANT_TYPE,
-                AUTH_JSON_BODY,
+                AUTH_CONTENT_TYPE,
             ],
             reason,
         ));
@@ -151,6 +160,18 @@ fn judge_baseline(result: &Result<Arc<Exchange>, CallError>, now: i64) -> Vec<Ch
         ),
         None => Check::skip(&AUTH_EXPIRES_IN, "no data.expires_in (see auth.shape)"),
     });
+    out.push(match expires_in {
+        Some(e) => Check::judge(
+            &AUTH_EXPIRES_IN_BOUND,
+            e <= MAX_EXPIRES_IN,
+            evidence_of("expires_in").with("bound_s", MAX_EXPIRES_IN),
+            format!("at most {MAX_EXPIRES_IN} s (a day): a short-lived token"),
+        ),
+        None => Check::skip(
+            &AUTH_EXPIRES_IN_BOUND,
+            "expires_in is not a positive integer (see auth.expires_in)",
+        ),
+    });
 
     let Some(token) = field("access_token").and_then(Value::as_str) else {
         out.extend(skip_all(
@@ -217,98 +238,197 @@ fn judge_exp(jwt: &jwt::Jwt, expires_in: Option<u64>, now: i64) -> Check {
     }
 }
 
+/// The forms of a wrong secret: appended to, cut short, a prefix, a suffix, its case
+/// changed, empty. A form equal to the secret itself (a one-character secret has no
+/// prefix) is left out.
+fn wrong_secrets(secret: &str) -> Vec<(&'static str, String)> {
+    let chars: Vec<char> = secret.chars().collect();
+    let n = chars.len();
+    let text = |c: &[char]| c.iter().collect::<String>();
+    let swapped: String = chars
+        .iter()
+        .map(|c| {
+            if c.is_lowercase() {
+                c.to_uppercase().next().unwrap_or(*c)
+            } else {
+                c.to_lowercase().next().unwrap_or(*c)
+            }
+        })
+        .collect();
+    let mut out = vec![
+        ("the secret with characters appended", format!("{secret}-wrong")),
+        ("the secret without its last character", text(&chars[..n.saturating_sub(1)])),
+        ("the secret without its first character", text(&chars[n.min(1)..])),
+        ("the first half of the secret", text(&chars[..n / 2])),
+        ("the secret with its case changed", swapped),
+        ("an empty secret", String::new()),
+    ];
+    out.retain(|(_, s)| s != secret);
+    out
+}
+
 async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
     let Credentials::Client { id, secret } = &ctx.s.credentials else {
         return Vec::new();
     };
     let secret = secret.expose();
     let form = "grant_type=client_credentials";
-    let with_secret = |s: &str| {
-        Call::post(Endpoint::Auth)
-            .authorization(ctx.basic(id, s))
-            .form(form)
-    };
-    // A secret cut short catches a comparison that stops at the end of the presented one.
-    let cut: String = secret
-        .chars()
-        .take(secret.chars().count().saturating_sub(1))
-        .collect();
-    let unknown_client = Call::post(Endpoint::Auth)
-        .authorization(ctx.basic("byok-check-unknown-client", secret))
-        .form(form);
-    let no_authorization = Call::post(Endpoint::Auth).form(form);
-    let malformed = Call::post(Endpoint::Auth)
-        .authorization("Basic !!not-base64!!")
-        .form(form);
     let right = ctx.basic(id, secret);
-    let wrong_grant = Call::post(Endpoint::Auth)
-        .authorization(right.clone())
-        .form("grant_type=password");
-    let json_body = Call::post(Endpoint::Auth)
-        .authorization(right)
-        .json(&json!({"grant_type": "client_credentials"}));
     let p = &ctx.probe;
+    let send = |check: &'static str, name: String, call: Call, want: Want| async move {
+        Case::new(name, p.send(check, call).await, want)
+    };
+    let auth = || Call::post(Endpoint::Auth);
+    let unknown_client = auth()
+        .authorization(ctx.basic(UNKNOWN_CLIENT, secret))
+        .form(form);
+    let no_authorization = auth().form(form);
+    let malformed = [
+        ("not base64", "Basic !!not-base64!!".to_string()),
+        (
+            "base64 without a colon",
+            format!("Basic {}", STANDARD.encode(id)),
+        ),
+        ("the scheme alone", "Basic".to_string()),
+    ];
     let independent = async {
         tokio::join!(
             p.send(AUTH_UNKNOWN_CLIENT.id, unknown_client),
             p.send(AUTH_NO_AUTHORIZATION.id, no_authorization),
-            p.send(AUTH_MALFORMED_BASIC.id, malformed),
+            futures_util::future::join_all(malformed.into_iter().map(|(name, value)| {
+                send(
+                    AUTH_MALFORMED_BASIC.id,
+                    name.to_string(),
+                    auth().authorization(value).form(form),
+                    Want::OneOf(&[400, 401]),
+                )
+            })),
         )
     };
     // Made from the credentials given: meaningless when the service refused them (a secret
     // cut short from a wrong one can even be a right one).
     let dependent = async {
-        match refused {
-            Some(_) => None,
-            None => Some(tokio::join!(
-                p.send(
-                    AUTH_WRONG_SECRET.id,
-                    with_secret(&format!("{secret}-wrong"))
-                ),
-                p.send(AUTH_WRONG_SECRET.id, with_secret(&cut)),
-                p.send(AUTH_WRONG_GRANT_TYPE.id, wrong_grant),
-                p.send(AUTH_JSON_BODY.id, json_body),
-            )),
+        if refused.is_some() {
+            return None;
         }
+        let wrong = futures_util::future::join_all(wrong_secrets(secret).into_iter().map(
+            |(name, s)| {
+                send(
+                    AUTH_WRONG_SECRET.id,
+                    name.to_string(),
+                    auth().authorization(ctx.basic(id, &s)).form(form),
+                    Want::Status(401),
+                )
+            },
+        ));
+        let grants = [
+            ("grant_type=password", "grant_type=password"),
+            ("grant_type=authorization_code", "grant_type=authorization_code"),
+            ("an empty grant_type", "grant_type="),
+            ("no grant_type", "scope=decrypt"),
+        ];
+        let grant = futures_util::future::join_all(grants.into_iter().map(|(name, body)| {
+            send(
+                AUTH_WRONG_GRANT_TYPE.id,
+                name.to_string(),
+                auth().authorization(right.clone()).form(body),
+                Want::Status(400),
+            )
+        }));
+        let multipart = format!(
+            "--byok-check-boundary\r\nContent-Disposition: form-data; name=\"grant_type\"\r\n\r\nclient_credentials\r\n--byok-check-boundary--\r\n"
+        );
+        let refused_type = Want::OneOf(&[400, 415]);
+        let types: Vec<(&str, Vec<u8>, Option<&'static str>, Want)> = vec![
+            (
+                "a JSON body",
+                json!({"grant_type": "client_credentials"}).to_string().into_bytes(),
+                Some("application/json"),
+                refused_type,
+            ),
+            ("the form labelled text/plain", form.into(), Some("text/plain"), refused_type),
+            (
+                "multipart/form-data",
+                multipart.into_bytes(),
+                Some(super::decrypt::MULTIPART),
+                refused_type,
+            ),
+            ("the form without Content-Type", form.into(), None, refused_type),
+            (
+                "the form with charset=utf-8 (must be served)",
+                form.into(),
+                Some("application/x-www-form-urlencoded; charset=utf-8"),
+                Want::Status(200),
+            ),
+        ];
+        let types = futures_util::future::join_all(types.into_iter().map(|(name, body, ct, want)| {
+            send(
+                AUTH_CONTENT_TYPE.id,
+                name.to_string(),
+                auth().authorization(right.clone()).raw(body, ct),
+                want,
+            )
+        }));
+        Some(tokio::join!(wrong, grant, types))
     };
     let ((unknown, none, malformed), dependent) = tokio::join!(independent, dependent);
     let r = "POST /auth";
     let mut out = vec![
         judge_status(&AUTH_UNKNOWN_CLIENT, r, &unknown, Want::Status(401)),
         judge_status(&AUTH_NO_AUTHORIZATION, r, &none, Want::Status(401)),
-        judge_status(
-            &AUTH_MALFORMED_BASIC,
-            r,
-            &malformed,
-            Want::OneOf(&[400, 401]),
-        ),
+        judge_cases(&AUTH_MALFORMED_BASIC, malformed),
     ];
     match dependent {
-        Some((longer, shorter, grant, json)) => {
-            out.push(judge_statuses(
-                &AUTH_WRONG_SECRET,
-                &[
-                    ("the secret with characters appended", longer),
-                    ("the secret without its last character", shorter),
-                ],
-                Want::Status(401),
-            ));
-            out.push(judge_status(
-                &AUTH_WRONG_GRANT_TYPE,
-                r,
-                &grant,
-                Want::Status(400),
-            ));
-            out.push(judge_status(
-                &AUTH_JSON_BODY,
-                r,
-                &json,
-                Want::OneOf(&[400, 415]),
-            ));
+        Some((wrong, grant, types)) => {
+            out.push(judge_cases(&AUTH_WRONG_SECRET, wrong));
+            out.push(judge_cases(&AUTH_WRONG_GRANT_TYPE, grant));
+            out.push(judge_cases(&AUTH_CONTENT_TYPE, types));
         }
         None => out.extend(skip_all(NEED_CREDENTIALS, refused.unwrap_or_default())),
     }
     out
+}
+
+/// `auth.repeat`: `/auth` twice more, after the first token was used, each token then used
+/// on `/decrypt-key` with the target key (which must answer its plaintext).
+pub(super) async fn repeat(ctx: &Ctx, target: Option<&TargetKey>) -> Check {
+    let Some(call) = ctx.auth_call() else {
+        return Check::skip(&AUTH_REPEAT, "a static API key: /auth is not used");
+    };
+    let Some(target) = target else {
+        return Check::skip(&AUTH_REPEAT, "no key to decrypt with the new tokens");
+    };
+    let mut cases = Vec::new();
+    for name in ["after the first token was used", "once more, at once"] {
+        let result = ctx.probe.send(AUTH_REPEAT.id, call.clone()).await;
+        let token = result.as_ref().ok().and_then(|ex| {
+            (ex.status == 200).then(|| super::context::token_of(ex, ctx.s.time.mark()))?
+        });
+        cases.push(Case::new(format!("/auth {name}"), result, Want::Status(200)));
+        let Some(token) = token else { break };
+        let used = ctx
+            .probe
+            .send(
+                AUTH_REPEAT.id,
+                Call::post(Endpoint::DecryptKey)
+                    .authorization(format!("Bearer {}", token.value))
+                    .json(&super::probe::decrypt_body(&ctx.s.key_alias, &target.encrypted_key)),
+            )
+            .await;
+        let wrong_key = matches!(&used, Ok(ex) if ex.status == 200
+            && !super::decrypt::plaintext_of(ex)
+                .is_some_and(|p| super::plaintext::same_key(&p, &target.plaintext)));
+        let mut c = Case::new(
+            format!("its token on /decrypt-key ({name})"),
+            used,
+            Want::Status(200),
+        );
+        if wrong_key {
+            c = c.with_problem("200 without the key's plaintext");
+        }
+        cases.push(c);
+    }
+    judge_cases(&AUTH_REPEAT, cases)
 }
 
 #[cfg(test)]

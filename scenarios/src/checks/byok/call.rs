@@ -38,6 +38,8 @@ pub(super) struct Call {
     /// Sends `Connection: close`: the connection is not used again (for a body the service
     /// may refuse without reading, which would leave the connection unusable).
     pub(crate) close: bool,
+    /// Sends the body in chunks (`Transfer-Encoding: chunked`), without `Content-Length`.
+    pub(crate) chunked: bool,
 }
 
 impl Call {
@@ -51,7 +53,21 @@ impl Call {
             body: Vec::new(),
             headers: Headers::Standard,
             close: false,
+            chunked: false,
         }
+    }
+
+    /// Sends the body in chunks, without announcing its length.
+    pub(crate) fn chunked(mut self) -> Call {
+        self.chunked = true;
+        self
+    }
+
+    /// Any body, with any `Content-Type` or none.
+    pub(super) fn raw(mut self, body: impl Into<Vec<u8>>, content_type: Option<&'static str>) -> Call {
+        self.body = body.into();
+        self.content_type = content_type;
+        self
     }
 
     /// Closes the connection after this call.
@@ -83,12 +99,6 @@ impl Call {
     pub(super) fn form(mut self, body: &str) -> Call {
         self.body = body.as_bytes().to_vec();
         self.content_type = Some("application/x-www-form-urlencoded");
-        self
-    }
-
-    /// Relabels the body.
-    pub(super) fn content_type(mut self, content_type: &'static str) -> Call {
-        self.content_type = Some(content_type);
         self
     }
 

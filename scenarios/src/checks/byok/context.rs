@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::probe::{Call, CallError, Endpoint, Exchange, Probe, SecretKind, data_object};
+use super::probe::{Call, CallError, Endpoint, Exchange, Probe, data_object};
 use super::settings::{Credentials, Settings};
 use super::time::Mark;
 use crate::checks::{Check, CheckDef, Evidence};
@@ -76,12 +76,11 @@ impl Ctx {
         self.s.filter.runs(group)
     }
 
-    /// `Basic base64(id:secret)` for any id and secret (remembered as a credential).
+    /// `Basic base64(id:secret)` for any id and secret (the probe learns both as
+    /// credentials when it sends them).
     pub(super) fn basic(&self, id: &str, secret: &str) -> String {
         use base64::Engine as _;
         let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"));
-        self.probe.secret(secret, SecretKind::Credential);
-        self.probe.secret(encoded.clone(), SecretKind::Credential);
         format!("Basic {encoded}")
     }
 
@@ -100,7 +99,6 @@ impl Ctx {
     /// Reads the token of an `/auth` answer and remembers it as the current one.
     pub(crate) async fn adopt_token(&self, ex: &Exchange, obtained: Mark) -> Option<Token> {
         let token = token_of(ex, obtained)?;
-        self.probe.secret(token.value.clone(), SecretKind::Token);
         *self.token.lock().await = Some(token.clone());
         Some(token)
     }
@@ -119,7 +117,6 @@ impl Ctx {
         let obtained = self.s.time.mark();
         let ex = self.probe.send("setup", call).await.ok()?;
         let token = token_of(&ex, obtained)?;
-        self.probe.secret(token.value.clone(), SecretKind::Token);
         let bearer = format!("Bearer {}", token.value);
         *current = Some(token);
         Some(bearer)
@@ -137,20 +134,9 @@ impl Ctx {
             .json(&super::probe::decrypt_body(alias, encrypted_key));
         self.probe.send(check, call).await
     }
-
-    /// Remembers the plaintext keys an answer carries (`plaintext_key`, `plaintext_dek`).
-    pub(crate) fn note_plaintexts(&self, ex: &Exchange) {
-        if let Some(data) = ex.json().as_ref().and_then(data_object) {
-            for field in ["plaintext_key", "plaintext_dek"] {
-                if let Some(Value::String(k)) = data.get(field) {
-                    self.probe.secret(k.clone(), SecretKind::Plaintext);
-                }
-            }
-        }
-    }
 }
 
-fn token_of(ex: &Exchange, obtained: Mark) -> Option<Token> {
+pub(super) fn token_of(ex: &Exchange, obtained: Mark) -> Option<Token> {
     if ex.status != 200 {
         return None;
     }
@@ -217,32 +203,127 @@ pub(crate) fn judge_status(
     }
 }
 
+/// One form of an attack (or of a request that must be served): its name, what it got, and
+/// the status it must get.
+pub(crate) struct Case {
+    /// What this form changes (`the signature empty`).
+    pub(crate) name: String,
+    /// The answer.
+    pub(crate) result: Result<Arc<Exchange>, CallError>,
+    /// The status it must get.
+    pub(crate) want: Want,
+    /// A connection closed before the request was sent counts as a refusal (a body too large
+    /// to take).
+    closed_is_refusal: bool,
+    /// What is wrong with an answer whose status is right (the case then fails).
+    problem: Option<String>,
+}
+
+impl Case {
+    /// A case named `name` that must get `want`.
+    pub(crate) fn new(
+        name: impl Into<String>,
+        result: Result<Arc<Exchange>, CallError>,
+        want: Want,
+    ) -> Case {
+        Case {
+            name: name.into(),
+            result,
+            want,
+            closed_is_refusal: false,
+            problem: None,
+        }
+    }
+
+    /// The case fails whatever its status, for `problem`.
+    pub(crate) fn with_problem(mut self, problem: impl Into<String>) -> Case {
+        self.problem = Some(problem.into());
+        self
+    }
+
+    /// A case whose connection was closed while its body was still being sent: refused (a
+    /// service that answers 413 and closes can reset the connection before the answer is
+    /// read).
+    pub(crate) fn closed_early(name: impl Into<String>, e: CallError) -> Case {
+        Case {
+            closed_is_refusal: true,
+            ..Case::new(name, Err(e), Want::ClientError)
+        }
+    }
+
+    fn holds(&self) -> bool {
+        if self.problem.is_some() {
+            return false;
+        }
+        match &self.result {
+            Ok(ex) => self.want.holds(ex.status),
+            Err(e) => self.closed_is_refusal && e.kind == super::probe::CallErrorKind::Protocol,
+        }
+    }
+}
+
 /// Judges several answers that must all have a status of `want`.
 pub(crate) fn judge_statuses(
     def: &CheckDef,
     results: &[(&str, Result<Arc<Exchange>, CallError>)],
     want: Want,
 ) -> Check {
-    let mut ok = true;
-    let mut cases = Vec::new();
-    for (name, r) in results {
-        let e = match r {
-            Ok(ex) => {
-                ok &= want.holds(ex.status);
-                ex.evidence()
+    let cases = results
+        .iter()
+        .map(|(name, r)| Case::new(*name, r.clone(), want))
+        .collect();
+    judge_cases(def, cases)
+}
+
+/// Judges every form of an attack: the check fails when any case does, and says which (the
+/// evidence lists every case, the failing ones first).
+pub(crate) fn judge_cases(def: &CheckDef, cases: Vec<Case>) -> Check {
+    let (passing, failing): (Vec<Case>, Vec<Case>) = cases.into_iter().partition(Case::holds);
+    let failed: Vec<String> = failing.iter().map(|c| c.name.clone()).collect();
+    let mut wants: Vec<String> = passing
+        .iter()
+        .chain(&failing)
+        .map(|c| c.want.expected())
+        .collect();
+    wants.dedup();
+    let listed: Vec<Value> = failing
+        .iter()
+        .chain(&passing)
+        .map(|c| {
+            let answer = match &c.result {
+                Ok(ex) => ex.evidence(),
+                Err(e) => e.evidence(&c.name),
+            };
+            let mut v = serde_json::json!({
+                "case": c.name,
+                "expected": c.want.expected(),
+                "held": c.holds(),
+                "answer": Value::Object(answer.0),
+            });
+            if let Some(p) = &c.problem {
+                v["problem"] = Value::String(p.clone());
             }
-            Err(err) => {
-                ok = false;
-                err.evidence(name)
-            }
-        };
-        cases.push(serde_json::json!({"case": name, "answer": Value::Object(e.0)}));
+            v
+        })
+        .collect();
+    let n = listed.len();
+    let mut evidence = Evidence::new();
+    if !failed.is_empty() {
+        evidence = evidence.cause(format!(
+            "{} of {n} forms answered otherwise than they must: {}",
+            failed.len(),
+            failed.join("; ")
+        ));
     }
+    let expected = match wants.as_slice() {
+        [one] => format!("{one} for every form ({n})"),
+        _ => format!("each form's own status ({n} forms)"),
+    };
     Check::judge(
         def,
-        ok,
-        Evidence::new().with("cases", cases),
-        format!("{} for every case", want.expected()),
+        failed.is_empty(),
+        evidence.with("failed", failed).with("cases", listed),
+        expected,
     )
 }
 

@@ -1,21 +1,22 @@
 //! The `decrypt` group: `/decrypt-key` answers the expected plaintext, the same way twice,
-//! and refuses bad credentials (401), bad keys (a 4xx, never 200 or 5xx; the alterations are
-//! in [`super::tamper`]) and bad requests (4xx, with a code that names the problem).
+//! and refuses bad credentials (401, every form: [`super::refusals`]), bad keys (a 4xx,
+//! never 200 or 5xx; the alterations are in [`super::tamper`]) and bad requests (4xx, with a
+//! code that names the problem; every malformed body, every other label, oversized bodies
+//! with and without their length).
 
 use std::sync::Arc;
 
 use contracts::envelope::PREFIX;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, TargetKey, Want, judge_status, judge_statuses, skip_all};
+use super::context::{
+    Case, Ctx, TargetKey, Want, judge_cases, judge_status, judge_statuses, skip_all,
+};
 use super::defs::*;
 use super::errors;
-use super::jwt;
 use super::plaintext;
-use super::probe::{
-    Call, CallError, CallErrorKind, Endpoint, Exchange, SecretKind, data_object, decrypt_body,
-};
-use super::settings::Credentials;
+use super::probe::{Call, CallError, CallErrorKind, Endpoint, Exchange, data_object, decrypt_body};
+use super::refusals;
 use super::setup;
 use super::tamper::{Alteration, with_bad_character};
 use crate::checks::{Check, CheckDef, Evidence};
@@ -91,8 +92,25 @@ pub(crate) fn judge_plaintext(def: &CheckDef, got: &str, expected: &str) -> Chec
     )
 }
 
-/// The checks that send their own requests, after the first decrypt.
+/// The checks that send their own requests, after the first decrypt: the bearer refusals
+/// ([`super::refusals`]), then the keys and bodies this endpoint must refuse.
 pub(super) async fn checks(
+    ctx: &Ctx,
+    target: &TargetKey,
+    baseline: &Result<Arc<Exchange>, CallError>,
+) -> Vec<Check> {
+    let body = decrypt_body(&ctx.s.key_alias, &target.encrypted_key);
+    let (refusals, keys) = tokio::join!(
+        refusals::checks(ctx, &refusals::DECRYPT, Endpoint::DecryptKey, &body),
+        keys_and_bodies(ctx, target, baseline),
+    );
+    // The report puts every check in table order.
+    let mut out = keys;
+    out.extend(refusals);
+    out
+}
+
+async fn keys_and_bodies(
     ctx: &Ctx,
     target: &TargetKey,
     baseline: &Result<Arc<Exchange>, CallError>,
@@ -101,87 +119,46 @@ pub(super) async fn checks(
     let e = target.encrypted_key.as_str();
     let body = decrypt_body(alias, e);
     let bearer = ctx.bearer().await;
-    let post = |bearer: Option<String>| {
+    let p = &ctx.probe;
+    let post = || {
         Call::post(Endpoint::DecryptKey)
-            .maybe_authorization(bearer)
+            .maybe_authorization(bearer.clone())
             .json(&body)
     };
-
-    // Tokens.
-    let token = bearer
-        .as_deref()
-        .and_then(|b| b.strip_prefix("Bearer "))
-        .unwrap_or("")
-        .to_string();
-    let garbage = jwt::garbage(contracts::ids::IdGen::from_entropy().bytes::<24>());
-    let tampered = jwt::tamper(&token);
-    let parsed = jwt::parse(&token).ok();
-    let subject = match &ctx.s.credentials {
-        Credentials::Client { id, .. } => id.clone(),
-        Credentials::ApiKey(_) => "byok-check".into(),
-    };
-    let none = jwt::alg_none(parsed.as_ref(), &subject, ctx.s.time.now().timestamp());
-    for t in [&garbage, &tampered, &none] {
-        ctx.probe.secret(t.clone(), SecretKind::Token);
-    }
-
-    // Keys.
+    let send_body = |check: &'static str, b: Value| p.send(check, post().json(&b));
     let key = |text: String| decrypt_body(alias, &text);
     let payload = e.strip_prefix(PREFIX).unwrap_or(e);
     let other = ctx.s.other_key_alias.as_ref().map(|b| decrypt_body(b, e));
-    let mut oversized = body.clone();
-    oversized["padding"] = Value::String("a".repeat(OVERSIZED_BYTES));
 
-    let p = &ctx.probe;
-    let send_body = |check: &'static str, b: Value| {
-        p.send(
-            check,
-            Call::post(Endpoint::DecryptKey)
-                .maybe_authorization(bearer.clone())
-                .json(&b),
-        )
-    };
-    let basic = match &ctx.s.credentials {
-        Credentials::Client { id, secret } => Some(ctx.basic(id, secret.expose())),
-        Credentials::ApiKey(_) => None,
-    };
-    let (repeat, no_token, garbage_r, tampered_r, none_r, basic_r, unknown) = tokio::join!(
-        p.send(DECRYPT_REPEATABLE.id, post(bearer.clone())),
-        p.send(DECRYPT_NO_TOKEN.id, post(None)),
-        p.send(
-            DECRYPT_GARBAGE_TOKEN.id,
-            post(Some(format!("Bearer {garbage}")))
-        ),
-        p.send(
-            DECRYPT_TAMPERED_TOKEN.id,
-            post(Some(format!("Bearer {tampered}")))
-        ),
-        p.send(DECRYPT_ALG_NONE.id, post(Some(format!("Bearer {none}")))),
-        async {
-            match basic.clone() {
-                Some(b) => Some(p.send(DECRYPT_BASIC_CREDENTIALS.id, post(Some(b))).await),
-                None => None,
-            }
-        },
+    let (repeat, unknown, missing_prefix, wrong_prefix, v2, bad_b64) = tokio::join!(
+        p.send(DECRYPT_REPEATABLE.id, post()),
         send_body(DECRYPT_UNKNOWN_ALIAS.id, decrypt_body(UNKNOWN_ALIAS, e)),
-    );
-    let (missing_prefix, wrong_prefix, v2, bad_b64, tampered_keys) = tokio::join!(
         send_body(DECRYPT_MISSING_PREFIX.id, key(payload.to_string())),
         send_body(DECRYPT_WRONG_PREFIX.id, key(format!("kms:v1:{payload}"))),
         send_body(DECRYPT_V2_PREFIX.id, key(format!("byok:v2:{payload}"))),
         send_body(DECRYPT_BAD_BASE64.id, key(with_bad_character(e))),
+    );
+    let (flipped, truncated, other_r) = tokio::join!(
         futures_util::future::join_all(
             Alteration::CHECKS
                 .map(|(def, how)| async move { (def, send_body(def.id, key(how.apply(e))).await) })
         ),
-    );
-    let (other_r, fields, content_type, oversized_r) = tokio::join!(
+        futures_util::future::join_all(Alteration::truncations().map(|how| async move {
+            let Alteration::Truncate(n) = how else {
+                unreachable!("truncations are cuts")
+            };
+            let r = send_body(DECRYPT_TRUNCATED_KEY.id, key(how.apply(e))).await;
+            let name = if n == 1 { "1 byte cut".to_string() } else { format!("{n} bytes cut") };
+            Case::new(name, r, Want::ClientError)
+        })),
         async {
             match other {
                 Some(b) => Some(send_body(DECRYPT_OTHER_ALIAS.id, b).await),
                 None => None,
             }
         },
+    );
+    let (fields, malformed, content_type, oversized) = tokio::join!(
         async {
             let cases = [
                 ("no encrypted_key", json!({"data": {"key_alias": alias}})),
@@ -194,70 +171,31 @@ pub(super) async fn checks(
             }
             out
         },
-        p.send(
-            DECRYPT_CONTENT_TYPE.id,
-            post(bearer.clone()).content_type("text/plain")
-        ),
-        p.send(
-            DECRYPT_OVERSIZED.id,
-            Call::post(Endpoint::DecryptKey)
-                .maybe_authorization(bearer.clone())
-                .json(&oversized)
-                .close_connection()
-        ),
+        futures_util::future::join_all(malformed_bodies(alias, e).into_iter().map(
+            |(name, raw)| async move {
+                let r = p
+                    .send(
+                        DECRYPT_MALFORMED_BODY.id,
+                        post().raw(raw, Some("application/json")),
+                    )
+                    .await;
+                Case::new(name, r, Want::ClientError)
+            }
+        )),
+        futures_util::future::join_all(content_types(&body).into_iter().map(
+            |(name, raw, ct, want)| async move {
+                let r = p
+                    .send(DECRYPT_CONTENT_TYPE.id, post().raw(raw, ct))
+                    .await;
+                Case::new(name, r, want)
+            }
+        )),
+        oversized(ctx, &body, bearer.clone()),
     );
 
     let r = "POST /decrypt-key";
-    let mut out = vec![judge_repeat(baseline, &repeat)];
-    if bearer.is_none() {
-        out.extend(skip_all(
-            &[
-                DECRYPT_GARBAGE_TOKEN,
-                DECRYPT_TAMPERED_TOKEN,
-                DECRYPT_ALG_NONE,
-            ],
-            "no access token to start from (see auth.status)",
-        ));
-        out.push(judge_status(
-            &DECRYPT_NO_TOKEN,
-            r,
-            &no_token,
-            Want::Status(401),
-        ));
-    } else {
-        out.push(judge_status(
-            &DECRYPT_NO_TOKEN,
-            r,
-            &no_token,
-            Want::Status(401),
-        ));
-        out.push(judge_status(
-            &DECRYPT_GARBAGE_TOKEN,
-            r,
-            &garbage_r,
-            Want::Status(401),
-        ));
-        out.push(judge_status(
-            &DECRYPT_TAMPERED_TOKEN,
-            r,
-            &tampered_r,
-            Want::Status(401),
-        ));
-        out.push(judge_status(
-            &DECRYPT_ALG_NONE,
-            r,
-            &none_r,
-            Want::Status(401),
-        ));
-    }
-    out.push(match &basic_r {
-        Some(res) => judge_status(&DECRYPT_BASIC_CREDENTIALS, r, res, Want::Status(401)),
-        None => Check::skip(
-            &DECRYPT_BASIC_CREDENTIALS,
-            "a static API key: there are no client credentials to send",
-        ),
-    });
     let refused = Want::ClientError;
+    let mut out = vec![judge_repeat(baseline, &repeat)];
     out.push(judge_status(&DECRYPT_UNKNOWN_ALIAS, r, &unknown, refused));
     out.push(match &other_r {
         // The refusal names the alias, not the key: --other-key-alias is not an alias of the
@@ -276,49 +214,107 @@ pub(super) async fn checks(
              only decrypts under its own alias",
         ),
     });
-    out.push(judge_status(
-        &DECRYPT_MISSING_PREFIX,
-        r,
-        &missing_prefix,
-        refused,
-    ));
-    out.push(judge_status(
-        &DECRYPT_WRONG_PREFIX,
-        r,
-        &wrong_prefix,
-        refused,
-    ));
+    out.push(judge_status(&DECRYPT_MISSING_PREFIX, r, &missing_prefix, refused));
+    out.push(judge_status(&DECRYPT_WRONG_PREFIX, r, &wrong_prefix, refused));
     out.push(judge_status(&DECRYPT_V2_PREFIX, r, &v2, refused));
     out.push(judge_status(&DECRYPT_BAD_BASE64, r, &bad_b64, refused));
-    for (def, res) in &tampered_keys {
+    for (def, res) in &flipped {
         out.push(judge_status(def, r, res, refused));
     }
+    out.push(judge_cases(&DECRYPT_TRUNCATED_KEY, truncated));
     out.push(judge_statuses(&DECRYPT_MISSING_FIELDS, &fields, refused));
     out.push(judge_missing_fields_code(&fields));
-    out.push(judge_status(
-        &DECRYPT_CONTENT_TYPE,
-        r,
-        &content_type,
-        refused,
-    ));
-    out.push(judge_oversized(&oversized_r));
-    for res in [
-        &repeat,
-        &unknown,
-        &missing_prefix,
-        &wrong_prefix,
-        &v2,
-        &bad_b64,
+    out.push(judge_cases(&DECRYPT_MALFORMED_BODY, malformed));
+    out.push(judge_cases(&DECRYPT_CONTENT_TYPE, content_type));
+    out.push(oversized_verdict(oversized));
+    out
+}
+
+/// Bodies that are not a decrypt request, each with its name: invalid JSON, another top
+/// level, and each field of a wrong type, null or nested once more.
+fn malformed_bodies(alias: &str, e: &str) -> Vec<(&'static str, Vec<u8>)> {
+    let whole = decrypt_body(alias, e).to_string();
+    let cut = whole[..whole.len() / 2].to_string();
+    let with = |data: Value| json!({ "data": data }).to_string();
+    [
+        ("invalid JSON (cut short)", cut),
+        ("an empty body", String::new()),
+        ("a JSON array", format!("[{whole}]")),
+        ("data null", with(Value::Null)),
+        ("data a string", with(json!(e))),
+        ("data an array", with(json!([alias, e]))),
+        ("key_alias a number", with(json!({"key_alias": 7, "encrypted_key": e}))),
+        ("key_alias null", with(json!({"key_alias": null, "encrypted_key": e}))),
+        ("key_alias an object", with(json!({"key_alias": {"name": alias}, "encrypted_key": e}))),
+        ("encrypted_key a number", with(json!({"key_alias": alias, "encrypted_key": 7}))),
+        ("encrypted_key null", with(json!({"key_alias": alias, "encrypted_key": null}))),
+        ("encrypted_key an array", with(json!({"key_alias": alias, "encrypted_key": [e]}))),
+        ("the request nested once more", with(json!({"data": {"key_alias": alias, "encrypted_key": e}}))),
     ]
     .into_iter()
-    .chain(tampered_keys.iter().map(|(_, r)| r))
-    .chain(other_r.as_ref())
-    .chain(basic_r.as_ref())
-    .flatten()
-    {
-        ctx.note_plaintexts(res);
-    }
-    out
+    .map(|(n, b)| (n, b.into_bytes()))
+    .collect()
+}
+
+/// The labels a client could put on the request, each with what it must get: every label
+/// but JSON refused, JSON with a charset served.
+pub(crate) fn content_types(
+    body: &Value,
+) -> Vec<(&'static str, Vec<u8>, Option<&'static str>, Want)> {
+    let json = body.to_string().into_bytes();
+    let multipart = format!(
+        "--{MULTIPART_BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n{body}\r\n--{MULTIPART_BOUNDARY}--\r\n"
+    )
+    .into_bytes();
+    let refused = Want::ClientError;
+    vec![
+        ("labelled text/plain", json.clone(), Some("text/plain"), refused),
+        (
+            "labelled application/x-www-form-urlencoded",
+            json.clone(),
+            Some("application/x-www-form-urlencoded"),
+            refused,
+        ),
+        ("sent as multipart/form-data", multipart, Some(MULTIPART), refused),
+        ("without Content-Type", json.clone(), None, refused),
+        (
+            "application/json; charset=utf-8 (must be served)",
+            json,
+            Some("application/json; charset=utf-8"),
+            Want::Status(200),
+        ),
+    ]
+}
+
+/// The boundary of the multipart bodies sent.
+const MULTIPART_BOUNDARY: &str = "byok-check-boundary";
+/// Their `Content-Type`.
+pub(crate) const MULTIPART: &str = "multipart/form-data; boundary=byok-check-boundary";
+
+/// A 1 MiB body, announced with `Content-Length` and sent chunked.
+async fn oversized(
+    ctx: &Ctx,
+    body: &Value,
+    bearer: Option<String>,
+) -> Vec<(&'static str, Result<Arc<Exchange>, CallError>)> {
+    // The request with a padding field, written out once (serialising a megabyte is slow).
+    let text = body.to_string();
+    let mut big = Vec::with_capacity(OVERSIZED_BYTES + text.len() + 16);
+    big.extend_from_slice(&text.as_bytes()[..text.len() - 1]);
+    big.extend_from_slice(b",\"padding\":\"");
+    big.resize(big.len() + OVERSIZED_BYTES, b'a');
+    big.extend_from_slice(b"\"}");
+    let call = || {
+        Call::post(Endpoint::DecryptKey)
+            .maybe_authorization(bearer.clone())
+            .raw(big.clone(), Some("application/json"))
+            .close_connection()
+    };
+    let (length, chunked) = tokio::join!(
+        ctx.probe.send(DECRYPT_OVERSIZED.id, call()),
+        ctx.probe.send(DECRYPT_OVERSIZED.id, call().chunked()),
+    );
+    vec![("with Content-Length", length), ("chunked", chunked)]
 }
 
 /// `decrypt.missing_fields_code`: the missing-field requests that were refused with a 4xx
@@ -361,25 +357,26 @@ fn judge_missing_fields_code(fields: &[(&str, Result<Arc<Exchange>, CallError>)]
     )
 }
 
-/// A 4xx, or the connection closed while the body was still being sent: a service (or a
-/// proxy in front of it) that answers 413 on `Content-Length` and closes can reset the
-/// connection before the answer is read.
-fn judge_oversized(result: &Result<Arc<Exchange>, CallError>) -> Check {
-    match result {
-        Err(e) if e.kind == CallErrorKind::Protocol => Check::pass(
-            &DECRYPT_OVERSIZED,
-            e.evidence("POST /decrypt-key").with(
-                "refused",
-                "the connection was closed before the body was sent",
-            ),
-        ),
-        _ => judge_status(
-            &DECRYPT_OVERSIZED,
-            "POST /decrypt-key",
-            result,
-            Want::ClientError,
-        ),
+/// Each form a 4xx, or the connection closed while the body was still being sent: a service
+/// (or a proxy in front of it) that answers 413 and closes can reset the connection before
+/// the answer is read.
+fn oversized_verdict(results: Vec<(&'static str, Result<Arc<Exchange>, CallError>)>) -> Check {
+    let mut closed = Vec::new();
+    let cases = results
+        .into_iter()
+        .map(|(name, r)| match r {
+            Err(e) if e.kind == CallErrorKind::Protocol => {
+                closed.push(name);
+                Case::closed_early(name, e)
+            }
+            r => Case::new(name, r, Want::ClientError),
+        })
+        .collect();
+    let mut c = judge_cases(&DECRYPT_OVERSIZED, cases);
+    if !closed.is_empty() {
+        c.evidence = c.evidence.with("closed_before_the_body_was_sent", closed);
     }
+    c
 }
 
 fn judge_repeat(

@@ -29,25 +29,28 @@ defs! {
     AUTH_SHAPE = error("auth.shape", "/auth answers JSON {data:{access_token,token_type,expires_in}}", "answer application/json {\"data\": {\"access_token\": string, \"token_type\": \"Bearer\", \"expires_in\": integer}}");
     AUTH_TOKEN_TYPE = error("auth.token_type", "token_type is \"Bearer\" (in any case)", "answer token_type \"Bearer\"");
     AUTH_EXPIRES_IN = error("auth.expires_in", "expires_in is an integer above 0", "answer expires_in as a JSON integer of seconds above 0 (3600, not \"3600\" or 0)");
+    AUTH_EXPIRES_IN_BOUND = warning("auth.expires_in_bound", "expires_in is at most a day (86400 s): the token is short-lived", "issue tokens that live minutes to hours (the reference uses 3600 s), never more than a day: a leaked token stays usable for as long as it lives");
     AUTH_JWT = error("auth.jwt", "access_token is a JWT (header.claims.signature)", "issue the access token as a signed JWT: base64url header, claims and signature joined by dots");
     AUTH_JWT_ALG = error("auth.jwt_alg", "the JWT's alg is set and not \"none\"", "sign the JWT and name the algorithm in its header (HS256, RS256, ...)");
     AUTH_JWT_EXP = error("auth.jwt_exp", "the JWT's exp agrees with expires_in", "set the JWT's exp to its iat plus expires_in");
-    AUTH_WRONG_SECRET = error("auth.wrong_secret", "a wrong client secret (longer, or cut short) is refused with 401", "compare the whole client secret (in constant time) and answer 401 when it differs in any way");
+    AUTH_REPEAT = error("auth.repeat", "/auth called again (after its token was used, and once more at once) answers 200 with a token that works", "answer every /auth with the right credentials with 200 and a token, however often the platform asks, and accept each token on /decrypt-key");
+    AUTH_WRONG_SECRET = error("auth.wrong_secret", "a wrong client secret in every form (characters appended, cut short, a prefix, a suffix, its case changed, empty) is refused with 401", "compare the whole client secret, byte for byte and in constant time, and answer 401 when it differs in any way");
     AUTH_UNKNOWN_CLIENT = error("auth.unknown_client", "an unknown client id is refused with 401", "answer 401 to a client id you do not know");
     AUTH_NO_AUTHORIZATION = error("auth.no_authorization", "no Authorization header is refused with 401", "answer 401 (not 5xx) when the Authorization header is missing");
-    AUTH_MALFORMED_BASIC = error("auth.malformed_basic", "a malformed Basic header is refused with 400 or 401", "answer 400 or 401 (not 5xx) to a Basic header that is not base64 of id:secret");
-    AUTH_WRONG_GRANT_TYPE = error("auth.wrong_grant_type", "a grant_type other than client_credentials is refused with 400", "answer 400 unless the form has grant_type=client_credentials");
-    AUTH_JSON_BODY = error("auth.json_body", "a JSON body instead of a form is refused with 400 or 415", "read /auth bodies only as application/x-www-form-urlencoded; answer 400 or 415 to JSON");
+    AUTH_MALFORMED_BASIC = error("auth.malformed_basic", "a malformed Basic header (not base64, no colon, empty) is refused with 400 or 401", "answer 400 or 401 (not 5xx) to a Basic header that is not base64 of id:secret");
+    AUTH_WRONG_GRANT_TYPE = error("auth.wrong_grant_type", "a grant_type other than client_credentials (another, empty, missing) is refused with 400", "answer 400 unless the form has grant_type=client_credentials");
+    AUTH_CONTENT_TYPE = error("auth.content_type", "a body that is not a form (JSON, text/plain, multipart, none) is refused with 400 or 415, and a form with a charset is served", "read /auth bodies only as application/x-www-form-urlencoded (its parameters, a charset among them, allowed); answer 400 or 415 to anything else");
 
     DECRYPT_STATUS = error("decrypt.status", "the encrypted key: /decrypt-key answers 200", "answer 200 with the plaintext to POST /decrypt-key with a valid token, the alias and its encrypted key");
     DECRYPT_SHAPE = error("decrypt.shape", "/decrypt-key answers JSON {data:{plaintext_key}}", "answer application/json {\"data\": {\"plaintext_key\": string}}");
     DECRYPT_PLAINTEXT = error("decrypt.plaintext", "plaintext_key is base64 of the expected 32-byte key", "answer plaintext_key as standard base64 (+ and /) of the 32-byte data key the encrypted key holds");
     DECRYPT_REPEATABLE = error("decrypt.repeatable", "the same request twice gives the same plaintext_key", "answer the same plaintext_key every time the same key is decrypted");
-    DECRYPT_NO_TOKEN = error("decrypt.no_token", "no Authorization header is refused with 401", "answer 401 when the Authorization header is missing");
-    DECRYPT_GARBAGE_TOKEN = error("decrypt.garbage_token", "a garbage bearer token is refused with 401", "answer 401 (not 5xx) to a bearer token that is neither a JWT you issued nor an API key");
-    DECRYPT_TAMPERED_TOKEN = error("decrypt.tampered_token", "the token with one character changed is refused with 401", "verify the JWT's signature before trusting its claims, and answer 401 when it does not verify");
-    DECRYPT_ALG_NONE = error("decrypt.alg_none", "an unsigned token (alg none) is refused with 401", "accept only the algorithm you sign with, and answer 401 to alg none");
-    DECRYPT_BASIC_CREDENTIALS = error("decrypt.basic_credentials", "the client credentials (HTTP Basic) instead of a bearer token are refused with 401", "accept only Authorization: Bearer (a token from /auth or the static key) on /decrypt-key, and answer 401 to Basic");
+    DECRYPT_NO_TOKEN = error("decrypt.no_token", "no bearer token (no Authorization, Bearer alone, an empty header) is refused with 401", "answer 401 when the Authorization header is missing, empty or holds no token");
+    DECRYPT_GARBAGE_TOKEN = error("decrypt.garbage_token", "a garbage bearer token (random text, random JWT-shaped parts) is refused with 401", "answer 401 (not 5xx) to a bearer token that is neither a JWT you issued nor an API key");
+    DECRYPT_TAMPERED_TOKEN = error("decrypt.tampered_token", "the token with its signature changed, empty, cut short or of another key, or its claims changed under the same signature, is refused with 401", "verify the JWT's whole signature over its header and claims on every call (never a cached verdict keyed by the signature) and answer 401 when it does not verify");
+    DECRYPT_ALG_NONE = error("decrypt.alg_none", "an unsigned or mislabelled token (alg none in any case, no alg, alg of another family) is refused with 401", "accept only the one algorithm you sign with, whatever the token's header says, and answer 401 to anything else");
+    DECRYPT_BASIC_CREDENTIALS = error("decrypt.basic_credentials", "the client credentials (HTTP Basic, or the secret as a bearer token) instead of a token are refused with 401", "accept only Authorization: Bearer with a token from /auth or the static key on /decrypt-key, and answer 401 to Basic and to the client secret");
+    DECRYPT_WRONG_API_KEY = error("decrypt.wrong_api_key", "the static API key altered (a character changed, its case changed, cut, one more character) is refused with 401", "compare the whole static key, byte for byte and in constant time, and answer 401 when it differs in any way");
     DECRYPT_UNKNOWN_ALIAS = error("decrypt.unknown_alias", "an unknown key_alias is refused with a 4xx", "answer 404 KEY_NOT_FOUND (not 5xx) to an alias you do not have");
     DECRYPT_OTHER_ALIAS = error("decrypt.other_alias", "the key sent under another existing alias is refused with a 4xx", "bind each encrypted key to its alias (authenticate the alias with the key) and refuse it under any other");
     DECRYPT_MISSING_PREFIX = error("decrypt.missing_prefix", "the key without its byok:v1: prefix is refused with a 4xx", "refuse an encrypted key without the byok:v1: prefix with 400");
@@ -59,11 +62,12 @@ defs! {
     DECRYPT_FLIPPED_BYTE = error("decrypt.flipped_byte", "the key with its middle byte flipped is refused with a 4xx", "verify the authentication tag before using the plaintext, and refuse a key that does not verify with 422");
     DECRYPT_FLIPPED_TAG = error("decrypt.flipped_tag", "the key with the first byte of its tag flipped (16th from the end) is refused with a 4xx", "compare every byte of the authentication tag, the first included, and refuse a key that does not verify with 422");
     DECRYPT_FLIPPED_LAST = error("decrypt.flipped_last", "the key with its last byte flipped is refused with a 4xx", "compare every byte of the authentication tag, the last included, and refuse a key that does not verify with 422");
-    DECRYPT_TRUNCATED_KEY = error("decrypt.truncated_key", "the key with its last 8 bytes cut off is refused with a 4xx", "require the whole 16-byte tag (never a tag length taken from the key) and refuse a shortened key with 400 or 422");
+    DECRYPT_TRUNCATED_KEY = error("decrypt.truncated_key", "the key with its last 1 to 8 bytes cut off is refused with a 4xx", "require the whole 16-byte tag (never a tag length taken from the key) and refuse a shortened key with 400 or 422");
     DECRYPT_MISSING_FIELDS = error("decrypt.missing_fields", "JSON without key_alias, encrypted_key or data is refused with a 4xx", "answer 400 INVALID_REQUEST (not 5xx) to a body without data, key_alias or encrypted_key");
     DECRYPT_MISSING_FIELDS_CODE = warning("decrypt.missing_fields_code", "a request missing a field is refused with INVALID_REQUEST, not a code naming another problem", "answer a missing field with 400 INVALID_REQUEST naming the field: KEY_NOT_FOUND or UNAUTHORIZED sends the operator after the wrong setting");
-    DECRYPT_CONTENT_TYPE = error("decrypt.content_type", "the JSON body labelled text/plain is refused with a 4xx", "read /decrypt-key bodies only when labelled application/json; answer 400 or 415 otherwise");
-    DECRYPT_OVERSIZED = error("decrypt.oversized", "a 1 MiB body is refused with a 4xx", "limit request bodies (a few KiB is plenty) and answer 413 to larger ones");
+    DECRYPT_MALFORMED_BODY = error("decrypt.malformed_body", "a body that is not the request (invalid JSON, fields of the wrong type or null, extra nesting) is refused with a 4xx", "parse the body strictly and answer 400 INVALID_REQUEST (never 5xx, never 200) to invalid JSON and to a field of the wrong type");
+    DECRYPT_CONTENT_TYPE = error("decrypt.content_type", "a body not labelled JSON (text/plain, form, multipart, none) is refused with a 4xx, and JSON with a charset is served", "read /decrypt-key bodies only when labelled application/json (its parameters, a charset among them, allowed); answer 400 or 415 otherwise");
+    DECRYPT_OVERSIZED = error("decrypt.oversized", "a 1 MiB body is refused with a 4xx, with Content-Length and chunked", "limit request bodies as they arrive, whether they announce their length or not (a few KiB is plenty), and answer 413 to larger ones");
 
     ROTATE_STATUS = error("rotate.status", "/rotate-key answers 200", "answer 200 with a new key to POST /rotate-key with a valid token and the alias");
     ROTATE_SHAPE = error("rotate.shape", "/rotate-key answers JSON {data:{encrypted_dek (byok:v1:...),key_alias,plaintext_dek}}", "answer application/json {\"data\": {\"encrypted_dek\": \"byok:v1:...\", \"key_alias\": string, \"plaintext_dek\": string}}");
@@ -72,18 +76,27 @@ defs! {
     ROTATE_ROUNDTRIP = error("rotate.roundtrip", "encrypted_dek decrypts to plaintext_dek through /decrypt-key", "make encrypted_dek decrypt through /decrypt-key to exactly plaintext_dek");
     ROTATE_FRESH = error("rotate.fresh", "a second rotation gives another data key", "draw a new random data key on every rotation");
     ROTATE_OLD_KEYS = error("rotate.old_keys", "keys from before a rotation still decrypt", "keep the older master-key versions for decryption after a rotation");
+    ROTATE_UNIQUE_NONCE = error("rotate.unique_nonce", "no two keys of several rotations are sealed under one nonce", "draw a fresh random nonce (12 bytes for AES-GCM) for every key you seal: a repeated nonce under one master key reveals the XOR of the keys and breaks the tag");
+    ROTATE_KEY_HIDDEN = error("rotate.key_hidden", "no plaintext key can be read inside its encrypted key", "seal the data key (AES-GCM under the master key) instead of carrying it in the encrypted key in clear or merely encoded");
+    ROTATE_NO_TOKEN = error("rotate.no_token", "no bearer token (no Authorization, Bearer alone, an empty header) is refused with 401", "answer 401 on /rotate-key when the Authorization header is missing, empty or holds no token");
+    ROTATE_GARBAGE_TOKEN = error("rotate.garbage_token", "a garbage bearer token (random text, random JWT-shaped parts) is refused with 401", "answer 401 (not 5xx) on /rotate-key to a bearer token that is neither a JWT you issued nor an API key");
+    ROTATE_TAMPERED_TOKEN = error("rotate.tampered_token", "the token with its signature changed, empty, cut short or of another key, or its claims changed under the same signature, is refused with 401", "verify the JWT's whole signature on /rotate-key as on /decrypt-key, and answer 401 when it does not verify");
+    ROTATE_ALG_NONE = error("rotate.alg_none", "an unsigned or mislabelled token (alg none in any case, no alg, alg of another family) is refused with 401", "accept only the one algorithm you sign with on /rotate-key too, and answer 401 to anything else");
+    ROTATE_BASIC_CREDENTIALS = error("rotate.basic_credentials", "the client credentials (HTTP Basic, or the secret as a bearer token) instead of a token are refused with 401", "accept only Authorization: Bearer with a token from /auth or the static key on /rotate-key, and answer 401 to Basic and to the client secret");
+    ROTATE_WRONG_API_KEY = error("rotate.wrong_api_key", "the static API key altered (a character changed, its case changed, cut, one more character) is refused with 401", "compare the whole static key on /rotate-key too, and answer 401 when it differs in any way");
 
     HEADERS_TRACE_ECHO = error("headers.trace_echo", "every answer echoes the x-trace-id sent as X-Trace-Id", "echo the x-trace-id of each request as X-Trace-Id on every answer, errors included");
     HEADERS_NO_TRACE_ID = error("headers.no_trace_id", "a call without the optional x-trace-id is served", "serve calls that carry no x-trace-id: the header is optional");
     HEADERS_REQUEST_DURATION = warning("headers.request_duration", "answers carry X-Request-Duration in milliseconds", "add X-Request-Duration (the milliseconds spent) to every answer");
     HEADERS_SKEWED_TIMESTAMP = warning("headers.skewed_timestamp", "an x-request-timestamp one hour old or one hour ahead is refused with a 4xx", "refuse an x-request-timestamp minutes away from your clock, in the past or the future, with 400");
 
-    METHODS_AUTH_GET = error("methods.auth_get", "GET /auth answers 405", "answer 405 with Allow: POST to other methods on /auth");
-    METHODS_DECRYPT_GET = error("methods.decrypt_get", "GET /decrypt-key answers 405", "answer 405 with Allow: POST to other methods on /decrypt-key");
-    METHODS_ROTATE_GET = error("methods.rotate_get", "GET /rotate-key answers 405", "answer 405 with Allow: POST to other methods on /rotate-key");
+    METHODS_AUTH = error("methods.auth", "every method but POST on /auth (GET, HEAD, PUT, PATCH, DELETE, OPTIONS) answers 405 with Allow: POST", "answer 405 with Allow: POST to every other method on /auth (an OPTIONS may instead answer 2xx with Allow naming POST)");
+    METHODS_DECRYPT = error("methods.decrypt", "every method but POST on /decrypt-key (GET, HEAD, PUT, PATCH, DELETE, OPTIONS) answers 405 with Allow: POST", "answer 405 with Allow: POST to every other method on /decrypt-key, even with a valid token and body");
+    METHODS_ROTATE = error("methods.rotate", "every method but POST on /rotate-key (GET, HEAD, PUT, PATCH, DELETE, OPTIONS) answers 405 with Allow: POST", "answer 405 with Allow: POST to every other method on /rotate-key, even with a valid token");
 
     TOKEN_REUSE = error("token.reuse", "the token keeps working until near its expiry", "accept a token until its expires_in has passed");
-    TOKEN_EXPIRED = error("token.expired", "the token is refused with 401 once expired", "check exp on every call and answer 401 from the second it passes");
+    TOKEN_EXPIRED = error("token.expired", "the token is refused with 401 on /decrypt-key and /rotate-key once expired", "check exp on every call, on every endpoint, and answer 401 from the second it passes");
+    TOKEN_RENEWED = error("token.renewed", "once the token expired, /auth answers a new token that works", "issue a new token on every /auth (never the expired one again) and accept it until its own expiry");
 
     LOAD_P50 = error("load.p50", "median /decrypt-key latency under load is within the budget", "decrypt faster under concurrent calls (no per-call key derivation or connection set-up), or give the budget you need with --latency-budget-ms");
     LOAD_P99 = warning("load.p99", "99th-percentile /decrypt-key latency under load is within the budget", "remove the slow outliers under load (queues, locks, cold caches)");

@@ -8,19 +8,16 @@ use contracts::error::ByokErrorCode;
 use serde_json::{Value, json};
 
 use super::defs::*;
-use super::probe::{Exchange, SecretKind};
-use crate::checks::redact::forms;
+use super::probe::Exchange;
+use super::secrets::Secrets;
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// Longest acceptable error message, in characters.
 pub(crate) const MAX_MESSAGE_CHARS: usize = 200;
-/// Secrets shorter than this are redacted from reports but not looked for in answers (they
-/// would match ordinary words).
-pub(crate) const MIN_SCANNED_SECRET: usize = 6;
 /// Answers named in evidence, at most.
 const MAX_LISTED: usize = 5;
 
-/// The code of a 415 beside `INVALID_REQUEST`. `auth.json_body` and `decrypt.content_type`
+/// The code of a 415 beside `INVALID_REQUEST`. `auth.content_type` and `decrypt.content_type`
 /// accept a 415 for a body of the wrong media type; the code that names it is accepted with
 /// it, so the `errors` checks never warn about an answer another check accepts.
 const UNSUPPORTED_MEDIA_TYPE: &str = "UNSUPPORTED_MEDIA_TYPE";
@@ -71,8 +68,12 @@ fn verdict(def: &CheckDef, judged: usize, bad: Vec<Value>, expected: &str) -> Ch
 }
 
 /// The group's checks over `journal`, with the `secrets` the run handled.
-pub(super) fn checks(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) -> Vec<Check> {
-    let errors: Vec<&Arc<Exchange>> = journal.iter().filter(|e| e.status >= 400).collect();
+pub(super) fn checks(journal: &[Arc<Exchange>], secrets: &Secrets) -> Vec<Check> {
+    // An answer to HEAD has no body, by definition (RFC 9110).
+    let errors: Vec<&Arc<Exchange>> = journal
+        .iter()
+        .filter(|e| e.status >= 400 && e.method != reqwest::Method::HEAD)
+        .collect();
     let mut out = Vec::new();
     if errors.is_empty() {
         out.extend(
@@ -167,45 +168,11 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
     out
 }
 
-/// The texts a secret is looked for as: itself, its base64 forms (without padding, so an
-/// unpadded echo is found too) and its URL-encoded forms, each long enough to mean
-/// something.
-fn searched_forms(secret: &str) -> Vec<String> {
-    let mut out: Vec<String> = forms(secret)
-        .into_iter()
-        .map(|f| f.trim_end_matches('=').to_string())
-        .filter(|f| f.chars().count() >= MIN_SCANNED_SECRET)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-fn judge_secrets(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) -> Check {
-    let scanned: Vec<(Vec<String>, SecretKind)> = secrets
-        .iter()
-        .filter(|(s, _)| s.chars().count() >= MIN_SCANNED_SECRET)
-        .map(|(s, k)| (searched_forms(s), *k))
-        .collect();
+fn judge_secrets(journal: &[Arc<Exchange>], secrets: &Secrets) -> Check {
+    let detector = secrets.detector();
     let mut leaks = Vec::new();
     for ex in journal {
-        let body = String::from_utf8_lossy(&ex.body);
-        let success = (200..300).contains(&ex.status);
-        let mut found: Vec<String> = Vec::new();
-        for (forms, kind) in &scanned {
-            let allowed_in_body = success && *kind != SecretKind::Credential;
-            let holds = |text: &str| forms.iter().any(|f| text.contains(f.as_str()));
-            if !allowed_in_body && holds(&body) {
-                found.push(format!("the body holds {}", kind.label()));
-            }
-            for (name, value) in &ex.headers {
-                if holds(&String::from_utf8_lossy(value.as_bytes())) {
-                    found.push(format!("header {name} holds {}", kind.label()));
-                }
-            }
-        }
-        found.sort();
-        found.dedup();
+        let found = detector.leaks(ex.endpoint, ex.status, &ex.headers, &ex.body);
         leaks.extend(found.into_iter().map(|f| listed(ex, f)));
     }
     verdict(
@@ -213,7 +180,8 @@ fn judge_secrets(journal: &[Arc<Exchange>], secrets: &[(String, SecretKind)]) ->
         journal.len(),
         leaks,
         "no client secret or API key in any answer; no token or plaintext key in an error \
-         answer or a header (also base64- or URL-encoded)",
+         answer, a header, or a success of another endpoint: not whole, not 6 characters of \
+         one, not base64-, URL- or JSON-encoded, not in hex",
     )
 }
 
@@ -236,7 +204,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         Arc::new(Exchange {
-            check: AUTH_JSON_BODY.id,
+            check: AUTH_CONTENT_TYPE.id,
             endpoint: super::super::probe::Endpoint::Auth,
             method: reqwest::Method::POST,
             trace_id: None,
@@ -258,11 +226,11 @@ mod tests {
         use crate::checks::Outcome;
         for code in ["UNSUPPORTED_MEDIA_TYPE", "INVALID_REQUEST"] {
             let body = json!({"error": {"code": code, "message": "use a form"}});
-            let checks = checks(&[answer(415, body)], &[]);
+            let checks = checks(&[answer(415, body)], &Secrets::default());
             assert_eq!(outcome(&checks, ERRORS_CODE.id), Outcome::Pass, "{code}");
         }
         let body = json!({"error": {"code": "KEY_NOT_FOUND", "message": "use a form"}});
-        let checks = checks(&[answer(415, body)], &[]);
+        let checks = checks(&[answer(415, body)], &Secrets::default());
         assert_eq!(outcome(&checks, ERRORS_CODE.id), Outcome::Fail);
     }
 
@@ -271,10 +239,12 @@ mod tests {
         use crate::checks::Outcome;
         use base64::Engine as _;
         let secret = "Zq7v/N2p+Xw4Lk9sRt";
-        let secrets = [(secret.to_string(), SecretKind::Credential)];
+        let secrets = Secrets::default();
+        secrets.add(secret, super::super::secrets::SecretKind::Credential);
         let b64 = base64::engine::general_purpose::STANDARD_NO_PAD.encode(secret);
         let url = "Zq7v%2FN2p%2BXw4Lk9sRt".to_string();
-        for echoed in [secret.to_string(), b64, url] {
+        let hex = hex::encode(&secret.as_bytes()[4..12]);
+        for echoed in [secret.to_string(), b64, url, secret[..6].to_string(), hex] {
             let body =
                 json!({"error": {"code": "UNAUTHORIZED", "message": format!("bad {echoed}")}});
             let checks = checks(&[answer(401, body)], &secrets);

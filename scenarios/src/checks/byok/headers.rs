@@ -1,6 +1,7 @@
 //! The `headers` group (the tracing headers: a call without the optional `x-trace-id`, an
 //! `x-request-timestamp` an hour old and one an hour ahead, and on every answer the
-//! `X-Trace-Id` echo and `X-Request-Duration`) and the `methods` group (GET answers 405).
+//! `X-Trace-Id` echo and `X-Request-Duration`) and the `methods` group (every method but
+//! POST answers 405 with `Allow: POST`).
 
 use std::sync::Arc;
 
@@ -8,10 +9,10 @@ use contracts::wire::byok::{HEADER_REQUEST_DURATION, HEADER_TRACE_ID};
 use reqwest::Method;
 use serde_json::json;
 
-use super::context::{Ctx, TargetKey, Want, judge_status, judge_statuses, skip_all};
+use super::context::{Case, Ctx, TargetKey, Want, judge_cases, judge_status, judge_statuses, skip_all};
 use super::defs::*;
 use super::probe::{Call, Endpoint, Exchange, Headers, decrypt_body};
-use crate::checks::{Check, Evidence};
+use crate::checks::{Check, CheckDef, Evidence};
 
 /// How far from now the skewed timestamps are, back and ahead.
 pub(crate) const SKEW_SECS: i64 = 3600;
@@ -43,9 +44,6 @@ pub(super) async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
             call(Headers::TimestampAgo(-SKEW_SECS))
         ),
     );
-    for ex in [&no_trace, &old, &ahead].into_iter().flatten() {
-        ctx.note_plaintexts(ex);
-    }
     let accepted = [&old, &ahead]
         .into_iter()
         .any(|r| r.as_ref().is_ok_and(|ex| ex.status == 200));
@@ -134,80 +132,93 @@ pub(crate) fn judge_journal(journal: &[Arc<Exchange>]) -> Vec<Check> {
     ]
 }
 
-/// The `methods` group: GET on each endpoint, with good credentials, answers 405.
+/// The methods other than POST each endpoint is sent.
+const OTHER_METHODS: [&str; 6] = ["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// The `methods` group: every method but POST on each endpoint, with good credentials and
+/// the endpoint's own body, answers 405 with an `Allow` that names POST (and not the method
+/// refused); an OPTIONS may instead answer 2xx with such an `Allow`.
 /// `refused`: the service refused the credentials, so the group is skipped with that reason.
 pub(super) async fn methods(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
     if !ctx.runs("methods") {
         return Vec::new();
     }
     if let Some(reason) = refused {
-        return skip_all(
-            &[METHODS_AUTH_GET, METHODS_DECRYPT_GET, METHODS_ROTATE_GET],
-            reason,
-        );
+        return skip_all(&[METHODS_AUTH, METHODS_DECRYPT, METHODS_ROTATE], reason);
     }
     let bearer = ctx.bearer().await;
-    let get = |e: Endpoint, auth: Option<String>| {
-        Call::post(e).method(Method::GET).maybe_authorization(auth)
-    };
-    let p = &ctx.probe;
-    let auth = ctx.auth_call().and_then(|c| c.authorization);
+    let auth = ctx.auth_call();
+    let decrypt = Call::post(Endpoint::DecryptKey)
+        .maybe_authorization(bearer.clone())
+        .json(&decrypt_body(&ctx.s.key_alias, "byok:v1:AAAA"));
+    let rotate = Call::post(Endpoint::RotateKey)
+        .maybe_authorization(bearer.clone())
+        .json(&json!({"data": {"key_alias": ctx.s.key_alias}}));
     let (a, d, r) = tokio::join!(
         async {
             match &auth {
-                Some(basic) => Some(
-                    p.send(
-                        METHODS_AUTH_GET.id,
-                        get(Endpoint::Auth, Some(basic.clone())),
-                    )
-                    .await,
-                ),
+                Some(call) => Some(every_method(ctx, &METHODS_AUTH, call).await),
                 None => None,
             }
         },
-        p.send(
-            METHODS_DECRYPT_GET.id,
-            get(Endpoint::DecryptKey, bearer.clone())
-        ),
+        every_method(ctx, &METHODS_DECRYPT, &decrypt),
         async {
             if ctx.s.use_rotate {
-                Some(
-                    p.send(
-                        METHODS_ROTATE_GET.id,
-                        get(Endpoint::RotateKey, bearer.clone()),
-                    )
-                    .await,
-                )
+                Some(every_method(ctx, &METHODS_ROTATE, &rotate).await)
             } else {
                 None
             }
         },
     );
-    if let Some(Ok(ex)) = &r {
-        ctx.note_plaintexts(ex);
-    }
     vec![
-        match &a {
-            Some(res) => judge_status(&METHODS_AUTH_GET, "GET /auth", res, Want::Status(405)),
-            None => Check::skip(&METHODS_AUTH_GET, "a static API key: /auth is not used"),
-        },
-        judge_status(
-            &METHODS_DECRYPT_GET,
-            "GET /decrypt-key",
-            &d,
-            Want::Status(405),
-        ),
-        match &r {
-            Some(res) => judge_status(
-                &METHODS_ROTATE_GET,
-                "GET /rotate-key",
-                res,
-                Want::Status(405),
-            ),
-            None => Check::skip(
-                &METHODS_ROTATE_GET,
-                "/rotate-key is not checked: give --use-rotate",
-            ),
-        },
+        a.unwrap_or_else(|| Check::skip(&METHODS_AUTH, "a static API key: /auth is not used")),
+        d,
+        r.unwrap_or_else(|| {
+            Check::skip(&METHODS_ROTATE, "/rotate-key is not checked: give --use-rotate")
+        }),
     ]
+}
+
+/// `call` sent with every other method; each judged on its status and `Allow`.
+async fn every_method(ctx: &Ctx, def: &CheckDef, call: &Call) -> Check {
+    let cases = futures_util::future::join_all(OTHER_METHODS.map(|m| async move {
+        let method = Method::from_bytes(m.as_bytes()).expect("a method");
+        let result = ctx.probe.send(def.id, call.clone().method(method)).await;
+        let options = m == "OPTIONS";
+        let want = if options {
+            Want::OneOf(&[200, 204, 405])
+        } else {
+            Want::Status(405)
+        };
+        let problem = result.as_ref().ok().and_then(|ex| {
+            let judged = ex.status == 405 || (options && (200..300).contains(&ex.status));
+            judged.then(|| allow_problem(ex.header("allow"), m)).flatten()
+        });
+        let case = Case::new(m, result, want);
+        match problem {
+            Some(p) => case.with_problem(p),
+            None => case,
+        }
+    }))
+    .await;
+    judge_cases(def, cases)
+}
+
+/// What is wrong with the `Allow` of an answer refusing `method`: missing, without POST, or
+/// naming the method refused.
+fn allow_problem(allow: Option<&str>, method: &str) -> Option<String> {
+    let Some(allow) = allow else {
+        return Some("no Allow header (RFC 9110: a 405 must list the methods it takes)".into());
+    };
+    let listed: Vec<String> = allow
+        .split(',')
+        .map(|m| m.trim().to_ascii_uppercase())
+        .collect();
+    if !listed.iter().any(|m| m == "POST") {
+        return Some(format!("Allow: {allow} does not name POST"));
+    }
+    if method != "OPTIONS" && listed.iter().any(|m| m == method) {
+        return Some(format!("Allow: {allow} names {method}, which was refused"));
+    }
+    None
 }

@@ -1,9 +1,18 @@
 //! Access tokens as the validator sees them: a JWT read without verifying it (the validator
-//! has no key), and the bad tokens it sends: one character changed, `alg: none`, garbage.
+//! has no key), and the bad tokens it sends, each attack in all its forms: the signature
+//! changed, emptied, cut short or made with another key, and the claims changed under the
+//! same signature ([`signature_forms`]); `alg` none in every case, missing, or of another
+//! family ([`alg_forms`]); a token that is no JWT changed as text ([`opaque_forms`]);
+//! garbage.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
+use sha2::Sha256;
+
+/// A named forged token: what was changed, and the token.
+pub(crate) type Forged = (&'static str, String);
 
 /// A JWT's decoded header and claims.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,19 +60,127 @@ pub(super) fn parse(token: &str) -> Result<Jwt, String> {
     })
 }
 
-/// An unsigned token (`alg: none`, empty signature) with `jwt`'s claims, or plausible
-/// claims when there is no JWT to copy (`sub`, `iat`, `exp` ten minutes on).
-pub(super) fn alg_none(jwt: Option<&Jwt>, subject: &str, now_unix: i64) -> String {
+/// The three parts of a compact JWT, when `token` has three.
+fn parts(token: &str) -> Option<(&str, &str, &str)> {
+    let mut it = token.split('.');
+    let (h, c, s) = (it.next()?, it.next()?, it.next()?);
+    it.next().is_none().then_some((h, c, s))
+}
+
+fn encode(v: &Value) -> String {
+    URL_SAFE_NO_PAD.encode(v.to_string())
+}
+
+/// `token` (a JWT) with its signature attacked every way a verifier can get wrong: one
+/// character changed, emptied, cut to half, made with a key the service does not have (HS256
+/// under a random key), and the claims changed (a later `exp`, another `sub`) under the
+/// same signature, which a service that trusts a signature it verified once accepts.
+pub(crate) fn signature_forms(jwt: &Jwt, token: &str, random_key: [u8; 32]) -> Vec<Forged> {
+    let Some((h, c, sig)) = parts(token) else {
+        return Vec::new();
+    };
+    let half: String = sig.chars().take(sig.chars().count() / 2).collect();
+    let mut other_header = jwt.header.clone();
+    other_header["alg"] = json!("HS256");
+    let signing_input = format!("{}.{c}", encode(&other_header));
+    let mut mac = Hmac::<Sha256>::new_from_slice(&random_key).expect("any key length");
+    mac.update(signing_input.as_bytes());
+    let other_key = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    let mut later = jwt.claims.clone();
+    let exp = jwt.int_claim("exp").unwrap_or(0);
+    later["exp"] = json!(exp + 3600);
+    let mut other_sub = jwt.claims.clone();
+    other_sub["sub"] = json!(format!(
+        "{}-x",
+        jwt.claims.get("sub").and_then(Value::as_str).unwrap_or("sub")
+    ));
+    vec![
+        ("one character of the signature changed", tamper(token)),
+        ("the signature empty", format!("{h}.{c}.")),
+        ("the signature cut to half", format!("{h}.{c}.{half}")),
+        ("signed with another key (HS256)", format!("{signing_input}.{other_key}")),
+        (
+            "exp an hour later under the same signature",
+            format!("{h}.{}.{sig}", encode(&later)),
+        ),
+        (
+            "another sub under the same signature",
+            format!("{h}.{}.{sig}", encode(&other_sub)),
+        ),
+    ]
+}
+
+/// Unsigned or mislabelled tokens with `jwt`'s claims (or plausible ones when there is no
+/// JWT to copy): `alg` none in four spellings with an empty signature, none keeping the
+/// signature, no `alg` at all, and `alg` of another family (RS256 for an HMAC token, HS256
+/// otherwise) keeping the signature.
+pub(crate) fn alg_forms(jwt: Option<&Jwt>, token: &str, subject: &str, now_unix: i64) -> Vec<Forged> {
     let claims = match jwt {
         Some(j) => j.claims.clone(),
         None => json!({"sub": subject, "iat": now_unix, "exp": now_unix + 600}),
     };
-    let header = json!({"alg": "none", "typ": "JWT"});
-    format!(
-        "{}.{}.",
-        URL_SAFE_NO_PAD.encode(header.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    )
+    let header = jwt
+        .map(|j| j.header.clone())
+        .unwrap_or_else(|| json!({"typ": "JWT"}));
+    let sig = parts(token).map(|(_, _, s)| s).unwrap_or("");
+    let with_alg = |alg: Option<&str>, sig: &str| {
+        let mut h = header.clone();
+        match alg {
+            Some(a) => h["alg"] = json!(a),
+            None => {
+                if let Some(m) = h.as_object_mut() {
+                    m.remove("alg");
+                }
+            }
+        }
+        format!("{}.{}.{sig}", encode(&h), encode(&claims))
+    };
+    let other = match jwt.and_then(Jwt::alg) {
+        Some(a) if a.to_ascii_uppercase().starts_with("HS") => "RS256",
+        _ => "HS256",
+    };
+    let mut out = vec![
+        ("alg \"none\"", with_alg(Some("none"), "")),
+        ("alg \"None\"", with_alg(Some("None"), "")),
+        ("alg \"NONE\"", with_alg(Some("NONE"), "")),
+        ("alg \"nOnE\"", with_alg(Some("nOnE"), "")),
+        ("no alg, no signature", with_alg(None, "")),
+    ];
+    if !sig.is_empty() {
+        out.push(("alg \"none\" keeping the signature", with_alg(Some("none"), sig)));
+        out.push(("no alg, keeping the signature", with_alg(None, sig)));
+        out.push(("alg of another family, keeping the signature", with_alg(Some(other), sig)));
+    }
+    out
+}
+
+/// A bearer value that is no JWT (an opaque token, a static key) changed as text: one
+/// character changed, its case changed, cut to half, without its last character, with a
+/// character appended, and empty.
+pub(crate) fn opaque_forms(value: &str) -> Vec<Forged> {
+    let n = value.chars().count();
+    let swapped: String = value
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    let mut out = vec![
+        ("one character changed", tamper_at(value, n / 2)),
+        ("cut to half", value.chars().take(n / 2).collect()),
+        ("without its last character", value.chars().take(n.saturating_sub(1)).collect()),
+        ("without its first character", value.chars().skip(1).collect()),
+        ("with a character appended", format!("{value}x")),
+    ];
+    if swapped != value {
+        out.push(("its case changed", swapped));
+    }
+    out.retain(|(_, v)| !v.is_empty() && v != value);
+    out
 }
 
 /// `token` with one character changed: the first of a JWT's signature (which changes
@@ -127,11 +244,31 @@ mod tests {
     #[test]
     fn bad_tokens() {
         let t = token();
-        let none = alg_none(Some(&parse(&t).unwrap()), "x", 0);
-        assert!(none.ends_with('.'));
-        let j = parse(&none).unwrap();
-        assert_eq!(j.alg(), Some("none"));
-        assert_eq!(j.int_claim("exp"), Some(3700), "the claims are kept");
+        let jwt = parse(&t).unwrap();
+        let algs = alg_forms(Some(&jwt), &t, "x", 0);
+        assert_eq!(algs.len(), 8, "{algs:?}");
+        for (name, forged) in &algs {
+            let j = parse(forged).unwrap();
+            assert_eq!(j.int_claim("exp"), Some(3700), "{name}: the claims are kept");
+            assert_ne!(j.alg(), Some("HS256"), "{name}");
+        }
+        assert_eq!(parse(&algs[0].1).unwrap().alg(), Some("none"));
+        assert!(algs[0].1.ends_with('.'));
+        assert_eq!(parse(&algs[4].1).unwrap().alg(), None);
+        assert_eq!(parse(&algs[7].1).unwrap().alg(), Some("RS256"));
+        let sigs = signature_forms(&jwt, &t, [3; 32]);
+        let sig = |s: &str| s.rsplit('.').next().unwrap().to_string();
+        for (name, forged) in &sigs {
+            assert_ne!(forged, &t, "{name}");
+            parse(forged).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert_eq!(sig(&sigs[1].1), "");
+        assert_eq!(sig(&sigs[2].1).len(), sig(&t).len() / 2);
+        assert_eq!(sig(&sigs[4].1), sig(&t), "claims changed under the same signature");
+        assert_eq!(parse(&sigs[4].1).unwrap().int_claim("exp"), Some(7300));
+        let opaque = opaque_forms("sk_Live_1234");
+        assert!(opaque.iter().any(|(_, v)| v == "SK_lIVE_1234"));
+        assert!(opaque.iter().all(|(_, v)| v != "sk_Live_1234" && !v.is_empty()));
         let tampered = tamper(&t);
         assert_eq!(tampered.len(), t.len());
         assert_ne!(tampered, t);

@@ -127,8 +127,6 @@ async fn one(ctx: &Ctx, body: &Value, reference: &str) -> Sample {
                 }
                 None => Some(json!({"status": 200, "body": ex.body_evidence()})),
                 Some(p) if !plaintext::same_key(&p, reference) => {
-                    ctx.probe
-                        .secret(p.clone(), super::probe::SecretKind::Plaintext);
                     Some(json!({"status": 200, "plaintext": plaintext::describe(&p)}))
                 }
                 Some(_) => None,

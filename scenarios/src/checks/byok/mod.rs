@@ -12,8 +12,11 @@
 //!   fix.
 //! - `probe`: the HTTP client and the journal (`call`: what it sends); `context`: what
 //!   checks share.
+//! - `secrets`: every secret the run handled, learnt by value and by role, and the one rule
+//!   by which they are hidden from the report and looked for in answers.
 //! - One module per group: `setup`, `tls`, `auth`, `decrypt` (its altered keys in `tamper`),
-//!   `rotate`, `headers` (and `methods`), `token`, `load`, `errors`.
+//!   `rotate` (its cryptography in `sealing`), `headers` (and `methods`), `token`, `load`,
+//!   `errors`; `refusals`, the bearer attacks `decrypt` and `rotate` both get.
 //!
 //! When the service refuses the run's own settings (401 to the credentials given, 404
 //! `KEY_NOT_FOUND` to the key alias), the `setup` group says so first and the checks that
@@ -30,7 +33,10 @@ mod jwt;
 mod load;
 pub(crate) mod plaintext;
 mod probe;
+mod refusals;
 mod rotate;
+mod sealing;
+mod secrets;
 pub(crate) mod settings;
 mod setup;
 mod tamper;
@@ -154,9 +160,6 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
             if !contacted && let Some(e) = first_contact(&ctx, &r).await? {
                 return Ok(tls_failed(&ctx, checks, &e));
             }
-            if let Ok(ex) = &r {
-                ctx.note_plaintexts(ex);
-            }
             first_alias_call.get_or_insert_with(|| r.clone());
             Some(r)
         }
@@ -210,6 +213,12 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
             headers::methods(&ctx, credentials_refused)
         );
         v.extend([a, d, h, m].into_iter().flatten());
+        if ctx.runs("auth") {
+            v.push(match credentials_refused {
+                Some(reason) => Check::skip(&AUTH_REPEAT, reason),
+                None => auth::repeat(&ctx, target.as_ref()).await,
+            });
+        }
         if let Some(t) = &target {
             let reference = decrypt_base
                 .as_ref()
@@ -246,7 +255,7 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
 
     let journal = ctx.probe.journal();
     checks.extend(headers::judge_journal(&journal));
-    checks.extend(errors::checks(&journal, &ctx.probe.secrets()));
+    checks.extend(errors::checks(&journal, ctx.probe.secrets()));
     Ok(finish(&ctx, checks))
 }
 

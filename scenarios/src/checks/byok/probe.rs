@@ -1,10 +1,10 @@
 //! The HTTP side of the validator: one [`Probe`] sends every request, with the headers the
 //! platform sends (`x-request-id`, `x-request-timestamp`, `x-trace-id`), at most
 //! `--concurrency` at once, reads at most 64 KiB of each answer, and keeps a journal of the
-//! answers (for the checks that judge every answer: trace echo, error bodies, secrets) and a
-//! list of every secret it handled (for redaction). Each answer keeps the request that got
-//! it ([`Sent`]), so evidence shows both; nothing is shortened here (the report is, after
-//! its secrets are removed).
+//! answers (for the checks that judge every answer: trace echo, error bodies, secrets) and
+//! every secret it handled, learnt from each request and answer as it passes (the
+//! `secrets` module). Each answer keeps the request that got it ([`Sent`]), so evidence
+//! shows both; nothing is shortened here (the report is, after its secrets are removed).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 pub(super) use super::call::{Call, Headers, Sent};
+use super::secrets::Secrets;
+pub(super) use super::secrets::SecretKind;
 use super::settings::Settings;
 use crate::checks::Evidence;
 use crate::checks::redact::Redactor;
@@ -27,28 +29,6 @@ pub(super) use customer_kms_sim::Endpoint;
 
 /// Most bytes of an answer read.
 pub(super) const MAX_ANSWER_BYTES: usize = 64 * 1024;
-
-/// What kind of secret a string is: where it may appear in an answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SecretKind {
-    /// Client secrets, API keys, Basic credentials: in no answer at all.
-    Credential,
-    /// Access tokens: in the `/auth` answer only.
-    Token,
-    /// Plaintext data keys: in success bodies only.
-    Plaintext,
-}
-
-impl SecretKind {
-    /// A name for reports.
-    pub(super) fn label(self) -> &'static str {
-        match self {
-            SecretKind::Credential => "a credential",
-            SecretKind::Token => "an access token",
-            SecretKind::Plaintext => "a plaintext key",
-        }
-    }
-}
 
 /// An answer and what was sent to get it.
 #[derive(Debug)]
@@ -183,7 +163,7 @@ pub(crate) struct Probe {
     paths: [String; 3],
     limit: Semaphore,
     journal: Mutex<Vec<Arc<Exchange>>>,
-    secrets: Mutex<Vec<(String, SecretKind)>>,
+    secrets: Secrets,
     ids: IdGen,
     timeout: Duration,
     time: super::time::CheckTime,
@@ -248,7 +228,7 @@ impl Probe {
             paths,
             limit: Semaphore::new(settings.concurrency),
             journal: Mutex::new(Vec::new()),
-            secrets: Mutex::new(Vec::new()),
+            secrets: Secrets::new(settings.public_values()),
             ids: IdGen::from_entropy(),
             time: settings.time.clone(),
             timeout,
@@ -275,27 +255,17 @@ impl Probe {
 
     /// Remembers a secret: it is redacted from the report and looked for in answers.
     pub(super) fn secret(&self, value: impl Into<String>, kind: SecretKind) {
-        let value = value.into();
-        if value.is_empty() {
-            return;
-        }
-        let mut s = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
-        if !s.iter().any(|(v, _)| *v == value) {
-            s.push((value, kind));
-        }
+        self.secrets.add(value, kind);
     }
 
     /// A redactor of every secret handled so far.
     pub(super) fn redactor(&self) -> Redactor {
-        Redactor::new(self.secrets().into_iter().map(|(s, _)| s))
+        self.secrets.redactor()
     }
 
     /// Every secret handled so far.
-    pub(super) fn secrets(&self) -> Vec<(String, SecretKind)> {
-        self.secrets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    pub(super) fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// Every answer recorded so far, in arrival order.
@@ -354,6 +324,7 @@ impl Probe {
             sent.headers.push((HEADER_TRACE_ID, t.clone()));
         }
         if let Some(a) = &call.authorization {
+            self.secrets.learn_request(Some(a));
             sent.headers.push(("authorization", a.clone()));
         }
         if let Some(ct) = call.content_type {
@@ -367,7 +338,17 @@ impl Probe {
         for (name, value) in &sent.headers {
             req = req.header(*name, value);
         }
-        if !call.body.is_empty() {
+        if call.chunked {
+            // reqwest sends a body of unknown length chunked.
+            sent.headers
+                .push(("transfer-encoding", "chunked".to_string()));
+            let chunks: Vec<Result<Bytes, std::io::Error>> = call
+                .body
+                .chunks(16 * 1024)
+                .map(|c| Ok(Bytes::copy_from_slice(c)))
+                .collect();
+            req = req.body(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)));
+        } else if !call.body.is_empty() {
             req = req.body(call.body);
         }
         let watch = Stopwatch::start();
@@ -396,6 +377,7 @@ impl Probe {
                 Err(e) => return Err(failed(&e)),
             }
         }
+        self.secrets.learn_answer(call.endpoint, status, &body);
         Ok(Exchange {
             check,
             endpoint: call.endpoint,

@@ -1,7 +1,11 @@
 //! The `rotate` group (with `--use-rotate`): `/rotate-key` answers a new data key under the
 //! alias, that key decrypts to the plaintext it came with, a second rotation gives another
 //! key, and keys from before still decrypt. The second rotation runs after every other
-//! check, so a service that drops old keys on rotation fails only `rotate.old_keys`.
+//! check, so a service that drops old keys on rotation fails only `rotate.old_keys`; two
+//! more follow, and the keys of all [`ROTATIONS`] (and `--encrypted-key`) are looked at for
+//! a repeated nonce and a key in sight ([`super::sealing`]). `/rotate-key` answers a
+//! plaintext key, so it gets every bearer refusal `/decrypt-key` gets
+//! ([`super::refusals`]).
 
 use std::sync::Arc;
 
@@ -13,6 +17,8 @@ use super::decrypt::{judge_plaintext, plaintext_of};
 use super::defs::*;
 use super::plaintext;
 use super::probe::{Call, CallError, Endpoint, Exchange, data_object, type_name};
+use super::refusals;
+use super::sealing::{self, Sealed};
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// Every check of the group.
@@ -24,7 +30,18 @@ pub(crate) const ALL_ROTATE: &[CheckDef] = &[
     ROTATE_ROUNDTRIP,
     ROTATE_FRESH,
     ROTATE_OLD_KEYS,
+    ROTATE_UNIQUE_NONCE,
+    ROTATE_KEY_HIDDEN,
+    ROTATE_NO_TOKEN,
+    ROTATE_GARBAGE_TOKEN,
+    ROTATE_TAMPERED_TOKEN,
+    ROTATE_ALG_NONE,
+    ROTATE_BASIC_CREDENTIALS,
+    ROTATE_WRONG_API_KEY,
 ];
+
+/// Rotations a run asks for, in all (their keys are compared for a repeated nonce).
+pub(crate) const ROTATIONS: usize = 4;
 
 /// One `/rotate-key` answer and the key in it.
 pub(super) struct Rotation {
@@ -41,7 +58,6 @@ pub(super) async fn mint(ctx: &Ctx, check: &'static str) -> Rotation {
         .json(&json!({"data": {"key_alias": ctx.s.key_alias}}));
     let result = ctx.probe.send(check, call).await;
     let key = result.as_ref().ok().and_then(|ex| {
-        ctx.note_plaintexts(ex);
         if ex.status != 200 {
             return None;
         }
@@ -74,10 +90,19 @@ pub(super) async fn checks(
         Some(r) => r,
         None => mint(ctx, ROTATE_STATUS.id).await,
     };
-    let mut out = judge_answer(ctx, &r1.result);
+    let body = json!({"data": {"key_alias": ctx.s.key_alias}});
+    let mut out =
+        refusals::checks(ctx, &refusals::ROTATE, Endpoint::RotateKey, &body).await;
+    out.extend(judge_answer(ctx, &r1.result));
     let Some(k1) = r1.key else {
         out.extend(skip_all(
-            &[ROTATE_ROUNDTRIP, ROTATE_FRESH, ROTATE_OLD_KEYS],
+            &[
+                ROTATE_ROUNDTRIP,
+                ROTATE_FRESH,
+                ROTATE_OLD_KEYS,
+                ROTATE_UNIQUE_NONCE,
+                ROTATE_KEY_HIDDEN,
+            ],
             "/rotate-key gave no key (see rotate.status, rotate.shape)",
         ));
         return out;
@@ -147,6 +172,36 @@ pub(super) async fn checks(
         Evidence::new().with("cases", cases),
         "keys from before the rotation still decrypt to their plaintext",
     ));
+
+    let mut sealed = vec![Sealed {
+        source: "the first rotation".into(),
+        encrypted: k1.encrypted_key.clone(),
+        plaintext: k1.plaintext.clone(),
+    }];
+    if let Some(k2) = &r2.key {
+        sealed.push(Sealed {
+            source: "the second rotation".into(),
+            encrypted: k2.encrypted_key.clone(),
+            plaintext: k2.plaintext.clone(),
+        });
+    }
+    for n in 3..=ROTATIONS {
+        if let Some(k) = mint(ctx, ROTATE_UNIQUE_NONCE.id).await.key {
+            sealed.push(Sealed {
+                source: format!("rotation {n}"),
+                encrypted: k.encrypted_key,
+                plaintext: k.plaintext,
+            });
+        }
+    }
+    if let Some(given) = &ctx.s.key {
+        sealed.push(Sealed {
+            source: "--encrypted-key".into(),
+            encrypted: given.encrypted_key.clone(),
+            plaintext: given.expected_plaintext.expose().to_string(),
+        });
+    }
+    out.extend(sealing::checks(&sealed));
     out
 }
 

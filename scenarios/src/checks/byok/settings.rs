@@ -255,6 +255,24 @@ impl Settings {
         self.base_url.scheme() == "https"
     }
 
+    /// What the run sends in the clear: the client id, the key aliases (given, and the one
+    /// no service has), the partner, the host, and the client id no service knows. A run of
+    /// a secret that is also a run of one of these is no evidence of a leak.
+    pub(crate) fn public_values(&self) -> Vec<String> {
+        let mut v = vec![
+            self.key_alias.clone(),
+            self.partner.clone(),
+            self.base_url.host_str().unwrap_or_default().to_string(),
+            super::decrypt::UNKNOWN_ALIAS.to_string(),
+            super::auth::UNKNOWN_CLIENT.to_string(),
+        ];
+        v.extend(self.other_key_alias.clone());
+        if let Credentials::Client { id, .. } = &self.credentials {
+            v.push(id.clone());
+        }
+        v
+    }
+
     /// The credential the settings hold (client secret or API key), for redaction and the
     /// search for echoed secrets. The expected plaintext is a key, not a credential.
     pub(crate) fn credential(&self) -> &str {

@@ -1,6 +1,8 @@
-//! The encrypted keys the `decrypt` checks send altered: a character outside base64, and one
+//! The encrypted keys the `decrypt` checks send altered: a character outside base64, one
 //! byte flipped at each place an envelope can fail to authenticate (the first byte, the
-//! nonce, the middle, the first and the last byte of the tag) or cut short. A service must
+//! nonce, the middle, the first and the last byte of the tag), or cut short by 1 to
+//! [`MAX_TRUNCATED_BYTES`] bytes (a verifier that compares only as many tag bytes as it was
+//! given, or a fixed shorter tag, accepts some of those cuts and refuses others). A service must
 //! refuse each: a single flip can hit a part that fails for another reason, while the tag or
 //! the nonce goes unchecked.
 //!
@@ -16,8 +18,8 @@ use super::defs::*;
 use super::jwt;
 use crate::checks::CheckDef;
 
-/// How many bytes [`Alteration::Truncate`] cuts off: half a tag.
-pub(crate) const TRUNCATED_BYTES: usize = TAG_LEN / 2;
+/// The most bytes [`Alteration::Truncate`] cuts off: half a tag.
+pub(crate) const MAX_TRUNCATED_BYTES: usize = TAG_LEN / 2;
 
 /// One way to alter an encrypted key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,20 +34,24 @@ pub(crate) enum Alteration {
     Tag,
     /// The last byte flipped (the tag's last).
     Last,
-    /// The last [`TRUNCATED_BYTES`] bytes cut off.
-    Truncate,
+    /// The last `n` bytes cut off (1 to [`MAX_TRUNCATED_BYTES`]).
+    Truncate(usize),
 }
 
 impl Alteration {
-    /// Every alteration with the check that sends it.
-    pub(super) const CHECKS: [(CheckDef, Alteration); 6] = [
+    /// Every flip with the check that sends it.
+    pub(super) const CHECKS: [(CheckDef, Alteration); 5] = [
         (DECRYPT_FLIPPED_FIRST, Alteration::First),
         (DECRYPT_FLIPPED_NONCE, Alteration::Nonce),
         (DECRYPT_FLIPPED_BYTE, Alteration::Middle),
         (DECRYPT_FLIPPED_TAG, Alteration::Tag),
         (DECRYPT_FLIPPED_LAST, Alteration::Last),
-        (DECRYPT_TRUNCATED_KEY, Alteration::Truncate),
     ];
+
+    /// Every cut `decrypt.truncated_key` sends: 1 to [`MAX_TRUNCATED_BYTES`] bytes.
+    pub(super) fn truncations() -> impl Iterator<Item = Alteration> {
+        (1..=MAX_TRUNCATED_BYTES).map(Alteration::Truncate)
+    }
 
     /// The byte flipped in a body of `n` bytes (`n` > 0).
     fn position(self, n: usize) -> usize {
@@ -54,7 +60,7 @@ impl Alteration {
             Alteration::Nonce if n > VERSION_LEN + NONCE_LEN => VERSION_LEN + NONCE_LEN / 2,
             Alteration::Nonce | Alteration::Middle => n / 2,
             Alteration::Tag => n.saturating_sub(TAG_LEN),
-            Alteration::Last | Alteration::Truncate => n - 1,
+            Alteration::Last | Alteration::Truncate(_) => n - 1,
         };
         at.min(n - 1)
     }
@@ -77,8 +83,8 @@ impl Alteration {
             return format!("{PREFIX}A");
         }
         match self {
-            Alteration::Truncate => {
-                let keep = chars.len().saturating_sub(TRUNCATED_BYTES * 4 / 3).max(1);
+            Alteration::Truncate(cut) => {
+                let keep = chars.len().saturating_sub((cut * 4).div_ceil(3)).max(1);
                 chars.truncate(keep);
                 format!("{PREFIX}{}", chars.into_iter().collect::<String>())
             }
@@ -93,8 +99,8 @@ impl Alteration {
 
     fn alter(self, bytes: &mut Vec<u8>) {
         match self {
-            Alteration::Truncate => {
-                let keep = bytes.len().saturating_sub(TRUNCATED_BYTES).max(1);
+            Alteration::Truncate(cut) => {
+                let keep = bytes.len().saturating_sub(cut).max(1);
                 bytes.truncate(keep);
             }
             _ => {
@@ -143,11 +149,17 @@ mod tests {
         assert_eq!(changed(Alteration::Middle), [32]);
         assert_eq!(changed(Alteration::Tag), [64 - TAG_LEN]);
         assert_eq!(changed(Alteration::Last), [63]);
-        let cut = body(&Alteration::Truncate.apply(&key()));
-        assert_eq!(cut.len(), 64 - TRUNCATED_BYTES);
-        assert!(original.starts_with(&cut));
+        for n in 1..=MAX_TRUNCATED_BYTES {
+            let cut = body(&Alteration::Truncate(n).apply(&key()));
+            assert_eq!(cut.len(), 64 - n);
+            assert!(original.starts_with(&cut));
+        }
         // Each opens no more under the master key.
-        for (_, a) in Alteration::CHECKS {
+        for a in Alteration::CHECKS
+            .map(|(_, a)| a)
+            .into_iter()
+            .chain(Alteration::truncations())
+        {
             let text = a.apply(&key());
             let opened = envelope::parse(&text)
                 .and_then(|env| envelope::unwrap(&[1; 32], "tenant-a", &env).map(|_| ()));
@@ -166,7 +178,11 @@ mod tests {
         );
         assert_ne!(altered, url_safe);
         let foreign = format!("{PREFIX}not*base64*at*all");
-        for (_, a) in Alteration::CHECKS {
+        for a in Alteration::CHECKS
+            .map(|(_, a)| a)
+            .into_iter()
+            .chain(Alteration::truncations())
+        {
             let t = a.apply(&foreign);
             assert!(t.starts_with(PREFIX) && t != foreign, "{a:?}: {t}");
         }
