@@ -273,6 +273,23 @@ impl KeyService {
         })
     }
 
+    /// [`crate::Mutant::NonceFromKey`]: a new data key sealed with its own first 12 bytes as
+    /// the nonce (which shows them in the envelope).
+    pub(crate) fn new_data_key_sealed_by_itself(
+        &self,
+        alias: &str,
+    ) -> Result<WrappedKey, KeyError> {
+        let plaintext = Zeroizing::new(self.inner.ids.bytes::<DATA_KEY_LEN>());
+        let nonce: [u8; 12] = plaintext[..12].try_into().expect("12 of 32 bytes");
+        let (encrypted_key, key_version) = self.inner.keys.wrap(alias, nonce, &plaintext)?;
+        Ok(WrappedKey {
+            key_alias: alias.to_string(),
+            key_version,
+            encrypted_key,
+            plaintext,
+        })
+    }
+
     /// Wraps a given 32-byte data key under the alias's current version (fresh nonce).
     pub fn wrap_data_key(
         &self,

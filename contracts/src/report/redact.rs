@@ -83,12 +83,17 @@ pub fn forms(secret: &str) -> Vec<String> {
     let mut out = Vec::new();
     for e in &encoded {
         out.push(e.clone());
-        if !e.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b)) {
+        if !e
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+        {
             out.push(percent_encode(e, false, true));
             out.push(percent_encode(e, false, false));
             out.push(percent_encode(e, true, true));
         }
-        if e.chars().any(|c| matches!(c, '"' | '\\' | '/') || !c.is_ascii() || c.is_control()) {
+        if e.chars()
+            .any(|c| matches!(c, '"' | '\\' | '/') || !c.is_ascii() || c.is_control())
+        {
             out.push(json_escaped(e, false));
             out.push(json_escaped(e, true));
         }
@@ -300,9 +305,8 @@ impl Redactor {
         {
             return true;
         }
-        hex_runs(&chars).any(|(_, w)| {
-            self.byte_windows.contains(&w) && !self.public_bytes.contains(&w)
-        })
+        hex_runs(&chars)
+            .any(|(_, w)| self.byte_windows.contains(&w) && !self.public_bytes.contains(&w))
     }
 
     /// Marks every run of a secret in `chars`; whether there was one.
@@ -335,9 +339,7 @@ impl Redactor {
             for (i, w) in chars.windows(s.len()).enumerate() {
                 let before = i.checked_sub(1).map(|j| chars[j]);
                 let after = chars.get(i + s.len()).copied();
-                if w == s.as_slice()
-                    && !before.is_some_and(wordish)
-                    && !after.is_some_and(wordish)
+                if w == s.as_slice() && !before.is_some_and(wordish) && !after.is_some_and(wordish)
                 {
                     hidden[i..i + s.len()].fill(true);
                     any = true;
@@ -391,7 +393,11 @@ impl Redactor {
 fn hex_runs(chars: &[char]) -> impl Iterator<Item = (usize, ByteWindow)> + '_ {
     let mut run = 0;
     (0..chars.len()).filter_map(move |i| {
-        run = if chars[i].is_ascii_hexdigit() { run + 1 } else { 0 };
+        run = if chars[i].is_ascii_hexdigit() {
+            run + 1
+        } else {
+            0
+        };
         if run < HEX_RUN {
             return None;
         }
@@ -581,7 +587,10 @@ mod tests {
         assert_eq!(r.text("\"abc\", (abc)"), "\"[redacted]\", ([redacted])");
         // A one-letter key does not hide that letter in every word of the report.
         let k = Redactor::new(["k"]);
-        assert_eq!(k.whole("harness-check with key k"), "harness-check with key [redacted]");
+        assert_eq!(
+            k.whole("harness-check with key k"),
+            "harness-check with key [redacted]"
+        );
         assert_eq!(k.text("X-API-Key: k"), "X-API-Key: [redacted]");
         // Short secrets are hidden, never searched for.
         assert!(!r.finds("abc"));
@@ -596,7 +605,10 @@ mod tests {
         assert!(r.finds(&format!("key={hex}")));
         assert_eq!(r.text(&format!("key={}!", &hex[10..22])), "key=[redacted]!");
         assert!(r.finds(&hex[20..32].to_uppercase()), "either case");
-        assert!(!r.finds(&hex[20..31]), "11 hex digits are 5 bytes and a half");
+        assert!(
+            !r.finds(&hex[20..31]),
+            "11 hex digits are 5 bytes and a half"
+        );
         assert!(r.finds(&URL_SAFE_NO_PAD.encode(&bytes)[7..13]));
         // The secret's own text in hex too.
         let secret = Redactor::new(["platform-secret-1"]);
@@ -610,7 +622,10 @@ mod tests {
         let r = Redactor::new([secret]);
         for prefix in ["", "a", "ab", "abc", "{\"client_secret\":\""] {
             let claims = URL_SAFE_NO_PAD.encode(format!("{prefix}{secret}\"}}"));
-            assert!(r.finds(&format!("eyJhbGciOiJIUzI1NiJ9.{claims}.sig")), "{prefix:?}");
+            assert!(
+                r.finds(&format!("eyJhbGciOiJIUzI1NiJ9.{claims}.sig")),
+                "{prefix:?}"
+            );
         }
     }
 
@@ -619,7 +634,10 @@ mod tests {
         let r = Redactor::new(["platform-secret-1"]).with_public(["platform"]);
         assert!(!r.finds("unknown client platform"));
         assert!(!r.finds(&STANDARD.encode("{\"sub\":\"platform\"}")));
-        assert!(r.finds("bad secret: platform-secret-1"), "the rest of it still counts");
+        assert!(
+            r.finds("bad secret: platform-secret-1"),
+            "the rest of it still counts"
+        );
         assert!(r.finds("m-secret"));
         assert_eq!(r.text("client platform"), "client [redacted]");
     }

@@ -348,6 +348,13 @@ fn auth(
     if m.is_on(Mutant::ShortTokenExp) {
         access_token = auth.issue_with_lifetime(caller.name(), now, svc.ids(), expires_in / 2);
     }
+    if m.is_on(Mutant::YearLongToken) {
+        expires_in = 365 * 86_400;
+        access_token = auth.issue_with_lifetime(caller.name(), now, svc.ids(), expires_in);
+    }
+    if m.is_on(Mutant::FirstTokenForever) {
+        access_token = m.first_token(caller.name(), access_token);
+    }
     if m.is_on(Mutant::OpaqueToken) {
         access_token = m.opaque_for(access_token, svc.ids().bytes::<16>());
     }
@@ -448,7 +455,11 @@ fn rotate_key(
         let info = svc.keys().rotate(&alias, now)?;
         svc.keys().set_min_version(&alias, info.current_version)?;
     }
-    let wrapped = svc.new_data_key(&alias)?;
+    let wrapped = if m.is_on(Mutant::NonceFromKey) {
+        svc.new_data_key_sealed_by_itself(&alias)?
+    } else {
+        svc.new_data_key(&alias)?
+    };
     pending.entry().key_version = Some(wrapped.key_version);
     let (encrypted_dek, plaintext) = if m.is_on(Mutant::RotateSameKey) {
         m.first_rotated(
@@ -575,4 +586,3 @@ mod tests {
         assert_eq!(truncate("ab", 5), "ab");
     }
 }
-

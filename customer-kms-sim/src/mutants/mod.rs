@@ -161,11 +161,17 @@ pub enum Mutant {
     GenericErrorCode,
     /// Error messages carry a 2,000-character debug dump.
     VerboseErrorMessage,
+    /// `/auth` issues tokens that live a year (`expires_in` and `exp` agree).
+    YearLongToken,
+    /// `/auth` answers a client the first token it issued it, expired or not.
+    FirstTokenForever,
+    /// `/rotate-key` seals each new data key with its own first 12 bytes as the nonce.
+    NonceFromKey,
 }
 
 impl Mutant {
     /// Every mutant, in the order of the documentation.
-    pub const ALL: [Mutant; 60] = [
+    pub const ALL: [Mutant; 63] = [
         Mutant::AuthStatus201,
         Mutant::ExpiresInString,
         Mutant::WrongTokenType,
@@ -226,6 +232,9 @@ impl Mutant {
         Mutant::FlatErrorBody,
         Mutant::GenericErrorCode,
         Mutant::VerboseErrorMessage,
+        Mutant::YearLongToken,
+        Mutant::FirstTokenForever,
+        Mutant::NonceFromKey,
     ];
 
     /// The name used in the configuration, on the command line and in the admin API.
@@ -291,6 +300,9 @@ impl Mutant {
             Mutant::FlatErrorBody => "flat_error_body",
             Mutant::GenericErrorCode => "generic_error_code",
             Mutant::VerboseErrorMessage => "verbose_error_message",
+            Mutant::YearLongToken => "year_long_token",
+            Mutant::FirstTokenForever => "first_token_forever",
+            Mutant::NonceFromKey => "nonce_from_key",
         }
     }
 
@@ -359,6 +371,11 @@ impl Mutant {
             Mutant::FlatErrorBody => "error bodies lack the error wrapper",
             Mutant::GenericErrorCode => "every error code is ERROR",
             Mutant::VerboseErrorMessage => "error messages carry a 2,000-character dump",
+            Mutant::YearLongToken => "/auth issues tokens that live a year",
+            Mutant::FirstTokenForever => "/auth answers the first token it issued, even expired",
+            Mutant::NonceFromKey => {
+                "/rotate-key seals a data key with its first 12 bytes as the nonce"
+            }
         }
     }
 

@@ -53,6 +53,8 @@ struct State {
     opaque: HashMap<String, String>,
     /// Envelopes that opened, newest last (the tampering mutants).
     opened: Vec<Opened>,
+    /// The first token issued to each client ([`Mutant::FirstTokenForever`]).
+    first_tokens: HashMap<String, String>,
 }
 
 /// The switches of one service, and the state a few mutants keep.
@@ -152,6 +154,19 @@ impl Mutants {
         self.state()
             .rotated
             .entry(alias.to_string())
+            .or_insert(fresh)
+            .clone()
+    }
+
+    /// [`Mutant::FirstTokenForever`]: the first token issued to `client`, or `fresh` (then
+    /// remembered) for its first.
+    pub(crate) fn first_token(&self, client: &str, fresh: String) -> String {
+        let mut s = self.state();
+        if s.first_tokens.len() >= MAX_REMEMBERED {
+            s.first_tokens.clear();
+        }
+        s.first_tokens
+            .entry(client.to_string())
             .or_insert(fresh)
             .clone()
     }

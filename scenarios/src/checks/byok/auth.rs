@@ -60,6 +60,7 @@ pub(super) async fn checks(
             &[
                 AUTH_WRONG_SECRET,
                 AUTH_UNKNOWN_CLIENT,
+                AUTH_BEARER_CREDENTIALS,
                 AUTH_NO_AUTHORIZATION,
                 AUTH_MALFORMED_BASIC,
                 AUTH_WRONG_GRANT_TYPE,
@@ -256,9 +257,18 @@ fn wrong_secrets(secret: &str) -> Vec<(&'static str, String)> {
         })
         .collect();
     let mut out = vec![
-        ("the secret with characters appended", format!("{secret}-wrong")),
-        ("the secret without its last character", text(&chars[..n.saturating_sub(1)])),
-        ("the secret without its first character", text(&chars[n.min(1)..])),
+        (
+            "the secret with characters appended",
+            format!("{secret}-wrong"),
+        ),
+        (
+            "the secret without its last character",
+            text(&chars[..n.saturating_sub(1)]),
+        ),
+        (
+            "the secret without its first character",
+            text(&chars[n.min(1)..]),
+        ),
         ("the first half of the secret", text(&chars[..n / 2])),
         ("the secret with its case changed", swapped),
         ("an empty secret", String::new()),
@@ -279,10 +289,40 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         Case::new(name, p.send(check, call).await, want)
     };
     let auth = || Call::post(Endpoint::Auth);
-    let unknown_client = auth()
-        .authorization(ctx.basic(UNKNOWN_CLIENT, secret))
-        .form(form);
+    let swapped: String = id
+        .chars()
+        .map(|c| {
+            if c.is_lowercase() {
+                c.to_uppercase().next().unwrap_or(c)
+            } else {
+                c.to_lowercase().next().unwrap_or(c)
+            }
+        })
+        .collect();
+    let mut clients = vec![
+        (
+            "a client id the service does not have",
+            UNKNOWN_CLIENT.to_string(),
+        ),
+        ("the client id with its case changed", swapped),
+        ("the client id with a character appended", format!("{id}x")),
+        (
+            "the client id without its last character",
+            id.chars()
+                .take(id.chars().count().saturating_sub(1))
+                .collect(),
+        ),
+    ];
+    clients.retain(|(_, c)| c != id && !c.is_empty());
     let no_authorization = auth().form(form);
+    let bearer = ctx.bearer().await;
+    let mut bearers = vec![(
+        "the client secret as a bearer token",
+        format!("Bearer {secret}"),
+    )];
+    if let Some(b) = bearer {
+        bearers.push(("an access token from /auth as a bearer token", b));
+    }
     let malformed = [
         ("not base64", "Basic !!not-base64!!".to_string()),
         (
@@ -293,8 +333,23 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
     ];
     let independent = async {
         tokio::join!(
-            p.send(AUTH_UNKNOWN_CLIENT.id, unknown_client),
+            futures_util::future::join_all(clients.into_iter().map(|(name, client)| {
+                send(
+                    AUTH_UNKNOWN_CLIENT.id,
+                    name.to_string(),
+                    auth().authorization(ctx.basic(&client, secret)).form(form),
+                    Want::Status(401),
+                )
+            })),
             p.send(AUTH_NO_AUTHORIZATION.id, no_authorization),
+            futures_util::future::join_all(bearers.into_iter().map(|(name, value)| {
+                send(
+                    AUTH_BEARER_CREDENTIALS.id,
+                    name.to_string(),
+                    auth().authorization(value).form(form),
+                    Want::Status(401),
+                )
+            })),
             futures_util::future::join_all(malformed.into_iter().map(|(name, value)| {
                 send(
                     AUTH_MALFORMED_BASIC.id,
@@ -311,21 +366,32 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         if refused.is_some() {
             return None;
         }
-        let wrong = futures_util::future::join_all(wrong_secrets(secret).into_iter().map(
-            |(name, s)| {
+        let wrong =
+            futures_util::future::join_all(wrong_secrets(secret).into_iter().map(|(name, s)| {
                 send(
                     AUTH_WRONG_SECRET.id,
                     name.to_string(),
                     auth().authorization(ctx.basic(id, &s)).form(form),
                     Want::Status(401),
                 )
-            },
-        ));
+            }));
         let grants = [
             ("grant_type=password", "grant_type=password"),
-            ("grant_type=authorization_code", "grant_type=authorization_code"),
+            (
+                "grant_type=authorization_code",
+                "grant_type=authorization_code",
+            ),
+            (
+                "a longer value (client_credentials_v2)",
+                "grant_type=client_credentials_v2",
+            ),
+            ("a prefix of it (client)", "grant_type=client"),
             ("an empty grant_type", "grant_type="),
             ("no grant_type", "scope=decrypt"),
+            (
+                "grant_type twice (RFC 6749 section 3.1)",
+                "grant_type=password&grant_type=client_credentials",
+            ),
         ];
         let grant = futures_util::future::join_all(grants.into_iter().map(|(name, body)| {
             send(
@@ -342,18 +408,30 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         let types: Vec<(&str, Vec<u8>, Option<&'static str>, Want)> = vec![
             (
                 "a JSON body",
-                json!({"grant_type": "client_credentials"}).to_string().into_bytes(),
+                json!({"grant_type": "client_credentials"})
+                    .to_string()
+                    .into_bytes(),
                 Some("application/json"),
                 refused_type,
             ),
-            ("the form labelled text/plain", form.into(), Some("text/plain"), refused_type),
+            (
+                "the form labelled text/plain",
+                form.into(),
+                Some("text/plain"),
+                refused_type,
+            ),
             (
                 "multipart/form-data",
                 multipart.into_bytes(),
                 Some(super::decrypt::MULTIPART),
                 refused_type,
             ),
-            ("the form without Content-Type", form.into(), None, refused_type),
+            (
+                "the form without Content-Type",
+                form.into(),
+                None,
+                refused_type,
+            ),
             (
                 "the form with charset=utf-8 (must be served)",
                 form.into(),
@@ -361,21 +439,23 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
                 Want::Status(200),
             ),
         ];
-        let types = futures_util::future::join_all(types.into_iter().map(|(name, body, ct, want)| {
-            send(
-                AUTH_CONTENT_TYPE.id,
-                name.to_string(),
-                auth().authorization(right.clone()).raw(body, ct),
-                want,
-            )
-        }));
+        let types =
+            futures_util::future::join_all(types.into_iter().map(|(name, body, ct, want)| {
+                send(
+                    AUTH_CONTENT_TYPE.id,
+                    name.to_string(),
+                    auth().authorization(right.clone()).raw(body, ct),
+                    want,
+                )
+            }));
         Some(tokio::join!(wrong, grant, types))
     };
-    let ((unknown, none, malformed), dependent) = tokio::join!(independent, dependent);
+    let ((unknown, none, bearers, malformed), dependent) = tokio::join!(independent, dependent);
     let r = "POST /auth";
     let mut out = vec![
-        judge_status(&AUTH_UNKNOWN_CLIENT, r, &unknown, Want::Status(401)),
+        judge_cases(&AUTH_UNKNOWN_CLIENT, unknown),
         judge_status(&AUTH_NO_AUTHORIZATION, r, &none, Want::Status(401)),
+        judge_cases(&AUTH_BEARER_CREDENTIALS, bearers),
         judge_cases(&AUTH_MALFORMED_BASIC, malformed),
     ];
     match dependent {
@@ -404,7 +484,11 @@ pub(super) async fn repeat(ctx: &Ctx, target: Option<&TargetKey>) -> Check {
         let token = result.as_ref().ok().and_then(|ex| {
             (ex.status == 200).then(|| super::context::token_of(ex, ctx.s.time.mark()))?
         });
-        cases.push(Case::new(format!("/auth {name}"), result, Want::Status(200)));
+        cases.push(Case::new(
+            format!("/auth {name}"),
+            result,
+            Want::Status(200),
+        ));
         let Some(token) = token else { break };
         let used = ctx
             .probe
@@ -412,7 +496,10 @@ pub(super) async fn repeat(ctx: &Ctx, target: Option<&TargetKey>) -> Check {
                 AUTH_REPEAT.id,
                 Call::post(Endpoint::DecryptKey)
                     .authorization(format!("Bearer {}", token.value))
-                    .json(&super::probe::decrypt_body(&ctx.s.key_alias, &target.encrypted_key)),
+                    .json(&super::probe::decrypt_body(
+                        &ctx.s.key_alias,
+                        &target.encrypted_key,
+                    )),
             )
             .await;
         let wrong_key = matches!(&used, Ok(ex) if ex.status == 200

@@ -18,6 +18,8 @@ pub(super) enum Headers {
     NoTraceId,
     /// The standard headers with the timestamp this many seconds in the past.
     TimestampAgo(i64),
+    /// The standard headers with one of them set to another value, or left out (`None`).
+    Override(&'static str, Option<&'static str>),
 }
 
 /// One request.
@@ -40,6 +42,8 @@ pub(super) struct Call {
     pub(crate) close: bool,
     /// Sends the body in chunks (`Transfer-Encoding: chunked`), without `Content-Length`.
     pub(crate) chunked: bool,
+    /// A query string (without `?`).
+    pub(crate) query: Option<String>,
 }
 
 impl Call {
@@ -54,7 +58,14 @@ impl Call {
             headers: Headers::Standard,
             close: false,
             chunked: false,
+            query: None,
         }
+    }
+
+    /// Adds a query string (without `?`).
+    pub(crate) fn query(mut self, query: impl Into<String>) -> Call {
+        self.query = Some(query.into());
+        self
     }
 
     /// Sends the body in chunks, without announcing its length.
@@ -64,7 +75,11 @@ impl Call {
     }
 
     /// Any body, with any `Content-Type` or none.
-    pub(super) fn raw(mut self, body: impl Into<Vec<u8>>, content_type: Option<&'static str>) -> Call {
+    pub(super) fn raw(
+        mut self,
+        body: impl Into<Vec<u8>>,
+        content_type: Option<&'static str>,
+    ) -> Call {
         self.body = body.into();
         self.content_type = content_type;
         self

@@ -166,6 +166,8 @@ pub(super) enum Want {
     OneOf(&'static [u16]),
     /// Any 4xx: refused, never 200 and never 5xx.
     ClientError,
+    /// Served or refused, never 5xx.
+    NoServerError,
 }
 
 impl Want {
@@ -174,6 +176,7 @@ impl Want {
             Want::Status(s) => status == s,
             Want::OneOf(list) => list.contains(&status),
             Want::ClientError => (400..500).contains(&status),
+            Want::NoServerError => (200..500).contains(&status),
         }
     }
 
@@ -186,6 +189,7 @@ impl Want {
                 format!("status {}", l.join(" or "))
             }
             Want::ClientError => "a 4xx status: refused, never 200 and never 5xx".into(),
+            Want::NoServerError => "a 2xx or 4xx status: served or refused, never 5xx".into(),
         }
     }
 }
@@ -278,6 +282,10 @@ pub(crate) fn judge_statuses(
 /// Judges every form of an attack: the check fails when any case does, and says which (the
 /// evidence lists every case, the failing ones first).
 pub(crate) fn judge_cases(def: &CheckDef, cases: Vec<Case>) -> Check {
+    if cases.is_empty() {
+        // Never a pass that judged nothing.
+        return Check::skip(def, "no form of it applies to this service's settings");
+    }
     let (passing, failing): (Vec<Case>, Vec<Case>) = cases.into_iter().partition(Case::holds);
     let failed: Vec<String> = failing.iter().map(|c| c.name.clone()).collect();
     let mut wants: Vec<String> = passing

@@ -130,13 +130,18 @@ async fn keys_and_bodies(
     let payload = e.strip_prefix(PREFIX).unwrap_or(e);
     let other = ctx.s.other_key_alias.as_ref().map(|b| decrypt_body(b, e));
 
+    let key_cases = |def: &'static CheckDef, forms: Vec<(&'static str, String)>| {
+        futures_util::future::join_all(forms.into_iter().map(move |(name, text)| async move {
+            Case::new(name, send_body(def.id, key(text)).await, Want::ClientError)
+        }))
+    };
     let (repeat, unknown, missing_prefix, wrong_prefix, v2, bad_b64) = tokio::join!(
         p.send(DECRYPT_REPEATABLE.id, post()),
         send_body(DECRYPT_UNKNOWN_ALIAS.id, decrypt_body(UNKNOWN_ALIAS, e)),
         send_body(DECRYPT_MISSING_PREFIX.id, key(payload.to_string())),
-        send_body(DECRYPT_WRONG_PREFIX.id, key(format!("kms:v1:{payload}"))),
+        key_cases(&DECRYPT_WRONG_PREFIX, wrong_prefixes(payload)),
         send_body(DECRYPT_V2_PREFIX.id, key(format!("byok:v2:{payload}"))),
-        send_body(DECRYPT_BAD_BASE64.id, key(with_bad_character(e))),
+        key_cases(&DECRYPT_BAD_BASE64, bad_payloads(e)),
     );
     let (flipped, truncated, other_r) = tokio::join!(
         futures_util::future::join_all(
@@ -148,7 +153,11 @@ async fn keys_and_bodies(
                 unreachable!("truncations are cuts")
             };
             let r = send_body(DECRYPT_TRUNCATED_KEY.id, key(how.apply(e))).await;
-            let name = if n == 1 { "1 byte cut".to_string() } else { format!("{n} bytes cut") };
+            let name = if n == 1 {
+                "1 byte cut".to_string()
+            } else {
+                format!("{n} bytes cut")
+            };
             Case::new(name, r, Want::ClientError)
         })),
         async {
@@ -184,9 +193,7 @@ async fn keys_and_bodies(
         )),
         futures_util::future::join_all(content_types(&body).into_iter().map(
             |(name, raw, ct, want)| async move {
-                let r = p
-                    .send(DECRYPT_CONTENT_TYPE.id, post().raw(raw, ct))
-                    .await;
+                let r = p.send(DECRYPT_CONTENT_TYPE.id, post().raw(raw, ct)).await;
                 Case::new(name, r, want)
             }
         )),
@@ -214,10 +221,15 @@ async fn keys_and_bodies(
              only decrypts under its own alias",
         ),
     });
-    out.push(judge_status(&DECRYPT_MISSING_PREFIX, r, &missing_prefix, refused));
-    out.push(judge_status(&DECRYPT_WRONG_PREFIX, r, &wrong_prefix, refused));
+    out.push(judge_status(
+        &DECRYPT_MISSING_PREFIX,
+        r,
+        &missing_prefix,
+        refused,
+    ));
+    out.push(judge_cases(&DECRYPT_WRONG_PREFIX, wrong_prefix));
     out.push(judge_status(&DECRYPT_V2_PREFIX, r, &v2, refused));
-    out.push(judge_status(&DECRYPT_BAD_BASE64, r, &bad_b64, refused));
+    out.push(judge_cases(&DECRYPT_BAD_BASE64, bad_b64));
     for (def, res) in &flipped {
         out.push(judge_status(def, r, res, refused));
     }
@@ -230,6 +242,38 @@ async fn keys_and_bodies(
     out
 }
 
+/// The key under prefixes that are not `byok:v1:`, each with its name: another scheme, the
+/// prefix in other cases, with a space before it, with its colon doubled.
+fn wrong_prefixes(payload: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("kms:v1:", format!("kms:v1:{payload}")),
+        ("BYOK:V1: (upper case)", format!("BYOK:V1:{payload}")),
+        ("byok:V1:", format!("byok:V1:{payload}")),
+        ("a space before byok:v1:", format!(" {PREFIX}{payload}")),
+        ("byok:v1:: (colon doubled)", format!("{PREFIX}:{payload}")),
+    ]
+}
+
+/// Keys whose text after the prefix is not base64 of an envelope, each with its name.
+fn bad_payloads(e: &str) -> Vec<(&'static str, String)> {
+    let payload = e.strip_prefix(PREFIX).unwrap_or(e);
+    let mid = payload.len() / 2;
+    let mid = (0..=mid)
+        .rev()
+        .find(|i| payload.is_char_boundary(*i))
+        .unwrap_or(0);
+    vec![
+        ("a character outside base64", with_bad_character(e)),
+        (
+            "a space inside",
+            format!("{PREFIX}{} {}", &payload[..mid], &payload[mid..]),
+        ),
+        ("nothing after the prefix", PREFIX.to_string()),
+        ("one byte after the prefix", format!("{PREFIX}AA==")),
+        ("four bytes after the prefix", format!("{PREFIX}AAAAAA==")),
+    ]
+}
+
 /// Bodies that are not a decrypt request, each with its name: invalid JSON, another top
 /// level, and each field of a wrong type, null or nested once more.
 fn malformed_bodies(alias: &str, e: &str) -> Vec<(&'static str, Vec<u8>)> {
@@ -239,17 +283,42 @@ fn malformed_bodies(alias: &str, e: &str) -> Vec<(&'static str, Vec<u8>)> {
     [
         ("invalid JSON (cut short)", cut),
         ("an empty body", String::new()),
+        ("JSON null", "null".into()),
+        ("a JSON number", "7".into()),
+        ("a JSON string", format!("\"{e}\"")),
+        ("JSON true", "true".into()),
         ("a JSON array", format!("[{whole}]")),
         ("data null", with(Value::Null)),
         ("data a string", with(json!(e))),
         ("data an array", with(json!([alias, e]))),
-        ("key_alias a number", with(json!({"key_alias": 7, "encrypted_key": e}))),
-        ("key_alias null", with(json!({"key_alias": null, "encrypted_key": e}))),
-        ("key_alias an object", with(json!({"key_alias": {"name": alias}, "encrypted_key": e}))),
-        ("encrypted_key a number", with(json!({"key_alias": alias, "encrypted_key": 7}))),
-        ("encrypted_key null", with(json!({"key_alias": alias, "encrypted_key": null}))),
-        ("encrypted_key an array", with(json!({"key_alias": alias, "encrypted_key": [e]}))),
-        ("the request nested once more", with(json!({"data": {"key_alias": alias, "encrypted_key": e}}))),
+        (
+            "key_alias a number",
+            with(json!({"key_alias": 7, "encrypted_key": e})),
+        ),
+        (
+            "key_alias null",
+            with(json!({"key_alias": null, "encrypted_key": e})),
+        ),
+        (
+            "key_alias an object",
+            with(json!({"key_alias": {"name": alias}, "encrypted_key": e})),
+        ),
+        (
+            "encrypted_key a number",
+            with(json!({"key_alias": alias, "encrypted_key": 7})),
+        ),
+        (
+            "encrypted_key null",
+            with(json!({"key_alias": alias, "encrypted_key": null})),
+        ),
+        (
+            "encrypted_key an array",
+            with(json!({"key_alias": alias, "encrypted_key": [e]})),
+        ),
+        (
+            "the request nested once more",
+            with(json!({"data": {"key_alias": alias, "encrypted_key": e}})),
+        ),
     ]
     .into_iter()
     .map(|(n, b)| (n, b.into_bytes()))
@@ -268,14 +337,24 @@ pub(crate) fn content_types(
     .into_bytes();
     let refused = Want::ClientError;
     vec![
-        ("labelled text/plain", json.clone(), Some("text/plain"), refused),
+        (
+            "labelled text/plain",
+            json.clone(),
+            Some("text/plain"),
+            refused,
+        ),
         (
             "labelled application/x-www-form-urlencoded",
             json.clone(),
             Some("application/x-www-form-urlencoded"),
             refused,
         ),
-        ("sent as multipart/form-data", multipart, Some(MULTIPART), refused),
+        (
+            "sent as multipart/form-data",
+            multipart,
+            Some(MULTIPART),
+            refused,
+        ),
         ("without Content-Type", json.clone(), None, refused),
         (
             "application/json; charset=utf-8 (must be served)",

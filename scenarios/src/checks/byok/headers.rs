@@ -5,11 +5,15 @@
 
 use std::sync::Arc;
 
-use contracts::wire::byok::{HEADER_REQUEST_DURATION, HEADER_TRACE_ID};
+use contracts::wire::byok::{
+    HEADER_REQUEST_DURATION, HEADER_REQUEST_ID, HEADER_REQUEST_TIMESTAMP, HEADER_TRACE_ID,
+};
 use reqwest::Method;
 use serde_json::json;
 
-use super::context::{Case, Ctx, TargetKey, Want, judge_cases, judge_status, judge_statuses, skip_all};
+use super::context::{
+    Case, Ctx, TargetKey, Want, judge_cases, judge_status, judge_statuses, skip_all,
+};
 use super::defs::*;
 use super::probe::{Call, Endpoint, Exchange, Headers, decrypt_body};
 use crate::checks::{Check, CheckDef, Evidence};
@@ -44,6 +48,29 @@ pub(super) async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
             call(Headers::TimestampAgo(-SKEW_SECS))
         ),
     );
+    let malformed = [
+        (
+            "x-request-timestamp not a date",
+            HEADER_REQUEST_TIMESTAMP,
+            Some("not-a-date"),
+        ),
+        ("no x-request-timestamp", HEADER_REQUEST_TIMESTAMP, None),
+        (
+            "x-request-id not a UUID",
+            HEADER_REQUEST_ID,
+            Some("not-a-uuid"),
+        ),
+        ("no x-request-id", HEADER_REQUEST_ID, None),
+        ("x-trace-id not a UUID", HEADER_TRACE_ID, Some("not-a-uuid")),
+    ];
+    let malformed =
+        futures_util::future::join_all(malformed.map(|(name, header, value)| async move {
+            let r = p
+                .send(HEADERS_MALFORMED.id, call(Headers::Override(header, value)))
+                .await;
+            Case::new(name, r, Want::NoServerError)
+        }))
+        .await;
     let accepted = [&old, &ahead]
         .into_iter()
         .any(|r| r.as_ref().is_ok_and(|ex| ex.status == 200));
@@ -69,6 +96,7 @@ pub(super) async fn requests(ctx: &Ctx, target: &TargetKey) -> Vec<Check> {
             &no_trace,
             Want::Status(200),
         ),
+        judge_cases(&HEADERS_MALFORMED, malformed),
         skew,
     ]
 }
@@ -174,7 +202,10 @@ pub(super) async fn methods(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         a.unwrap_or_else(|| Check::skip(&METHODS_AUTH, "a static API key: /auth is not used")),
         d,
         r.unwrap_or_else(|| {
-            Check::skip(&METHODS_ROTATE, "/rotate-key is not checked: give --use-rotate")
+            Check::skip(
+                &METHODS_ROTATE,
+                "/rotate-key is not checked: give --use-rotate",
+            )
         }),
     ]
 }
@@ -192,7 +223,9 @@ async fn every_method(ctx: &Ctx, def: &CheckDef, call: &Call) -> Check {
         };
         let problem = result.as_ref().ok().and_then(|ex| {
             let judged = ex.status == 405 || (options && (200..300).contains(&ex.status));
-            judged.then(|| allow_problem(ex.header("allow"), m)).flatten()
+            judged
+                .then(|| allow_problem(ex.header("allow"), m))
+                .flatten()
         });
         let case = Case::new(m, result, want);
         match problem {

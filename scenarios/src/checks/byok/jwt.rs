@@ -92,13 +92,19 @@ pub(crate) fn signature_forms(jwt: &Jwt, token: &str, random_key: [u8; 32]) -> V
     let mut other_sub = jwt.claims.clone();
     other_sub["sub"] = json!(format!(
         "{}-x",
-        jwt.claims.get("sub").and_then(Value::as_str).unwrap_or("sub")
+        jwt.claims
+            .get("sub")
+            .and_then(Value::as_str)
+            .unwrap_or("sub")
     ));
     vec![
         ("one character of the signature changed", tamper(token)),
         ("the signature empty", format!("{h}.{c}.")),
         ("the signature cut to half", format!("{h}.{c}.{half}")),
-        ("signed with another key (HS256)", format!("{signing_input}.{other_key}")),
+        (
+            "signed with another key (HS256)",
+            format!("{signing_input}.{other_key}"),
+        ),
         (
             "exp an hour later under the same signature",
             format!("{h}.{}.{sig}", encode(&later)),
@@ -114,7 +120,12 @@ pub(crate) fn signature_forms(jwt: &Jwt, token: &str, random_key: [u8; 32]) -> V
 /// JWT to copy): `alg` none in four spellings with an empty signature, none keeping the
 /// signature, no `alg` at all, and `alg` of another family (RS256 for an HMAC token, HS256
 /// otherwise) keeping the signature.
-pub(crate) fn alg_forms(jwt: Option<&Jwt>, token: &str, subject: &str, now_unix: i64) -> Vec<Forged> {
+pub(crate) fn alg_forms(
+    jwt: Option<&Jwt>,
+    token: &str,
+    subject: &str,
+    now_unix: i64,
+) -> Vec<Forged> {
     let claims = match jwt {
         Some(j) => j.claims.clone(),
         None => json!({"sub": subject, "iat": now_unix, "exp": now_unix + 600}),
@@ -147,9 +158,15 @@ pub(crate) fn alg_forms(jwt: Option<&Jwt>, token: &str, subject: &str, now_unix:
         ("no alg, no signature", with_alg(None, "")),
     ];
     if !sig.is_empty() {
-        out.push(("alg \"none\" keeping the signature", with_alg(Some("none"), sig)));
+        out.push((
+            "alg \"none\" keeping the signature",
+            with_alg(Some("none"), sig),
+        ));
         out.push(("no alg, keeping the signature", with_alg(None, sig)));
-        out.push(("alg of another family, keeping the signature", with_alg(Some(other), sig)));
+        out.push((
+            "alg of another family, keeping the signature",
+            with_alg(Some(other), sig),
+        ));
     }
     out
 }
@@ -172,8 +189,14 @@ pub(crate) fn opaque_forms(value: &str) -> Vec<Forged> {
     let mut out = vec![
         ("one character changed", tamper_at(value, n / 2)),
         ("cut to half", value.chars().take(n / 2).collect()),
-        ("without its last character", value.chars().take(n.saturating_sub(1)).collect()),
-        ("without its first character", value.chars().skip(1).collect()),
+        (
+            "without its last character",
+            value.chars().take(n.saturating_sub(1)).collect(),
+        ),
+        (
+            "without its first character",
+            value.chars().skip(1).collect(),
+        ),
         ("with a character appended", format!("{value}x")),
     ];
     if swapped != value {
@@ -249,7 +272,11 @@ mod tests {
         assert_eq!(algs.len(), 8, "{algs:?}");
         for (name, forged) in &algs {
             let j = parse(forged).unwrap();
-            assert_eq!(j.int_claim("exp"), Some(3700), "{name}: the claims are kept");
+            assert_eq!(
+                j.int_claim("exp"),
+                Some(3700),
+                "{name}: the claims are kept"
+            );
             assert_ne!(j.alg(), Some("HS256"), "{name}");
         }
         assert_eq!(parse(&algs[0].1).unwrap().alg(), Some("none"));
@@ -264,11 +291,19 @@ mod tests {
         }
         assert_eq!(sig(&sigs[1].1), "");
         assert_eq!(sig(&sigs[2].1).len(), sig(&t).len() / 2);
-        assert_eq!(sig(&sigs[4].1), sig(&t), "claims changed under the same signature");
+        assert_eq!(
+            sig(&sigs[4].1),
+            sig(&t),
+            "claims changed under the same signature"
+        );
         assert_eq!(parse(&sigs[4].1).unwrap().int_claim("exp"), Some(7300));
         let opaque = opaque_forms("sk_Live_1234");
         assert!(opaque.iter().any(|(_, v)| v == "SK_lIVE_1234"));
-        assert!(opaque.iter().all(|(_, v)| v != "sk_Live_1234" && !v.is_empty()));
+        assert!(
+            opaque
+                .iter()
+                .all(|(_, v)| v != "sk_Live_1234" && !v.is_empty())
+        );
         let tampered = tamper(&t);
         assert_eq!(tampered.len(), t.len());
         assert_ne!(tampered, t);

@@ -203,7 +203,14 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
         let headers = async {
             match &target {
                 Some(t) => headers::requests(&ctx, t).await,
-                None => skip_all(&[HEADERS_NO_TRACE_ID, HEADERS_SKEWED_TIMESTAMP], &missing),
+                None => skip_all(
+                    &[
+                        HEADERS_NO_TRACE_ID,
+                        HEADERS_MALFORMED,
+                        HEADERS_SKEWED_TIMESTAMP,
+                    ],
+                    &missing,
+                ),
             }
         };
         let (a, d, h, m) = tokio::join!(

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 pub(super) use super::call::{Call, Headers, Sent};
-use super::secrets::Secrets;
 pub(super) use super::secrets::SecretKind;
+use super::secrets::Secrets;
 use super::settings::Settings;
 use crate::checks::Evidence;
 use crate::checks::redact::Redactor;
@@ -165,6 +165,8 @@ pub(crate) struct Probe {
     journal: Mutex<Vec<Arc<Exchange>>>,
     secrets: Secrets,
     ids: IdGen,
+    /// Requests sent so far (every other one's trace id is in upper case).
+    sent: std::sync::atomic::AtomicUsize,
     timeout: Duration,
     time: super::time::CheckTime,
 }
@@ -230,6 +232,7 @@ impl Probe {
             journal: Mutex::new(Vec::new()),
             secrets: Secrets::new(settings.public_values()),
             ids: IdGen::from_entropy(),
+            sent: std::sync::atomic::AtomicUsize::new(0),
             time: settings.time.clone(),
             timeout,
         };
@@ -305,11 +308,14 @@ impl Probe {
             .acquire()
             .await
             .expect("the semaphore is never closed");
-        let url = self.url(call.endpoint);
-        let mut sent = Sent::new(
-            call.method.clone(),
-            self.paths[Self::index(call.endpoint)].clone(),
-        );
+        let base = self.url(call.endpoint);
+        let path = &self.paths[Self::index(call.endpoint)];
+        let (url, path) = match &call.query {
+            Some(q) => (format!("{base}?{q}"), format!("{path}?{q}")),
+            None => (base.to_string(), path.clone()),
+        };
+        let url = url.as_str();
+        let mut sent = Sent::new(call.method.clone(), path);
         sent.headers
             .push((HEADER_REQUEST_ID, self.ids.uuid_v4().to_string()));
         let now = self.time.now();
@@ -319,9 +325,25 @@ impl Probe {
         };
         sent.headers
             .push((HEADER_REQUEST_TIMESTAMP, format_instant(timestamp)));
-        let trace_id = (call.headers != Headers::NoTraceId).then(|| self.ids.uuid_v4().to_string());
+        // Every other trace id in upper case: a UUID is the same in either case, and its
+        // echo must be the text sent.
+        let upper = self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 1;
+        let mut trace_id = (call.headers != Headers::NoTraceId).then(|| {
+            let t = self.ids.uuid_v4().to_string();
+            if upper { t.to_ascii_uppercase() } else { t }
+        });
         if let Some(t) = &trace_id {
             sent.headers.push((HEADER_TRACE_ID, t.clone()));
+        }
+        if let Headers::Override(name, value) = call.headers {
+            sent.headers.retain(|(n, _)| *n != name);
+            if let Some(v) = value {
+                sent.headers.push((name, v.to_string()));
+            }
+            if name == HEADER_TRACE_ID {
+                // What is echoed of a malformed trace id is not judged.
+                trace_id = None;
+            }
         }
         if let Some(a) = &call.authorization {
             self.secrets.learn_request(Some(a));
@@ -347,7 +369,9 @@ impl Probe {
                 .chunks(16 * 1024)
                 .map(|c| Ok(Bytes::copy_from_slice(c)))
                 .collect();
-            req = req.body(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)));
+            req = req.body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+                chunks,
+            )));
         } else if !call.body.is_empty() {
             req = req.body(call.body);
         }

@@ -5,7 +5,7 @@
 //!
 //! | Check (`decrypt.*`, `rotate.*`) | Forms, each answered 401 |
 //! |---|---|
-//! | `no_token` | no `Authorization`; `Bearer` with no token; an empty header |
+//! | `no_token` | no `Authorization`; `Bearer` with no token; an empty header; the token in the query or in the body instead |
 //! | `garbage_token` | random text; three dot-separated parts of random base64url |
 //! | `tampered_token` | a JWT's signature changed, emptied, cut to half, made with another key; its claims changed under the same signature (an opaque token: changed as text) |
 //! | `alg_none` | `alg` none, None, NONE, nOnE; none keeping the signature; no `alg`; `alg` of another family |
@@ -96,9 +96,18 @@ fn forms(ctx: &Ctx, bearer: &str) -> Forms {
             (
                 id.clone(),
                 vec![
-                    ("HTTP Basic with the client credentials", format!("Basic {encoded}")),
-                    ("the client secret as a bearer token", format!("Bearer {}", secret.expose())),
-                    ("the Basic credentials as a bearer token", format!("Bearer {encoded}")),
+                    (
+                        "HTTP Basic with the client credentials",
+                        format!("Basic {encoded}"),
+                    ),
+                    (
+                        "the client secret as a bearer token",
+                        format!("Bearer {}", secret.expose()),
+                    ),
+                    (
+                        "the Basic credentials as a bearer token",
+                        format!("Bearer {encoded}"),
+                    ),
                 ],
                 None,
             )
@@ -108,8 +117,14 @@ fn forms(ctx: &Ctx, bearer: &str) -> Forms {
             (
                 "byok-check".to_string(),
                 vec![
-                    ("the API key as HTTP Basic user name", format!("Basic {}", STANDARD.encode(format!("{k}:")))),
-                    ("the API key as HTTP Basic password", format!("Basic {}", STANDARD.encode(format!(":{k}")))),
+                    (
+                        "the API key as HTTP Basic user name",
+                        format!("Basic {}", STANDARD.encode(format!("{k}:"))),
+                    ),
+                    (
+                        "the API key as HTTP Basic password",
+                        format!("Basic {}", STANDARD.encode(format!(":{k}"))),
+                    ),
                 ],
                 Some(
                     jwt::opaque_forms(k)
@@ -129,15 +144,26 @@ fn forms(ctx: &Ctx, bearer: &str) -> Forms {
     Forms {
         no_token: vec![
             ("no Authorization header", None),
-            ("Authorization: Bearer, with no token", Some("Bearer".into())),
+            (
+                "Authorization: Bearer, with no token",
+                Some("Bearer".into()),
+            ),
             ("an empty Authorization header", Some(String::new())),
         ],
         garbage: vec![
             ("random text", random_text(32)),
-            ("three parts of random base64url", format!("{}.{}.{}", b64(24), b64(40), b64(32))),
+            (
+                "three parts of random base64url",
+                format!("{}.{}.{}", b64(24), b64(40), b64(32)),
+            ),
         ],
         tampered,
-        alg: jwt::alg_forms(parsed.as_ref(), bearer, &subject, ctx.s.time.now().timestamp()),
+        alg: jwt::alg_forms(
+            parsed.as_ref(),
+            bearer,
+            &subject,
+            ctx.s.time.now().timestamp(),
+        ),
         basic,
         api_key,
     }
@@ -150,7 +176,10 @@ pub(super) async fn checks(ctx: &Ctx, defs: &Defs, endpoint: Endpoint, body: &Va
         let reason = "no access token to start from (see auth.status)";
         return defs.all().iter().map(|d| Check::skip(d, reason)).collect();
     };
-    let token = bearer.strip_prefix("Bearer ").unwrap_or(&bearer).to_string();
+    let token = bearer
+        .strip_prefix("Bearer ")
+        .unwrap_or(&bearer)
+        .to_string();
     let f = forms(ctx, &token);
     let send = |def: &'static str, name: String, authorization: Option<String>| async move {
         let call = Call::post(endpoint)
@@ -172,21 +201,60 @@ pub(super) async fn checks(ctx: &Ctx, defs: &Defs, endpoint: Endpoint, body: &Va
             .collect()
     };
     let as_is = |v: Vec<Forged>| -> Vec<(String, Option<String>)> {
-        v.into_iter().map(|(n, a)| (n.to_string(), Some(a))).collect()
+        v.into_iter()
+            .map(|(n, a)| (n.to_string(), Some(a)))
+            .collect()
     };
     let no_token = f
         .no_token
         .into_iter()
         .map(|(n, a)| (n.to_string(), a))
         .collect();
-    let (none, garbage, tampered, alg, basic, api_key) = tokio::join!(
+    // The token where no bearer token belongs: the query, the body.
+    let elsewhere = async {
+        let mut in_body = body.clone();
+        if let Some(m) = in_body.as_object_mut() {
+            m.insert("access_token".into(), Value::String(token.clone()));
+        }
+        let p = &ctx.probe;
+        let (query, in_body) = tokio::join!(
+            p.send(
+                defs.no_token.id,
+                Call::post(endpoint)
+                    .query(format!("access_token={token}"))
+                    .json(body)
+            ),
+            p.send(defs.no_token.id, Call::post(endpoint).json(&in_body)),
+        );
+        [
+            Case::new(
+                "no Authorization, the token in the query (access_token)",
+                query,
+                Want::Status(401),
+            ),
+            Case::new(
+                "no Authorization, the token in the body (access_token)",
+                in_body,
+                Want::Status(401),
+            ),
+        ]
+    };
+    let (mut none, garbage, tampered, alg, basic, api_key, elsewhere) = tokio::join!(
         send_all(&defs.no_token, no_token),
         send_all(&defs.garbage_token, bearer_of(f.garbage)),
-        send_all(&defs.tampered_token, f.tampered.clone().map(bearer_of).unwrap_or_default()),
+        send_all(
+            &defs.tampered_token,
+            f.tampered.clone().map(bearer_of).unwrap_or_default()
+        ),
         send_all(&defs.alg_none, bearer_of(f.alg)),
         send_all(&defs.basic_credentials, as_is(f.basic)),
-        send_all(&defs.wrong_api_key, f.api_key.clone().map(as_is).unwrap_or_default()),
+        send_all(
+            &defs.wrong_api_key,
+            f.api_key.clone().map(as_is).unwrap_or_default()
+        ),
+        elsewhere,
     );
+    none.extend(elsewhere);
     vec![
         judge_cases(&defs.no_token, none),
         judge_cases(&defs.garbage_token, garbage),

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use contracts::envelope::PREFIX;
 use serde_json::{Value, json};
 
-use super::context::{Ctx, TargetKey, Want, judge_status, skip_all};
-use super::decrypt::{judge_plaintext, plaintext_of};
+use super::context::{Case, Ctx, TargetKey, Want, judge_cases, judge_status, skip_all};
+use super::decrypt::{UNKNOWN_ALIAS, plaintext_of};
 use super::defs::*;
 use super::plaintext;
 use super::probe::{Call, CallError, Endpoint, Exchange, data_object, type_name};
@@ -30,6 +30,8 @@ pub(crate) const ALL_ROTATE: &[CheckDef] = &[
     ROTATE_ROUNDTRIP,
     ROTATE_FRESH,
     ROTATE_OLD_KEYS,
+    ROTATE_BODY,
+    ROTATE_UNKNOWN_ALIAS,
     ROTATE_UNIQUE_NONCE,
     ROTATE_KEY_HIDDEN,
     ROTATE_NO_TOKEN,
@@ -53,23 +55,31 @@ pub(super) struct Rotation {
 
 /// Asks for a new data key under the configured alias.
 pub(super) async fn mint(ctx: &Ctx, check: &'static str) -> Rotation {
+    mint_under(ctx, check, &ctx.s.key_alias).await
+}
+
+/// Asks for a new data key under `alias`.
+async fn mint_under(ctx: &Ctx, check: &'static str, alias: &str) -> Rotation {
     let call = Call::post(Endpoint::RotateKey)
         .maybe_authorization(ctx.bearer().await)
-        .json(&json!({"data": {"key_alias": ctx.s.key_alias}}));
+        .json(&json!({"data": {"key_alias": alias}}));
     let result = ctx.probe.send(check, call).await;
-    let key = result.as_ref().ok().and_then(|ex| {
-        if ex.status != 200 {
-            return None;
-        }
-        let body = ex.json()?;
-        let data = data_object(&body)?;
-        Some(TargetKey {
-            encrypted_key: data.get("encrypted_dek")?.as_str()?.to_string(),
-            plaintext: data.get("plaintext_dek")?.as_str()?.to_string(),
-            rotated: true,
-        })
-    });
+    let key = result.as_ref().ok().and_then(|ex| key_of(ex));
     Rotation { result, key }
+}
+
+/// The key a `/rotate-key` success answers.
+fn key_of(ex: &Exchange) -> Option<TargetKey> {
+    if ex.status != 200 {
+        return None;
+    }
+    let body = ex.json()?;
+    let data = data_object(&body)?;
+    Some(TargetKey {
+        encrypted_key: data.get("encrypted_dek")?.as_str()?.to_string(),
+        plaintext: data.get("plaintext_dek")?.as_str()?.to_string(),
+        rotated: true,
+    })
 }
 
 /// The group's checks. `first` is the rotation made at the start when it gave the key the
@@ -90,60 +100,110 @@ pub(super) async fn checks(
         Some(r) => r,
         None => mint(ctx, ROTATE_STATUS.id).await,
     };
-    let body = json!({"data": {"key_alias": ctx.s.key_alias}});
-    let mut out =
-        refusals::checks(ctx, &refusals::ROTATE, Endpoint::RotateKey, &body).await;
-    out.extend(judge_answer(ctx, &r1.result));
-    let Some(k1) = r1.key else {
+    let alias = ctx.s.key_alias.as_str();
+    // Each rotated key through /decrypt-key under the alias it was asked for, at once,
+    // before any other rotation (a service that forgets old keys fails only
+    // rotate.old_keys); the first is the decrypt checks' own when it was theirs.
+    let mut roundtrips = Vec::new();
+    if let Some(k1) = &r1.key {
+        let first = match (target, target_decrypt) {
+            (Some(t), Some(d)) if t.rotated && t.encrypted_key == k1.encrypted_key => d.clone(),
+            _ => {
+                ctx.decrypt(ROTATE_ROUNDTRIP.id, alias, &k1.encrypted_key)
+                    .await
+            }
+        };
+        roundtrips.push(decrypts_to(
+            format!("rotation 1 under {alias}"),
+            first,
+            &k1.plaintext,
+        ));
+    }
+    let mut other = None;
+    if let Some(b) = &ctx.s.other_key_alias {
+        let r = mint_under(ctx, ROTATE_ALIAS.id, b).await;
+        // An alias the service does not have is the setting's mistake, not the service's
+        // (decrypt.other_alias says so): this alias is left out.
+        let missing = r
+            .result
+            .as_ref()
+            .is_ok_and(|ex| super::setup::alias_refusal(ex) == Some("KEY_NOT_FOUND"));
+        if let Some(k) = &r.key {
+            let d = ctx.decrypt(ROTATE_ROUNDTRIP.id, b, &k.encrypted_key).await;
+            roundtrips.push(decrypts_to(
+                format!("the rotation of {b} under {b}"),
+                d,
+                &k.plaintext,
+            ));
+        }
+        if !missing {
+            other = Some((b.clone(), r));
+        }
+    }
+    let body = json!({"data": {"key_alias": alias}});
+    let (mut out, bodies, unknown) = tokio::join!(
+        refusals::checks(ctx, &refusals::ROTATE, Endpoint::RotateKey, &body),
+        bodies(ctx),
+        mint_under(ctx, ROTATE_UNKNOWN_ALIAS.id, UNKNOWN_ALIAS),
+    );
+    out.extend(judge_answer(&r1.result));
+    let (bodies, bodyless) = bodies;
+    out.push(judge_cases(&ROTATE_BODY, bodies));
+    out.push(judge_status(
+        &ROTATE_UNKNOWN_ALIAS,
+        "POST /rotate-key",
+        &unknown.result,
+        Want::ClientError,
+    ));
+    let mut asked = vec![(alias.to_string(), &r1)];
+    if let Some((b, r)) = &other {
+        asked.push((b.clone(), r));
+    }
+    out.push(judge_aliases(&asked));
+    let Some(k1) = r1.key.clone() else {
+        let reason = "/rotate-key gave no key (see rotate.status, rotate.shape)";
+        out.push(if roundtrips.is_empty() {
+            Check::skip(&ROTATE_ROUNDTRIP, reason)
+        } else {
+            judge_cases(&ROTATE_ROUNDTRIP, roundtrips)
+        });
         out.extend(skip_all(
             &[
-                ROTATE_ROUNDTRIP,
                 ROTATE_FRESH,
                 ROTATE_OLD_KEYS,
                 ROTATE_UNIQUE_NONCE,
                 ROTATE_KEY_HIDDEN,
             ],
-            "/rotate-key gave no key (see rotate.status, rotate.shape)",
+            reason,
         ));
         return out;
     };
 
-    // The first decrypt of the rotated key: the decrypt checks' own when it was theirs.
-    let own;
-    let roundtrip = match (target, target_decrypt) {
-        (Some(t), Some(d)) if t.rotated && t.encrypted_key == k1.encrypted_key => d,
-        _ => {
-            own = ctx
-                .decrypt(ROTATE_ROUNDTRIP.id, &ctx.s.key_alias, &k1.encrypted_key)
+    // Every later rotation's key decrypts as soon as it is made (a service that answers a
+    // cached plaintext for another key of the alias fails here).
+    let mut rotations = vec![Some(k1.clone())];
+    let mut seconds = None;
+    for n in 2..=ROTATIONS {
+        let check = if n == 2 {
+            ROTATE_FRESH.id
+        } else {
+            ROTATE_UNIQUE_NONCE.id
+        };
+        let r = mint(ctx, check).await;
+        if let Some(k) = &r.key {
+            let d = ctx
+                .decrypt(ROTATE_ROUNDTRIP.id, alias, &k.encrypted_key)
                 .await;
-            &own
+            roundtrips.push(decrypts_to(
+                format!("rotation {n} under {alias}"),
+                d,
+                &k.plaintext,
+            ));
         }
-    };
-    out.push(judge_decrypts_to(
-        &ROTATE_ROUNDTRIP,
-        roundtrip,
-        &k1.plaintext,
-    ));
-
-    let r2 = mint(ctx, ROTATE_FRESH.id).await;
-    out.push(match &r2.key {
-        Some(k2) => Check::judge(
-            &ROTATE_FRESH,
-            !plaintext::same_key(&k1.plaintext, &k2.plaintext)
-                && k1.encrypted_key != k2.encrypted_key,
-            Evidence::new()
-                .with("first", plaintext::describe(&k1.plaintext))
-                .with("second", plaintext::describe(&k2.plaintext))
-                .with("same_encrypted_dek", k1.encrypted_key == k2.encrypted_key),
-            "another data key (other plaintext_dek and encrypted_dek) on every rotation",
-        ),
-        None => Check::fail(
-            &ROTATE_FRESH,
-            outcome(&r2.result),
-            "a second rotation answers 200 with a new key",
-        ),
-    });
-
+        rotations.push(r.key.clone());
+        seconds.get_or_insert(r.result);
+    }
+    out.push(judge_cases(&ROTATE_ROUNDTRIP, roundtrips));
     let mut old = vec![(
         "the first rotated key",
         k1.encrypted_key.clone(),
@@ -156,44 +216,15 @@ pub(super) async fn checks(
             given.expected_plaintext.expose().to_string(),
         ));
     }
-    let mut ok = true;
     let mut cases = Vec::new();
     for (name, encrypted, expected) in old {
-        let res = ctx
-            .decrypt(ROTATE_OLD_KEYS.id, &ctx.s.key_alias, &encrypted)
-            .await;
-        let c = judge_decrypts_to(&ROTATE_OLD_KEYS, &res, &expected);
-        ok &= c.result == crate::checks::Outcome::Pass;
-        cases.push(json!({"key": name, "answer": Value::Object(c.evidence.0)}));
+        let res = ctx.decrypt(ROTATE_OLD_KEYS.id, alias, &encrypted).await;
+        cases.push(decrypts_to(name, res, &expected));
     }
-    out.push(Check::judge(
-        &ROTATE_OLD_KEYS,
-        ok,
-        Evidence::new().with("cases", cases),
-        "keys from before the rotation still decrypt to their plaintext",
-    ));
+    out.push(judge_cases(&ROTATE_OLD_KEYS, cases));
 
-    let mut sealed = vec![Sealed {
-        source: "the first rotation".into(),
-        encrypted: k1.encrypted_key.clone(),
-        plaintext: k1.plaintext.clone(),
-    }];
-    if let Some(k2) = &r2.key {
-        sealed.push(Sealed {
-            source: "the second rotation".into(),
-            encrypted: k2.encrypted_key.clone(),
-            plaintext: k2.plaintext.clone(),
-        });
-    }
-    for n in 3..=ROTATIONS {
-        if let Some(k) = mint(ctx, ROTATE_UNIQUE_NONCE.id).await.key {
-            sealed.push(Sealed {
-                source: format!("rotation {n}"),
-                encrypted: k.encrypted_key,
-                plaintext: k.plaintext,
-            });
-        }
-    }
+    // Every key the run saw sealed under the alias: the given one, then every rotation's.
+    let mut sealed = Vec::new();
     if let Some(given) = &ctx.s.key {
         sealed.push(Sealed {
             source: "--encrypted-key".into(),
@@ -201,33 +232,176 @@ pub(super) async fn checks(
             plaintext: given.expected_plaintext.expose().to_string(),
         });
     }
+    for (n, k) in rotations.into_iter().enumerate() {
+        if let Some(k) = k {
+            sealed.push(Sealed {
+                source: format!("rotation {}", n + 1),
+                encrypted: k.encrypted_key,
+                plaintext: k.plaintext,
+            });
+        }
+    }
+    // The other alias's key, and the key of the rotation without a body, for repeats.
+    if let Some((b, Rotation { key: Some(k), .. })) = &other {
+        sealed.push(Sealed {
+            source: format!("the rotation of {b}"),
+            encrypted: k.encrypted_key.clone(),
+            plaintext: k.plaintext.clone(),
+        });
+    }
+    if let Some(k) = bodyless {
+        sealed.push(Sealed {
+            source: "the rotation without a body".into(),
+            encrypted: k.encrypted_key,
+            plaintext: k.plaintext,
+        });
+    }
+    let second = seconds.expect("ROTATIONS is at least 2");
+    out.push(judge_fresh(&sealed, &second));
     out.extend(sealing::checks(&sealed));
     out
+}
+
+/// `rotate.fresh`: no two keys the run saw (the given one, every rotation's) hold the same
+/// data key or are the same encrypted key.
+fn judge_fresh(sealed: &[Sealed], second: &Result<Arc<Exchange>, CallError>) -> Check {
+    let rotations = sealed
+        .iter()
+        .filter(|k| k.source.starts_with("rotation"))
+        .count();
+    if rotations < 2 {
+        return Check::fail(
+            &ROTATE_FRESH,
+            outcome(second),
+            "a second rotation answers 200 with a new key",
+        );
+    }
+    let mut repeats = Vec::new();
+    for (i, a) in sealed.iter().enumerate() {
+        for b in &sealed[i + 1..] {
+            let same_key = plaintext::same_key(&a.plaintext, &b.plaintext);
+            if same_key || a.encrypted == b.encrypted {
+                repeats.push(json!({
+                    "keys": [a.source, b.source],
+                    "same": if same_key { "data key" } else { "encrypted key" },
+                }));
+            }
+        }
+    }
+    let keys: Vec<Value> = sealed
+        .iter()
+        .map(|k| json!({"key": k.source, "plaintext": plaintext::describe(&k.plaintext)}))
+        .collect();
+    Check::judge(
+        &ROTATE_FRESH,
+        repeats.is_empty(),
+        Evidence::new().with("keys", keys).with("repeated", repeats),
+        "a data key never seen before (neither an earlier rotation's nor --encrypted-key's) \
+         on every rotation",
+    )
+}
+
+/// `rotate.alias`: each rotation answers the alias it was asked for.
+fn judge_aliases(asked: &[(String, &Rotation)]) -> Check {
+    let mut cases = Vec::new();
+    for (alias, r) in asked {
+        let answered = r
+            .result
+            .as_ref()
+            .ok()
+            .filter(|ex| ex.status == 200)
+            .and_then(|ex| ex.json())
+            .and_then(|b| b.pointer("/data/key_alias").cloned());
+        let mut c = Case::new(
+            format!("asked for {alias}"),
+            r.result.clone(),
+            Want::Status(200),
+        );
+        match answered {
+            Some(Value::String(a)) if a == *alias => {}
+            Some(other) => c = c.with_problem(format!("answered key_alias {other}")),
+            None => c = c.with_problem("no data.key_alias"),
+        }
+        cases.push(c);
+    }
+    judge_cases(&ROTATE_ALIAS, cases)
+}
+
+/// `/rotate-key` bodies: none (the reference's own call) served, the others refused; with
+/// the key the call without a body gave.
+async fn bodies(ctx: &Ctx) -> (Vec<Case>, Option<TargetKey>) {
+    let bearer = ctx.bearer().await;
+    let alias = ctx.s.key_alias.as_str();
+    let with = |data: Value| json!({ "data": data }).to_string();
+    let forms: Vec<(&str, Option<String>, Want)> = vec![
+        (
+            "no body (the caller's default alias)",
+            None,
+            Want::Status(200),
+        ),
+        (
+            "invalid JSON",
+            Some("{\"data\": {".into()),
+            Want::ClientError,
+        ),
+        ("JSON null", Some("null".into()), Want::ClientError),
+        ("data null", Some(with(Value::Null)), Want::ClientError),
+        ("data a string", Some(with(json!(alias))), Want::ClientError),
+        (
+            "data an array",
+            Some(with(json!([alias]))),
+            Want::ClientError,
+        ),
+        (
+            "key_alias a number",
+            Some(with(json!({"key_alias": 7}))),
+            Want::ClientError,
+        ),
+        (
+            "key_alias null",
+            Some(with(json!({"key_alias": null}))),
+            Want::ClientError,
+        ),
+    ];
+    let cases = futures_util::future::join_all(forms.into_iter().map(|(name, body, want)| {
+        let call = Call::post(Endpoint::RotateKey).maybe_authorization(bearer.clone());
+        let call = match body {
+            Some(b) => call.raw(b, Some("application/json")),
+            None => call,
+        };
+        async move { Case::new(name, ctx.probe.send(ROTATE_BODY.id, call).await, want) }
+    }))
+    .await;
+    let key = cases[0].result.as_ref().ok().and_then(|ex| key_of(ex));
+    (cases, key)
+}
+
+/// A case of a decrypt that must answer `expected` (base64 of the key).
+fn decrypts_to(
+    name: impl Into<String>,
+    result: Result<Arc<Exchange>, CallError>,
+    expected: &str,
+) -> Case {
+    let problem = match &result {
+        Ok(ex) if ex.status == 200 => match plaintext_of(ex) {
+            Some(p) if plaintext::same_key(&p, expected) => None,
+            Some(_) => Some("200 with another key's plaintext"),
+            None => Some("200 without data.plaintext_key"),
+        },
+        _ => None,
+    };
+    let c = Case::new(name, result, Want::Status(200));
+    match problem {
+        Some(p) => c.with_problem(p),
+        None => c,
+    }
 }
 
 fn outcome(result: &Result<Arc<Exchange>, CallError>) -> Evidence {
     super::probe::outcome_evidence("POST /rotate-key", result)
 }
 
-fn judge_decrypts_to(
-    def: &CheckDef,
-    result: &Result<Arc<Exchange>, CallError>,
-    expected: &str,
-) -> Check {
-    match result {
-        Ok(ex) if ex.status == 200 => match plaintext_of(ex) {
-            Some(p) => {
-                let mut c = judge_plaintext(def, &p, expected);
-                c.evidence = c.evidence.status(200);
-                c
-            }
-            None => Check::fail(def, ex.evidence(), "200 with data.plaintext_key"),
-        },
-        _ => Check::fail(def, outcome(result), "200 with the key's plaintext"),
-    }
-}
-
-fn judge_answer(ctx: &Ctx, result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
+fn judge_answer(result: &Result<Arc<Exchange>, CallError>) -> Vec<Check> {
     let mut out = vec![judge_status(
         &ROTATE_STATUS,
         "POST /rotate-key",
@@ -238,7 +412,7 @@ fn judge_answer(ctx: &Ctx, result: &Result<Arc<Exchange>, CallError>) -> Vec<Che
         Ok(ex) if ex.status == 200 => ex,
         _ => {
             out.extend(skip_all(
-                &[ROTATE_SHAPE, ROTATE_ALIAS, ROTATE_PLAINTEXT],
+                &[ROTATE_SHAPE, ROTATE_PLAINTEXT],
                 "/rotate-key did not answer 200 (see rotate.status)",
             ));
             return out;
@@ -270,17 +444,6 @@ fn judge_answer(ctx: &Ctx, result: &Result<Arc<Exchange>, CallError>) -> Vec<Che
         "application/json {\"data\": {\"encrypted_dek\": \"byok:v1:...\", \"key_alias\": \
          string, \"plaintext_dek\": string}}",
     ));
-    out.push(match field("key_alias") {
-        Some(a) => Check::judge(
-            &ROTATE_ALIAS,
-            a == ctx.s.key_alias.as_str(),
-            Evidence::new()
-                .with("key_alias", a.clone())
-                .with("asked", ctx.s.key_alias.clone()),
-            format!("{:?}", ctx.s.key_alias),
-        ),
-        None => Check::skip(&ROTATE_ALIAS, "no data.key_alias (see rotate.shape)"),
-    });
     out.push(match field("plaintext_dek").and_then(Value::as_str) {
         Some(p) => Check::judge(
             &ROTATE_PLAINTEXT,

@@ -9,6 +9,11 @@
 //!   in the XOR of the two envelopes; 32 bytes equal by chance is out of the question. Where
 //!   the envelope reads as the documented layout ([`contracts::envelope`]), equal nonces
 //!   are also compared directly.
+//! - **A nonce that counts.** A counter starts again with the process, so its nonces repeat
+//!   across restarts, which one run cannot see happen; it can see the counter: at least
+//!   [`COUNTER_ZEROS`] zero bytes (the high bytes of a counter that started low) before a
+//!   byte that grows by a few from one rotation to the next. Random nonces hold eight zero
+//!   bytes in a row with a chance of 2^-64.
 //! - **A key in sight.** Any 8 bytes of a plaintext key inside its envelope (decoded from
 //!   base64 or hex, or as text: the key's base64 or hex), which a service that encodes the
 //!   key instead of sealing it shows.
@@ -21,6 +26,10 @@ use serde_json::{Value, json};
 use super::defs::{ROTATE_KEY_HIDDEN, ROTATE_UNIQUE_NONCE};
 use super::plaintext;
 use crate::checks::{Check, Evidence};
+
+/// Zero bytes before a byte that counts, for a nonce to be taken as a counter (a 64-bit
+/// version field has seven).
+const COUNTER_ZEROS: usize = 8;
 
 /// The shortest run of a key's bytes that counts as the key seen in its envelope.
 const SEEN_BYTES: usize = 8;
@@ -58,18 +67,45 @@ fn shared_nonce(a: &Sealed, b: &Sealed) -> Option<Value> {
         return Some(json!({"how": "the same nonce in the documented byok:v1 layout"}));
     }
     let (ea, eb) = (envelope_bytes(&a.encrypted)?, envelope_bytes(&b.encrypted)?);
-    let (pa, pb) = (plaintext::decode(&a.plaintext)?, plaintext::decode(&b.plaintext)?);
+    let (pa, pb) = (
+        plaintext::decode(&a.plaintext)?,
+        plaintext::decode(&b.plaintext)?,
+    );
     if pa == pb {
         return None;
     }
     let keys = xor(&pa, &pb);
     let envelopes = xor(&ea, &eb);
-    let at = envelopes.windows(keys.len()).position(|w| w == keys.as_slice())?;
+    let at = envelopes
+        .windows(keys.len())
+        .position(|w| w == keys.as_slice())?;
     Some(json!({
         "how": "the XOR of the two keys stands in the XOR of the two envelopes: one keystream \
                 sealed both",
         "offset": at,
     }))
+}
+
+/// Where the envelopes of consecutive rotations (in order) hold a counter: the offset of a
+/// byte that grows by 1 to 16 from each to the next after [`COUNTER_ZEROS`] zero bytes in
+/// all.
+fn counter(rotations: &[&Sealed]) -> Option<usize> {
+    let envelopes: Vec<Vec<u8>> = rotations
+        .iter()
+        .map(|k| envelope_bytes(&k.encrypted))
+        .collect::<Option<_>>()?;
+    let len = envelopes.first()?.len();
+    if envelopes.len() < 3 || envelopes.iter().any(|e| e.len() != len) {
+        return None;
+    }
+    (COUNTER_ZEROS..len).find(|&i| {
+        envelopes
+            .iter()
+            .all(|e| e[i - COUNTER_ZEROS..i].iter().all(|b| *b == 0))
+            && envelopes
+                .windows(2)
+                .all(|w| (1..=16).contains(&(i16::from(w[1][i]) - i16::from(w[0][i]))))
+    })
 }
 
 /// Where a sealed key can be read in its envelope.
@@ -123,14 +159,24 @@ pub(crate) fn checks(keys: &[Sealed]) -> Vec<Check> {
                 }
             }
         }
+        let rotations: Vec<&Sealed> = usable
+            .iter()
+            .copied()
+            .filter(|k| k.source.starts_with("rotation"))
+            .collect();
+        let counter = counter(&rotations);
         out.push(Check::judge(
             &ROTATE_UNIQUE_NONCE,
-            repeated.is_empty(),
+            repeated.is_empty() && counter.is_none(),
             Evidence::new()
                 .with("keys", usable.len())
                 .with("pairs", pairs)
-                .with("sharing_a_nonce", repeated),
-            "every key sealed under its own nonce",
+                .with("sharing_a_nonce", repeated)
+                .with(
+                    "counter_at_offset",
+                    counter.map(Value::from).unwrap_or(Value::Null),
+                ),
+            "every key sealed under its own random nonce (none repeated, none counting)",
         ));
     }
     if usable.is_empty() {
@@ -158,8 +204,8 @@ pub(crate) fn checks(keys: &[Sealed]) -> Vec<Check> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use base64::engine::general_purpose::STANDARD;
     use crate::checks::Outcome;
+    use base64::engine::general_purpose::STANDARD;
 
     fn sealed(source: &str, key: [u8; 32], nonce: [u8; 12]) -> Sealed {
         Sealed {
@@ -189,20 +235,66 @@ mod tests {
     fn fresh_nonces_pass_and_a_repeated_one_fails_in_any_layout() {
         // Keys and nonces of different bytes (a key of repeated bytes would be found in a
         // nonce of the same bytes).
-        let good = [sealed("a", [1; 32], [0xa1; 12]), sealed("b", [2; 32], [0xa2; 12])];
+        let good = [
+            sealed("a", [1; 32], [0xa1; 12]),
+            sealed("b", [2; 32], [0xa2; 12]),
+        ];
         let c = checks(&good);
         assert_eq!(outcome(&c, ROTATE_UNIQUE_NONCE.id), Outcome::Pass);
         assert_eq!(outcome(&c, ROTATE_KEY_HIDDEN.id), Outcome::Pass);
         let same = [sealed("a", [1; 32], [5; 12]), sealed("b", [2; 32], [5; 12])];
-        assert_eq!(outcome(&checks(&same), ROTATE_UNIQUE_NONCE.id), Outcome::Fail);
+        assert_eq!(
+            outcome(&checks(&same), ROTATE_UNIQUE_NONCE.id),
+            Outcome::Fail
+        );
         let stream = [0x3c; 32];
-        let own = [own_layout("a", [1; 32], stream), own_layout("b", [0x77; 32], stream)];
+        let own = [
+            own_layout("a", [1; 32], stream),
+            own_layout("b", [0x77; 32], stream),
+        ];
         let c = checks(&own);
         assert_eq!(outcome(&c, ROTATE_UNIQUE_NONCE.id), Outcome::Fail);
         let shown = serde_json::to_string(&c).unwrap();
-        assert!(!shown.contains(&STANDARD.encode([0x77u8; 32])), "no key in the report");
-        let fresh = [own_layout("a", [1; 32], [0x3c; 32]), own_layout("b", [0x77; 32], [0x5e; 32])];
-        assert_eq!(outcome(&checks(&fresh), ROTATE_UNIQUE_NONCE.id), Outcome::Pass);
+        assert!(
+            !shown.contains(&STANDARD.encode([0x77u8; 32])),
+            "no key in the report"
+        );
+        let fresh = [
+            own_layout("a", [1; 32], [0x3c; 32]),
+            own_layout("b", [0x77; 32], [0x5e; 32]),
+        ];
+        assert_eq!(
+            outcome(&checks(&fresh), ROTATE_UNIQUE_NONCE.id),
+            Outcome::Pass
+        );
+    }
+
+    #[test]
+    fn a_nonce_that_counts_is_found() {
+        let with_nonce = |n: u64, key: u8| {
+            let mut nonce = [0u8; 12];
+            nonce[4..].copy_from_slice(&n.to_be_bytes());
+            let mut s = sealed("", [key; 32], nonce);
+            s.source = format!("rotation {n}");
+            s
+        };
+        let counting: Vec<Sealed> = (1..=4).map(|n| with_nonce(n, 0x30 + n as u8)).collect();
+        assert_eq!(
+            outcome(&checks(&counting), ROTATE_UNIQUE_NONCE.id),
+            Outcome::Fail
+        );
+        // The documented layout's version (four bytes, 0 0 0 1) is no counter.
+        let random: Vec<Sealed> = (1..=4u8)
+            .map(|n| {
+                let mut s = sealed("", [0x40 + n; 32], [0x11 * n; 12]);
+                s.source = format!("rotation {n}");
+                s
+            })
+            .collect();
+        assert_eq!(
+            outcome(&checks(&random), ROTATE_UNIQUE_NONCE.id),
+            Outcome::Pass
+        );
     }
 
     #[test]
@@ -210,7 +302,10 @@ mod tests {
         let key: [u8; 32] = std::array::from_fn(|i| (i * 7 + 3) as u8);
         let in_clear = Sealed {
             source: "a".into(),
-            encrypted: format!("{PREFIX}{}", STANDARD.encode([b"tenant-a:".as_slice(), &key].concat())),
+            encrypted: format!(
+                "{PREFIX}{}",
+                STANDARD.encode([b"tenant-a:".as_slice(), &key].concat())
+            ),
             plaintext: STANDARD.encode(key),
         };
         let as_text = Sealed {

@@ -115,9 +115,9 @@ fn protocol_words() -> Vec<String> {
 #[derive(Debug, Default)]
 pub(crate) struct Secrets {
     list: Mutex<Vec<(String, SecretKind)>>,
-    /// What the run sends in the clear (client id, aliases, partner, host) and the
-    /// protocol's words: see [`Redactor::with_public`].
-    public: Vec<String>,
+    /// What the run sends in the clear (client id, aliases, partner, host; every client id
+    /// of a Basic value sent) and the protocol's words: see [`Redactor::with_public`].
+    public: Mutex<Vec<String>>,
 }
 
 /// The secrets of each kind, ready to look for in answers.
@@ -133,13 +133,26 @@ impl Secrets {
         all.extend(protocol_words());
         Secrets {
             list: Mutex::default(),
-            public: all,
+            public: Mutex::new(all),
+        }
+    }
+
+    /// Remembers `text` as public: runs of a secret it shares are no evidence of a leak.
+    fn add_public(&self, text: &str) {
+        let mut p = self.public.lock().unwrap_or_else(|p| p.into_inner());
+        if !text.is_empty() && !p.iter().any(|t| t == text) {
+            p.push(text.to_string());
         }
     }
 
     /// The secrets learnt so far, by kind, ready for [`Detector::leaks`].
     pub(crate) fn detector(&self) -> Detector {
         let all = self.all();
+        let public = self
+            .public
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let by_kind = [
             SecretKind::Credential,
             SecretKind::Token,
@@ -152,7 +165,7 @@ impl Secrets {
                     .filter(|(_, k)| *k == kind)
                     .map(|(s, _)| s.clone()),
             )
-            .with_public(self.public.iter().cloned());
+            .with_public(public.iter().cloned());
             (kind, r)
         })
         .filter(|(_, r)| !r.is_empty())
@@ -187,8 +200,8 @@ impl Secrets {
             .with_words(words.into_iter().map(|(s, _)| s))
     }
 
-    /// Learns the secrets a request's `Authorization` value carries: the credentials of a
-    /// Basic value that is base64 of `id:secret` (the value and the secret), a bearer
+    /// Learns the secrets a request's `Authorization` value carries: a Basic value that is
+    /// base64 of `id:secret` and its secret (its id as public text), a bearer
     /// token, or a value without a scheme whole. A scheme alone, or a Basic value that holds
     /// no `id:secret` (the malformed ones the checks send), carries none.
     pub(crate) fn learn_request(&self, authorization: Option<&str>) {
@@ -202,11 +215,17 @@ impl Secrets {
                 .decode(rest.trim_end_matches('='))
                 .ok()
                 .and_then(|b| String::from_utf8(b).ok())
-                && let Some((_, secret)) = pair.split_once(':')
-                && !secret.is_empty()
+                && let Some((id, secret)) = pair.split_once(':')
+                && !(id.is_empty() && secret.is_empty())
             {
+                // The value (a service may echo it encoded again) and the secret; the client
+                // id in it is public, so its runs are not taken as a leak, unless it is a
+                // secret itself (a static key sent as a user name).
                 self.add(rest, SecretKind::Credential);
                 self.add(secret, SecretKind::Credential);
+                if !self.all().iter().any(|(v, _)| v == id) {
+                    self.add_public(id);
+                }
             }
         } else if scheme.eq_ignore_ascii_case("bearer") {
             self.add(rest, SecretKind::Token);
@@ -295,7 +314,6 @@ impl Secrets {
             _ => {}
         }
     }
-
 }
 
 impl Detector {
@@ -390,7 +408,9 @@ mod tests {
             s.learn_answer(Endpoint::Auth, 200, body.to_string().as_bytes());
             let r = s.redactor();
             assert_eq!(
-                r.text_shortened(&body.to_string(), 1000).matches("opaque1").count(),
+                r.text_shortened(&body.to_string(), 1000)
+                    .matches("opaque1")
+                    .count(),
                 0,
                 "{body}"
             );
@@ -471,15 +491,39 @@ mod tests {
         s.learn_request(Some("Token raw-value"));
         s.learn_request(Some("rawtoken123"));
         let all = kinds(&s);
-        assert!(all.contains(&(basic, SecretKind::Credential)));
+        assert!(all.contains(&(basic.clone(), SecretKind::Credential)));
         assert!(all.contains(&("s3cret-value".to_string(), SecretKind::Credential)));
         assert!(all.contains(&("tok.en.sig".to_string(), SecretKind::Token)));
         assert!(all.contains(&("raw-value".to_string(), SecretKind::Credential)));
         assert!(all.contains(&("rawtoken123".to_string(), SecretKind::Credential)));
         assert_eq!(all.len(), 5);
+        // The client id in it is public: its runs are no leak; the key as a user name is
+        // no client id.
+        let claims = URL_SAFE_NO_PAD.encode(r#"{"sub":"platform"}"#);
+        let h = HeaderMap::new();
+        assert!(
+            s.detector()
+                .leaks(Endpoint::Auth, 200, &h, claims.as_bytes())
+                .is_empty()
+        );
+        s.add("sk_Gq2Rw9ZtK4mXv8PjH3", SecretKind::Credential);
+        let as_user = STANDARD_NO_PAD.encode("sk_Gq2Rw9ZtK4mXv8PjH3:");
+        s.learn_request(Some(&format!("Basic {as_user}")));
+        let echoed = URL_SAFE_NO_PAD.encode(&as_user);
+        assert!(
+            !s.detector()
+                .leaks(Endpoint::Auth, 401, &h, echoed.as_bytes())
+                .is_empty()
+        );
         // What the malformed-credential checks send holds no secret.
         let none = Secrets::default();
-        for v in ["Bearer", "Basic", "", "Basic !!not-base64!!", "Basic cGxhdGZvcm0="] {
+        for v in [
+            "Bearer",
+            "Basic",
+            "",
+            "Basic !!not-base64!!",
+            "Basic cGxhdGZvcm0=",
+        ] {
             none.learn_request(Some(v));
         }
         assert!(none.all().is_empty(), "{:?}", none.all());
@@ -489,27 +533,65 @@ mod tests {
     fn leaks_are_found_in_every_form_where_they_do_not_belong() {
         let s = Secrets::default();
         s.add("Zq7vN2pXw4Lk9sRtQ8mC", SecretKind::Credential);
-        let key = [0x5au8, 0x11, 0x93, 0x27, 0xc4, 0x08, 0x7e, 0xb1]
-            .repeat(4);
+        let key = [0x5au8, 0x11, 0x93, 0x27, 0xc4, 0x08, 0x7e, 0xb1].repeat(4);
         let key_b64 = base64::engine::general_purpose::STANDARD.encode(&key);
         s.add(key_b64.clone(), SecretKind::Plaintext);
-        s.add("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwIn0.c2lnbmF0dXJlLXBhcnQ", SecretKind::Token);
+        s.add(
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwIn0.c2lnbmF0dXJlLXBhcnQ",
+            SecretKind::Token,
+        );
         let none = HeaderMap::new();
         let d = s.detector();
-        let leaks = |endpoint, status, body: &str| d.leaks(endpoint, status, &none, body.as_bytes());
+        let leaks =
+            |endpoint, status, body: &str| d.leaks(endpoint, status, &none, body.as_bytes());
         // A prefix of the secret, a token's signature, a key in hex.
-        assert!(!leaks(Endpoint::Auth, 401, r#"{"error": {"message": "bad secret Zq7vN2"}}"#).is_empty());
-        assert!(!leaks(Endpoint::DecryptKey, 401, "signature c2lnbmF0dXJlLXBhcnQ invalid").is_empty());
-        assert!(!leaks(Endpoint::DecryptKey, 422, &format!("key {}", hex::encode(&key[3..12]))).is_empty());
+        assert!(
+            !leaks(
+                Endpoint::Auth,
+                401,
+                r#"{"error": {"message": "bad secret Zq7vN2"}}"#
+            )
+            .is_empty()
+        );
+        assert!(
+            !leaks(
+                Endpoint::DecryptKey,
+                401,
+                "signature c2lnbmF0dXJlLXBhcnQ invalid"
+            )
+            .is_empty()
+        );
+        assert!(
+            !leaks(
+                Endpoint::DecryptKey,
+                422,
+                &format!("key {}", hex::encode(&key[3..12]))
+            )
+            .is_empty()
+        );
         // A token in the /auth success is where it belongs; a key in a decrypt success too.
         assert!(leaks(Endpoint::Auth, 200, r#"{"data": {"access_token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwIn0.c2lnbmF0dXJlLXBhcnQ"}}"#).is_empty());
-        assert!(leaks(Endpoint::DecryptKey, 200, &format!(r#"{{"data": {{"plaintext_key": "{key_b64}"}}}}"#)).is_empty());
+        assert!(
+            leaks(
+                Endpoint::DecryptKey,
+                200,
+                &format!(r#"{{"data": {{"plaintext_key": "{key_b64}"}}}}"#)
+            )
+            .is_empty()
+        );
         // But not a key in an /auth answer, nor a token in a decrypt success.
         assert!(!leaks(Endpoint::Auth, 200, &format!("{{\"k\": \"{key_b64}\"}}")).is_empty());
         assert!(!leaks(Endpoint::DecryptKey, 200, "{\"t\": \"c2lnbmF0dXJl\"}").is_empty());
         // A JSON-escaped key in a JSON error body.
         let escaped = key_b64.replace('/', "\\/");
-        assert!(!leaks(Endpoint::DecryptKey, 400, &format!("{{\"m\": \"{escaped}\"}}")).is_empty());
+        assert!(
+            !leaks(
+                Endpoint::DecryptKey,
+                400,
+                &format!("{{\"m\": \"{escaped}\"}}")
+            )
+            .is_empty()
+        );
         // An answer header.
         let mut h = HeaderMap::new();
         h.insert("x-debug", "Zq7vN2pXw4".parse().unwrap());
@@ -517,7 +599,14 @@ mod tests {
             d.leaks(Endpoint::DecryptKey, 200, &h, b"{}"),
             ["header x-debug holds a credential"]
         );
-        assert!(leaks(Endpoint::DecryptKey, 401, r#"{"error": {"code": "UNAUTHORIZED", "message": "bad token"}}"#).is_empty());
+        assert!(
+            leaks(
+                Endpoint::DecryptKey,
+                401,
+                r#"{"error": {"code": "UNAUTHORIZED", "message": "bad token"}}"#
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -533,8 +622,15 @@ mod tests {
             format!(r#"{{"data": {{"access_token": "eyJ.{claims}.x"}}}}"#),
             "POST /acme/byok/v1/decrypt-key: 401".to_string(),
         ] {
-            assert!(d.leaks(Endpoint::Auth, 401, &none, body.as_bytes()).is_empty(), "{body}");
+            assert!(
+                d.leaks(Endpoint::Auth, 401, &none, body.as_bytes())
+                    .is_empty(),
+                "{body}"
+            );
         }
-        assert!(!d.leaks(Endpoint::Auth, 401, &none, b"bad secret-1").is_empty());
+        assert!(
+            !d.leaks(Endpoint::Auth, 401, &none, b"bad secret-1")
+                .is_empty()
+        );
     }
 }

@@ -64,15 +64,12 @@ pub(super) async fn checks(ctx: &Ctx, token: Option<Token>, target: &TargetKey) 
             .authorization(format!("Bearer {}", token.value))
             .json(&serde_json::json!({"data": {"key_alias": ctx.s.key_alias}}))
     });
-    let (expired, expired_rotate) = tokio::join!(
-        ctx.probe.send(TOKEN_EXPIRED.id, call()),
-        async {
-            match rotate {
-                Some(c) => Some(ctx.probe.send(TOKEN_EXPIRED.id, c).await),
-                None => None,
-            }
+    let (expired, expired_rotate) = tokio::join!(ctx.probe.send(TOKEN_EXPIRED.id, call()), async {
+        match rotate {
+            Some(c) => Some(ctx.probe.send(TOKEN_EXPIRED.id, c).await),
+            None => None,
         }
-    );
+    });
     let renewed = renewed(ctx, target).await;
     let r = "POST /decrypt-key";
     let mut reuse = judge_status(&TOKEN_REUSE, r, &reuse, Want::Status(200));
@@ -104,7 +101,11 @@ async fn renewed(ctx: &Ctx, target: &TargetKey) -> Check {
         .as_ref()
         .ok()
         .and_then(|ex| super::context::token_of(ex, asked));
-    let mut cases = vec![Case::new("/auth once the token expired", auth, Want::Status(200))];
+    let mut cases = vec![Case::new(
+        "/auth once the token expired",
+        auth,
+        Want::Status(200),
+    )];
     if let Some(t) = token {
         let used = ctx
             .probe
@@ -115,7 +116,11 @@ async fn renewed(ctx: &Ctx, target: &TargetKey) -> Check {
                     .json(&decrypt_body(&ctx.s.key_alias, &target.encrypted_key)),
             )
             .await;
-        cases.push(Case::new("its token on /decrypt-key", used, Want::Status(200)));
+        cases.push(Case::new(
+            "its token on /decrypt-key",
+            used,
+            Want::Status(200),
+        ));
     }
     judge_cases(&TOKEN_RENEWED, cases)
 }

@@ -103,7 +103,7 @@ async fn only_and_skip_choose_the_groups() {
             .all(|c| c.group == "auth" || c.group == "setup"),
         "{report:#?}"
     );
-    assert_eq!(report.checks.len(), 15 + 2, "the setup checks always run");
+    assert_eq!(report.checks.len(), 16 + 2, "the setup checks always run");
     assert_eq!(report.checks[0].id, "setup.credentials");
     assert!(report.holds());
 }

@@ -96,7 +96,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
     assert!(
         stdout
             .trim_end()
-            .ends_with("62 passed, 0 failed, 4 skipped"),
+            .ends_with("76 passed, 0 failed, 7 skipped"),
         "{stdout}"
     );
     assert!(!stdout.contains('\u{1b}'), "no colour into a pipe");
@@ -106,7 +106,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/byok.json")).unwrap())
             .unwrap();
     let checks = json["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 66);
+    assert_eq!(checks.len(), 83);
     for c in checks {
         for field in [
             "id",
@@ -120,7 +120,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
             assert!(c.get(field).is_some(), "{field} in {c}");
         }
     }
-    assert_eq!(json["summary"]["passed"], 62);
+    assert_eq!(json["summary"]["passed"], 76);
     // The evidence shows the request sent, the timestamp format with it, and the answer.
     let status = checks.iter().find(|c| c["id"] == "decrypt.status").unwrap();
     let request = &status["evidence"]["request"];
@@ -138,7 +138,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
     assert!(status["how_to_fix"].as_str().is_some_and(|f| !f.is_empty()));
     let junit = std::fs::read_to_string(dir.path().join("out/byok.xml")).unwrap();
     assert!(
-        junit.contains("<testsuite name=\"check byok\" tests=\"66\" failures=\"0\""),
+        junit.contains("<testsuite name=\"check byok\" tests=\"83\" failures=\"0\""),
         "{junit}"
     );
 
@@ -293,7 +293,7 @@ async fn list_checks_prints_the_table() {
     let out = harness(&["--list-checks"], &[]).await;
     assert_eq!(out.status.code(), Some(0));
     let stdout = text(&out).0;
-    assert_eq!(stdout.lines().count(), 66);
+    assert_eq!(stdout.lines().count(), 83);
     assert!(
         stdout
             .lines()
@@ -347,7 +347,7 @@ async fn a_config_file_holds_everything_but_the_secret() {
     assert!(
         stdout
             .trim_end()
-            .ends_with("22 passed, 0 failed, 0 skipped"),
+            .ends_with("34 passed, 0 failed, 1 skipped"),
         "{stdout}"
     );
     assert!(

@@ -177,37 +177,66 @@ async fn spawn_echo(inner: SocketAddr) -> (SocketAddr, Arc<Seen>) {
     (addr, seen)
 }
 
-/// Every run of [`MIN_SECRET_RUN`] characters of `secret` and its encoded forms; for the
-/// secrets made during the run (random text), only the runs with a letter and a digit, so
-/// that fixed words of the report cannot match by chance.
+/// Every run of [`MIN_SECRET_RUN`] characters of `secret` and its encoded forms, and of its
+/// bytes (and, for a base64 key, the key's bytes) in hex; for the secrets made during the run
+/// (random text), only the runs with a letter and a digit, so that fixed words of the report
+/// cannot match by chance.
 fn runs(secret: &str, random: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    for form in forms(secret) {
-        let chars: Vec<char> = form.trim_end_matches('=').chars().collect();
+    let mut texts: Vec<String> = forms(secret)
+        .into_iter()
+        .map(|f| f.trim_end_matches('=').to_string())
+        .collect();
+    let hex_run = |bytes: &[u8]| -> Vec<String> {
+        let h = hex::encode(bytes);
+        (0..h.len().saturating_sub(2 * MIN_SECRET_RUN - 1))
+            .step_by(2)
+            .map(|i| h[i..i + 2 * MIN_SECRET_RUN].to_string())
+            .collect()
+    };
+    let mut out = hex_run(secret.as_bytes());
+    if let Ok(key) = STANDARD.decode(secret)
+        && key.len() >= 16
+    {
+        out.extend(hex_run(&key));
+    }
+    for form in texts.drain(..) {
+        let chars: Vec<char> = form.chars().collect();
         for w in chars.windows(MIN_SECRET_RUN) {
-            let run: String = w.iter().collect();
             let mixed =
                 w.iter().any(char::is_ascii_alphabetic) && w.iter().any(char::is_ascii_digit);
             if !random || mixed {
-                out.push(run);
+                out.push(w.iter().collect());
             }
         }
     }
     out
 }
 
-fn assert_no_secret(all: &str, fixed: &[&str], seen: &[String]) {
-    let mut leaks = Vec::new();
-    for (s, random) in fixed
+/// Asserts that no run of any of the secrets (`fixed`: the settings' own, `seen`: made during
+/// the run) stands in `all` (every output of a run).
+pub(super) fn assert_no_secret(all: &str, fixed: &[&str], seen: &[String]) {
+    // Runs of characters as they stand; runs of hex (twice as long) in either case.
+    let chars: Vec<char> = all.chars().collect();
+    let lower: Vec<char> = all.to_ascii_lowercase().chars().collect();
+    let mut shown: std::collections::HashSet<String> = chars
+        .windows(MIN_SECRET_RUN)
+        .map(|w| w.iter().collect())
+        .collect();
+    shown.extend(
+        lower
+            .windows(2 * MIN_SECRET_RUN)
+            .map(|w| w.iter().collect::<String>()),
+    );
+    let mut secrets: Vec<(String, bool)> = fixed
         .iter()
         .map(|s| (s.to_string(), false))
         .chain(seen.iter().map(|s| (s.clone(), true)))
-    {
-        for run in runs(&s, random) {
-            if all.contains(&run) {
-                leaks.push(run);
-            }
-        }
+        .collect();
+    secrets.sort();
+    secrets.dedup();
+    let mut leaks = Vec::new();
+    for (s, random) in &secrets {
+        leaks.extend(runs(s, *random).into_iter().filter(|r| shown.contains(r)));
     }
     assert!(
         leaks.is_empty(),

@@ -4,6 +4,7 @@
 //! validator moves rather than waits on.
 
 mod baseline;
+mod blind;
 mod cli;
 mod leak;
 mod mutants;

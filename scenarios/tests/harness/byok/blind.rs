@@ -1,0 +1,315 @@
+//! The rounds of defects written blind: for each round under `scenarios/tests/blind/byok/`,
+//! a key service written from the spec, docs/interface.md and the README alone by an author
+//! who never read the checks (`service.mjs`, Node.js with its own crypto), and its defects
+//! (`defects.json`, each citing its rule). `harness check byok`, run as a user runs it,
+//! passes the service and fails every defect (a defect of a "should" rule may fail a
+//! warning only), but those `verdicts.json` names as out of one run's sight with the
+//! reason; and no output of any run (standard output and error, the JSON and JUnit files)
+//! holds any 6 characters of any secret the service handled.
+//!
+//! The first-try catch rate of each round (before the checks were changed for it) is in
+//! `verdicts.json` and in the README.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::leak::assert_no_secret;
+
+/// The rounds' folder.
+fn rounds_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind/byok")
+}
+
+/// Runs at a time (each is a key service and a check run).
+const PARALLEL: usize = 3;
+
+/// What one run of the check gave.
+struct Run {
+    code: Option<i32>,
+    /// Failed checks and their severity.
+    failed: BTreeMap<String, String>,
+    /// Every output, for the leak scan.
+    outputs: String,
+    /// Every secret the service handled (its log) and the settings' own.
+    secrets: Vec<String>,
+}
+
+/// The fixed settings of every round's service (`service.mjs`'s own).
+struct Service {
+    dir: PathBuf,
+    client: String,
+    secret: String,
+    static_key: String,
+}
+
+fn service(dir: &Path) -> Service {
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("verdicts.json")).expect("verdicts.json"),
+    )
+    .expect("verdicts.json is JSON");
+    let s = |k: &str| {
+        v["service"][k]
+            .as_str()
+            .expect("service settings")
+            .to_string()
+    };
+    Service {
+        dir: dir.to_path_buf(),
+        client: s("client_id"),
+        secret: s("client_secret"),
+        static_key: s("static_key"),
+    }
+}
+
+/// Starts the service with `args`, runs the check against it as a user would, and answers
+/// what it gave.
+fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let log = tmp.path().join("secrets.log");
+    let mut defect_args: Vec<String> = Vec::new();
+    if let Some(d) = defect {
+        defect_args = vec!["--defect".into(), d.into()];
+    }
+    let mut child = Command::new("node")
+        .arg(svc.dir.join("service.mjs"))
+        .args(["--port", "0"])
+        .args(&defect_args)
+        .args(service_args)
+        .env("BLIND_SECRETS_LOG", &log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("node starts the service");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the service says its port");
+    let port = serde_json::from_str::<Value>(&line).expect("{\"port\": N}")["port"]
+        .as_u64()
+        .expect("a port");
+    let wrapped = Command::new("node")
+        .arg(svc.dir.join("service.mjs"))
+        .args(["wrap", "--alias", "alpha"])
+        .args(&defect_args)
+        .output()
+        .expect("wrap runs");
+    let wrapped: Value = serde_json::from_slice(&wrapped.stdout).expect("wrap answers JSON");
+    let encrypted = wrapped["encrypted_key"].as_str().expect("encrypted_key");
+    let plaintext = wrapped["plaintext_key"].as_str().expect("plaintext_key");
+
+    let json = tmp.path().join("byok.json");
+    let junit = tmp.path().join("byok.xml");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.args([
+        "check",
+        "byok",
+        "--base-url",
+        &format!("http://127.0.0.1:{port}"),
+    ])
+    .args([
+        "--partner",
+        "acme",
+        "--key-alias",
+        "alpha",
+        "--other-key-alias",
+        "beta",
+    ])
+    .args([
+        "--use-rotate",
+        "--encrypted-key",
+        encrypted,
+        "--calls",
+        "40",
+    ])
+    .args(["--expiry-wait-secs", "15"])
+    .arg("--json")
+    .arg(&json)
+    .arg("--junit")
+    .arg(&junit)
+    .env("BYOK_EXPECTED_PLAINTEXT", plaintext)
+    .env_remove("BYOK_CLIENT_SECRET")
+    .env_remove("BYOK_API_KEY")
+    .env("NO_COLOR", "1");
+    if service_args.iter().any(|a| a == "--static-key") {
+        cmd.env("BYOK_API_KEY", &svc.static_key);
+    } else {
+        cmd.args(["--client-id", &svc.client])
+            .env("BYOK_CLIENT_SECRET", &svc.secret);
+    }
+    let out = cmd.output().expect("harness runs");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let report = std::fs::read_to_string(&json).unwrap_or_default();
+    let failed = serde_json::from_str::<Value>(&report)
+        .ok()
+        .and_then(|r| r["checks"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c["result"] == "fail")
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap_or_default().to_string(),
+                c["severity"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let outputs = format!(
+        "{}\n{}\n{report}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(&junit).unwrap_or_default()
+    );
+    let mut secrets: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    secrets.push(plaintext.to_string());
+    Run {
+        code: out.status.code(),
+        failed,
+        outputs,
+        secrets,
+    }
+}
+
+/// Whether the machine has Node.js; without it the rounds cannot run (CI sets
+/// `HARNESS_REQUIRE_NODE` so that they fail there instead of being skipped).
+fn node_available() -> bool {
+    let ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("HARNESS_REQUIRE_NODE").is_none(),
+            "HARNESS_REQUIRE_NODE is set but node cannot run"
+        );
+        eprintln!("skipped: the blind rounds need Node.js (node) on the PATH");
+    }
+    ok
+}
+
+/// The rounds, in order.
+fn rounds() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(rounds_dir())
+        .expect("the rounds' folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("defects.json").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
+    if !node_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut caught_by: BTreeSet<String> = BTreeSet::new();
+    for dir in rounds() {
+        let round = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let svc = service(&dir);
+        let verdicts: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("verdicts.json")).unwrap())
+                .unwrap();
+        let out_of_sight = verdicts["out_of_sight"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let defects: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("defects.json")).unwrap())
+                .unwrap();
+
+        let base = run(&svc, None, &[]);
+        let static_base = run(&svc, None, &["--static-key".to_string()]);
+        for (name, b) in [("baseline", &base), ("baseline --static-key", &static_base)] {
+            if b.code != Some(0) || !b.failed.is_empty() {
+                failures.push(format!(
+                    "{round} {name}: exit {:?}, failed {:?}",
+                    b.code, b.failed
+                ));
+            }
+            assert_no_secret(&b.outputs, &[&svc.secret, &svc.static_key], &b.secrets);
+        }
+
+        let queue = Mutex::new(defects.iter().collect::<Vec<_>>());
+        let results = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..PARALLEL {
+                s.spawn(|| {
+                    loop {
+                        let Some(d) = queue.lock().unwrap().pop() else {
+                            return;
+                        };
+                        let name = d["name"].as_str().unwrap();
+                        let args: Vec<String> = d["service_args"]
+                            .as_array()
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|v| v.as_str().map(String::from))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        let r = run(&svc, Some(name), &args);
+                        results.lock().unwrap().push((d.clone(), r));
+                    }
+                });
+            }
+        });
+        let mut results = results.into_inner().unwrap();
+        results.sort_by(|a, b| a.0["name"].as_str().cmp(&b.0["name"].as_str()));
+        let mut caught = 0;
+        for (d, r) in &results {
+            let name = d["name"].as_str().unwrap();
+            assert_no_secret(&r.outputs, &[&svc.secret, &svc.static_key], &r.secrets);
+            let errors: Vec<&String> = r
+                .failed
+                .iter()
+                .filter(|(_, sev)| *sev == "error")
+                .map(|(id, _)| id)
+                .collect();
+            let is_caught = if d["severity"] == "warning" {
+                !r.failed.is_empty()
+            } else {
+                !errors.is_empty() && r.code == Some(1)
+            };
+            caught_by.extend(r.failed.keys().cloned());
+            eprintln!(
+                "{round} {name}: {}",
+                if is_caught {
+                    format!("caught by {:?}", r.failed.keys().collect::<Vec<_>>())
+                } else {
+                    "MISSED".into()
+                }
+            );
+            match (is_caught, out_of_sight.get(name)) {
+                (true, _) => caught += 1,
+                (false, Some(_)) => {}
+                (false, None) => failures.push(format!(
+                    "{round} {name} ({}): not caught (exit {:?}, failed {:?})",
+                    d["rule"], r.code, r.failed
+                )),
+            }
+        }
+        eprintln!(
+            "{round}: {caught} of {} defects caught; {} out of one run's sight",
+            results.len(),
+            out_of_sight.len()
+        );
+    }
+    for id in super::mutants::PROVEN_BY_BLIND_ROUNDS {
+        if !caught_by.contains(*id) {
+            failures.push(format!("no blind defect fails {id}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
