@@ -35,6 +35,9 @@ pub struct Operation {
     pub query_params: Vec<String>,
     /// Whether the operation takes a JSON body.
     pub json_body: bool,
+    /// The media type of the body the operation reads (`application/json`,
+    /// `multipart/form-data`), when it reads one.
+    pub request_media_type: Option<String>,
     segments: Vec<Segment>,
     /// How many of `segments` are parameters.
     params: usize,
@@ -222,9 +225,9 @@ impl Catalogue {
                     })
                     .unwrap_or_default();
                 let segments = segments(path);
-                let json_body = op["requestBody"]["content"]
-                    .as_object()
-                    .is_some_and(|c| c.keys().any(|k| k.contains("json")));
+                let content = op["requestBody"]["content"].as_object();
+                let json_body = content.is_some_and(|c| c.keys().any(|k| k.contains("json")));
+                let request_media_type = content.and_then(|c| c.keys().next().cloned());
                 operations.push(Operation {
                     method,
                     path: path.clone(),
@@ -236,6 +239,7 @@ impl Catalogue {
                     statuses,
                     query_params,
                     json_body,
+                    request_media_type,
                     params: segments
                         .iter()
                         .filter(|s| matches!(s, Segment::Param(_)))
@@ -403,7 +407,20 @@ mod tests {
         assert_eq!(op.operation_id, "delete_deployment");
         assert_eq!(params.get("deployment_id"), Some("d-1"));
         assert!(!op.json_body);
-        assert!(c.get("create_deployment").unwrap().json_body);
+        assert_eq!(op.request_media_type, None);
+        let create = c.get("create_deployment").unwrap();
+        assert!(create.json_body);
+        assert_eq!(
+            create.request_media_type.as_deref(),
+            Some("application/json")
+        );
+        let upload = c.get("upload_campaign_cohort").unwrap();
+        assert!(!upload.json_body);
+        assert_eq!(
+            upload.request_media_type.as_deref(),
+            Some("multipart/form-data"),
+            "the media type the operation really reads"
+        );
     }
 
     #[test]

@@ -224,6 +224,7 @@ fn micro(app: &App, n: u64) {
         let e = pending.finish(
             &Answered {
                 ignored_parts: &[],
+                accepted_upload: None,
                 status: Some(200),
                 duration_ms: 0.5,
                 request: &request,

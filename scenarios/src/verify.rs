@@ -5,8 +5,9 @@
 //! it into the check report of [`platform::journal::report`] (one check per operation of
 //! the OpenAPI document, plus coverage and unknown routes, with the request counts as
 //! figures), prints it failures first (`-v`: every check), writes it as JSON and JUnit where
-//! asked, and exits 0 when the client kept the contract (and called enough of the API), 1
-//! when not, 2 when the journal could not be read.
+//! asked, and exits 0 when the client kept the contract (and called enough of the API, every
+//! file it uploaded could be processed, and no request met a status of `--fail-on-status`),
+//! 1 when not, 2 when the journal could not be read.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use contracts::wire::JournalSummary;
-use platform::journal::report::{VerifyOptions, report};
+use platform::journal::report::{LISTED_STATUSES, VerifyOptions, report};
 
 use crate::report::{table, write_outputs};
 
@@ -32,8 +33,15 @@ Examples:
   harness verify --url http://127.0.0.1:8080 --api-key sk-test-1 \\
       --min-coverage 80 --allow-violations --json verify.json
 
-Exit status: 0 when every request kept the contract (and coverage is at least
---min-coverage), 1 when not, 2 when the journal could not be read.";
+  # A suite that expects no conflict (409) and no oversized body (413), and that only
+  # warns when an uploaded file could not be processed:
+  harness verify --url http://127.0.0.1:8080 --api-key sk-test-1 \\
+      --fail-on-status 409,413 --allow-failed-uploads
+
+Exit status: 0 when every request kept the contract (coverage is at least
+--min-coverage, every uploaded file could be processed, no request was answered a
+status of --fail-on-status), 1 when not, 2 when the journal could not be read.
+Warnings (--allow-violations, --allow-failed-uploads, portability.*) never fail it.";
 
 /// `harness verify` flags.
 #[derive(clap::Args, Debug)]
@@ -69,6 +77,25 @@ pub struct VerifyArgs {
     /// counts).
     #[arg(long)]
     pub(crate) allow_violations: bool,
+    /// Report cohort uploads answered 200 whose file the platform then could not process
+    /// (the cohort ended `failed`) as warnings, not failures.
+    #[arg(long)]
+    pub(crate) allow_failed_uploads: bool,
+    /// Fail an operation's check when a request to it was answered one of these statuses:
+    /// 404, 409 or 413, comma-separated (refusals that are not violations, listed one by
+    /// one all the same).
+    #[arg(long, value_name = "STATUS,...", value_delimiter = ',', value_parser = parse_listed_status)]
+    pub(crate) fail_on_status: Vec<u16>,
+}
+
+fn parse_listed_status(s: &str) -> Result<u16, String> {
+    match s.trim().parse::<u16>() {
+        Ok(n) if LISTED_STATUSES.contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{s}': give statuses the journal lists one by one: {}",
+            LISTED_STATUSES.map(|n| n.to_string()).join(", ")
+        )),
+    }
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {
@@ -118,6 +145,8 @@ pub async fn run(args: VerifyArgs) -> Result<ExitCode> {
     let opts = VerifyOptions {
         min_coverage: args.min_coverage,
         allow_violations: args.allow_violations,
+        allow_failed_uploads: args.allow_failed_uploads,
+        fail_on_status: args.fail_on_status,
     };
     let report = report(&summary, args.url.trim_end_matches('/'), &opts);
     print!(

@@ -16,7 +16,7 @@
 //! - **Opening day.** On each local date `D` whose weekday is allowed, the window opens at
 //!   local time `D start`. The opening day is the one that must be allowed.
 //! - **Same-day and overnight windows.** If `end > start` the window closes at `D end`, the
-//!   same day. If `end <= start` it is an *overnight* window and closes at `(D+1) end`, so
+//!   same day. If `end < start` it is an *overnight* window and closes at `(D+1) end`, so
 //!   `22:00`-`06:00` allowed on Friday runs from Friday 22:00 to Saturday 06:00 even when
 //!   Saturday is not allowed, and `end = 00:00` means "until midnight". `start == end` is
 //!   refused.
@@ -417,7 +417,7 @@ impl TryFrom<WindowForm> for CallingWindow {
 impl CallingWindow {
     /// A window open on `days` from `start` to `end`, local time in `timezone`.
     ///
-    /// An `end` at or before `start` makes an overnight window (see [`Self::is_overnight`]).
+    /// An `end` before `start` makes an overnight window (see [`Self::is_overnight`]).
     /// Refused: an empty `days` ([`ScheduleError::NoAllowedDays`]) and `start == end`
     /// ([`ScheduleError::StartEqualsEnd`]).
     pub fn new(

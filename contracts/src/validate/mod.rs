@@ -44,6 +44,7 @@ pub use outbound::outbound_request;
 pub use query::{
     JOURNAL_STATUS_MAX, JournalFilter, ListParams, campaign_list_query, cohort_files_query,
     cohort_list_query, deployment_list_query, journal_query, key_service_calls_query,
+    live_chart_query,
 };
 pub use unknown::unknown_fields;
 
@@ -638,12 +639,26 @@ pub(crate) fn enum_message<'a>(names: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// Reads a request body as JSON; the failure is a `json_invalid` error at `["body", <byte offset>]`.
+/// A body that is not UTF-8 (JSON is UTF-8, RFC 8259; a client that sends Latin-1 or
+/// UTF-16 text) says so, at its first byte that is not, rather than as a decode error at a
+/// column.
 pub fn parse_json_body(bytes: &[u8]) -> Result<Value, ValidationErrors> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ValidationErrors::single(
             &Loc::body(),
             ErrorType::Missing,
             "Field required",
+        ));
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        let at = e.valid_up_to();
+        return Err(ValidationErrors::single(
+            &Loc::body().at(at),
+            ErrorType::JsonInvalid,
+            format!(
+                "JSON decode error: the body is not UTF-8 (byte 0x{:02X} at offset {at}): a JSON body must be UTF-8 text; encode it as UTF-8",
+                bytes[at]
+            ),
         ));
     }
     serde_json::from_slice(bytes).map_err(|e| {
@@ -685,6 +700,26 @@ mod tests {
             enum_message(["pause", "resume", "cancel"].into_iter()),
             "Input should be 'pause', 'resume' or 'cancel'"
         );
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_says_so_at_its_first_such_byte() {
+        let e = parse_json_body(b"{\"name\": \"Jos\xe9\"}").unwrap_err();
+        let d = &e.details()[0];
+        assert_eq!(d.error_type, "json_invalid");
+        assert_eq!(
+            d.loc,
+            vec![
+                crate::error::LocItem::Key("body".into()),
+                crate::error::LocItem::Index(13)
+            ]
+        );
+        assert!(
+            d.msg.contains("not UTF-8 (byte 0xE9 at offset 13)"),
+            "{}",
+            d.msg
+        );
+        assert!(d.msg.contains("must be UTF-8"), "{}", d.msg);
     }
 
     #[test]

@@ -71,8 +71,9 @@ pub struct AllowedSchedule {
     pub allowed_days: Vec<DayOfWeek>,
     /// Opening time of day, `HH:MM`.
     pub allowed_start_time: String,
-    /// Closing time of day, `HH:MM` (exclusive). Earlier than or equal to the start: the
-    /// window runs overnight into the next day; `00:00` means midnight.
+    /// Closing time of day, `HH:MM` (exclusive). Earlier than the start: the window runs
+    /// overnight into the next day; `00:00` means midnight. Equal to the start is refused
+    /// (422): a window has a length.
     pub allowed_end_time: String,
 }
 

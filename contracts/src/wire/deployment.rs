@@ -31,7 +31,8 @@ pub struct DeploymentConnectionConfig {
 pub struct InboundConfig {
     /// Opening time of day, `HH:MM`.
     pub start_time: String,
-    /// Closing time of day, `HH:MM` (exclusive; earlier than the start runs overnight).
+    /// Closing time of day, `HH:MM` (exclusive; earlier than the start runs overnight;
+    /// equal to the start is refused, 422).
     pub end_time: String,
     /// The days calls are answered.
     pub allowed_days: Vec<DayOfWeek>,

@@ -62,6 +62,14 @@ pub enum ViolationKind {
     MissingKey,
     /// An `X-API-Key` that does not open the workspace of the path.
     InvalidKey,
+    /// A warning, not a violation (in [`JournalEntry::warnings`]): the path ends with `/`,
+    /// which this platform serves as the path without it and real platforms redirect or
+    /// refuse.
+    TrailingSlash,
+    /// A warning, not a violation (in [`JournalEntry::warnings`]): a query parameter given
+    /// more than once, of which this platform takes the last and other servers the first,
+    /// or refuse.
+    RepeatedQuery,
 }
 
 /// One way a request breaks the contract, in the shape of a 422 item.
@@ -75,7 +83,7 @@ pub struct Violation {
     pub msg: String,
     /// What is wrong, for a program: the 422 `type`, or `extra_forbidden`,
     /// `unsupported_media_type`, `unknown_route`, `method_not_allowed`, `missing`,
-    /// `invalid_api_key`.
+    /// `invalid_api_key`; for a warning, its kind (`trailing_slash`, `repeated_query`).
     #[serde(rename = "type")]
     pub error_type: String,
 }
@@ -117,6 +125,20 @@ pub struct AppliedFault {
     pub kind: String,
     /// What was done, for a person (`503`, `delayed 250 ms`, ...).
     pub effect: String,
+}
+
+/// The cohort an upload answered 200 created, and what became of its file: `processing`
+/// until the platform has read it, then `completed`, or `failed` with the platform's
+/// `failure_reason` (the client sent a file the platform could not use).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UploadedCohort {
+    /// The cohort's id.
+    pub cohort_id: String,
+    /// Its status as the platform last knew it.
+    pub status: crate::wire::CohortStatus,
+    /// Why the file could not be processed, when `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
 }
 
 /// One request to the platform's interface.
@@ -163,10 +185,19 @@ pub struct JournalEntry {
     pub response: JournalBody,
     /// The verdict.
     pub verdict: Verdict,
-    /// How the request breaks the contract (empty when it conforms).
+    /// How the request breaks the contract (empty when it conforms), what cost the client
+    /// most first: a field of a write's body that had no effect, then the refusals.
     pub violations: Vec<Violation>,
+    /// What this platform served but real platforms treat differently (`trailing_slash`,
+    /// `repeated_query`): warnings, not violations; left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Violation>,
     /// The injected fault, if a rule applied.
     pub fault: Option<AppliedFault>,
+    /// For a cohort upload answered 200: the cohort it created and what became of its file;
+    /// left out for other requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<UploadedCohort>,
 }
 
 /// Filters and paging of `GET /sim/v1/journal`.
@@ -196,7 +227,8 @@ pub struct Coverage {
     pub percent: f64,
 }
 
-/// A violating request, as an example.
+/// A violating request, as an example (or, in [`FlaggedRequests`], a request with a
+/// warning).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ViolationExample {
     /// The entry's number.
@@ -207,8 +239,25 @@ pub struct ViolationExample {
     pub path: String,
     /// Its status (`null`: no answer).
     pub status: Option<u16>,
-    /// How it breaks the contract.
+    /// How it breaks the contract (in [`FlaggedRequests`]: its warnings of that kind).
     pub violations: Vec<Violation>,
+}
+
+/// A cohort upload answered 200 whose file the platform then could not process: the cohort
+/// ended `failed`. Not a violation of the request's contract, but a file the client's
+/// users never reach the platform in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct FailedUpload {
+    /// The upload's entry number.
+    pub seq: u64,
+    /// Its method.
+    pub method: String,
+    /// Its path.
+    pub path: String,
+    /// The cohort it created.
+    pub cohort_id: String,
+    /// The platform's `failure_reason` (it never quotes the file's values).
+    pub failure_reason: String,
 }
 
 /// What the client did with one operation.
@@ -235,13 +284,22 @@ pub struct OperationSummary {
     pub undocumented_statuses: Vec<u16>,
     /// The first few violating requests.
     pub examples: Vec<ViolationExample>,
+    /// Uploads answered 200 whose cohort then ended `failed` (the operations that upload
+    /// cohorts only).
+    #[serde(default)]
+    pub failed_uploads: u64,
+    /// The first few of them.
+    #[serde(default)]
+    pub failed_upload_examples: Vec<FailedUpload>,
 }
 
-/// A request answered 404 for an id that does not exist (or is another workspace's): not a
-/// violation (the request was right, the state said no), but worth seeing, as a client that
-/// deletes twice or polls a wrong id makes them.
+/// A request of an operation the platform refused for what the state or the size was, not
+/// for how it was written: a 404 for an id that does not exist (or is another workspace's),
+/// a 409 (the state said no: resuming a cancelled campaign), a 413 (a body above the
+/// platform's limit). Not a violation, but worth seeing, as a client that deletes twice,
+/// polls a wrong id or sends too much makes them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct NotFoundRequest {
+pub struct RefusedRequest {
     /// The entry's number.
     pub seq: u64,
     /// Its method.
@@ -254,13 +312,23 @@ pub struct NotFoundRequest {
     pub message: Option<String>,
 }
 
-/// The requests answered 404 for an id that does not exist.
+/// The requests of operations answered one status of [`RefusedRequest`] (404, 409 or 413).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
-pub struct NotFoundRequests {
+pub struct RefusedRequests {
     /// How many.
     pub requests: u64,
     /// Each of them, oldest first, up to the first 100.
-    pub listed: Vec<NotFoundRequest>,
+    pub listed: Vec<RefusedRequest>,
+}
+
+/// Requests with one kind of warning ([`ViolationKind::TrailingSlash`],
+/// [`ViolationKind::RepeatedQuery`]): served, but real platforms treat them differently.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
+pub struct FlaggedRequests {
+    /// How many.
+    pub requests: u64,
+    /// The first few, each with its warnings of this kind.
+    pub examples: Vec<ViolationExample>,
 }
 
 /// Requests to no operation of the document.
@@ -308,5 +376,23 @@ pub struct JournalSummary {
     pub unknown_routes: UnknownRoutes,
     /// Requests answered 404 for an id that does not exist (not violations).
     #[serde(default)]
-    pub not_found: NotFoundRequests,
+    pub not_found: RefusedRequests,
+    /// Requests answered 409: the state said no (not violations).
+    #[serde(default)]
+    pub conflicts: RefusedRequests,
+    /// Requests answered 413: a body above the platform's limit (not violations).
+    #[serde(default)]
+    pub too_large: RefusedRequests,
+    /// Cohort uploads answered 200 whose file the platform then could not process (the
+    /// cohort ended `failed`); each operation lists its own.
+    #[serde(default)]
+    pub failed_uploads: u64,
+    /// Requests to a path that ends with `/` (warnings: served, but real platforms redirect
+    /// or refuse them).
+    #[serde(default)]
+    pub trailing_slash: FlaggedRequests,
+    /// Requests that give a query parameter more than once (warnings: this platform takes
+    /// the last, other servers the first, or refuse them).
+    #[serde(default)]
+    pub repeated_query: FlaggedRequests,
 }

@@ -853,6 +853,18 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         kind: "status".into(),
         effect: "503".into(),
     };
+    let warning = Violation {
+        kind: ViolationKind::TrailingSlash,
+        loc: vec![LocItem::Key("path".into())],
+        msg: "the path ends with '/'".into(),
+        error_type: "trailing_slash".into(),
+    };
+    let uploaded = UploadedCohort {
+        cohort_id: "coh-1".into(),
+        status: CohortStatus::Failed,
+        failure_reason: Some("the header row has no column 'phone'".into()),
+    };
+    add("UploadedCohort", v(uploaded.clone()));
     let workspace_id = WorkspaceId {
         org_id: "o".into(),
         workspace_id: "w".into(),
@@ -945,6 +957,8 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         status: Some(200),
         latency_ms: 0.4,
         faults: vec![],
+        reason: Some(KeyCallReason::KeyExpired),
+        request_id: None,
     };
     add("KeyServiceCall", v(call.clone()));
     add(
@@ -986,7 +1000,9 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         },
         verdict: Verdict::Violates,
         violations: vec![violation.clone()],
+        warnings: vec![warning.clone()],
         fault: Some(applied.clone()),
+        cohort: Some(uploaded.clone()),
     };
     let example = ViolationExample {
         seq: 1,
@@ -995,6 +1011,14 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         status: None,
         violations: vec![violation.clone()],
     };
+    let failed = FailedUpload {
+        seq: 3,
+        method: "POST".into(),
+        path: "/api/scheduling/v1/orgs/o/workspaces/w/deployments/dep-1/cohorts/upload".into(),
+        cohort_id: "coh-1".into(),
+        failure_reason: "the header row has no column 'phone'".into(),
+    };
+    add("FailedUpload", v(failed.clone()));
     let op_summary = OperationSummary {
         operation_id: "create_deployment".into(),
         method: "POST".into(),
@@ -1006,6 +1030,8 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         documented_statuses_not_seen: vec![401],
         undocumented_statuses: vec![503],
         examples: vec![example.clone()],
+        failed_uploads: 1,
+        failed_upload_examples: vec![failed.clone()],
     };
     let unknown = UnknownRoutes {
         requests: 1,
@@ -1016,9 +1042,9 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         called: 1,
         percent: 4.5,
     };
-    let not_found = NotFoundRequests {
+    let not_found = RefusedRequests {
         requests: 1,
-        listed: vec![NotFoundRequest {
+        listed: vec![RefusedRequest {
             seq: 2,
             method: "DELETE".into(),
             path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/dep-1".into(),
@@ -1044,6 +1070,16 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             prev_page_uri: None,
         }),
     );
+    let flagged = FlaggedRequests {
+        requests: 1,
+        examples: vec![ViolationExample {
+            seq: 4,
+            method: "GET".into(),
+            path: "/api/app-authoring/v1/orgs/o/workspaces/w/deployments/".into(),
+            status: Some(200),
+            violations: vec![warning],
+        }],
+    };
     add("ViolationExample", v(example));
     add("OperationSummary", v(op_summary.clone()));
     add("UnknownRoutes", v(unknown.clone()));
@@ -1065,10 +1101,16 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
             not_called: vec!["create_campaign".into()],
             unknown_routes: unknown,
             not_found: not_found.clone(),
+            conflicts: RefusedRequests::default(),
+            too_large: RefusedRequests::default(),
+            failed_uploads: 1,
+            trailing_slash: flagged.clone(),
+            repeated_query: FlaggedRequests::default(),
         }),
     );
-    add("NotFoundRequest", v(not_found.listed[0].clone()));
-    add("NotFoundRequests", v(not_found));
+    add("RefusedRequest", v(not_found.listed[0].clone()));
+    add("RefusedRequests", v(not_found));
+    add("FlaggedRequests", v(flagged));
     let mut rule = FaultRule::new(FaultKind::Status);
     rule.status = Some(503);
     rule.operation_id = Some("list_deployments".into());

@@ -100,6 +100,72 @@ fn every_link_names_an_operation_and_its_parameters() {
     );
 }
 
+/// A link to a status change carries the change its resource may take next: `pause` or
+/// `cancel` after a create, `resume` (or `cancel`) after a pause; and the key service's
+/// rotation leads to the decryption of the key it made, under its alias.
+#[test]
+fn links_carry_the_next_status_and_the_rotated_key() {
+    let doc = platform_document();
+    let links = |from: &str| -> Value {
+        let op = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|item| item.as_object().unwrap().values())
+            .find(|op| op["operationId"] == from)
+            .unwrap_or_else(|| panic!("no {from}"));
+        op["responses"]["200"]["links"].clone()
+    };
+    let action = |from: &str, name: &str| links(from)[name]["requestBody"]["action"].clone();
+    assert_eq!(action("create_campaign", "PauseCampaign"), json!("pause"));
+    assert_eq!(action("create_campaign", "CancelCampaign"), json!("cancel"));
+    assert_eq!(
+        action("set_campaign_status", "ResumeCampaign"),
+        json!("resume")
+    );
+    assert_eq!(
+        action("create_deployment", "PauseDeployment"),
+        json!("pause")
+    );
+    assert_eq!(
+        action("set_deployment_status", "ResumeDeployment"),
+        json!("resume")
+    );
+    for (from, name) in [
+        ("create_campaign", "PauseCampaign"),
+        ("set_campaign_status", "ResumeCampaign"),
+        ("create_deployment", "PauseDeployment"),
+        ("set_deployment_status", "ResumeDeployment"),
+    ] {
+        let body = json!({"action": action(from, name)});
+        let valid = if from.contains("campaign") {
+            validate::campaign_status(&body, Options::default()).is_ok()
+        } else {
+            validate::deployment_status(&body, Options::default()).is_ok()
+        };
+        assert!(valid, "{from} {name}: {body}");
+    }
+    // After a status change the campaign's id is the request's.
+    assert_eq!(
+        links("set_campaign_status")["GetCampaign"]["parameters"]["campaign_id"],
+        json!("$request.path.campaign_id")
+    );
+
+    let byok = byok_document();
+    let decrypt = &byok["paths"]["/{partner}/byok/v1/rotate-key"]["post"]["responses"]["200"]["links"]
+        ["DecryptRotatedKey"];
+    assert_eq!(decrypt["operationId"], "byok_decrypt_key");
+    assert_eq!(
+        decrypt["parameters"],
+        json!({"partner": "$request.path.partner"})
+    );
+    assert_eq!(
+        decrypt["requestBody"],
+        json!({"data": {"key_alias": "$response.body#/data/key_alias",
+                        "encrypted_key": "$response.body#/data/encrypted_dek"}})
+    );
+}
+
 fn at(doc: &Value, pointer: &str) -> Value {
     doc.pointer(pointer)
         .unwrap_or_else(|| panic!("no {pointer}"))
@@ -692,6 +758,44 @@ fn campaign_bodies_agree_with_the_validator() {
     agree("CampaignCreateRequest", &base, &cases, |b| {
         validate::campaign_create(b, now(), Options::default()).is_ok()
     });
+}
+
+/// A calling window whose end equals its start: the schema cannot refuse it (two fields at
+/// once), so the description says what the validator does (422), and the validator does
+/// it; an end before the start is an overnight window, for both.
+#[test]
+fn an_end_time_equal_to_the_start_is_refused_as_the_documents_say() {
+    let doc = platform_document();
+    for (schema, property) in [
+        ("AllowedSchedule", "allowed_end_time"),
+        ("InboundConfig", "end_time"),
+    ] {
+        let text = at(&doc, &format!("{}/description", prop(schema, property)));
+        let text = text.as_str().unwrap().replace('\n', " ");
+        assert!(
+            text.contains("qual to the start is refused") && !text.contains("or equal"),
+            "{schema}.{property}: {text}"
+        );
+    }
+    let with_end = |end: &str| {
+        with(
+            &campaign_body(),
+            "/allowed_schedule/allowed_end_time",
+            json!(end),
+        )
+    };
+    let refused = validate::campaign_create(&with_end("09:00"), now(), Options::default())
+        .expect_err("an end equal to the start");
+    let text = refused.to_string();
+    assert!(text.contains("starts and ends at 09:00"), "{text}");
+    validate::campaign_create(&with_end("06:00"), now(), Options::default())
+        .expect("an end before the start: overnight");
+    let deployment = with(
+        &deployment_body(),
+        "/inbound_config/end_time",
+        json!("09:00"),
+    );
+    assert!(validate::deployment_create(&deployment, Options::default()).is_err());
 }
 
 #[test]

@@ -197,12 +197,20 @@ pub(crate) fn authorize_key(
     };
     match name {
         Some(name) => Ok(Principal { ws, name }),
-        None => Err(ApiError::Unauthorized {
-            code: "invalid_api_key",
-            message: format!(
+        None => {
+            let refused = format!(
                 "the X-API-Key is not valid for org '{org_id}' and workspace '{workspace_id}'"
-            ),
-        }),
+            );
+            // A key sent as `Bearer <key>`: the scheme is named, never the key.
+            let message = match crate::journal::causes::scheme_hint(presented) {
+                Some(hint) => format!("{refused}: {hint}"),
+                None => refused,
+            };
+            Err(ApiError::Unauthorized {
+                code: "invalid_api_key",
+                message,
+            })
+        }
     }
 }
 

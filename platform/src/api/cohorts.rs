@@ -20,7 +20,7 @@ use super::{
 use crate::app::App;
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::journal::verdict::IgnoredParts;
+use crate::journal::verdict::{AcceptedUpload, IgnoredParts};
 use crate::service::cohorts;
 use crate::store::cohorts::{Parent, ParentKind};
 
@@ -116,7 +116,8 @@ fn parent_routes(app: App, kind: ParentKind, segment: &'static str) -> BoxedFilt
         .boxed()
 }
 
-/// The upload's answer carries the parts it ignored, for the journal, whatever the outcome.
+/// The upload's answer carries the parts it ignored, for the journal, whatever the outcome,
+/// and the cohort it created, when accepted (the journal follows what becomes of its file).
 async fn upload(
     parent: Parent,
     who: Principal,
@@ -139,9 +140,13 @@ async fn upload(
         &mut ignored,
     )
     .await;
+    let accepted = cohort.as_ref().ok().map(|c| c.cohort_id.clone());
     let mut answer = respond(cohort.and_then(|c| ok(&c)));
     if !ignored.is_empty() {
         answer.extensions_mut().insert(IgnoredParts(ignored));
+    }
+    if let Some(id) = accepted {
+        answer.extensions_mut().insert(AcceptedUpload(id));
     }
     answer
 }

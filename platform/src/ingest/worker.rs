@@ -202,7 +202,10 @@ async fn sweep_unfinished_uploads(app: &App) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Marks cohort `id` failed for a reason of the platform's own (its storage, the key
+/// service), which the client's upload is not judged for.
 async fn finish_failed(app: &App, id: &str, reason: String) -> Result<(), StoreError> {
+    app.journal.upload_unjudged(id);
     let now = app.clock.now();
     let id = id.to_string();
     app.store
@@ -264,6 +267,8 @@ fn process_blocking(
     let now = app.clock.now();
     match outcome {
         Outcome::Completed(result, mut phones) => {
+            // The journal learns the fate before a client can read it.
+            app.journal.upload_settled(&job.id, None);
             let watch = Stopwatch::start();
             store.append_blocking(|c| {
                 let tx = c.transaction()?;
@@ -279,6 +284,9 @@ fn process_blocking(
             Ok(Step::Done)
         }
         Outcome::Failed(reason) => {
+            // A file the platform could not use: the client's upload is judged for it,
+            // before a client can read the cohort `failed`.
+            app.journal.upload_settled(&job.id, Some(&reason));
             store.write_blocking(|c| {
                 let tx = c.transaction()?;
                 cohorts::mark_failed(&tx, &job.id, &reason, now)?;
@@ -290,6 +298,7 @@ fn process_blocking(
         }
         Outcome::Stopped => Ok(Step::Stopped),
         Outcome::Vanished => {
+            app.journal.upload_unjudged(&job.id);
             tracing::info!(cohort = %job.id, "cohort deleted while it was processed");
             Ok(Step::Done)
         }

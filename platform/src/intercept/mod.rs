@@ -41,7 +41,7 @@ use crate::auth::KeyMatch;
 use crate::config::journal::ResponseBodies;
 use crate::faults::{Decision, FaultRequest};
 use crate::journal::verdict::{
-    Answered, Asked, IgnoredParts, Pending, SeenBody, misplaced_key, path_workspace,
+    AcceptedUpload, Answered, Asked, IgnoredParts, Pending, SeenBody, misplaced_key, path_workspace,
 };
 use crate::media_type;
 use crate::store::WorkspaceRef;
@@ -170,13 +170,29 @@ impl Intercept {
             } => {
                 let (response, seen) = fault_answer(status, retry_after, &applied);
                 let unread = std::mem::take(&mut observed.unread);
-                observed.record(app, Some(status), &unread, &seen, Some(applied), false, &[]);
+                observed.record(
+                    app,
+                    Some(status),
+                    &unread,
+                    &seen,
+                    Some(applied),
+                    false,
+                    &Extras::default(),
+                );
                 return Ok(response);
             }
             Decision::Drop { applied } => {
                 let unread = std::mem::take(&mut observed.unread);
                 let none = SeenBody::default();
-                observed.record(app, None, &unread, &none, Some(applied), false, &[]);
+                observed.record(
+                    app,
+                    None,
+                    &unread,
+                    &none,
+                    Some(applied),
+                    false,
+                    &Extras::default(),
+                );
                 drop_connection();
             }
             Decision::Proceed {
@@ -230,7 +246,15 @@ impl Intercept {
                 ..SeenBody::default()
             };
             let unread = observed.unread.clone();
-            observed.record(&self.app, Some(status), &unread, &seen, None, true, &[]);
+            observed.record(
+                &self.app,
+                Some(status),
+                &unread,
+                &seen,
+                None,
+                true,
+                &Extras::default(),
+            );
         }
         response
     }
@@ -292,10 +316,17 @@ impl Intercept {
         mut seen: SeenBody,
     ) -> Response {
         let status = response.status().as_u16();
-        let ignored_parts = response
-            .extensions_mut()
-            .remove::<IgnoredParts>()
-            .unwrap_or_default();
+        let extras = Extras {
+            ignored_parts: response
+                .extensions_mut()
+                .remove::<IgnoredParts>()
+                .unwrap_or_default()
+                .0,
+            accepted_upload: response
+                .extensions_mut()
+                .remove::<AcceptedUpload>()
+                .map(|a| a.0),
+        };
         if let Some(bytes) = &read {
             if seen.size == 0 {
                 seen.size = bytes.len() as u64;
@@ -321,7 +352,7 @@ impl Intercept {
             &seen,
             applied,
             true,
-            &ignored_parts.0,
+            &extras,
         );
         response
     }
@@ -378,6 +409,14 @@ fn owned(
     }
 }
 
+/// What a route put on its answer for the journal: the multipart parts it ignored, the
+/// cohort an upload created.
+#[derive(Debug, Default)]
+struct Extras {
+    ignored_parts: Vec<String>,
+    accepted_upload: Option<String>,
+}
+
 /// What the intercept knows of a request while the routes answer it (owned, so that it
 /// waits across the answer).
 struct Observed {
@@ -407,13 +446,14 @@ impl Observed {
         response: &SeenBody,
         fault: Option<AppliedFault>,
         handled: bool,
-        ignored_parts: &[String],
+        extras: &Extras,
     ) {
         let Some(pending) = self.pending else {
             return;
         };
         let answered = Answered {
-            ignored_parts,
+            ignored_parts: &extras.ignored_parts,
+            accepted_upload: extras.accepted_upload.as_deref(),
             status,
             duration_ms: self.watch.elapsed().as_secs_f64() * 1000.0,
             request,

@@ -9,16 +9,16 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use contracts::operations::Catalogue;
 use contracts::wire::{
-    Coverage, JournalSummary, NotFoundRequest, NotFoundRequests, OperationSummary, UnknownRoutes,
-    Verdict, ViolationExample,
+    CohortStatus, Coverage, FailedUpload, FlaggedRequests, JournalSummary, OperationSummary,
+    RefusedRequest, RefusedRequests, UnknownRoutes, Verdict, ViolationExample, ViolationKind,
 };
 
 use super::kept::Kept;
 
 /// Violating requests kept as examples per operation in the summary.
 pub const EXAMPLES_PER_OPERATION: usize = 5;
-/// Requests answered 404 for an unknown id that the summary lists one by one.
-pub(crate) const NOT_FOUND_LISTED: usize = 100;
+/// Requests answered 404, 409 or 413 that the summary lists one by one, per status.
+pub(crate) const REFUSED_LISTED: usize = 100;
 
 /// Counts of one operation.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +27,8 @@ struct OpCounts {
     statuses: BTreeMap<u16, u64>,
     violating: u64,
     examples: Vec<ViolationExample>,
+    failed_uploads: u64,
+    failed_examples: Vec<FailedUpload>,
 }
 
 /// The counts of one workspace (or of the requests of none).
@@ -46,7 +48,12 @@ pub(crate) struct Counts {
     ops: BTreeMap<usize, OpCounts>,
     operations: usize,
     unknown: UnknownRoutes,
-    not_found: NotFoundRequests,
+    not_found: RefusedRequests,
+    conflicts: RefusedRequests,
+    too_large: RefusedRequests,
+    failed_uploads: u64,
+    trailing_slash: FlaggedRequests,
+    repeated_query: FlaggedRequests,
 }
 
 impl Counts {
@@ -63,7 +70,12 @@ impl Counts {
             ops: BTreeMap::new(),
             operations,
             unknown: UnknownRoutes::default(),
-            not_found: NotFoundRequests::default(),
+            not_found: RefusedRequests::default(),
+            conflicts: RefusedRequests::default(),
+            too_large: RefusedRequests::default(),
+            failed_uploads: 0,
+            trailing_slash: FlaggedRequests::default(),
+            repeated_query: FlaggedRequests::default(),
         }
     }
 
@@ -98,16 +110,48 @@ impl Counts {
                         op.examples.push(e.example());
                     }
                 }
-                if e.status == Some(404) && e.verdict != Verdict::NotJudged {
-                    self.not_found.requests += 1;
-                    if self.not_found.listed.len() < NOT_FOUND_LISTED {
-                        self.not_found.listed.push(NotFoundRequest {
+                let refused = match e.status {
+                    _ if e.verdict == Verdict::NotJudged => None,
+                    Some(404) => Some(&mut self.not_found),
+                    Some(409) => Some(&mut self.conflicts),
+                    Some(413) => Some(&mut self.too_large),
+                    _ => None,
+                };
+                if let Some(list) = refused {
+                    list.requests += 1;
+                    if list.listed.len() < REFUSED_LISTED {
+                        list.listed.push(RefusedRequest {
                             seq: e.seq,
                             method: e.method.as_str().to_string(),
                             path: e.texts.path().to_string(),
                             operation_id: catalogue.operations()[i].operation_id.clone(),
                             message: e.error_message(),
                         });
+                    }
+                }
+                if let Some(c) = e.cohort.as_deref()
+                    && c.status == CohortStatus::Failed
+                {
+                    self.failed_upload(
+                        i,
+                        FailedUpload {
+                            seq: e.seq,
+                            method: e.method.as_str().to_string(),
+                            path: e.texts.path().to_string(),
+                            cohort_id: c.cohort_id.clone(),
+                            failure_reason: c.failure_reason.clone().unwrap_or_default(),
+                        },
+                    );
+                }
+                for (kind, flagged) in [
+                    (ViolationKind::TrailingSlash, &mut self.trailing_slash),
+                    (ViolationKind::RepeatedQuery, &mut self.repeated_query),
+                ] {
+                    if let Some(example) = e.warning_example(kind) {
+                        flagged.requests += 1;
+                        if flagged.examples.len() < EXAMPLES_PER_OPERATION {
+                            flagged.examples.push(example);
+                        }
                     }
                 }
             }
@@ -119,6 +163,30 @@ impl Counts {
             }
         }
     }
+}
+
+impl Counts {
+    /// Counts an upload of the operation at `operation` whose cohort failed.
+    pub(crate) fn failed_upload(&mut self, operation: usize, failed: FailedUpload) {
+        self.failed_uploads += 1;
+        let op = self.ops.entry(operation).or_default();
+        op.failed_uploads += 1;
+        if op.failed_examples.len() < EXAMPLES_PER_OPERATION {
+            op.failed_examples.push(failed);
+        }
+    }
+}
+
+/// Adds `from`'s requests and listed entries to `to`.
+fn add_refused(to: &mut RefusedRequests, from: &RefusedRequests) {
+    to.requests += from.requests;
+    to.listed.extend(from.listed.iter().cloned());
+}
+
+/// Adds `from`'s requests and examples to `to`.
+fn add_flagged(to: &mut FlaggedRequests, from: &FlaggedRequests) {
+    to.requests += from.requests;
+    to.examples.extend(from.examples.iter().cloned());
 }
 
 /// The summary of `parts` (the counts of the workspaces a key sees), with the ring's
@@ -155,25 +223,38 @@ pub(crate) fn summary<'a>(
             }
             sum.violating += op.violating;
             sum.examples.extend(op.examples.iter().cloned());
+            sum.failed_uploads += op.failed_uploads;
+            sum.failed_examples
+                .extend(op.failed_examples.iter().cloned());
         }
         all.unknown.requests += c.unknown.requests;
         all.unknown
             .examples
             .extend(c.unknown.examples.iter().cloned());
-        all.not_found.requests += c.not_found.requests;
-        all.not_found
-            .listed
-            .extend(c.not_found.listed.iter().cloned());
+        add_refused(&mut all.not_found, &c.not_found);
+        add_refused(&mut all.conflicts, &c.conflicts);
+        add_refused(&mut all.too_large, &c.too_large);
+        all.failed_uploads += c.failed_uploads;
+        add_flagged(&mut all.trailing_slash, &c.trailing_slash);
+        add_flagged(&mut all.repeated_query, &c.repeated_query);
     }
     // The first of every workspace's first few, oldest first.
     for op in all.ops.values_mut() {
         op.examples.sort_by_key(|e| e.seq);
         op.examples.truncate(EXAMPLES_PER_OPERATION);
+        op.failed_examples.sort_by_key(|e| e.seq);
+        op.failed_examples.truncate(EXAMPLES_PER_OPERATION);
     }
     all.unknown.examples.sort_by_key(|e| e.seq);
     all.unknown.examples.truncate(EXAMPLES_PER_OPERATION);
-    all.not_found.listed.sort_by_key(|e| e.seq);
-    all.not_found.listed.truncate(NOT_FOUND_LISTED);
+    for list in [&mut all.not_found, &mut all.conflicts, &mut all.too_large] {
+        list.listed.sort_by_key(|e| e.seq);
+        list.listed.truncate(REFUSED_LISTED);
+    }
+    for flagged in [&mut all.trailing_slash, &mut all.repeated_query] {
+        flagged.examples.sort_by_key(|e| e.seq);
+        flagged.examples.truncate(EXAMPLES_PER_OPERATION);
+    }
 
     let mut operations = Vec::with_capacity(operations_n);
     let mut not_called = Vec::new();
@@ -207,6 +288,8 @@ pub(crate) fn summary<'a>(
                 .copied()
                 .collect(),
             examples: counts.examples,
+            failed_uploads: counts.failed_uploads,
+            failed_upload_examples: counts.failed_examples,
         });
     }
     let total = operations.len() as u32;
@@ -235,5 +318,10 @@ pub(crate) fn summary<'a>(
         not_called,
         unknown_routes: all.unknown,
         not_found: all.not_found,
+        conflicts: all.conflicts,
+        too_large: all.too_large,
+        failed_uploads: all.failed_uploads,
+        trailing_slash: all.trailing_slash,
+        repeated_query: all.repeated_query,
     }
 }

@@ -9,8 +9,8 @@
 use chrono::{DateTime, Utc};
 use contracts::operations::{Catalogue, Resolved};
 use contracts::wire::{
-    ApiKeyUse, AppliedFault, JournalBody, JournalEntry, Verdict, Violation, ViolationExample,
-    WorkspaceId,
+    ApiKeyUse, AppliedFault, JournalBody, JournalEntry, UploadedCohort, Verdict, Violation,
+    ViolationExample, ViolationKind, WorkspaceId,
 };
 use serde_json::{Map, Value};
 use warp::http::Method;
@@ -192,8 +192,12 @@ pub struct Kept {
     pub(crate) verdict: Verdict,
     /// How it breaks the contract.
     pub(crate) violations: Vec<Violation>,
+    /// What real platforms treat otherwise (not violations).
+    pub(crate) warnings: Vec<Violation>,
     /// The fault injected, if any.
     pub(crate) fault: Option<Box<AppliedFault>>,
+    /// The cohort an upload answered 200 created, and what became of its file.
+    pub(crate) cohort: Option<Box<UploadedCohort>>,
     /// The number of the workspace it belongs to, given by the journal when recorded.
     pub(crate) owner: Option<u32>,
 }
@@ -215,6 +219,23 @@ impl Kept {
             status: self.status,
             violations: self.violations.clone(),
         }
+    }
+
+    /// The summary's example of this entry's warnings of `kind`, when it has any.
+    pub(crate) fn warning_example(&self, kind: ViolationKind) -> Option<ViolationExample> {
+        let of_kind: Vec<Violation> = self
+            .warnings
+            .iter()
+            .filter(|w| w.kind == kind)
+            .cloned()
+            .collect();
+        (!of_kind.is_empty()).then(|| ViolationExample {
+            seq: self.seq,
+            method: self.method.as_str().to_string(),
+            path: self.texts.path().to_string(),
+            status: self.status,
+            violations: of_kind,
+        })
     }
 
     /// The answer's `error.message`, when its body was kept.
@@ -269,7 +290,9 @@ impl Kept {
             response: self.response.to_wire(),
             verdict: self.verdict,
             violations: self.violations.clone(),
+            warnings: self.warnings.clone(),
             fault: self.fault.as_deref().cloned(),
+            cohort: self.cohort.as_deref().cloned(),
         }
     }
 
@@ -295,7 +318,9 @@ impl Kept {
             response: KeptBody::from_wire(e.response),
             verdict: e.verdict,
             violations: e.violations,
+            warnings: e.warnings,
             fault: e.fault.map(Box::new),
+            cohort: e.cohort.map(Box::new),
             owner: None,
         }
     }
@@ -304,7 +329,6 @@ impl Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use contracts::wire::ViolationKind;
 
     #[test]
     fn an_entry_read_back_from_the_database_lists_as_it_was_written() {
@@ -348,10 +372,21 @@ mod tests {
                 msg: "m".into(),
                 error_type: "t".into(),
             }],
+            warnings: vec![Violation {
+                kind: ViolationKind::TrailingSlash,
+                loc: vec![],
+                msg: "w".into(),
+                error_type: "trailing_slash".into(),
+            }],
             fault: Some(AppliedFault {
                 fault_id: "flt-1".into(),
                 kind: "delay".into(),
                 effect: "delayed 5 ms".into(),
+            }),
+            cohort: Some(UploadedCohort {
+                cohort_id: "coh-1".into(),
+                status: contracts::wire::CohortStatus::Failed,
+                failure_reason: Some("the header row has no column 'phone'".into()),
             }),
         };
         let kept = Kept::from_entry(entry.clone(), catalogue);

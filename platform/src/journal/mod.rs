@@ -5,7 +5,12 @@
 //! - [`kept`]: the compact form the ring keeps a request in, made into the wire entry when
 //!   listed.
 //! - [`verdict`]: how one request is judged (the 422's items, unknown fields even when the
-//!   platform ignores them, a wrong content type, an unknown route, a missing or wrong key).
+//!   platform ignores them, a wrong content type, an unknown route, a missing or wrong key),
+//!   and its warnings (a trailing `/`, a query parameter given twice).
+//! - [`causes`]: what each violation and warning says, and the order of a request's
+//!   violations (by what they cost the client).
+//! - [`uploads`]: what the client's cohort uploads led to (a file the platform could not
+//!   process fails the upload operation's check).
 //! - [`redact`]: what is kept of bodies and queries (shapes, ids, statuses; never a key, a
 //!   phone number or a variable value).
 //! - [`counts`]: the counts behind the summary, per workspace.
@@ -22,11 +27,13 @@
 //! by the ring's size. A request is recorded before its answer is sent: a client that reads
 //! the journal after an answer finds the entry.
 
+pub(crate) mod causes;
 pub(crate) mod counts;
 pub(crate) mod kept;
 pub(crate) mod persist;
 pub(crate) mod redact;
 pub mod report;
+pub(crate) mod uploads;
 pub mod verdict;
 
 use std::collections::VecDeque;
@@ -35,7 +42,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use contracts::operations::Catalogue;
 use contracts::validate::JournalFilter;
-use contracts::wire::{JournalEntry, JournalSummary};
+use contracts::wire::{CohortStatus, JournalEntry, JournalSummary};
 use rustc_hash::FxHashMap;
 
 use crate::auth::Scope;
@@ -44,6 +51,7 @@ use crate::store::WorkspaceRef;
 use counts::Counts;
 pub use counts::EXAMPLES_PER_OPERATION;
 use kept::Kept;
+use uploads::{Fate, PendingUpload, Uploads};
 
 /// The most workspaces the journal counts apart. Requests of further workspaces (a client
 /// that names ever new ones in its paths) count with those of no workspace, which only an
@@ -89,6 +97,8 @@ struct State {
     owners: Owners,
     /// Counts of the requests of no workspace (`[0]`) and of each owner (`[1 + number]`).
     counts: Vec<Counts>,
+    /// The uploads whose cohorts are processing.
+    uploads: Uploads,
 }
 
 impl State {
@@ -99,6 +109,7 @@ impl State {
             since,
             owners: Owners::default(),
             counts: vec![Counts::new(since, operations)],
+            uploads: Uploads::default(),
         }
     }
 
@@ -115,6 +126,45 @@ impl State {
             self.counts.push(fresh);
         }
         self.counts[slot].count(entry, catalogue);
+    }
+
+    /// Holds the upload `entry` is (one answered 200 whose cohort is processing) until its
+    /// cohort's fate is known, or applies the fate known already.
+    fn track_upload(&mut self, entry: &mut Kept, catalogue: &Catalogue) {
+        let Some(cohort) = entry.cohort.as_deref() else {
+            return;
+        };
+        let Some(operation) = entry.operation.map(usize::from) else {
+            return;
+        };
+        if cohort.status != CohortStatus::Processing {
+            return;
+        }
+        let upload = PendingUpload {
+            seq: entry.seq,
+            owner: entry.owner,
+            operation,
+            method: catalogue
+                .operations()
+                .get(operation)
+                .map_or("POST", |op| op.method),
+            path: entry.texts.path().into(),
+        };
+        let cohort_id = cohort.cohort_id.clone();
+        if let Some(fate) = self.uploads.accepted(&cohort_id, upload.clone()) {
+            set_fate(entry, &fate);
+            self.count_fate(&upload, &cohort_id, &fate);
+        }
+    }
+
+    /// Counts an upload whose cohort's fate is `fate` (only a failure counts).
+    fn count_fate(&mut self, upload: &PendingUpload, cohort_id: &str, fate: &Fate) {
+        if let Some(reason) = fate {
+            let slot = State::slot(upload.owner);
+            if let Some(counts) = self.counts.get_mut(slot) {
+                counts.failed_upload(upload.operation, upload.failed(cohort_id, reason));
+            }
+        }
     }
 
     /// Puts `entry` in the ring; answers the oldest when it had to leave.
@@ -184,6 +234,7 @@ impl Journal {
                     .map(|o| WorkspaceRef::new(&o.org_id, &o.workspace_id));
                 let mut kept = Kept::from_entry(e, catalogue);
                 s.count(&mut kept, owner.as_ref(), catalogue);
+                s.track_upload(&mut kept, catalogue);
                 s.push(kept, capacity);
             })?;
             s.next_seq = next_seq;
@@ -217,6 +268,7 @@ impl Journal {
             s.next_seq += 1;
             entry.seq = seq;
             s.count(&mut entry, owner, self.catalogue);
+            s.track_upload(&mut entry, self.catalogue);
             if let Some(p) = &self.persist {
                 p.write(&entry.to_entry(self.catalogue, s.owners.get(entry.owner)));
             }
@@ -225,6 +277,41 @@ impl Journal {
         // The oldest entry is freed outside the lock.
         drop(old);
         seq
+    }
+
+    /// What became of the file of cohort `cohort_id`: read (`failure_reason` `None`), or
+    /// not, for `failure_reason` (a file the client sent that the platform could not use).
+    /// The cohort worker calls it before it stores the outcome, so that a client that sees
+    /// the cohort settled finds the journal knowing it; the upload's entry (in the ring and
+    /// in the database) shows the cohort's new status, and a failure is counted against the
+    /// upload's operation ([`uploads`]).
+    pub(crate) fn upload_settled(&self, cohort_id: &str, failure_reason: Option<&str>) {
+        if !self.enabled() {
+            return;
+        }
+        let fate: Fate = failure_reason.map(redact::scrub);
+        let mut s = self.lock();
+        let Some(upload) = s.uploads.settled(cohort_id, fate.clone()) else {
+            return;
+        };
+        s.count_fate(&upload, cohort_id, &fate);
+        if let Ok(i) = s.entries.binary_search_by_key(&upload.seq, |e| e.seq)
+            && let Some(entry) = s.entries.get_mut(i)
+        {
+            set_fate(entry, &fate);
+        }
+        if let Some(p) = &self.persist {
+            p.set_cohort_fate(upload.seq, &fate);
+        }
+    }
+
+    /// Forgets the upload of cohort `cohort_id`, whose file is not the client's to answer
+    /// for: the cohort was deleted while processed, or failed for the platform's own reason
+    /// (its storage, the workspace's key service).
+    pub(crate) fn upload_unjudged(&self, cohort_id: &str) {
+        if self.enabled() {
+            self.lock().uploads.forget_one(cohort_id);
+        }
     }
 
     /// The entries `scope` sees that pass `filter`, oldest first: one page, and how many
@@ -296,6 +383,8 @@ impl Journal {
             s.counts[slot] = Counts::new(now, operations);
         }
         s.entries.retain(|e| !slots.contains(&State::slot(e.owner)));
+        s.uploads
+            .forget(|owner| slots.contains(&State::slot(owner)));
         if let Some(p) = &self.persist {
             let owners: Vec<Option<WorkspaceRef>> = slots
                 .iter()
@@ -333,6 +422,19 @@ impl Journal {
     }
 }
 
+/// `entry`'s cohort as its fate left it: `completed`, or `failed` with the reason.
+fn set_fate(entry: &mut Kept, fate: &Fate) {
+    if let Some(c) = entry.cohort.as_deref_mut() {
+        match fate {
+            Some(reason) => {
+                c.status = CohortStatus::Failed;
+                c.failure_reason = Some(reason.clone());
+            }
+            None => c.status = CohortStatus::Completed,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,7 +461,9 @@ mod tests {
             response: body,
             verdict: Verdict::Violates,
             violations: Vec::new(),
+            warnings: Vec::new(),
             fault: None,
+            cohort: None,
             owner: None,
         }
     }

@@ -26,6 +26,8 @@ enum Message {
     Clear,
     /// Removes the entries of these owners (`None`: of no workspace).
     DeleteOwners(Vec<Option<WorkspaceRef>>),
+    /// Sets the cohort of the upload entry `seq` to `completed`, or `failed` for the reason.
+    SetCohortFate(u64, Option<String>),
     Flush(mpsc::Sender<()>),
 }
 
@@ -59,6 +61,12 @@ impl Persister {
             Ok(json) => self.send(Message::Write(entry.seq, json)),
             Err(e) => tracing::warn!(error = %e, "journal entry not kept in the database"),
         }
+    }
+
+    /// Queues the update of the upload entry `seq`: its cohort `completed` (`fate` `None`)
+    /// or `failed` for the reason `fate` gives.
+    pub(crate) fn set_cohort_fate(&self, seq: u64, fate: &Option<String>) {
+        self.send(Message::SetCohortFate(seq, fate.clone()));
     }
 
     /// Queues the removal of every entry.
@@ -108,6 +116,9 @@ fn writer(store: Store, rx: mpsc::Receiver<Message>) {
                                 delete_owner(&tx, owner.as_ref())?;
                             }
                         }
+                        Message::SetCohortFate(seq, fate) => {
+                            set_cohort_fate(&tx, seq, fate.as_deref())?;
+                        }
                         Message::Flush(done) => waiting.push(done),
                     }
                 }
@@ -136,6 +147,28 @@ fn delete_owner(c: &rusqlite::Connection, owner: Option<&WorkspaceRef>) -> rusql
         None => c.execute(
             "DELETE FROM journal_entries WHERE json_extract(entry, '$.owner') IS NULL",
             [],
+        ),
+    }
+}
+
+/// Sets the cohort of the entry `seq` (when it has one) to `completed`, or `failed` for
+/// `reason`.
+fn set_cohort_fate(
+    c: &rusqlite::Connection,
+    seq: u64,
+    reason: Option<&str>,
+) -> rusqlite::Result<usize> {
+    match reason {
+        Some(reason) => c.execute(
+            "UPDATE journal_entries
+             SET entry = json_set(entry, '$.cohort.status', 'failed', '$.cohort.failure_reason', ?2)
+             WHERE seq = ?1 AND json_extract(entry, '$.cohort') IS NOT NULL",
+            params![seq as i64, reason],
+        ),
+        None => c.execute(
+            "UPDATE journal_entries SET entry = json_set(entry, '$.cohort.status', 'completed')
+             WHERE seq = ?1 AND json_extract(entry, '$.cohort') IS NOT NULL",
+            params![seq as i64],
         ),
     }
 }

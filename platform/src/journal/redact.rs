@@ -14,7 +14,9 @@
 //!   digits, `"<url>"` under `url`, else `"<string>"`.
 //! - Every kept string, and every key, has its runs of 7 or more digits (with spaces,
 //!   dashes, dots, brackets or slashes between them: a phone number in any form) replaced
-//!   by `<number>`; ISO dates (`2026-03-02T...`) are left alone.
+//!   by `<number>`; ISO dates (`2026-03-02T...`) are left alone. A number a message gives as
+//!   an example (`for example '+14155550100'`) becomes a fictional number of the same form
+//!   instead, so that the example still shows what to write.
 //! - A number of 7 or more integer digits becomes `"<number>"` unless its key is a known
 //!   count (`total`, `rejected_records`, ...).
 //! - Lists keep their first [`LIST_ITEMS_KEPT`] items and say how many more there were.
@@ -98,6 +100,12 @@ const KEEP_QUERY: &[&str] = &[
     "status",
     "verdict",
 ];
+
+/// Whether the values of the query parameter `name` are kept (paging, sorting, filters by
+/// enum; not `search`, which can hold customer data).
+pub(crate) fn query_value_kept(name: &str) -> bool {
+    KEEP_QUERY.contains(&name)
+}
 
 fn keeps_string(key: &str) -> bool {
     KEEP_STRINGS.contains(&key)
@@ -279,7 +287,10 @@ pub(crate) fn query<'a>(
         .collect()
 }
 
-/// `s` with every phone-like run of digits replaced by `<number>`.
+/// `s` with every phone-like run of digits replaced by `<number>`, except a number a
+/// message gives as an example (`for example '+1 415 555 0100'`), which becomes a
+/// fictional number of the same form ([`fictional_like`]): the example stays an example of
+/// what to write, and no digit of the original is kept.
 pub(crate) fn scrub(s: &str) -> String {
     let mut runs = digit_runs(s).peekable();
     if runs.peek().is_none() {
@@ -289,11 +300,50 @@ pub(crate) fn scrub(s: &str) -> String {
     let mut at = 0;
     for (start, end) in runs {
         out.push_str(&s[at..start]);
-        out.push_str("<number>");
+        match fictional_like(&s[start..end]).filter(|_| is_example(&s[..start])) {
+            Some(f) => out.push_str(&f),
+            None => out.push_str("<number>"),
+        }
         at = end;
     }
     out.push_str(&s[at..]);
     out
+}
+
+/// Whether a run that follows `before` is given as an example (`for example '`, `e.g. `,
+/// `such as `).
+fn is_example(before: &str) -> bool {
+    let before = before.trim_end_matches(['\'', '"', '`', ' ', ':']);
+    ["for example", "e.g.", "such as"].iter().any(|w| {
+        before
+            .len()
+            .checked_sub(w.len())
+            .and_then(|at| before.get(at..))
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(w))
+    })
+}
+
+/// Fictional numbers by their count of digits, each in a range kept for drama and
+/// examples: the US 555-0100 to 555-0199 (`+1 415 555 0100`, national `415 555 0100`, local
+/// `555 0100`) and the UK's 07700 900000 to 900999 (`+44 7700 900100`).
+const FICTIONAL: [&str; 4] = ["5550100", "4155550100", "14155550100", "447700900100"];
+
+/// A fictional number of the form of `run` (its `+`, spaces, dashes, dots and brackets at
+/// their places, as many digits), when there is one of that many digits.
+fn fictional_like(run: &str) -> Option<String> {
+    let digits = run.bytes().filter(u8::is_ascii_digit).count();
+    let mut fill = FICTIONAL.iter().find(|f| f.len() == digits)?.chars();
+    Some(
+        run.chars()
+            .map(|c| {
+                if c.is_ascii_digit() {
+                    fill.next().unwrap_or('0')
+                } else {
+                    c
+                }
+            })
+            .collect(),
+    )
 }
 
 /// The fewest digits of a phone-like run.
@@ -383,6 +433,37 @@ mod tests {
             "at most 100 items, not 250"
         );
         assert_eq!(scrub("d-123456"), "d-123456");
+    }
+
+    #[test]
+    fn an_example_number_stays_an_example_of_its_form() {
+        assert_eq!(
+            scrub(
+                "'+19998887766' is not an E.164 number: write '+', the country code and the number, digits only, for example '+14155550100'"
+            ),
+            "'<number>' is not an E.164 number: write '+', the country code and the number, digits only, for example '+14155550100'"
+        );
+        assert_eq!(
+            scrub("for example +1 (212) 000-9999"),
+            "for example +1 (415) 555-0100",
+            "the form kept, the digits fictional"
+        );
+        assert_eq!(scrub("e.g. +44 20 7946 0999"), "e.g. +44 77 0090 0100");
+        assert_eq!(
+            scrub("for example '+912345678901234'"),
+            "for example '<number>'",
+            "no fictional number of that many digits"
+        );
+        assert_eq!(scrub("call +14155550199 now"), "call <number> now");
+        assert_eq!(
+            scrub("é for example 4155550100"),
+            "é for example 4155550100"
+        );
+        assert_eq!(
+            scrub("éé 4155550100"),
+            "éé <number>",
+            "no panic on a char boundary"
+        );
     }
 
     #[test]

@@ -2,33 +2,54 @@
 //! gives from a running platform, and that `--report-on-exit DIR` writes at shutdown.
 //!
 //! One check per operation of the OpenAPI document (`{tag}.{operationId}`, so one JUnit
-//! test case each): it passes when the client called the operation and every request kept
-//! the contract, fails when a request broke it (the first few are shown, with each
-//! violation's `loc`, `msg` and `type`; the first one is the check's cause, JUnit's failure
-//! message), and is skipped when the operation was never called. Two more:
-//! `coverage.operations` (the share of operations called, against `--min-coverage`) and
-//! `routes.unknown` (requests to no operation of the document, whatever their path).
+//! test case each): it passes when the client called the operation, every request kept the
+//! contract and, for a cohort upload, every file it uploaded could be processed; it fails
+//! when a request broke the contract (the first few are shown, with each violation's `loc`,
+//! `msg` and `type`; the first one is the check's cause, JUnit's failure message), when an
+//! upload answered 200 led to a cohort that `failed` (the upload, the cohort and its
+//! `failure_reason`; a warning with [`VerifyOptions::allow_failed_uploads`]), or when a
+//! request was answered a status of [`VerifyOptions::fail_on_status`]; it is skipped when
+//! the operation was never called. More checks: `coverage.operations` (the share of
+//! operations called, against `--min-coverage`), `routes.unknown` (requests to no operation
+//! of the document, whatever their path), and two warnings, `portability.trailing_slash`
+//! and `portability.repeated_query` (requests served here that real platforms treat
+//! otherwise).
 //!
-//! The report carries the request counts, the coverage and the requests answered 404 for
-//! ids that do not exist (not violations, listed one by one) as figures and notes, so that
-//! every form (text, JSON, JUnit) of `harness verify` and of `--report-on-exit` holds them.
+//! The report carries the request counts, the coverage, the requests answered 404, 409 or
+//! 413 (not violations, listed one by one) and the failed uploads as figures and notes
+//! ([`notes`]), so that every form (text, JSON, JUnit) of `harness verify` and of
+//! `--report-on-exit` holds them.
+
+mod notes;
 
 use std::path::{Path, PathBuf};
 
 use contracts::report::checks::{Check, CheckReport, Evidence, Outcome, Severity};
-use contracts::wire::{JournalSummary, OperationSummary, ViolationExample};
-use serde_json::{Map, Value, json};
+use contracts::wire::{
+    FailedUpload, FlaggedRequests, JournalSummary, OperationSummary, RefusedRequest,
+    RefusedRequests, ViolationExample,
+};
+use serde_json::{Value, json};
 
 /// The suite name of the report.
 pub(crate) const SUITE: &str = "verify";
 
+/// The statuses `--fail-on-status` takes: those of the refusals the summary lists one by
+/// one (404, 409, 413).
+pub const LISTED_STATUSES: [u16; 3] = [404, 409, 413];
+
 /// What makes the verdict fail.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct VerifyOptions {
     /// The least share of the document's operations the client must call, in percent.
     pub min_coverage: Option<f64>,
     /// Report requests that break the contract as warnings: the verdict holds anyway.
     pub allow_violations: bool,
+    /// Report uploads whose files the platform could not process as warnings.
+    pub allow_failed_uploads: bool,
+    /// Statuses of [`LISTED_STATUSES`] whose requests fail their operation's check (a
+    /// client's suite that expects none: `--fail-on-status 409,413`).
+    pub fail_on_status: Vec<u16>,
 }
 
 /// The check report of `summary`, a journal of the platform at `target`.
@@ -41,7 +62,7 @@ pub fn report(summary: &JournalSummary, target: &str, opts: &VerifyOptions) -> C
     let mut checks: Vec<Check> = summary
         .operations
         .iter()
-        .map(|op| operation_check(op, breaking))
+        .map(|op| operation_check(op, summary, opts))
         .collect();
     let c = &summary.coverage;
     let coverage_ok = opts.min_coverage.is_none_or(|min| c.percent >= min);
@@ -103,92 +124,90 @@ pub fn report(summary: &JournalSummary, target: &str, opts: &VerifyOptions) -> C
         skip_reason: None,
         location: None,
     });
-    let (figures, notes) = figures(summary);
+    checks.push(portability_check(
+        "portability.trailing_slash",
+        "no path ends with '/' (served here as the path without it; real platforms redirect or refuse it)",
+        &summary.trailing_slash,
+        "drop the trailing '/' from the paths the client builds",
+    ));
+    checks.push(portability_check(
+        "portability.repeated_query",
+        "no query parameter is given twice (this platform takes the last value; real platforms differ)",
+        &summary.repeated_query,
+        "send each query parameter once",
+    ));
+    let (figures, notes) = notes::figures(summary);
     CheckReport::new(SUITE, target, checks).with_figures(figures, notes)
 }
 
-/// The figures of `summary` the text prints (requests, coverage, the journal's ring, the
-/// 404s for unknown ids), and the lines that tell them.
-fn figures(summary: &JournalSummary) -> (Map<String, Value>, Vec<String>) {
-    let c = &summary.coverage;
-    let not_found: Vec<String> = summary
-        .not_found
-        .listed
-        .iter()
-        .map(|r| match &r.message {
-            Some(m) => format!("#{} {} {} -> 404: {m}", r.seq, r.method, r.path),
-            None => format!("#{} {} {} -> 404", r.seq, r.method, r.path),
-        })
-        .collect();
-    let mut figures = Map::new();
-    figures.insert(
-        "requests".into(),
-        json!({
-            "total": summary.requests,
-            "conforming": summary.conforming,
-            "violating": summary.violating,
-            "not_judged": summary.not_judged,
-            "faults_injected": summary.faults_injected,
-        }),
-    );
-    figures.insert(
-        "coverage".into(),
-        json!({"operations": c.operations, "called": c.called, "percent": c.percent}),
-    );
-    figures.insert(
-        "journal".into(),
-        json!({
-            "since": contracts::clock::format_instant(summary.since),
-            "entries_kept": summary.entries_kept,
-            "entries_dropped": summary.entries_dropped,
-            "capacity": summary.capacity,
-        }),
-    );
-    figures.insert(
-        "not_found".into(),
-        json!({"requests": summary.not_found.requests, "listed": not_found}),
-    );
-    let plural = |n: u64| if n == 1 { "request" } else { "requests" };
-    let mut notes = vec![format!(
-        "{} {}: {} kept the contract, {} broke it, {} met a fault first; {} of {} operations called ({}%)",
-        summary.requests,
-        plural(summary.requests),
-        summary.conforming,
-        summary.violating,
-        summary.not_judged,
-        c.called,
-        c.operations,
-        c.percent
-    )];
-    if summary.entries_dropped > 0 {
-        notes.push(format!(
-            "the journal holds the latest {} entries ({} older ones left memory; the counts include them)",
-            summary.entries_kept, summary.entries_dropped
-        ));
+/// A warning on requests that this platform served but real platforms treat otherwise.
+fn portability_check(id: &str, description: &str, flagged: &FlaggedRequests, fix: &str) -> Check {
+    let found = flagged.requests > 0;
+    Check {
+        id: id.into(),
+        group: "portability".into(),
+        description: description.into(),
+        severity: Severity::Warning,
+        result: if found { Outcome::Fail } else { Outcome::Pass },
+        evidence: match flagged.examples.first() {
+            Some(first) if found => Evidence::new()
+                .cause(cause(first))
+                .with("requests", flagged.requests)
+                .with("examples", examples(&flagged.examples)),
+            _ => Evidence::new(),
+        },
+        expected: found.then(|| "requests every platform reads the same way".to_string()),
+        how_to_fix: found.then(|| fix.to_string()),
+        skip_reason: None,
+        location: None,
     }
-    if summary.not_found.requests > 0 {
-        notes.push(format!(
-            "{} {} answered 404 for an id that does not exist (not violations; a client that deletes twice or polls a wrong id makes them):",
-            summary.not_found.requests,
-            plural(summary.not_found.requests)
-        ));
-        notes.extend(not_found.iter().map(|l| format!("  {l}")));
-        let unlisted = summary.not_found.requests - summary.not_found.listed.len() as u64;
-        if unlisted > 0 {
-            notes.push(format!("  ... and {unlisted} more"));
-        }
-    }
-    (figures, notes)
 }
 
-fn operation_check(op: &OperationSummary, breaking: Severity) -> Check {
+/// One reason an operation's check fails.
+struct Problem {
+    severity: Severity,
+    cause: String,
+    expected: String,
+}
+
+/// The refusals of `summary` answered `status` (one of [`LISTED_STATUSES`]).
+fn refused(summary: &JournalSummary, status: u16) -> Option<&RefusedRequests> {
+    match status {
+        404 => Some(&summary.not_found),
+        409 => Some(&summary.conflicts),
+        413 => Some(&summary.too_large),
+        _ => None,
+    }
+}
+
+fn operation_check(op: &OperationSummary, summary: &JournalSummary, opts: &VerifyOptions) -> Check {
+    let breaking = if opts.allow_violations {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    let uploads = op.path.ends_with("/cohorts/upload");
+    let mut description = format!(
+        "{} {}: every request keeps the contract",
+        op.method, op.path
+    );
+    if uploads {
+        description.push_str(" and every file it uploads can be processed");
+    }
+    let fail_on: Vec<u16> = opts
+        .fail_on_status
+        .iter()
+        .copied()
+        .filter(|s| LISTED_STATUSES.contains(s))
+        .collect();
+    if !fail_on.is_empty() {
+        let list: Vec<String> = fail_on.iter().map(u16::to_string).collect();
+        description.push_str(&format!(" (none answered {})", list.join(" or ")));
+    }
     let mut check = Check {
         id: format!("{}.{}", op.tag, op.operation_id),
         group: op.tag.clone(),
-        description: format!(
-            "{} {}: every request keeps the contract",
-            op.method, op.path
-        ),
+        description,
         severity: breaking,
         result: Outcome::Pass,
         evidence: Evidence::new(),
@@ -202,30 +221,124 @@ fn operation_check(op: &OperationSummary, breaking: Severity) -> Check {
         check.skip_reason = Some("never called".into());
         return check;
     }
-    check.evidence = Evidence::new()
+    let mut evidence = Evidence::new()
         .with("calls", op.calls)
         .with("statuses", json!(op.statuses))
         .with(
             "documented_statuses_not_seen",
             json!(op.documented_statuses_not_seen),
         );
+    let mut problems = Vec::new();
     if op.violating_requests > 0 {
-        check.result = Outcome::Fail;
-        check.expected = Some("requests that keep the contract".into());
-        let mut evidence = match op.examples.first() {
-            Some(first) => Evidence::new().cause(cause(first)),
-            None => Evidence::new(),
-        };
-        evidence.0.extend(std::mem::take(&mut check.evidence.0));
-        check.evidence = evidence
+        if let Some(first) = op.examples.first() {
+            problems.push(Problem {
+                severity: breaking,
+                cause: cause(first),
+                expected: "requests that keep the contract".into(),
+            });
+        }
+        evidence = evidence
             .with("violating_requests", op.violating_requests)
             .with("examples", examples(&op.examples));
     }
+    if op.failed_uploads > 0 {
+        if let Some(first) = op.failed_upload_examples.first() {
+            problems.push(Problem {
+                severity: if opts.allow_failed_uploads {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                },
+                cause: failed_upload(first),
+                expected: "files the platform can process (the cohort completes)".into(),
+            });
+        }
+        evidence = evidence.with("failed_uploads", op.failed_uploads).with(
+            "failed_upload_examples",
+            op.failed_upload_examples
+                .iter()
+                .map(failed_upload)
+                .collect::<Vec<_>>(),
+        );
+    }
+    for status in fail_on {
+        let answered = op.statuses.get(&status.to_string()).copied().unwrap_or(0);
+        if answered == 0 {
+            continue;
+        }
+        let listed: Vec<String> = refused(summary, status)
+            .map(|r| {
+                r.listed
+                    .iter()
+                    .filter(|e| e.operation_id == op.operation_id)
+                    .map(|e| refused_line(e, status))
+                    .collect()
+            })
+            .unwrap_or_default();
+        problems.push(Problem {
+            severity: Severity::Error,
+            cause: match listed.first() {
+                Some(line) => format!("{line} (--fail-on-status {status})"),
+                None => {
+                    format!("{answered} requests answered {status} (--fail-on-status {status})")
+                }
+            },
+            expected: format!("no request answered {status}"),
+        });
+        evidence = evidence.with(&format!("answered_{status}"), listed);
+    }
+    if problems.is_empty() {
+        check.evidence = evidence;
+        return check;
+    }
+    let severity = if problems.iter().any(|p| p.severity == Severity::Error) {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let first = problems
+        .iter()
+        .find(|p| p.severity == severity)
+        .unwrap_or(&problems[0]);
+    check.severity = severity;
+    check.result = Outcome::Fail;
+    check.expected = Some(
+        problems
+            .iter()
+            .map(|p| p.expected.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    if op.failed_uploads > 0 {
+        check.how_to_fix = Some(
+            "send a file the platform can read: the failure_reason says what it lacks (a header row, the column the transformation names)".into(),
+        );
+    }
+    let mut with_cause = Evidence::new().cause(first.cause.clone());
+    with_cause.0.extend(evidence.0);
+    check.evidence = with_cause;
     check
 }
 
-/// The first offending request and its first violation, in one line: `#2 POST /api/... ->
-/// 422: body.user_phone_numbr: Extra inputs are not permitted`.
+/// A failed upload in one line: `#5 POST /api/... -> 200: cohort coh-1 failed: <reason>`.
+fn failed_upload(f: &FailedUpload) -> String {
+    format!(
+        "#{} {} {} -> 200: cohort {} failed: {}",
+        f.seq, f.method, f.path, f.cohort_id, f.failure_reason
+    )
+}
+
+/// A refused request in one line: `#7 PUT /api/... -> 409: <message>`.
+fn refused_line(r: &RefusedRequest, status: u16) -> String {
+    match &r.message {
+        Some(m) => format!("#{} {} {} -> {status}: {m}", r.seq, r.method, r.path),
+        None => format!("#{} {} {} -> {status}", r.seq, r.method, r.path),
+    }
+}
+
+/// The first offending request and its first violation (the one that cost the client most),
+/// in one line: `#2 POST /api/... -> 422: body.user_phone_numbr: Extra inputs are not
+/// permitted`, with how many more the request has.
 fn cause(e: &ViolationExample) -> String {
     let status = e
         .status

@@ -15,20 +15,32 @@
 //!   document's query parameters, and the multipart parts the upload handler reports as
 //!   ignored through [`IgnoredParts`]).
 //!
+//! The violations are ordered by what they cost the client (see [`causes::by_cost`]), and
+//! what each says is in [`causes`].
+//!
+//! A request may also carry warnings, which do not break the contract: a path of an
+//! operation that ends with `/` (`trailing_slash`) and a query parameter of it given more
+//! than once (`repeated_query`), both served here but treated otherwise by real platforms.
+//! An upload answered 200 carries the cohort it created ([`AcceptedUpload`]), whose fate
+//! the journal learns later.
+//!
 //! A request an injected fault answered before the platform read it is `not_judged`.
 
-use std::borrow::Cow;
-
 use chrono::{DateTime, Utc};
-use contracts::error::{LocItem, ValidationErrorBody};
+use contracts::error::LocItem;
 use contracts::operations::{Catalogue, Operation, Resolved};
-use contracts::wire::{ApiKeyUse, AppliedFault, Verdict, Violation, ViolationKind};
+use contracts::wire::{
+    ApiKeyUse, AppliedFault, CohortStatus, UploadedCohort, Verdict, Violation, ViolationKind,
+};
 use serde_json::Value;
 use warp::http::{HeaderValue, Method};
 
+use super::causes::{self, asked_violations, by_cost, judge_answer};
 use super::kept::{Kept, KeptBody, Media, Note, Texts};
 use super::redact;
 use crate::store::WorkspaceRef;
+
+pub(crate) use super::causes::misplaced_key;
 
 /// A body as seen on the wire: what was captured of it.
 #[derive(Debug, Clone, Default)]
@@ -97,6 +109,11 @@ impl SeenBody {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct IgnoredParts(pub Vec<String>);
 
+/// The cohort an upload created, put on its 200 answer (as an extension) for the journal,
+/// which then follows what becomes of its file ([`super::Journal::upload_settled`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AcceptedUpload(pub String);
+
 /// The workspace a path names: its `org_id` and `workspace_id` parameters when it is an
 /// operation of the document, else the segments after `orgs/` and `workspaces/` (a client
 /// with a wrong prefix still aims at a workspace).
@@ -113,40 +130,6 @@ pub fn path_workspace(resolved: &Resolved<'_>, path: &str) -> Option<WorkspaceRe
             Some(WorkspaceRef::new(*org, *ws))
         }
         _ => None,
-    })
-}
-
-/// Authorization schemes named when a request sends its key in `Authorization`; any other
-/// first word could be the key itself, and is not repeated.
-const AUTH_SCHEMES: [&str; 6] = ["Bearer", "Basic", "Token", "ApiKey", "Key", "Digest"];
-
-/// Where a request without `X-API-Key` put its key, when it looks like it sent one: the
-/// scheme of an `Authorization` header (`Authorization: Bearer`, for a scheme of
-/// `AUTH_SCHEMES`), or the name of a header such as `api-key` or `x_api_key`. Never the
-/// value.
-pub(crate) fn misplaced_key(headers: &warp::http::HeaderMap) -> Option<String> {
-    if let Some(auth) = headers.get(warp::http::header::AUTHORIZATION) {
-        let first = auth
-            .to_str()
-            .ok()
-            .and_then(|v| v.split_whitespace().next())
-            .unwrap_or("");
-        let scheme = AUTH_SCHEMES.iter().find(|s| s.eq_ignore_ascii_case(first));
-        return Some(match scheme {
-            Some(s) => format!("Authorization: {s}"),
-            None => "Authorization".into(),
-        });
-    }
-    headers.keys().find_map(|name| {
-        let folded: String = name
-            .as_str()
-            .chars()
-            .filter(|c| *c != '-' && *c != '_')
-            .collect();
-        ["apikey", "apitoken", "authtoken"]
-            .iter()
-            .any(|k| folded.contains(k))
-            .then(|| format!("the header '{}'", name.as_str()))
     })
 }
 
@@ -177,6 +160,8 @@ pub struct Asked<'a> {
 pub struct Answered<'a> {
     /// Multipart parts the handler ignored ([`IgnoredParts`]).
     pub ignored_parts: &'a [String],
+    /// The cohort an upload created ([`AcceptedUpload`]).
+    pub accepted_upload: Option<&'a str>,
     /// The status answered (`None`: no answer).
     pub status: Option<u16>,
     /// Wall milliseconds until the answer.
@@ -208,6 +193,9 @@ pub struct Pending {
     /// Query parameters the operation does not know: last in the entry, but for those the
     /// answer's 422 names.
     unknown_query: Vec<Violation>,
+    /// What this platform serves but real platforms treat otherwise (a trailing `/`, a
+    /// query parameter given twice).
+    warnings: Vec<Violation>,
 }
 
 impl Pending {
@@ -224,10 +212,17 @@ impl Pending {
             (Some(_), Some(name)) => (ApiKeyUse::Valid, Some(name)),
             (Some(_), None) => (ApiKeyUse::Invalid, None),
         };
+        let mut warnings = Vec::new();
+        if op.is_some() && asked.path.len() > 1 && asked.path.ends_with('/') {
+            warnings.push(causes::trailing_slash(asked.path));
+        }
+        if let Some(op) = op {
+            repeated_parameters(asked.query, op, &mut warnings);
+        }
         // The query is read once: for what the journal keeps of it, and for the parameters
         // the operation does not know.
         let mut unknown_query = Vec::new();
-        let mut seen: Vec<Cow<'_, str>> = Vec::new();
+        let mut seen: Vec<std::borrow::Cow<'_, str>> = Vec::new();
         let query = redact::query_kept(asked.query, |k| {
             let Some(op) = op else { return };
             if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
@@ -252,6 +247,7 @@ impl Pending {
             asked: asked_violations(asked, api_key),
             api_key,
             unknown_query,
+            warnings,
         }
     }
 
@@ -261,7 +257,7 @@ impl Pending {
         let request_json = answered.request.parsed();
         let response_json = answered.response.parsed();
         let op = self.operation.and_then(|i| catalogue.operations().get(i));
-        let violations = if answered.handled {
+        let (violations, warnings) = if answered.handled {
             let mut out = self.asked;
             judge_answer(
                 &mut out,
@@ -271,10 +267,21 @@ impl Pending {
                 response_json.as_ref(),
                 self.unknown_query,
             );
-            out
+            by_cost(&self.method, &mut out);
+            (out, self.warnings)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
+        let cohort = answered
+            .accepted_upload
+            .filter(|_| answered.status == Some(200))
+            .map(|id| {
+                Box::new(UploadedCohort {
+                    cohort_id: redact::scrub(id),
+                    status: CohortStatus::Processing,
+                    failure_reason: None,
+                })
+            });
         let verdict = if !answered.handled {
             Verdict::NotJudged
         } else if violations.is_empty() {
@@ -295,178 +302,48 @@ impl Pending {
             response: answered.response.record(response_json.as_ref(), body_limit),
             verdict,
             violations,
+            warnings,
             fault: answered.fault.clone().map(Box::new),
+            cohort,
             owner: None,
         }
     }
 }
 
-fn violation(kind: ViolationKind, loc: &[&str], msg: impl Into<String>, t: &str) -> Violation {
-    Violation {
-        kind,
-        loc: loc.iter().map(|s| LocItem::Key((*s).to_string())).collect(),
-        msg: redact::scrub(&msg.into()),
-        error_type: t.to_string(),
-    }
-}
+/// Most query parameters compared for repeats: a query is short, and a long one is not
+/// compared pair by pair past these.
+const REPEATS_CHECKED: usize = 32;
 
-/// How the route and the key of a request break the contract.
-fn asked_violations(x: &Asked<'_>, api_key: ApiKeyUse) -> Vec<Violation> {
-    let mut out = Vec::new();
-    match x.resolved {
-        Resolved::Unknown => out.push(violation(
-            ViolationKind::UnknownRoute,
-            &["path"],
-            if x.path.starts_with(contracts::openapi::INTERFACE_PREFIX) {
-                format!(
-                    "no operation of the OpenAPI document has the path {}",
-                    x.path
-                )
-            } else {
-                format!(
-                    "no operation of the OpenAPI document has the path {}: every path of the interface starts with {}",
-                    x.path,
-                    contracts::openapi::INTERFACE_PREFIX
-                )
-            },
-            "unknown_route",
-        )),
-        Resolved::WrongMethod { path, allowed } => out.push(violation(
-            ViolationKind::UnknownRoute,
-            &["path"],
-            format!("{path} takes {}, not {}", allowed.join(", "), x.method),
-            "method_not_allowed",
-        )),
-        Resolved::Operation(..) => {}
+/// A warning for each query parameter of `op` that `raw` gives more than once (at its
+/// second occurrence). Compares the names in place, without allocating, unless one repeats.
+fn repeated_parameters(raw: &str, op: &Operation, out: &mut Vec<Violation>) {
+    if !raw.contains('&') {
+        return;
     }
-    match api_key {
-        ApiKeyUse::Missing => out.push(violation(
-            ViolationKind::MissingKey,
-            &["header", "x-api-key"],
-            match x.key_elsewhere {
-                Some(place) => format!(
-                    "Field required: the key was sent in {place}, but the platform reads it from the X-API-Key header only"
-                ),
-                None => "Field required: every platform request carries X-API-Key".into(),
-            },
-            "missing",
-        )),
-        ApiKeyUse::Invalid => out.push(violation(
-            ViolationKind::InvalidKey,
-            &["header", "x-api-key"],
-            "the key does not open the workspace of the path",
-            "invalid_api_key",
-        )),
-        ApiKeyUse::Valid => {}
-    }
-    out
-}
-
-/// How the answer shows the request breaks the contract, added to `out`: a 415, the 422's
-/// items, fields of the body and multipart parts the operation does not know, then the
-/// query parameters it does not know (`unknown_query`) but those the 422 named.
-fn judge_answer(
-    out: &mut Vec<Violation>,
-    x: &Answered<'_>,
-    operation: Option<&Operation>,
-    request_json: Option<&Value>,
-    response_json: Option<&Value>,
-    unknown_query: Vec<Violation>,
-) {
-    if x.status == Some(415) {
-        out.push(violation(
-            ViolationKind::ContentType,
-            &["header", "content-type"],
-            format!(
-                "the operation reads application/json, not '{}'",
-                x.request.media_type().unwrap_or("")
-            ),
-            "unsupported_media_type",
-        ));
-    }
-    let mut answered_unknown = Vec::new();
-    if x.status == Some(422)
-        && let Some(body) = response_json
-        && let Ok(errors) = serde_json::from_value::<ValidationErrorBody>(body.clone())
-    {
-        for d in errors.detail {
-            if d.error_type == "extra_forbidden" {
-                answered_unknown.push(d.loc.clone());
-            }
-            out.push(Violation {
-                kind: ViolationKind::Validation,
-                loc: d.loc,
-                msg: redact::scrub(&d.msg),
-                error_type: d.error_type,
-            });
+    for (i, (name, _)) in redact::query_pairs(raw).take(REPEATS_CHECKED).enumerate() {
+        if !op.query_params.iter().any(|p| *p == name) {
+            continue;
         }
-    }
-    if let Some(op) = operation {
-        let ignored = request_json
-            .filter(|_| op.json_body)
-            .map(|v| contracts::validate::unknown_fields(&op.operation_id, v))
-            .unwrap_or_default();
-        for d in ignored {
-            if !answered_unknown.contains(&d.loc) {
-                out.push(Violation {
-                    kind: ViolationKind::UnknownField,
-                    loc: d.loc,
-                    msg: format!("{} (the platform ignored it)", d.msg),
-                    error_type: d.error_type,
-                });
-            }
+        let before = redact::query_pairs(raw)
+            .take(i)
+            .filter(|(k, _)| *k == name)
+            .count();
+        if before != 1 {
+            continue;
         }
-        for part in x.ignored_parts {
-            let loc = vec![
-                LocItem::Key("body".into()),
-                LocItem::Key(redact::scrub(part)),
-            ];
-            if !answered_unknown.contains(&loc) {
-                out.push(Violation {
-                    kind: ViolationKind::UnknownField,
-                    loc,
-                    msg: "Extra inputs are not permitted: the operation has no such multipart part (the platform ignored it)".into(),
-                    error_type: "extra_forbidden".into(),
-                });
-            }
-        }
+        let values: Option<Vec<String>> = redact::query_value_kept(&name).then(|| {
+            redact::query_pairs(raw)
+                .filter(|(k, _)| *k == name)
+                .map(|(_, v)| redact::scrub(&v))
+                .collect()
+        });
+        out.push(causes::repeated_query(&name, values.as_deref()));
     }
-    out.extend(
-        unknown_query
-            .into_iter()
-            .filter(|v| !answered_unknown.contains(&v.loc)),
-    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warp::http::HeaderMap;
-
-    fn with(name: &'static str, value: &'static str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert(name, HeaderValue::from_static(value));
-        h
-    }
-
-    #[test]
-    fn a_misplaced_key_is_named_by_its_header_never_by_its_value() {
-        let named = |name, value| misplaced_key(&with(name, value));
-        assert_eq!(
-            named("authorization", "bearer sk1234abcd").as_deref(),
-            Some("Authorization: Bearer")
-        );
-        assert_eq!(
-            named("authorization", "sk1234abcd").as_deref(),
-            Some("Authorization"),
-            "a first word that is no scheme may be the key"
-        );
-        assert_eq!(
-            named("x_api_key", "sk1").as_deref(),
-            Some("the header 'x_api_key'")
-        );
-        assert_eq!(named("accept", "application/json"), None);
-    }
 
     #[test]
     fn a_path_names_its_workspace_even_under_a_wrong_prefix() {

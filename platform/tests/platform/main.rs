@@ -20,6 +20,8 @@ mod faults;
 mod fuzz;
 mod isolation;
 mod journal;
+mod journal_causes;
+mod journal_uploads;
 mod live;
 mod outbound;
 mod routes;

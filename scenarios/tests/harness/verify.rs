@@ -1,6 +1,10 @@
 //! `harness verify` against a running platform: exit codes, the table, JSON and JUnit (a
 //! snapshot), errors that say how to fix them, each workspace's own verdict from one
 //! platform shared by many clients, and the report on exit that is the same in every form.
+//! What the causes say of each kind of client mistake, what uploads led to, the refusals
+//! and the warnings: [`causes`].
+
+mod causes;
 
 use std::net::SocketAddr;
 use std::process::Output;
@@ -163,7 +167,7 @@ async fn a_client_that_keeps_the_contract_passes() {
         "passes and skips are one line: {stdout}"
     );
     assert!(
-        stdout.contains("\n4 passed, 0 failed, 20 skipped (-v lists the passes and skips)\n"),
+        stdout.contains("\n6 passed, 0 failed, 20 skipped (-v lists the passes and skips)\n"),
         "{stdout}"
     );
     assert!(
@@ -289,8 +293,8 @@ async fn a_broken_request_fails_with_one_junit_case_per_operation() {
         .len();
     assert_eq!(
         xml.matches("<testcase ").count(),
-        operations + 2,
-        "one case per operation, coverage and unknown routes"
+        operations + 4,
+        "one case per operation, coverage, unknown routes and the two portability warnings"
     );
     insta::assert_snapshot!("verify_junit", xml);
 
