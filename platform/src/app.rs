@@ -87,6 +87,9 @@ pub struct AppInner {
     /// The key service running in the same process whose audit the live page shows (set by
     /// `harness up`).
     pub(crate) key_service_audit: Option<AuditSource>,
+    /// Why each call to a customer key service was made, by its request id (the live page
+    /// shows it beside the key service's audit).
+    pub(crate) key_call_reasons: Arc<crate::keys::byok::reasons::CallReasons>,
 }
 
 /// A change counter the engine watches: campaigns created or changed, cohorts completed,
@@ -264,9 +267,11 @@ impl AppBuilder {
             faults.add(rule.clone(), None);
         }
         let keys = Arc::new(DataKeyRing::new(store.clone(), clock.clone(), key_service));
+        let key_call_reasons = Arc::new(crate::keys::byok::reasons::CallReasons::default());
         for entry in &config.byok {
-            let service = ByokKeyService::new(entry, clock.clone(), ids.clone())
-                .map_err(StartError::Config)?;
+            let service =
+                ByokKeyService::new(entry, clock.clone(), ids.clone(), key_call_reasons.clone())
+                    .map_err(StartError::Config)?;
             keys.set_service(entry.workspace(), Arc::new(service));
         }
         config.validate_server().map_err(StartError::Config)?;
@@ -293,6 +298,7 @@ impl AppBuilder {
                 journal,
                 faults,
                 key_service_audit: self.key_service_audit,
+                key_call_reasons,
             }),
         })
     }

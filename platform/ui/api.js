@@ -3,6 +3,14 @@
 // the platform neither journals it nor lets a fault rule touch it: watching a client does not
 // change what the client sees.
 
+/** No answer at all: the platform is gone (stopped, restarted elsewhere, the network). */
+export class Unreachable extends Error {
+  constructor(cause) {
+    super(`no answer (${cause?.message || cause})`);
+    this.unreachable = true;
+  }
+}
+
 /** A failed read: the status and the platform's error body. */
 export class ApiError extends Error {
   constructor(status, body) {
@@ -31,14 +39,20 @@ export class Api {
   async request(method, path, body, accept = 'application/json') {
     const headers = { 'X-API-Key': this.key, 'x-harness-observer': 'ui', Accept: accept };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const r = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      cache: 'no-store',
-      credentials: 'omit',
-      referrerPolicy: 'no-referrer',
-    });
+    let r;
+    try {
+      r = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+        credentials: 'omit',
+        referrerPolicy: 'no-referrer',
+      });
+    } catch (e) {
+      // fetch fails only when no answer came (a refused connection, a reset, no network).
+      throw new Unreachable(e);
+    }
     if (!r.ok) {
       let err = null;
       try { err = await r.json(); } catch { /* not JSON */ }
@@ -80,13 +94,90 @@ export class Api {
   }
 }
 
-/** The platform document, read once (no key needed). */
+/** The platform document, read once (no key needed), its 64-bit bounds exact. */
 let openapi = null;
 export async function openapiDocument() {
   if (!openapi) {
     openapi = fetch('/openapi.json', { headers: { 'x-harness-observer': 'ui' } })
-      .then((r) => r.json())
+      .then((r) => r.text())
+      .then(parseExact)
       .catch((e) => { openapi = null; throw e; });
   }
   return openapi;
+}
+
+/**
+ * JSON as JSON.parse reads it, except that an integer beyond 2^53 (a 64-bit bound, such as
+ * 9223372036854775807) comes back as a BigInt with its exact digits, not as the nearest
+ * double (9223372036854776000).
+ */
+export function parseExact(text) {
+  let i = 0;
+  const fail = (what) => { throw new SyntaxError(`JSON: expected ${what} at ${i}`); };
+  const space = () => {
+    for (let c = text.charCodeAt(i); c === 32 || c === 10 || c === 13 || c === 9; c = text.charCodeAt(++i));
+  };
+  const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+  function string() {
+    const start = i++;
+    for (; i < text.length; i++) {
+      const c = text[i];
+      if (c === '\\') i++;
+      else if (c === '"') return JSON.parse(text.slice(start, ++i));
+    }
+    return fail('the end of a string');
+  }
+  function number() {
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
+    if (!m) fail('a value');
+    i = NUMBER.lastIndex;
+    const n = Number(m[0]);
+    return m[1] || m[2] || Number.isSafeInteger(n) ? n : BigInt(m[0]);
+  }
+  function value() {
+    space();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const o = {};
+      space();
+      if (text[i] === '}') { i++; return o; }
+      for (;;) {
+        space();
+        if (text[i] !== '"') fail('a key');
+        const k = string();
+        space();
+        if (text[i++] !== ':') fail("':'");
+        // As JSON.parse does: an own property, whatever the key ('__proto__' too).
+        Object.defineProperty(o, k, { value: value(), writable: true, enumerable: true, configurable: true });
+        space();
+        const d = text[i++];
+        if (d === '}') return o;
+        if (d !== ',') fail("',' or '}'");
+      }
+    }
+    if (c === '[') {
+      i++;
+      const a = [];
+      space();
+      if (text[i] === ']') { i++; return a; }
+      for (;;) {
+        a.push(value());
+        space();
+        const d = text[i++];
+        if (d === ']') return a;
+        if (d !== ',') fail("',' or ']'");
+      }
+    }
+    if (c === '"') return string();
+    for (const [word, v] of [['true', true], ['false', false], ['null', null]]) {
+      if (text.startsWith(word, i)) { i += word.length; return v; }
+    }
+    return number();
+  }
+  const v = value();
+  space();
+  if (i !== text.length) fail('the end');
+  return v;
 }

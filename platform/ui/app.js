@@ -1,5 +1,7 @@
 // The live page: the key (from the address's fragment, or typed in), the views as tabs, and
-// one loop that refreshes the clock and the open view at most once a second.
+// one loop that refreshes the clock and the open view at most once a second. When the
+// platform stops answering, the page says so in one sentence, dims what it shows (the last
+// it read) and disables the clock's buttons, and keeps trying.
 
 import { Api, ApiError } from './api.js';
 import { fill } from './dom.js';
@@ -35,13 +37,25 @@ let timer = null;
 
 function setStatus(text, kind) {
   const s = $('status');
-  s.textContent = text || '';
+  if (s.textContent !== (text || '')) s.textContent = text || '';
   s.className = kind || '';
+}
+
+/** The platform answers again, or not at all. */
+function reachable(yes) {
+  document.body.classList.toggle('offline', !yes);
+  $('main').setAttribute('aria-busy', String(!yes));
+  session?.views.stack.setOffline(!yes);
+  if (!yes) {
+    const where = session?.ctx.stack?.platform_url || location.origin;
+    setStatus(`The platform at ${where} does not answer; retrying.`, 'error offline');
+  }
 }
 
 function showLogin(message) {
   session = null;
   clearTimeout(timer);
+  document.body.classList.remove('offline');
   $('main').hidden = true;
   $('tabs').hidden = true;
   $('bar').hidden = true;
@@ -107,13 +121,15 @@ async function tick() {
   const { ctx } = session;
   try {
     ctx.stack = await ctx.api.get('/sim/v1/stack');
+    reachable(true);
     session.views.stack.header(ctx.stack);
     await session.views[session.view].refresh();
-    setStatus(`Read at ${new Date().toLocaleTimeString('en-GB')} (this computer's time)`);
+    setStatus('');
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
       return showLogin(`The platform refused the key: ${e.message}`);
     }
+    if (e.unreachable) return reachable(false);
     setStatus(`Could not read the platform: ${e.message}`, 'error');
   }
 }
@@ -142,6 +158,8 @@ function select(name, focus) {
     tab.tabIndex = on ? 0 : -1;
     $(tab.getAttribute('aria-controls')).hidden = !on;
     if (on && focus) tab.focus();
+    // A phone's row of tabs scrolls sideways: the selected one in sight.
+    else if (on) tab.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }
 }
 

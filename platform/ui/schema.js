@@ -1,7 +1,15 @@
 // What the contract expected at a violation's `loc`, read from the platform's OpenAPI
-// document: the schema of the field the request got wrong, in words.
+// document: the schema of the field the request got wrong, in words. The document is read
+// with its 64-bit bounds exact (BigInt beyond 2^53: see api.js's parseExact), and they are
+// written as their digits.
 
 import { count } from './dom.js';
+
+/** A value of the document as JSON writes it, a BigInt as its exact digits. */
+function literal(v) {
+  return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `\u0000${x}` : x))
+    .replace(/"\\u0000(-?\d+)"/g, '$1');
+}
 
 function resolve(doc, s) {
   let seen = 0;
@@ -54,8 +62,8 @@ export function describe(doc, schema, required) {
     if (Array.isArray(t)) t.forEach((x) => types.add(x));
     else if (t) types.add(t);
     if (b.format) rules.push(`format ${b.format}`);
-    if (b.enum) rules.push(`one of ${b.enum.map((v) => JSON.stringify(v)).join(', ')}`);
-    if (b.const !== undefined) rules.push(`exactly ${JSON.stringify(b.const)}`);
+    if (b.enum) rules.push(`one of ${b.enum.map(literal).join(', ')}`);
+    if (b.const !== undefined) rules.push(`exactly ${literal(b.const)}`);
     if (b.minimum !== undefined) rules.push(`at least ${b.minimum}`);
     if (b.exclusiveMinimum !== undefined) rules.push(`above ${b.exclusiveMinimum}`);
     if (b.maximum !== undefined) rules.push(`at most ${b.maximum}`);

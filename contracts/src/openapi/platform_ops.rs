@@ -382,16 +382,17 @@ fn sim_stack() {}
 #[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/activity", tag = "simulation",
     params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path)),
     responses(
-        (status = 200, description = "The campaign's status changes so far and its ended dials over time by outcome, from its start to now (at most its end), with its calling windows", body = CampaignActivity),
+        (status = 200, description = "The campaign's status changes so far and its dials over time, ended ones by outcome and those in progress, from its start to now (at most its end), with its calling windows", body = CampaignActivity),
         (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody)
     ))]
 fn sim_campaign_activity() {}
 
 #[utoipa::path(get, path = "/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/chart", tag = "simulation",
-    params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path)),
+    params(("org_id" = String, Path), ("workspace_id" = String, Path), ("campaign_id" = String, Path), LiveChartQuery),
     responses(
-        (status = 200, description = "The campaign's activity drawn as the scenario report draws its chart (one drawing for both): ended dials per time bucket stacked by outcome, calling windows shaded, status changes since the start as dashed lines numbered as in the activity's status_changes (from 1). Self-contained SVG: no script, no style sheet.", content_type = "image/svg+xml", body = String),
-        (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody)
+        (status = 200, description = "The campaign's activity drawn as the scenario report draws its chart (one drawing for both), `width` pixels wide: dials per time bucket stacked by outcome, then those in progress, calling windows shaded in grey, status changes since the start as dashed lines numbered as in the activity's status_changes (from 1). Self-contained SVG: no script, no style sheet.", content_type = "image/svg+xml", body = String),
+        (status = 404, description = "No such campaign in this workspace", body = PlatformErrorBody),
+        (status = 422, description = "Bad query", body = ValidationErrorBody)
     ))]
 fn sim_campaign_chart() {}
 

@@ -12,7 +12,10 @@
 //! it), so the two always look alike.
 //!
 //! Nothing but the data comes in, and nothing outside the `<svg>` is needed (no script, no
-//! style sheet), so the same chart can be drawn anywhere the report's JSON is.
+//! style sheet), so the same chart can be drawn anywhere the report's JSON is. The report
+//! draws it 1,000 units wide ([`render`]); the live page at the width it has on screen, so
+//! that its text stays 11 pixels high on a phone too, and its calling windows in a neutral
+//! grey ([`render_in`], [`Frame`]).
 
 use std::fmt::Write;
 
@@ -23,7 +26,7 @@ use serde::Serialize;
 mod axis;
 mod marks;
 
-pub use axis::{bucket_label, ticks};
+pub use axis::{bucket_label, ticks, ticks_within};
 use axis::{nice_ceiling, tick_label};
 use marks::{CHAR_W, marks, summary};
 
@@ -40,7 +43,8 @@ pub struct Chart {
     /// Bucket width in seconds.
     pub bucket_secs: i64,
     /// The series, in the order of each bucket's counts: the results, then
-    /// `inbound_answered` and `inbound_not_answered`.
+    /// `inbound_answered` and `inbound_not_answered` (the live page's: the results, then
+    /// `in_progress`).
     pub series: Vec<String>,
     /// Counts per bucket: `[bucket index, count of each series...]`, empty buckets left out.
     pub buckets: Vec<Vec<u64>>,
@@ -79,7 +83,7 @@ pub struct Mark {
     pub detail: String,
 }
 
-/// Width of the drawing.
+/// Width of the report's drawing ([`Frame::REPORT`]).
 pub(super) const W: f64 = 1000.0;
 /// Height of the drawing.
 pub(super) const H: f64 = 380.0;
@@ -98,26 +102,61 @@ pub fn colour(series: &str) -> &'static str {
         "failed" => "#c62828",
         "provider_error" => "#6a1b9a",
         "internal_error" => "#283593",
+        // The live page's dials not ended yet.
+        "in_progress" => "#64b5f6",
         "inbound_answered" => "#00838f",
         "inbound_not_answered" => "#80deea",
         _ => "#555555",
     }
 }
 
+/// How a chart is drawn: its width (in drawing units, which are pixels where it is shown at
+/// that width) and the fill of its calling windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Width of the drawing, at least [`Frame::MIN_WIDTH`]; its height is always 380.
+    pub width: u32,
+    /// Fill of the calling windows.
+    pub window_fill: &'static str,
+}
+
+impl Frame {
+    /// The scenario report's: 1,000 wide, calling windows in pale yellow.
+    pub const REPORT: Frame = Frame {
+        width: 1000,
+        window_fill: "#fff3c4",
+    };
+    /// The narrowest drawing (a phone's width less its margins).
+    pub const MIN_WIDTH: u32 = 280;
+    /// The widest drawing.
+    pub const MAX_WIDTH: u32 = 2400;
+    /// A neutral grey for the calling windows (pale yellow reads as a warning on a page of
+    /// statuses).
+    pub const NEUTRAL_WINDOWS: &'static str = "#e8ecf1";
+}
+
 pub(super) fn parse(t: &str) -> Option<DateTime<Utc>> {
     t.parse().ok()
 }
 
-/// The chart as an `<svg>` element.
+/// The chart as an `<svg>` element, as the scenario report draws it ([`Frame::REPORT`]).
 pub fn render(c: &Chart) -> String {
+    render_in(c, Frame::REPORT)
+}
+
+/// The chart as an `<svg>` element drawn `frame.width` wide (clamped to
+/// [`Frame::MIN_WIDTH`]..=[`Frame::MAX_WIDTH`]): the text keeps its size, the time axis has
+/// as many ticks as fit, and a caption too long for one line takes two or more.
+pub fn render_in(c: &Chart, frame: Frame) -> String {
     let (Some(t0), Some(t1), Some(run_end)) =
         (parse(&c.from), parse(&c.until), parse(&c.run_until))
     else {
         return String::new();
     };
+    let w = f64::from(frame.width.clamp(Frame::MIN_WIDTH, Frame::MAX_WIDTH));
     let span = (t1 - t0).num_seconds().max(1) as f64;
     let x = |t: DateTime<Utc>| {
-        ML + ((t - t0).num_seconds() as f64 / span).clamp(0.0, 1.0) * (W - ML - MR)
+        ML + ((t - t0).num_seconds() as f64 / span).clamp(0.0, 1.0) * (w - ML - MR)
     };
     let bucket_x = |i: u64| x(t0 + Duration::seconds(i as i64 * c.bucket_secs));
     let max = c
@@ -129,12 +168,23 @@ pub fn render(c: &Chart) -> String {
         .max(1);
     let top = nice_ceiling(max);
     let y = |n: f64| H - MB - n / top as f64 * (H - MB - MT);
-    let (plot_w, plot_h) = (W - ML - MR, H - MT - MB);
-    let (step, tick_times) = ticks(t0, t1);
+    let (plot_w, plot_h) = (w - ML - MR, H - MT - MB);
+    // About 85 units a tick: eight on the report's 1,000, three on a phone.
+    let (step, tick_times) = ticks_within(t0, t1, ((plot_w / 85.0) as i64).clamp(2, 8));
+    let caption = caption(c, t0, t1, run_end);
+    // The caption in lines that fit a drawing narrower than the report's (which keeps its
+    // one line), each below the last.
+    let fit = if w < W {
+        ((w - ML - 4.0) / CHAR_W).max(20.0) as usize
+    } else {
+        usize::MAX
+    };
+    let caption = wrap(&caption, fit);
+    let height = H + 14.0 * (caption.len().max(1) - 1) as f64;
     let mut s = String::with_capacity(16 * 1024 + c.buckets.len() * 300);
     let _ = write!(
         s,
-        r##"<svg id="dials-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="100%" role="img" aria-label="Dials and inbound calls over time by result" data-tick-secs="{step}" font-family="system-ui, sans-serif">"##
+        r##"<svg id="dials-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {height}" width="100%" role="img" aria-label="Dials and inbound calls over time by result" data-tick-secs="{step}" font-family="system-ui, sans-serif">"##
     );
     let _ = write!(
         s,
@@ -143,7 +193,16 @@ pub fn render(c: &Chart) -> String {
     // Calling windows, then fault periods over them.
     s.push_str(r##"<g class="windows">"##);
     for [a, b] in &c.windows {
-        shade(&mut s, &x, a, b, "window", "#fff3c4", 1.0, "calling window");
+        shade(
+            &mut s,
+            &x,
+            a,
+            b,
+            "window",
+            frame.window_fill,
+            1.0,
+            "calling window",
+        );
     }
     s.push_str(r##"</g><g class="faults">"##);
     for p in &c.faults {
@@ -163,7 +222,7 @@ pub fn render(c: &Chart) -> String {
         let _ = write!(
             s,
             r##"<line x1="{ML}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" stroke="#e0e0e0"/><text class="y-tick" x="{}" y="{:.1}" font-size="11" text-anchor="end" fill="#444">{}</text>"##,
-            W - MR,
+            w - MR,
             ML - 6.0,
             yy + 4.0,
             n.round()
@@ -224,7 +283,7 @@ pub fn render(c: &Chart) -> String {
         );
     }
     s.push_str("</g>");
-    marks(&mut s, c, &x);
+    marks(&mut s, c, &x, w);
     // Time axis.
     let span_secs = (t1 - t0).num_seconds();
     for t in &tick_times {
@@ -233,7 +292,7 @@ pub fn render(c: &Chart) -> String {
         let half = label.chars().count() as f64 * CHAR_W / 2.0;
         let anchor = if xx - half < 0.0 {
             "start"
-        } else if xx + half > W {
+        } else if xx + half > w {
             "end"
         } else {
             "middle"
@@ -246,6 +305,21 @@ pub fn render(c: &Chart) -> String {
             escape(&label)
         );
     }
+    for (i, line) in caption.iter().enumerate() {
+        let _ = write!(
+            s,
+            r##"<text class="caption" x="{ML}" y="{}" font-size="11" fill="#444">{}</text>"##,
+            H - 8.0 + 14.0 * i as f64,
+            escape(line)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The caption below the time axis: the bucket width, the span, and what comes later in
+/// the run when it goes on past the chart.
+fn caption(c: &Chart, t0: DateTime<Utc>, t1: DateTime<Utc>, run_end: DateTime<Utc>) -> String {
     let day = |t: DateTime<Utc>| t.format("%a %-d %b %H:%M").to_string();
     let mut caption = format!(
         "per {} (UTC), {} to {}",
@@ -286,14 +360,23 @@ pub fn render(c: &Chart) -> String {
             }
         }
     }
-    let _ = write!(
-        s,
-        r##"<text class="caption" x="{ML}" y="{}" font-size="11" fill="#444">{}</text>"##,
-        H - 8.0,
-        escape(&caption)
-    );
-    s.push_str("</svg>");
-    s
+    caption
+}
+
+/// `text` in lines of at most `max` characters, broken between words (one line when it
+/// fits, and always on the report's drawing: [`render`] draws what it always drew).
+fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= max => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
 }
 
 /// A shaded stretch `[a, b)` of the plot.
@@ -337,7 +420,7 @@ fn bucket_title(c: &Chart, from: DateTime<Utc>, b: &[u64]) -> String {
         }
         match series.strip_prefix("inbound_") {
             Some(how) => inbound.push((how.replace('_', " "), n)),
-            None => dials.push((series.clone(), n)),
+            None => dials.push((series.replace('_', " "), n)),
         }
     }
     let total = |v: &[(String, u64)]| v.iter().map(|(_, n)| n).sum::<u64>();
@@ -365,4 +448,108 @@ fn bucket_title(c: &Chart, from: DateTime<Utc>, b: &[u64]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> Chart {
+        Chart {
+            from: "2026-03-02T08:30:00.000Z".into(),
+            until: "2026-03-04T08:00:00.000Z".into(),
+            run_until: "2026-03-04T08:00:00.000Z".into(),
+            bucket_secs: 1_800,
+            series: vec!["connected".into(), "busy".into(), "in_progress".into()],
+            buckets: vec![vec![1, 6, 12, 0], vec![2, 0, 6, 3]],
+            windows: vec![[
+                "2026-03-02T08:30:00.000Z".into(),
+                "2026-03-02T20:00:00.000Z".into(),
+            ]],
+            faults: vec![],
+            marks: vec![Mark {
+                n: 2,
+                at: "2026-03-02T08:30:00.000Z".into(),
+                kind: "status".into(),
+                subject: "Browser test".into(),
+                detail: "scheduled -> active".into(),
+            }],
+        }
+    }
+
+    fn count(svg: &str, part: &str) -> usize {
+        svg.matches(part).count()
+    }
+
+    #[test]
+    fn the_report_draws_what_it_always_drew() {
+        let svg = render(&chart());
+        assert_eq!(svg, render_in(&chart(), Frame::REPORT));
+        assert!(svg.contains(r#"viewBox="0 0 1000 380""#), "{svg}");
+        assert!(
+            svg.contains(
+                r##"class="window" x="56.0" y="70" width="224.7" height="264" fill="#fff3c4""##
+            ),
+            "{svg}"
+        );
+        assert_eq!(count(&svg, r#"class="caption""#), 1);
+        assert!(count(&svg, r#"class="tick""#) > 3);
+    }
+
+    #[test]
+    fn a_narrow_drawing_keeps_its_text_size_with_fewer_ticks_and_a_wrapped_caption() {
+        let svg = render_in(
+            &chart(),
+            Frame {
+                width: 360,
+                window_fill: Frame::NEUTRAL_WINDOWS,
+            },
+        );
+        assert!(
+            svg.contains(r#"viewBox="0 0 360 394""#),
+            "two caption lines: {svg}"
+        );
+        assert!(svg.contains(r##"fill="#e8ecf1""##), "{svg}");
+        assert!(!svg.contains("#fff3c4"));
+        assert!(count(&svg, r#"class="tick""#) <= 4, "{svg}");
+        assert_eq!(count(&svg, r#"class="caption""#), 2, "{svg}");
+        assert_eq!(
+            count(&svg, r#"font-size="11""#),
+            count(&svg, "font-size="),
+            "{svg}"
+        );
+        for line in svg.split(r#"class="caption""#).skip(1) {
+            let text = &line[line.find('>').unwrap() + 1..line.find("</text>").unwrap()];
+            assert!(
+                ML + text.chars().count() as f64 * CHAR_W <= 360.0,
+                "{text} fits"
+            );
+        }
+        assert!(
+            svg.contains(r##"series-in_progress" fill="#64b5f6""##),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("busy 6, in progress 3"),
+            "the hover's words: {svg}"
+        );
+        // Out of bounds: the nearest width drawn.
+        let tiny = render_in(
+            &chart(),
+            Frame {
+                width: 10,
+                window_fill: Frame::NEUTRAL_WINDOWS,
+            },
+        );
+        assert!(tiny.contains(r#"viewBox="0 0 280 "#), "{tiny}");
+    }
+
+    #[test]
+    fn captions_wrap_between_words() {
+        assert_eq!(
+            wrap("per 30 minutes (UTC)", 9),
+            ["per 30", "minutes", "(UTC)"]
+        );
+        assert_eq!(wrap("one line", usize::MAX), ["one line"]);
+    }
 }

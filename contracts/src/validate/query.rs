@@ -294,6 +294,52 @@ pub fn key_service_calls_query(pairs: &[(String, String)]) -> Result<(u64, u32),
     c.into_result(after.zip(limit))
 }
 
+/// `GET .../campaigns/{campaign_id}/chart`: `width`, the drawing's width in pixels,
+/// [`crate::report::chart::Frame::MIN_WIDTH`] to `MAX_WIDTH` (default the report's 1,000).
+pub fn live_chart_query(pairs: &[(String, String)]) -> Result<u32, ValidationErrors> {
+    use crate::report::chart::Frame;
+    let mut c = Ctx::default();
+    let width = match last(pairs, "width") {
+        Some(raw) => int_param(
+            &mut c,
+            raw,
+            &Loc::query().at("width"),
+            i64::from(Frame::MIN_WIDTH),
+            Some(i64::from(Frame::MAX_WIDTH)),
+        )
+        .map(|n| n as u32),
+        None => Some(Frame::REPORT.width),
+    };
+    c.into_result(width)
+}
+
+#[cfg(test)]
+mod live_chart_tests {
+    use super::*;
+    use crate::error::LocItem;
+
+    #[test]
+    fn the_width_has_a_default_and_bounds() {
+        let q = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            live_chart_query(&pairs)
+        };
+        assert_eq!(q(&[]).unwrap(), 1000);
+        assert_eq!(q(&[("width", "358")]).unwrap(), 358);
+        for bad in ["279", "2401", "wide", "-1"] {
+            let e = q(&[("width", bad)]).unwrap_err();
+            assert_eq!(
+                e.details()[0].loc,
+                [LocItem::from("query"), LocItem::from("width")],
+                "{bad}: {e:?}"
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod key_service_calls_tests {
     use super::*;

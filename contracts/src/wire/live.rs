@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | GET | `/sim/v1/stack` | [`StackView`]: the platform as the key sees it |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/activity` | [`CampaignActivity`] |
-//! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/chart` | the activity drawn by [`crate::report::chart`], `image/svg+xml` |
+//! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/chart` | the activity drawn by [`crate::report::chart`], `image/svg+xml` (query: [`LiveChartQuery`]) |
 //! | GET | `/sim/v1/orgs/{org_id}/workspaces/{workspace_id}/key-service/calls` | [`KeyServiceCalls`] (query: [`KeyServiceCallsQuery`]) |
 
 use chrono::{DateTime, Utc};
@@ -132,15 +132,27 @@ pub struct CampaignActivity {
     /// Width of a bucket in seconds: 1, 5, 15 or 30 minutes, 1, 3, 6 or 12 hours, or a day,
     /// the least that keeps the chart within 120 buckets.
     pub bucket_secs: i64,
-    /// The results counted, in the order of each bucket's counts: `connected`,
-    /// `short_duration`, `busy`, `no_answer`, `failed`, `provider_error`, `internal_error`.
+    /// The series counted, in the order of each bucket's counts: the results of ended dials
+    /// (`connected`, `short_duration`, `busy`, `no_answer`, `failed`, `provider_error`,
+    /// `internal_error`, as in `attempts_by_outcome`), then `in_progress`, the dials whose
+    /// call has not ended yet.
     pub series: Vec<String>,
-    /// Ended dials per bucket of the time they were dialled: `[bucket index, count of each
+    /// Dials per bucket of the time they were dialled: `[bucket index, count of each
     /// series...]`, empty buckets left out.
     pub buckets: Vec<Vec<u64>>,
     /// The calling windows between `from` and `until`: `[open, close]` pairs.
     #[schema(value_type = Vec<Vec<String>>)]
     pub windows: Vec<[String; 2]>,
+}
+
+/// The drawing of `GET .../campaigns/{campaign_id}/chart`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LiveChartQuery {
+    /// The width to draw the chart for, in pixels, 280 to 2,400 (default 1,000, the
+    /// scenario report's): its text stays 11 pixels high where it is shown at that width.
+    #[param(minimum = 280, maximum = 2400)]
+    pub(crate) width: Option<u32>,
 }
 
 /// Paging of `GET .../key-service/calls`.
@@ -177,6 +189,58 @@ pub struct KeyServiceCall {
     pub latency_ms: f64,
     /// The kinds of the faults that fired on it (`latency`, `hang`, `malformed_json`, ...).
     pub faults: Vec<String>,
+    /// Why the platform made the call, as it recorded the call when it made it; `null` for a
+    /// call it did not make or no longer remembers (it keeps the reasons of its latest
+    /// 4,096 calls, in memory).
+    #[serde(default)]
+    pub reason: Option<KeyCallReason>,
+    /// The call's `x-request-id`, by which the platform finds the reason it recorded: never
+    /// answered.
+    #[serde(skip)]
+    pub request_id: Option<String>,
+}
+
+/// Why the platform called its customer's key service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyCallReason {
+    /// A cold start: no token yet since the platform started (`auth`), or a data key not in
+    /// memory since it started (`decrypt-key`).
+    ColdStart,
+    /// The workspace's configured `encrypted_key`, new to it, opened to become its active
+    /// data key (`decrypt-key`).
+    ConfiguredKey,
+    /// The cached data key expired: its time in memory (`data_key_cache_secs`) ended
+    /// (`decrypt-key`).
+    KeyExpired,
+    /// The cached token expired: its `expires_in`, less a margin, ended (`auth`).
+    TokenExpired,
+    /// The key service answered 401 to the cached token: a new token (`auth`), then the
+    /// call once more with it (`decrypt-key`, `rotate-key`).
+    TokenRefused,
+    /// A rotation: the active data key is older than the rotation period (`rotate-key`).
+    RotationDue,
+    /// A rotation asked for at `POST /admin/v1/.../data-keys/rotate` (`rotate-key`).
+    RotationAsked,
+    /// The new data key of a rotation, decrypted back to check that it opens
+    /// (`decrypt-key`).
+    RotationCheck,
+}
+
+impl KeyCallReason {
+    /// Its name on the wire (`cold_start`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyCallReason::ColdStart => "cold_start",
+            KeyCallReason::ConfiguredKey => "configured_key",
+            KeyCallReason::KeyExpired => "key_expired",
+            KeyCallReason::TokenExpired => "token_expired",
+            KeyCallReason::TokenRefused => "token_refused",
+            KeyCallReason::RotationDue => "rotation_due",
+            KeyCallReason::RotationAsked => "rotation_asked",
+            KeyCallReason::RotationCheck => "rotation_check",
+        }
+    }
 }
 
 /// A page of the key service's audit.

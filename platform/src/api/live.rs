@@ -3,8 +3,8 @@
 //!
 //! - `GET /sim/v1/stack`: the platform as the key sees it (any key that may read the clock).
 //! - `GET /sim/v1/orgs/{org_id}/workspaces/{workspace_id}/campaigns/{campaign_id}/activity`:
-//!   a campaign's status changes and dials over time; `.../chart`: the same drawn as SVG by
-//!   the scenario report's chart ([`contracts::report::chart`]).
+//!   a campaign's status changes and dials over time; `.../chart?width=N`: the same drawn as
+//!   SVG by the scenario report's chart ([`contracts::report::chart`]), `N` pixels wide.
 //! - `GET /sim/v1/orgs/{org_id}/workspaces/{workspace_id}/key-service/calls`: the audit of the
 //!   key service `harness up` runs beside the platform.
 
@@ -40,6 +40,7 @@ pub(crate) fn routes(app: App, driver: Arc<Driver>) -> BoxedFilter<(Response,)> 
     let chart = workspace_path!("sim" / "v1"; "campaigns" / String / "chart")
         .and(super::get())
         .and(workspace_key(app.clone()))
+        .and(meta())
         .and(with_app(app.clone()))
         .then(chart);
     let calls = workspace_path!("sim" / "v1"; "key-service" / "calls")
@@ -69,8 +70,14 @@ async fn activity(id: String, who: Principal, app: App) -> Result<Response, ApiE
     ok(&live::activity(&app, &who, &id).await?)
 }
 
-async fn chart(id: String, who: Principal, app: App) -> Result<Response, ApiError> {
-    let svg = live::chart(&live::activity(&app, &who, &id).await?);
+async fn chart(
+    id: String,
+    who: Principal,
+    meta: RequestMeta,
+    app: App,
+) -> Result<Response, ApiError> {
+    let width = contracts::validate::live_chart_query(&meta.query_pairs())?;
+    let svg = live::chart(&live::activity(&app, &who, &id).await?, width);
     let mut r = Response::new(svg.into());
     let h = r.headers_mut();
     h.insert(

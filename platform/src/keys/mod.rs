@@ -38,5 +38,6 @@ pub use blob::{CryptoError, DataKey, WorkspaceKeys, blob_key_id};
 pub use byok::ByokKeyService;
 pub use ring::{DataKeyRing, DataKeyRingError};
 pub use service::{
-    DataKeySource, KeyFuture, KeyServiceError, LOCAL_ALIAS, LocalKeyService, key_check,
+    DataKeySource, KeyCallReason, KeyFuture, KeyServiceError, LOCAL_ALIAS, LocalKeyService,
+    key_check,
 };

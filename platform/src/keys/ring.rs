@@ -11,7 +11,7 @@ use contracts::clock::SharedClock;
 use subtle::ConstantTimeEq;
 
 use super::blob::{DataKey, WorkspaceKeys};
-use super::service::{DataKeySource, KeyServiceError, key_check};
+use super::service::{DataKeySource, KeyCallReason, KeyServiceError, key_check};
 use crate::store::{DataKeyRow, Store, WorkspaceRef};
 
 struct Cached {
@@ -67,6 +67,9 @@ struct SlotState {
     rows: Option<Vec<DataKeyRow>>,
     /// Plaintext keys by row id, each until its expiry.
     keys: HashMap<u32, Cached>,
+    /// The rows whose key has been in memory since the platform started (or the cache was
+    /// last cleared): a key missing from `keys` is then one that expired, else a cold start.
+    opened: std::collections::HashSet<u32>,
     /// After a failed periodic rotation: the earliest instant of the next try.
     rotation_retry_at: Option<DateTime<Utc>>,
 }
@@ -172,7 +175,9 @@ impl DataKeyRing {
     /// Forgets every cached plaintext key (the rows stay).
     pub fn clear_cache(&self) {
         for slot in self.slots.lock().expect("lock").values() {
-            slot.state.lock().expect("lock").keys.clear();
+            let mut state = slot.state.lock().expect("lock");
+            state.keys.clear();
+            state.opened.clear();
         }
     }
 
@@ -282,11 +287,20 @@ impl DataKeyRing {
             && needs_adoption(&rows, Some(&(alias.clone(), encrypted.clone())))
         {
             // BYOK's configured key, new to this workspace: it becomes the active key.
-            let plain = service.decrypt(ws, &alias, &encrypted, trace_id).await?;
+            let plain = service
+                .decrypt(
+                    ws,
+                    &alias,
+                    &encrypted,
+                    trace_id,
+                    KeyCallReason::ConfiguredKey,
+                )
+                .await?;
             self.insert(ws, slot, service.as_ref(), alias, encrypted, &plain)
                 .await?;
         } else if rows.is_empty() {
-            self.add_generated(ws, slot, service, trace_id).await?;
+            self.add_generated(ws, slot, service, trace_id, KeyCallReason::ColdStart)
+                .await?;
         }
         self.decrypt_missing(ws, slot, service, trace_id).await?;
         let now = self.clock.now();
@@ -296,7 +310,10 @@ impl DataKeyRing {
             rotation_due(rows, service.as_ref(), now, state.rotation_retry_at)
         };
         if due {
-            match self.add_generated(ws, slot, service, trace_id).await {
+            match self
+                .add_generated(ws, slot, service, trace_id, KeyCallReason::RotationDue)
+                .await
+            {
                 Ok(row) => {
                     tracing::info!(workspace = %ws, key_id = row.id, alias = %row.key_alias, "data key rotated (rotation period)");
                     slot.state.lock().expect("lock").rotation_retry_at = None;
@@ -326,7 +343,8 @@ impl DataKeyRing {
         service: &Arc<dyn DataKeySource>,
         trace_id: Option<&str>,
     ) -> Result<(), DataKeyRingError> {
-        let missing: Vec<DataKeyRow> = {
+        // Each missing key with why it is missing: it expired, or it was never opened.
+        let missing: Vec<(DataKeyRow, KeyCallReason)> = {
             let mut state = slot.state.lock().expect("lock");
             state.purge(self.clock.now());
             let cached: Vec<u32> = state.keys.keys().copied().collect();
@@ -336,19 +354,26 @@ impl DataKeyRing {
                 .unwrap_or_default()
                 .iter()
                 .filter(|r| !cached.contains(&r.id))
-                .cloned()
+                .map(|r| {
+                    let why = if state.opened.contains(&r.id) {
+                        KeyCallReason::KeyExpired
+                    } else {
+                        KeyCallReason::ColdStart
+                    };
+                    (r.clone(), why)
+                })
                 .collect()
         };
-        let results = futures_util::future::join_all(missing.iter().map(|row| async move {
+        let results = futures_util::future::join_all(missing.iter().map(|(row, why)| async move {
             let svc = self.service_for_row(service, row)?;
             let plain = svc
-                .decrypt(ws, &row.key_alias, &row.encrypted_key, trace_id)
+                .decrypt(ws, &row.key_alias, &row.encrypted_key, trace_id, *why)
                 .await?;
             Ok::<_, KeyServiceError>((svc.cache_lifetime(), plain))
         }))
         .await;
         let mut first_error = None;
-        for (row, result) in missing.iter().zip(results) {
+        for ((row, _), result) in missing.iter().zip(results) {
             let checked = result.and_then(|(lifetime, plain)| {
                 let check = key_check(&plain);
                 match &row.key_check {
@@ -396,9 +421,18 @@ impl DataKeyRing {
         slot: &Slot,
         service: &Arc<dyn DataKeySource>,
         trace_id: Option<&str>,
+        why: KeyCallReason,
     ) -> Result<DataKeyRow, DataKeyRingError> {
-        let (alias, encrypted, plain) = service.generate(ws, trace_id).await?;
-        let back = service.decrypt(ws, &alias, &encrypted, trace_id).await?;
+        let (alias, encrypted, plain) = service.generate(ws, trace_id, why).await?;
+        let back = service
+            .decrypt(
+                ws,
+                &alias,
+                &encrypted,
+                trace_id,
+                KeyCallReason::RotationCheck,
+            )
+            .await?;
         if !bool::from(back[..].ct_eq(&plain[..])) {
             return Err(KeyServiceError::Unavailable(
                 "the key service's new data key does not decrypt back to the key it answered with; not adopted".into(),
@@ -454,7 +488,9 @@ impl DataKeyRing {
         let slot = self.slot(ws);
         let service = self.service(ws);
         let _flight = slot.flight.lock().await;
-        let row = self.add_generated(ws, &slot, &service, trace_id).await?;
+        let row = self
+            .add_generated(ws, &slot, &service, trace_id, KeyCallReason::RotationAsked)
+            .await?;
         slot.state.lock().expect("lock").rotation_retry_at = None;
         tracing::info!(workspace = %ws, key_id = row.id, alias = %row.key_alias, "data key rotated");
         Ok(row)
@@ -477,13 +513,15 @@ impl DataKeyRing {
 
     fn remember(&self, slot: &Slot, id: u32, plain: &[u8; 32], lifetime: Duration) {
         let now = self.clock.now();
-        slot.state.lock().expect("lock").keys.insert(
+        let mut state = slot.state.lock().expect("lock");
+        state.keys.insert(
             id,
             Cached {
                 key: Arc::new(DataKey::new(id, plain)),
                 expires: now + lifetime,
             },
         );
+        state.opened.insert(id);
     }
 }
 

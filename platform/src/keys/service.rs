@@ -15,6 +15,8 @@ use zeroize::Zeroizing;
 
 use crate::store::WorkspaceRef;
 
+pub use contracts::wire::KeyCallReason;
+
 /// A future returned by a [`DataKeySource`].
 pub type KeyFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, KeyServiceError>> + Send + 'a>>;
 
@@ -27,20 +29,24 @@ pub trait DataKeySource: Send + Sync + fmt::Debug {
     /// `None` means "generate one" ([`DataKeySource::generate`]).
     fn configured_key(&self, ws: &WorkspaceRef) -> Option<(String, String)>;
 
-    /// Decrypts an encrypted data key (`byok:v1:...`) of `alias` into the 32-byte key.
+    /// Decrypts an encrypted data key (`byok:v1:...`) of `alias` into the 32-byte key;
+    /// `reason` says why the key ring needs it (a key service records it with its call).
     fn decrypt<'a>(
         &'a self,
         ws: &'a WorkspaceRef,
         alias: &'a str,
         encrypted_key: &'a str,
         trace_id: Option<&'a str>,
+        reason: KeyCallReason,
     ) -> KeyFuture<'a, Zeroizing<[u8; 32]>>;
 
-    /// Makes a new data key: its alias, its encrypted form and the plaintext.
+    /// Makes a new data key: its alias, its encrypted form and the plaintext; `reason` as
+    /// for [`DataKeySource::decrypt`].
     fn generate<'a>(
         &'a self,
         ws: &'a WorkspaceRef,
         trace_id: Option<&'a str>,
+        reason: KeyCallReason,
     ) -> KeyFuture<'a, (String, String, Zeroizing<[u8; 32]>)>;
 
     /// How long a plaintext data key may stay in memory.
@@ -106,6 +112,7 @@ impl DataKeySource for LocalKeyService {
         alias: &'a str,
         encrypted_key: &'a str,
         _trace_id: Option<&'a str>,
+        _reason: KeyCallReason,
     ) -> KeyFuture<'a, Zeroizing<[u8; 32]>> {
         Box::pin(async move {
             let env = contracts::envelope::parse(encrypted_key)
@@ -125,6 +132,7 @@ impl DataKeySource for LocalKeyService {
         &'a self,
         _ws: &'a WorkspaceRef,
         _trace_id: Option<&'a str>,
+        _reason: KeyCallReason,
     ) -> KeyFuture<'a, (String, String, Zeroizing<[u8; 32]>)> {
         Box::pin(async move {
             let mut key = Zeroizing::new([0u8; 32]);

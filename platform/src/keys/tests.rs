@@ -125,6 +125,8 @@ struct Fake {
     period: Option<Duration>,
     /// When set, a decrypt waits for a permit of it.
     gate: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
+    /// Each call as asked: `decrypt` or `generate`, and why.
+    calls: Mutex<Vec<(&'static str, KeyCallReason)>>,
 }
 
 impl Fake {
@@ -140,6 +142,7 @@ impl Fake {
             lifetime: Duration::seconds(300),
             period: None,
             gate: Mutex::new(None),
+            calls: Mutex::new(Vec::new()),
         }
     }
 
@@ -170,9 +173,11 @@ impl DataKeySource for Fake {
         alias: &'a str,
         encrypted_key: &'a str,
         trace_id: Option<&'a str>,
+        reason: KeyCallReason,
     ) -> KeyFuture<'a, Zeroizing<[u8; 32]>> {
         Box::pin(async move {
             self.decrypts.fetch_add(1, Ordering::SeqCst);
+            self.calls.lock().unwrap().push(("decrypt", reason));
             let gate = self.gate.lock().unwrap().clone();
             if let Some(gate) = gate {
                 let _permit = gate.acquire().await;
@@ -182,7 +187,7 @@ impl DataKeySource for Fake {
             }
             let mut key = self
                 .local
-                .decrypt(ws, alias, encrypted_key, trace_id)
+                .decrypt(ws, alias, encrypted_key, trace_id, reason)
                 .await?;
             if self.wrong.load(Ordering::SeqCst) {
                 key[0] ^= 1;
@@ -195,13 +200,15 @@ impl DataKeySource for Fake {
         &'a self,
         ws: &'a WorkspaceRef,
         trace_id: Option<&'a str>,
+        reason: KeyCallReason,
     ) -> KeyFuture<'a, (String, String, Zeroizing<[u8; 32]>)> {
         Box::pin(async move {
             self.generates.fetch_add(1, Ordering::SeqCst);
+            self.calls.lock().unwrap().push(("generate", reason));
             if let Some(e) = self.fail.lock().unwrap().clone() {
                 return Err(e);
             }
-            self.local.generate(ws, trace_id).await
+            self.local.generate(ws, trace_id, reason).await
         })
     }
 
@@ -388,6 +395,51 @@ async fn rotation_keeps_older_data_readable_and_lookups_stable() {
 }
 
 #[tokio::test]
+async fn each_call_to_the_key_service_says_why_the_ring_makes_it() {
+    use KeyCallReason::*;
+    let mut fake = Fake::new("local");
+    fake.period = Some(Duration::hours(1));
+    let fake = Arc::new(fake);
+    let (ring, clock, store) = ring(fake.clone());
+    let take = || std::mem::take(&mut *fake.calls.lock().unwrap());
+    ring.workspace(&ws(), None).await.unwrap();
+    assert_eq!(
+        take(),
+        [("generate", ColdStart), ("decrypt", RotationCheck)],
+        "the first key, made and checked"
+    );
+    let restarted = DataKeyRing::new(store.clone(), ring.clock.clone(), fake.clone());
+    restarted.workspace(&ws(), None).await.unwrap();
+    assert_eq!(take(), [("decrypt", ColdStart)], "a cold start");
+    clock.advance(Duration::seconds(300)).unwrap();
+    ring.workspace(&ws(), None).await.unwrap();
+    assert_eq!(take(), [("decrypt", KeyExpired)], "the cached key expired");
+    ring.rotate(&ws(), None).await.unwrap();
+    assert_eq!(
+        take(),
+        [("generate", RotationAsked), ("decrypt", RotationCheck)]
+    );
+    clock.advance(Duration::hours(1)).unwrap();
+    ring.workspace(&ws(), None).await.unwrap();
+    assert_eq!(
+        take(),
+        [
+            ("decrypt", KeyExpired),
+            ("decrypt", KeyExpired),
+            ("generate", RotationDue),
+            ("decrypt", RotationCheck)
+        ]
+    );
+    ring.clear_cache();
+    ring.workspace(&ws(), None).await.unwrap();
+    assert_eq!(
+        take(),
+        [("decrypt", ColdStart); 3],
+        "a cleared cache starts cold"
+    );
+}
+
+#[tokio::test]
 async fn a_failed_periodic_rotation_keeps_the_current_key_and_waits() {
     let mut fake = Fake::new("local");
     fake.period = Some(Duration::hours(1));
@@ -423,7 +475,11 @@ async fn a_configured_key_is_adopted_and_older_local_keys_still_open() {
     let hash = keys.lookup_hash("+14155550100");
     // The workspace moves to BYOK: a customer key, wrapped by the customer's service.
     let byok = Arc::new(Fake::new("byok"));
-    let (alias, encrypted, _) = byok.local.generate(&ws(), None).await.unwrap();
+    let (alias, encrypted, _) = byok
+        .local
+        .generate(&ws(), None, KeyCallReason::ColdStart)
+        .await
+        .unwrap();
     *byok.configured.lock().unwrap() = Some((alias, encrypted.clone()));
     ring.set_service(ws(), byok.clone());
     ring.clear_cache();

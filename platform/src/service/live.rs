@@ -95,6 +95,9 @@ fn bucket_secs(span: Duration) -> i64 {
         .unwrap_or(86_400)
 }
 
+/// The series of the dials not ended yet, after the results.
+const IN_PROGRESS: &str = "in_progress";
+
 /// The name of a result in the chart and in `attempts_by_outcome`.
 fn series_name(r: CallResult) -> &'static str {
     match r {
@@ -103,8 +106,8 @@ fn series_name(r: CallResult) -> &'static str {
     }
 }
 
-/// The campaign's status changes and its ended dials over time, from its start to now (at
-/// most its end).
+/// The campaign's status changes and its dials over time (ended ones by result, then those
+/// in progress), from its start to now (at most its end).
 pub(crate) async fn activity(
     app: &App,
     who: &Principal,
@@ -119,7 +122,8 @@ pub(crate) async fn activity(
             };
             let actions = activity::actions(c, &id)?;
             let minutes = activity::dial_minutes(c, &id)?;
-            Ok(tell(&rec, &actions, &minutes, now))
+            let live = activity::live_dial_minutes(c, &id)?;
+            Ok(tell(&rec, &actions, &minutes, &live, now))
         })
         .await
 }
@@ -129,6 +133,7 @@ fn tell(
     rec: &campaigns::CampaignRecord,
     actions: &[activity::ActionRow],
     minutes: &[(i64, String, u64)],
+    live: &[(i64, u64)],
     now: DateTime<Utc>,
 ) -> CampaignActivity {
     let (start, end) = (rec.spec.start, rec.spec.end);
@@ -144,27 +149,29 @@ fn tell(
         .min(end)
         .max((start + Duration::minutes(MIN_SPAN_MINUTES)).min(end));
     let width = bucket_secs(until - start);
-    let series: Vec<&str> = CallResult::ALL.into_iter().map(series_name).collect();
-    let mut buckets: Vec<Vec<u64>> = Vec::new();
-    for (minute, result, n) in minutes {
-        let Some(k) = CallResult::parse(result)
-            .and_then(|r| series.iter().position(|s| *s == series_name(r)))
-        else {
-            continue;
-        };
+    let mut series: Vec<&str> = CallResult::ALL.into_iter().map(series_name).collect();
+    series.push(IN_PROGRESS);
+    let index = |minute: i64| {
         let at = DateTime::<Utc>::from_timestamp(minute * 60, 0).unwrap_or(start);
-        let index = ((at - start).num_seconds().max(0) / width) as u64;
-        // Minutes come in time order, so a bucket is the last one or a new one.
-        match buckets.last_mut() {
-            Some(b) if b[0] == index => b[k + 1] += n,
-            _ => {
-                let mut b = vec![0; series.len() + 1];
-                b[0] = index;
-                b[k + 1] = *n;
-                buckets.push(b);
-            }
-        }
+        ((at - start).num_seconds().max(0) / width) as u64
+    };
+    // (bucket, series, n) of the ended dials, then of those in progress (the last series).
+    let ended = minutes.iter().filter_map(|(minute, result, n)| {
+        CallResult::parse(result)
+            .and_then(|r| series.iter().position(|s| *s == series_name(r)))
+            .map(|k| (index(*minute), k, *n))
+    });
+    let going = live
+        .iter()
+        .map(|(minute, n)| (index(*minute), series.len() - 1, *n));
+    let mut by_bucket: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for (i, k, n) in ended.chain(going) {
+        by_bucket.entry(i).or_insert_with(|| vec![0; series.len()])[k] += n;
     }
+    let buckets: Vec<Vec<u64>> = by_bucket
+        .into_iter()
+        .map(|(i, counts)| std::iter::once(i).chain(counts).collect())
+        .collect();
     let windows = rec
         .spec
         .window
@@ -186,10 +193,11 @@ fn tell(
     }
 }
 
-/// The campaign's activity as the scenario report's chart draws it ([`chart::render`]):
-/// its ended dials by outcome, its calling windows, and its status changes since its start
-/// as marks numbered as in `status_changes` (from 1).
-pub(crate) fn chart(a: &CampaignActivity) -> String {
+/// The campaign's activity as the scenario report's chart draws it ([`chart::render_in`]),
+/// `width` wide (the page's width for it), its calling windows in a neutral grey: its dials
+/// by outcome and those in progress, its calling windows, and its status changes since its
+/// start as marks numbered as in `status_changes` (from 1).
+pub(crate) fn chart(a: &CampaignActivity, width: u32) -> String {
     let mut marks = Vec::new();
     let mut before: Option<CampaignStatus> = None;
     for (i, c) in a.status_changes.iter().enumerate() {
@@ -207,20 +215,27 @@ pub(crate) fn chart(a: &CampaignActivity) -> String {
         }
         before = Some(c.status);
     }
-    chart::render(&chart::Chart {
-        from: format_instant(a.from),
-        until: format_instant(a.until),
-        run_until: format_instant(a.until),
-        bucket_secs: a.bucket_secs,
-        series: a.series.clone(),
-        buckets: a.buckets.clone(),
-        windows: a.windows.clone(),
-        faults: Vec::new(),
-        marks,
-    })
+    chart::render_in(
+        &chart::Chart {
+            from: format_instant(a.from),
+            until: format_instant(a.until),
+            run_until: format_instant(a.until),
+            bucket_secs: a.bucket_secs,
+            series: a.series.clone(),
+            buckets: a.buckets.clone(),
+            windows: a.windows.clone(),
+            faults: Vec::new(),
+            marks,
+        },
+        chart::Frame {
+            width,
+            window_fill: chart::Frame::NEUTRAL_WINDOWS,
+        },
+    )
 }
 
-/// The calls the workspace's key service received, as its audit recorded them: only for the
+/// The calls the workspace's key service received, as its audit recorded them, each with
+/// the reason the platform recorded when it made it (found by its request id): only for the
 /// workspace `harness up` wired to the key service it runs (404 otherwise).
 pub(crate) fn key_service_calls(
     app: &App,
@@ -229,7 +244,17 @@ pub(crate) fn key_service_calls(
 ) -> Result<KeyServiceCalls, ApiError> {
     let (after, limit) = validate::key_service_calls_query(query)?;
     match &app.key_service_audit {
-        Some(source) if source.ws == who.ws => Ok(source.audit.calls(after, limit as usize)),
+        Some(source) if source.ws == who.ws => {
+            let mut calls = source.audit.calls(after, limit as usize);
+            // Why the platform made each call, as it recorded it when it made it.
+            for call in &mut calls.items {
+                call.reason = call
+                    .request_id
+                    .as_deref()
+                    .and_then(|id| app.key_call_reasons.get(id));
+            }
+            Ok(calls)
+        }
         _ => Err(ApiError::NotFound {
             code: "key_service_audit_not_available",
             message: format!(

@@ -142,6 +142,27 @@ pub(crate) fn dial_minutes(
     Ok(rows)
 }
 
+/// The campaign's dials in progress (not ended yet) per minute they were dialled, in time
+/// order: `(minute, n)`. Read from the calls not ended (few: at most the calls the
+/// campaign's connections carry at once), through their partial index.
+pub(crate) fn live_dial_minutes(
+    c: &Connection,
+    campaign_id: &str,
+) -> Result<Vec<(i64, u64)>, StoreError> {
+    // Times are after 1970: integer division is the floor, as in `minute_of`.
+    let mut stmt = c.prepare_cached(
+        "SELECT dialed_ms / 60000 AS minute, COUNT(*) FROM attempts
+         WHERE status <> 'ended' AND campaign_id = ?1 AND dialed_ms IS NOT NULL
+         GROUP BY minute ORDER BY minute",
+    )?;
+    let rows = stmt
+        .query_map(params![campaign_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as u64))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

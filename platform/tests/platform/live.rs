@@ -246,6 +246,19 @@ async fn a_campaigns_activity_tells_its_status_changes_and_counts_its_dials_by_m
         .collect();
     add_users(&app, &id, &numbers).await;
     advance_to(&app, "2026-03-02T12:06:00Z").await;
+    // A minute in: calls in progress are counted as such, beside the ended ones.
+    let (_, v) = app.get(&path).await;
+    let series: Vec<String> = serde_json::from_value(v["series"].clone()).unwrap();
+    assert_eq!(series.last().map(String::as_str), Some("in_progress"));
+    let live: u64 = v["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b[series.len()].as_u64().unwrap())
+        .sum();
+    let st = stats(&app, &id).await;
+    assert_eq!(live, st["users_in_progress"].as_u64().unwrap(), "{v}");
+    assert!(live > 0, "calls are in progress at 12:06: {v}");
     let (s, v) = app
         .put(
             &format!("{}/{id}/status", campaigns_path()),
@@ -304,11 +317,11 @@ async fn a_campaigns_activity_tells_its_status_changes_and_counts_its_dials_by_m
     }
     let st = stats(&app, &id).await;
     for (k, name) in series.iter().enumerate() {
-        assert_eq!(
-            sums[k],
-            st["attempts_by_outcome"][name].as_u64().unwrap(),
-            "{name}: {v}"
-        );
+        let counted = match name.as_str() {
+            "in_progress" => &st["users_in_progress"],
+            _ => &st["attempts_by_outcome"][name],
+        };
+        assert_eq!(sums[k], counted.as_u64().unwrap(), "{name}: {v}");
     }
     assert!(sums.iter().sum::<u64>() >= 40, "dials were made: {sums:?}");
     // None while paused (12:06 to 12:16: buckets 0 to 2 hold dials of 12:05 only, after the
@@ -341,34 +354,69 @@ async fn a_campaigns_activity_tells_its_status_changes_and_counts_its_dials_by_m
     assert_eq!(r.headers()["content-type"], "image/svg+xml");
     let svg = r.text().await.unwrap();
     assert!(svg.starts_with("<svg id=\"dials-chart\""), "{svg}");
+    let neutral = |width| contracts::report::chart::Frame {
+        width,
+        window_fill: contracts::report::chart::Frame::NEUTRAL_WINDOWS,
+    };
     assert_eq!(
         svg,
-        contracts::report::chart::render(&contracts::report::chart::Chart {
-            from: "2026-03-02T12:05:00.000Z".into(),
-            until: "2026-03-02T14:16:00.000Z".into(),
-            run_until: "2026-03-02T14:16:00.000Z".into(),
-            bucket_secs: 300,
-            series: series.clone(),
-            buckets: serde_json::from_value(v["buckets"].clone()).unwrap(),
-            windows: serde_json::from_value(v["windows"].clone()).unwrap(),
-            faults: vec![],
-            marks: [
-                (2, "12:05", "scheduled -> active"),
-                (3, "12:06", "active -> paused"),
-                (4, "12:16", "paused -> active")
-            ]
-            .into_iter()
-            .map(|(n, at, detail)| contracts::report::chart::Mark {
-                n,
-                at: format!("2026-03-02T{at}:00.000Z"),
-                kind: "status".into(),
-                subject: "Engine test".into(),
-                detail: detail.into(),
-            })
-            .collect(),
-        }),
-        "the chart module draws the activity, its marks numbered as the status changes"
+        contracts::report::chart::render_in(
+            &contracts::report::chart::Chart {
+                from: "2026-03-02T12:05:00.000Z".into(),
+                until: "2026-03-02T14:16:00.000Z".into(),
+                run_until: "2026-03-02T14:16:00.000Z".into(),
+                bucket_secs: 300,
+                series: series.clone(),
+                buckets: serde_json::from_value(v["buckets"].clone()).unwrap(),
+                windows: serde_json::from_value(v["windows"].clone()).unwrap(),
+                faults: vec![],
+                marks: [
+                    (2, "12:05", "scheduled -> active"),
+                    (3, "12:06", "active -> paused"),
+                    (4, "12:16", "paused -> active")
+                ]
+                .into_iter()
+                .map(|(n, at, detail)| contracts::report::chart::Mark {
+                    n,
+                    at: format!("2026-03-02T{at}:00.000Z"),
+                    kind: "status".into(),
+                    subject: "Engine test".into(),
+                    detail: detail.into(),
+                })
+                .collect(),
+            },
+            neutral(1000)
+        ),
+        "the chart module draws the activity, its marks numbered as the status changes, \
+         1000 wide unless asked, its calling windows in grey"
     );
+    // Drawn for a phone's width when asked, its text the same size.
+    let r = app
+        .client
+        .get(app.url(&format!(
+            "{}?width=358",
+            path.replace("/activity", "/chart")
+        )))
+        .header("x-api-key", KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let narrow = r.text().await.unwrap();
+    assert!(narrow.contains("viewBox=\"0 0 358 "), "{narrow}");
+    assert!(narrow.contains("font-size=\"11\""));
+    assert!(
+        narrow.matches("class=\"tick\"").count() <= 3,
+        "fewer time ticks: {narrow}"
+    );
+    let (s, v) = app
+        .get(&format!(
+            "{}?width=100",
+            path.replace("/activity", "/chart")
+        ))
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["detail"][0]["loc"], json!(["query", "width"]));
     for part in [
         "class=\"series series-busy\"",
         "class=\"series series-connected\"",
@@ -411,6 +459,8 @@ impl KeyServiceAudit for FakeAudit {
                 status: Some(200),
                 latency_ms: 1.5,
                 faults: vec![],
+                reason: None,
+                request_id: None,
             })
             .collect();
         KeyServiceCalls {

@@ -32,6 +32,9 @@ impl KeyServiceAudit for Audit {
                     status: e.status,
                     latency_ms: e.latency_ms,
                     faults: e.fault_kinds,
+                    // The platform finds why it made the call by its request id.
+                    reason: None,
+                    request_id: e.request_id,
                 })
                 .collect(),
             next_seq: log.next_seq(),

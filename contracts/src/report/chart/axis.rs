@@ -11,11 +11,18 @@ const TICK_STEPS: [i64; 16] = [
 /// The round ticks of `[t0, t1]`: every multiple of the step (from midnight UTC; weeks from
 /// a Monday), and the step.
 pub fn ticks(t0: DateTime<Utc>, t1: DateTime<Utc>) -> (i64, Vec<DateTime<Utc>>) {
+    ticks_within(t0, t1, 8)
+}
+
+/// [`ticks`] with the smallest step giving at most `most` ticks (at least 1), for a
+/// narrower drawing.
+pub fn ticks_within(t0: DateTime<Utc>, t1: DateTime<Utc>, most: i64) -> (i64, Vec<DateTime<Utc>>) {
     let span = (t1 - t0).num_seconds().max(1);
+    let most = most.max(1);
     let step = TICK_STEPS
         .iter()
         .copied()
-        .find(|s| span / s <= 8)
+        .find(|s| span / s <= most)
         .unwrap_or(1_209_600);
     // 1970-01-05 was a Monday.
     let origin = if step % 604_800 == 0 { 4 * 86_400 } else { 0 };

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use crate::report::junit::escape;
 use chrono::{DateTime, Utc};
 
-use super::{Chart, H, MB, MT, Mark, W, parse};
+use super::{Chart, H, MB, MT, Mark, parse};
 
 /// The rows of mark labels above the plot.
 const LANES: usize = 3;
@@ -35,7 +35,7 @@ fn mark_colour(kind: &str) -> &'static str {
 /// rows. Labels go in the first of [`LANES`] rows where they run into no other; a label
 /// keeps its text only when the numbers of the lines it reaches over still find a place,
 /// so that every line has at least its numbers.
-pub(super) fn marks(s: &mut String, c: &Chart, x: &impl Fn(DateTime<Utc>) -> f64) {
+pub(super) fn marks(s: &mut String, c: &Chart, x: &impl Fn(DateTime<Utc>) -> f64, width: f64) {
     let t1 = parse(&c.until);
     let shown: Vec<(f64, &Mark)> = c
         .marks
@@ -61,7 +61,7 @@ pub(super) fn marks(s: &mut String, c: &Chart, x: &impl Fn(DateTime<Utc>) -> f64
             _ => String::new(),
         })
         .collect();
-    let mut lanes = Lanes::default();
+    let mut lanes = Lanes::new(width);
     s.push_str(r##"<g class="marks">"##);
     for (k, (xx, group)) in clusters.iter().enumerate() {
         let xx = *xx;
@@ -121,22 +121,26 @@ pub(super) fn marks(s: &mut String, c: &Chart, x: &impl Fn(DateTime<Utc>) -> f64
     s.push_str("</g>");
 }
 
-/// The rows of mark labels: where each one's last label ends.
+/// The rows of mark labels: where each one's last label ends, in a drawing `width` wide.
 #[derive(Clone)]
-struct Lanes([f64; LANES]);
-
-impl Default for Lanes {
-    fn default() -> Self {
-        Lanes([f64::NEG_INFINITY; LANES])
-    }
+struct Lanes {
+    width: f64,
+    ends: [f64; LANES],
 }
 
 impl Lanes {
+    fn new(width: f64) -> Self {
+        Lanes {
+            width,
+            ends: [f64::NEG_INFINITY; LANES],
+        }
+    }
+
     /// Where a label `text` for the line at `xx` goes: to the line's right, or to its left
     /// near the right edge; `(left end, anchor, x)`.
-    fn extent(xx: f64, text: &str) -> (f64, &'static str, f64) {
+    fn extent(&self, xx: f64, text: &str) -> (f64, &'static str, f64) {
         let w = text.chars().count() as f64 * CHAR_W;
-        if xx + 3.0 + w <= W - 2.0 {
+        if xx + 3.0 + w <= self.width - 2.0 {
             (xx + 3.0, "start", xx + 3.0)
         } else {
             (xx - 3.0 - w, "end", xx - 3.0)
@@ -145,33 +149,33 @@ impl Lanes {
 
     /// The first lane where `text` runs into no label, and its left end.
     fn place(&self, xx: f64, text: &str) -> Option<(usize, f64)> {
-        let (left, _, _) = Self::extent(xx, text);
+        let (left, _, _) = self.extent(xx, text);
         if left < 2.0 {
             return None;
         }
         (0..LANES)
-            .find(|l| self.0[*l] + 4.0 <= left)
+            .find(|l| self.ends[*l] + 4.0 <= left)
             .map(|l| (l, left))
     }
 
     /// Puts `text` in `lane`: its anchor and x.
     fn take(&mut self, lane: usize, xx: f64, text: &str) -> (&'static str, f64) {
-        let (left, anchor, tx) = Self::extent(xx, text);
+        let (left, anchor, tx) = self.extent(xx, text);
         let w = text.chars().count() as f64 * CHAR_W;
-        self.0[lane] = self.0[lane].max(left + w);
+        self.ends[lane] = self.ends[lane].max(left + w);
         (anchor, tx)
     }
 
     /// The lane that ends first.
     fn emptiest(&self) -> usize {
         (0..LANES)
-            .min_by(|a, b| self.0[*a].total_cmp(&self.0[*b]))
+            .min_by(|a, b| self.ends[*a].total_cmp(&self.ends[*b]))
             .unwrap_or(0)
     }
 
     /// Whether the numbers of the lines `later` (by x) all find a lane after this.
     fn all_numbers_fit(mut self, later: &[(f64, &str)]) -> bool {
-        let reach = self.0.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let reach = self.ends.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         for (xx, n) in later.iter().take_while(|(xx, _)| *xx - 60.0 <= reach) {
             match self.place(*xx, n) {
                 Some((lane, _)) => {

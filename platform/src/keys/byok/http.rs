@@ -10,7 +10,7 @@ use zeroize::Zeroizing;
 use super::error::{CallError, clean};
 use super::shape::Shape;
 use super::{ByokKeyService, Endpoint};
-use crate::keys::KeyServiceError;
+use crate::keys::{KeyCallReason, KeyServiceError};
 
 /// The largest answer read from the key service; a larger one is unusable.
 pub(crate) const MAX_ANSWER_BYTES: usize = 64 * 1024;
@@ -48,7 +48,8 @@ struct ErrorAnswerInfo {
 }
 
 impl ByokKeyService {
-    /// One HTTP call with the headers every call carries.
+    /// One HTTP call with the headers every call carries; `reason` (why it is made) is
+    /// recorded by its request id.
     pub(super) async fn send(
         &self,
         endpoint: Endpoint,
@@ -56,8 +57,10 @@ impl ByokKeyService {
         credentials: Credentials<'_>,
         body: &[u8],
         form: bool,
+        reason: KeyCallReason,
     ) -> Result<Answer, CallError> {
         let request_id = self.ids.uuid_v4().hyphenated().to_string();
+        self.reasons.record(&request_id, reason);
         let mut req = self
             .http
             .post(self.url(endpoint))
@@ -88,7 +91,8 @@ impl ByokKeyService {
         };
         tracing::debug!(
             workspace = %self.ws, %endpoint, %request_id, trace_id = trace,
-            elapsed_ms = watch.elapsed_ms(), %outcome, "key service call"
+            reason = reason.as_str(), elapsed_ms = watch.elapsed_ms(), %outcome,
+            "key service call"
         );
         result
     }

@@ -37,6 +37,8 @@
 //! - [`token`]: the bearer token, its cache and the retry on a `401`.
 //! - `error`: why a call failed, and the key service's text made safe to quote.
 //! - [`failure`]: a failed call as a [`KeyServiceError`], with scrubbed messages.
+//! - [`reasons`]: why each call was made (a cold start, an expired key or token, a
+//!   rotation), by its `x-request-id`, for the live page.
 //! - `shape`: the fields of each successful answer, to name what is wrong with one.
 //! - The settings of a workspace's BYOK are [`crate::config::ByokConfig`].
 
@@ -53,18 +55,20 @@ use serde::Deserialize;
 use zeroize::Zeroizing;
 
 use crate::config::{BYOK_KEY_PREFIX, ByokAuth, ByokConfig};
-use crate::keys::{DataKeySource, KeyFuture, KeyServiceError};
+use crate::keys::{DataKeySource, KeyCallReason, KeyFuture, KeyServiceError};
 use crate::store::WorkspaceRef;
 
 mod error;
 pub(crate) mod failure;
 pub(crate) mod http;
+pub(crate) mod reasons;
 mod shape;
 pub(crate) mod token;
 
 use error::clean;
 use http::SecretText;
-use token::{Auth, Token};
+use reasons::CallReasons;
+use token::{Auth, TokenSlot};
 
 /// The `x-trace-id` to send: the API request's when it is a UUID (in its hyphenated
 /// lower-case form), else a fresh one.
@@ -92,7 +96,9 @@ pub struct ByokKeyService {
     cache_lifetime: Duration,
     timeout: std::time::Duration,
     rotation_period: Option<Duration>,
-    token: tokio::sync::Mutex<Option<Token>>,
+    token: tokio::sync::Mutex<TokenSlot>,
+    /// Where each call's reason is recorded.
+    reasons: Arc<CallReasons>,
 }
 
 impl fmt::Debug for ByokKeyService {
@@ -129,11 +135,13 @@ struct RotateAnswerData {
 }
 
 impl ByokKeyService {
-    /// The key service of one configured workspace, on the platform's clock and ids.
+    /// The key service of one configured workspace, on the platform's clock and ids; the
+    /// reason of each call goes to `reasons`.
     pub(crate) fn new(
         config: &ByokConfig,
         clock: SharedClock,
         ids: Arc<IdGen>,
+        reasons: Arc<CallReasons>,
     ) -> Result<ByokKeyService, String> {
         config.validate()?;
         let auth = match config.auth()? {
@@ -170,7 +178,8 @@ impl ByokKeyService {
             rotation_period: config
                 .rotation_period_secs
                 .map(|s| Duration::seconds(s as i64)),
-            token: tokio::sync::Mutex::new(None),
+            token: tokio::sync::Mutex::new(TokenSlot::default()),
+            reasons,
         })
     }
 
@@ -185,6 +194,7 @@ impl ByokKeyService {
         alias: &str,
         encrypted_key: &str,
         trace: &str,
+        reason: KeyCallReason,
     ) -> Result<Zeroizing<[u8; 32]>, KeyServiceError> {
         if !encrypted_key.starts_with(BYOK_KEY_PREFIX) {
             return Err(KeyServiceError::Refused(format!(
@@ -199,7 +209,7 @@ impl ByokKeyService {
         })
         .expect("wire types serialise");
         let answer = self
-            .with_bearer(Endpoint::DecryptKey, trace, alias, &body)
+            .with_bearer(Endpoint::DecryptKey, trace, alias, &body, reason)
             .await?;
         let parsed: DecryptAnswer = self.json(Endpoint::DecryptKey, &answer, &shape::DECRYPT)?;
         key_from_base64(&parsed.data.plaintext_key.0).map_err(|why| {
@@ -214,6 +224,7 @@ impl ByokKeyService {
     pub(crate) async fn rotate_key(
         &self,
         trace: &str,
+        reason: KeyCallReason,
     ) -> Result<(String, String, Zeroizing<[u8; 32]>), KeyServiceError> {
         let body = serde_json::to_vec(&RotateKeyRequest {
             data: RotateKeyData {
@@ -222,7 +233,7 @@ impl ByokKeyService {
         })
         .expect("wire types serialise");
         let answer = self
-            .with_bearer(Endpoint::RotateKey, trace, &self.key_alias, &body)
+            .with_bearer(Endpoint::RotateKey, trace, &self.key_alias, &body, reason)
             .await?;
         let parsed: RotateAnswer = self.json(Endpoint::RotateKey, &answer, &shape::ROTATE)?;
         let data = parsed.data;
@@ -286,10 +297,11 @@ impl DataKeySource for ByokKeyService {
         alias: &'a str,
         encrypted_key: &'a str,
         trace_id: Option<&'a str>,
+        reason: KeyCallReason,
     ) -> KeyFuture<'a, Zeroizing<[u8; 32]>> {
         Box::pin(async move {
             let trace = self::trace_id(trace_id, &self.ids);
-            self.decrypt_key(alias, encrypted_key, &trace).await
+            self.decrypt_key(alias, encrypted_key, &trace, reason).await
         })
     }
 
@@ -297,10 +309,11 @@ impl DataKeySource for ByokKeyService {
         &'a self,
         _ws: &'a WorkspaceRef,
         trace_id: Option<&'a str>,
+        reason: KeyCallReason,
     ) -> KeyFuture<'a, (String, String, Zeroizing<[u8; 32]>)> {
         Box::pin(async move {
             let trace = self::trace_id(trace_id, &self.ids);
-            self.rotate_key(&trace).await
+            self.rotate_key(&trace, reason).await
         })
     }
 

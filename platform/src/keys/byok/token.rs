@@ -1,7 +1,8 @@
 //! The bearer token of a key-service call: the static key, or a token from `/auth`
 //! (client credentials) cached until `expires_in` less [`token_margin`] has passed on the
 //! injected clock, one `/auth` call shared by concurrent callers; a `401` makes the client
-//! forget the token, fetch a new one and retry once.
+//! forget the token, fetch a new one and retry once. Each `/auth` call says why it is made:
+//! no token yet (a cold start), the token expired, or the key service refused it.
 
 use chrono::{DateTime, Duration, Utc};
 use contracts::wire::byok::{GRANT_TYPE_CLIENT_CREDENTIALS, TOKEN_TYPE_BEARER};
@@ -12,7 +13,7 @@ use super::error::{CallError, clean};
 use super::http::{Answer, Credentials, SecretText};
 use super::{ByokKeyService, Endpoint};
 use crate::config::Secret;
-use crate::keys::KeyServiceError;
+use crate::keys::{KeyCallReason, KeyServiceError};
 
 /// The longest a token is reused before its `expires_in` ends: see [`token_margin`].
 pub(crate) const TOKEN_MARGIN_SECS: u64 = 30;
@@ -29,6 +30,23 @@ pub(super) enum Auth {
         client_secret: Secret,
     },
     ApiKey(Secret),
+}
+
+/// The cached token, and why the next `/auth` call will be made.
+pub(super) struct TokenSlot {
+    token: Option<Token>,
+    /// Why a token is needed when there is none: no token yet, the last one expired, the
+    /// key service refused the last one.
+    why_next: KeyCallReason,
+}
+
+impl Default for TokenSlot {
+    fn default() -> Self {
+        TokenSlot {
+            token: None,
+            why_next: KeyCallReason::ColdStart,
+        }
+    }
 }
 
 /// A token from `/auth`, cached.
@@ -51,18 +69,27 @@ struct AuthAnswerData {
 }
 
 impl ByokKeyService {
-    /// Sends a call that needs a bearer token; on a 401 with client credentials, forgets the
-    /// token, fetches a new one and retries once.
+    /// Sends a call that needs a bearer token, made for `reason`; on a 401 with client
+    /// credentials, forgets the token, fetches a new one and retries once (both for
+    /// [`KeyCallReason::TokenRefused`]).
     pub(super) async fn with_bearer(
         &self,
         endpoint: Endpoint,
         trace: &str,
         alias: &str,
         body: &[u8],
+        reason: KeyCallReason,
     ) -> Result<Answer, KeyServiceError> {
         let token = self.bearer(trace).await?;
         let first = self
-            .send(endpoint, trace, Credentials::Bearer(&token), body, false)
+            .send(
+                endpoint,
+                trace,
+                Credentials::Bearer(&token),
+                body,
+                false,
+                reason,
+            )
             .await;
         match first {
             Err(CallError::Status { status: 401, .. })
@@ -72,7 +99,14 @@ impl ByokKeyService {
                 self.forget_token(&token).await;
                 let fresh = self.bearer(trace).await?;
                 match self
-                    .send(endpoint, trace, Credentials::Bearer(&fresh), body, false)
+                    .send(
+                        endpoint,
+                        trace,
+                        Credentials::Bearer(&fresh),
+                        body,
+                        false,
+                        KeyCallReason::TokenRefused,
+                    )
                     .await
                 {
                     Ok(answer) => Ok(answer),
@@ -106,12 +140,14 @@ impl ByokKeyService {
         // Held across the call: concurrent callers wait for this one /auth.
         let mut slot = self.token.lock().await;
         let now = self.clock.now();
-        if let Some(t) = slot.as_ref()
-            && t.refresh_at > now
-        {
-            return Ok(t.value.clone());
+        if let Some(t) = slot.token.as_ref() {
+            if t.refresh_at > now {
+                return Ok(t.value.clone());
+            }
+            slot.why_next = KeyCallReason::TokenExpired;
         }
-        *slot = None;
+        slot.token = None;
+        let why = slot.why_next;
         let form = format!("grant_type={GRANT_TYPE_CLIENT_CREDENTIALS}");
         let answer = self
             .send(
@@ -123,6 +159,7 @@ impl ByokKeyService {
                 },
                 form.as_bytes(),
                 true,
+                why,
             )
             .await
             .map_err(|e| self.failure(Endpoint::Auth, e, &self.key_alias))?;
@@ -145,10 +182,13 @@ impl ByokKeyService {
         let value = data.access_token.0;
         tracing::debug!(workspace = %self.ws, expires_in = data.expires_in, "token issued");
         if refresh_at > now {
-            *slot = Some(Token {
+            slot.token = Some(Token {
                 value: value.clone(),
                 refresh_at,
             });
+        } else {
+            // Used once, not kept: the next call needs another, as after an expiry.
+            slot.why_next = KeyCallReason::TokenExpired;
         }
         Ok(value)
     }
@@ -156,8 +196,13 @@ impl ByokKeyService {
     /// Forgets the cached token when it is still the one that was refused.
     async fn forget_token(&self, refused: &str) {
         let mut slot = self.token.lock().await;
-        if slot.as_ref().is_some_and(|t| t.value.as_str() == refused) {
-            *slot = None;
+        if slot
+            .token
+            .as_ref()
+            .is_none_or(|t| t.value.as_str() == refused)
+        {
+            slot.token = None;
+            slot.why_next = KeyCallReason::TokenRefused;
         }
     }
 

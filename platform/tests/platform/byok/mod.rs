@@ -32,6 +32,7 @@ use crate::outbound::{contains, database_bytes};
 mod exact_requests;
 mod key_service;
 mod outage;
+mod reasons;
 mod rotation;
 mod secrets;
 

@@ -27,21 +27,24 @@ impl platform::keys::DataKeySource for Switchable {
         alias: &'a str,
         encrypted_key: &'a str,
         trace_id: Option<&'a str>,
+        reason: platform::keys::KeyCallReason,
     ) -> platform::keys::KeyFuture<'a, zeroize::Zeroizing<[u8; 32]>> {
         if let Some(e) = self.mode.lock().unwrap().clone() {
             self.failed
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             return Box::pin(async move { Err(e) });
         }
-        self.inner.decrypt(ws, alias, encrypted_key, trace_id)
+        self.inner
+            .decrypt(ws, alias, encrypted_key, trace_id, reason)
     }
 
     fn generate<'a>(
         &'a self,
         ws: &'a WorkspaceRef,
         trace_id: Option<&'a str>,
+        reason: platform::keys::KeyCallReason,
     ) -> platform::keys::KeyFuture<'a, (String, String, zeroize::Zeroizing<[u8; 32]>)> {
-        self.inner.generate(ws, trace_id)
+        self.inner.generate(ws, trace_id, reason)
     }
 
     fn cache_lifetime(&self) -> chrono::Duration {
