@@ -10,9 +10,10 @@
 //! and URL-safe alphabets, padded or not); URL-encoded (percent-encoding in upper and lower
 //! case, form encoding), also of its base64 forms; JSON-escaped (`\/`, `\"`, `\\`, `\uXXXX`),
 //! also of its base64 forms; and, when the secret is itself base64 text of bytes (a data key),
-//! the base64 of those bytes in the other alphabet. Besides, any run of [`MIN_SECRET_RUN`]
-//! **bytes** of the secret (its UTF-8, and the bytes it encodes when it is base64) is found
-//! written in hexadecimal, in either case (12 hex digits). A secret (or a form) shorter than
+//! the base64 of those bytes in the other alphabet. Besides, any run of 4 **bytes** of the
+//! secret (its UTF-8, and the bytes it encodes when it is base64) is found written in
+//! hexadecimal, in either case (8 hex digits: a key check value shows a key's first 4
+//! bytes so). A secret (or a form) shorter than
 //! [`MIN_SECRET_RUN`] characters is hidden only where it stands whole (no letter or digit on
 //! either side), so that a one-letter key does not hide that letter in every word; it is not
 //! searched for.
@@ -39,21 +40,24 @@ pub(crate) const REDACTED: &str = "[redacted]";
 pub const MIN_SECRET_RUN: usize = 6;
 /// The longest evidence string a report keeps whole; longer ones are cut, after redaction.
 pub const MAX_EVIDENCE_CHARS: usize = 300;
-/// Hex digits of [`MIN_SECRET_RUN`] bytes.
-const HEX_RUN: usize = 2 * MIN_SECRET_RUN;
+/// The shortest run of a secret's bytes found written in hex: 4 bytes, 8 hex digits (a key
+/// check value shows a key's first 4 bytes).
+const HEX_BYTES: usize = 4;
+/// Hex digits of [`HEX_BYTES`] bytes.
+const HEX_RUN: usize = 2 * HEX_BYTES;
 /// The fewest bytes a base64 secret must decode to for its bytes to count (a data key is
 /// 32): shorter base64-looking text (a word of letters) is taken as text only.
 const MIN_DECODED_BYTES: usize = 16;
 
 type Window = [char; MIN_SECRET_RUN];
-type ByteWindow = [u8; MIN_SECRET_RUN];
+type ByteWindow = [u8; HEX_BYTES];
 
 /// The secrets to keep out of a report.
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
     /// Every run of [`MIN_SECRET_RUN`] characters of every text form of every secret.
     windows: HashSet<Window>,
-    /// Every run of [`MIN_SECRET_RUN`] bytes of every secret (found as hex).
+    /// Every run of [`HEX_BYTES`] bytes of every secret (found as hex).
     byte_windows: HashSet<ByteWindow>,
     /// Forms shorter than [`MIN_SECRET_RUN`], and the words of [`Redactor::with_words`],
     /// longest first: hidden where they stand whole.
@@ -113,7 +117,7 @@ fn aligned(engine: &base64::engine::GeneralPurpose, bytes: &[u8], shift: usize) 
     let text = text.trim_end_matches('=');
     // A shift of 1 byte is 8 bits: the first 2 characters hold some; of 2, the first 3.
     let skip = (shift * 8).div_ceil(6);
-    let end = if padded.len() % 3 == 0 {
+    let end = if padded.len().is_multiple_of(3) {
         text.len()
     } else {
         text.len() - 1
@@ -122,13 +126,16 @@ fn aligned(engine: &base64::engine::GeneralPurpose, bytes: &[u8], shift: usize) 
 }
 
 /// The bytes a secret stands for besides its UTF-8: those it encodes when it is base64 (either
-/// alphabet, padded or not) of at least [`MIN_DECODED_BYTES`] bytes.
+/// alphabet, padded or not) of at least [`MIN_DECODED_BYTES`] bytes that are not text (a data
+/// key, a random token). Base64 of text (a Basic value, `id:secret`) is taken as text: its
+/// parts are secrets of their own, and its id must not make every mention of the id a find.
 fn decoded(secret: &str) -> Option<Vec<u8>> {
     let trimmed = secret.trim_end_matches('=');
     [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD]
         .into_iter()
         .find_map(|e| e.decode(trimmed).ok())
         .filter(|b| b.len() >= MIN_DECODED_BYTES)
+        .filter(|b| std::str::from_utf8(b).map_or(true, |t| t.chars().any(|c| c.is_control())))
 }
 
 /// Percent-encoding of every byte but the unreserved ones (RFC 3986); `form`: a space is
@@ -230,9 +237,48 @@ impl Redactor {
                         .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
                 }
             }
-            for w in p.as_bytes().windows(MIN_SECRET_RUN) {
+            for w in p.as_bytes().windows(HEX_BYTES) {
                 self.public_bytes
-                    .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+                    .insert(w.try_into().expect("windows of HEX_BYTES"));
+            }
+        }
+        self
+    }
+
+    /// [`Redactor::with_public`] for text that may stand inside a longer encoded text (a
+    /// client id in a token's claims): its base64 at each alignment is taken with each byte
+    /// that commonly stands beside it (`"`, `:`, `/`, a space, ...), whose bits mix into the
+    /// characters at its edges.
+    pub fn with_public_embedded<I, S>(mut self, public: I) -> Redactor
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        const BESIDE: &[u8] = b"\":/ ,.-_=&?'{}[]@";
+        for p in public.into_iter().map(Into::into) {
+            self = self.with_public([p.clone()]);
+            for before in BESIDE.iter().map(|b| Some(*b)).chain([None]) {
+                for after in BESIDE.iter().map(|b| Some(*b)).chain([None]) {
+                    let mut text: Vec<u8> = before.into_iter().collect();
+                    text.extend_from_slice(p.as_bytes());
+                    text.extend(after);
+                    for engine in [&STANDARD, &URL_SAFE] {
+                        for shift in 0..3 {
+                            let mut padded = vec![0u8; shift];
+                            padded.extend_from_slice(&text);
+                            let encoded: Vec<char> = engine.encode(&padded).chars().collect();
+                            let skip = (shift * 8).div_ceil(6);
+                            for w in encoded
+                                .get(skip..)
+                                .unwrap_or_default()
+                                .windows(MIN_SECRET_RUN)
+                            {
+                                self.public
+                                    .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+                            }
+                        }
+                    }
+                }
             }
         }
         self
@@ -256,9 +302,9 @@ impl Redactor {
         }
         let decoded = decoded(secret);
         for bytes in std::iter::once(secret.as_bytes()).chain(decoded.as_deref()) {
-            for w in bytes.windows(MIN_SECRET_RUN) {
+            for w in bytes.windows(HEX_BYTES) {
                 self.byte_windows
-                    .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+                    .insert(w.try_into().expect("windows of HEX_BYTES"));
             }
         }
     }
@@ -291,7 +337,7 @@ impl Redactor {
     }
 
     /// Whether `text` holds a run of [`MIN_SECRET_RUN`] characters of a secret in one of its
-    /// forms, or of its bytes in hex: the rule by which secrets are hidden, as a finding.
+    /// forms, or of 4 of its bytes in hex: the rule by which secrets are hidden, as a finding.
     /// Forms shorter than the run are not looked for (they would match ordinary words).
     pub fn finds(&self, text: &str) -> bool {
         if self.windows.is_empty() && self.byte_windows.is_empty() {
@@ -402,7 +448,7 @@ fn hex_runs(chars: &[char]) -> impl Iterator<Item = (usize, ByteWindow)> + '_ {
             return None;
         }
         let start = i + 1 - HEX_RUN;
-        let mut w = [0u8; MIN_SECRET_RUN];
+        let mut w = [0u8; HEX_BYTES];
         for (k, b) in w.iter_mut().enumerate() {
             let hi = chars[start + 2 * k].to_digit(16).unwrap_or(0);
             let lo = chars[start + 2 * k + 1].to_digit(16).unwrap_or(0);
@@ -604,11 +650,13 @@ mod tests {
         let hex = hex::encode(&bytes);
         assert!(r.finds(&format!("key={hex}")));
         assert_eq!(r.text(&format!("key={}!", &hex[10..22])), "key=[redacted]!");
+        assert_eq!(r.text(&format!("key {}!", &hex[10..18])), "key [redacted]!");
         assert!(r.finds(&hex[20..32].to_uppercase()), "either case");
         assert!(
-            !r.finds(&hex[20..31]),
-            "11 hex digits are 5 bytes and a half"
+            !r.finds(&hex[20..27]),
+            "7 hex digits are 3 bytes and a half"
         );
+        assert!(r.finds(&hex[..8]), "a key check value: the first 4 bytes");
         assert!(r.finds(&URL_SAFE_NO_PAD.encode(&bytes)[7..13]));
         // The secret's own text in hex too.
         let secret = Redactor::new(["platform-secret-1"]);
@@ -631,7 +679,7 @@ mod tests {
 
     #[test]
     fn runs_shared_with_public_text_are_hidden_but_not_found() {
-        let r = Redactor::new(["platform-secret-1"]).with_public(["platform"]);
+        let r = Redactor::new(["platform-secret-1"]).with_public_embedded(["platform"]);
         assert!(!r.finds("unknown client platform"));
         assert!(!r.finds(&STANDARD.encode("{\"sub\":\"platform\"}")));
         assert!(

@@ -155,6 +155,7 @@ where
     };
     let request_id = request_id.unwrap_or_else(|| svc.ids().uuid_v4().to_string());
     stamp(&mut resp, &request_id, trace_id.as_deref(), watch.elapsed());
+    sensitive(&mut resp, endpoint);
     mutated::strip_headers(svc.mutants(), &mut resp);
     pending.finish(&resp);
     resp
@@ -549,6 +550,23 @@ fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     s[..end].to_string()
+}
+
+/// The headers of answers that may hold a token or a key: `Cache-Control: no-store` on every
+/// one (RFC 6749 section 5.1), and on a 401 the scheme the endpoint takes
+/// (`WWW-Authenticate`, RFC 9110 section 11.6.1).
+fn sensitive(resp: &mut Response, endpoint: Endpoint) {
+    use warp::http::header::{CACHE_CONTROL, HeaderValue, WWW_AUTHENTICATE};
+    let status = resp.status();
+    let h = resp.headers_mut();
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if status == StatusCode::UNAUTHORIZED {
+        let scheme = match endpoint {
+            Endpoint::Auth => "Basic realm=\"byok\"",
+            _ => "Bearer realm=\"byok\"",
+        };
+        h.insert(WWW_AUTHENTICATE, HeaderValue::from_static(scheme));
+    }
 }
 
 /// A request body read strictly: `T`'s objects must be JSON objects. serde reads a struct

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use super::context::{Case, Ctx, TargetKey, Want, judge_cases, judge_status, skip_all};
+use super::context::{
+    Case, Ctx, TargetKey, Want, judge_cases, judge_status, refusals_alike, skip_all,
+};
 use super::defs::*;
 use super::jwt;
 use super::probe::{Call, CallError, Endpoint, Exchange, data_object, type_name};
@@ -240,8 +242,8 @@ fn judge_exp(jwt: &jwt::Jwt, expires_in: Option<u64>, now: i64) -> Check {
 }
 
 /// The forms of a wrong secret: appended to, cut short, a prefix, a suffix, its case
-/// changed, empty. A form equal to the secret itself (a one-character secret has no
-/// prefix) is left out.
+/// changed, empty, with white space around it, followed by another colon-separated part. A
+/// form equal to the secret itself (a one-character secret has no prefix) is left out.
 fn wrong_secrets(secret: &str) -> Vec<(&'static str, String)> {
     let chars: Vec<char> = secret.chars().collect();
     let n = chars.len();
@@ -272,6 +274,10 @@ fn wrong_secrets(secret: &str) -> Vec<(&'static str, String)> {
         ("the first half of the secret", text(&chars[..n / 2])),
         ("the secret with its case changed", swapped),
         ("an empty secret", String::new()),
+        ("the secret with a space before it", format!(" {secret}")),
+        ("the secret with a space after it", format!("{secret} ")),
+        ("the secret with a tab after it", format!("{secret}\t")),
+        ("the secret followed by :x", format!("{secret}:x")),
     ];
     out.retain(|(_, s)| s != secret);
     out
@@ -314,7 +320,18 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         ),
     ];
     clients.retain(|(_, c)| c != id && !c.is_empty());
-    let no_authorization = auth().form(form);
+    let in_form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        url::form_urlencoded::byte_serialize(id.as_bytes()).collect::<String>(),
+        url::form_urlencoded::byte_serialize(secret.as_bytes()).collect::<String>()
+    );
+    let no_authorization = [
+        ("no Authorization header", auth().form(form)),
+        (
+            "no Authorization, the client credentials in the form instead",
+            auth().form(&in_form),
+        ),
+    ];
     let bearer = ctx.bearer().await;
     let mut bearers = vec![(
         "the client secret as a bearer token",
@@ -330,6 +347,10 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
             format!("Basic {}", STANDARD.encode(id)),
         ),
         ("the scheme alone", "Basic".to_string()),
+        (
+            "base64 of bytes that are not UTF-8 (with a colon)",
+            format!("Basic {}", STANDARD.encode(b"\xff\xfe:\xfd")),
+        ),
     ];
     let independent = async {
         tokio::join!(
@@ -341,7 +362,14 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
                     Want::Status(401),
                 )
             })),
-            p.send(AUTH_NO_AUTHORIZATION.id, no_authorization),
+            futures_util::future::join_all(no_authorization.into_iter().map(|(name, call)| {
+                send(
+                    AUTH_NO_AUTHORIZATION.id,
+                    name.to_string(),
+                    call,
+                    Want::Status(401),
+                )
+            })),
             futures_util::future::join_all(bearers.into_iter().map(|(name, value)| {
                 send(
                     AUTH_BEARER_CREDENTIALS.id,
@@ -366,15 +394,21 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         if refused.is_some() {
             return None;
         }
-        let wrong =
-            futures_util::future::join_all(wrong_secrets(secret).into_iter().map(|(name, s)| {
+        let forms = wrong_secrets(secret);
+        let lengths: Vec<usize> = forms.iter().map(|(_, s)| s.chars().count()).collect();
+        let wrong = async {
+            let mut cases = futures_util::future::join_all(forms.into_iter().map(|(name, s)| {
                 send(
                     AUTH_WRONG_SECRET.id,
                     name.to_string(),
                     auth().authorization(ctx.basic(id, &s)).form(form),
                     Want::Status(401),
                 )
-            }));
+            }))
+            .await;
+            refusals_alike(&mut cases, &lengths);
+            cases
+        };
         let grants = [
             ("grant_type=password", "grant_type=password"),
             (
@@ -386,11 +420,20 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
                 "grant_type=client_credentials_v2",
             ),
             ("a prefix of it (client)", "grant_type=client"),
+            (
+                "CLIENT_CREDENTIALS (values are case-sensitive)",
+                "grant_type=CLIENT_CREDENTIALS",
+            ),
+            ("Client_Credentials", "grant_type=Client_Credentials"),
             ("an empty grant_type", "grant_type="),
             ("no grant_type", "scope=decrypt"),
             (
-                "grant_type twice (RFC 6749 section 3.1)",
+                "grant_type twice, client_credentials last (RFC 6749 section 3.1)",
                 "grant_type=password&grant_type=client_credentials",
+            ),
+            (
+                "grant_type twice, client_credentials first",
+                "grant_type=client_credentials&grant_type=password",
             ),
         ];
         let grant = futures_util::future::join_all(grants.into_iter().map(|(name, body)| {
@@ -451,10 +494,9 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
         Some(tokio::join!(wrong, grant, types))
     };
     let ((unknown, none, bearers, malformed), dependent) = tokio::join!(independent, dependent);
-    let r = "POST /auth";
     let mut out = vec![
         judge_cases(&AUTH_UNKNOWN_CLIENT, unknown),
-        judge_status(&AUTH_NO_AUTHORIZATION, r, &none, Want::Status(401)),
+        judge_cases(&AUTH_NO_AUTHORIZATION, none),
         judge_cases(&AUTH_BEARER_CREDENTIALS, bearers),
         judge_cases(&AUTH_MALFORMED_BASIC, malformed),
     ];

@@ -44,6 +44,8 @@ pub(super) struct Call {
     pub(crate) chunked: bool,
     /// A query string (without `?`).
     pub(crate) query: Option<String>,
+    /// More headers (a cookie).
+    pub(crate) extra: Vec<(&'static str, String)>,
 }
 
 impl Call {
@@ -59,7 +61,14 @@ impl Call {
             close: false,
             chunked: false,
             query: None,
+            extra: Vec::new(),
         }
+    }
+
+    /// Adds a header.
+    pub(crate) fn header(mut self, name: &'static str, value: impl Into<String>) -> Call {
+        self.extra.push((name, value.into()));
+        self
     }
 
     /// Adds a query string (without `?`).

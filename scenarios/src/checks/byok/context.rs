@@ -266,6 +266,43 @@ impl Case {
     }
 }
 
+/// Marks the refusals (401) among `cases` whose guesses were of one length (`lengths[i]` is
+/// case `i`'s) but whose bodies differ: such refusals tell how close a guess came (where it
+/// first differs, how much of it matched), which reads a secret back one character at a
+/// time. Ids and times in the bodies are set aside first.
+pub(crate) fn refusals_alike(cases: &mut [Case], lengths: &[usize]) {
+    let body = |c: &Case| -> Option<String> {
+        let ex = c.result.as_ref().ok().filter(|ex| ex.status == 401)?;
+        let text = String::from_utf8_lossy(&ex.body).into_owned();
+        // Request ids, trace ids and times differ from call to call.
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        let message = v.pointer("/error/message").cloned().unwrap_or(v);
+        Some(message.to_string())
+    };
+    let bodies: Vec<Option<String>> = cases.iter().map(body).collect();
+    let mut differs = vec![false; cases.len()];
+    for i in 0..cases.len() {
+        for j in i + 1..cases.len() {
+            if lengths[i] == lengths[j]
+                && let (Some(a), Some(b)) = (&bodies[i], &bodies[j])
+                && a != b
+            {
+                differs[i] = true;
+                differs[j] = true;
+            }
+        }
+    }
+    for (c, d) in cases.iter_mut().zip(differs) {
+        if d {
+            c.problem = Some(
+                "refused otherwise than another wrong guess of the same length: the refusal \
+                 tells how close the guess came"
+                    .into(),
+            );
+        }
+    }
+}
+
 /// Judges several answers that must all have a status of `want`.
 pub(crate) fn judge_statuses(
     def: &CheckDef,

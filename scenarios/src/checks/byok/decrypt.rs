@@ -18,7 +18,7 @@ use super::plaintext;
 use super::probe::{Call, CallError, CallErrorKind, Endpoint, Exchange, data_object, decrypt_body};
 use super::refusals;
 use super::setup;
-use super::tamper::{Alteration, with_bad_character};
+use super::tamper::{Alteration, every_flip, extended, with_bad_character};
 use crate::checks::{Check, CheckDef, Evidence};
 
 /// The size of the oversized body.
@@ -137,11 +137,32 @@ async fn keys_and_bodies(
     };
     let (repeat, unknown, missing_prefix, wrong_prefix, v2, bad_b64) = tokio::join!(
         p.send(DECRYPT_REPEATABLE.id, post()),
-        send_body(DECRYPT_UNKNOWN_ALIAS.id, decrypt_body(UNKNOWN_ALIAS, e)),
+        futures_util::future::join_all(unknown_aliases(alias).into_iter().map(
+            |(name, a)| async move {
+                let r = send_body(DECRYPT_UNKNOWN_ALIAS.id, decrypt_body(&a, e)).await;
+                Case::new(name, r, Want::ClientError)
+            }
+        )),
         send_body(DECRYPT_MISSING_PREFIX.id, key(payload.to_string())),
         key_cases(&DECRYPT_WRONG_PREFIX, wrong_prefixes(payload)),
         send_body(DECRYPT_V2_PREFIX.id, key(format!("byok:v2:{payload}"))),
         key_cases(&DECRYPT_BAD_BASE64, bad_payloads(e)),
+    );
+    let flips = every_flip(e);
+    let (flipped_any, extended) = tokio::join!(
+        futures_util::future::join_all(flips.into_iter().map(|(name, text)| async move {
+            let r = send_body(DECRYPT_FLIPPED_ANY_BYTE.id, key(text)).await;
+            Case::new(name, r, Want::ClientError)
+        })),
+        futures_util::future::join_all([1usize, 16].map(|n| async move {
+            let r = send_body(DECRYPT_EXTENDED_KEY.id, key(extended(e, n))).await;
+            let name = if n == 1 {
+                "1 byte appended".to_string()
+            } else {
+                format!("{n} bytes appended")
+            };
+            Case::new(name, r, Want::ClientError)
+        })),
     );
     let (flipped, truncated, other_r) = tokio::join!(
         futures_util::future::join_all(
@@ -203,7 +224,7 @@ async fn keys_and_bodies(
     let r = "POST /decrypt-key";
     let refused = Want::ClientError;
     let mut out = vec![judge_repeat(baseline, &repeat)];
-    out.push(judge_status(&DECRYPT_UNKNOWN_ALIAS, r, &unknown, refused));
+    out.push(judge_cases(&DECRYPT_UNKNOWN_ALIAS, unknown));
     out.push(match &other_r {
         // The refusal names the alias, not the key: --other-key-alias is not an alias of the
         // service, so the check could not try what it is for.
@@ -233,13 +254,41 @@ async fn keys_and_bodies(
     for (def, res) in &flipped {
         out.push(judge_status(def, r, res, refused));
     }
+    out.push(judge_cases(&DECRYPT_FLIPPED_ANY_BYTE, flipped_any));
+    out.push(judge_cases(&DECRYPT_EXTENDED_KEY, extended));
     out.push(judge_cases(&DECRYPT_TRUNCATED_KEY, truncated));
     out.push(judge_statuses(&DECRYPT_MISSING_FIELDS, &fields, refused));
     out.push(judge_missing_fields_code(&fields));
+    let mut malformed = malformed;
+    if let Some(r) = p.raw(DECRYPT_MALFORMED_BODY.id, post(), "abc").await {
+        malformed.push(Case::new(
+            "Content-Length: abc (over plain http)",
+            r.map(Arc::new),
+            Want::ClientError,
+        ));
+    }
     out.push(judge_cases(&DECRYPT_MALFORMED_BODY, malformed));
     out.push(judge_cases(&DECRYPT_CONTENT_TYPE, content_type));
     out.push(oversized_verdict(oversized));
     out
+}
+
+/// Aliases the service does not have: one of its own, and the alias given in other cases,
+/// with a space after it, with a character appended (an alias compared loosely decrypts
+/// under them).
+fn unknown_aliases(alias: &str) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        (
+            "an alias the service does not have",
+            UNKNOWN_ALIAS.to_string(),
+        ),
+        ("the alias in upper case", alias.to_uppercase()),
+        ("the alias in lower case", alias.to_lowercase()),
+        ("the alias with a space after it", format!("{alias} ")),
+        ("the alias with a character appended", format!("{alias}x")),
+    ];
+    v.retain(|(_, a)| a != alias);
+    v
 }
 
 /// The key under prefixes that are not `byok:v1:`, each with its name: another scheme, the
@@ -251,6 +300,8 @@ fn wrong_prefixes(payload: &str) -> Vec<(&'static str, String)> {
         ("byok:V1:", format!("byok:V1:{payload}")),
         ("a space before byok:v1:", format!(" {PREFIX}{payload}")),
         ("byok:v1:: (colon doubled)", format!("{PREFIX}:{payload}")),
+        ("byok:v1: twice", format!("{PREFIX}{PREFIX}{payload}")),
+        ("the prefix at the end", format!("{payload}{PREFIX}")),
     ]
 }
 
@@ -271,6 +322,10 @@ fn bad_payloads(e: &str) -> Vec<(&'static str, String)> {
         ("nothing after the prefix", PREFIX.to_string()),
         ("one byte after the prefix", format!("{PREFIX}AA==")),
         ("four bytes after the prefix", format!("{PREFIX}AAAAAA==")),
+        (
+            "a character that is not ASCII inside",
+            format!("{PREFIX}{}é{}", &payload[..mid], &payload[mid..]),
+        ),
     ]
 }
 
@@ -319,9 +374,26 @@ fn malformed_bodies(alias: &str, e: &str) -> Vec<(&'static str, Vec<u8>)> {
             "the request nested once more",
             with(json!({"data": {"key_alias": alias, "encrypted_key": e}})),
         ),
+        ("arrays nested 50,000 deep", "[".repeat(50_000)),
+        (
+            "a number of 5,000 digits for key_alias",
+            format!(
+                "{{\"data\": {{\"key_alias\": {}, \"encrypted_key\": \"{e}\"}}}}",
+                "7".repeat(5_000)
+            ),
+        ),
     ]
     .into_iter()
     .map(|(n, b)| (n, b.into_bytes()))
+    .chain(std::iter::once((
+        "a byte that is not UTF-8 inside a string",
+        {
+            let mut b = format!("{{\"data\": {{\"key_alias\": \"{alias}").into_bytes();
+            b.push(0xff);
+            b.extend(format!("\", \"encrypted_key\": \"{e}\"}}}}").into_bytes());
+            b
+        },
+    )))
     .collect()
 }
 
@@ -356,6 +428,18 @@ pub(crate) fn content_types(
             refused,
         ),
         ("without Content-Type", json.clone(), None, refused),
+        (
+            "labelled application/json-seq",
+            json.clone(),
+            Some("application/json-seq"),
+            refused,
+        ),
+        (
+            "labelled application/jsonx",
+            json.clone(),
+            Some("application/jsonx"),
+            refused,
+        ),
         (
             "application/json; charset=utf-8 (must be served)",
             json,

@@ -22,6 +22,18 @@ const MAX_LISTED: usize = 5;
 /// it, so the `errors` checks never warn about an answer another check accepts.
 const UNSUPPORTED_MEDIA_TYPE: &str = "UNSUPPORTED_MEDIA_TYPE";
 
+/// Whether the answer is labelled `application/json` (any parameters): the error bodies are
+/// the contract's own shape, not another JSON media type's (`application/problem+json`).
+fn is_application_json(ex: &Exchange) -> bool {
+    ex.header("content-type").is_some_and(|v| {
+        v.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case("application/json")
+    })
+}
+
 /// The documented codes that go with `status`.
 fn codes_for(status: u16) -> Vec<&'static str> {
     if status == 415 {
@@ -84,8 +96,66 @@ pub(super) fn checks(journal: &[Arc<Exchange>], secrets: &Secrets) -> Vec<Check>
     } else {
         out.extend(judge_bodies(&errors));
     }
+    out.push(judge_www_authenticate(journal));
+    out.push(judge_no_store(journal));
     out.push(judge_secrets(journal, secrets));
     out
+}
+
+/// `errors.www_authenticate`: every 401 names the scheme it wants.
+fn judge_www_authenticate(journal: &[Arc<Exchange>]) -> Check {
+    let refused: Vec<&Arc<Exchange>> = journal.iter().filter(|e| e.status == 401).collect();
+    if refused.is_empty() {
+        return Check::skip(&ERRORS_WWW_AUTHENTICATE, "no 401 was seen");
+    }
+    let bad: Vec<Value> = refused
+        .iter()
+        .filter(|ex| {
+            let want = match ex.endpoint {
+                super::probe::Endpoint::Auth => "basic",
+                _ => "bearer",
+            };
+            !ex.header("www-authenticate")
+                .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with(want))
+        })
+        .map(|ex| {
+            listed(
+                ex,
+                json!({"www_authenticate": ex.header("www-authenticate")}),
+            )
+        })
+        .collect();
+    verdict(
+        &ERRORS_WWW_AUTHENTICATE,
+        refused.len(),
+        bad,
+        "WWW-Authenticate: Basic on every 401 of /auth, Bearer on every other 401",
+    )
+}
+
+/// `errors.no_store`: every success that holds a token or a key says not to keep it.
+fn judge_no_store(journal: &[Arc<Exchange>]) -> Check {
+    let holding: Vec<&Arc<Exchange>> = journal
+        .iter()
+        .filter(|e| e.status == 200 && e.method == reqwest::Method::POST)
+        .collect();
+    if holding.is_empty() {
+        return Check::skip(&ERRORS_NO_STORE, "no answer held a token or a key");
+    }
+    let bad: Vec<Value> = holding
+        .iter()
+        .filter(|ex| {
+            !ex.header("cache-control")
+                .is_some_and(|v| v.to_ascii_lowercase().contains("no-store"))
+        })
+        .map(|ex| listed(ex, json!({"cache_control": ex.header("cache-control")})))
+        .collect();
+    verdict(
+        &ERRORS_NO_STORE,
+        holding.len(),
+        bad,
+        "Cache-Control: no-store on every answer holding a token or a key",
+    )
 }
 
 fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
@@ -95,9 +165,15 @@ fn judge_bodies(errors: &[&Arc<Exchange>]) -> Vec<Check> {
     let mut json_count = 0;
     for ex in errors {
         let body = ex.json();
-        match (&body, ex.is_json_labelled()) {
+        match (&body, is_application_json(ex)) {
             (Some(_), true) => {}
-            (Some(_), false) => not_json.push(listed(ex, "JSON, not labelled application/json")),
+            (Some(_), false) => not_json.push(listed(
+                ex,
+                json!({
+                    "problem": "JSON, not labelled application/json",
+                    "content_type": ex.header("content-type"),
+                }),
+            )),
             (None, _) => not_json.push(listed(ex, ex.body_evidence())),
         }
         let Some(body) = body else { continue };

@@ -116,6 +116,29 @@ pub(crate) fn signature_forms(jwt: &Jwt, token: &str, random_key: [u8; 32]) -> V
     ]
 }
 
+/// `jwt`'s claims with `exp` `secs` later, signed HS256 with `key`.
+pub(crate) fn signed_with(jwt: &Jwt, key: &[u8], secs: i64) -> String {
+    let mut claims = jwt.claims.clone();
+    claims["exp"] = json!(jwt.int_claim("exp").unwrap_or(0) + secs);
+    let header = json!({"alg": "HS256", "typ": "JWT"});
+    let input = format!("{}.{}", encode(&header), encode(&claims));
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("any key length");
+    mac.update(input.as_bytes());
+    format!(
+        "{input}.{}",
+        URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    )
+}
+
+/// `token`'s header and `jwt`'s claims with `exp` an hour later, and the dot before a
+/// signature: `header.claims.`.
+pub(crate) fn with_later_exp(jwt: &Jwt, token: &str) -> String {
+    let mut claims = jwt.claims.clone();
+    claims["exp"] = json!(jwt.int_claim("exp").unwrap_or(0) + 3600);
+    let header = parts(token).map(|(h, _, _)| h).unwrap_or("");
+    format!("{header}.{}.", encode(&claims))
+}
+
 /// Unsigned or mislabelled tokens with `jwt`'s claims (or plausible ones when there is no
 /// JWT to copy): `alg` none in four spellings with an empty signature, none keeping the
 /// signature, no `alg` at all, and `alg` of another family (RS256 for an HMAC token, HS256

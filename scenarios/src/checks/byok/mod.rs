@@ -207,6 +207,7 @@ pub async fn validate(settings: Settings) -> anyhow::Result<CheckReport> {
                     &[
                         HEADERS_NO_TRACE_ID,
                         HEADERS_MALFORMED,
+                        HEADERS_REQUEST_ID_REQUIRED,
                         HEADERS_SKEWED_TIMESTAMP,
                     ],
                     &missing,

@@ -224,7 +224,7 @@ impl Probe {
                 .map(|u| u.path().to_string())
                 .unwrap_or(u)
         });
-        let probe = Probe {
+        let mut probe = Probe {
             client,
             urls,
             paths,
@@ -236,7 +236,7 @@ impl Probe {
             time: settings.time.clone(),
             timeout,
         };
-        probe.secret(settings.credential(), SecretKind::Credential);
+        probe.secrets.given(settings.credential());
         if let Some(k) = &settings.key {
             probe.secret(k.expected_plaintext.expose(), SecretKind::Plaintext);
         }
@@ -302,6 +302,95 @@ impl Probe {
         self.exchange(check, call).await
     }
 
+    /// Sends `call` as raw HTTP/1.1 with `Content-Length: {content_length}` as given (a
+    /// value no client library sends, such as `abc`), over plain http only (`None` over
+    /// https); answers the status and body the service gave, unrecorded.
+    pub(crate) async fn raw(
+        &self,
+        check: &'static str,
+        call: Call,
+        content_length: &str,
+    ) -> Option<Result<Exchange, CallError>> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let url = url::Url::parse(self.url(call.endpoint)).ok()?;
+        if url.scheme() != "http" {
+            return None;
+        }
+        let host = url.host_str()?.to_string();
+        let port = url.port_or_known_default()?;
+        let _permit = self
+            .limit
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let mut sent = Sent::new(call.method.clone(), url.path());
+        sent.headers
+            .push((HEADER_REQUEST_ID, self.ids.uuid_v4().to_string()));
+        sent.headers
+            .push((HEADER_REQUEST_TIMESTAMP, format_instant(self.time.now())));
+        if let Some(a) = &call.authorization {
+            sent.headers.push(("authorization", a.clone()));
+        }
+        sent.headers
+            .push(("content-type", "application/json".to_string()));
+        sent.headers
+            .push(("content-length", content_length.to_string()));
+        sent.headers.push(("connection", "close".to_string()));
+        sent.body = Sent::body_of(&call.body);
+        let mut head = format!(
+            "{} {} HTTP/1.1\r\nhost: {host}:{port}\r\n",
+            call.method,
+            url.path()
+        );
+        for (name, value) in &sent.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let watch = Stopwatch::start();
+        let failed = |what: String| CallError {
+            kind: CallErrorKind::Protocol,
+            message: what,
+            sent: Some(Box::new(sent.clone())),
+        };
+        let talk = async {
+            let mut stream = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(&call.body).await?;
+            let mut answer = Vec::new();
+            let _ = stream.read_to_end(&mut answer).await;
+            Ok::<_, std::io::Error>(answer)
+        };
+        let answer = match tokio::time::timeout(self.timeout, talk).await {
+            Ok(Ok(a)) => a,
+            Ok(Err(e)) => return Some(Err(failed(format!("the connection failed: {e}")))),
+            Err(_) => return Some(Err(failed("no answer in time".into()))),
+        };
+        let text = String::from_utf8_lossy(&answer);
+        let status = text
+            .lines()
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|c| c.parse::<u16>().ok());
+        let Some(status) = status else {
+            return Some(Err(failed(
+                "the connection closed without an HTTP answer".into(),
+            )));
+        };
+        let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+        Some(Ok(Exchange {
+            check,
+            endpoint: call.endpoint,
+            method: call.method,
+            trace_id: None,
+            sent,
+            status,
+            headers: HeaderMap::new(),
+            body: Bytes::from(body.as_bytes().to_vec()),
+            truncated: false,
+            elapsed: watch.elapsed(),
+        }))
+    }
+
     async fn exchange(&self, check: &'static str, call: Call) -> Result<Exchange, CallError> {
         let _permit = self
             .limit
@@ -355,6 +444,7 @@ impl Probe {
         if call.close {
             sent.headers.push(("connection", "close".to_string()));
         }
+        sent.headers.extend(call.extra.iter().cloned());
         sent.body = Sent::body_of(&call.body);
         let mut req = self.client.request(call.method.clone(), url);
         for (name, value) in &sent.headers {

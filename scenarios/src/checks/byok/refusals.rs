@@ -5,19 +5,19 @@
 //!
 //! | Check (`decrypt.*`, `rotate.*`) | Forms, each answered 401 |
 //! |---|---|
-//! | `no_token` | no `Authorization`; `Bearer` with no token; an empty header; the token in the query or in the body instead |
+//! | `no_token` | no `Authorization`; `Bearer` with no token; an empty header; the token in the query, the body or a cookie instead, or under another scheme (none, `Token`, `JWT`, `Basic`) |
 //! | `garbage_token` | random text; three dot-separated parts of random base64url |
-//! | `tampered_token` | a JWT's signature changed, emptied, cut to half, made with another key; its claims changed under the same signature (an opaque token: changed as text) |
+//! | `tampered_token` | a JWT's signature changed, emptied, cut to half, made with another key or with the client secret; its claims changed under the same signature, or under a value a refusal quoted (an opaque token: changed as text) |
 //! | `alg_none` | `alg` none, None, NONE, nOnE; none keeping the signature; no `alg`; `alg` of another family |
 //! | `basic_credentials` | the client credentials as HTTP Basic; the client secret and the Basic value as bearer tokens (with an API key: the key as Basic) |
-//! | `wrong_api_key` | the static key with one character changed, its case changed, cut, without its first or last character, with one appended |
+//! | `wrong_api_key` | the static key with one character changed, its case changed, cut, without its first or last character, with one appended; wrong keys of one length refused alike |
 
 use serde_json::Value;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 
-use super::context::{Case, Ctx, Want, judge_cases};
+use super::context::{Case, Ctx, Want, judge_cases, refusals_alike};
 use super::defs::*;
 use super::jwt::{self, Forged};
 use super::probe::{Call, Endpoint};
@@ -137,7 +137,15 @@ fn forms(ctx: &Ctx, bearer: &str) -> Forms {
     };
     let tampered = match (&ctx.s.credentials, &parsed) {
         (Credentials::ApiKey(_), _) => None,
-        (_, Some(j)) => Some(jwt::signature_forms(j, bearer, ids.bytes::<32>())),
+        (Credentials::Client { secret, .. }, Some(j)) => {
+            let mut forms = jwt::signature_forms(j, bearer, ids.bytes::<32>());
+            // Who holds the client secret must not be able to mint tokens with it.
+            forms.push((
+                "signed with the client secret (HS256), exp a day later",
+                jwt::signed_with(j, secret.expose().as_bytes(), 86_400),
+            ));
+            Some(forms)
+        }
         (_, None) => Some(jwt::opaque_forms(bearer)),
     };
     let b64 = |n: usize| URL_SAFE_NO_PAD.encode(&ids.bytes::<48>()[..n]);
@@ -167,6 +175,46 @@ fn forms(ctx: &Ctx, bearer: &str) -> Forms {
         basic,
         api_key,
     }
+}
+
+/// Refusals must not teach how to forge: every base64url run of 20 characters or more the
+/// refusals of tampered tokens carry is tried as the signature of claims changed (a later
+/// `exp`); each must be refused too. A service that quotes the signature it expected for
+/// the claims it was sent fails here.
+async fn quoted_signatures(
+    ctx: &Ctx,
+    defs: &Defs,
+    endpoint: Endpoint,
+    body: &Value,
+    jwt: &jwt::Jwt,
+    token: &str,
+    refused: &[Case],
+) -> Vec<Case> {
+    let mut quoted: Vec<String> = Vec::new();
+    for c in refused {
+        let Ok(ex) = &c.result else { continue };
+        let text = String::from_utf8_lossy(&ex.body);
+        for run in text.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-' || ch == '_')) {
+            if run.len() >= 20 && !token.contains(run) && !quoted.iter().any(|q| q == run) {
+                quoted.push(run.to_string());
+            }
+        }
+    }
+    quoted.truncate(8);
+    let forged = jwt::with_later_exp(jwt, token);
+    futures_util::future::join_all(quoted.into_iter().map(|sig| {
+        let call = Call::post(endpoint)
+            .authorization(format!("Bearer {forged}{sig}"))
+            .json(body);
+        async move {
+            Case::new(
+                "claims changed, signed with a value a refusal quoted",
+                ctx.probe.send(defs.tampered_token.id, call).await,
+                Want::Status(401),
+            )
+        }
+    }))
+    .await
 }
 
 /// Sends every form of every attack to `endpoint` with `body`, and judges each attack:
@@ -210,14 +258,22 @@ pub(super) async fn checks(ctx: &Ctx, defs: &Defs, endpoint: Endpoint, body: &Va
         .into_iter()
         .map(|(n, a)| (n.to_string(), a))
         .collect();
-    // The token where no bearer token belongs: the query, the body.
+    // The token where no bearer token belongs: the query, the body, a cookie; or under
+    // another scheme than Bearer.
+    let other_schemes = [
+        ("the token without a scheme", token.clone()),
+        ("the token under the scheme Token", format!("Token {token}")),
+        ("the token under the scheme JWT", format!("JWT {token}")),
+        ("the token under the scheme Basic", format!("Basic {token}")),
+    ]
+    .map(|(n, a)| (n.to_string(), Some(a)));
     let elsewhere = async {
         let mut in_body = body.clone();
         if let Some(m) = in_body.as_object_mut() {
             m.insert("access_token".into(), Value::String(token.clone()));
         }
         let p = &ctx.probe;
-        let (query, in_body) = tokio::join!(
+        let (query, in_body, cookie) = tokio::join!(
             p.send(
                 defs.no_token.id,
                 Call::post(endpoint)
@@ -225,6 +281,12 @@ pub(super) async fn checks(ctx: &Ctx, defs: &Defs, endpoint: Endpoint, body: &Va
                     .json(body)
             ),
             p.send(defs.no_token.id, Call::post(endpoint).json(&in_body)),
+            p.send(
+                defs.no_token.id,
+                Call::post(endpoint)
+                    .header("cookie", format!("access_token={token}"))
+                    .json(body)
+            ),
         );
         [
             Case::new(
@@ -237,9 +299,22 @@ pub(super) async fn checks(ctx: &Ctx, defs: &Defs, endpoint: Endpoint, body: &Va
                 in_body,
                 Want::Status(401),
             ),
+            Case::new(
+                "no Authorization, the token in a cookie (access_token)",
+                cookie,
+                Want::Status(401),
+            ),
         ]
     };
-    let (mut none, garbage, tampered, alg, basic, api_key, elsewhere) = tokio::join!(
+    let mut no_token: Vec<(String, Option<String>)> = no_token;
+    no_token.extend(other_schemes);
+    let key_lengths: Vec<usize> = f
+        .api_key
+        .iter()
+        .flatten()
+        .map(|(_, v)| v.chars().count())
+        .collect();
+    let (mut none, garbage, mut tampered, alg, basic, mut api_key, elsewhere) = tokio::join!(
         send_all(&defs.no_token, no_token),
         send_all(&defs.garbage_token, bearer_of(f.garbage)),
         send_all(
@@ -255,6 +330,10 @@ pub(super) async fn checks(ctx: &Ctx, defs: &Defs, endpoint: Endpoint, body: &Va
         elsewhere,
     );
     none.extend(elsewhere);
+    refusals_alike(&mut api_key, &key_lengths);
+    if let (Some(_), Some(j)) = (&f.tampered, jwt::parse(&token).ok()) {
+        tampered.extend(quoted_signatures(ctx, defs, endpoint, body, &j, &token, &tampered).await);
+    }
     vec![
         judge_cases(&defs.no_token, none),
         judge_cases(&defs.garbage_token, garbage),

@@ -333,45 +333,107 @@ async fn bodies(ctx: &Ctx) -> (Vec<Case>, Option<TargetKey>) {
     let bearer = ctx.bearer().await;
     let alias = ctx.s.key_alias.as_str();
     let with = |data: Value| json!({ "data": data }).to_string();
-    let forms: Vec<(&str, Option<String>, Want)> = vec![
+    let right = with(json!({ "key_alias": alias }));
+    let json = Some("application/json");
+    let forms: Vec<(&str, Option<String>, Option<&'static str>, Want)> = vec![
         (
             "no body (the caller's default alias)",
+            None,
             None,
             Want::Status(200),
         ),
         (
             "invalid JSON",
             Some("{\"data\": {".into()),
+            json,
             Want::ClientError,
         ),
-        ("JSON null", Some("null".into()), Want::ClientError),
-        ("data null", Some(with(Value::Null)), Want::ClientError),
-        ("data a string", Some(with(json!(alias))), Want::ClientError),
+        ("JSON null", Some("null".into()), json, Want::ClientError),
+        (
+            "data null",
+            Some(with(Value::Null)),
+            json,
+            Want::ClientError,
+        ),
+        (
+            "data a string",
+            Some(with(json!(alias))),
+            json,
+            Want::ClientError,
+        ),
         (
             "data an array",
             Some(with(json!([alias]))),
+            json,
             Want::ClientError,
         ),
         (
             "key_alias a number",
             Some(with(json!({"key_alias": 7}))),
+            json,
             Want::ClientError,
         ),
         (
             "key_alias null",
             Some(with(json!({"key_alias": null}))),
+            json,
+            Want::ClientError,
+        ),
+        (
+            "key_alias an array",
+            Some(with(json!({"key_alias": [alias]}))),
+            json,
+            Want::ClientError,
+        ),
+        (
+            "key_alias an object",
+            Some(with(json!({"key_alias": {"name": alias}}))),
+            json,
+            Want::ClientError,
+        ),
+        (
+            "the request labelled text/plain",
+            Some(right.clone()),
+            Some("text/plain"),
+            Want::ClientError,
+        ),
+        (
+            "the request without Content-Type",
+            Some(right.clone()),
+            None,
+            Want::ClientError,
+        ),
+        (
+            "the request padded to 1 MiB",
+            Some(format!(
+                "{{\"data\": {{\"key_alias\": \"{alias}\"}}, \"padding\": \"{}\"}}",
+                "a".repeat(super::decrypt::OVERSIZED_BYTES)
+            )),
+            json,
             Want::ClientError,
         ),
     ];
-    let cases = futures_util::future::join_all(forms.into_iter().map(|(name, body, want)| {
-        let call = Call::post(Endpoint::RotateKey).maybe_authorization(bearer.clone());
-        let call = match body {
-            Some(b) => call.raw(b, Some("application/json")),
-            None => call,
-        };
-        async move { Case::new(name, ctx.probe.send(ROTATE_BODY.id, call).await, want) }
-    }))
-    .await;
+    let cases =
+        futures_util::future::join_all(forms.into_iter().map(|(name, body, label, want)| {
+            let call = Call::post(Endpoint::RotateKey).maybe_authorization(bearer.clone());
+            let call = match body {
+                Some(b) if b.len() > 1024 => call.raw(b, label).close_connection(),
+                Some(b) => call.raw(b, label),
+                None => call,
+            };
+            async move {
+                match ctx.probe.send(ROTATE_BODY.id, call).await {
+                    Err(e)
+                        if e.kind == super::probe::CallErrorKind::Protocol
+                            && name.contains("1 MiB") =>
+                    {
+                        Case::closed_early(name, e)
+                    }
+                    r => Case::new(name, r, want),
+                }
+            }
+        }))
+        .await;
     let key = cases[0].result.as_ref().ok().and_then(|ex| key_of(ex));
     (cases, key)
 }

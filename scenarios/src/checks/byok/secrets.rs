@@ -116,25 +116,40 @@ fn protocol_words() -> Vec<String> {
 pub(crate) struct Secrets {
     list: Mutex<Vec<(String, SecretKind)>>,
     /// What the run sends in the clear (client id, aliases, partner, host; every client id
-    /// of a Basic value sent) and the protocol's words: see [`Redactor::with_public`].
+    /// of a Basic value sent), which may stand inside encoded text (a token's claims): see
+    /// [`Redactor::with_public_embedded`].
     public: Mutex<Vec<String>>,
+    /// The credentials the settings give (the client secret or static key).
+    given: Vec<String>,
 }
 
 /// The secrets of each kind, ready to look for in answers.
 pub(crate) struct Detector {
     by_kind: Vec<(SecretKind, Redactor)>,
+    /// The credentials given (client secret, static key), for their masked forms.
+    credentials: Vec<String>,
 }
+
+/// How many characters at each end of a credential a masked form shows, at least, to be
+/// found (`Rq3-w...9cNe`).
+const MASK_CHARS: usize = 4;
 
 impl Secrets {
     /// The secrets of a run whose public settings are `public` (to them the protocol's own
     /// words are added).
     pub(crate) fn new(public: impl IntoIterator<Item = String>) -> Secrets {
-        let mut all: Vec<String> = public.into_iter().filter(|p| !p.is_empty()).collect();
-        all.extend(protocol_words());
+        let all: Vec<String> = public.into_iter().filter(|p| !p.is_empty()).collect();
         Secrets {
             list: Mutex::default(),
             public: Mutex::new(all),
+            given: Vec::new(),
         }
+    }
+
+    /// Remembers the credential the settings give: a secret, looked for masked too.
+    pub(crate) fn given(&mut self, credential: &str) {
+        self.add(credential, SecretKind::Credential);
+        self.given.push(credential.to_string());
     }
 
     /// Remembers `text` as public: runs of a secret it shares are no evidence of a leak.
@@ -165,12 +180,17 @@ impl Secrets {
                     .filter(|(_, k)| *k == kind)
                     .map(|(s, _)| s.clone()),
             )
-            .with_public(public.iter().cloned());
+            .with_public(protocol_words())
+            .with_public_embedded(public.iter().cloned());
             (kind, r)
         })
         .filter(|(_, r)| !r.is_empty())
         .collect();
-        Detector { by_kind }
+        let credentials = self.given.clone();
+        Detector {
+            by_kind,
+            credentials,
+        }
     }
 
     /// Remembers `value` as a secret of `kind` (the first kind given to a value stays).
@@ -329,6 +349,28 @@ impl Detector {
         let success = (200..300).contains(&status);
         let mut found = Vec::new();
         let body_texts = texts_of(body);
+        // A credential shown masked: its first and its last characters in one answer.
+        let whole_text = body_texts.first().map(String::as_str).unwrap_or("");
+        let header_text: String = headers
+            .iter()
+            .map(|(_, v)| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for c in &self.credentials {
+            let chars: Vec<char> = c.chars().collect();
+            if chars.len() < 2 * MASK_CHARS + 4 {
+                continue;
+            }
+            let head: String = chars[..MASK_CHARS].iter().collect();
+            let tail: String = chars[chars.len() - MASK_CHARS..].iter().collect();
+            for (place, text) in [("the body", whole_text), ("a header", header_text.as_str())] {
+                if text.contains(&head) && text.contains(&tail) {
+                    found.push(format!(
+                        "{place} holds a credential masked (its first and last characters)"
+                    ));
+                }
+            }
+        }
         for (kind, r) in &self.by_kind {
             let allowed = success && kind.allowed_in_success_body(endpoint);
             if !allowed && body_texts.iter().any(|t| r.finds(t)) {

@@ -11,12 +11,17 @@
 //! same positions, which still cover its start, middle and end.
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+use base64::engine::GeneralPurpose;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use contracts::envelope::{NONCE_LEN, PREFIX, TAG_LEN, VERSION_LEN};
 
 use super::defs::*;
 use super::jwt;
 use crate::checks::CheckDef;
+
+/// The encodings an envelope's text may be in, tried in turn; an altered envelope is encoded
+/// again in the one it was read in (padded or not, either alphabet).
+const ENGINES: [&GeneralPurpose; 4] = [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD, &URL_SAFE_NO_PAD];
 
 /// The most bytes [`Alteration::Truncate`] cuts off: half a tag.
 pub(crate) const MAX_TRUNCATED_BYTES: usize = TAG_LEN / 2;
@@ -70,7 +75,7 @@ impl Alteration {
     /// character at the same place changed (or its end cut).
     pub(super) fn apply(self, encrypted_key: &str) -> String {
         let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
-        for engine in [&STANDARD, &URL_SAFE] {
+        for engine in ENGINES {
             if let Ok(mut bytes) = engine.decode(payload)
                 && !bytes.is_empty()
             {
@@ -109,6 +114,49 @@ impl Alteration {
             }
         }
     }
+}
+
+/// The most positions `decrypt.flipped_any_byte` flips (evenly spread over a longer key).
+const MAX_FLIPS: usize = 160;
+
+/// `encrypted_key` with each byte of its decoded envelope flipped in turn (each its own key,
+/// re-encoded in the same alphabet), named by the position: any byte a verifier leaves
+/// unauthenticated (a header, an alias, a key id) decrypts.
+pub(crate) fn every_flip(encrypted_key: &str) -> Vec<(String, String)> {
+    let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
+    for engine in ENGINES {
+        if let Ok(bytes) = engine.decode(payload)
+            && !bytes.is_empty()
+        {
+            let n = bytes.len();
+            let step = n.div_ceil(MAX_FLIPS).max(1);
+            return (0..n)
+                .step_by(step)
+                .map(|at| {
+                    let mut b = bytes.clone();
+                    b[at] ^= 0x01;
+                    (
+                        format!("byte {at} of {n}"),
+                        format!("{PREFIX}{}", engine.encode(b)),
+                    )
+                })
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
+/// `encrypted_key` with `n` bytes appended to its decoded envelope (re-encoded in the same
+/// alphabet), or a character appended when it is not base64.
+pub(crate) fn extended(encrypted_key: &str, n: usize) -> String {
+    let payload = encrypted_key.strip_prefix(PREFIX).unwrap_or(encrypted_key);
+    for engine in ENGINES {
+        if let Ok(mut bytes) = engine.decode(payload) {
+            bytes.extend(std::iter::repeat_n(0x5a, n));
+            return format!("{PREFIX}{}", engine.encode(bytes));
+        }
+    }
+    format!("{encrypted_key}A")
 }
 
 /// `encrypted_key` with a `!` in the middle of its base64.

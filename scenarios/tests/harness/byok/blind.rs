@@ -1,6 +1,7 @@
 //! The rounds of defects written blind: for each round under `scenarios/tests/blind/byok/`,
 //! a key service written from the spec, docs/interface.md and the README alone by an author
-//! who never read the checks (`service.mjs`, Node.js with its own crypto), and its defects
+//! who never read the checks (round 2 in Node.js with its built-in crypto, round 3 in Python
+//! with pycryptodome; `verdicts.json` says how to start each), and its defects
 //! (`defects.json`, each citing its rule). `harness check byok`, run as a user runs it,
 //! passes the service and fails every defect (a defect of a "should" rule may fail a
 //! warning only), but those `verdicts.json` names as out of one run's sight with the
@@ -31,6 +32,8 @@ const PARALLEL: usize = 3;
 /// What one run of the check gave.
 struct Run {
     code: Option<i32>,
+    /// The report as written.
+    report: String,
     /// Failed checks and their severity.
     failed: BTreeMap<String, String>,
     /// Every output, for the leak scan.
@@ -39,12 +42,18 @@ struct Run {
     secrets: Vec<String>,
 }
 
-/// The fixed settings of every round's service (`service.mjs`'s own).
+/// The fixed settings of a round's service (`verdicts.json`'s `service`).
 struct Service {
     dir: PathBuf,
+    /// How to start it (`node service.mjs`, `python3 service.py`), from its folder.
+    command: Vec<String>,
+    /// What shows that it can run here.
+    check: Vec<String>,
     client: String,
     secret: String,
     static_key: String,
+    /// Its two key aliases.
+    aliases: [String; 2],
 }
 
 fn service(dir: &Path) -> Service {
@@ -58,11 +67,23 @@ fn service(dir: &Path) -> Service {
             .expect("service settings")
             .to_string()
     };
+    let list = |k: &str| -> Vec<String> {
+        v["service"][k]
+            .as_array()
+            .expect("service settings")
+            .iter()
+            .map(|x| x.as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let aliases = list("aliases");
     Service {
         dir: dir.to_path_buf(),
+        command: list("command"),
+        check: list("check"),
         client: s("client_id"),
         secret: s("client_secret"),
         static_key: s("static_key"),
+        aliases: [aliases[0].clone(), aliases[1].clone()],
     }
 }
 
@@ -75,8 +96,9 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
     if let Some(d) = defect {
         defect_args = vec!["--defect".into(), d.into()];
     }
-    let mut child = Command::new("node")
-        .arg(svc.dir.join("service.mjs"))
+    let mut child = Command::new(&svc.command[0])
+        .current_dir(&svc.dir)
+        .args(&svc.command[1..])
         .args(["--port", "0"])
         .args(&defect_args)
         .args(service_args)
@@ -84,7 +106,7 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("node starts the service");
+        .expect("the service starts");
     let mut line = String::new();
     BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut line)
@@ -92,9 +114,10 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
     let port = serde_json::from_str::<Value>(&line).expect("{\"port\": N}")["port"]
         .as_u64()
         .expect("a port");
-    let wrapped = Command::new("node")
-        .arg(svc.dir.join("service.mjs"))
-        .args(["wrap", "--alias", "alpha"])
+    let wrapped = Command::new(&svc.command[0])
+        .current_dir(&svc.dir)
+        .args(&svc.command[1..])
+        .args(["wrap", "--alias", &svc.aliases[0]])
         .args(&defect_args)
         .output()
         .expect("wrap runs");
@@ -111,14 +134,8 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
         "--base-url",
         &format!("http://127.0.0.1:{port}"),
     ])
-    .args([
-        "--partner",
-        "acme",
-        "--key-alias",
-        "alpha",
-        "--other-key-alias",
-        "beta",
-    ])
+    .args(["--partner", "acme", "--key-alias", &svc.aliases[0]])
+    .args(["--other-key-alias", &svc.aliases[1]])
     .args([
         "--use-rotate",
         "--encrypted-key",
@@ -174,35 +191,48 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
     secrets.push(plaintext.to_string());
     Run {
         code: out.status.code(),
+        report: report.clone(),
         failed,
         outputs,
         secrets,
     }
 }
 
-/// Whether the machine has Node.js; without it the rounds cannot run (CI sets
-/// `HARNESS_REQUIRE_NODE` so that they fail there instead of being skipped).
-fn node_available() -> bool {
-    let ok = Command::new("node")
-        .arg("--version")
+/// Whether the machine runs the round's service (Node.js, Python with its crypto library);
+/// without it the round cannot run (CI sets `HARNESS_REQUIRE_BLIND` so that it fails there
+/// instead of being skipped).
+fn runnable(svc: &Service) -> bool {
+    let ok = Command::new(&svc.check[0])
+        .args(&svc.check[1..])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
         assert!(
-            std::env::var_os("HARNESS_REQUIRE_NODE").is_none(),
-            "HARNESS_REQUIRE_NODE is set but node cannot run"
+            std::env::var_os("HARNESS_REQUIRE_BLIND").is_none(),
+            "HARNESS_REQUIRE_BLIND is set but {:?} fails: install what {} needs",
+            svc.check,
+            svc.dir.display()
         );
-        eprintln!("skipped: the blind rounds need Node.js (node) on the PATH");
+        eprintln!("skipped {}: {:?} fails here", svc.dir.display(), svc.check);
     }
     ok
 }
 
-/// The rounds, in order.
+/// The rounds, in order (only those `BLIND_ROUNDS`, comma-separated, names, when it is set).
 fn rounds() -> Vec<PathBuf> {
+    let only: Option<Vec<String>> = std::env::var("BLIND_ROUNDS")
+        .ok()
+        .map(|v| v.split(',').map(str::to_string).collect());
     let mut v: Vec<PathBuf> = std::fs::read_dir(rounds_dir())
         .expect("the rounds' folder")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("defects.json").is_file())
+        .filter(|p| {
+            only.as_ref().is_none_or(|o| {
+                o.iter()
+                    .any(|r| p.file_name().is_some_and(|f| f.to_string_lossy() == *r))
+            })
+        })
         .collect();
     v.sort();
     v
@@ -210,14 +240,14 @@ fn rounds() -> Vec<PathBuf> {
 
 #[test]
 fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
-    if !node_available() {
-        return;
-    }
     let mut failures = Vec::new();
     let mut caught_by: BTreeSet<String> = BTreeSet::new();
     for dir in rounds() {
         let round = dir.file_name().unwrap().to_string_lossy().into_owned();
         let svc = service(&dir);
+        if !runnable(&svc) {
+            continue;
+        }
         let verdicts: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("verdicts.json")).unwrap())
                 .unwrap();
@@ -231,16 +261,22 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
 
         let base = run(&svc, None, &[]);
         let static_base = run(&svc, None, &["--static-key".to_string()]);
+        let mut conforming = true;
         for (name, b) in [("baseline", &base), ("baseline --static-key", &static_base)] {
             if b.code != Some(0) || !b.failed.is_empty() {
+                conforming = false;
                 failures.push(format!(
-                    "{round} {name}: exit {:?}, failed {:?}",
-                    b.code, b.failed
+                    "{round} {name}: exit {:?}, failed {:?}: {}",
+                    b.code, b.failed, b.report
                 ));
             }
             assert_no_secret(&b.outputs, &[&svc.secret, &svc.static_key], &b.secrets);
         }
 
+        if !conforming {
+            // Defects of a service the check fails anyway prove nothing.
+            continue;
+        }
         let queue = Mutex::new(defects.iter().collect::<Vec<_>>());
         let results = Mutex::new(Vec::new());
         std::thread::scope(|s| {
