@@ -6,6 +6,8 @@
 //! - [`checks`]: one model for every verdict (scenario expectations, the BYOK check, the
 //!   platform check, CI verification).
 //! - [`report`]: that model rendered as a terminal table, JSON and JUnit XML.
+//! - [`differ`]: one answer of a target against the reference's answers to the same
+//!   request, value by value (the platform check's oracle).
 //! - [`stack`]: the whole stack in one process (key service, platform, telephony, BYOK
 //!   wired), for `harness up` and the scenario runner.
 //! - [`up`]: `harness up`, the whole stack on localhost.
@@ -25,6 +27,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod checks;
+pub mod differ;
 pub mod ping;
 pub mod report;
 pub mod runner;

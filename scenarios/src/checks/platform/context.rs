@@ -32,6 +32,8 @@ pub(crate) struct Settings {
     pub(crate) webhook_listen: String,
     /// The URL the target posts webhooks to, when not `http://{webhook_listen}`.
     pub(crate) webhook_public_url: Option<String>,
+    /// The secret the target signs its webhooks with (`--webhook-secret`), when known.
+    pub(crate) webhook_secret: Option<String>,
 }
 
 /// The other workspace, when given: its key and paths.
@@ -267,15 +269,19 @@ impl Ctx {
     }
 
     /// The violations of the schema `name` by a success body, as evidence and verdict.
+    /// A violation of a point only this project assumed is shown, not failed.
     pub(crate) fn conforms(&self, x: &Exchange, schema: &str) -> (bool, Evidence) {
-        let violations = match &x.json {
-            Some(v) => self.schemas.violations(schema, v),
-            None => vec!["the body is not JSON".to_string()],
+        let (violations, assumed) = match &x.json {
+            Some(v) => self.schemas.classified(schema, v),
+            None => (vec!["the body is not JSON".to_string()], Vec::new()),
         };
         let ok = x.is_success() && violations.is_empty();
         let mut e = x.evidence();
         if !violations.is_empty() && x.is_success() {
             e = e.with("schema", schema).with("violations", violations);
+        }
+        if !assumed.is_empty() && x.is_success() {
+            e = e.with("assumptions_not_met", assumed);
         }
         (ok, e)
     }

@@ -14,6 +14,8 @@
 //! - [`auth`]: every route without a key, with a wrong key, with another workspace's key.
 //! - [`sim`]: what needs time (and the simulation API): activation, windows, retries,
 //!   rules 1 to 6.
+//! - [`oracle`]: every answer of the groups above against the reference platform's answer
+//!   to the same request ([`crate::differ`]).
 //!
 //! [`target`] is the HTTP side and [`exchange`] a request with its answer as evidence,
 //! [`context`] what every group works with, [`fixtures`] what the checks create (names start
@@ -34,6 +36,7 @@ pub(crate) mod exchange;
 pub mod fixtures;
 pub(crate) mod last_run;
 pub(crate) mod limits;
+pub(crate) mod oracle;
 pub mod pagination;
 mod preflight;
 pub(crate) mod receiver;
@@ -129,6 +132,12 @@ pub const GROUPS: &[Group] = &[
         about: "time, dialling rules, stop files, events and inbound calls through the simulation API (--sim)",
         checks: sim::CHECKS,
         makes: sim::MAKES,
+    },
+    Group {
+        name: "oracle",
+        about: "every answer of the groups above against the reference platform's answer to the same request",
+        checks: oracle::CHECKS,
+        makes: &[],
     },
 ];
 
@@ -258,9 +267,22 @@ pub struct PlatformArgs {
     /// Where the simulation checks listen for the campaigns' webhooks.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub(crate) webhook_listen: String,
+    /// Do not compare the target's answers with the reference platform's (the `oracle`
+    /// group is then skipped; `--skip oracle` does the same).
+    #[arg(long)]
+    pub(crate) no_oracle: bool,
     /// The URL the target posts webhooks to, when it cannot reach --webhook-listen directly.
     #[arg(long, value_name = "URL")]
     pub(crate) webhook_public_url: Option<String>,
+    /// The secret the target signs its webhooks with (its ready file's webhook_secret):
+    /// every delivery's signature is then verified (sim.webhook_signatures).
+    #[arg(
+        long,
+        env = "HARNESS_WEBHOOK_SECRET",
+        value_name = "SECRET",
+        hide_env_values = true
+    )]
+    pub(crate) webhook_secret: Option<String>,
 }
 
 /// Everything a run needs, apart from the command line.
@@ -278,6 +300,8 @@ pub struct Options {
     pub(crate) filter: GroupFilter,
     /// Per-request timeout.
     pub(crate) timeout: Duration,
+    /// Whether every answer is compared with the reference platform's.
+    pub(crate) oracle: bool,
 }
 
 impl Options {
@@ -299,10 +323,26 @@ impl Options {
                 cohort_timeout_secs: 60,
                 webhook_listen: "127.0.0.1:0".into(),
                 webhook_public_url: None,
+                webhook_secret: None,
             },
             filter: GroupFilter::default(),
             timeout: Duration::from_secs(30),
+            oracle: true,
         }
+    }
+}
+
+impl Options {
+    /// These options with the secret the target signs its webhooks with.
+    pub fn with_webhook_secret(mut self, secret: &str) -> Options {
+        self.settings.webhook_secret = Some(secret.to_string());
+        self
+    }
+
+    /// These options without the oracle (`--no-oracle`).
+    pub fn without_oracle(mut self) -> Options {
+        self.oracle = false;
+        self
     }
 }
 
@@ -371,6 +411,28 @@ pub async fn check(
             cx.schemas.dangling().join(", ")
         ));
     }
+    let oracle = opts.oracle && opts.filter.runs("oracle");
+    if oracle {
+        let at =
+            match cx.simulated_clock {
+                true => Some(cx.now().await.map_err(|x| {
+                    anyhow::anyhow!("cannot read the target's clock: {}", x.outcome())
+                })?),
+                false => None,
+            };
+        let workspaces: Vec<&Workspace> = std::iter::once(&cx.main)
+            .chain(cx.other.as_ref().map(|o| &o.ws))
+            .collect();
+        let o = oracle::Oracle::start(
+            &cx.http,
+            &workspaces,
+            at.map(|n| n.at),
+            chrono::Duration::seconds(cx.settings.clock_margin_secs),
+            opts.timeout,
+        )
+        .await?;
+        cx.http = cx.http.clone().with_oracle(std::sync::Arc::new(o));
+    }
     let groups: Vec<&Group> = GROUPS.iter().filter(|g| opts.filter.runs(g.name)).collect();
     let mut checks = Vec::new();
     let mut left = Vec::new();
@@ -389,7 +451,13 @@ pub async fn check(
                 v.add(Check::skip(d, why));
             }
         }
-        if g.checks
+        if g.name == "oracle" {
+            match cx.http.oracle() {
+                Some(o) => o.judge(&mut v, progress).await,
+                None => v.skip_rest(oracle::NO_ORACLE),
+            }
+        } else if g
+            .checks
             .iter()
             .any(|d| unmet(d, cx.settings.sim, cx.other.is_some()).is_none())
         {
@@ -424,8 +492,9 @@ pub async fn check(
     let mut report = CheckReport::new(SUITE, cx.http.shown(), checks);
     // The keys travel in a header, never in evidence; a target that echoes one in a body
     // must not put it in a report either.
-    let keys =
-        std::iter::once(cx.main.key.clone()).chain(cx.other.iter().map(|o| o.ws.key.clone()));
+    let keys = std::iter::once(cx.main.key.clone())
+        .chain(cx.other.iter().map(|o| o.ws.key.clone()))
+        .chain(cx.settings.webhook_secret.clone());
     report.redact(&crate::checks::redact::Redactor::new(keys));
     Ok(report)
 }
@@ -479,11 +548,13 @@ fn options(args: &PlatformArgs) -> anyhow::Result<Options> {
     opts.settings.cohort_timeout_secs = args.cohort_timeout;
     opts.settings.webhook_listen = args.webhook_listen.clone();
     opts.settings.webhook_public_url = args.webhook_public_url.clone();
+    opts.settings.webhook_secret = args.webhook_secret.clone();
     opts.filter = GroupFilter {
         only: args.only.clone(),
         skip: args.skip.clone(),
     };
     opts.timeout = Duration::from_secs(args.timeout.max(1));
+    opts.oracle = !args.no_oracle;
     Ok(opts)
 }
 

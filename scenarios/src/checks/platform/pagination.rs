@@ -483,6 +483,17 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
     let everything = cx
         .get(&cx.paths.campaigns(), &[("limit", "100".to_string())])
         .await;
+    // The status filter, both ways (the oracle compares the items with the reference's).
+    for status in ["scheduled", "cancelled"] {
+        cx.get(
+            &cx.paths.campaigns(),
+            &[
+                ("search", token.clone()),
+                ("campaign_status", status.to_string()),
+            ],
+        )
+        .await;
+    }
     v.varied(
         &CAMPAIGNS,
         "total",

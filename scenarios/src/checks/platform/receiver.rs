@@ -3,7 +3,7 @@
 //!
 //! It listens on `--webhook-listen` (a free local port by default) and answers every POST to
 //! `/events/{tag}` with 200; events are kept once per `attempt_id` (deliveries are at least
-//! once).
+//! once), and every delivery as it came ([`Delivery`]: its signing headers and its bytes).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,8 +17,20 @@ use warp::Filter;
 #[derive(Debug)]
 pub(crate) struct Receiver {
     events: Arc<Mutex<Vec<Value>>>,
+    deliveries: Arc<Mutex<Vec<Delivery>>>,
     base: String,
     stop: Option<oneshot::Sender<()>>,
+}
+
+/// One delivery as it came: its signing headers and the exact bytes of its body.
+#[derive(Clone, Debug)]
+pub(crate) struct Delivery {
+    /// `x-webhook-timestamp`, when sent.
+    pub(crate) timestamp: Option<String>,
+    /// `x-webhook-signature`, when sent.
+    pub(crate) signature: Option<String>,
+    /// The body as received.
+    pub(crate) body: bytes::Bytes,
 }
 
 impl Receiver {
@@ -31,16 +43,29 @@ impl Receiver {
         })?;
         let addr = listener.local_addr()?;
         let events = Arc::new(Mutex::new(Vec::new()));
-        let store = events.clone();
+        let deliveries = Arc::new(Mutex::new(Vec::new()));
+        let (store, kept) = (events.clone(), deliveries.clone());
         let route = warp::post()
             .and(warp::path!("events" / String))
+            .and(warp::header::optional::<String>("x-webhook-timestamp"))
+            .and(warp::header::optional::<String>("x-webhook-signature"))
             .and(warp::body::bytes())
-            .map(move |_tag: String, body: bytes::Bytes| {
-                if let Ok(v) = serde_json::from_slice::<Value>(&body) {
-                    store.lock().expect("not poisoned").push(v);
-                }
-                warp::reply()
-            });
+            .map(
+                move |_tag: String,
+                      timestamp: Option<String>,
+                      signature: Option<String>,
+                      body: bytes::Bytes| {
+                    if let Ok(v) = serde_json::from_slice::<Value>(&body) {
+                        store.lock().expect("not poisoned").push(v);
+                    }
+                    kept.lock().expect("not poisoned").push(Delivery {
+                        timestamp,
+                        signature,
+                        body,
+                    });
+                    warp::reply()
+                },
+            );
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(
             warp::serve(route)
@@ -56,6 +81,7 @@ impl Receiver {
         };
         Ok(Receiver {
             events,
+            deliveries,
             base,
             stop: Some(stop),
         })
@@ -85,6 +111,11 @@ impl Receiver {
             t(a).cmp(&t(b))
         });
         out
+    }
+
+    /// Every delivery received, in arrival order.
+    pub(crate) fn deliveries(&self) -> Vec<Delivery> {
+        self.deliveries.lock().expect("not poisoned").clone()
     }
 
     /// Every event received, as received.

@@ -2,6 +2,10 @@
 //! OpenAPI document (`contracts::openapi`), JSON Schema 2020-12, formats checked
 //! (`date-time` and the like).
 //!
+//! The document carries this project's assumptions beside the contract (fields of its own,
+//! shapes the reference does not fix): a violation on such a point is advice, not a failure
+//! ([`Schemas::classified`]; the table of which part is which is [`crate::differ::rules`]).
+//!
 //! A `$ref` to a schema the document does not define is dropped (the schema it sat in then
 //! accepts anything there) and named in [`Schemas::dangling`], so that a gap in the document
 //! weakens one check instead of stopping every one.
@@ -86,21 +90,46 @@ impl Schemas {
         Ok(v)
     }
 
-    /// Every way `value` breaks the schema `name` (`/path: message`), at most 10; empty when
-    /// it conforms.
+    /// Every way `value` breaks the schema `name` on a point the contract fixes (the spec or
+    /// a recorded fact) (`/path: message`), at most 10; empty when it conforms there.
     pub(crate) fn violations(&self, name: &str, value: &Value) -> Vec<String> {
+        self.classified(name, value).0
+    }
+
+    /// The violations of the schema `name` by `value`: those on points the contract fixes,
+    /// and those on points only this project assumed (a field of its own missing, say), which
+    /// are advice ([`crate::differ::rules`] says which is which).
+    pub(crate) fn classified(&self, name: &str, value: &Value) -> (Vec<String>, Vec<String>) {
+        let mut contract = Vec::new();
+        let mut assumed = Vec::new();
         match self.validator(name) {
-            Ok(v) => v
-                .iter_errors(value)
-                .take(10)
-                .map(|e| {
+            Ok(v) => {
+                for e in v.iter_errors(value).take(20) {
                     let at = e.instance_path().to_string();
+                    let mut path: Vec<String> = at
+                        .split('/')
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    if let jsonschema::error::ValidationErrorKind::Required { property } = e.kind()
+                        && let Some(p) = property.as_str()
+                    {
+                        path.push(p.to_string());
+                    }
                     let at = if at.is_empty() { "/".to_string() } else { at };
-                    format!("{at}: {}", e.masked())
-                })
-                .collect(),
-            Err(e) => vec![e],
+                    let text = format!("{at}: {}", e.masked());
+                    if crate::differ::rules::path(&path).source.is_contract() {
+                        contract.push(text);
+                    } else {
+                        assumed.push(text);
+                    }
+                }
+            }
+            Err(e) => contract.push(e),
         }
+        contract.truncate(10);
+        assumed.truncate(10);
+        (contract, assumed)
     }
 
     /// What the schema `name` says of `value` and of `value` less one field: `["conforms",

@@ -49,6 +49,7 @@ pub const CHECKS: &[CheckDef] = &[
     STOP_FILE,
     COHORT_ACTIVE,
     OUTBOUND_EVENT,
+    SIGNATURES,
     sim_states::PAUSE_ACTIVE,
     sim_states::RESUME_AFTER_START,
     sim_states::CANCEL_RUNNING,
@@ -173,7 +174,13 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     )
     .await
     {
-        Ok(recv) => campaigns(cx, v, &recv).await,
+        Ok(recv) => {
+            campaigns(cx, v, &recv).await;
+            judge_signatures(cx, v, &recv.deliveries());
+            if let Some(o) = cx.http.oracle() {
+                o.target_events(recv.all());
+            }
+        }
         Err(e) => v.blocked_only(
             &campaign_checks(),
             "listening for the campaigns' webhooks",
@@ -182,6 +189,79 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     }
     sim_states::run(cx, v).await;
     sim_inbound::run(cx, v).await;
+}
+
+/// `sim.webhook_signatures`: every delivery's timestamp and signature verify under the
+/// secret the target signs with (skipped without `--webhook-secret`).
+fn judge_signatures(cx: &Ctx, v: &mut Verdicts, deliveries: &[super::receiver::Delivery]) {
+    use hmac::{Hmac, Mac};
+    let Some(secret) = &cx.settings.webhook_secret else {
+        v.add(crate::checks::Check::skip(
+            &SIGNATURES,
+            "give --webhook-secret (the secret the target signs its webhooks with) to verify the signatures",
+        ));
+        return;
+    };
+    if deliveries.is_empty() {
+        v.add(crate::checks::Check::skip(
+            &SIGNATURES,
+            "no webhook was delivered",
+        ));
+        return;
+    }
+    let verifies = |ts: &str, body: &[u8], sig: &str| {
+        let mut mac =
+            Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
+        mac.update(ts.as_bytes());
+        mac.update(b".");
+        mac.update(body);
+        sig.trim()
+            .eq_ignore_ascii_case(&hex::encode(mac.finalize().into_bytes()))
+    };
+    let mut bad = Vec::new();
+    for d in deliveries {
+        let problem = match (&d.timestamp, &d.signature) {
+            (None, _) => Some("no x-webhook-timestamp".to_string()),
+            (_, None) => Some("no x-webhook-signature".to_string()),
+            (Some(ts), Some(_)) if ts.trim().parse::<i64>().is_err() => {
+                Some(format!("x-webhook-timestamp {ts:?} is not Unix seconds"))
+            }
+            (Some(ts), Some(sig)) => (!verifies(ts, &d.body, sig)).then(|| {
+                "the signature is not the HMAC-SHA256 of {timestamp}.{the body as received}"
+                    .to_string()
+            }),
+        };
+        if let Some(p) = problem {
+            let event: Value = serde_json::from_slice(&d.body).unwrap_or(Value::Null);
+            bad.push(json!({
+                "problem": p,
+                "attempt_id": event.get("attempt_id").cloned().unwrap_or(Value::Null),
+                "x_webhook_timestamp": d.timestamp,
+            }));
+        }
+    }
+    // What the verification says of the first delivery and of it with one byte changed: a
+    // check that passes must have told them apart.
+    let first = &deliveries[0];
+    if let (Some(ts), Some(sig)) = (&first.timestamp, &first.signature) {
+        let mut changed = first.body.to_vec();
+        changed.push(b' ');
+        v.varied(
+            &SIGNATURES,
+            "verifies",
+            [verifies(ts, &first.body, sig), verifies(ts, &changed, sig)],
+        );
+    }
+    let n = bad.len();
+    v.judge(
+        &SIGNATURES,
+        bad.is_empty(),
+        Evidence::new()
+            .with("deliveries", deliveries.len())
+            .with("not_verified", n)
+            .with("examples", bad.into_iter().take(5).collect::<Vec<_>>()),
+        "every delivery signed: x-webhook-signature = hex HMAC-SHA256(secret, \"{x-webhook-timestamp}.{raw body}\")",
+    );
 }
 
 /// The first whole minute at or after `t`.

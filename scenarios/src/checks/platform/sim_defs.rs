@@ -57,6 +57,10 @@ pub(super) const STOP_FILE: CheckDef = CheckDef::error(
     "sim.stop_file_excludes",
     "a stop_file cohort excludes its numbers from the campaign: the users in it are never dialled, the others are",
 );
+pub(super) const SIGNATURES: CheckDef = CheckDef::error(
+    "sim.webhook_signatures",
+    "every webhook delivery carries x-webhook-timestamp (Unix seconds of the target's clock) and x-webhook-signature, the hex HMAC-SHA256 of {timestamp}.{raw body} under --webhook-secret",
+);
 pub(super) const OUTBOUND_EVENT: CheckDef = CheckDef::error(
     "sim.outbound_event",
     "an instant outbound call with webhook_config sends its event there once it ends: its attempt_id, the metadata echoed, the schema OutboundCallEvent",

@@ -184,6 +184,15 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
     let paused = campaign_action(cx, &id, "pause").await;
     let paused_get = cx.get(&cx.paths.campaign(&id), &[]).await;
     let patched_paused = describe(cx, &id, "patched while paused").await;
+    // A PATCH that names one field of the retry policy keeps the others (the oracle compares
+    // the answer and the campaign read after it with the reference's).
+    cx.send(
+        Method::PATCH,
+        &cx.paths.campaign(&id),
+        json!({"app_config": {"retry_config": {"max_retries": 2}}}),
+    )
+    .await;
+    cx.get(&cx.paths.campaign(&id), &[]).await;
     let resumed = campaign_action(cx, &id, "resume").await;
     let resumed_get = cx.get(&cx.paths.campaign(&id), &[]).await;
     seen.push(status_value(&paused_get));

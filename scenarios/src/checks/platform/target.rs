@@ -137,11 +137,13 @@ pub(crate) enum Key<'a> {
     Value(&'a str),
 }
 
-/// The HTTP side of the target: its base URL and a client.
+/// The HTTP side of the target: its base URL, a client, and the oracle every request is
+/// also sent to, when there is one.
 #[derive(Clone, Debug)]
 pub(crate) struct Http {
     base: Url,
     client: reqwest::Client,
+    oracle: Option<std::sync::Arc<super::oracle::Oracle>>,
 }
 
 impl Http {
@@ -159,7 +161,22 @@ impl Http {
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
-        Ok(Http { base, client })
+        Ok(Http {
+            base,
+            client,
+            oracle: None,
+        })
+    }
+
+    /// This client with `oracle` judging every answer.
+    pub(crate) fn with_oracle(mut self, oracle: std::sync::Arc<super::oracle::Oracle>) -> Http {
+        self.oracle = Some(oracle);
+        self
+    }
+
+    /// The oracle, when there is one.
+    pub(crate) fn oracle(&self) -> Option<&super::oracle::Oracle> {
+        self.oracle.as_deref()
     }
 
     /// The base URL as given.
@@ -202,7 +219,8 @@ impl Http {
         self.call_url(method, url, key, body).await
     }
 
-    /// Sends one request to a full URL (a page URI the target answered) and records it.
+    /// Sends one request to a full URL (a page URI the target answered) and records it; the
+    /// oracle, when there is one, is sent the same and judges the answer.
     pub(crate) async fn call_url(
         &self,
         method: Method,
@@ -210,53 +228,82 @@ impl Http {
         key: Key<'_>,
         body: Body,
     ) -> Exchange {
-        let sent = Sent::new(&method, &url, &body);
-        let mut req = self.client.request(method, url);
-        if let Key::Value(k) = key {
-            req = req.header("x-api-key", k);
-        }
-        req = match body {
-            Body::Empty => req,
-            Body::Json(v) => req.json(&v),
-            Body::Raw(ct, bytes) => req.header("content-type", ct).body(bytes),
-            Body::Multipart(parts) => req.multipart(form(parts)),
+        let Some(oracle) = &self.oracle else {
+            return exchange(&self.client, method, url, key, body).await;
         };
-        let watch = Stopwatch::start();
-        let answer = async {
-            let resp = req.send().await?;
-            let status = resp.status().as_u16();
-            let content_type = resp
-                .headers()
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let bytes = resp.bytes().await?;
-            Ok::<_, reqwest::Error>((status, content_type, bytes))
-        }
-        .await;
-        let elapsed_ms = watch.elapsed().as_secs_f64() * 1000.0;
-        match answer {
-            Ok((status, content_type, bytes)) => Exchange {
-                request: sent.line(),
-                sent,
-                status,
-                content_type,
-                text: String::from_utf8_lossy(&bytes).into_owned(),
-                json: serde_json::from_slice(&bytes).ok(),
-                error: None,
-                elapsed_ms,
-            },
-            Err(e) => Exchange {
-                request: sent.line(),
-                sent,
-                status: 0,
-                content_type: None,
-                text: String::new(),
-                json: None,
-                error: Some(error_chain(&e)),
-                elapsed_ms,
-            },
-        }
+        let x = exchange(&self.client, method.clone(), url.clone(), key, body.clone()).await;
+        oracle.mirror(&method, &url, key, body, &x).await;
+        x
+    }
+
+    /// Sends one request to `segments` and records it, never to an oracle (the oracle's own
+    /// references are called so).
+    pub(crate) async fn call_plain(
+        &self,
+        method: Method,
+        segments: &[String],
+        query: &[(&str, String)],
+        key: Key<'_>,
+        body: Body,
+    ) -> Exchange {
+        exchange(&self.client, method, self.url(segments, query), key, body).await
+    }
+}
+
+/// Sends one request and records the exchange.
+async fn exchange(
+    client: &reqwest::Client,
+    method: Method,
+    url: Url,
+    key: Key<'_>,
+    body: Body,
+) -> Exchange {
+    let sent = Sent::new(&method, &url, &body);
+    let mut req = client.request(method, url);
+    if let Key::Value(k) = key {
+        req = req.header("x-api-key", k);
+    }
+    req = match body {
+        Body::Empty => req,
+        Body::Json(v) => req.json(&v),
+        Body::Raw(ct, bytes) => req.header("content-type", ct).body(bytes),
+        Body::Multipart(parts) => req.multipart(form(parts)),
+    };
+    let watch = Stopwatch::start();
+    let answer = async {
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let bytes = resp.bytes().await?;
+        Ok::<_, reqwest::Error>((status, content_type, bytes))
+    }
+    .await;
+    let elapsed_ms = watch.elapsed().as_secs_f64() * 1000.0;
+    match answer {
+        Ok((status, content_type, bytes)) => Exchange {
+            request: sent.line(),
+            sent,
+            status,
+            content_type,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            json: serde_json::from_slice(&bytes).ok(),
+            error: None,
+            elapsed_ms,
+        },
+        Err(e) => Exchange {
+            request: sent.line(),
+            sent,
+            status: 0,
+            content_type: None,
+            text: String::new(),
+            json: None,
+            error: Some(error_chain(&e)),
+            elapsed_ms,
+        },
     }
 }
 

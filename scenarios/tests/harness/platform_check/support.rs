@@ -25,6 +25,8 @@ pub const WS: &str = "ws-1";
 pub const KEY: &str = "sk-test-1";
 pub const WS2: &str = "ws-2";
 pub const KEY2: &str = "sk-test-2";
+/// The secret the mock signs its webhooks with.
+pub const WEBHOOK_SECRET: &str = "whsec_test";
 
 /// A request on its way through the proxy.
 pub struct Req {
@@ -203,6 +205,12 @@ pub struct Mutation {
     pub request: Option<RequestHook>,
     pub response: Option<ResponseHook>,
     pub event: Option<EventHook>,
+    /// Headers added to every answer.
+    pub extra_headers: Vec<(&'static str, &'static str)>,
+    /// Signs the events it passes on over something else than the bytes it sends (the
+    /// proxy otherwise passes the platform's signature on, or signs a changed event again
+    /// as the platform would).
+    pub bad_signature: bool,
 }
 
 /// Where the proxy takes the events it passes on.
@@ -235,7 +243,7 @@ fn config(public_url: Option<String>) -> PlatformConfig {
             ApiKeyConfig::parse(&format!("{ORG}/{WS2}={KEY2}:other")).unwrap(),
         ],
         seed: Some(11),
-        webhook_secret: Some("whsec_test".into()),
+        webhook_secret: Some(WEBHOOK_SECRET.into()),
         public_url,
         ..Default::default()
     }
@@ -355,6 +363,9 @@ async fn proxy(
                     if let Some(ct) = &resp.content_type {
                         out = out.header("content-type", ct);
                     }
+                    for (name, value) in &m.extra_headers {
+                        out = out.header(*name, *value);
+                    }
                     out.body(resp.body).unwrap()
                 }
             },
@@ -372,11 +383,46 @@ async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req) -> Resp {
     let Some(to) = req.param("to") else {
         return Resp::json_answer(400, &serde_json::json!({"error": "no to"}));
     };
-    let mut event: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let header = |n: &str| {
+        req.headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let (mut timestamp, mut signature) =
+        (header("x-webhook-timestamp"), header("x-webhook-signature"));
+    let mut body = req.body.clone();
     if let Some(h) = &m.event {
+        let mut event: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
         h(&mut event);
+        body = serde_json::to_vec(&event).unwrap();
+        if body != req.body
+            && let Some(ts) = &timestamp
+        {
+            signature = Some(sign(ts, &body));
+        }
     }
-    match client.post(to).json(&event).send().await {
+    if m.bad_signature {
+        // Signed over the event as parsed and written again, not the bytes sent.
+        let event: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let ts = timestamp.clone().unwrap_or_default();
+        signature = Some(sign(
+            &ts,
+            serde_json::to_string_pretty(&event).unwrap().as_bytes(),
+        ));
+        timestamp = Some(ts);
+    }
+    let mut post = client
+        .post(to)
+        .header("content-type", "application/json")
+        .body(body);
+    if let Some(ts) = timestamp {
+        post = post.header("x-webhook-timestamp", ts);
+    }
+    if let Some(sig) = signature {
+        post = post.header("x-webhook-signature", sig);
+    }
+    match post.send().await {
         Ok(r) => Resp {
             status: r.status().as_u16(),
             content_type: None,
@@ -388,6 +434,16 @@ async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req) -> Resp {
             body: Vec::new(),
         },
     }
+}
+
+/// The hex HMAC-SHA256 of `{timestamp}.{body}` under [`WEBHOOK_SECRET`], as the platform signs.
+fn sign(timestamp: &str, body: &[u8]) -> String {
+    use hmac::{Hmac, Mac};
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
+    mac.update(timestamp.as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
 }
 
 async fn forward(client: &reqwest::Client, inner: SocketAddr, req: &Req) -> Resp {
@@ -432,7 +488,7 @@ pub fn options(url: &str, sim: bool, other: bool) -> Options {
         workspace: WS2.into(),
         key: KEY2.into(),
     });
-    Options::new(url, main, other, sim)
+    Options::new(url, main, other, sim).with_webhook_secret(WEBHOOK_SECRET)
 }
 
 /// Runs every group against `url`.

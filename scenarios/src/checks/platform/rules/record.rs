@@ -409,12 +409,7 @@ pub(super) const RECORD: &[Rule] = &[
         "`duration`",
         &["sim.campaign_event_schema", "sim.rule5_short_duration"],
     ),
-    Rule::none_record(
-        EVENTS,
-        "Signing",
-        NotObservable,
-        "the signature is made with the target's own webhook secret, which the suite does not know",
-    ),
+    Rule::record(EVENTS, "Signing", &["sim.webhook_signatures"]),
     Rule::none_record(EVENTS, "Delivery", OwnChoice, MOCK),
     Rule::record(
         DIALLING,

@@ -154,6 +154,15 @@ mutants! {
         })
     }
 
+    /// Webhooks signed over the event written again, not over the bytes sent.
+    fn webhooks_signed_over_other_bytes() fails ["sim.webhook_signatures"] {
+        Mutation {
+            bad_signature: true,
+            event: Some(Box::new(|_: &mut Value| {})),
+            ..Mutation::default()
+        }
+    }
+
     /// A stop file is taken as an ordinary cohort.
     fn stop_files_ignored() fails ["sim.stop_file_excludes"] {
         request_edit(

@@ -1,0 +1,261 @@
+//! Where each part of an answer comes from: the spec, a recorded fact of the reference
+//! documentation (`ref` in docs/interface.md), or this project's own assumption. A
+//! difference from the reference is an error on the first two and a warning on the third;
+//! some parts are free by the contract (an error message's wording) and not compared at all.
+//!
+//! Parts are named by the JSON field that holds them (the last key of the path), which is how
+//! the spec and docs/interface.md name them; a field the table does not name is the
+//! project's (assumed), so that nothing the contract does not fix can fail a platform.
+
+use serde::Serialize;
+
+/// What fixes a part of an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The interface spec.
+    Spec,
+    /// A recorded fact of the reference documentation (docs/interface.md, "ref").
+    Ref,
+    /// This project's assumption (docs/interface.md, "assumed"): a difference is a warning.
+    Assumed,
+    /// Free by the contract: not compared (wording, who made a change).
+    Free,
+}
+
+impl Source {
+    /// Whether a difference on it breaks the contract (else it is advice, or not judged).
+    pub fn is_contract(self) -> bool {
+        matches!(self, Source::Spec | Source::Ref)
+    }
+}
+
+/// The rule a part answers to: where it comes from and which row says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// Spec, ref, assumed or free.
+    pub source: Source,
+    /// The row of the spec or of docs/interface.md.
+    pub row: &'static str,
+}
+
+const SPEC_RESOURCES: &str = "spec: Resources and their fields";
+const SPEC_DEPLOYMENT: &str = "spec: Deployment (create request, response, list items)";
+const SPEC_LIST: &str = "spec: Paginated deployment list";
+const SPEC_ERRORS: &str = "spec: Errors";
+const REF_CAMPAIGN: &str = "interface.md: Campaign request and summary (ref)";
+const REF_COHORT: &str = "interface.md: Cohorts, cohort record (ref)";
+const REF_EVENTS: &str = "interface.md: Webhooks (events) (ref)";
+const REF_STATUS: &str =
+    "interface.md: Errors and status codes, success 200 and validation 422 (ref)";
+const ASSUMED_STATUS: &str =
+    "interface.md: Errors and status codes, 204, 401, 404, 409, 413 (assumed)";
+const ASSUMED: &str = "interface.md: a field or value of this project's own (assumed)";
+const FREE_WORDING: &str = "free: the wording of a message is the platform's";
+const FREE_WHO: &str = "free: how the platform names the caller who made a change";
+
+/// Fields whose names the spec gives.
+const SPEC_FIELDS: &[&str] = &[
+    "campaign_id",
+    "cohort_id",
+    "attempt_id",
+    "status",
+    "rejected_records",
+    "result",
+    "start_timestamp",
+    "end_timestamp",
+    "description",
+    "attempts_per_second",
+    "max_retries",
+    "retry_on",
+    "threshold_seconds",
+    "connection_configs",
+    "weight",
+];
+
+/// Fields of the deployment and its list, which the spec lists with their types.
+const SPEC_DEPLOYMENT_FIELDS: &[&str] = &[
+    "deployment_id",
+    "app_id",
+    "app_version",
+    "channel_direction",
+    "created_at",
+    "updated_at",
+    "name",
+    "inbound_config",
+    "phone_numbers",
+    "start_time",
+    "end_time",
+    "allowed_days",
+    "timezone",
+];
+
+const SPEC_LIST_FIELDS: &[&str] = &[
+    "items",
+    "total",
+    "limit",
+    "offset",
+    "next_page_uri",
+    "prev_page_uri",
+];
+
+const SPEC_ERROR_FIELDS: &[&str] = &["detail", "loc", "error", "type", "code"];
+
+/// Fields the reference documentation names (docs/interface.md, "ref").
+const REF_FIELDS: &[&str] = &[
+    "app_type",
+    "app_config",
+    "allowed_schedule",
+    "allowed_start_time",
+    "allowed_end_time",
+    "retry_config",
+    "webhook_config",
+    "url",
+    "metadata",
+    "connection_id",
+    "agent_phone_number",
+    "total_records",
+    "valid_records",
+    "source_type",
+    "cohort_category",
+];
+
+/// Fields of the webhook events (docs/interface.md, "Webhooks (events)", ref).
+const EVENT_FIELDS: &[&str] = &[
+    "completion_status",
+    "connectivity_status",
+    "user_identifier",
+    "user_phone_number",
+    "duration",
+    "interaction_id",
+    "retry_attempt",
+    "executed_at",
+    "initial_agent_variables",
+    "final_agent_variables",
+    "output_agent_variables",
+    "start_datetime",
+    "end_datetime",
+    "channel_info",
+    "channel_type",
+    "channel_provider",
+];
+
+/// The rule of the field `field` (the last key of a path), in an answer.
+pub fn field(field: &str) -> Rule {
+    let rule = |source, row| Rule { source, row };
+    match field {
+        "msg" | "message" | "failure_reason" | "rejected_reason" => {
+            rule(Source::Free, FREE_WORDING)
+        }
+        "created_by" | "updated_by" => rule(Source::Free, FREE_WHO),
+        // Which next action goes with which outcome, and the turns of a transcript, are the
+        // project's reading of the reference (its values and names are recorded, their
+        // mapping assumed).
+        "next_action_status" | "interaction_transcript" => rule(Source::Assumed, ASSUMED),
+        f if SPEC_DEPLOYMENT_FIELDS.contains(&f) => rule(Source::Spec, SPEC_DEPLOYMENT),
+        f if SPEC_LIST_FIELDS.contains(&f) => rule(Source::Spec, SPEC_LIST),
+        f if SPEC_ERROR_FIELDS.contains(&f) => rule(Source::Spec, SPEC_ERRORS),
+        f if SPEC_FIELDS.contains(&f) => rule(Source::Spec, SPEC_RESOURCES),
+        "name" => rule(Source::Ref, REF_COHORT),
+        f if REF_FIELDS.contains(&f) => rule(Source::Ref, REF_CAMPAIGN),
+        f if EVENT_FIELDS.contains(&f) => rule(Source::Ref, REF_EVENTS),
+        _ => rule(Source::Assumed, ASSUMED),
+    }
+}
+
+/// The rule of a path (`/items/0/statistics/users_total`): the first field on it that is
+/// the project's own or free wins (a field inside an assumed object is assumed), else the
+/// last field's.
+pub fn path(path: &[String]) -> Rule {
+    let fields: Vec<&str> = path
+        .iter()
+        .map(String::as_str)
+        .filter(|s| s.parse::<usize>().is_err())
+        .collect();
+    for f in &fields {
+        let r = field(f);
+        if !r.source.is_contract() {
+            return r;
+        }
+    }
+    fields.last().map_or(
+        Rule {
+            source: Source::Spec,
+            row: SPEC_RESOURCES,
+        },
+        |f| field(f),
+    )
+}
+
+/// The rule of an answer's status: a success is 200 (ref; a delete's 204 assumed), a
+/// validation refusal 422 (ref); the other refusals are assumed.
+pub fn status(reference: u16) -> Rule {
+    let source = match reference {
+        200 | 422 => Source::Ref,
+        _ => Source::Assumed,
+    };
+    Rule {
+        source,
+        row: if source == Source::Ref {
+            REF_STATUS
+        } else {
+            ASSUMED_STATUS
+        },
+    }
+}
+
+/// The rule of an answer's media type: JSON unless the spec says otherwise.
+pub fn media_type() -> Rule {
+    Rule {
+        source: Source::Spec,
+        row: "spec: Endpoints (bodies are JSON unless stated)",
+    }
+}
+
+/// Arrays whose order the contract does not fix: compared as collections.
+pub fn unordered(field: &str) -> bool {
+    matches!(
+        field,
+        "detail" | "retry_on" | "allowed_days" | "phone_numbers" | "items"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(parts: &[&str]) -> Vec<String> {
+        parts.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_field_inside_an_assumed_object_is_assumed() {
+        assert_eq!(
+            path(&p(&["statistics", "users_total"])).source,
+            Source::Assumed
+        );
+        assert_eq!(
+            path(&p(&["items", "0", "campaign_id"])).source,
+            Source::Spec
+        );
+        assert_eq!(path(&p(&["detail", "1", "msg"])).source, Source::Free);
+        assert_eq!(path(&p(&["result", "valid_records"])).source, Source::Ref);
+        assert_eq!(
+            path(&p(&["app_config", "retry_config"])).source,
+            Source::Ref
+        );
+        assert_eq!(
+            path(&p(&["app_config", "retry_config", "max_retries"])).source,
+            Source::Spec
+        );
+        assert_eq!(path(&p(&["whatever_new"])).source, Source::Assumed);
+    }
+
+    #[test]
+    fn statuses() {
+        assert!(status(200).source.is_contract());
+        assert!(status(422).source.is_contract());
+        assert!(!status(409).source.is_contract());
+        assert!(!status(204).source.is_contract());
+    }
+}
