@@ -169,24 +169,22 @@ fn is_id_field(key: &str) -> bool {
 /// Learns the ids the references created where the target created one: each id field of the
 /// answer's objects (not of its lists) on which the two references differ.
 fn learn(t: &Value, refs: [&Value; 2], ids: &mut IdMap) {
-    match (t, refs[0], refs[1]) {
-        (Value::Object(t), Value::Object(a), Value::Object(b)) => {
-            for (k, av) in a {
-                let (Some(tv), Some(bv)) = (t.get(k), b.get(k)) else {
-                    continue;
-                };
-                if is_id_field(k)
-                    && let (Some(ts), Some(x), Some(y)) = (tv.as_str(), av.as_str(), bv.as_str())
-                    && x != y
-                {
-                    ids.learn(ts, 0, x);
-                    ids.learn(ts, 1, y);
-                } else {
-                    learn(tv, [av, bv], ids);
-                }
-            }
+    let (Value::Object(t), Value::Object(a), Value::Object(b)) = (t, refs[0], refs[1]) else {
+        return;
+    };
+    for (k, av) in a {
+        let (Some(tv), Some(bv)) = (t.get(k), b.get(k)) else {
+            continue;
+        };
+        if is_id_field(k)
+            && let (Some(ts), Some(x), Some(y)) = (tv.as_str(), av.as_str(), bv.as_str())
+            && x != y
+        {
+            ids.learn(ts, 0, x);
+            ids.learn(ts, 1, y);
+        } else {
+            learn(tv, [av, bv], ids);
         }
-        _ => {}
     }
 }
 

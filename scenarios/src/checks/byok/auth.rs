@@ -444,9 +444,7 @@ async fn refusals(ctx: &Ctx, refused: Option<&str>) -> Vec<Check> {
                 Want::Status(400),
             )
         }));
-        let multipart = format!(
-            "--byok-check-boundary\r\nContent-Disposition: form-data; name=\"grant_type\"\r\n\r\nclient_credentials\r\n--byok-check-boundary--\r\n"
-        );
+        let multipart = "--byok-check-boundary\r\nContent-Disposition: form-data; name=\"grant_type\"\r\n\r\nclient_credentials\r\n--byok-check-boundary--\r\n".to_string();
         let refused_type = Want::OneOf(&[400, 415]);
         let types: Vec<(&str, Vec<u8>, Option<&'static str>, Want)> = vec![
             (
