@@ -205,10 +205,13 @@ where
         }
     }
 
-    let (request_id, trace_id) = {
+    let (mut request_id, trace_id) = {
         let e = pending.entry();
         (e.request_id.clone(), e.trace_id.clone())
     };
+    if m.is_on(Mutant::RequestIdOptional) && request_id.is_none() {
+        request_id = Some("00000000-0000-4000-8000-000000000000".into());
+    }
     if m.is_on(Mutant::TraceIdRequired) && !headers.contains_key(HEADER_TRACE_ID) {
         return Err(KmsError::invalid("x-trace-id header is required"));
     }

@@ -394,6 +394,14 @@ pub(crate) fn strip_headers(m: &Mutants, resp: &mut Response) {
     if m.is_on(Mutant::NoRequestDuration) {
         resp.headers_mut().remove(HEADER_REQUEST_DURATION);
     }
+    if m.is_on(Mutant::NoWwwAuthenticate) {
+        resp.headers_mut()
+            .remove(warp::http::header::WWW_AUTHENTICATE);
+    }
+    if m.is_on(Mutant::CacheableAnswers) {
+        resp.headers_mut().remove(warp::http::header::CACHE_CONTROL);
+        resp.headers_mut().remove(warp::http::header::PRAGMA);
+    }
 }
 
 /// [`Mutant::ShortPlaintext`] and [`Mutant::UnstablePlaintext`] on a decrypted key.

@@ -167,11 +167,17 @@ pub enum Mutant {
     FirstTokenForever,
     /// `/rotate-key` seals each new data key with its own first 12 bytes as the nonce.
     NonceFromKey,
+    /// A call without `x-request-id` is served.
+    RequestIdOptional,
+    /// A 401 carries no `WWW-Authenticate`.
+    NoWwwAuthenticate,
+    /// Answers carry no `Cache-Control: no-store`.
+    CacheableAnswers,
 }
 
 impl Mutant {
     /// Every mutant, in the order of the documentation.
-    pub const ALL: [Mutant; 63] = [
+    pub const ALL: [Mutant; 66] = [
         Mutant::AuthStatus201,
         Mutant::ExpiresInString,
         Mutant::WrongTokenType,
@@ -235,6 +241,9 @@ impl Mutant {
         Mutant::YearLongToken,
         Mutant::FirstTokenForever,
         Mutant::NonceFromKey,
+        Mutant::RequestIdOptional,
+        Mutant::NoWwwAuthenticate,
+        Mutant::CacheableAnswers,
     ];
 
     /// The name used in the configuration, on the command line and in the admin API.
@@ -303,6 +312,9 @@ impl Mutant {
             Mutant::YearLongToken => "year_long_token",
             Mutant::FirstTokenForever => "first_token_forever",
             Mutant::NonceFromKey => "nonce_from_key",
+            Mutant::RequestIdOptional => "request_id_optional",
+            Mutant::NoWwwAuthenticate => "no_www_authenticate",
+            Mutant::CacheableAnswers => "cacheable_answers",
         }
     }
 
@@ -376,6 +388,9 @@ impl Mutant {
             Mutant::NonceFromKey => {
                 "/rotate-key seals a data key with its first 12 bytes as the nonce"
             }
+            Mutant::RequestIdOptional => "a call without x-request-id is served",
+            Mutant::NoWwwAuthenticate => "a 401 carries no WWW-Authenticate",
+            Mutant::CacheableAnswers => "answers carry no Cache-Control: no-store",
         }
     }
 
@@ -384,8 +399,14 @@ impl Mutant {
         Mutant::ALL.into_iter().find(|m| m.name() == name)
     }
 
+    /// The word of [`Mutants`]' switches that holds this mutant's bit.
+    pub(crate) fn word(self) -> usize {
+        self as usize / 64
+    }
+
+    /// This mutant's bit in its word.
     pub(crate) fn bit(self) -> u64 {
-        1 << (self as u8)
+        1 << (self as usize % 64)
     }
 }
 

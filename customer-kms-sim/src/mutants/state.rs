@@ -57,9 +57,13 @@ struct State {
     first_tokens: HashMap<String, String>,
 }
 
+/// Words of [`Mutants::on`]: room for every mutant.
+const WORDS: usize = Mutant::ALL.len().div_ceil(64);
+
 /// The switches of one service, and the state a few mutants keep.
 pub struct Mutants {
-    on: AtomicU64,
+    /// One bit per mutant, 64 to a word ([`Mutant::word`], [`Mutant::bit`]).
+    on: [AtomicU64; WORDS],
     in_flight: AtomicUsize,
     state: Mutex<State>,
 }
@@ -76,7 +80,7 @@ impl Mutants {
     /// Switches with `on` switched on.
     pub(crate) fn new(on: &[Mutant]) -> Self {
         let m = Mutants {
-            on: AtomicU64::new(0),
+            on: std::array::from_fn(|_| AtomicU64::new(0)),
             in_flight: AtomicUsize::new(0),
             state: Mutex::new(State::default()),
         };
@@ -90,23 +94,28 @@ impl Mutants {
 
     /// Whether `m` is on.
     pub(crate) fn is_on(&self, m: Mutant) -> bool {
-        self.on.load(Ordering::Relaxed) & m.bit() != 0
+        self.on[m.word()].load(Ordering::Relaxed) & m.bit() != 0
     }
 
     /// Switches `m` on or off.
     pub(crate) fn set(&self, m: Mutant, on: bool) {
         if on {
-            self.on.fetch_or(m.bit(), Ordering::SeqCst);
+            self.on[m.word()].fetch_or(m.bit(), Ordering::SeqCst);
         } else {
-            self.on.fetch_and(!m.bit(), Ordering::SeqCst);
+            self.on[m.word()].fetch_and(!m.bit(), Ordering::SeqCst);
         }
     }
 
     /// Exactly `on` are on afterwards; the state of every mutant is forgotten.
     pub(crate) fn replace(&self, on: &[Mutant]) {
-        let bits = on.iter().fold(0, |b, m| b | m.bit());
+        let mut bits = [0u64; WORDS];
+        for m in on {
+            bits[m.word()] |= m.bit();
+        }
         *self.state() = State::default();
-        self.on.store(bits, Ordering::SeqCst);
+        for (word, b) in self.on.iter().zip(bits) {
+            word.store(b, Ordering::SeqCst);
+        }
     }
 
     /// Switches every mutant off; answers how many were on.
@@ -282,6 +291,20 @@ impl Drop for PoolGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_mutant_switches_alone() {
+        for m in Mutant::ALL {
+            let switches = Mutants::new(&[m]);
+            let on: Vec<Mutant> = Mutant::ALL
+                .into_iter()
+                .filter(|o| switches.is_on(*o))
+                .collect();
+            assert_eq!(on, vec![m]);
+            switches.set(m, false);
+            assert!(!switches.is_on(m));
+        }
+    }
 
     #[test]
     fn switches() {

@@ -180,7 +180,8 @@ fn forms(ctx: &Ctx, bearer: &str) -> Forms {
 /// Refusals must not teach how to forge: every base64url run of 20 characters or more the
 /// refusals of tampered tokens carry is tried as the signature of claims changed (a later
 /// `exp`); each must be refused too. A service that quotes the signature it expected for
-/// the claims it was sent fails here.
+/// the claims it was sent fails here. Only refusals are read: a service that accepted a
+/// tampered token answered a key, which is no signature and must not be sent anywhere.
 async fn quoted_signatures(
     ctx: &Ctx,
     defs: &Defs,
@@ -193,6 +194,9 @@ async fn quoted_signatures(
     let mut quoted: Vec<String> = Vec::new();
     for c in refused {
         let Ok(ex) = &c.result else { continue };
+        if ex.status < 400 {
+            continue;
+        }
         let text = String::from_utf8_lossy(&ex.body);
         for run in text.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-' || ch == '_')) {
             if run.len() >= 20 && !token.contains(run) && !quoted.iter().any(|q| q == run) {
@@ -200,7 +204,15 @@ async fn quoted_signatures(
             }
         }
     }
+    // A run that holds a secret the run knows is no quotation to try (and must not be sent
+    // anywhere); the others are the service's own words, and so are the tokens made of them:
+    // their runs found again in an answer are no leak.
+    let known = ctx.probe.redactor();
+    quoted.retain(|run| !known.finds(run));
     quoted.truncate(8);
+    for run in &quoted {
+        ctx.probe.secrets().add_public(run);
+    }
     let forged = jwt::with_later_exp(jwt, token);
     futures_util::future::join_all(quoted.into_iter().map(|sig| {
         let call = Call::post(endpoint)

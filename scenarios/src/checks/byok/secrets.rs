@@ -153,7 +153,7 @@ impl Secrets {
     }
 
     /// Remembers `text` as public: runs of a secret it shares are no evidence of a leak.
-    fn add_public(&self, text: &str) {
+    pub(super) fn add_public(&self, text: &str) {
         let mut p = self.public.lock().unwrap_or_else(|p| p.into_inner());
         if !text.is_empty() && !p.iter().any(|t| t == text) {
             p.push(text.to_string());

@@ -45,8 +45,13 @@ struct Run {
 /// The fixed settings of a round's service (`verdicts.json`'s `service`).
 struct Service {
     dir: PathBuf,
-    /// How to start it (`node service.mjs`, `python3 service.py`), from its folder.
+    /// How to start it (`node service.mjs`, `python3 service.py`), from its folder; `{out}`
+    /// stands for the folder its build wrote to.
     command: Vec<String>,
+    /// How to build it once before the runs (`javac -d {out} Service.java`), if it needs it.
+    build: Vec<String>,
+    /// Where the build wrote, kept for the round.
+    _out: Option<tempfile::TempDir>,
     /// What shows that it can run here.
     check: Vec<String>,
     client: String,
@@ -76,9 +81,19 @@ fn service(dir: &Path) -> Service {
             .collect()
     };
     let aliases = list("aliases");
+    let build: Vec<String> = v["service"]["build"]
+        .as_array()
+        .map(|b| {
+            b.iter()
+                .map(|x| x.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
     Service {
         dir: dir.to_path_buf(),
         command: list("command"),
+        build,
+        _out: None,
         check: list("check"),
         client: s("client_id"),
         secret: s("client_secret"),
@@ -218,6 +233,31 @@ fn runnable(svc: &Service) -> bool {
     ok
 }
 
+/// Builds the service once (when its settings name a build), into a temporary folder that
+/// `{out}` in its command then names.
+fn build(svc: &mut Service) {
+    if svc.build.is_empty() {
+        return;
+    }
+    let out = tempfile::tempdir().expect("a temporary folder");
+    let at = out.path().to_string_lossy().into_owned();
+    let fill =
+        |v: &[String]| -> Vec<String> { v.iter().map(|a| a.replace("{out}", &at)).collect() };
+    let status = Command::new(&svc.build[0])
+        .current_dir(&svc.dir)
+        .args(&fill(&svc.build)[1..])
+        .status()
+        .expect("the build runs");
+    assert!(
+        status.success(),
+        "{:?} failed in {}",
+        svc.build,
+        svc.dir.display()
+    );
+    svc.command = fill(&svc.command);
+    svc._out = Some(out);
+}
+
 /// The rounds, in order (only those `BLIND_ROUNDS`, comma-separated, names, when it is set).
 fn rounds() -> Vec<PathBuf> {
     let only: Option<Vec<String>> = std::env::var("BLIND_ROUNDS")
@@ -244,10 +284,11 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
     let mut caught_by: BTreeSet<String> = BTreeSet::new();
     for dir in rounds() {
         let round = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let svc = service(&dir);
+        let mut svc = service(&dir);
         if !runnable(&svc) {
             continue;
         }
+        build(&mut svc);
         let verdicts: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("verdicts.json")).unwrap())
                 .unwrap();

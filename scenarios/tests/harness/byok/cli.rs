@@ -96,7 +96,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
     assert!(
         stdout
             .trim_end()
-            .ends_with("76 passed, 0 failed, 7 skipped"),
+            .ends_with("81 passed, 0 failed, 7 skipped"),
         "{stdout}"
     );
     assert!(!stdout.contains('\u{1b}'), "no colour into a pipe");
@@ -106,7 +106,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/byok.json")).unwrap())
             .unwrap();
     let checks = json["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 83);
+    assert_eq!(checks.len(), 88);
     for c in checks {
         for field in [
             "id",
@@ -138,7 +138,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
     assert!(status["how_to_fix"].as_str().is_some_and(|f| !f.is_empty()));
     let junit = std::fs::read_to_string(dir.path().join("out/byok.xml")).unwrap();
     assert!(
-        junit.contains("<testsuite name=\"check byok\" tests=\"83\" failures=\"0\""),
+        junit.contains("<testsuite name=\"check byok\" tests=\"88\" failures=\"0\""),
         "{junit}"
     );
 
@@ -293,7 +293,7 @@ async fn list_checks_prints_the_table() {
     let out = harness(&["--list-checks"], &[]).await;
     assert_eq!(out.status.code(), Some(0));
     let stdout = text(&out).0;
-    assert_eq!(stdout.lines().count(), 83);
+    assert_eq!(stdout.lines().count(), 88);
     assert!(
         stdout
             .lines()

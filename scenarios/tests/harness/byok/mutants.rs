@@ -161,22 +161,22 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
     ),
     (
         Mutant::FirstByteIgnored,
-        &["decrypt.flipped_first"],
+        &["decrypt.flipped_any_byte", "decrypt.flipped_first"],
         Setup::Standard,
     ),
     (
         Mutant::LastByteIgnored,
-        &["decrypt.flipped_last"],
+        &["decrypt.flipped_any_byte", "decrypt.flipped_last"],
         Setup::Standard,
     ),
     (
         Mutant::NonceIgnored,
-        &["decrypt.flipped_nonce"],
+        &["decrypt.flipped_any_byte", "decrypt.flipped_nonce"],
         Setup::Standard,
     ),
     (
         Mutant::TagStartIgnored,
-        &["decrypt.flipped_tag"],
+        &["decrypt.flipped_any_byte", "decrypt.flipped_tag"],
         Setup::Standard,
     ),
     (
@@ -187,13 +187,15 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
     (
         Mutant::DecryptionFailure500,
         &[
-            "decrypt.flipped_first",
-            "decrypt.flipped_nonce",
+            "decrypt.extended_key",
+            "decrypt.flipped_any_byte",
             "decrypt.flipped_byte",
-            "decrypt.flipped_tag",
+            "decrypt.flipped_first",
             "decrypt.flipped_last",
-            "decrypt.truncated_key",
+            "decrypt.flipped_nonce",
+            "decrypt.flipped_tag",
             "decrypt.other_alias",
+            "decrypt.truncated_key",
         ],
         Setup::Standard,
     ),
@@ -212,7 +214,11 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
         &["decrypt.content_type"],
         Setup::Standard,
     ),
-    (Mutant::NoBodyLimit, &["decrypt.oversized"], Setup::Standard),
+    (
+        Mutant::NoBodyLimit,
+        &["decrypt.oversized", "rotate.body"],
+        Setup::Standard,
+    ),
     (
         Mutant::DecryptStatus201,
         &[
@@ -318,7 +324,7 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
     (Mutant::SmallPool, &["load.errors"], Setup::Standard),
     (
         Mutant::SecretInError,
-        &["errors.no_secret"],
+        &["auth.wrong_secret", "errors.message", "errors.no_secret"],
         Setup::Standard,
     ),
     (Mutant::ErrorNotJson, &["errors.json"], Setup::Standard),
@@ -344,10 +350,25 @@ const EXPECTED: &[(Mutant, &[&str], Setup)] = &[
         &["rotate.key_hidden"],
         Setup::Standard,
     ),
+    (
+        Mutant::RequestIdOptional,
+        &["headers.request_id_required"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::NoWwwAuthenticate,
+        &["errors.www_authenticate"],
+        Setup::Standard,
+    ),
+    (
+        Mutant::CacheableAnswers,
+        &["errors.no_store"],
+        Setup::Standard,
+    ),
 ];
 
-/// Runs the validator against one mutant; answers what failed.
-async fn failing_with(mutant: Mutant, setup: Setup) -> BTreeSet<String> {
+/// Runs the validator against one mutant; answers its report.
+async fn report_with(mutant: Mutant, setup: Setup) -> CheckReport {
     let config = match setup {
         Setup::ShortToken => config().with_expires_in(4),
         Setup::HalfLifeToken => config().with_expires_in(20),
@@ -380,24 +401,43 @@ async fn failing_with(mutant: Mutant, setup: Setup) -> BTreeSet<String> {
             ..kms.args()
         },
     };
-    failing(&check_at(&args, time).await)
+    check_at(&args, time).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_mutant_fails_exactly_the_checks_that_name_its_rule() {
     let runs = futures_util::stream::iter(EXPECTED.iter().copied())
         .map(|(m, expected, setup)| async move {
-            let got = failing_with(m, setup).await;
+            let report = report_with(m, setup).await;
+            let got = failing(&report);
             let want: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
-            (m, want, got)
+            // What an unexpected failure saw, so that a failure of this test says why.
+            let unexpected: Vec<String> = report
+                .checks
+                .iter()
+                .filter(|c| got.contains(&c.id) && !want.contains(&c.id))
+                .map(|c| {
+                    format!(
+                        "  {}: {}",
+                        c.id,
+                        serde_json::to_string(&c.evidence).unwrap_or_default()
+                    )
+                })
+                .collect();
+            (m, want, (got, unexpected))
         })
         .buffer_unordered(6)
         .collect::<Vec<_>>()
         .await;
     let wrong: Vec<String> = runs
         .iter()
-        .filter(|(_, want, got)| want != got)
-        .map(|(m, want, got)| format!("{m}: expected {want:?} to fail, {got:?} failed"))
+        .filter(|(_, want, (got, _))| want != got)
+        .map(|(m, want, (got, unexpected))| {
+            format!(
+                "{m}: expected {want:?} to fail, {got:?} failed\n{}",
+                unexpected.join("\n")
+            )
+        })
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -411,7 +451,7 @@ fn every_mutant_is_in_the_table_once() {
 
 #[test]
 fn the_readme_table_is_this_table() {
-    let readme = include_str!("../../../../README.md");
+    let readme = include_str!("../../../../docs/guide/check-byok.md");
     for (m, checks, _) in EXPECTED {
         let cells: Vec<String> = checks.iter().map(|c| format!("`{c}`")).collect();
         let row = format!("| `{m}` | {} |", cells.join(", "));

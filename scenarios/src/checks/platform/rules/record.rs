@@ -207,6 +207,7 @@ pub(super) const RECORD: &[Rule] = &[
         &[
             "endpoints.campaign_cohort_list",
             "endpoints.deployment_cohort_list",
+            "oracle.assumptions",
         ],
     ),
     Rule::record(
@@ -302,7 +303,11 @@ pub(super) const RECORD: &[Rule] = &[
         "Rejected records file",
         &["cohorts.rejected_records_file"],
     ),
-    Rule::record(COHORTS, "Files", &["cohorts.uploaded_files"]),
+    Rule::record(
+        COHORTS,
+        "Files",
+        &["cohorts.uploaded_files", "oracle.assumptions"],
+    ),
     Rule::none_record(COHORTS, "File errors", OwnChoice, MOCK),
     Rule::record(
         COHORTS,

@@ -86,7 +86,7 @@ pub(super) const SPEC: &[Rule] = &[
     Rule::spec(
         SERVICE,
         "Calls are placed only inside allowed_schedule",
-        &["sim.calling_window"],
+        &["sim.calling_window", "oracle.campaign_events"],
     ),
     Rule::spec(
         SERVICE,
@@ -282,7 +282,7 @@ pub(super) const SPEC: &[Rule] = &[
     Rule::spec(
         ENDPOINTS,
         "POST .../outbounds",
-        &["endpoints.outbound_create"],
+        &["endpoints.outbound_create", "oracle.create_outbound"],
     ),
     Rule::spec(
         ENDPOINTS,
@@ -290,6 +290,8 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.campaign_create",
             "states.campaign_created_scheduled",
+            "oracle.create_campaign",
+            "oracle.list_campaigns",
         ],
     ),
     Rule::spec(
@@ -298,12 +300,18 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.campaign_cohort_upload",
             "cohorts.upload_answers_processing",
+            "oracle.upload_campaign_cohort",
+            "oracle.stream_campaign_cohort",
+            "oracle.list_campaign_cohorts",
         ],
     ),
     Rule::spec(
         ENDPOINTS,
         "GET /campaigns/{id}/cohorts/{cohort_id}",
-        &["endpoints.campaign_cohort_get"],
+        &[
+            "endpoints.campaign_cohort_get",
+            "oracle.get_campaign_cohort",
+        ],
     ),
     Rule::spec(
         ENDPOINTS,
@@ -311,12 +319,17 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.campaign_cohort_file",
             "cohorts.rejected_records_file",
+            "oracle.get_campaign_cohort_file",
         ],
     ),
     Rule::spec(
         ENDPOINTS,
         "GET /campaigns/{id}",
-        &["endpoints.campaign_get"],
+        &[
+            "endpoints.campaign_get",
+            "oracle.get_campaign",
+            "oracle.patch_campaign",
+        ],
     ),
     Rule::spec(
         ENDPOINTS,
@@ -325,12 +338,17 @@ pub(super) const SPEC: &[Rule] = &[
             "endpoints.campaign_status",
             "states.campaign_pause_resume",
             "states.campaign_cancel",
+            "oracle.set_campaign_status",
         ],
     ),
     Rule::spec(
         ENDPOINTS,
         "GET .../deployments (the paginated list)",
-        &["endpoints.deployment_list", "pagination.totals"],
+        &[
+            "endpoints.deployment_list",
+            "pagination.totals",
+            "oracle.list_deployments",
+        ],
     ),
     Rule::spec(
         ENDPOINTS,
@@ -338,6 +356,7 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.deployment_delete",
             "errors.deployment_delete_error_shape",
+            "oracle.delete_deployment",
         ],
     ),
     Rule::spec(
@@ -346,12 +365,21 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.deployment_create",
             "states.deployment_created_active",
+            "oracle.create_deployment",
+            "oracle.get_deployment",
         ],
     ),
     Rule::spec(
         ENDPOINTS,
         "POST /deployments/{id}/cohorts/upload",
-        &["endpoints.deployment_cohort_upload"],
+        &[
+            "endpoints.deployment_cohort_upload",
+            "oracle.upload_deployment_cohort",
+            "oracle.stream_deployment_cohort",
+            "oracle.list_deployment_cohorts",
+            "oracle.get_deployment_cohort",
+            "oracle.get_deployment_cohort_file",
+        ],
     ),
     Rule::spec(
         ENDPOINTS,
@@ -359,6 +387,7 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.deployment_status",
             "states.deployment_pause_resume",
+            "oracle.set_deployment_status",
         ],
     ),
     Rule::spec(
@@ -367,6 +396,7 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.deployment_patch",
             "states.deployment_patch_applies",
+            "oracle.patch_deployment",
         ],
     ),
     Rule::spec(
@@ -413,7 +443,7 @@ pub(super) const SPEC: &[Rule] = &[
     Rule::spec(
         EVENTS,
         "The outbound call request accepts webhook_config (url, metadata)",
-        &["sim.outbound_event"],
+        &["sim.outbound_event", "oracle.outbound_events"],
     ),
     Rule::spec(
         ERRORS,
