@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use contracts::wire::{CampaignStatus, CohortCategory};
+use contracts::wire::CohortCategory;
 use telephony_sim::DialRequest;
 
 use super::batch::BatchDb;
@@ -131,7 +131,7 @@ impl Engine {
         state: &mut State,
         id: &str,
     ) -> Result<(), StoreError> {
-        let Some(rec) = campaigns::get_any(c, id)? else {
+        let Some((rec, revision)) = campaigns::get_any_revised(c, id)? else {
             state.runs.remove(id);
             return Ok(());
         };
@@ -142,13 +142,15 @@ impl Engine {
             return Ok(());
         }
         if let Some(run) = state.runs.get_mut(id) {
-            // A change through the API: configuration and status; the queue stays.
-            if run.status != rec.status && rec.status == CampaignStatus::Paused {
-                run.pacing = None;
+            // A change through the API, or several since the engine last looked: the
+            // configuration and status the database holds now; the queue stays. What the run
+            // becomes depends on the row alone, not on which of the changes the engine saw.
+            if run.revision != revision {
+                run.restart_pace();
             }
             run.set_spec(rec.spec);
             run.status = rec.status;
-            run.updated_ms = ms(rec.updated_at);
+            run.revision = revision;
             run.routing.fit(&run.spec.connections);
             run.floor = run.floor.max(self.app.clock.now());
             return Ok(());
@@ -182,7 +184,7 @@ impl Engine {
             Run {
                 id: Id::from(id),
                 ws: Arc::new(rec.ws),
-                updated_ms: ms(rec.updated_at),
+                revision,
                 status: rec.status,
                 lines: lines(&rec.spec),
                 spec: Arc::new(rec.spec),

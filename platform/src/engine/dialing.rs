@@ -70,6 +70,11 @@ impl Pacing {
         micros(self.epoch_us + slot_offset_us(self.count, rate))
     }
 
+    /// When the last dial of this pace was (its last slot taken), at `rate` dials per second.
+    pub(crate) fn last_slot_us(&self, rate: f64) -> i64 {
+        self.epoch_us + slot_offset_us((self.count - 1).max(0), rate)
+    }
+
     /// How many dials the pace fits into one opening of the window `span` long, when the
     /// first is dialled as it opens: the slots `0, 1/rate, 2/rate, ...` (as [`Pacing::next_slot`]
     /// places them) that fall before it closes. An opening of 3,601 s at 0.3 a second fits

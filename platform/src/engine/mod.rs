@@ -337,11 +337,8 @@ impl Engine {
                 state.runs.remove(&id);
                 campaign_users::mark_unfinished(tx, &id)?;
             }
-            for (id, updated_ms) in &live {
-                let reload = state
-                    .runs
-                    .get(id)
-                    .is_none_or(|r| r.updated_ms != *updated_ms);
+            for (id, revision) in &live {
+                let reload = state.runs.get(id).is_none_or(|r| r.revision != *revision);
                 if reload {
                     self.load_run(tx, state, id)?;
                 }

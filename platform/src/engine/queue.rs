@@ -152,7 +152,7 @@ pub(super) mod tests {
             lines: crate::engine::state::lines(&spec()),
             spec: Arc::new(spec()),
             status,
-            updated_ms: 0,
+            revision: 0,
             cohorts: vec!["coh-1".into()],
             has_stop_files: false,
             ready,
@@ -213,6 +213,40 @@ pub(super) mod tests {
             tries: 2,
         };
         assert_eq!(next_dial(&r, Some(&hold)), Some(at("2026-03-02T10:00:04Z")));
+    }
+
+    #[test]
+    fn a_change_through_the_api_restarts_the_pace_from_the_last_dial_once() {
+        let mut r = run("cmp-a", CampaignStatus::Active, &["2026-03-02T10:00:00Z"]);
+        // Three dials from 10:00:00 at 2 per second: the last at 10:00:01.
+        let dialled = Pacing {
+            epoch_us: at("2026-03-02T10:00:00Z").timestamp_micros(),
+            count: 3,
+        };
+        r.pacing = Some(dialled);
+        r.restart_pace();
+        let restarted = Pacing {
+            epoch_us: at("2026-03-02T10:00:01Z").timestamp_micros(),
+            count: 1,
+        };
+        assert_eq!(r.pacing, Some(restarted));
+        assert!(r.dirty, "the new pace is written");
+        // The next dial one slot after the last: no burst.
+        assert_eq!(next_dial(&r, None), Some(at("2026-03-02T10:00:01.500Z")));
+        // Taken in again (the engine looked between two changes at one instant): the same.
+        r.restart_pace();
+        assert_eq!(r.pacing, Some(restarted));
+        // A PATCH to 0.5 per second: one slot of the new rate after the last dial.
+        let mut spec = (*r.spec).clone();
+        spec.attempts_per_second = 0.5;
+        r.spec = Arc::new(spec);
+        r.restart_pace();
+        assert_eq!(r.pacing, Some(restarted));
+        assert_eq!(next_dial(&r, None), Some(at("2026-03-02T10:00:03Z")));
+        // A run that never dialled has no pace to restart.
+        let mut r = run("cmp-b", CampaignStatus::Active, &["2026-03-02T10:00:00Z"]);
+        r.restart_pace();
+        assert_eq!((r.pacing, r.dirty), (None, false));
     }
 
     #[test]

@@ -60,8 +60,10 @@ pub(super) struct Run {
     /// numbers, as shared texts ([`Run::set_spec`] keeps them in step with `spec`).
     pub(super) lines: Vec<(Id, Vec<Id>)>,
     pub(super) status: CampaignStatus,
-    /// The campaign row's `updated_at` when loaded: a change through the API reloads it.
-    pub(super) updated_ms: i64,
+    /// The campaign row's revision when loaded (counted up by every change through the API):
+    /// one that moved is taken in at the next look (`Engine::sync`). Not `updated_at`: two
+    /// changes at one instant leave it as it was.
+    pub(super) revision: i64,
     /// Admitted cohorts by position.
     pub(super) cohorts: Vec<Id>,
     pub(super) has_stop_files: bool,
@@ -89,6 +91,27 @@ impl Run {
     pub(super) fn set_spec(&mut self, spec: CampaignSpec) {
         self.lines = lines(&spec);
         self.spec = Arc::new(spec);
+    }
+
+    /// A change through the API (a pause, a resume, a PATCH, which may change the rate):
+    /// the pace starts afresh from the last dial, whose time is kept at the rate its slots
+    /// were taken at (call this before taking in a new spec). The next dial comes one slot of
+    /// the spec's rate after it, or later as a new epoch ([`Run::take_slot`]): never a burst,
+    /// never a wait left over from an old rate. Doing it again changes nothing, so that the
+    /// pace after several changes at one instant is the same whether the engine looked
+    /// between them or only after the last.
+    pub(super) fn restart_pace(&mut self) {
+        let Some(p) = self.pacing else {
+            return;
+        };
+        let restarted = Pacing {
+            epoch_us: p.last_slot_us(self.spec.attempts_per_second),
+            count: 1,
+        };
+        if restarted != p {
+            self.pacing = Some(restarted);
+            self.dirty = true;
+        }
     }
 
     /// Rule 2: takes the pace's slot for a dial at `t` (the time [`super::queue::next_dial`]

@@ -139,7 +139,7 @@ pub async fn get(app: &App, who: &Principal, id: &str) -> Result<Campaign, ApiEr
 }
 
 /// Applies a PATCH while the campaign is `scheduled` or `paused`.
-pub(crate) async fn patch(
+pub async fn patch(
     app: &App,
     who: &Principal,
     id: &str,
@@ -184,7 +184,7 @@ pub(crate) async fn patch(
 }
 
 /// `pause`, `resume` or `cancel`, from the states that allow it (409 otherwise).
-pub(crate) async fn set_status(
+pub async fn set_status(
     app: &App,
     who: &Principal,
     id: &str,

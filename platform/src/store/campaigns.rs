@@ -7,7 +7,9 @@
 //! [`settle_one`] store what it answers.
 //!
 //! The engine keeps its pacing and routing state of each campaign in the `engine_state`
-//! column ([`engine_state`], [`set_engine_state`]) and runs the [`live_campaign_ids`].
+//! column ([`engine_state`], [`set_engine_state`]) and runs the [`live_campaign_ids`]; it
+//! takes in a change made through the API when the campaign's `revision` column (counted up
+//! by every [`update`]) differs from the one it runs.
 
 use chrono::{DateTime, Utc};
 use contracts::model::CampaignSpec;
@@ -131,11 +133,13 @@ pub(crate) fn insert(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreEr
     Ok(())
 }
 
-/// Writes a campaign's configuration, status and last change.
+/// Writes a campaign's configuration, status and last change, and counts its revision up
+/// (the engine takes in the change when it sees the revision move: [`get_any_revised`],
+/// [`live_campaign_ids`]; `updated_ms` cannot tell two changes at one instant apart).
 pub(crate) fn update(c: &Connection, rec: &CampaignRecord) -> Result<(), StoreError> {
     c.execute(
         "UPDATE campaigns SET name = ?2, description = ?3, status = ?4, start_ms = ?5, end_ms = ?6,
-                spec = ?7, updated_by = ?8, updated_ms = ?9
+                spec = ?7, updated_by = ?8, updated_ms = ?9, revision = revision + 1
          WHERE id = ?1",
         params![
             rec.id,
@@ -228,6 +232,20 @@ pub(crate) fn get_any(c: &Connection, id: &str) -> Result<Option<CampaignRecord>
     let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1"))?;
     optional(stmt.query_row(params![id], read))?
         .map(finish)
+        .transpose()
+}
+
+/// A campaign by id, any workspace, with its revision (for the engine: the revision it runs,
+/// read with the configuration it runs in one query).
+pub(crate) fn get_any_revised(
+    c: &Connection,
+    id: &str,
+) -> Result<Option<(CampaignRecord, i64)>, StoreError> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS}, revision FROM campaigns WHERE id = ?1"
+    ))?;
+    optional(stmt.query_row(params![id], |r| Ok((read(r)?, r.get::<_, i64>(9)?))))?
+        .map(|(row, revision)| Ok((finish(row)?, revision)))
         .transpose()
 }
 
@@ -331,10 +349,11 @@ pub(crate) fn list(
 // The engine's view of campaigns: which it runs, and its pacing and routing state of each
 // (the `engine_state` column, JSON).
 
-/// Campaigns the engine runs: not ended, not cancelled.
+/// Campaigns the engine runs (not ended, not cancelled), each with its revision (counted up
+/// by every change through the API, [`update`]).
 pub(crate) fn live_campaign_ids(c: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
     let mut stmt = c.prepare_cached(
-        "SELECT id, updated_ms FROM campaigns WHERE status IN ('scheduled', 'active', 'paused') ORDER BY seq",
+        "SELECT id, revision FROM campaigns WHERE status IN ('scheduled', 'active', 'paused') ORDER BY seq",
     )?;
     let rows = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -458,6 +477,29 @@ mod tests {
         .unwrap();
         let err = get_any(&c, "camp-1").unwrap_err().to_string();
         assert!(err.contains("camp-1"), "{err}");
+    }
+
+    #[test]
+    fn every_update_counts_the_revision_up_even_at_one_instant() {
+        let c = conn();
+        let mut rec = record();
+        insert(&c, &rec).unwrap();
+        let revision = |c: &Connection| get_any_revised(c, "camp-1").unwrap().unwrap().1;
+        assert_eq!(revision(&c), 0);
+        assert_eq!(live_campaign_ids(&c).unwrap(), [("camp-1".to_string(), 0)]);
+        // A pause and a resume at the instant of the create: `updated_ms` does not move.
+        for (n, status) in [(1, CampaignStatus::Paused), (2, CampaignStatus::Active)] {
+            rec.status = status;
+            update(&c, &rec).unwrap();
+            assert_eq!(revision(&c), n);
+            assert_eq!(live_campaign_ids(&c).unwrap(), [("camp-1".to_string(), n)]);
+        }
+        let (read, _) = get_any_revised(&c, "camp-1").unwrap().unwrap();
+        assert_eq!(read, rec);
+        assert_eq!(get_any_revised(&c, "camp-2").unwrap(), None);
+        // A change with time is not a change through the API.
+        set_status(&c, "camp-1", CampaignStatus::Ended).unwrap();
+        assert_eq!(revision(&c), 2);
     }
 
     #[test]

@@ -388,6 +388,15 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE campaign_users;
     ALTER TABLE campaign_users_v11 RENAME TO campaign_users;
     "#,
+    // 12: a campaign's revision, counted up by every change made through the API
+    // (`campaigns::update`: a PATCH, a pause, a resume, a cancel). The engine takes a change
+    // in when the revision differs from the one it runs. It compared `updated_ms`, which two
+    // changes at one instant (a create and a PATCH, a pause and a resume, on a simulated
+    // clock that did not move) leave as it was: the engine that looked between the two
+    // missed the second.
+    r#"
+    ALTER TABLE campaigns ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// Brings the schema up to date.

@@ -15,6 +15,7 @@ mod deployments;
 mod durability;
 mod engine;
 mod engine_calls;
+mod engine_changes;
 mod errors;
 mod faults;
 mod fuzz;

@@ -329,3 +329,19 @@ fn migration_10_packs_the_lookup_entries_as_index_phones_does() {
     let nums: Vec<i64> = blocks(&old).into_iter().map(|(num, ..)| num).collect();
     assert_eq!(nums, [9]);
 }
+
+#[test]
+fn migration_12_gives_every_campaign_a_revision_from_0() {
+    let c = Connection::open_in_memory().unwrap();
+    migrate_to(&c, 11);
+    c.execute_batch(
+        "INSERT INTO campaigns (id, seq, org_id, workspace_id, name, status, start_ms, end_ms, spec,
+                                created_by, updated_by, created_ms, updated_ms)
+         VALUES ('cmp-a', 3, 'o', 'w', 'a', 'paused', 0, 1, '{}', 'x', 'x', 0, 5);",
+    )
+    .unwrap();
+    migrate_to(&c, 12);
+    assert_eq!(columns(&c, "campaigns").last().unwrap(), "revision");
+    let live = crate::store::campaigns::live_campaign_ids(&c).unwrap();
+    assert_eq!(live, [("cmp-a".to_string(), 0)]);
+}
