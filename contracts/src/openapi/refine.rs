@@ -7,8 +7,9 @@
 //! - **Shared answers**: 400, 408, 414 and 431 of the HTTP layer on every operation, 401 on
 //!   every operation that takes `X-API-Key`, 413 and 415 on every operation with a body, 502
 //!   and 503 on the operations that need the workspace's data key.
-//! - **Headers** of the key service's answers, and **links** from the operations that create
-//!   a resource to those that read, change or delete it.
+//! - **Headers** of the key service's answers, and **links** from the operations whose answer
+//!   names a resource (a create, a status change, a key rotation) to those that read, change
+//!   or delete it, with the body of the status change it may take next.
 //!
 //! What no schema can say (a start time relative to the clock, a rule between two fields) is
 //! in the descriptions, and listed in `docs/interface.md`.
@@ -35,6 +36,7 @@ pub(super) fn platform(doc: &mut Value) {
 /// Refines the key service's document.
 pub(super) fn byok(doc: &mut Value) {
     super::byok_refine::apply(doc);
+    super::links::byok(doc);
 }
 
 // ----- constraint fragments, each from one constant -----

@@ -961,6 +961,7 @@ fn samples() -> BTreeMap<&'static str, Vec<Value>> {
         request_id: None,
     };
     add("KeyServiceCall", v(call.clone()));
+    add("KeyCallReason", v(KeyCallReason::ColdStart));
     add(
         "KeyServiceCalls",
         v(KeyServiceCalls {
