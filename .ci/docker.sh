@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The ways in without Rust, tried as their users try them: the static executables, the
 # container image (built by scripts/build-image.sh) and each user's command in it, the CI
-# action's scripts, actionlint and the actions' schema, Docker Compose and Testcontainers.
+# action's scripts, actionlint and the actions' schema, Docker Compose and Testcontainers, and
+# the README's quick starts that use the image, as written.
 #
 #   bash .ci/docker.sh            # what CI runs (after the tests)
 #
@@ -46,6 +47,11 @@ cleanup() {
     docker volume ls -q --filter "label=$label" | xargs -r docker volume rm >/dev/null 2>&1 || true
     if [[ -n "${compose_up:-}" ]]; then
         docker-compose -p "$run_id" -f examples/compose/compose.yaml down -v >/dev/null 2>&1 || true
+    fi
+    # What a quick start of the README started, if it failed before removing it.
+    if [[ -n "${quickstarts:-}" ]]; then
+        docker rm -f stack kms >/dev/null 2>&1 || true
+        docker network rm byok-demo >/dev/null 2>&1 || true
     fi
     # The stack the action's scripts started, if a check failed before it was stopped.
     if [[ -n "${action_pid:-}" ]]; then kill "$action_pid" 2>/dev/null || true; fi
@@ -251,6 +257,43 @@ for f in report.json report.html junit.xml; do
     [[ -s "$work/reports/lifecycle/$f" ]] || fail "no lifecycle/$f written back to the host"
 done
 echo "reports: $(ls "$work/reports/lifecycle" | tr '\n' ' ')"
+
+# --- The README's quick starts that use the image, as written ------------------------------
+# Each block marked `sh runnable docker`, in a folder of its own (with scenarios/examples), with
+# the image built above for voice-harness:dev and without its `bash scripts/build-image.sh`.
+say "the README's container quick starts"
+for name in stack kms; do
+    [[ -z "$(docker ps -aq --filter "name=^$name\$")" ]] ||
+        fail "a container named $name exists: the quick starts name theirs so"
+done
+docker network inspect byok-demo >/dev/null 2>&1 && fail "a network byok-demo exists"
+for p in 8080 8081; do
+    (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null && fail "something listens on port $p"
+done
+quickstarts=1
+mkdir -p "$work/quickstarts"
+awk -v dir="$work/quickstarts" '
+    /^```sh runnable docker/ { n++; f = sprintf("%s/%02d.sh", dir, n); print "# README.md:" NR > f; inb = 1; next }
+    inb && /^```/ { inb = 0; close(f); next }
+    inb { print > f }
+' README.md
+blocks=("$work"/quickstarts/*.sh)
+((${#blocks[@]} >= 3)) || fail "the README has ${#blocks[@]} container quick starts, not 3"
+for f in "${blocks[@]}"; do
+    sed -i -e '/^bash scripts\/build-image.sh$/d' -e "s|voice-harness:dev|$tag|g" "$f"
+    where=$(head -1 "$f" | cut -c3-)
+    d=$(mktemp -d -p "$work")
+    mkdir -p "$d/scenarios" && cp -r scenarios/examples "$d/scenarios/"
+    chmod -R a+rwX "$d"
+    echo "-- $where"
+    (cd "$d" && timeout 300 bash -e -u -o pipefail "$f") >"$d.log" 2>&1 || {
+        cat "$d.log" >&2
+        fail "the quick start at $where"
+    }
+    tail -2 "$d.log"
+done
+unset quickstarts
+echo "${#blocks[@]} quick starts ran as written"
 
 # --- The action's scripts, as GitHub runs them ---------------------------------------------
 say "the action's scripts (install, start, verify)"

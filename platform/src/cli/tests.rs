@@ -169,7 +169,7 @@ fn expected_env(arg: &clap::Arg) -> String {
 
 #[test]
 fn every_flag_has_its_environment_variable_and_the_readme_lists_both() {
-    let readme = include_str!("../../../README.md");
+    let readme = include_str!("../../../docs/guide/platform-configuration.md");
     // The README's table rows: a column of flags beside a column of the same number of
     // `PLATFORM_` variables, paired in the order they are written.
     let mut documented = BTreeSet::new();

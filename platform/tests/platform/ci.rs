@@ -268,8 +268,12 @@ async fn serve_writes_a_ready_file_and_a_report_on_exit() {
 
 /// The fenced block of `README.md` that starts with `first_line`.
 fn readme_block(first_line: &str) -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme = ["platform-configuration.md", "fixtures.md"]
+        .map(|f| {
+            std::fs::read_to_string(format!("{}/../docs/guide/{f}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap()
+        })
+        .concat();
     let start = readme
         .find(&format!("```toml\n{first_line}"))
         .unwrap_or_else(|| panic!("a block starting with {first_line}"))

@@ -224,7 +224,7 @@ fn file_errors_name_the_file_and_the_fix() {
 
 /// The stack file example of the README, as a user would paste it.
 fn readme_stack_file() -> String {
-    let readme = include_str!("../../../README.md");
+    let readme = include_str!("../../../docs/guide/harness-up.md");
     let start = readme
         .find("```toml\n# harness up --config stack.toml\n")
         .expect("the README shows a stack file");

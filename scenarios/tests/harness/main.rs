@@ -2,6 +2,7 @@
 
 mod byok;
 mod features;
+mod guide;
 mod help;
 mod html;
 mod platform_check;

@@ -130,7 +130,7 @@ fn action_inputs(path: &Path) -> Vec<String> {
 /// script writes.
 #[test]
 fn the_readmes_github_actions_job_matches_the_actions() {
-    let readme = read(&root().join("README.md"));
+    let readme = read(&root().join("docs/guide/containers-and-action.md"));
     let section = readme
         .split("### The GitHub action")
         .nth(1)

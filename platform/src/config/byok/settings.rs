@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn the_readme_table_names_each_setting_once() {
         use clap::CommandFactory;
-        let readme = include_str!("../../../../README.md");
+        let readme = include_str!("../../../../docs/guide/platform-configuration.md");
         let start = readme
             .find("| File key (`[[byok]]`) | Flag | Environment | Default |")
             .expect("the BYOK table");
