@@ -73,8 +73,10 @@ fn encode(v: &Value) -> String {
 
 /// `token` (a JWT) with its signature attacked every way a verifier can get wrong: one
 /// character changed, emptied, cut to half, made with a key the service does not have (HS256
-/// under a random key), and the claims changed (a later `exp`, another `sub`) under the
-/// same signature, which a service that trusts a signature it verified once accepts.
+/// under a random key), the claims changed (a later `exp`, another `sub`) under the same
+/// signature, which a service that trusts a signature it verified once accepts, and the
+/// header changed under it (a field added, another HMAC alg), which a service whose
+/// signature covers the claims alone accepts.
 pub(crate) fn signature_forms(jwt: &Jwt, token: &str, random_key: [u8; 32]) -> Vec<Forged> {
     let Some((h, c, sig)) = parts(token) else {
         return Vec::new();
@@ -89,6 +91,17 @@ pub(crate) fn signature_forms(jwt: &Jwt, token: &str, random_key: [u8; 32]) -> V
     let mut later = jwt.claims.clone();
     let exp = jwt.int_claim("exp").unwrap_or(0);
     later["exp"] = json!(exp + 3600);
+    // The header changed under the same signature: a service whose signature covers the
+    // claims only (or that reads the header apart from what it verified) serves these.
+    let mut more_header = jwt.header.clone();
+    if let Some(m) = more_header.as_object_mut() {
+        m.insert("kid".into(), json!("byok-check"));
+    }
+    let mut other_alg = jwt.header.clone();
+    other_alg["alg"] = json!(match jwt.alg() {
+        Some(a) if a.eq_ignore_ascii_case("HS512") => "HS384",
+        _ => "HS512",
+    });
     let mut other_sub = jwt.claims.clone();
     other_sub["sub"] = json!(format!(
         "{}-x",
@@ -112,6 +125,14 @@ pub(crate) fn signature_forms(jwt: &Jwt, token: &str, random_key: [u8; 32]) -> V
         (
             "another sub under the same signature",
             format!("{h}.{}.{sig}", encode(&other_sub)),
+        ),
+        (
+            "a header field added under the same signature",
+            format!("{}.{c}.{sig}", encode(&more_header)),
+        ),
+        (
+            "another HMAC alg in the header under the same signature",
+            format!("{}.{c}.{sig}", encode(&other_alg)),
         ),
     ]
 }

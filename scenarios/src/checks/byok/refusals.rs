@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `no_token` | no `Authorization`; `Bearer` with no token; an empty header; the token in the query, the body or a cookie instead, or under another scheme (none, `Token`, `JWT`, `Basic`) |
 //! | `garbage_token` | random text; three dot-separated parts of random base64url |
-//! | `tampered_token` | a JWT's signature changed, emptied, cut to half, made with another key or with the client secret; its claims changed under the same signature, or under a value a refusal quoted (an opaque token: changed as text) |
+//! | `tampered_token` | a JWT's signature changed, emptied, cut to half, made with another key or with the client secret; its claims or its header (a field added, another HMAC alg) changed under the same signature, or the claims under a value a refusal quoted (an opaque token: changed as text) |
 //! | `alg_none` | `alg` none, None, NONE, nOnE; none keeping the signature; no `alg`; `alg` of another family |
 //! | `basic_credentials` | the client credentials as HTTP Basic; the client secret and the Basic value as bearer tokens (with an API key: the key as Basic) |
 //! | `wrong_api_key` | the static key with one character changed, its case changed, cut, without its first or last character, with one appended; wrong keys of one length refused alike |

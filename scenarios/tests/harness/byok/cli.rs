@@ -120,7 +120,7 @@ async fn a_passing_run_exits_0_writes_json_and_junit_and_prints_no_secret() {
             assert!(c.get(field).is_some(), "{field} in {c}");
         }
     }
-    assert_eq!(json["summary"]["passed"], 76);
+    assert_eq!(json["summary"]["passed"], 81);
     // The evidence shows the request sent, the timestamp format with it, and the answer.
     let status = checks.iter().find(|c| c["id"] == "decrypt.status").unwrap();
     let request = &status["evidence"]["request"];

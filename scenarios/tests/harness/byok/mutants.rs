@@ -426,7 +426,7 @@ async fn every_mutant_fails_exactly_the_checks_that_name_its_rule() {
                 .collect();
             (m, want, (got, unexpected))
         })
-        .buffer_unordered(6)
+        .buffer_unordered(4)
         .collect::<Vec<_>>()
         .await;
     let wrong: Vec<String> = runs
