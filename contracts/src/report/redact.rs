@@ -49,7 +49,9 @@ const HEX_RUN: usize = 2 * HEX_BYTES;
 /// 32): shorter base64-looking text (a word of letters) is taken as text only.
 const MIN_DECODED_BYTES: usize = 16;
 
-type Window = [char; MIN_SECRET_RUN];
+/// A run of [`MIN_SECRET_RUN`] characters, packed into one integer (21 bits a character):
+/// cheaper to hash than the characters one by one, which matters in unoptimised builds.
+type Window = u128;
 type ByteWindow = [u8; HEX_BYTES];
 
 /// The secrets to keep out of a report.
@@ -176,6 +178,29 @@ fn json_escaped(s: &str, ascii: bool) -> String {
     out
 }
 
+/// The [`Window`] of a run of [`MIN_SECRET_RUN`] characters.
+fn window(run: &[char]) -> Window {
+    debug_assert_eq!(run.len(), MIN_SECRET_RUN);
+    run.iter()
+        .fold(0, |acc, c| (acc << 21) | u128::from(u32::from(*c)))
+}
+
+/// Whether a run is too plain to be evidence of a leak, though it is hidden: six digits
+/// (`123456` of a secret `...0123456789` stands in any number an answer carries, a duration
+/// or a timestamp) or fewer than three distinct characters (`xxxxxx`).
+fn weak(w: &[char]) -> bool {
+    if w.iter().all(char::is_ascii_digit) {
+        return true;
+    }
+    let mut distinct: Vec<char> = Vec::with_capacity(MIN_SECRET_RUN);
+    for c in w {
+        if !distinct.contains(c) {
+            distinct.push(*c);
+        }
+    }
+    distinct.len() < 3
+}
+
 /// Whether `c` can be part of a word (a letter, a digit, `-` or `_`): a short secret stands
 /// whole where neither neighbour is one.
 fn wordish(c: char) -> bool {
@@ -189,17 +214,25 @@ impl Redactor {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let mut r = Redactor::default();
+        Redactor::default().with_secrets(secrets)
+    }
+
+    /// Adds `secrets` (empty strings are ignored).
+    pub fn with_secrets<I, S>(mut self, secrets: I) -> Redactor
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
         for secret in secrets.into_iter().map(Into::into) {
-            r.add(&secret);
+            self.add(&secret);
         }
         let longest_first = |a: &Vec<char>, b: &Vec<char>| b.len().cmp(&a.len()).then(a.cmp(b));
-        r.words.sort_by(longest_first);
-        r.words.dedup();
-        r.whole
+        self.words.sort_by(longest_first);
+        self.words.dedup();
+        self.whole
             .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        r.whole.dedup();
-        r
+        self.whole.dedup();
+        self
     }
 
     /// Adds `words`, hidden only where they stand whole and never searched for: values that
@@ -233,8 +266,7 @@ impl Redactor {
             for form in forms(&p) {
                 let chars: Vec<char> = form.chars().collect();
                 for w in chars.windows(MIN_SECRET_RUN) {
-                    self.public
-                        .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+                    self.public.insert(window(w));
                 }
             }
             for w in p.as_bytes().windows(HEX_BYTES) {
@@ -257,25 +289,39 @@ impl Redactor {
         const BESIDE: &[u8] = b"\":/ ,.-_=&?'{}[]@";
         for p in public.into_iter().map(Into::into) {
             self = self.with_public([p.clone()]);
-            for before in BESIDE.iter().map(|b| Some(*b)).chain([None]) {
-                for after in BESIDE.iter().map(|b| Some(*b)).chain([None]) {
-                    let mut text: Vec<u8> = before.into_iter().collect();
-                    text.extend_from_slice(p.as_bytes());
-                    text.extend(after);
-                    for engine in [&STANDARD, &URL_SAFE] {
-                        for shift in 0..3 {
-                            let mut padded = vec![0u8; shift];
-                            padded.extend_from_slice(&text);
-                            let encoded: Vec<char> = engine.encode(&padded).chars().collect();
-                            let skip = (shift * 8).div_ceil(6);
-                            for w in encoded
-                                .get(skip..)
-                                .unwrap_or_default()
-                                .windows(MIN_SECRET_RUN)
-                            {
-                                self.public
-                                    .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
-                            }
+            // A byte beside the text changes only the encoded characters at that edge: for a
+            // text of 8 bytes or more no run spans both edges, so each edge's neighbours are
+            // taken with nothing at the other (the alignments cover what the other would
+            // shift); a shorter text takes every pair.
+            let beside = BESIDE.iter().map(|b| Some(*b)).chain([None]);
+            let pairs: Vec<(Option<u8>, Option<u8>)> = if p.len() >= 8 {
+                beside
+                    .clone()
+                    .map(|b| (b, None))
+                    .chain(beside.map(|a| (None, a)))
+                    .collect()
+            } else {
+                beside
+                    .clone()
+                    .flat_map(|b| beside.clone().map(move |a| (b, a)))
+                    .collect()
+            };
+            for (before, after) in pairs {
+                let mut text: Vec<u8> = before.into_iter().collect();
+                text.extend_from_slice(p.as_bytes());
+                text.extend(after);
+                for engine in [&STANDARD, &URL_SAFE] {
+                    for shift in 0..3 {
+                        let mut padded = vec![0u8; shift];
+                        padded.extend_from_slice(&text);
+                        let encoded: Vec<char> = engine.encode(&padded).chars().collect();
+                        let skip = (shift * 8).div_ceil(6);
+                        for w in encoded
+                            .get(skip..)
+                            .unwrap_or_default()
+                            .windows(MIN_SECRET_RUN)
+                        {
+                            self.public.insert(window(w));
                         }
                     }
                 }
@@ -294,8 +340,7 @@ impl Redactor {
                 self.words.push(chars);
             } else {
                 for w in chars.windows(MIN_SECRET_RUN) {
-                    self.windows
-                        .insert(w.try_into().expect("windows of MIN_SECRET_RUN"));
+                    self.windows.insert(window(w));
                 }
             }
             self.whole.push(form);
@@ -338,17 +383,19 @@ impl Redactor {
 
     /// Whether `text` holds a run of [`MIN_SECRET_RUN`] characters of a secret in one of its
     /// forms, or of 4 of its bytes in hex: the rule by which secrets are hidden, as a finding.
-    /// Forms shorter than the run are not looked for (they would match ordinary words).
+    /// Forms shorter than the run are not looked for (they would match ordinary words), nor
+    /// runs too plain to tell a leak from chance (six digits, fewer than three distinct
+    /// characters), which are still hidden.
     pub fn finds(&self, text: &str) -> bool {
         if self.windows.is_empty() && self.byte_windows.is_empty() {
             return false;
         }
         let chars: Vec<char> = text.chars().collect();
-        let found = |w: &Window| self.windows.contains(w) && !self.public.contains(w);
-        if chars
-            .windows(MIN_SECRET_RUN)
-            .any(|w| found(w.try_into().expect("windows of MIN_SECRET_RUN")))
-        {
+        let found = |w: &[char]| {
+            let k = window(w);
+            self.windows.contains(&k) && !self.public.contains(&k) && !weak(w)
+        };
+        if chars.windows(MIN_SECRET_RUN).any(found) {
             return true;
         }
         hex_runs(&chars)
@@ -360,8 +407,7 @@ impl Redactor {
         let mut any = false;
         if !self.windows.is_empty() {
             for (i, w) in chars.windows(MIN_SECRET_RUN).enumerate() {
-                let w: &Window = w.try_into().expect("windows of MIN_SECRET_RUN");
-                if self.windows.contains(w) {
+                if self.windows.contains(&window(w)) {
                     hidden[i..i + MIN_SECRET_RUN].fill(true);
                     any = true;
                 }
@@ -517,6 +563,18 @@ impl CheckReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_runs_are_hidden_but_no_evidence() {
+        let r = Redactor::new(["client-secret-0123456789", "xxxxxxxx-Key"]);
+        // Six digits of the secret in a duration, a run of one letter: not a finding.
+        assert!(!r.finds("X-Request-Duration: 0.1234567"));
+        assert!(!r.finds("debug: xxxxxxxxxxxx"));
+        // A run with letters in it is one.
+        assert!(r.finds("oops: secret-0123"));
+        // Both are still hidden where they stand.
+        assert!(!r.text("took 0.1234567 ms").contains("123456"));
+    }
     use crate::report::checks::{Check, CheckDef, Evidence};
     use serde_json::json;
 

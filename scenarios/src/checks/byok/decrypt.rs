@@ -82,12 +82,19 @@ pub(crate) fn judge_baseline(
 /// Judges a plaintext against the expected one, showing only fingerprints.
 pub(crate) fn judge_plaintext(def: &CheckDef, got: &str, expected: &str) -> Check {
     let ok = plaintext::decode(got).is_some() && plaintext::same_key(got, expected);
+    let mut evidence = Evidence::new()
+        .with("plaintext", plaintext::describe(got))
+        .with("expected", plaintext::describe(expected));
+    if plaintext::decode(expected).is_none() {
+        evidence = evidence.with(
+            "cause",
+            "the key the encrypted key holds (as given) is not 32 bytes: data keys are AES-256 keys",
+        );
+    }
     Check::judge(
         def,
         ok,
-        Evidence::new()
-            .with("plaintext", plaintext::describe(got))
-            .with("expected", plaintext::describe(expected)),
+        evidence,
         "base64 of the expected 32-byte key (the same length and SHA-256)",
     )
 }

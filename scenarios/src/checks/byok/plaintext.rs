@@ -24,6 +24,12 @@ pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
         .filter(|b| b.len() == DATA_KEY_LEN)
 }
 
+/// The bytes of a base64 key of any length: a key the user gives is taken as it is, and its
+/// length judged by the checks (`decrypt.plaintext`), not refused as a setting.
+pub(crate) fn decode_any(text: &str) -> Option<Vec<u8>> {
+    LENIENT_PADDING.decode(text).ok().filter(|b| !b.is_empty())
+}
+
 /// What a report may say about a key text: its decoded length and the first 8 hex digits of
 /// its SHA-256 (`{"bytes": 32, "sha256": "1a2b3c4d"}`), or that it is not base64.
 pub(crate) fn describe(text: &str) -> Value {

@@ -168,6 +168,10 @@ impl Secrets {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
+        // The public text's runs are the same for every kind: made once.
+        let public_only = Redactor::default()
+            .with_public(protocol_words())
+            .with_public_embedded(public.iter().cloned());
         let by_kind = [
             SecretKind::Credential,
             SecretKind::Token,
@@ -175,13 +179,11 @@ impl Secrets {
         ]
         .into_iter()
         .map(|kind| {
-            let r = Redactor::new(
+            let r = public_only.clone().with_secrets(
                 all.iter()
                     .filter(|(_, k)| *k == kind)
                     .map(|(s, _)| s.clone()),
-            )
-            .with_public(protocol_words())
-            .with_public_embedded(public.iter().cloned());
+            );
             (kind, r)
         })
         .filter(|(_, r)| !r.is_empty())

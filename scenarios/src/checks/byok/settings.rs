@@ -360,9 +360,11 @@ impl Settings {
                 if !encrypted_key.starts_with(contracts::envelope::PREFIX) {
                     anyhow::bail!("--encrypted-key must start with byok:v1:");
                 }
-                if super::plaintext::decode(expected_plaintext.expose()).is_none() {
+                // Any length is taken: a service whose keys are not 32 bytes fails
+                // decrypt.plaintext, which says so, rather than stopping the run.
+                if super::plaintext::decode_any(expected_plaintext.expose()).is_none() {
                     anyhow::bail!(
-                        "the expected plaintext must be base64 (standard alphabet) of 32 bytes"
+                        "the expected plaintext must be base64 (standard alphabet) of the data key (32 bytes)"
                     );
                 }
                 Some(GivenKey {
