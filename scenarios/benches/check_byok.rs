@@ -71,13 +71,19 @@ fn main() {
         let elapsed = watch.elapsed();
         let cpu_used = cpu_before.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
         // The latency budget may fail on a loaded machine; nothing else may.
-        let failed: Vec<&str> = report
+        let failed: Vec<String> = report
             .checks
             .iter()
             .filter(|c| c.result == scenarios::checks::Outcome::Fail && c.group != "load")
-            .map(|c| c.id.as_str())
+            .map(|c| {
+                format!(
+                    "{}: {}",
+                    c.id,
+                    serde_json::to_string(&c.evidence).unwrap_or_default()
+                )
+            })
             .collect();
-        assert!(failed.is_empty(), "the simulator failed {failed:?}");
+        assert!(failed.is_empty(), "the simulator failed {failed:#?}");
         wall.push(elapsed.as_secs_f64());
         if let Some(c) = cpu_used {
             cpu.push(c.as_secs_f64());

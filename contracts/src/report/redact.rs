@@ -565,6 +565,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn public_runs_are_no_evidence_whichever_is_added_first() {
+        let text = "invalid client credentials";
+        let secret = ["client-secret-0123456789"];
+        assert!(Redactor::new(secret).finds(text));
+        assert!(!Redactor::new(secret).with_public(["client_id"]).finds(text));
+        assert!(
+            !Redactor::default()
+                .with_public(["client_id"])
+                .with_secrets(secret)
+                .finds(text)
+        );
+    }
+
+    #[test]
     fn plain_runs_are_hidden_but_no_evidence() {
         let r = Redactor::new(["client-secret-0123456789", "xxxxxxxx-Key"]);
         // Six digits of the secret in a duration, a run of one letter: not a finding.

@@ -121,6 +121,9 @@ pub(crate) struct Secrets {
     public: Mutex<Vec<String>>,
     /// The credentials the settings give (the client secret or static key).
     given: Vec<String>,
+    /// Their runs: what tells a variant of one (a wrong secret the checks made of it) from
+    /// another credential.
+    given_runs: Redactor,
 }
 
 /// The secrets of each kind, ready to look for in answers.
@@ -143,6 +146,7 @@ impl Secrets {
             list: Mutex::default(),
             public: Mutex::new(all),
             given: Vec::new(),
+            given_runs: Redactor::default(),
         }
     }
 
@@ -150,6 +154,7 @@ impl Secrets {
     pub(crate) fn given(&mut self, credential: &str) {
         self.add(credential, SecretKind::Credential);
         self.given.push(credential.to_string());
+        self.given_runs = Redactor::new(self.given.clone());
     }
 
     /// Remembers `text` as public: runs of a secret it shares are no evidence of a leak.
@@ -242,9 +247,26 @@ impl Secrets {
             {
                 // The value (a service may echo it encoded again) and the secret; the client
                 // id in it is public, so its runs are not taken as a leak, unless it is a
-                // secret itself (a static key sent as a user name).
-                self.add(rest, SecretKind::Credential);
-                self.add(secret, SecretKind::Credential);
+                // secret itself (a static key sent as a user name). A wrong secret the checks
+                // made of the given one (a space before it, a character more) is no secret of
+                // its own: its runs of the given one are known, and the runs its changes made
+                // (" clien") are in no secret.
+                let swapped: String = secret
+                    .chars()
+                    .map(|c| {
+                        if c.is_uppercase() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            c.to_ascii_uppercase()
+                        }
+                    })
+                    .collect();
+                let variant = !self.given.iter().any(|g| g == secret)
+                    && (self.given_runs.finds(secret) || self.given_runs.finds(&swapped));
+                if !variant {
+                    self.add(rest, SecretKind::Credential);
+                    self.add(secret, SecretKind::Credential);
+                }
                 if !self.all().iter().any(|(v, _)| v == id) {
                     self.add_public(id);
                 }
@@ -571,6 +593,28 @@ mod tests {
             none.learn_request(Some(v));
         }
         assert!(none.all().is_empty(), "{:?}", none.all());
+    }
+
+    #[test]
+    fn wrong_secrets_made_of_the_given_one_are_no_secrets_of_their_own() {
+        let mut s = Secrets::new(["platform".to_string()]);
+        s.given("client-secret-0123456789");
+        for wrong in [
+            " client-secret-0123456789",
+            "client-secret-0123456789x",
+            "CLIENT-SECRET-0123456789",
+        ] {
+            let basic = STANDARD_NO_PAD.encode(format!("platform:{wrong}"));
+            s.learn_request(Some(&format!("Basic {basic}")));
+        }
+        let h = HeaderMap::new();
+        let d = s.detector();
+        // The service's own words beside runs the wrong secrets made (" clien").
+        let body = br#"{"error":{"code":"UNAUTHORIZED","message":"invalid client credentials"}}"#;
+        assert!(d.leaks(Endpoint::Auth, 401, &h, body).is_empty());
+        // The given secret echoed is still found.
+        let echoed = br#"{"error":{"message":"bad secret client-secret-0123456789"}}"#;
+        assert!(!d.leaks(Endpoint::Auth, 401, &h, echoed).is_empty());
     }
 
     #[test]
