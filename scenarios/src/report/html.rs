@@ -94,13 +94,21 @@ pub fn render(r: &ScenarioReport) -> String {
         );
     }
     s.push_str(
-        "<span><i style=\"background:#fff3c4;border:1px solid #e6d38a\"></i>calling window</span>",
+        "<span><i style=\"background:#e8ecf1;border:1px solid #c5ccd6\"></i>calling window</span>",
     );
     s.push_str("<span><i style=\"background:#f8d0cf\"></i>key-service fault</span>");
     s.push_str(
         "<span>numbered lines: the rows of the <a href=\"#timeline\">timeline</a></span></p>\n",
     );
-    s.push_str(&chart::render(&r.chart));
+    // The calling windows in a neutral grey, as on the live page (pale yellow reads as a
+    // warning).
+    s.push_str(&chart::render_in(
+        &r.chart,
+        chart::Frame {
+            width: 1000,
+            window_fill: chart::Frame::NEUTRAL_WINDOWS,
+        },
+    ));
     s.push('\n');
 
     s.push_str("<h2>Expectations</h2>\n<table id=\"expectations\"><colgroup><col class=\"result\"><col><col class=\"where\"><col><col></colgroup><tr><th>Result</th><th>Expectation</th><th>Where</th><th>Expected</th><th>Observed</th></tr>\n");
@@ -151,33 +159,57 @@ pub fn render(r: &ScenarioReport) -> String {
             "<td class=\"num\">{total}</td><td class=\"num\">{}</td></tr></table>",
             c.dials_outside_window
         );
-        s.push_str("<table class=\"connections\"><tr><th>Connection</th><th>Weight</th><th>Dials</th><th>Share</th></tr>\n");
+        let removed = c.connections.iter().any(|k| k.removed_at.is_some());
+        let _ = writeln!(
+            s,
+            "<table class=\"connections\"><tr><th>Connection</th><th>Weight</th><th>Dials</th><th>Share</th>{}</tr>",
+            if removed { "<th>Removed</th>" } else { "" }
+        );
         for k in &c.connections {
-            let _ = writeln!(
+            let _ = write!(
                 s,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2} %</td></tr>",
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2} %</td>",
                 escape(&k.connection_id),
                 k.weight,
                 k.dials,
                 k.share * 100.0
             );
+            if removed {
+                let _ = write!(
+                    s,
+                    "<td>{}</td>",
+                    k.removed_at
+                        .as_deref()
+                        .map_or(String::new(), |at| format!("by a patch at {}", escape(at)))
+                );
+            }
+            s.push_str("</tr>\n");
         }
         s.push_str("</table>\n");
         let _ = writeln!(
             s,
-            "<details{}><summary>Rate per calling window ({} windows, {} dials/s asked)</summary><table class=\"windows\"><tr><th>Opens</th><th>Closes</th><th>Dials</th><th>Rate</th></tr>",
+            "<details{}><summary>Rate per calling window ({} windows, {} dials/s asked{})</summary><table class=\"windows\"><tr><th>Opens</th><th>Closes</th><th>Dials</th><th>Rate</th><th>Asked</th></tr>",
             if c.windows.len() <= 10 { " open" } else { "" },
             c.windows.len(),
-            c.attempts_per_second
+            c.attempts_per_second,
+            if c.windows
+                .iter()
+                .any(|w| w.attempts_per_second != c.attempts_per_second)
+            {
+                " at the end"
+            } else {
+                ""
+            }
         );
         for w in &c.windows {
             let _ = writeln!(
                 s,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 escape(&w.from),
                 escape(&w.until),
                 w.dials,
-                super::scenario::rate_text(w.rate)
+                super::scenario::rate_text(w.rate),
+                super::scenario::rate_text(w.attempts_per_second)
             );
         }
         s.push_str("</table></details>\n");

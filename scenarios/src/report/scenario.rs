@@ -77,13 +77,15 @@ pub struct CampaignReport {
     pub(crate) statistics: serde_json::Value,
     /// Dials seen by the telephony, by result.
     pub dials_by_result: Vec<Count>,
-    /// Dials by connection, with their share.
+    /// Dials by connection, with their share: every connection it had, those a patch
+    /// removed too (their shares add up to 1).
     pub(crate) connections: Vec<ConnectionReport>,
-    /// The dial rate achieved in each calling window.
+    /// The dial rate achieved in each opening of the calling window, under the schedule in
+    /// force at its time; none after a cancel, and the one it was cancelled in ends there.
     pub(crate) windows: Vec<WindowReport>,
     /// Dials outside the calling window or the campaign's span.
     pub(crate) dials_outside_window: u64,
-    /// The rate asked for (dials per second).
+    /// The rate asked for at the end (dials per second).
     pub(crate) attempts_per_second: f64,
 }
 
@@ -109,6 +111,9 @@ pub struct ConnectionReport {
     pub(crate) share: f64,
     /// Dials by each of its phone numbers, in the connection's order (rule 4: used equally).
     pub(crate) numbers: Vec<NumberReport>,
+    /// When a `patch_campaign` took it away (RFC 3339); none while the campaign still has
+    /// it. A removed connection keeps the dials it made.
+    pub(crate) removed_at: Option<String>,
 }
 
 /// Dials that left from one agent number.
@@ -131,6 +136,8 @@ pub struct WindowReport {
     pub(crate) dials: u64,
     /// Dials per open second (4 decimals).
     pub(crate) rate: f64,
+    /// The rate asked by the spec in force in it (dials per second).
+    pub(crate) attempts_per_second: f64,
 }
 
 /// A cohort.
@@ -297,7 +304,15 @@ pub(crate) fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> St
             let conns: Vec<String> = c
                 .connections
                 .iter()
-                .map(|k| format!("{} {} ({:.1} %)", k.connection_id, k.dials, k.share * 100.0))
+                .map(|k| match &k.removed_at {
+                    Some(at) => format!(
+                        "{} {} ({:.1} %, removed {at})",
+                        k.connection_id,
+                        k.dials,
+                        k.share * 100.0
+                    ),
+                    None => format!("{} {} ({:.1} %)", k.connection_id, k.dials, k.share * 100.0),
+                })
                 .collect();
             let _ = writeln!(out, "  connections: {}", conns.join(", "));
             let shown = 8;
@@ -309,7 +324,7 @@ pub(crate) fn render_text(r: &ScenarioReport, colour: Colour, quiet: bool) -> St
                     w.until,
                     w.dials,
                     rate_text(w.rate),
-                    rate_text(c.attempts_per_second)
+                    rate_text(w.attempts_per_second)
                 );
             }
             if c.windows.len() > shown {

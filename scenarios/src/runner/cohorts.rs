@@ -27,6 +27,25 @@ pub(crate) fn build(c: &CohortDef, dir: &Path) -> Result<(Vec<u8>, Value)> {
     Ok((csv, transformation))
 }
 
+/// The data rows of a cohort's CSV (the records after the header, as the platform's reader
+/// takes them: blank lines skipped, a quoted field's line breaks inside its record): a
+/// generated cohort's count, without reading it again.
+pub(crate) fn rows(c: &CohortDef, csv: &[u8]) -> u64 {
+    if let Some(g) = &c.generate {
+        return g.count;
+    }
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(csv);
+    let mut record = csv::ByteRecord::new();
+    let mut n = 0u64;
+    while let Ok(true) = r.read_byte_record(&mut record) {
+        n += 1;
+    }
+    n.saturating_sub(1)
+}
+
 /// `phone_number`, `user_identifier`, then one column per variable. The templates are split
 /// once, and each row's fields are filled into the same buffers: a million rows are
 /// generated before the upload, with nothing else running.
@@ -122,6 +141,15 @@ mod tests {
             String::from_utf8(generate(&g).unwrap()).unwrap(),
             "phone_number,user_identifier,a\n07+1,77-7{,i}{i\n08+1,88-8{,i}{i\n"
         );
+        let def = |csv: &str| CohortDef {
+            csv: Some(csv.into()),
+            ..serde_json::from_value(json!({"key": "k", "campaign": "c"})).unwrap()
+        };
+        assert_eq!(rows(&def(&csv), csv.as_bytes()), 3);
+        // A quoted line break, a blank line and no newline at the end: two rows.
+        let text = "phone_number,note\n+12025550100,\"two\nlines\"\n\n+12025550101,x";
+        assert_eq!(rows(&def(text), text.as_bytes()), 2);
+        assert_eq!(rows(&def(""), b""), 0);
         let t = default_transformation(csv.as_bytes());
         assert_eq!(
             t,

@@ -57,17 +57,19 @@ pub(crate) async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
             continue;
         };
         let v = run.campaign(key).await?;
+        let until = run.openings_until(key);
         let observer = run.observer.lock();
         let d = observer.dials(key);
-        let spec = observer.watched[key].spec_at(run.now);
+        let watched = &observer.watched[key];
+        let spec = watched.spec_at(run.now);
         let total = d.total();
-        let connections = spec
-            .connections
-            .iter()
+        // Every connection it had: one a patch removed keeps its dials, marked when.
+        let connections = watched
+            .connections()
+            .into_iter()
             .map(|c| {
                 let n = d.by_connection.get(&c.connection_id).copied().unwrap_or(0);
                 ConnectionReport {
-                    connection_id: c.connection_id.clone(),
                     weight: c.weight,
                     dials: n,
                     share: if total > 0 {
@@ -79,25 +81,36 @@ pub(crate) async fn report(run: &Run<'_>) -> Result<ScenarioReport> {
                         .phone_numbers
                         .iter()
                         .map(|p| NumberReport {
-                            phone_number: p.as_str().to_string(),
+                            phone_number: p.clone(),
                             dials: d.by_number.get(p.as_str()).copied().unwrap_or(0),
                         })
                         .collect(),
+                    removed_at: c.removed_at.map(format_instant),
+                    connection_id: c.connection_id,
                 }
             })
             .collect();
-        let span_end = spec.end.min(l.until);
+        // Each opening under the schedule in force then, none after a cancel. A dial at the
+        // cancel's instant was made before it (the engine's events due at an instant run
+        // before the step there): it counts in the opening the cancel ends.
+        let cancelled = run.campaigns[key].cancelled_at;
         let mut per_window = vec![];
-        for (open, close) in spec.window.windows_between(spec.start, span_end) {
-            let n = d.dials_between(open, close);
-            let secs = (close - open).num_seconds().max(1);
+        for o in watched.openings(until) {
+            let to = if Some(o.close) == cancelled {
+                o.close + Duration::milliseconds(1)
+            } else {
+                o.close
+            };
+            let n = d.dials_between(o.open, to);
+            let secs = (o.close - o.open).num_seconds().max(1);
             per_window.push(WindowReport {
-                from: format_instant(open),
-                until: format_instant(close),
+                from: format_instant(o.open),
+                until: format_instant(o.close),
                 dials: n,
                 rate: round4(n as f64 / secs as f64),
+                attempts_per_second: o.attempts_per_second,
             });
-            windows.push([format_instant(open), format_instant(close)]);
+            windows.push([format_instant(o.open), format_instant(o.close)]);
         }
         campaigns.push(CampaignReport {
             key: key.clone(),

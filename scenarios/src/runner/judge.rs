@@ -76,17 +76,23 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             number,
             attempts,
         } => {
-            // Users the platform counts, for those never dialled (read before the
-            // observer is locked).
-            let users = match number {
-                Some(_) => 0,
+            // Every user of the campaign's uploads, those a stop file excluded too
+            // (`users_total` leaves them out, though some were dialled before): those never
+            // dialled are at 0 attempts. Read before the observer is locked.
+            let (users, excluded) = match number {
+                Some(_) => (0, 0),
                 None => {
                     let v = run.campaign(campaign).await?;
-                    v["statistics"]["users_total"].as_u64().unwrap_or(0)
+                    let s = &v["statistics"];
+                    (
+                        s["users_total"].as_u64().unwrap_or(0),
+                        s["users_excluded"].as_u64().unwrap_or(0),
+                    )
                 }
             };
             let mut observer = run.observer.lock();
             let mut histogram = std::collections::BTreeMap::<u32, u64>::new();
+            let mut counted = 0;
             match number {
                 Some(n) => {
                     let a = observer
@@ -104,19 +110,36 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
                             dialled += 1;
                         }
                     }
-                    let never = users.saturating_sub(dialled);
+                    let never = (users + excluded).saturating_sub(dialled);
                     if never > 0 {
                         *histogram.entry(0).or_default() += never;
                     }
+                    counted = dialled + never;
                 }
             }
             let ok =
                 !histogram.is_empty() && histogram.keys().all(|a| attempts.admits(u64::from(*a)));
-            let observed: serde_json::Map<String, Value> = histogram
+            let mut observed: serde_json::Map<String, Value> = histogram
                 .iter()
-                .map(|(a, n)| (format!("{a} attempts"), json!(format!("{n} users"))))
+                .map(|(a, n)| {
+                    (
+                        format!("{a} attempt{}", crate::scenario::plural(*a as usize)),
+                        json!(format!("{n} user{}", crate::scenario::plural(*n as usize))),
+                    )
+                })
                 .collect();
-            let whom = number.clone().unwrap_or_else(|| "every user".into());
+            let whom = match number {
+                Some(n) => n.clone(),
+                None => {
+                    observed.insert(
+                        "users".into(),
+                        json!(format!(
+                            "{counted} (users_total {users}, users_excluded {excluded})"
+                        )),
+                    );
+                    "every user of its uploads, those excluded by a stop file too".into()
+                }
+            };
             (
                 ok,
                 format!("{attempts} attempts for {whom}"),
@@ -197,15 +220,17 @@ async fn verdict(run: &Run<'_>, check: &Expect, now: DateTime<Utc>) -> Result<Ve
             rate,
             tolerance,
         } => {
+            let openings_until = run.openings_until(campaign);
             let observer = run.observer.lock();
-            let spec = observer.watched[campaign].spec_at(now);
+            let watched = &observer.watched[campaign];
+            let spec = watched.spec_at(now);
             let from = from.map_or(spec.start, |a| run.loaded.at(a));
             let until = until
                 .map_or(spec.end.min(now), |a| run.loaded.at(a))
                 .min(now);
-            let open = spec
-                .window
-                .open_seconds_between(from.max(spec.start), until.min(spec.end));
+            // Open time under the schedule in force at each instant (a patch's from its
+            // time), within the campaign's span, none after a cancel.
+            let open = watched.open_seconds_between(openings_until, from, until);
             let n = observer.dials(campaign).dials_between(from, until);
             let achieved = if open > 0 {
                 n as f64 / open as f64

@@ -84,6 +84,122 @@ impl Watched {
             .map(|(_, s)| s)
             .expect("a watched campaign has a spec")
     }
+
+    /// The openings of the calling window from the campaign's start to `until` (the end of
+    /// the run, or the instant it was cancelled), each under the spec in force at its time: a
+    /// spec's window counts from the instant it took effect to the next one's, within its
+    /// own start and end. Openings that touch where one spec gives way to another are one
+    /// when they ask the same rate.
+    pub(crate) fn openings(&self, until: DateTime<Utc>) -> Vec<Opening> {
+        let mut out: Vec<Opening> = vec![];
+        for (i, (from, spec)) in self.specs.iter().enumerate() {
+            let next = self
+                .specs
+                .get(i + 1)
+                .map_or(until, |(t, _)| (*t).min(until));
+            let a = if i == 0 {
+                spec.start
+            } else {
+                (*from).max(spec.start)
+            };
+            let b = next.min(spec.end);
+            for (open, close) in spec.window.windows_between(a, b) {
+                match out.last_mut() {
+                    Some(last)
+                        if last.close == open
+                            && last.attempts_per_second == spec.attempts_per_second =>
+                    {
+                        last.close = close;
+                    }
+                    _ => out.push(Opening {
+                        open,
+                        close,
+                        attempts_per_second: spec.attempts_per_second,
+                    }),
+                }
+            }
+        }
+        out
+    }
+
+    /// The whole seconds of [`Watched::openings`] (to `until`) within `[from, to)`.
+    pub(crate) fn open_seconds_between(
+        &self,
+        until: DateTime<Utc>,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> i64 {
+        self.openings(until)
+            .iter()
+            .map(|o| (o.close.min(to) - o.open.max(from)).max(chrono::TimeDelta::zero()))
+            .sum::<chrono::TimeDelta>()
+            .num_seconds()
+    }
+
+    /// Every connection the campaign had, in the order they first appeared: its last
+    /// weight, its phone numbers (each once, in the order they appeared) and, for one that a
+    /// later spec no longer has, the instant that spec took effect.
+    pub(crate) fn connections(&self) -> Vec<ConnectionSeen> {
+        let mut out: Vec<ConnectionSeen> = vec![];
+        for (at, spec) in &self.specs {
+            for c in &spec.connections {
+                let seen = match out.iter().position(|k| k.connection_id == c.connection_id) {
+                    Some(i) => &mut out[i],
+                    None => {
+                        out.push(ConnectionSeen {
+                            connection_id: c.connection_id.clone(),
+                            weight: c.weight,
+                            phone_numbers: vec![],
+                            removed_at: None,
+                        });
+                        out.last_mut().expect("just pushed")
+                    }
+                };
+                seen.weight = c.weight;
+                seen.removed_at = None;
+                for n in &c.phone_numbers {
+                    if !seen.phone_numbers.iter().any(|p| p == n.as_str()) {
+                        seen.phone_numbers.push(n.as_str().to_string());
+                    }
+                }
+            }
+            for k in &mut out {
+                if k.removed_at.is_none()
+                    && !spec
+                        .connections
+                        .iter()
+                        .any(|c| c.connection_id == k.connection_id)
+                {
+                    k.removed_at = Some(*at);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// An opening of a campaign's calling window ([`Watched::openings`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Opening {
+    /// When it opens.
+    pub(crate) open: DateTime<Utc>,
+    /// When it closes (or the campaign ends, is cancelled, or another spec takes over).
+    pub(crate) close: DateTime<Utc>,
+    /// The rate the spec in force asks.
+    pub(crate) attempts_per_second: f64,
+}
+
+/// A connection a campaign had at some time ([`Watched::connections`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ConnectionSeen {
+    /// `connection_id`.
+    pub(crate) connection_id: String,
+    /// Its weight in the last spec that had it.
+    pub(crate) weight: u32,
+    /// Its numbers, in every spec that had it.
+    pub(crate) phone_numbers: Vec<String>,
+    /// When a patch took it away (and none brought it back).
+    pub(crate) removed_at: Option<DateTime<Utc>>,
 }
 
 /// The chart's series: the results in [`RESULTS`] order, then inbound calls answered and
@@ -460,6 +576,107 @@ mod tests {
             2
         );
         assert_eq!(o.dials("not watched").total(), 0);
+    }
+
+    /// A spec with this schedule and these `(connection_id, weight)`s.
+    fn spec(schedule: serde_json::Value, connections: &[(&str, u32)]) -> CampaignSpec {
+        let configs: Vec<serde_json::Value> = connections
+            .iter()
+            .enumerate()
+            .map(|(i, (id, w))| {
+                serde_json::json!({"connection_id": id, "weight": w,
+                    "phone_numbers": [format!("+1415555070{i}")]})
+            })
+            .collect();
+        contracts::validate::campaign_create(
+            &serde_json::json!({
+                "name": "Patched",
+                "start_timestamp": "2026-03-02T09:00:00Z",
+                "end_timestamp": "2026-03-04T08:00:00Z",
+                "allowed_schedule": schedule,
+                "app_config": {
+                    "app_id": "app-1", "app_version": 1, "attempts_per_second": 0.1,
+                    "connection_configs": configs,
+                    "retry_config": {"max_retries": 0, "retry_on": ["busy"], "threshold_seconds": 10}
+                }
+            }),
+            t("2026-03-02T08:00:00Z"),
+            Default::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn openings_and_connections_follow_the_spec_in_force() {
+        let days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"];
+        let evening = serde_json::json!({"timezone": "UTC", "allowed_days": days,
+            "allowed_start_time": "18:00", "allowed_end_time": "20:00"});
+        let new_york = serde_json::json!({"timezone": "America/New_York", "allowed_days": days,
+            "allowed_start_time": "09:00", "allowed_end_time": "10:00"});
+        let patched = t("2026-03-02T20:31:00Z");
+        let w = Watched {
+            specs: vec![
+                (
+                    t("2026-03-02T08:00:00Z"),
+                    spec(evening.clone(), &[("a", 7), ("b", 3)]),
+                ),
+                (patched, spec(new_york, &[("a", 1)])),
+            ],
+        };
+        let end = t("2026-03-04T09:00:00Z");
+        let spans: Vec<(DateTime<Utc>, DateTime<Utc>)> =
+            w.openings(end).iter().map(|o| (o.open, o.close)).collect();
+        // Monday evening under the first schedule; Monday 14:00-15:00 UTC of the second
+        // came before the patch, Tuesday's is the first it has.
+        assert_eq!(
+            spans,
+            [
+                (t("2026-03-02T18:00:00Z"), t("2026-03-02T20:00:00Z")),
+                (t("2026-03-03T14:00:00Z"), t("2026-03-03T15:00:00Z")),
+            ]
+        );
+        assert_eq!(
+            w.open_seconds_between(end, t("2026-03-02T09:00:00Z"), end),
+            10_800
+        );
+        assert_eq!(
+            w.open_seconds_between(end, t("2026-03-02T19:00:00Z"), t("2026-03-03T14:30:00Z")),
+            3_600 + 1_800
+        );
+        // Cancelled at 14:20 on Tuesday: that opening ends there, and none follows.
+        let cancelled = w.openings(t("2026-03-03T14:20:00Z"));
+        assert_eq!(cancelled.len(), 2);
+        assert_eq!(cancelled[1].close, t("2026-03-03T14:20:00Z"));
+        // The same schedule patched mid-opening: one opening.
+        let same = Watched {
+            specs: vec![
+                (
+                    t("2026-03-02T08:00:00Z"),
+                    spec(evening.clone(), &[("a", 1)]),
+                ),
+                (
+                    t("2026-03-02T19:00:00Z"),
+                    spec(evening.clone(), &[("a", 2)]),
+                ),
+            ],
+        };
+        assert_eq!(same.openings(t("2026-03-02T23:00:00Z")).len(), 1);
+        let seen = w.connections();
+        assert_eq!(
+            seen.iter()
+                .map(|c| (c.connection_id.as_str(), c.weight, c.removed_at))
+                .collect::<Vec<_>>(),
+            [("a", 1, None), ("b", 3, Some(patched))]
+        );
+        assert_eq!(seen[1].phone_numbers, ["+14155550701"]);
+        // Brought back by a later patch: no longer removed.
+        let mut back = w.clone();
+        back.specs.push((
+            t("2026-03-03T16:00:00Z"),
+            spec(evening, &[("a", 1), ("b", 5)]),
+        ));
+        assert_eq!(back.connections()[1].removed_at, None);
+        assert_eq!(back.connections()[1].weight, 5);
     }
 
     #[test]

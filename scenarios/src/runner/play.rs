@@ -202,6 +202,9 @@ impl<'a> Run<'a> {
             return;
         };
         if c.status != status {
+            if status == "cancelled" && c.cancelled_at.is_none() {
+                c.cancelled_at = Some(at);
+            }
             let before = std::mem::replace(&mut c.status, status.to_string());
             self.note_at(at, "status", key, format!("{before} -> {status}"));
         }
@@ -257,7 +260,14 @@ impl<'a> Run<'a> {
                 .lock()
                 .watch(&c.key, self.loaded.start, spec, c.webhooks);
             self.note("status", &c.key, format!("created ({id}): {status}"));
-            self.campaigns.insert(c.key.clone(), Created { id, status });
+            self.campaigns.insert(
+                c.key.clone(),
+                Created {
+                    id,
+                    status,
+                    cancelled_at: None,
+                },
+            );
             self.stop_at(self.at(c.start), Event::Look);
             self.stop_at(self.at(c.end), Event::Look);
         }

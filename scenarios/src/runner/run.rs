@@ -55,6 +55,20 @@ pub(crate) struct Created {
     pub(crate) id: String,
     /// The status last seen.
     pub(crate) status: String,
+    /// When it was cancelled: its calling window opens no more.
+    pub(crate) cancelled_at: Option<DateTime<Utc>>,
+}
+
+impl Run<'_> {
+    /// The end of a campaign's openings ([`super::observe::Watched::openings`]) as seen at
+    /// `now`: the end of the run, or the instant it was cancelled.
+    pub(crate) fn openings_until(&self, key: &str) -> DateTime<Utc> {
+        let end = self.now.min(self.loaded.until);
+        self.campaigns
+            .get(key)
+            .and_then(|c| c.cancelled_at)
+            .map_or(end, |t| t.min(end))
+    }
 }
 
 /// The state of a run while it plays; the collector reads it at the end.

@@ -176,6 +176,29 @@ impl<'a> Checker<'a> {
                         "patch must be a table of the fields to change, such as patch = { name = \"New name\" }".into(),
                     );
                 }
+                Action::PatchCampaign { patch, clear, .. }
+                | Action::PatchDeployment { patch, clear, .. } => {
+                    for field in super::timeline::set_and_cleared(patch, clear) {
+                        self.at(
+                            &st.span,
+                            format!("{field} is both set in patch and cleared by clear: keep one"),
+                        );
+                    }
+                    if st.action.body().is_none() {
+                        self.at(
+                            &st.span,
+                            format!(
+                                "clear names a field inside a value that is not a table ({}): clear a field of the body, or one inside a table of it such as \"app_config.webhook_config\"",
+                                clear.join(", ")
+                            ),
+                        );
+                    } else if clear.is_empty() && patch.as_object().is_some_and(|m| m.is_empty()) {
+                        self.at(
+                            &st.span,
+                            "the patch changes nothing: give the fields to change in patch = { ... }, or those to clear in clear = [\"...\"]".into(),
+                        );
+                    }
+                }
                 Action::KeyServiceOutage { duration, .. } if duration.0 <= Duration::zero() => {
                     self.at(
                         &st.span,

@@ -235,7 +235,9 @@ pub(crate) fn connection_ids(s: &Scenario, campaign: &str) -> BTreeSet<String> {
         out.extend(of(&c.request["app_config"]));
     }
     for st in &s.timeline {
-        if let Action::PatchCampaign { campaign: k, patch } = &st.action
+        if let Action::PatchCampaign {
+            campaign: k, patch, ..
+        } = &st.action
             && k == campaign
         {
             out.extend(of(&patch["app_config"]));

@@ -165,7 +165,7 @@ impl Checker<'_> {
                         ),
                     }
                 }
-                Action::PatchCampaign { campaign, patch } => {
+                Action::PatchCampaign { campaign, .. } => {
                     let Some(c) = campaigns.get_mut(campaign.as_str()) else {
                         continue;
                     };
@@ -185,11 +185,11 @@ impl Checker<'_> {
                         );
                         continue;
                     }
-                    if !patch.is_object() {
+                    let Some(patch) = action.body() else {
                         continue; // refused as such in check.rs
-                    }
+                    };
                     match contracts::validate::campaign_patch(
-                        patch,
+                        &patch,
                         t,
                         &c.spec,
                         Options { strict: true },
@@ -249,9 +249,12 @@ impl Checker<'_> {
                         Action::DeleteDeployment { .. } => {
                             (d.status, d.by) = (Deployment::Deleted, by)
                         }
-                        Action::PatchDeployment { patch, .. } if patch.is_object() => {
+                        Action::PatchDeployment { .. } => {
+                            let Some(patch) = action.body() else {
+                                continue; // refused as such in check.rs
+                            };
                             match contracts::validate::deployment_patch(
-                                patch,
+                                &patch,
                                 &d.spec,
                                 Options { strict: true },
                             ) {

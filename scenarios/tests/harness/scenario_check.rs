@@ -311,6 +311,22 @@ case!(
     )
 );
 case!(
+    patch_sets_and_clears_a_field,
+    format!(
+        "{BASE}\n[[timeline]]\nat = \"+10m\"\ndo = \"patch_campaign\"\ncampaign = \"c\"\npatch = {{ description = \"New\" }}\nclear = [\"description\"]\n"
+    )
+);
+case!(
+    patch_clears_inside_a_value,
+    format!(
+        "{BASE}\n[[timeline]]\nat = \"+10m\"\ndo = \"patch_campaign\"\ncampaign = \"c\"\npatch = {{ name = \"New\" }}\nclear = [\"name.first\"]\n"
+    )
+);
+case!(
+    patch_changes_nothing,
+    format!("{BASE}\n[[timeline]]\nat = \"+10m\"\ndo = \"patch_campaign\"\ncampaign = \"c\"\n")
+);
+case!(
     outage_for_zero,
     format!("{BASE}\n[[timeline]]\nat = \"+2h\"\ndo = \"key_service_outage\"\nfor = \"0s\"\n")
 );

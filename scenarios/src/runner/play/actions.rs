@@ -58,11 +58,7 @@ impl Run<'_> {
             self.deployments[parent_key].clone()
         };
         let (csv, transformation) = crate::runner::cohorts::build(c, &self.loaded.dir)?;
-        let rows = csv
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            .saturating_sub(1);
+        let rows = crate::runner::cohorts::rows(c, &csv);
         let base = format!("{}/{parent}/{id}/cohorts", self.api.scheduling());
         let v = self
             .api
@@ -102,9 +98,9 @@ impl Run<'_> {
             "cohort",
             &key,
             format!(
-                "uploaded to {} {parent_key} ({cohort_id}, about {rows} row{}): {}, {} rejected",
+                "uploaded to {} {parent_key} ({cohort_id}, {rows} row{}): {}, {} rejected",
                 parent.trim_end_matches('s'),
-                crate::scenario::plural(rows),
+                crate::scenario::plural(rows as usize),
                 v["status"].as_str().unwrap_or("?"),
                 v["result"]["rejected_records"]
             ),
@@ -137,8 +133,9 @@ impl Run<'_> {
                 self.status_now(campaign, self.now, &str_field(&v, "status")?);
                 return Ok(());
             }
-            Action::PatchCampaign { campaign, patch } => {
+            Action::PatchCampaign { campaign, .. } => {
                 let id = self.campaigns[campaign].id.clone();
+                let patch = &patch_body(&st.action)?;
                 let v = self
                     .api
                     .call(
@@ -192,8 +189,9 @@ impl Run<'_> {
                     .with_context(|| format!("delete_deployment ({loc})"))?;
                 (deployment.clone(), "deployment deleted".into())
             }
-            Action::PatchDeployment { deployment, patch } => {
+            Action::PatchDeployment { deployment, .. } => {
                 let id = &self.deployments[deployment];
+                let patch = &patch_body(&st.action)?;
                 self.api
                     .call(
                         Method::PATCH,
@@ -372,6 +370,13 @@ impl Run<'_> {
         });
         Ok(())
     }
+}
+
+/// The body of a patch step (`patch`, and `null` for each field of `clear`).
+fn patch_body(action: &Action) -> Result<Value> {
+    action
+        .body()
+        .ok_or_else(|| anyhow!("a patch that is not a table passed the checks"))
 }
 
 fn fault_spec(f: &KmsFaultDef) -> FaultSpec {
