@@ -1,6 +1,6 @@
 //! Every secret a run handles, known by its value and by its role, in one place: what the
 //! report hides ([`Secrets::redactor`]) and what `errors.no_secret` looks for in answers
-//! ([`Secrets::leaks`]) follow one rule, [`Redactor`]'s.
+//! ([`Detector::leaks`]) follow one rule, [`Redactor`]'s.
 //!
 //! A secret is learnt:
 //! - from the settings: the client secret or static API key, the expected plaintext key;

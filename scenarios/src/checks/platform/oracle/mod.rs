@@ -1,6 +1,6 @@
 //! The reference as oracle (differential checking, as Twitter's Diffy does it): every
 //! request the suite sends to the target also goes to two reference platforms (this
-//! project's own, in process, with two seeds: [`reference`]), with the ids each created
+//! project's own, in process, with two seeds: [`mod@reference`]), with the ids each created
 //! mapped ([`crate::differ::IdMap`]), and the target's answer is compared with theirs by
 //! [`crate::differ`]. A part on which the two references disagree (an id, anything drawn)
 //! is free; every other difference of status, media type or body value is a failed check
