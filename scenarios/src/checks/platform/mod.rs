@@ -47,6 +47,9 @@ mod sim_defs;
 mod sim_inbound;
 mod sim_rules;
 pub(crate) mod sim_states;
+mod sim_zones;
+mod sim_zones_defs;
+mod sim_zones_plan;
 pub(crate) mod states;
 pub mod target;
 pub(crate) mod verdicts;
@@ -213,7 +216,8 @@ pub struct PlatformArgs {
     #[arg(long, value_name = "ORG", requires = "other_api_key")]
     pub(crate) other_org: Option<String>,
     /// The target offers this harness's simulation API (/sim/v1, simulated clock): run the
-    /// checks that need time. They move the target's clock forward by a few hours.
+    /// checks that need time. They move the target's clock forward by a few hours, then on
+    /// to the nearest daylight-saving changes (days to months).
     #[arg(long)]
     pub(crate) sim: bool,
     /// Run only these groups (comma-separated): endpoints, limits, errors, states,

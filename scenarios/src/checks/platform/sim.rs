@@ -12,7 +12,9 @@
 //! telephony's magic numbers (`+1 NXX 555-01YY`, `YY` deciding the outcome), so every
 //! outcome is known in advance. The target's clock moves forward by a few hours of
 //! simulated time. The status changes that start from a campaign time has moved are in
-//! [`sim_states`], the inbound calls in `sim_inbound.rs`.
+//! [`sim_states`], the inbound calls in `sim_inbound.rs`, the calling windows as users write
+//! them (time zones, days left out, across midnight, daylight saving: the clock then moves
+//! on by days to months, straight to each instant that matters) in `sim_zones.rs`.
 
 use std::collections::BTreeMap;
 
@@ -31,7 +33,7 @@ use super::sim_rules::{self, Timeline};
 use super::states::status_value;
 use super::target::Parent;
 use super::verdicts::Verdicts;
-use super::{sim_inbound, sim_states};
+use super::{sim_inbound, sim_states, sim_zones, sim_zones_defs};
 use crate::checks::{CheckDef, Evidence};
 
 /// The checks of this group.
@@ -60,6 +62,14 @@ pub const CHECKS: &[CheckDef] = &[
     sim_inbound::PAUSED,
     sim_inbound::SCHEDULE,
     sim_inbound::DELETED,
+    sim_zones_defs::WINDOW_ZONES,
+    sim_zones_defs::WINDOW_DAYS,
+    sim_zones_defs::WINDOW_OVERNIGHT,
+    sim_zones_defs::WINDOW_DST,
+    sim_zones_defs::INBOUND_ZONES,
+    sim_zones_defs::INBOUND_DAYS,
+    sim_zones_defs::INBOUND_OVERNIGHT,
+    sim_zones_defs::INBOUND_DST,
 ];
 
 /// The checks judged from the campaigns' timeline.
@@ -124,6 +134,32 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&sim_inbound::PAUSED, &sim_inbound::MADE),
     (&sim_inbound::SCHEDULE, &sim_inbound::SCHEDULED),
     (&sim_inbound::DELETED, &sim_inbound::MADE),
+    (
+        &sim_zones_defs::WINDOW_ZONES,
+        &sim_zones_defs::ZONE_CAMPAIGNS,
+    ),
+    (&sim_zones_defs::WINDOW_DAYS, &sim_zones_defs::DAY_CAMPAIGNS),
+    (
+        &sim_zones_defs::WINDOW_OVERNIGHT,
+        &sim_zones_defs::NIGHT_CAMPAIGNS,
+    ),
+    (&sim_zones_defs::WINDOW_DST, &sim_zones_defs::DST_CAMPAIGNS),
+    (
+        &sim_zones_defs::INBOUND_ZONES,
+        &sim_zones_defs::ZONE_DEPLOYMENTS,
+    ),
+    (
+        &sim_zones_defs::INBOUND_DAYS,
+        &sim_zones_defs::DAY_DEPLOYMENTS,
+    ),
+    (
+        &sim_zones_defs::INBOUND_OVERNIGHT,
+        &sim_zones_defs::NIGHT_DEPLOYMENTS,
+    ),
+    (
+        &sim_zones_defs::INBOUND_DST,
+        &sim_zones_defs::DST_DEPLOYMENTS,
+    ),
 ];
 
 /// A window open all day but one minute, that minute two hours before `t` (so never met in
@@ -176,16 +212,22 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     {
         Ok(recv) => {
             campaigns(cx, v, &recv).await;
+            sim_zones::run(cx, v, Some(&recv)).await;
             judge_signatures(cx, v, &recv.deliveries());
             if let Some(o) = cx.http.oracle() {
                 o.target_events(recv.all());
             }
         }
-        Err(e) => v.blocked_only(
-            &campaign_checks(),
-            "listening for the campaigns' webhooks",
-            Evidence::new().with("error", format!("{e:#}")),
-        ),
+        Err(e) => {
+            let mut blocked = campaign_checks();
+            blocked.extend(sim_zones_defs::CAMPAIGN_CHECKS);
+            v.blocked_only(
+                &blocked,
+                "listening for the campaigns' webhooks",
+                Evidence::new().with("error", format!("{e:#}")),
+            );
+            sim_zones::run(cx, v, None).await;
+        }
     }
     sim_states::run(cx, v).await;
     sim_inbound::run(cx, v).await;

@@ -343,14 +343,41 @@ pub(super) const RECORD: &[Rule] = &[
             "limits.campaign_end_max",
         ],
     ),
-    Rule::record(TIME, "Calling windows", &["sim.calling_window"]),
-    Rule::none_record(TIME, "Daylight saving", OwnChoice, MOCK),
+    Rule::record(
+        TIME,
+        "Calling windows",
+        &[
+            "sim.calling_window",
+            "sim.window_days",
+            "sim.window_overnight",
+            "sim.inbound_days",
+            "sim.inbound_overnight",
+        ],
+    ),
+    Rule::record(
+        TIME,
+        "Daylight saving",
+        &["sim.window_dst", "sim.inbound_dst"],
+    ),
     Rule::record(
         TIME,
         "Weekday names",
-        &["states.deployment_patch_applies", "sim.calling_window"],
+        &[
+            "states.deployment_patch_applies",
+            "sim.calling_window",
+            "sim.window_days",
+            "sim.inbound_days",
+        ],
     ),
-    Rule::record(TIME, "Time zones", &["states.deployment_patch_applies"]),
+    Rule::record(
+        TIME,
+        "Time zones",
+        &[
+            "states.deployment_patch_applies",
+            "sim.window_zones",
+            "sim.inbound_zones",
+        ],
+    ),
     Rule::record(
         TIME,
         "Cohort phone normalisation",
@@ -435,7 +462,12 @@ pub(super) const RECORD: &[Rule] = &[
     Rule::record(
         DIALLING,
         "Calling window",
-        &["sim.calling_window", "sim.rule3_budget"],
+        &[
+            "sim.calling_window",
+            "sim.window_zones",
+            "sim.window_days",
+            "sim.rule3_budget",
+        ],
     ),
     Rule::none_record(DIALLING, "Which user is dialled next", OwnChoice, MOCK),
     Rule::record(DIALLING, "Connection and number", &["sim.rule4_weights"]),
@@ -534,7 +566,17 @@ pub(super) const RECORD: &[Rule] = &[
             "sim.rule6_delete_stops_inbound",
         ],
     ),
-    Rule::record(INBOUND, "Schedule rules", &["sim.inbound_outside_schedule"]),
+    Rule::record(
+        INBOUND,
+        "Schedule rules",
+        &[
+            "sim.inbound_outside_schedule",
+            "sim.inbound_zones",
+            "sim.inbound_days",
+            "sim.inbound_overnight",
+            "sim.inbound_dst",
+        ],
+    ),
     Rule::record(
         INBOUND,
         "Personalisation",

@@ -86,7 +86,12 @@ pub(super) const SPEC: &[Rule] = &[
     Rule::spec(
         SERVICE,
         "Calls are placed only inside allowed_schedule",
-        &["sim.calling_window", "oracle.campaign_events"],
+        &[
+            "sim.calling_window",
+            "sim.window_zones",
+            "sim.window_days",
+            "oracle.campaign_events",
+        ],
     ),
     Rule::spec(
         SERVICE,
@@ -94,6 +99,8 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "sim.inbound_paused_not_answered",
             "sim.inbound_outside_schedule",
+            "sim.inbound_zones",
+            "sim.inbound_days",
             "sim.inbound_cohort_variables",
         ],
     ),
@@ -161,6 +168,8 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "states.deployment_patch_applies",
             "sim.inbound_outside_schedule",
+            "sim.inbound_zones",
+            "sim.inbound_days",
         ],
     ),
     Rule::spec(

@@ -11,6 +11,7 @@ mod limits;
 mod pagination;
 mod sim;
 mod states;
+mod zones;
 
 use std::collections::BTreeSet;
 
@@ -122,6 +123,7 @@ fn every_check_has_a_mutant() {
         cohorts::ALL,
         auth::ALL,
         sim::ALL,
+        zones::ALL,
     ]
     .concat();
     // The oracle's checks are proven by the blind rounds and the variations instead: they

@@ -220,7 +220,13 @@ mutants! {
         answered_despite("deployment_paused")
     }
 
-    fn calls_outside_the_schedule_answered() fails ["sim.inbound_outside_schedule"] {
+    fn calls_outside_the_schedule_answered() fails [
+        "sim.inbound_outside_schedule",
+        "sim.inbound_zones",
+        "sim.inbound_days",
+        "sim.inbound_overnight",
+        "sim.inbound_dst",
+    ] {
         answered_despite("outside_schedule")
     }
 
