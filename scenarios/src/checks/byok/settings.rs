@@ -552,7 +552,7 @@ mod tests {
     #[case::both(|a: &mut ByokArgs| a.api_key = Some("k".into()), "not both")]
     #[case::nothing_to_decrypt(|a: &mut ByokArgs| a.use_rotate = false, "--use-rotate")]
     #[case::key_without_plaintext(|a: &mut ByokArgs| a.encrypted_key = Some("byok:v1:AAAA".into()), "BYOK_EXPECTED_PLAINTEXT")]
-    #[case::bad_plaintext(|a: &mut ByokArgs| { a.encrypted_key = Some("byok:v1:AAAA".into()); a.expected_plaintext = Some("AAAA".into()) }, "32 bytes")]
+    #[case::bad_plaintext(|a: &mut ByokArgs| { a.encrypted_key = Some("byok:v1:AAAA".into()); a.expected_plaintext = Some("not base64!".into()) }, "must be base64")]
     #[case::bad_prefix(|a: &mut ByokArgs| { a.encrypted_key = Some("kms:AAAA".into()); a.expected_plaintext = Some("AAAA".into()) }, "byok:v1:")]
     #[case::unknown_group(|a: &mut ByokArgs| a.only = vec!["nope".into()], "unknown check group")]
     #[case::ca_on_http(|a: &mut ByokArgs| a.ca_cert = Some("ca.pem".into()), "https://")]

@@ -118,7 +118,10 @@ impl Schemas {
                     }
                     let at = if at.is_empty() { "/".to_string() } else { at };
                     let text = format!("{at}: {}", e.masked());
-                    if crate::differ::rules::path(&path).source.is_contract() {
+                    // A field whose value is free (who made a change, a message's wording)
+                    // is still one the contract names: its presence and type are judged.
+                    let source = crate::differ::rules::path(&path).source;
+                    if source.is_contract() || source == crate::differ::rules::Source::Free {
                         contract.push(text);
                     } else {
                         assumed.push(text);
@@ -221,17 +224,21 @@ mod tests {
     #[test]
     fn a_reference_to_an_undefined_schema_is_dropped_and_named() {
         let doc = json!({"components": {"schemas": {
-            "A": {"type": "object", "required": ["x", "y"], "properties": {
-                "x": {"$ref": "#/components/schemas/Missing", "description": "gone"},
-                "y": {"$ref": "#/components/schemas/B"}}},
+            "A": {"type": "object", "required": ["campaign_id", "total"], "properties": {
+                "campaign_id": {"$ref": "#/components/schemas/Missing", "description": "gone"},
+                "total": {"$ref": "#/components/schemas/B"}}},
             "B": {"type": "integer"}
         }}});
         let s = Schemas::from_document(doc);
         assert_eq!(s.dangling(), ["Missing"]);
         assert!(
-            s.violations("A", &json!({"x": "anything", "y": 1}))
+            s.violations("A", &json!({"campaign_id": "anything", "total": 1}))
                 .is_empty()
         );
-        assert_eq!(s.violations("A", &json!({"x": 1, "y": "no"})).len(), 1);
+        assert_eq!(
+            s.violations("A", &json!({"campaign_id": 1, "total": "no"}))
+                .len(),
+            1
+        );
     }
 }

@@ -279,6 +279,16 @@ fn judge_signatures(cx: &Ctx, v: &mut Verdicts, deliveries: &[super::receiver::D
                 "problem": p,
                 "attempt_id": event.get("attempt_id").cloned().unwrap_or(Value::Null),
                 "x_webhook_timestamp": d.timestamp,
+                // The target's request to the receiver that showed it (its body less the
+                // variables a campaign's users carry).
+                "request": {
+                    "method": "POST",
+                    "headers": {
+                        "x-webhook-timestamp": d.timestamp,
+                        "x-webhook-signature": d.signature,
+                    },
+                    "body_bytes": d.body.len(),
+                },
             }));
         }
     }

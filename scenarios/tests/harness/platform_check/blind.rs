@@ -6,7 +6,9 @@
 //! webhook secret and the oracle, runs in process against the mock behind the proxy, as a
 //! user runs it: the transparent proxy passes, and every break fails an error check (a break
 //! of a point only this project assumed may fail a warning only), but those
-//! `verdicts.json` names as out of the suite's sight, with the reason.
+//! `verdicts.json` names as out of the suite's sight, with the reason, and those it names as
+//! open (a class not fixed yet, with what would catch it), which are printed. A round whose
+//! first try is not recorded yet is run and printed only.
 //!
 //! The first-try catch rate of each round (the suite as it stood before the round was
 //! run) is in `verdicts.json` and in the README.
@@ -15,17 +17,31 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use futures_util::StreamExt;
 use scenarios::checks::{CheckReport, Outcome, Severity};
 use serde_json::Value;
 
 use super::support::{WEBHOOK_SECRET, run, sim_clock, spawn};
 
+/// Defects run at once (each with its own mock and proxy).
+const PARALLEL: usize = 3;
+
+/// The rounds, in order (only those `BLIND_ROUNDS`, comma-separated, names, when it is set).
 fn rounds() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/blind/platform");
+    let only: Option<Vec<String>> = std::env::var("BLIND_ROUNDS")
+        .ok()
+        .map(|v| v.split(',').map(str::to_string).collect());
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("the rounds' folder")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("defects.json").is_file())
+        .filter(|p| {
+            only.as_ref().is_none_or(|o| {
+                o.iter()
+                    .any(|r| p.file_name().is_some_and(|f| f.to_string_lossy() == *r))
+            })
+        })
         .collect();
     v.sort();
     v
@@ -97,6 +113,10 @@ async fn every_round_of_blind_contract_breaks_is_caught() {
             .as_object()
             .cloned()
             .unwrap_or_default();
+        // Misses whose class is not fixed yet, each with what would catch it: printed, not
+        // failed; a round whose first try is not recorded yet is run and printed only.
+        let open = verdicts["open"].as_object().cloned().unwrap_or_default();
+        let recorded = verdicts.get("first_try").is_some();
         let defects: Vec<Value> =
             serde_json::from_str(&std::fs::read_to_string(dir.join("defects.json")).unwrap())
                 .unwrap();
@@ -107,11 +127,21 @@ async fn every_round_of_blind_contract_breaks_is_caught() {
                 "{round}: the transparent proxy fails {base_failed:?}"
             ));
         }
+        let runs: Vec<(&Value, Vec<(String, Severity)>)> =
+            futures_util::stream::iter(defects.iter())
+                .map(|d| {
+                    let dir = &dir;
+                    async move {
+                        let report = run_with(dir, d["name"].as_str()).await;
+                        (d, failed(&report))
+                    }
+                })
+                .buffered(PARALLEL)
+                .collect()
+                .await;
         let mut caught = 0;
-        for d in &defects {
+        for (d, got) in runs {
             let name = d["name"].as_str().unwrap();
-            let report = run_with(&dir, Some(name)).await;
-            let got = failed(&report);
             let is_caught = match d["kind"].as_str() {
                 Some("assumed") => !got.is_empty(),
                 _ => got.iter().any(|(_, s)| *s == Severity::Error),
@@ -127,10 +157,12 @@ async fn every_round_of_blind_contract_breaks_is_caught() {
                     "MISSED".into()
                 }
             );
-            match (is_caught, out_of_sight.get(name)) {
-                (true, _) => caught += 1,
-                (false, Some(_)) => {}
-                (false, None) => {
+            match (is_caught, out_of_sight.get(name), open.get(name)) {
+                (true, _, _) => caught += 1,
+                (false, Some(_), _) => {}
+                (false, None, Some(why)) => eprintln!("{round} {name}: open ({why})"),
+                (false, None, None) if !recorded => {}
+                (false, None, None) => {
                     failures.push(format!("{round} {name} ({}): not caught", d["rule"]))
                 }
             }
