@@ -36,6 +36,10 @@ pub(crate) enum SecretKind {
     /// A value of an `/auth` answer that names no token and may be an ordinary word
     /// (`scope: "decrypt"`): hidden where it stands whole, not looked for.
     Incidental,
+    /// A wrong credential the checks made of the given one (a space before it, its case
+    /// swapped): hidden like a secret, for it tells the secret, but not looked for in answers,
+    /// for the runs its changes made (" clien") are no secret's.
+    Variant,
 }
 
 impl SecretKind {
@@ -46,13 +50,14 @@ impl SecretKind {
             SecretKind::Token => "an access token",
             SecretKind::Plaintext => "a plaintext key",
             SecretKind::Incidental => "a value of an /auth answer",
+            SecretKind::Variant => "a wrong credential made of the given one",
         }
     }
 
     /// Whether a secret of this kind may stand in the body of a success of `endpoint`.
     fn allowed_in_success_body(self, endpoint: Endpoint) -> bool {
         match self {
-            SecretKind::Credential | SecretKind::Incidental => false,
+            SecretKind::Credential | SecretKind::Incidental | SecretKind::Variant => false,
             SecretKind::Token => endpoint == Endpoint::Auth,
             SecretKind::Plaintext => endpoint != Endpoint::Auth,
         }
@@ -248,9 +253,8 @@ impl Secrets {
                 // The value (a service may echo it encoded again) and the secret; the client
                 // id in it is public, so its runs are not taken as a leak, unless it is a
                 // secret itself (a static key sent as a user name). A wrong secret the checks
-                // made of the given one (a space before it, a character more) is no secret of
-                // its own: its runs of the given one are known, and the runs its changes made
-                // (" clien") are in no secret.
+                // made of the given one (a space before it, a character more) is hidden, not
+                // looked for: the runs its changes made (" clien") are in no secret.
                 let swapped: String = secret
                     .chars()
                     .map(|c| {
@@ -263,10 +267,13 @@ impl Secrets {
                     .collect();
                 let variant = !self.given.iter().any(|g| g == secret)
                     && (self.given_runs.finds(secret) || self.given_runs.finds(&swapped));
-                if !variant {
-                    self.add(rest, SecretKind::Credential);
-                    self.add(secret, SecretKind::Credential);
-                }
+                let kind = if variant {
+                    SecretKind::Variant
+                } else {
+                    SecretKind::Credential
+                };
+                self.add(rest, kind);
+                self.add(secret, kind);
                 if !self.all().iter().any(|(v, _)| v == id) {
                     self.add_public(id);
                 }
