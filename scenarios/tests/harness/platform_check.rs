@@ -210,6 +210,8 @@ fn harness() -> Command {
 struct Up {
     child: Child,
     url: String,
+    /// The secret its webhooks are signed with (the ready file's).
+    webhook_secret: String,
     _dir: tempfile::TempDir,
 }
 
@@ -272,6 +274,10 @@ fn up(sim: bool) -> Up {
     Up {
         child,
         url: info["platform"]["url"].as_str().unwrap().to_string(),
+        webhook_secret: info["platform"]["webhook_secret"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
         _dir: dir,
     }
 }
@@ -291,7 +297,15 @@ fn the_command_passes_against_harness_up_with_json_and_junit_reports() {
         .env("HARNESS_LAST_RUN", &last)
         .args(["check", "platform", "--base-url", &served.url])
         .args(["--api-key", KEY, "--org", ORG, "--workspace", WS])
-        .args(["--other-api-key", KEY2, "--other-workspace", WS2, "--sim"])
+        .args([
+            "--other-api-key",
+            KEY2,
+            "--other-workspace",
+            WS2,
+            "--sim",
+            "--oracle",
+        ])
+        .args(["--webhook-secret", &served.webhook_secret])
         .arg("--json")
         .arg(&json)
         .arg("--junit")
@@ -307,7 +321,11 @@ fn the_command_passes_against_harness_up_with_json_and_junit_reports() {
         stdout.ends_with(&format!("{n} passed, 0 failed, 0 skipped\n")),
         "{stdout}"
     );
-    assert!(stderr.contains("[8/8] sim"), "progress per group: {stderr}");
+    assert!(stderr.contains("[8/9] sim"), "progress per group: {stderr}");
+    assert!(
+        stderr.contains("[9/9] oracle"),
+        "progress per group: {stderr}"
+    );
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["suite"], "check platform");
     assert_eq!(report["summary"]["passed"], n);
