@@ -1,5 +1,6 @@
 //! The `harness` command's tests: one binary, a module per command.
 
+mod blind;
 mod byok;
 mod features;
 mod guide;

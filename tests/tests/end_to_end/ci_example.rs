@@ -50,8 +50,8 @@ fn a_client_that_keeps_the_contract_passes_and_both_reports_are_written() {
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out, dir));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("\n6 passed, 0 failed, 18 skipped (-v lists the passes and skips)\n"),
-        "the four operations of the demo client, coverage and routes: {stdout}"
+        stdout.contains("\n8 passed, 0 failed, 18 skipped (-v lists the passes and skips)\n"),
+        "the four operations of the demo client, coverage, routes and portability: {stdout}"
     );
     for f in [
         "contract.xml",

@@ -38,6 +38,8 @@ const EVENT_WAIT: StdDuration = StdDuration::from_secs(10);
 struct CampRun {
     created: Option<Exchange>,
     cohort: Option<Exchange>,
+    /// The PATCH to its schedule, when the plan has one.
+    patch: Option<Exchange>,
     id: Option<String>,
     stops: Vec<DateTime<Utc>>,
     /// The events received by each stop of the clock.
@@ -48,6 +50,8 @@ struct CampRun {
 #[derive(Default)]
 struct DepRun {
     created: Option<Exchange>,
+    /// The PATCH to its inbound_config, when the plan has one.
+    patch: Option<Exchange>,
     number: String,
     calls: Vec<(DateTime<Utc>, bool, Exchange)>,
 }
@@ -214,8 +218,15 @@ impl Part<'_> {
                     &cx.names.name(&d.label),
                     std::slice::from_ref(&run.number),
                 );
-                body["inbound_config"] = d.sched.inbound_config();
-                run.created = Some(cx.create_deployment(body).await);
+                body["inbound_config"] =
+                    d.before_patch.as_ref().unwrap_or(&d.sched).inbound_config();
+                let x = cx.create_deployment(body).await;
+                if let (Some(_), Some(id)) = (&d.before_patch, x.str_field("deployment_id")) {
+                    let patch = json!({"inbound_config": d.sched.inbound_config()});
+                    let path = cx.paths.deployment(id);
+                    run.patch = Some(cx.send(Method::PATCH, &path, patch).await);
+                }
+                run.created = Some(x);
             }
         }
         if self.plan.setups[self.index].refusals {
@@ -263,13 +274,21 @@ impl Part<'_> {
             c.life.from,
             c.life.to,
         );
-        b["allowed_schedule"] = c.sched.allowed_schedule();
+        b["allowed_schedule"] = c
+            .before_patch
+            .as_ref()
+            .unwrap_or(&c.sched)
+            .allowed_schedule();
         b["app_config"]["attempts_per_second"] = json!(RATE);
         b["app_config"]["retry_config"] =
             json!({"max_retries": 0, "retry_on": [], "threshold_seconds": 10});
         b["app_config"]["webhook_config"] = json!({"url": recv.url(&c.label)});
         let x = cx.create_campaign(b).await;
         run.id = x.str_field("campaign_id").map(str::to_string);
+        if let (Some(_), Some(id)) = (&c.before_patch, &run.id) {
+            let patch = json!({"allowed_schedule": c.sched.allowed_schedule()});
+            run.patch = Some(cx.send(Method::PATCH, &cx.paths.campaign(id), patch).await);
+        }
         if let Some(id) = &run.id {
             let users: Vec<(String, String)> = (0..c.users())
                 .map(|i| (magic_number(2, 500 + i), format!("tz-user-{i}")))
@@ -305,9 +324,19 @@ fn judge_campaign(c: &Camp, run: &CampRun, events: &[Value]) -> (bool, Value, Ve
     let expected = c.expected();
     let t = executed(events);
     let mut problems: Vec<String> = Vec::new();
+    if let Some(x) = refused_any_case(&c.sched, run.created.as_ref()) {
+        return (
+            true,
+            x,
+            vec!["day names in another letter case refused".into()],
+        );
+    }
     let created = run.id.is_some() && run.cohort.as_ref().is_some_and(Exchange::is_success);
     if !created {
         problems.push("the campaign and its users were not created (2xx)".into());
+    }
+    if c.before_patch.is_some() && !run.patch.as_ref().is_some_and(Exchange::is_success) {
+        problems.push("the PATCH of its allowed_schedule was not accepted (2xx)".into());
     }
     let outside: Vec<DateTime<Utc>> = t
         .iter()
@@ -378,6 +407,8 @@ fn judge_campaign(c: &Camp, run: &CampRun, events: &[Value]) -> (bool, Value, Ve
         "schedule": c.sched.describe(),
         "request": run.created.as_ref().map_or(Value::Null, |x| x.sent.to_value()),
         "response": run.created.as_ref().map_or(Value::Null, Exchange::response),
+        "created_with": c.before_patch.as_ref().map_or(Value::Null, |s| json!(s.describe())),
+        "patch": run.patch.as_ref().map_or(Value::Null, |x| Value::Object(x.evidence().0)),
         "cohort": run.cohort.as_ref().map_or(Value::Null, Exchange::response),
         "life": c.life.to_value(tz),
         "expected": expected.iter().map(|s| s.to_value(tz)).collect::<Vec<_>>(),
@@ -544,9 +575,26 @@ fn judge_inbound(v: &mut Verdicts, plan: &Plan, runs: &[DepRun], refusals: &Refu
     }
 }
 
+/// The evidence of a schedule whose day names are in every letter case when the platform
+/// refused it with a 4xx: the documents list the names capitalised, so a refusal keeps the
+/// contract (what is taken must name the same days).
+fn refused_any_case(s: &Schedule, created: Option<&Exchange>) -> Option<Value> {
+    let x = created.filter(|x| s.any_case && is_4xx(x))?;
+    Some(json!({
+        "schedule": s.describe(),
+        "request": x.sent.to_value(),
+        "response": x.response(),
+        "note": "day names in another letter case refused with a 4xx: the documents list them capitalised",
+    }))
+}
+
 fn judge_deployment(d: &Dep, run: &DepRun) -> (bool, Value) {
     let tz = d.sched.tz;
-    let created = run.created.as_ref().is_some_and(Exchange::is_success);
+    if let Some(x) = refused_any_case(&d.sched, run.created.as_ref()) {
+        return (true, x);
+    }
+    let patched = d.before_patch.is_none() || run.patch.as_ref().is_some_and(Exchange::is_success);
+    let created = patched && run.created.as_ref().is_some_and(Exchange::is_success);
     let probes: Vec<Value> = run
         .calls
         .iter()
@@ -568,6 +616,8 @@ fn judge_deployment(d: &Dep, run: &DepRun) -> (bool, Value) {
         "schedule": d.sched.describe(),
         "request": run.created.as_ref().map_or(Value::Null, |x| x.sent.to_value()),
         "response": run.created.as_ref().map_or(Value::Null, Exchange::response),
+        "created_with": d.before_patch.as_ref().map_or(Value::Null, |s| json!(s.describe())),
+        "patch": run.patch.as_ref().map_or(Value::Null, |x| Value::Object(x.evidence().0)),
         "probes": probes,
         "not_as_expected": wrong,
     });

@@ -24,15 +24,15 @@ use crate::checks::CheckDef;
 
 pub(super) const WINDOW_ZONES: CheckDef = CheckDef::error(
     "sim.window_zones",
-    "a calling window written in a zone west of UTC (America/Los_Angeles), east of it (Asia/Tokyo) and half an hour off the hour (Asia/Kolkata) opens and closes at those local times: the first dial as it opens, the last just before it closes, none outside",
+    "a calling window written in a zone west of UTC (America/Los_Angeles), east of it (Asia/Tokyo), half an hour off the hour (Asia/Kolkata), and in America/New_York and Australia/Sydney on a day their summer time is in effect, opens and closes at those local times: the first dial as it opens, the last just before it closes, none outside; a schedule PATCHed before the campaign starts is the one dialled",
 );
 pub(super) const WINDOW_DAYS: CheckDef = CheckDef::error(
     "sim.window_days",
-    "allowed_days that leave days out (Monday to Friday; Saturday alone) are the zone's weekdays: no dial on a day left out; dialling resumes on the next allowed day as the window opens, the last dial of each day just before it closes",
+    "allowed_days that leave days out (Monday to Friday; Saturday alone; Sunday alone), followed over a whole week, are the zone's weekdays: no dial on a day left out; dialling resumes on the next allowed day as the window opens, the last dial of each day just before it closes; day names in any letter case (`tuesday`, `WEDNESDAY`), when taken, name the same days",
 );
 pub(super) const WINDOW_OVERNIGHT: CheckDef = CheckDef::warning(
     "sim.window_overnight",
-    "a window whose end is before its start runs overnight and belongs to the day it opens (23:59 to 00:01 on Friday: Friday night into Saturday, not Thursday night); 00:00 as the end is midnight; a start equal to the end is refused (assumed)",
+    "a window whose end is before its start runs overnight and belongs to the day it opens (23:59 to 00:01 on Friday: Friday night into Saturday, not Thursday night); 00:00 as the end is midnight (23:57 to 00:00 is dialled up to midnight); a start equal to the end is refused (assumed)",
 );
 pub(super) const WINDOW_DST: CheckDef = CheckDef::warning(
     "sim.window_dst",
@@ -40,11 +40,11 @@ pub(super) const WINDOW_DST: CheckDef = CheckDef::warning(
 );
 pub(super) const INBOUND_ZONES: CheckDef = CheckDef::error(
     "sim.inbound_zones",
-    "an inbound_config in America/Los_Angeles, Asia/Tokyo and Asia/Kolkata answers from its local start to its local end: not 1 s before and yes 1 s after it opens, yes 1 s before and not 1 s after it closes",
+    "an inbound_config in America/Los_Angeles, Asia/Tokyo and Asia/Kolkata, and in America/New_York and Australia/Sydney on a day their summer time is in effect, answers from its local start to its local end: not 1 s before and yes 1 s after it opens, yes 1 s before and not 1 s after it closes; an inbound_config PATCHed to another is the one answered by, and PATCHed to null answers at every instant",
 );
 pub(super) const INBOUND_DAYS: CheckDef = CheckDef::error(
     "sim.inbound_days",
-    "an inbound_config whose allowed_days leave days out (Monday to Friday; Saturday alone) answers on the zone's allowed days only, 1 s either side of each opening and closing",
+    "an inbound_config whose allowed_days leave days out (Monday to Friday; Saturday alone; Sunday alone) answers on the zone's allowed days only, 1 s either side of each opening and closing over a whole week; day names in any letter case, when taken, name the same days",
 );
 pub(super) const INBOUND_OVERNIGHT: CheckDef = CheckDef::warning(
     "sim.inbound_overnight",
@@ -80,12 +80,12 @@ pub(super) const DST: &str = "tz-dst-";
 /// What each check creates: the campaigns with their cohorts (one each, of the same name),
 /// the deployments.
 pub(super) const ZONE_CAMPAIGNS: [Makes; 2] = [
-    Makes::new(Kind::Campaign, ZONES, 3),
-    Makes::new(Kind::Cohort, ZONES, 3),
+    Makes::new(Kind::Campaign, ZONES, 6),
+    Makes::new(Kind::Cohort, ZONES, 6),
 ];
 pub(super) const DAY_CAMPAIGNS: [Makes; 2] = [
-    Makes::new(Kind::Campaign, DAYS, 2),
-    Makes::new(Kind::Cohort, DAYS, 2),
+    Makes::new(Kind::Campaign, DAYS, 4),
+    Makes::new(Kind::Cohort, DAYS, 4),
 ];
 pub(super) const NIGHT_CAMPAIGNS: [Makes; 2] = [
     Makes::new(Kind::Campaign, NIGHT, 2),
@@ -95,8 +95,8 @@ pub(super) const DST_CAMPAIGNS: [Makes; 2] = [
     Makes::new(Kind::Campaign, DST, 5),
     Makes::new(Kind::Cohort, DST, 5),
 ];
-pub(super) const ZONE_DEPLOYMENTS: [Makes; 1] = [Makes::new(Kind::Deployment, ZONES, 3)];
-pub(super) const DAY_DEPLOYMENTS: [Makes; 1] = [Makes::new(Kind::Deployment, DAYS, 2)];
+pub(super) const ZONE_DEPLOYMENTS: [Makes; 1] = [Makes::new(Kind::Deployment, ZONES, 7)];
+pub(super) const DAY_DEPLOYMENTS: [Makes; 1] = [Makes::new(Kind::Deployment, DAYS, 4)];
 pub(super) const NIGHT_DEPLOYMENTS: [Makes; 1] = [Makes::new(Kind::Deployment, NIGHT, 2)];
 pub(super) const DST_DEPLOYMENTS: [Makes; 1] = [Makes::new(Kind::Deployment, DST, 3)];
 
@@ -226,6 +226,11 @@ pub(super) struct Schedule {
     pub(super) days: Vec<Weekday>,
     pub(super) start: NaiveTime,
     pub(super) end: NaiveTime,
+    /// The day names written in every letter case (`Monday`, `tuesday`, `WEDNESDAY`, ...), as
+    /// the record takes them.
+    pub(super) any_case: bool,
+    /// No schedule at all (a deployment's `inbound_config: null`): open at every instant.
+    pub(super) none: bool,
 }
 
 impl Schedule {
@@ -235,11 +240,37 @@ impl Schedule {
             days: days.to_vec(),
             start,
             end,
+            any_case: false,
+            none: false,
         }
     }
 
-    fn day_names(&self) -> Vec<&'static str> {
-        self.days.iter().map(|d| day_name(*d)).collect()
+    /// The same schedule with its day names written in every letter case in turn.
+    pub(super) fn any_case(mut self) -> Schedule {
+        self.any_case = true;
+        self
+    }
+
+    /// No schedule (in `tz` for the evidence's local times): open at every instant.
+    pub(super) fn none(tz: Tz) -> Schedule {
+        let mut s = Schedule::new(tz, &EVERY_DAY, NaiveTime::MIN, NaiveTime::MIN);
+        s.none = true;
+        s
+    }
+
+    fn day_names(&self) -> Vec<String> {
+        self.days
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let n = day_name(*d);
+                match (self.any_case, i % 3) {
+                    (true, 1) => n.to_lowercase(),
+                    (true, 2) => n.to_uppercase(),
+                    _ => n.to_string(),
+                }
+            })
+            .collect()
     }
 
     /// As a campaign's `allowed_schedule`.
@@ -252,8 +283,11 @@ impl Schedule {
         })
     }
 
-    /// As a deployment's `inbound_config`.
+    /// As a deployment's `inbound_config` (`null` for none).
     pub(super) fn inbound_config(&self) -> Value {
+        if self.none {
+            return Value::Null;
+        }
         json!({
             "start_time": hm(self.start),
             "end_time": hm(self.end),
@@ -264,7 +298,10 @@ impl Schedule {
 
     /// `America/Sao_Paulo 23:59 to 00:01, Friday`.
     pub(super) fn describe(&self) -> String {
-        let days = if self.days.len() == 7 {
+        if self.none {
+            return "none (open at every instant)".into();
+        }
+        let days = if self.days.len() == 7 && !self.any_case {
             "every day".to_string()
         } else {
             self.day_names().join(", ")
@@ -280,6 +317,9 @@ impl Schedule {
     /// The spans it is open that meet `within`, whole (windows that touch or overlap
     /// joined).
     pub(super) fn spans(&self, within: Span) -> Vec<Span> {
+        if self.none {
+            return vec![within];
+        }
         let first = within.from.with_timezone(&self.tz).date_naive() - Duration::days(2);
         let last = within.to.with_timezone(&self.tz).date_naive() + Duration::days(1);
         let mut all: Vec<Span> = Vec::new();
@@ -550,5 +590,21 @@ mod tests {
             json!("Sunday"),
             "weekdays as the contract spells them"
         );
+    }
+
+    #[test]
+    fn names_in_every_case_and_no_schedule_read_as_recorded() {
+        let s = Schedule::new(DAYS_ZONE, &EVERY_DAY[..5], hhmm("22:00"), hhmm("22:02")).any_case();
+        assert_eq!(
+            s.inbound_config()["allowed_days"],
+            json!(["Monday", "tuesday", "WEDNESDAY", "Thursday", "friday"])
+        );
+        // The same days: Tuesday 22:01 in Sao Paulo is open, Saturday's is not.
+        assert!(s.contains(at("2026-03-04T01:01:00Z")));
+        assert!(!s.contains(at("2026-03-08T01:01:00Z")));
+        let none = Schedule::none(EAST);
+        assert_eq!(none.inbound_config(), Value::Null);
+        assert!(none.contains(at("2026-03-08T01:01:00Z")));
+        assert_eq!(none.describe(), "none (open at every instant)");
     }
 }

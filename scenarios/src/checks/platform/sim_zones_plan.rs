@@ -6,11 +6,13 @@
 //! campaigns starting 3 minutes or more after it:
 //!
 //! - **zones**: a two-minute window about ten minutes ahead, written in a zone west of
-//!   UTC, one east of it and one half an hour off the hour;
+//!   UTC, one east of it and one half an hour off the hour; one created four minutes later
+//!   and PATCHed to it before it starts (a deployment's also PATCHed to `null`); and one at
+//!   local noon in each daylight-saving zone on a day its summer time is in effect;
 //! - **days and overnight** (America/Sao_Paulo, from the first Thursday 22:30 ahead): a
-//!   22:00 to 22:02 window on Monday to Friday and on Saturday alone, followed from Friday
-//!   to the next Saturday; 23:59 to 00:01 and 23:59 to 00:00 on Friday, followed over
-//!   Thursday and Friday night;
+//!   22:00 to 22:02 window on Monday to Friday (also with the names in every letter case), on
+//!   Saturday alone and on Sunday alone, followed from Friday to the next Friday; 23:59 to
+//!   00:01 and 23:57 to 00:00 on Friday, followed over Thursday and Friday night;
 //! - **daylight saving**: the nearest pair of a spring-forward and a fall-back change, one
 //!   in each hemisphere; on the spring day a window opening in the skipped hour and one
 //!   closing in it; on the fall day a window opening and closing in the repeated hour,
@@ -36,6 +38,8 @@ pub(super) struct Camp {
     pub(super) life: Span,
     /// Instants the clock stops either side of besides the window's edges (a clock change).
     pub(super) extra: Vec<DateTime<Utc>>,
+    /// The schedule it is created with, when it is then PATCHed to `sched` before it starts.
+    pub(super) before_patch: Option<Schedule>,
 }
 
 impl Camp {
@@ -92,6 +96,8 @@ pub(super) struct Dep {
     pub(super) label: String,
     pub(super) sched: Schedule,
     pub(super) probes: Vec<DateTime<Utc>>,
+    /// The schedule it is created with, when it is then PATCHed to `sched` (none: `null`).
+    pub(super) before_patch: Option<Schedule>,
 }
 
 /// When a part is created, and whether with it the refusals of a start equal to the end.
@@ -149,6 +155,7 @@ impl Plan {
         if let Some(pair) = dst_pair(t0 + Duration::hours(3)) {
             for c in pair {
                 p.change(c);
+                p.summer(t0, c);
             }
         }
         p
@@ -174,6 +181,7 @@ impl Plan {
             sched: sched.clone(),
             life,
             extra: Vec::new(),
+            before_patch: None,
         });
     }
 
@@ -193,6 +201,7 @@ impl Plan {
             label,
             sched: sched.clone(),
             probes,
+            before_patch: None,
         });
     }
 
@@ -212,18 +221,86 @@ impl Plan {
             from: t0 + secs(180),
             to: open + len + secs(300),
         };
-        for (tz, name) in zones {
-            let s = Schedule::new(
+        let window = |tz: Tz, from: DateTime<Utc>| {
+            Schedule::new(
                 tz,
                 &EVERY_DAY,
-                minute_of(tz, open),
-                minute_of(tz, open + len),
-            );
+                minute_of(tz, from),
+                minute_of(tz, from + len),
+            )
+        };
+        for (tz, name) in zones {
+            let s = window(tz, open);
             let label = format!("{ZONES}{name}");
             self.camp(part, &WINDOW_ZONES, label.clone(), &s, life);
             let probes = [around(open), around(open + len)].concat();
             self.dep(part, &INBOUND_ZONES, label, &s, probes);
         }
+        // Created with a window four minutes later, PATCHed to this one before it starts.
+        let (new, old) = (window(EAST, open), window(EAST, open + secs(240)));
+        let label = format!("{ZONES}patched");
+        self.camp(part, &WINDOW_ZONES, label.clone(), &new, life);
+        self.patched_last_camp(&old);
+        let probes = [
+            around(open),
+            around(open + len),
+            around(open + secs(240)),
+            around(open + secs(240) + len),
+        ]
+        .concat();
+        self.dep(part, &INBOUND_ZONES, label, &new, probes.clone());
+        self.patched_last_dep(&old);
+        self.dep(
+            part,
+            &INBOUND_ZONES,
+            format!("{ZONES}patched-null"),
+            &Schedule::none(EAST),
+            probes,
+        );
+        self.patched_last_dep(&old);
+    }
+
+    fn patched_last_camp(&mut self, before: &Schedule) {
+        if let Some(c) = self.camps.last_mut() {
+            c.before_patch = Some(before.clone());
+        }
+    }
+
+    fn patched_last_dep(&mut self, before: &Schedule) {
+        if let Some(d) = self.deps.last_mut() {
+            d.before_patch = Some(before.clone());
+        }
+    }
+
+    /// A two-minute window at local noon in the zone of `c` on a day its summer time is in
+    /// effect (the day after it springs forward, the day before it falls back), when that
+    /// day is still ahead of `t0`: a zone read at its standard offset all year is seen.
+    fn summer(&mut self, t0: DateTime<Utc>, c: Change) {
+        let day = if c.springs() {
+            c.at + Duration::days(1)
+        } else {
+            c.at - Duration::days(1)
+        };
+        let date = day.with_timezone(&c.tz).date_naive();
+        let open = resolve(c.tz, date.and_time(time(12, 0)), Edge::Open);
+        let len = secs(120);
+        let setup = open - secs(600);
+        if setup < t0 + secs(60) || !plain(c.tz, open, len) {
+            return;
+        }
+        let part = self.setup(setup, false);
+        let life = Span {
+            from: setup + secs(180),
+            to: open + len + secs(300),
+        };
+        let s = Schedule::new(c.tz, &EVERY_DAY, time(12, 0), time(12, 2));
+        let label = format!(
+            "{ZONES}summer-{}",
+            if c.tz == NORTH { "north" } else { "south" }
+        );
+        self.camp(part, &WINDOW_ZONES, label.clone(), &s, life);
+        let probes = [around(open), around(open + len)].concat();
+        self.dep(part, &INBOUND_ZONES, label, &s, probes);
     }
 
     /// Days left out and windows across midnight, in [`DAYS_ZONE`], from the first Thursday
@@ -242,26 +319,35 @@ impl Plan {
         let (w0, w1) = (time(22, 0), time(22, 2));
         let weekdays = Schedule::new(tz, &EVERY_DAY[..5], w0, w1);
         let saturday = Schedule::new(tz, &[Weekday::Sat], w0, w1);
-        // Friday, Saturday, Sunday, Monday, and the next Saturday.
+        let sunday = Schedule::new(tz, &[Weekday::Sun], w0, w1);
+        let any_case = weekdays.clone().any_case();
+        // A whole week, Friday to the next Friday: every day is allowed by one schedule and
+        // left out by another, so that any name read as another day, or as none, is seen.
         let mut probes = Vec::new();
-        for n in [1, 2, 3, 4, 9] {
+        for n in 1..=8 {
             probes.extend(around(at(day(n), w0)));
             probes.extend(around(at(day(n), w1)));
         }
-        for (name, s, last) in [("weekdays", &weekdays, 4), ("saturday", &saturday, 9)] {
-            let life = Span {
-                from: start,
-                to: at(day(last), time(22, 12)),
-            };
+        let life = Span {
+            from: start,
+            to: at(day(8), time(22, 12)),
+        };
+        for (name, s) in [
+            ("weekdays", &weekdays),
+            ("saturday", &saturday),
+            ("sunday", &sunday),
+            ("any-case", &any_case),
+        ] {
             let label = format!("{DAYS}{name}");
             self.camp(part, &WINDOW_DAYS, label.clone(), s, life);
             self.dep(part, &INBOUND_DAYS, label, s, probes.clone());
         }
         let night = Schedule::new(tz, &[Weekday::Fri], time(23, 59), time(0, 1));
-        let midnight = Schedule::new(tz, &[Weekday::Fri], time(23, 59), time(0, 0));
+        let midnight = Schedule::new(tz, &[Weekday::Fri], time(23, 57), time(0, 0));
         // Thursday night (left out) and Friday night.
         let mut probes = Vec::new();
         for n in [0, 1] {
+            probes.extend(around(at(day(n), time(23, 57))));
             probes.extend(around(at(day(n), time(23, 59))));
             probes.extend(around(at(day(n + 1), time(0, 0))));
             probes.extend(around(at(day(n + 1), time(0, 1))));

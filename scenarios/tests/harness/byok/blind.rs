@@ -111,7 +111,7 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
     if let Some(d) = defect {
         defect_args = vec!["--defect".into(), d.into()];
     }
-    let mut child = Command::new(&svc.command[0])
+    let mut child = crate::blind::without_nagle(&mut Command::new(&svc.command[0]))
         .current_dir(&svc.dir)
         .args(&svc.command[1..])
         .args(["--port", "0"])
