@@ -12,6 +12,7 @@ use super::context::Ctx;
 use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, cohort_stream, magic_number, secs};
+use super::patch_kept::unnamed_changes;
 use super::target::Parent;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
@@ -34,7 +35,7 @@ const CAMPAIGN_GET: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_PATCH: CheckDef = CheckDef::error(
     "endpoints.campaign_patch",
-    "PATCH .../campaigns/{id} answers 200 with the updated campaign (Campaign): the new description",
+    "PATCH .../campaigns/{id} answers 200 with the updated campaign (Campaign): the new description, every field it does not name as read before it",
 );
 const CAMPAIGN_STATUS: CheckDef = CheckDef::error(
     "endpoints.campaign_status",
@@ -74,7 +75,7 @@ const DEPLOYMENT_GET: CheckDef = CheckDef::error(
 );
 const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
     "endpoints.deployment_patch",
-    "PATCH .../deployments/{id} answers 200 with the updated deployment (Deployment): the new description",
+    "PATCH .../deployments/{id} answers 200 with the updated deployment (Deployment): the new description, every field it does not name as read before it",
 );
 const DEPLOYMENT_STATUS: CheckDef = CheckDef::error(
     "endpoints.deployment_status",
@@ -221,6 +222,40 @@ fn schema_check_and(
     );
 }
 
+/// A PATCH answer `x` against the schema, `more` and what it must leave alone: every field of
+/// `before` (the resource read before it) that `patch` does not name.
+#[allow(clippy::too_many_arguments)]
+fn patch_check(
+    cx: &Ctx,
+    v: &mut Verdicts,
+    def: &CheckDef,
+    before: &Exchange,
+    x: &Exchange,
+    patch: &serde_json::Value,
+    schema: &str,
+    more: bool,
+    also: &str,
+) {
+    let (ok, mut e) = cx.conforms(x, schema);
+    if x.is_success() {
+        v.varied(def, "schema", cx.schemas.discriminates(schema, x.body()));
+    }
+    let unnamed = unnamed_changes(before.body(), x.body(), patch);
+    if !unnamed.fields.is_empty() {
+        e = e
+            .with("changed_without_being_named", unnamed.fields.clone())
+            .with("read_before", before.response());
+    }
+    v.judge(
+        def,
+        ok && more && unnamed.fields.is_empty(),
+        e,
+        format!(
+            "200 with a body matching the schema {schema}{also}, and every field the PATCH does not name (but updated_at, updated_by) as read before it"
+        ),
+    );
+}
+
 /// Whether a page lists an item whose `field` is `id`.
 fn lists(x: &Exchange, field: &str, id: &str) -> bool {
     x.body()["items"]
@@ -277,23 +312,22 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
     let got = cx.get(&cx.paths.campaign(&id), &[]).await;
     schema_check(cx, v, &CAMPAIGN_GET, &got, "Campaign");
     let patched_text = "Patched by harness check platform.";
+    let patch = json!({"description": patched_text});
     let x = cx
-        .send(
-            Method::PATCH,
-            &cx.paths.campaign(&id),
-            json!({"description": patched_text}),
-        )
+        .send(Method::PATCH, &cx.paths.campaign(&id), patch.clone())
         .await;
     v.varied(
         &CAMPAIGN_PATCH,
         "description",
         [described, x.body()["description"].clone()],
     );
-    schema_check_and(
+    patch_check(
         cx,
         v,
         &CAMPAIGN_PATCH,
+        &got,
         &x,
+        &patch,
         "Campaign",
         x.body()["description"] == json!(patched_text),
         &format!(", \"description\": \"{patched_text}\""),
@@ -473,23 +507,22 @@ async fn deployment(cx: &Ctx, v: &mut Verdicts) {
     let got = cx.get(&cx.paths.deployment(&id), &[]).await;
     schema_check(cx, v, &DEPLOYMENT_GET, &got, "Deployment");
     let patched_text = "Patched by harness check platform.";
+    let patch = json!({"description": patched_text});
     let x = cx
-        .send(
-            Method::PATCH,
-            &cx.paths.deployment(&id),
-            json!({"description": patched_text}),
-        )
+        .send(Method::PATCH, &cx.paths.deployment(&id), patch.clone())
         .await;
     v.varied(
         &DEPLOYMENT_PATCH,
         "description",
         [described, x.body()["description"].clone()],
     );
-    schema_check_and(
+    patch_check(
         cx,
         v,
         &DEPLOYMENT_PATCH,
+        &got,
         &x,
+        &patch,
         "Deployment",
         x.body()["description"] == json!(patched_text),
         &format!(", \"description\": \"{patched_text}\""),

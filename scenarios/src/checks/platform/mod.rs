@@ -28,6 +28,7 @@
 pub mod auth;
 mod auth_isolation;
 pub(crate) mod cohorts;
+mod cohorts_values;
 pub(crate) mod context;
 pub(crate) mod dry_run;
 pub(crate) mod endpoints;
@@ -38,6 +39,7 @@ pub(crate) mod last_run;
 pub(crate) mod limits;
 pub(crate) mod oracle;
 pub mod pagination;
+mod patch_kept;
 mod preflight;
 pub(crate) mod receiver;
 pub(crate) mod rules;

@@ -1,6 +1,7 @@
-//! `pagination`: totals, `next_page_uri` / `prev_page_uri` null at the ends, following them
-//! walks every item exactly once, sort orders and search; on the deployment list (the spec's
-//! paginated list) and the campaign list.
+//! `pagination`: totals, `next_page_uri` / `prev_page_uri` at every boundary, following them
+//! walks every item exactly once and lands on the page each names, list items as their own
+//! GET shows them, sort orders and search; on the deployment list (the spec's paginated
+//! list) and the campaign list.
 //!
 //! The run creates five deployments and three campaigns whose names share a token, and lists
 //! with `search` set to it, so other resources of the workspace do not disturb the counts.
@@ -9,7 +10,13 @@
 //! Each deployment is created at its own instant (the target's simulated clock moved a
 //! second between them with `--sim`, a few milliseconds apart on a real clock), so that the
 //! sort by `created_at` has keys to order; on a simulated clock without `--sim` they cannot
-//! differ, and the sort check is skipped.
+//! differ, and the sort check is skipped. One listed deployment has two connection configs
+//! (three numbers), so that a list item's `phone_numbers` is every number of every
+//! connection. Pages at offsets that are not multiples of their limit, and pages exactly full
+//! at the end, are asked directly and their links followed ([`links`]).
+
+#[path = "pagination_links.rs"]
+mod links;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -28,19 +35,19 @@ use crate::checks::{CheckDef, Evidence};
 
 const TOTALS: CheckDef = CheckDef::error(
     "pagination.totals",
-    "total counts every match and no other item; limit and offset are echoed; a page holds at most limit items",
+    "total counts every match and no other item; limit and offset are echoed, on every page asked and every page a link leads to; a page holds the whole list's items from its offset, at most limit",
 );
 const PREV_NULL: CheckDef = CheckDef::error(
     "pagination.prev_null_on_first_page",
-    "prev_page_uri is null on the first page (and next_page_uri set when more follow)",
+    "prev_page_uri is null on the first page and set on every later one (offsets that are not multiples of the limit included)",
 );
 const NEXT_NULL: CheckDef = CheckDef::error(
     "pagination.next_null_on_last_page",
-    "next_page_uri is null on the last page (and prev_page_uri set)",
+    "next_page_uri is null on the last page (one exactly full included) and set on every page items follow",
 );
 const WALK: CheckDef = CheckDef::error(
     "pagination.walk",
-    "following next_page_uri, then prev_page_uri back, visits every matching deployment exactly once each way and no decoy",
+    "following next_page_uri, then prev_page_uri back, visits every matching deployment exactly once each way and no decoy; every link leads (2xx) to the page it should, prev to max(0, offset - limit), holding that page's items; list items agree with the deployment's own GET, phone_numbers every number of every connection as created",
 );
 const SORT_ORDER: CheckDef = CheckDef::error(
     "pagination.sort_order",
@@ -56,7 +63,7 @@ const SEARCH: CheckDef = CheckDef::error(
 );
 const CAMPAIGNS: CheckDef = CheckDef::error(
     "pagination.campaign_list",
-    "the campaign list pages the same way: total, search, next_page_uri walk without the decoys, null at the end",
+    "the campaign list pages the same way: total, search, next_page_uri walk without the decoys, links null or set at every boundary and leading to the page they name, items as each campaign's own GET shows them",
 );
 
 /// The checks of this group.
@@ -70,6 +77,25 @@ const DEPLOYMENTS: usize = 5;
 const CAMPAIGN_COUNT: usize = 3;
 /// The page size of the walks.
 const PAGE: usize = 2;
+/// The listed deployment (numbered from 1) created with two connection configs.
+const TWO_CONNECTIONS: usize = 2;
+
+/// The deployment pages asked directly, `(offset, limit)` over the five: the walk's first and
+/// last pages (first, in that order), offsets that are not multiples of the limit (the previous page of offset 1, 2
+/// or 3 starts at 0), pages exactly full at the end (offset + limit = 5), the whole list on
+/// one page.
+const DEPLOYMENT_PAGES: &[(usize, usize)] = &[
+    (0, PAGE),
+    (DEPLOYMENTS - 1, PAGE),
+    (1, 2),
+    (3, 2),
+    (1, 3),
+    (2, 3),
+    (3, 5),
+    (0, 5),
+];
+/// The campaign pages asked directly, over the three likewise.
+const CAMPAIGN_PAGES: &[(usize, usize)] = &[(0, 2), (1, 2), (2, 2), (1, 1), (2, 1), (0, 3)];
 
 const LISTED: Makes = Makes::new(Kind::Deployment, "page", DEPLOYMENTS as u32);
 const DECOYS: Makes = Makes::new(Kind::Deployment, "decoy", 3);
@@ -102,16 +128,40 @@ async fn tick(cx: &Ctx) {
     }
 }
 
-/// Creates a deployment of each name, one [`tick`] apart; answers their ids, or the answer
-/// that refused one.
-async fn deployments(cx: &Ctx, names: &[String]) -> Result<Vec<String>, Exchange> {
-    let mut ids = Vec::new();
+/// Creates a deployment of each name, one [`tick`] apart, `two` with two connection configs
+/// (one number, then two: the agent's connection both times, a number once across them);
+/// answers their ids with the numbers each was created with, or the answer that refused one.
+async fn deployments(
+    cx: &Ctx,
+    names: &[String],
+    two: &str,
+) -> Result<Vec<(String, Vec<String>)>, Exchange> {
+    let mut made = Vec::new();
     for name in names {
-        let x = cx.create_plain_deployment(name).await;
-        ids.push(x.str_field("deployment_id").ok_or(x.clone())?.to_string());
+        let count = if name == two { 3 } else { 1 };
+        let numbers: Vec<String> = (0..count).map(|_| cx.names.number()).collect();
+        let mut body = fixtures::deployment(&cx.settings.agent, name, &numbers[..1]);
+        if count > 1 {
+            let c = &cx.settings.agent.connection_id;
+            body["connection_configs"] = json!([
+                {"connection_id": c, "phone_numbers": [numbers[0]]},
+                {"connection_id": c, "phone_numbers": [numbers[1], numbers[2]]}
+            ]);
+        }
+        let x = cx.create_deployment(body).await;
+        let id = x.str_field("deployment_id").ok_or(x.clone())?.to_string();
+        made.push((id, numbers));
         tick(cx).await;
     }
-    Ok(ids)
+    Ok(made)
+}
+
+/// `e` with `faults`, the first as its cause, when there are any.
+fn caused(e: Evidence, faults: &[String]) -> Evidence {
+    match faults.first() {
+        Some(f) => e.with("faults", faults.to_vec()).cause(f.clone()),
+        None => e,
+    }
 }
 
 /// Runs the group.
@@ -127,7 +177,8 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
             names.push(format!("{decoy}-{i}"));
         }
     }
-    let (ids, decoys) = match deployments(cx, &names).await {
+    let two = format!("{token}-{TWO_CONNECTIONS}");
+    let (listed, decoys) = match deployments(cx, &names, &two).await {
         Ok(all) => all
             .into_iter()
             .zip(&names)
@@ -149,29 +200,28 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
             return campaigns(cx, v).await;
         }
     };
-    let ids: Vec<String> = ids.into_iter().map(|(id, _)| id).collect();
-    let decoys: Vec<String> = decoys.into_iter().map(|(id, _)| id).collect();
-    let list = |query: Vec<(&'static str, String)>| async move {
-        cx.get(&cx.paths.deployments(), &query).await
+    let numbers: BTreeMap<String, Vec<String>> = listed.iter().map(|(m, _)| m.clone()).collect();
+    let ids: Vec<String> = listed.into_iter().map(|((id, _), _)| id).collect();
+    let decoys: Vec<String> = decoys.into_iter().map(|((id, _), _)| id).collect();
+    let path = cx.paths.deployments();
+    let whole = cx
+        .get(
+            &path,
+            &[("search", token.clone()), ("limit", "100".to_string())],
+        )
+        .await;
+    let everything = cx.get(&path, &[("limit", "100".to_string())]).await;
+    let listing = links::Listing {
+        path,
+        search: token.clone(),
+        id_field: "deployment_id",
+        total: DEPLOYMENTS,
+        ids: links::ids(whole.body(), "deployment_id"),
     };
-    let q = |offset: usize| {
-        vec![
-            ("search", token.clone()),
-            ("limit", PAGE.to_string()),
-            ("offset", offset.to_string()),
-        ]
-    };
-    let first = list(q(0)).await;
-    let last = list(q(DEPLOYMENTS - 1)).await;
-    let everything = list(vec![("limit", "100".to_string())]).await;
-    let page = |x: &Exchange, offset: usize, len: usize| {
-        let b = x.body();
-        x.status == 200
-            && b["total"].as_u64() == Some(DEPLOYMENTS as u64)
-            && b["limit"].as_u64() == Some(PAGE as u64)
-            && b["offset"].as_u64() == Some(offset as u64)
-            && b["items"].as_array().map(Vec::len) == Some(len)
-    };
+    let probed = links::probe(cx, &listing, DEPLOYMENT_PAGES).await;
+    let (first, last) = (&probed.asked[0], &probed.asked[1]);
+    let mut totals: Vec<String> = listing.whole_fault(&whole, &ids).into_iter().collect();
+    totals.extend(probed.own.iter().cloned());
     v.varied(
         &TOTALS,
         "total",
@@ -180,42 +230,43 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
             everything.body()["total"].clone(),
         ],
     );
+    let pages = || Evidence::new().with("pages", probed.pages.clone());
     v.judge(
         &TOTALS,
-        page(&first, 0, PAGE) && page(&last, DEPLOYMENTS - 1, 1),
-        Exchange::all(&[&first, &last, &everything]),
+        totals.is_empty(),
+        caused(
+            pages()
+                .with("whole", Value::Object(whole.evidence().0))
+                .with("unfiltered", Value::Object(everything.evidence().0)),
+            &totals,
+        ),
         format!(
-            "total {DEPLOYMENTS} (the {} decoys not counted), limit {PAGE}, the offset asked, {PAGE} items at offset 0 and 1 at offset {}",
+            "on each page (offset, limit) of {DEPLOYMENT_PAGES:?} and each page its links lead to: total {DEPLOYMENTS} (the {} decoys not counted), the offset and limit asked echoed, the whole list's items from that offset",
             decoys.len(),
-            DEPLOYMENTS - 1
         ),
     );
     let link = |x: &Exchange, k: &str| x.body()[k].clone();
     v.varied(
         &PREV_NULL,
         "prev_page_uri",
-        [link(&first, "prev_page_uri"), link(&last, "prev_page_uri")],
+        [link(first, "prev_page_uri"), link(last, "prev_page_uri")],
     );
     v.judge(
         &PREV_NULL,
-        first.status == 200
-            && first.body()["prev_page_uri"].is_null()
-            && first.body()["next_page_uri"].is_string(),
-        first.evidence(),
-        "\"prev_page_uri\": null and a next_page_uri string on the first page",
+        probed.prev.is_empty(),
+        caused(pages(), &probed.prev),
+        "\"prev_page_uri\": null on each page at offset 0, a string on each page after it",
     );
     v.varied(
         &NEXT_NULL,
         "next_page_uri",
-        [link(&first, "next_page_uri"), link(&last, "next_page_uri")],
+        [link(first, "next_page_uri"), link(last, "next_page_uri")],
     );
     v.judge(
         &NEXT_NULL,
-        last.status == 200
-            && last.body()["next_page_uri"].is_null()
-            && last.body()["prev_page_uri"].is_string(),
-        last.evidence(),
-        "\"next_page_uri\": null and a prev_page_uri string on the last page",
+        probed.next.is_empty(),
+        caused(pages(), &probed.next),
+        "\"next_page_uri\": null on each page with offset + limit >= total (an exactly full last page included), a string on each page items follow",
     );
     let unfiltered = field_of(&everything, "deployment_id");
     let kinds = [
@@ -233,7 +284,7 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
         "listed without search",
         kinds.into_iter().flatten(),
     );
-    walk(cx, v, &first, &last, &ids).await;
+    walk(cx, v, (first, last), &ids, &probed, &whole, &numbers).await;
     sorts(cx, v, &token, &ids).await;
     search(cx, v, &token, &ids).await;
     campaigns(cx, v).await;
@@ -245,6 +296,8 @@ struct Walk {
     seen: BTreeMap<String, usize>,
     /// The pages read, as evidence.
     pages: Vec<Value>,
+    /// Every item read.
+    items: Vec<Value>,
     /// Why the walk stopped early, if it did.
     broken: Option<String>,
 }
@@ -255,11 +308,14 @@ async fn follow(cx: &Ctx, from: &Exchange, link: &str, id_field: &str, max_pages
     let mut w = Walk {
         seen: BTreeMap::new(),
         pages: Vec::new(),
+        items: Vec::new(),
         broken: None,
     };
     let mut page = from.clone();
     loop {
         let b = page.body();
+        w.items
+            .extend(b["items"].as_array().into_iter().flatten().cloned());
         w.pages.push(Value::Object(
             Evidence::new()
                 .with("request", page.sent.to_value())
@@ -322,26 +378,67 @@ fn exactly_once(w: &Walk, ids: &[String]) -> bool {
         && ids.iter().all(|id| w.seen.get(id) == Some(&1))
 }
 
-async fn walk(cx: &Ctx, v: &mut Verdicts, first: &Exchange, last: &Exchange, ids: &[String]) {
+/// The walks both ways from the first and the last page, the links of the pages asked
+/// directly, and every deployment item read against the deployment's own GET.
+async fn walk(
+    cx: &Ctx,
+    v: &mut Verdicts,
+    (first, last): (&Exchange, &Exchange),
+    ids: &[String],
+    probed: &links::Probed,
+    whole: &Exchange,
+    numbers: &BTreeMap<String, Vec<String>>,
+) {
     let max = DEPLOYMENTS.div_ceil(PAGE) + 2;
     let forward = follow(cx, first, "next_page_uri", "deployment_id", max).await;
     let backward = follow(cx, last, "prev_page_uri", "deployment_id", max).await;
-    let ok = exactly_once(&forward, ids) && exactly_once(&backward, ids);
-    let mut e = Evidence::new()
-        .with("expected_ids", ids.to_vec())
-        .with("forward", forward.pages.clone());
-    if let Some(why) = &forward.broken {
-        e = e.with("forward_broken", why.clone());
+    let mut items: Vec<Value> = whole.body()["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    items.extend(probed.items.iter().cloned());
+    items.extend(forward.items.iter().cloned());
+    items.extend(backward.items.iter().cloned());
+    let values = links::against_reads(
+        cx,
+        "deployment_id",
+        &items,
+        ids,
+        |id| cx.paths.deployment(id),
+        numbers,
+    )
+    .await;
+    let mut faults = Vec::new();
+    for (way, w) in [("forward", &forward), ("backward", &backward)] {
+        if let Some(why) = &w.broken {
+            faults.push(format!("the walk {way}: {why}"));
+        } else if !exactly_once(w, ids) {
+            faults.push(format!(
+                "the walk {way} saw {:?}, not each of {ids:?} once",
+                w.seen
+            ));
+        }
     }
-    e = e.with("backward", backward.pages.clone());
-    if let Some(why) = &backward.broken {
-        e = e.with("backward_broken", why.clone());
+    faults.extend(probed.links.iter().cloned());
+    faults.extend(values.faults.iter().cloned());
+    let e = Evidence::new()
+        .with("expected_ids", ids.to_vec())
+        .with("forward", forward.pages.clone())
+        .with("backward", backward.pages.clone())
+        .with("pages", probed.pages.clone())
+        .with("values", values.evidence.clone());
+    if !values.numbers_shown.is_empty() {
+        v.varied(
+            &WALK,
+            "phone numbers per item",
+            values.numbers_shown.clone(),
+        );
     }
     v.judge(
         &WALK,
-        ok,
-        e,
-        format!("each of the {DEPLOYMENTS} deployments exactly once (and nothing else) following next_page_uri from the first page, and again following prev_page_uri from the last"),
+        faults.is_empty(),
+        caused(e, &faults),
+        format!("each of the {DEPLOYMENTS} deployments exactly once (and nothing else) following next_page_uri from the first page, and again following prev_page_uri from the last; each link of the pages {DEPLOYMENT_PAGES:?} answering 2xx with the page at offset + limit (next) or max(0, offset - limit) (prev) and its items; each item's fields as the deployment's GET shows them, phone_numbers the numbers of every connection config as created"),
     );
 }
 
@@ -474,19 +571,18 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
             }
         }
     }
+    let path = cx.paths.campaigns();
     let first = cx
         .get(
-            &cx.paths.campaigns(),
+            &path,
             &[("search", token.clone()), ("limit", PAGE.to_string())],
         )
         .await;
-    let everything = cx
-        .get(&cx.paths.campaigns(), &[("limit", "100".to_string())])
-        .await;
+    let everything = cx.get(&path, &[("limit", "100".to_string())]).await;
     // The status filter, both ways (the oracle compares the items with the reference's).
     for status in ["scheduled", "cancelled"] {
         cx.get(
-            &cx.paths.campaigns(),
+            &path,
             &[
                 ("search", token.clone()),
                 ("campaign_status", status.to_string()),
@@ -510,21 +606,71 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
         CAMPAIGN_COUNT + 2,
     )
     .await;
-    let ok = first.status == 200
-        && first.body()["total"].as_u64() == Some(CAMPAIGN_COUNT as u64)
-        && first.body()["prev_page_uri"].is_null()
-        && exactly_once(&w, &ids);
-    let mut e = Evidence::new()
+    let whole = cx
+        .get(
+            &path,
+            &[("search", token.clone()), ("limit", "100".to_string())],
+        )
+        .await;
+    let listing = links::Listing {
+        path,
+        search: token.clone(),
+        id_field: "campaign_id",
+        total: CAMPAIGN_COUNT,
+        ids: links::ids(whole.body(), "campaign_id"),
+    };
+    let probed = links::probe(cx, &listing, CAMPAIGN_PAGES).await;
+    let mut items: Vec<Value> = whole.body()["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    items.extend(probed.items.iter().cloned());
+    items.extend(w.items.iter().cloned());
+    let values = links::against_reads(
+        cx,
+        "campaign_id",
+        &items,
+        &ids,
+        |id| cx.paths.campaign(id),
+        &BTreeMap::new(),
+    )
+    .await;
+    let mut faults = Vec::new();
+    if first.status != 200
+        || first.body()["total"].as_u64() != Some(CAMPAIGN_COUNT as u64)
+        || !first.body()["prev_page_uri"].is_null()
+    {
+        faults.push(format!(
+            "the first page (search, limit {PAGE}) answered {}, total {}, prev_page_uri {}",
+            first.outcome(),
+            first.body()["total"],
+            first.body()["prev_page_uri"]
+        ));
+    }
+    if let Some(why) = &w.broken {
+        faults.push(format!("the walk along next_page_uri: {why}"));
+    } else if !exactly_once(&w, &ids) {
+        faults.push(format!(
+            "the walk along next_page_uri saw {:?}, not each of {ids:?} once",
+            w.seen
+        ));
+    }
+    faults.extend(listing.whole_fault(&whole, &ids));
+    for f in [&probed.own, &probed.next, &probed.prev, &probed.links] {
+        faults.extend(f.iter().cloned());
+    }
+    faults.extend(values.faults.iter().cloned());
+    v.varied(&CAMPAIGNS, "next_page_uri null", probed.next_null.clone());
+    let e = Evidence::new()
         .with("expected_ids", ids.clone())
         .with("decoy_ids", decoys)
-        .with("pages", w.pages);
-    if let Some(why) = w.broken {
-        e = e.with("broken", why);
-    }
+        .with("walk", w.pages)
+        .with("pages", probed.pages)
+        .with("values", values.evidence);
     v.judge(
         &CAMPAIGNS,
-        ok,
-        e,
-        format!("total {CAMPAIGN_COUNT} for search '{token}', prev_page_uri null first, each campaign once (no decoy) along next_page_uri, ending null"),
+        faults.is_empty(),
+        caused(e, &faults),
+        format!("total {CAMPAIGN_COUNT} for search '{token}', prev_page_uri null first, each campaign once (no decoy) along next_page_uri, ending null; on each page (offset, limit) of {CAMPAIGN_PAGES:?}: total, offset and limit echoed, the whole list's items from the offset, next_page_uri null exactly when offset + limit >= total, prev_page_uri null exactly at offset 0, each link answering 2xx with the page at offset + limit or max(0, offset - limit) and its items; each item's fields as the campaign's GET shows them"),
     );
 }

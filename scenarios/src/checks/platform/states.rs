@@ -10,6 +10,8 @@ use super::context::Ctx;
 use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{Kind, Makes, all_days, secs, ts};
+use super::patch_kept::unnamed_changes;
+use super::target::sim_clock_advance;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
 
@@ -35,7 +37,15 @@ const CAMPAIGN_REFUSED_409: CheckDef = CheckDef::warning(
 );
 const CAMPAIGN_PATCH_STATES: CheckDef = CheckDef::error(
     "states.campaign_patch_states",
-    "PATCH applies while a campaign is scheduled and while paused; a cancelled one refuses it (4xx) unchanged",
+    "PATCH applies while a campaign is scheduled and while paused, every field it does not name kept; a cancelled one refuses it (4xx) unchanged",
+);
+const CAMPAIGN_PATCH_MERGES: CheckDef = CheckDef::warning(
+    "states.campaign_patch_merges",
+    "a PATCH naming one member of app_config.retry_config keeps the members it leaves out (answer and GET; merge assumed)",
+);
+const REFUSAL_SHAPE: CheckDef = CheckDef::error(
+    "states.refusals_in_error_shape",
+    "every refusal of this group but a 422 (actions on a cancelled campaign, a PATCH of a cancelled one, a second pause, a deleted deployment read or deleted again) has the body {\"error\": {\"message\", \"type\", \"code\"}}, all strings",
 );
 const CAMPAIGN_START_FIXED: CheckDef = CheckDef::error(
     "states.campaign_start_fixed",
@@ -55,7 +65,7 @@ const DEPLOYMENT_REPEAT: CheckDef = CheckDef::warning(
 );
 const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
     "states.deployment_patch_applies",
-    "PATCH of app_version and inbound_config changes them (answer and GET)",
+    "PATCH of app_version and inbound_config changes them (answer and GET), keeps every field it does not name, and moves updated_at on (with --sim, to the clock's time a second later)",
 );
 const DEPLOYMENT_APP_ID_FIXED: CheckDef = CheckDef::error(
     "states.deployment_app_id_fixed",
@@ -78,6 +88,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     CAMPAIGN_FINAL,
     CAMPAIGN_REFUSED_409,
     CAMPAIGN_PATCH_STATES,
+    CAMPAIGN_PATCH_MERGES,
     CAMPAIGN_START_FIXED,
     DEPLOYMENT_ACTIVE,
     DEPLOYMENT_PAUSE_RESUME,
@@ -86,6 +97,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     DEPLOYMENT_APP_ID_FIXED,
     DELETE_FINAL,
     DELETE_PAUSED,
+    REFUSAL_SHAPE,
 ];
 
 const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "states-campaign", 1);
@@ -102,6 +114,7 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&CAMPAIGN_FINAL, &[CAMPAIGN]),
     (&CAMPAIGN_REFUSED_409, &[CAMPAIGN]),
     (&CAMPAIGN_PATCH_STATES, &[CAMPAIGN]),
+    (&CAMPAIGN_PATCH_MERGES, &[CAMPAIGN]),
     (&CAMPAIGN_START_FIXED, &[CAMPAIGN]),
     (&DEPLOYMENT_ACTIVE, &[DEPLOYMENT]),
     (&DEPLOYMENT_PAUSE_RESUME, &[DEPLOYMENT]),
@@ -110,12 +123,14 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&DEPLOYMENT_APP_ID_FIXED, &[DEPLOYMENT]),
     (&DELETE_FINAL, &[DEPLOYMENT]),
     (&DELETE_PAUSED, &[DELETED_PAUSED]),
+    (&REFUSAL_SHAPE, &[CAMPAIGN, DEPLOYMENT, DELETED_PAUSED]),
 ];
 
 /// Runs the group.
 pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
-    campaigns(cx, v).await;
-    deployments(cx, v).await;
+    let mut refused = campaigns(cx, v).await;
+    refused.extend(deployments(cx, v).await);
+    refusal_shape(v, &refused);
 }
 
 /// The `status` field of an answer.
@@ -158,10 +173,11 @@ pub(super) async fn describe(cx: &Ctx, id: &str, text: &str) -> Exchange {
     .await
 }
 
-async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
+/// Runs the campaign checks; answers the refusals they provoked.
+async fn campaigns(cx: &Ctx, v: &mut Verdicts) -> Vec<Exchange> {
     let created = new_campaign(cx, CAMPAIGN.label).await;
     let Some(id) = created.str_field("campaign_id").map(str::to_string) else {
-        return v.blocked_only(
+        v.blocked_only(
             &[
                 &CAMPAIGN_SCHEDULED,
                 &CAMPAIGN_PAUSE_RESUME,
@@ -169,11 +185,13 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
                 &CAMPAIGN_FINAL,
                 &CAMPAIGN_REFUSED_409,
                 &CAMPAIGN_PATCH_STATES,
+                &CAMPAIGN_PATCH_MERGES,
                 &CAMPAIGN_START_FIXED,
             ],
             "creating a campaign",
             created.evidence(),
         );
+        return Vec::new();
     };
     let got = cx.get(&cx.paths.campaign(&id), &[]).await;
     let mut seen = vec![status_value(&created), status_value(&got)];
@@ -184,15 +202,40 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
     let paused = campaign_action(cx, &id, "pause").await;
     let paused_get = cx.get(&cx.paths.campaign(&id), &[]).await;
     let patched_paused = describe(cx, &id, "patched while paused").await;
-    // A PATCH that names one field of the retry policy keeps the others (the oracle compares
-    // the answer and the campaign read after it with the reference's).
-    cx.send(
-        Method::PATCH,
-        &cx.paths.campaign(&id),
-        json!({"app_config": {"retry_config": {"max_retries": 2}}}),
-    )
-    .await;
-    cx.get(&cx.paths.campaign(&id), &[]).await;
+    // A PATCH that names one field of the retry policy keeps the others.
+    let retry = json!({"app_config": {"retry_config": {"max_retries": 2}}});
+    let merged = cx
+        .send(Method::PATCH, &cx.paths.campaign(&id), retry.clone())
+        .await;
+    let merged_get = cx.get(&cx.paths.campaign(&id), &[]).await;
+    let mut unnamed = Vec::new();
+    let mut members = Vec::new();
+    // Each answer and read against a read before it (a read may leave out what an answer
+    // shows), with what was PATCHed in between.
+    let both = json!({"description": "patched while paused", "app_config": retry["app_config"]});
+    for (before, after, patch) in [
+        (&got, &patched_scheduled, &json!({"description": "patched while scheduled"})),
+        (&paused_get, &patched_paused, &json!({"description": "patched while paused"})),
+        (&paused_get, &merged, &both),
+        (&paused_get, &merged_get, &both),
+    ] {
+        let u = unnamed_changes(before.body(), after.body(), patch);
+        unnamed.extend(u.fields);
+        members.extend(u.members);
+    }
+    let retries = |x: &Exchange| x.body()["app_config"]["retry_config"]["max_retries"].clone();
+    v.varied(
+        &CAMPAIGN_PATCH_MERGES,
+        "max_retries",
+        [retries(&paused_get), retries(&merged_get)],
+    );
+    v.judge(
+        &CAMPAIGN_PATCH_MERGES,
+        merged.status == 200 && members.is_empty(),
+        Exchange::all(&[&paused_get, &merged, &merged_get])
+            .with("changed_without_being_named", members),
+        "200, and app_config.retry_config's retry_on and threshold_seconds as before the PATCH of max_retries, in the answer and on GET",
+    );
     let resumed = campaign_action(cx, &id, "resume").await;
     let resumed_get = cx.get(&cx.paths.campaign(&id), &[]).await;
     seen.push(status_value(&paused_get));
@@ -300,14 +343,44 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
         text(&patched_scheduled) == json!("patched while scheduled")
             && text(&patched_paused) == json!("patched while paused")
             && is_4xx(&patched_cancelled)
-            && text(&after) == json!("patched while paused"),
+            && text(&after) == json!("patched while paused")
+            && unnamed.is_empty(),
         Exchange::all(&[
             &patched_scheduled,
             &patched_paused,
             &patched_cancelled,
             &after,
-        ]),
-        "200 with the new description while scheduled and while paused; a 4xx while cancelled (409 in this contract), the description then still the one set while paused",
+        ])
+        .with("changed_without_being_named", unnamed),
+        "200 with the new description while scheduled and while paused, every other field (but updated_at, updated_by) as read before; a 4xx while cancelled (409 in this contract), the description then still the one set while paused",
+    );
+    // A success beside the refusals: the shape looked at tells them apart.
+    calls.extend([patched_cancelled, resumed]);
+    calls
+}
+
+/// Every refusal in `xs` but a 422 (which has the validation shape) in the error shape.
+fn refusal_shape(v: &mut Verdicts, xs: &[Exchange]) {
+    let refusals: Vec<&Exchange> = xs
+        .iter()
+        .filter(|x| is_4xx(x) && x.status != 422)
+        .collect();
+    if refusals.is_empty() {
+        return;
+    }
+    v.varied(
+        &REFUSAL_SHAPE,
+        "error shape",
+        xs.iter()
+            .map(|x| json!(super::context::is_error_shape(x.body()))),
+    );
+    v.judge(
+        &REFUSAL_SHAPE,
+        refusals
+            .iter()
+            .all(|x| super::context::is_error_shape(x.body())),
+        Exchange::all(&refusals),
+        "{\"error\": {\"message\", \"type\", \"code\"}}, all strings, in each refusal",
     );
 }
 
@@ -363,10 +436,11 @@ async fn deployment_action(cx: &Ctx, id: &str, action: &str) -> Exchange {
     .await
 }
 
-async fn deployments(cx: &Ctx, v: &mut Verdicts) {
+/// Runs the deployment checks; answers the refusals they provoked.
+async fn deployments(cx: &Ctx, v: &mut Verdicts) -> Vec<Exchange> {
     let created = new_deployment(cx, DEPLOYMENT.label).await;
     let Some(id) = created.str_field("deployment_id").map(str::to_string) else {
-        return v.blocked_only(
+        v.blocked_only(
             &[
                 &DEPLOYMENT_ACTIVE,
                 &DEPLOYMENT_PAUSE_RESUME,
@@ -379,6 +453,7 @@ async fn deployments(cx: &Ctx, v: &mut Verdicts) {
             "creating a deployment",
             created.evidence(),
         );
+        return Vec::new();
     };
     let got = cx.get(&cx.paths.deployment(&id), &[]).await;
 
@@ -420,17 +495,19 @@ async fn deployments(cx: &Ctx, v: &mut Verdicts) {
         "409 for {\"action\": \"pause\"} on a paused deployment",
     );
 
-    patch(cx, v, &id, &got).await;
-    app_id_fixed(cx, v, &id).await;
-    delete_final(cx, v, &id, &got).await;
+    patch(cx, v, &id, &after).await;
+    let mut refused = vec![again];
+    refused.push(app_id_fixed(cx, v, &id).await);
+    refused.extend(delete_final(cx, v, &id, &got).await);
 
     let created = new_deployment(cx, DELETED_PAUSED.label).await;
     let Some(id) = created.str_field("deployment_id").map(str::to_string) else {
-        return v.blocked_only(
+        v.blocked_only(
             &[&DELETE_PAUSED],
             "creating a deployment",
             created.evidence(),
         );
+        return refused;
     };
     let paused = deployment_action(cx, &id, "pause").await;
     let before = cx.get(&cx.paths.deployment(&id), &[]).await;
@@ -443,6 +520,8 @@ async fn deployments(cx: &Ctx, v: &mut Verdicts) {
         Exchange::all(&[&paused, &deleted, &gone]),
         "pause 200, DELETE 2xx, then GET a 4xx (404 in this contract)",
     );
+    refused.push(gone);
+    refused
 }
 
 async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
@@ -453,18 +532,34 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
         "allowed_days": &all_days()[..5],
         "timezone": "Europe/Paris"
     });
+    // With --sim the clock moves a second first, so that updated_at must move with it.
+    if cx.settings.sim {
+        cx.send(Method::POST, &sim_clock_advance(), json!({"seconds": 1}))
+            .await;
+    }
+    let body = json!({"app_version": version, "inbound_config": schedule});
     let patched = cx
-        .send(
-            Method::PATCH,
-            &cx.paths.deployment(id),
-            json!({"app_version": version, "inbound_config": schedule}),
-        )
+        .send(Method::PATCH, &cx.paths.deployment(id), body.clone())
         .await;
     let got = cx.get(&cx.paths.deployment(id), &[]).await;
+    let instant = |x: &Exchange| {
+        x.str_field("updated_at")
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+    };
+    let moved = |x: &Exchange| match (instant(before), instant(x)) {
+        (Some(b), Some(a)) if cx.settings.sim => a > b,
+        (Some(b), Some(a)) => a >= b,
+        _ => false,
+    };
+    let unnamed: Vec<Value> = [&patched, &got]
+        .iter()
+        .flat_map(|x| unnamed_changes(before.body(), x.body(), &body).fields)
+        .collect();
     let applied = |x: &Exchange| {
         x.status == 200
             && x.body()["app_version"] == json!(version)
             && same_schedule(&x.body()["inbound_config"], &schedule)
+            && moved(x)
     };
     v.varied(
         &DEPLOYMENT_PATCH,
@@ -484,14 +579,18 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
     );
     v.judge(
         &DEPLOYMENT_PATCH,
-        applied(&patched) && applied(&got),
-        Exchange::all(&[&patched, &got]),
-        format!("app_version {version} and inbound_config {schedule} in the answer and on GET"),
+        applied(&patched) && applied(&got) && unnamed.is_empty(),
+        Exchange::all(&[before, &patched, &got]).with("changed_without_being_named", unnamed),
+        format!(
+            "app_version {version} and inbound_config {schedule} in the answer and on GET, every other field as read before (the first exchange), and updated_at {} the one read before",
+            if cx.settings.sim { "later than" } else { "not earlier than" }
+        ),
     );
 }
 
 /// PATCH of another app_id: refused, and the app_id unchanged.
-async fn app_id_fixed(cx: &Ctx, v: &mut Verdicts, id: &str) {
+/// Answers the refusal.
+async fn app_id_fixed(cx: &Ctx, v: &mut Verdicts, id: &str) -> Exchange {
     let mine = cx.settings.agent.app_id.clone();
     let other = format!("{mine}-other");
     let x = cx
@@ -515,6 +614,7 @@ async fn app_id_fixed(cx: &Ctx, v: &mut Verdicts, id: &str) {
             "a 4xx (422 at [\"body\", \"app_id\"] in this contract) for app_id '{other}', and app_id still '{mine}' on GET"
         ),
     );
+    x
 }
 
 /// The same schedule: equal fields, days in any order.
@@ -537,7 +637,8 @@ fn same_schedule(got: &Value, want: &Value) -> bool {
         && days(got) == days(want)
 }
 
-async fn delete_final(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
+/// Answers the refusals (the read and the second delete of the deleted deployment).
+async fn delete_final(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) -> [Exchange; 2] {
     let name = cx.names.name(DEPLOYMENT.label);
     let deleted = cx.delete_deployment(id).await;
     let got = cx.get(&cx.paths.deployment(id), &[]).await;
@@ -568,4 +669,5 @@ async fn delete_final(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
             .with("deployment_id", id),
         "DELETE 2xx; then GET a 4xx, the list (search by its name) without it, DELETE again a 4xx",
     );
+    [got, again]
 }

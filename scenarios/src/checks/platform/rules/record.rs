@@ -141,6 +141,7 @@ pub(super) const RECORD: &[Rule] = &[
         &[
             "endpoints.campaign_patch",
             "states.campaign_patch_states",
+            "states.campaign_patch_merges",
             "states.campaign_start_fixed",
             "sim.campaign_patch_running_refused",
         ],
@@ -185,6 +186,7 @@ pub(super) const RECORD: &[Rule] = &[
         &[
             "endpoints.campaign_cohort_get",
             "endpoints.deployment_cohort_get",
+            "cohorts.upload_completes",
         ],
     ),
     Rule::record(
@@ -207,6 +209,8 @@ pub(super) const RECORD: &[Rule] = &[
         &[
             "endpoints.campaign_cohort_list",
             "endpoints.deployment_cohort_list",
+            "cohorts.list_only_its_campaign",
+            "cohorts.list_upload_order",
             "oracle.assumptions",
         ],
     ),
@@ -289,7 +293,7 @@ pub(super) const RECORD: &[Rule] = &[
         COHORTS,
         "CSV dialect",
         OwnChoice,
-        "the suite's files are plain; the finer dialect is this mock's choice",
+        "the suite's files are plain RFC 4180 (LF and CRLF line endings, spaces around values); the finer dialect is this mock's choice",
     ),
     Rule::none_record(COHORTS, "Row numbers", OwnChoice, MOCK),
     Rule::none_record(COHORTS, "Empty values", OwnChoice, MOCK),
@@ -301,12 +305,16 @@ pub(super) const RECORD: &[Rule] = &[
     Rule::record(
         COHORTS,
         "Rejected records file",
-        &["cohorts.rejected_records_file"],
+        &["cohorts.rejected_records_file", "cohorts.files_byte_for_byte"],
     ),
     Rule::record(
         COHORTS,
         "Files",
-        &["cohorts.uploaded_files", "oracle.assumptions"],
+        &[
+            "cohorts.uploaded_files",
+            "cohorts.files_byte_for_byte",
+            "oracle.assumptions",
+        ],
     ),
     Rule::none_record(COHORTS, "File errors", OwnChoice, MOCK),
     Rule::record(
@@ -408,6 +416,7 @@ pub(super) const RECORD: &[Rule] = &[
             "auth.refusals_are_401",
             "states.campaign_refusals_are_409",
             "states.deployment_same_status_409",
+            "states.refusals_in_error_shape",
         ],
     ),
     Rule::none_record(

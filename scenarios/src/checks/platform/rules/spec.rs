@@ -160,7 +160,7 @@ pub(super) const SPEC: &[Rule] = &[
     Rule::spec(
         DEPLOYMENT,
         "List items also show phone_numbers",
-        &["endpoints.deployment_list"],
+        &["endpoints.deployment_list", "pagination.walk"],
     ),
     Rule::spec(
         DEPLOYMENT,
@@ -530,7 +530,7 @@ pub(super) const SPEC: &[Rule] = &[
     Rule::spec(
         LIMITS,
         "Deployment list offset: at least 0",
-        &["limits.list_offset_min"],
+        &["limits.list_offset_min", "pagination.walk"],
     ),
     Rule::none(
         LIMITS,

@@ -60,6 +60,41 @@ mutants! {
         })
     }
 
+    /// A campaign's cohort list leaves out one of its own cohorts.
+    fn a_cohort_list_missing_one_of_its_own() fails ["cohorts.list_only_its_campaign"] {
+        answer_edit(
+            |r| under(r, Method::GET, "campaigns", &["*", "cohorts"]),
+            |v| {
+                if let Some(items) = v["items"].as_array_mut() {
+                    items.retain(|i| !i["name"].as_str().is_some_and(|n| n.ends_with("-cohorts-upload")));
+                }
+            },
+        )
+    }
+
+    /// A campaign's cohort list newest first.
+    fn a_cohort_list_newest_first() fails ["cohorts.list_upload_order"] {
+        answer_edit(
+            |r| under(r, Method::GET, "campaigns", &["*", "cohorts"]),
+            |v| {
+                if let Some(items) = v["items"].as_array_mut() {
+                    items.reverse();
+                }
+            },
+        )
+    }
+
+    /// The transformation file comes back re-serialised (same JSON, other bytes).
+    fn the_transformation_file_reformatted() fails ["cohorts.files_byte_for_byte"] {
+        respond(|req, resp| {
+            if req.param("file_type").as_deref() == Some("cohort_transformation") && resp.status == 200
+                && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&resp.body)
+            {
+                resp.body = serde_json::to_vec_pretty(&v).unwrap_or_default();
+            }
+        })
+    }
+
     fn an_upload_to_a_paused_campaign_refused() fails ["cohorts.upload_to_paused_campaign"] {
         with_seen(|req, status| {
             (under(req, Method::POST, "campaigns", &["*", "cohorts", "upload"]) && status.as_deref() == Some("paused"))

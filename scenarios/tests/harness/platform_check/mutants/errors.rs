@@ -34,7 +34,8 @@ mutants! {
         })
     }
 
-    fn a_failed_delete_in_another_shape() fails ["errors.deployment_delete_error_shape"] {
+    /// (The second delete of the `states` group's deleted deployment is such a refusal too.)
+    fn a_failed_delete_in_another_shape() fails ["errors.deployment_delete_error_shape", "states.refusals_in_error_shape"] {
         respond(|req, resp| {
             if req.is(Method::DELETE, &["deployments", "*"]) && resp.status == 404 {
                 resp.set_json(&json!({"message": "not found"}));

@@ -26,6 +26,56 @@ fn next_drops_search(v: &mut Value) {
     }
 }
 
+/// `uri` with its `offset` parameter set to `offset` (last).
+fn with_offset(uri: &str, offset: i64) -> String {
+    let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let mut pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .filter(|(k, _)| k != "offset")
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    pairs.push(("offset".into(), offset.to_string()));
+    let q = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish();
+    format!("{path}?{q}")
+}
+
+/// A page of `list` that is exactly full at the end (offset + limit = total) links to the
+/// empty page after it (`<=` for `<`).
+fn next_on_an_exactly_full_last_page(list: &'static str) -> super::super::support::Mutation {
+    super::respond(move |req, resp| {
+        if resp.status == 200
+            && req.is(Method::GET, &[list])
+            && let Some(mut v) = resp.json()
+        {
+            let n = |k: &str| v[k].as_i64().unwrap_or(-1);
+            let (offset, limit, total) = (n("offset"), n("limit"), n("total"));
+            let full = v["items"]
+                .as_array()
+                .is_some_and(|i| i.len() as i64 == limit);
+            if v["next_page_uri"].is_null() && full && limit > 0 && offset + limit == total {
+                let here = format!("{}?{}", req.path, req.query);
+                v["next_page_uri"] = json!(with_offset(&here, offset + limit));
+                resp.set_json(&v);
+            }
+        }
+    })
+}
+
+/// Each item's `phone_numbers` of a deployment list changed by `f`.
+fn listed_numbers(f: fn(&Value) -> Value) -> super::super::support::Mutation {
+    answer_edit(
+        |r| r.is(Method::GET, &["deployments"]),
+        move |v| {
+            for item in v["items"].as_array_mut().into_iter().flatten() {
+                if item.get("phone_numbers").is_some() {
+                    item["phone_numbers"] = f(item);
+                }
+            }
+        },
+    )
+}
+
 mutants! {
     /// A searched deployment list echoes one more than the limit asked.
     fn the_limit_echoed_wrong() fails ["pagination.totals"] {
@@ -105,5 +155,61 @@ mutants! {
 
     fn the_campaign_lists_next_page_uri_drops_the_search() fails ["pagination.campaign_list"] {
         answer_edit(|r| r.is(Method::GET, &["campaigns"]), next_drops_search)
+    }
+
+    /// prev_page_uri is offset - limit, unclamped: from inside the first page's reach it
+    /// points below 0, which the platform itself refuses.
+    fn a_prev_page_uri_below_offset_0() fails ["pagination.walk"] {
+        answer_edit(
+            |r| r.is(Method::GET, &["deployments"]),
+            |v| {
+                let (offset, limit) = (v["offset"].as_i64().unwrap_or(0), v["limit"].as_i64().unwrap_or(0));
+                if let Some(prev) = v["prev_page_uri"].as_str()
+                    && 0 < offset
+                    && offset < limit
+                {
+                    v["prev_page_uri"] = json!(with_offset(prev, offset - limit));
+                }
+            },
+        )
+    }
+
+    fn a_deployment_next_page_uri_on_an_exactly_full_last_page() fails ["pagination.next_null_on_last_page"] {
+        next_on_an_exactly_full_last_page("deployments")
+    }
+
+    fn a_campaign_next_page_uri_on_an_exactly_full_last_page() fails ["pagination.campaign_list"] {
+        next_on_an_exactly_full_last_page("campaigns")
+    }
+
+    /// A list item's phone_numbers holds the numbers of its first connection only.
+    fn listed_phone_numbers_of_the_first_connection_only() fails ["pagination.walk"] {
+        listed_numbers(|item| item["connection_configs"][0]["phone_numbers"].clone())
+    }
+
+    fn listed_phone_numbers_without_their_plus() fails ["pagination.walk"] {
+        listed_numbers(|item| {
+            let bare: Vec<Value> = item["phone_numbers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|n| json!(n.as_str().unwrap_or_default().trim_start_matches('+')))
+                .collect();
+            json!(bare)
+        })
+    }
+
+    /// Campaign list items show an app_version their campaign does not have.
+    fn campaign_list_items_with_another_app_version() fails ["pagination.campaign_list"] {
+        answer_edit(
+            |r| r.is(Method::GET, &["campaigns"]),
+            |v| {
+                for item in v["items"].as_array_mut().into_iter().flatten() {
+                    if let Some(n) = item["app_version"].as_i64() {
+                        item["app_version"] = json!(n + 1);
+                    }
+                }
+            },
+        )
     }
 }

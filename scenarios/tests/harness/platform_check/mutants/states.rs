@@ -69,7 +69,17 @@ mutants! {
         })
     }
 
-    fn a_patch_of_a_paused_campaign_refused() fails ["states.campaign_patch_states"] {
+    /// A second pause of a deployment refused with 409 in a framework's own shape.
+    fn a_refusal_in_another_shape() fails ["states.refusals_in_error_shape"] {
+        respond(|req, resp| {
+            if req.is(Method::PUT, &["deployments", "*", "status"]) && resp.status == 409 {
+                resp.body = br#"{"detail": "deployment already paused"}"#.to_vec();
+            }
+        })
+    }
+
+    /// (The PATCH of a paused campaign's retry policy is refused too.)
+    fn a_patch_of_a_paused_campaign_refused() fails ["states.campaign_patch_states", "states.campaign_patch_merges"] {
         with_seen(|req, status| {
             (req.is(Method::PATCH, &["campaigns", "*"]) && status.as_deref() == Some("paused"))
                 .then(|| refuse(409, "campaign_not_editable"))
