@@ -87,9 +87,7 @@ fn same(a: &Value, b: &Value) -> bool {
             matches!((DateTime::parse_from_rfc3339(x), DateTime::parse_from_rfc3339(y)), (Ok(p), Ok(q)) if p == q)
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
@@ -115,7 +113,10 @@ mod tests {
         let cleared = json!({"name": "a", "description": null, "app_version": 2,
             "updated_at": "2026-03-02T09:00:00Z", "created_at": "2026-03-02T08:00:00.000Z"});
         let u = unnamed_changes(&before, &cleared, &patch);
-        assert_eq!(u.fields, [json!({"field": "description", "before": "d", "after": null})]);
+        assert_eq!(
+            u.fields,
+            [json!({"field": "description", "before": "d", "after": null})]
+        );
         // A field dropped from the answer is a change too.
         let dropped = json!({"name": "a", "app_version": 2, "created_at": "2026-03-02T08:00:00Z"});
         assert_eq!(unnamed_changes(&before, &dropped, &patch).fields.len(), 1);
@@ -130,10 +131,17 @@ mod tests {
         let reset = json!({"app_config": {"retry_config": {"max_retries": 2, "retry_on": [], "threshold_seconds": 10}, "attempts_per_second": 2}});
         let u = unnamed_changes(&before, &reset, &patch);
         assert!(u.fields.is_empty());
-        let paths: Vec<&str> = u.members.iter().filter_map(|c| c["field"].as_str()).collect();
+        let paths: Vec<&str> = u
+            .members
+            .iter()
+            .filter_map(|c| c["field"].as_str())
+            .collect();
         assert_eq!(
             paths,
-            ["app_config.retry_config.retry_on", "app_config.retry_config.threshold_seconds"]
+            [
+                "app_config.retry_config.retry_on",
+                "app_config.retry_config.threshold_seconds"
+            ]
         );
     }
 }

@@ -214,8 +214,16 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) -> Vec<Exchange> {
     // shows), with what was PATCHed in between.
     let both = json!({"description": "patched while paused", "app_config": retry["app_config"]});
     for (before, after, patch) in [
-        (&got, &patched_scheduled, &json!({"description": "patched while scheduled"})),
-        (&paused_get, &patched_paused, &json!({"description": "patched while paused"})),
+        (
+            &got,
+            &patched_scheduled,
+            &json!({"description": "patched while scheduled"}),
+        ),
+        (
+            &paused_get,
+            &patched_paused,
+            &json!({"description": "patched while paused"}),
+        ),
         (&paused_get, &merged, &both),
         (&paused_get, &merged_get, &both),
     ] {
@@ -361,10 +369,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) -> Vec<Exchange> {
 
 /// Every refusal in `xs` but a 422 (which has the validation shape) in the error shape.
 fn refusal_shape(v: &mut Verdicts, xs: &[Exchange]) {
-    let refusals: Vec<&Exchange> = xs
-        .iter()
-        .filter(|x| is_4xx(x) && x.status != 422)
-        .collect();
+    let refusals: Vec<&Exchange> = xs.iter().filter(|x| is_4xx(x) && x.status != 422).collect();
     if refusals.is_empty() {
         return;
     }

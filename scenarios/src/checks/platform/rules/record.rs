@@ -305,7 +305,10 @@ pub(super) const RECORD: &[Rule] = &[
     Rule::record(
         COHORTS,
         "Rejected records file",
-        &["cohorts.rejected_records_file", "cohorts.files_byte_for_byte"],
+        &[
+            "cohorts.rejected_records_file",
+            "cohorts.files_byte_for_byte",
+        ],
     ),
     Rule::record(
         COHORTS,
