@@ -22,7 +22,7 @@ use serde_json::Value;
 use warp::http::Method;
 
 use super::redact;
-use super::verdict::{Answered, Asked};
+use super::seen::{Answered, Asked};
 
 /// Authorization schemes named when a request sends its key in `Authorization`, or puts one
 /// before the key in `X-API-Key`; any other first word could be the key itself, and is not

@@ -33,6 +33,7 @@ pub(crate) mod kept;
 pub(crate) mod persist;
 pub(crate) mod redact;
 pub mod report;
+pub(crate) mod seen;
 pub(crate) mod uploads;
 pub mod verdict;
 

@@ -30,8 +30,7 @@ const BASELINE: &[crate::checks::CheckDef] = &[
     AUTH_JWT_EXP,
 ];
 
-/// A client id no service has (`auth.unknown_client`).
-pub(crate) const UNKNOWN_CLIENT: &str = "byok-check-unknown-client";
+pub(crate) use super::settings::UNKNOWN_CLIENT;
 /// The longest lifetime of a short-lived token, in seconds (an assumption of this project:
 /// docs/interface.md, "The BYOK check").
 pub(crate) const MAX_EXPIRES_IN: u64 = 86_400;

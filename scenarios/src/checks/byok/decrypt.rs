@@ -23,8 +23,7 @@ use crate::checks::{Check, CheckDef, Evidence};
 
 /// The size of the oversized body.
 pub(crate) const OVERSIZED_BYTES: usize = 1 << 20;
-/// An alias no service has.
-pub(crate) const UNKNOWN_ALIAS: &str = "byok-check-no-such-alias";
+pub(crate) use super::settings::UNKNOWN_ALIAS;
 
 /// The checks judged on the first decrypt.
 const BASELINE: &[CheckDef] = &[DECRYPT_STATUS, DECRYPT_SHAPE, DECRYPT_PLAINTEXT];

@@ -13,6 +13,11 @@ use serde::Deserialize;
 use super::defs::GROUPS;
 use crate::checks::GroupFilter;
 
+/// A client id no service has (`auth.unknown_client`).
+pub(crate) const UNKNOWN_CLIENT: &str = "byok-check-unknown-client";
+/// An alias no service has (`decrypt.unknown_alias`, `rotate.unknown_alias`).
+pub(crate) const UNKNOWN_ALIAS: &str = "byok-check-no-such-alias";
+
 /// Default of `--latency-budget-ms`.
 pub(crate) const DEFAULT_LATENCY_BUDGET_MS: u64 = 250;
 /// Default of `--concurrency`.
@@ -263,8 +268,8 @@ impl Settings {
             self.key_alias.clone(),
             self.partner.clone(),
             self.base_url.host_str().unwrap_or_default().to_string(),
-            super::decrypt::UNKNOWN_ALIAS.to_string(),
-            super::auth::UNKNOWN_CLIENT.to_string(),
+            UNKNOWN_ALIAS.to_string(),
+            UNKNOWN_CLIENT.to_string(),
         ];
         v.extend(self.other_key_alias.clone());
         if let Credentials::Client { id, .. } = &self.credentials {

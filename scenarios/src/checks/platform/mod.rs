@@ -459,7 +459,7 @@ pub async fn check(
             }
         }
         if g.name == "oracle" {
-            match cx.http.oracle() {
+            match oracle::of(&cx.http) {
                 Some(o) => o.judge(&mut v, progress).await,
                 None => v.skip_rest(oracle::NO_ORACLE),
             }

@@ -214,7 +214,7 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
             campaigns(cx, v, &recv).await;
             sim_zones::run(cx, v, Some(&recv)).await;
             judge_signatures(cx, v, &recv.deliveries());
-            if let Some(o) = cx.http.oracle() {
+            if let Some(o) = super::oracle::of(&cx.http) {
                 o.target_events(recv.all());
             }
         }

@@ -143,7 +143,7 @@ pub(crate) enum Key<'a> {
 pub(crate) struct Http {
     base: Url,
     client: reqwest::Client,
-    oracle: Option<std::sync::Arc<super::oracle::Oracle>>,
+    oracle: Option<std::sync::Arc<dyn Mirror>>,
 }
 
 impl Http {
@@ -169,13 +169,13 @@ impl Http {
     }
 
     /// This client with `oracle` judging every answer.
-    pub(crate) fn with_oracle(mut self, oracle: std::sync::Arc<super::oracle::Oracle>) -> Http {
+    pub(crate) fn with_oracle(mut self, oracle: std::sync::Arc<dyn Mirror>) -> Http {
         self.oracle = Some(oracle);
         self
     }
 
     /// The oracle, when there is one.
-    pub(crate) fn oracle(&self) -> Option<&super::oracle::Oracle> {
+    pub(crate) fn oracle(&self) -> Option<&dyn Mirror> {
         self.oracle.as_deref()
     }
 
@@ -248,6 +248,23 @@ impl Http {
     ) -> Exchange {
         exchange(&self.client, method, self.url(segments, query), key, body).await
     }
+}
+
+/// What is sent every request the target is sent, with the target's answer: the oracle
+/// (`super::oracle::Oracle`, which this module does not know).
+pub(crate) trait Mirror: Send + Sync + std::fmt::Debug {
+    /// Sends the request `target` answered to the references and judges the answer.
+    fn mirror<'a>(
+        &'a self,
+        method: &'a Method,
+        url: &'a Url,
+        key: Key<'a>,
+        body: Body,
+        target: &'a Exchange,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+
+    /// As `Any`, for the one that knows its type.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// Sends one request and records the exchange.

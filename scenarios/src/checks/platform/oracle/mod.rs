@@ -68,6 +68,28 @@ pub(crate) struct Oracle {
     state: Mutex<State>,
 }
 
+impl super::target::Mirror for Oracle {
+    fn mirror<'a>(
+        &'a self,
+        method: &'a Method,
+        url: &'a Url,
+        key: Key<'a>,
+        body: Body,
+        target: &'a Exchange,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        Box::pin(Oracle::mirror(self, method, url, key, body, target))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The oracle `http` mirrors to, if any.
+pub(crate) fn of(http: &Http) -> Option<&Oracle> {
+    http.oracle()?.as_any().downcast_ref::<Oracle>()
+}
+
 impl Oracle {
     /// Starts the references with the workspaces of the run, on a simulated clock at `sim_at`
     /// when the target's is simulated (else the real clock, and instants judged within
