@@ -476,7 +476,7 @@ async fn send(cx: &Ctx, parent: Parent<'_>, label: &str, csv: &str, config: &str
         Method::POST,
         &cx.paths.cohorts(parent, &["upload"]),
         &[],
-        Body::Multipart(values::form(&cx.names.name(label), csv, config)),
+        Body::Multipart(fixtures::cohort_form(&cx.names.name(label), csv, config)),
     )
     .await
 }

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::exchange::{Exchange, FormPart};
+use super::exchange::Exchange;
 use super::fixtures::{self, COHORT_CSV, COHORT_CSV_REJECTED, COHORT_CSV_ROWS};
 
 /// The columns of every CSV the group uploads.
@@ -83,25 +83,6 @@ pub(super) fn compact_config() -> String {
 pub(super) fn indented_config() -> String {
     let v = fixtures::transformation("phone");
     serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string()) + "\n"
-}
-
-/// The multipart form of an upload of `csv` with `config`, named `name`.
-pub(super) fn form(name: &str, csv: &str, config: &str) -> Vec<FormPart> {
-    vec![
-        FormPart::text("name", name),
-        FormPart::file(
-            "cohort_file",
-            "users.csv",
-            "text/csv",
-            csv.as_bytes().to_vec(),
-        ),
-        FormPart::file(
-            "cohort_transformation_file",
-            "transformation.json",
-            "application/json",
-            config.as_bytes().to_vec(),
-        ),
-    ]
 }
 
 /// What each upload sent, by label, as evidence.

@@ -183,19 +183,25 @@ pub(crate) fn transformation(phone_column: &str) -> Value {
 /// A multipart cohort upload of [`COHORT_CSV`] named `name`, its config naming
 /// `phone_column` as the phone column.
 pub(crate) fn cohort_upload(name: &str, phone_column: &str) -> Vec<FormPart> {
+    cohort_form(name, COHORT_CSV, &transformation(phone_column).to_string())
+}
+
+/// The multipart form of a cohort upload of `csv` with the transformation `config`, named
+/// `name`, each file sent as given.
+pub(crate) fn cohort_form(name: &str, csv: &str, config: &str) -> Vec<FormPart> {
     vec![
         FormPart::text("name", name),
         FormPart::file(
             "cohort_file",
             "users.csv",
             "text/csv",
-            COHORT_CSV.as_bytes().to_vec(),
+            csv.as_bytes().to_vec(),
         ),
         FormPart::file(
             "cohort_transformation_file",
             "transformation.json",
             "application/json",
-            transformation(phone_column).to_string().into_bytes(),
+            config.as_bytes().to_vec(),
         ),
     ]
 }
