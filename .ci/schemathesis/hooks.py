@@ -529,7 +529,24 @@ def filter_case(ctx, case):
         document = case.operation.schema.raw_schema
         form = document["components"]["schemas"]["CohortUploadForm"]
         _FORM_VALIDATORS[op] = jsonschema_rs.validator_for({**form, "components": document["components"]})
-    return not _FORM_VALIDATORS[op].is_valid(without_files(case.body))
+    encoded = form_encoding(case.operation.definition.raw)
+    return not _FORM_VALIDATORS[op].is_valid(as_sent(without_files(case.body), encoded))
+
+
+def form_encoding(operation: dict) -> set[str]:
+    """The parts of the upload form with a content type of their own (the files, the JSON)."""
+    content = operation["requestBody"]["content"]["multipart/form-data"]
+    return set(content.get("encoding", {}))
+
+
+def as_sent(form: dict, encoded: set[str]) -> dict:
+    """The form as the server reads it: a part without a content type of its own is text, so a
+    number, a boolean, null or an object generated for it arrives as its JSON spelling (what
+    Schemathesis sends); a list stays a list, sent as one part per item."""
+    return {
+        name: value if name in encoded or isinstance(value, (str, list)) else json.dumps(value)
+        for name, value in form.items()
+    }
 
 
 @schemathesis.hook
