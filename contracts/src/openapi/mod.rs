@@ -18,6 +18,7 @@ mod byok_ops;
 mod byok_refine;
 mod edit;
 mod examples;
+pub mod fields;
 mod links;
 mod platform_ops;
 mod refine;

@@ -15,7 +15,10 @@
 //! - Warnings ([`trailing_slash`], [`repeated_query`]): what this platform serves but real
 //!   platforms treat otherwise, and how.
 
+use std::collections::BTreeSet;
+
 use contracts::error::{LocItem, ValidationErrorBody};
+use contracts::openapi::fields;
 use contracts::operations::{Catalogue, Operation, Resolved};
 use contracts::wire::{ApiKeyUse, Violation, ViolationKind};
 use serde_json::Value;
@@ -210,6 +213,7 @@ pub(super) fn judge_answer(
         ));
     }
     let mut answered_unknown = Vec::new();
+    let mut missing = Vec::new();
     if x.status == Some(422)
         && let Some(body) = response_json
         && let Ok(errors) = serde_json::from_value::<ValidationErrorBody>(body.clone())
@@ -217,6 +221,9 @@ pub(super) fn judge_answer(
         for d in errors.detail {
             if d.error_type == "extra_forbidden" {
                 answered_unknown.push(d.loc.clone());
+            }
+            if d.error_type == "missing" {
+                missing.push(d.loc.clone());
             }
             out.push(Violation {
                 kind: ViolationKind::Validation,
@@ -226,6 +233,7 @@ pub(super) fn judge_answer(
             });
         }
     }
+    let accepted = x.status.is_some_and(|s| (200..300).contains(&s));
     if let Some(op) = operation {
         let ignored = request_json
             .filter(|_| op.json_body)
@@ -233,26 +241,40 @@ pub(super) fn judge_answer(
             .unwrap_or_default();
         for d in ignored {
             if !answered_unknown.contains(&d.loc) {
-                let why =
-                    ignored_hint(op, &d.loc).unwrap_or_else(|| "the platform ignored it".into());
+                let given = request_json
+                    .map(|v| names_beside(v, &d.loc))
+                    .unwrap_or_default();
+                let hint = ignored_hint(op, &d.loc)
+                    .or_else(|| meant(&op.operation_id, &d.loc, &given, &missing, accepted));
                 out.push(Violation {
                     kind: ViolationKind::UnknownField,
-                    msg: format!("{} ({why})", d.msg),
+                    msg: with_hint(&d.msg, hint),
                     loc: d.loc,
                     error_type: d.error_type,
                 });
             }
         }
+        // The parts a form gave are not at hand: an accepted upload gave every required
+        // one; a refused one gave those its 422 does not name as missing.
+        let given = if accepted {
+            fields::required_names(&op.operation_id)
+        } else {
+            BTreeSet::new()
+        };
         for part in x.ignored_parts {
             let loc = vec![
                 LocItem::Key("body".into()),
                 LocItem::Key(redact::scrub(part)),
             ];
             if !answered_unknown.contains(&loc) {
+                let hint = meant(&op.operation_id, &loc, &given, &missing, accepted);
                 out.push(Violation {
                     kind: ViolationKind::UnknownField,
                     loc,
-                    msg: "Extra inputs are not permitted: the operation has no such multipart part (the platform ignored it)".into(),
+                    msg: with_hint(
+                        "Extra inputs are not permitted: the operation has no such multipart part",
+                        hint,
+                    ),
                     error_type: "extra_forbidden".into(),
                 });
             }
@@ -263,6 +285,61 @@ pub(super) fn judge_answer(
             .into_iter()
             .filter(|v| !answered_unknown.contains(&v.loc)),
     );
+}
+
+/// `msg` with what more there is to say of an unknown field in brackets.
+pub(super) fn with_hint(msg: &str, hint: Option<String>) -> String {
+    match hint {
+        Some(h) => format!("{msg} ({h})"),
+        None => msg.to_string(),
+    }
+}
+
+/// What an unknown field at `loc` of `operation_id` comes to: ignored when the request was
+/// `accepted` (so that part of it had no effect), and the name it most likely meant: one the
+/// 422 names as missing beside it first, else the closest the document knows there that the
+/// request did not give (`given`).
+pub(super) fn meant(
+    operation_id: &str,
+    loc: &[LocItem],
+    given: &BTreeSet<String>,
+    missing: &[Vec<LocItem>],
+    accepted: bool,
+) -> Option<String> {
+    let (Some(LocItem::Key(name)), Some(parent)) = (loc.last(), loc.get(..loc.len() - 1)) else {
+        return accepted.then(|| "the platform ignored it".into());
+    };
+    let known = fields::known_names(operation_id, parent);
+    let wanted: BTreeSet<String> = missing
+        .iter()
+        .filter(|m| m.len() == loc.len() && m.starts_with(parent))
+        .filter_map(|m| match m.last() {
+            Some(LocItem::Key(k)) => Some(k.clone()),
+            _ => None,
+        })
+        .collect();
+    let guess = fields::closest(name, &wanted, &BTreeSet::new())
+        .or_else(|| fields::closest(name, &known, given))
+        .map(|k| format!("did you mean '{k}'?"));
+    match (accepted, guess) {
+        (true, Some(g)) => Some(format!("the platform ignored it; {g}")),
+        (true, None) => Some("the platform ignored it".into()),
+        (false, g) => g,
+    }
+}
+
+/// The names the object holding `loc` gives in `body` (`loc` starts with `body`).
+fn names_beside(body: &Value, loc: &[LocItem]) -> BTreeSet<String> {
+    let mut at = body;
+    for item in loc.iter().skip(1).take(loc.len().saturating_sub(2)) {
+        at = match item {
+            LocItem::Key(k) => &at[k.as_str()],
+            LocItem::Index(i) => &at[*i],
+        };
+    }
+    at.as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// Orders a request's violations by what they cost the client, keeping the order within

@@ -373,12 +373,36 @@ fn digit_runs(s: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
             }
             let end = last_digit + 1;
             i = end;
-            if digits >= PHONE_DIGITS && !is_iso_date(&b[start..]) {
+            if digits >= PHONE_DIGITS && !is_iso_date(&b[start..]) && !is_quantity(b, start, end) {
                 return Some((start, end));
             }
         }
         None
     })
+}
+
+/// Units a message counts in: a number of them (`10485760 bytes`) is a quantity the
+/// platform states, such as a limit, not a phone number.
+const UNITS: [&str; 8] = [
+    "bytes",
+    "KiB",
+    "MiB",
+    "ms",
+    "seconds",
+    "rows",
+    "characters",
+    "items",
+];
+
+/// Whether `b[start..end]` is digits only, followed by a space and a unit of [`UNITS`].
+fn is_quantity(b: &[u8], start: usize, end: usize) -> bool {
+    b[start..end].iter().all(u8::is_ascii_digit)
+        && b.get(end) == Some(&b' ')
+        && UNITS.iter().any(|u| {
+            let rest = &b[end + 1..];
+            rest.starts_with(u.as_bytes())
+                && rest.get(u.len()).is_none_or(|c| !c.is_ascii_alphanumeric())
+        })
 }
 
 /// `dddd-dd-ddT`: the start of an ISO 8601 date-time.
@@ -424,6 +448,13 @@ mod tests {
         );
         assert_eq!(scrub("call (415) 555-0100 now"), "call (<number> now");
         assert_eq!(scrub("415.555.0100"), "<number>");
+        // A quantity with its unit is the platform's own figure, not a number of a person.
+        assert_eq!(
+            scrub("the request body is larger than the limit of 10485760 bytes"),
+            "the request body is larger than the limit of 10485760 bytes"
+        );
+        assert_eq!(scrub("call 4155550100 bytesize"), "call <number> bytesize");
+        assert_eq!(scrub("call 415 555 0100 bytes"), "call <number> bytes");
         assert_eq!(
             scrub("now is 2026-03-02T12:00:00Z"),
             "now is 2026-03-02T12:00:00Z"

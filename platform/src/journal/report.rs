@@ -345,7 +345,7 @@ fn cause(e: &ViolationExample) -> String {
         .map(|s| s.to_string())
         .unwrap_or_else(|| "no answer".into());
     let what = match e.violations.first() {
-        Some(v) => format!(": {}: {}", contracts::error::dotted(&v.loc), v.msg),
+        Some(v) => format!(": {}: {}", place(v), v.msg),
         None => String::new(),
     };
     let more = match e.violations.len() {
@@ -353,6 +353,20 @@ fn cause(e: &ViolationExample) -> String {
         n => format!(" (and {} more)", n - 1),
     };
     format!("#{} {} {} -> {status}{what}{more}", e.seq, e.method, e.path)
+}
+
+/// Where a violation is, as dotted text (`body.app_config.weight`); a body that is not
+/// JSON is at `body` (the 422's `["body", 85]` holds a byte offset, which the message
+/// states, not a field).
+fn place(v: &contracts::wire::Violation) -> String {
+    if v.error_type == "json_invalid" {
+        return v
+            .loc
+            .first()
+            .map(|_| "body".to_string())
+            .unwrap_or_default();
+    }
+    contracts::error::dotted(&v.loc)
 }
 
 /// Violating requests in a compact form: `#12 POST /api/... -> 422: body.name: String
@@ -368,14 +382,7 @@ fn examples(list: &[ViolationExample]) -> Value {
                 let what: Vec<String> = e
                     .violations
                     .iter()
-                    .map(|v| {
-                        format!(
-                            "{}: {} ({})",
-                            contracts::error::dotted(&v.loc),
-                            v.msg,
-                            v.error_type
-                        )
-                    })
+                    .map(|v| format!("{}: {} ({})", place(v), v.msg, v.error_type))
                     .collect();
                 Value::String(format!(
                     "#{} {} {} -> {status}: {}",

@@ -114,24 +114,33 @@ impl Pending {
         }
         // The query is read once: for what the journal keeps of it, and for the parameters
         // the operation does not know.
-        let mut unknown_query = Vec::new();
-        let mut seen: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+        let mut unknown_names = Vec::new();
+        let mut given = std::collections::BTreeSet::new();
         let query = redact::query_kept(asked.query, |k| {
             let Some(op) = op else { return };
-            if op.query_params.iter().any(|p| *p == k) || seen.contains(&k) {
-                return;
+            if !op.query_params.iter().any(|p| *p == k) && !unknown_names.contains(&k) {
+                unknown_names.push(k.clone());
             }
-            unknown_query.push(Violation {
-                kind: ViolationKind::UnknownField,
-                loc: vec![
-                    LocItem::Key("query".into()),
-                    LocItem::Key(redact::scrub(&k)),
-                ],
-                msg: "Extra inputs are not permitted (the platform ignored it)".into(),
-                error_type: "extra_forbidden".into(),
-            });
-            seen.push(k);
+            given.insert(k.into_owned());
         });
+        let unknown_query = op
+            .map(|op| {
+                unknown_names
+                    .iter()
+                    .map(|k| {
+                        let loc =
+                            vec![LocItem::Key("query".into()), LocItem::Key(redact::scrub(k))];
+                        let hint = causes::meant(&op.operation_id, &loc, &given, &[], true);
+                        Violation {
+                            kind: ViolationKind::UnknownField,
+                            msg: causes::with_hint("Extra inputs are not permitted", hint),
+                            loc,
+                            error_type: "extra_forbidden".into(),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Pending {
             at: asked.at,
             method: asked.method.clone(),

@@ -4,6 +4,7 @@
 //! What the causes say of each kind of client mistake, what uploads led to, the refusals
 //! and the warnings: [`causes`].
 
+mod blind;
 mod causes;
 
 use std::net::SocketAddr;
@@ -266,7 +267,7 @@ async fn a_broken_request_fails_with_one_junit_case_per_operation() {
         .replace(&mock.url(), "http://MOCK");
     // CI pages show the failure's message: the first offending request and its cause.
     assert!(
-        xml.contains("<failure message=\"#2 POST /api/app-authoring/v1/orgs/acme/workspaces/prod/deployments -&gt; 200: body.desciption: Extra inputs are not permitted (the platform ignored it)\""),
+        xml.contains("<failure message=\"#2 POST /api/app-authoring/v1/orgs/acme/workspaces/prod/deployments -&gt; 200: body.desciption: Extra inputs are not permitted (the platform ignored it; did you mean &apos;description&apos;?)\""),
         "{xml}"
     );
     // The JSON counts what the JUnit file counts.

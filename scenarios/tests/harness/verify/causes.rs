@@ -259,8 +259,9 @@ async fn each_cause_points_the_way_to_its_fix() {
         .await
         .cause("deployments.create_deployment", "FAIL");
     assert!(
-        cause.contains("-> 422: body.13: JSON decode error: the body is not UTF-8")
-            && cause.contains("must be UTF-8 text"),
+        cause.contains(
+            "-> 422: body: JSON decode error: the body is not UTF-8 (byte 0xE9 at offset 13)"
+        ) && cause.contains("must be UTF-8 text"),
         "{cause}"
     );
 
@@ -320,6 +321,90 @@ async fn each_cause_points_the_way_to_its_fix() {
         "{cause}"
     );
     assert!(!v.json.to_string().contains("212 000"), "{}", v.json);
+}
+
+#[tokio::test]
+async fn an_unknown_name_says_the_one_it_most_likely_meant() {
+    let keys: Vec<String> = ["agent", "sort", "part"]
+        .iter()
+        .map(|ws| format!("acme/{ws}=sk-{ws}:{ws}"))
+        .collect();
+    let mock = Mock::with_keys(&keys).await;
+    use reqwest::Method;
+
+    // A campaign whose app_config is named for the agent: refused, for app_config is missing.
+    let campaigns = "/api/scheduling/v1/orgs/acme/workspaces/agent/campaigns";
+    assert_eq!(
+        mock.call_as("sk-agent", Method::POST, campaigns, Some(campaign()))
+            .await,
+        200
+    );
+    let mut wrong = campaign();
+    let app = wrong.as_object_mut().unwrap().remove("app_config").unwrap();
+    wrong["agent_config"] = app;
+    assert_eq!(
+        mock.call_as("sk-agent", Method::POST, campaigns, Some(wrong))
+            .await,
+        422
+    );
+    let cause = verdict(&mock, "sk-agent", &[])
+        .await
+        .cause("campaigns.create_campaign", "FAIL");
+    assert!(
+        cause.contains(
+            "-> 422: body.agent_config: Extra inputs are not permitted (did you mean 'app_config'?)"
+        ),
+        "{cause}"
+    );
+
+    // A list sorted with `sort`: answered, unsorted.
+    create_deployment(&mock, "sort", "+14155550100").await;
+    let sorted = format!("{}?sort=name&sort_order=asc", deployments("sort"));
+    assert_eq!(
+        mock.call_as("sk-sort", Method::GET, &sorted, None).await,
+        200
+    );
+    let cause = verdict(&mock, "sk-sort", &[])
+        .await
+        .cause("deployments.list_deployments", "FAIL");
+    assert!(
+        cause.contains("-> 200: query.sort: Extra inputs are not permitted (the platform ignored it; did you mean 'sort_by'?)"),
+        "{cause}"
+    );
+
+    // An upload whose file part is called `file`, beside a right one.
+    let dep = create_deployment(&mock, "part", "+14155550101").await;
+    let path = format!("{}/upload", uploads("part", &dep));
+    let ok = send(&mock, Method::POST, &path, |r| {
+        r.header("x-api-key", "sk-part")
+            .multipart(form(b"phone,id\n4155550123,u1\n"))
+    })
+    .await;
+    assert_eq!(ok, 200);
+    let misnamed = reqwest::multipart::Form::new()
+        .text("name", "march")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(b"phone,id\n4155550123,u1\n".to_vec())
+                .file_name("users.csv"),
+        )
+        .text(
+            "cohort_transformation_file",
+            json!({"phone_number": {"column_name": "phone"}, "user_identifier": {"column_name": "id"}})
+                .to_string(),
+        );
+    let status = send(&mock, Method::POST, &path, |r| {
+        r.header("x-api-key", "sk-part").multipart(misnamed)
+    })
+    .await;
+    assert_eq!(status, 422);
+    let cause = verdict(&mock, "sk-part", &[])
+        .await
+        .cause("cohorts.upload_deployment_cohort", "FAIL");
+    assert!(
+        cause.contains("body.file: Extra inputs are not permitted: the operation has no such multipart part (did you mean 'cohort_file'?)"),
+        "{cause}"
+    );
 }
 
 /// A campaign body that starts an hour after the mock's clock.
@@ -481,6 +566,11 @@ async fn conflicts_and_bodies_too_large_are_listed_and_may_fail() {
     let cause = v.cause("deployments.create_deployment", "FAIL");
     assert!(
         cause.starts_with(&too_large) && cause.ends_with("(--fail-on-status 413)"),
+        "{cause}"
+    );
+    // The limit is the platform's own figure, said as a number of bytes.
+    assert!(
+        cause.contains("larger than the limit of 10485760 bytes"),
         "{cause}"
     );
     let v = verdict(&mock, KEY, &["--fail-on-status", "404"]).await;
