@@ -248,7 +248,13 @@ fn judge_secrets(journal: &[Arc<Exchange>], secrets: &Secrets) -> Check {
     let detector = secrets.detector();
     let mut leaks = Vec::new();
     for ex in journal {
-        let found = detector.leaks(ex.endpoint, ex.status, &ex.headers, &ex.body);
+        let found = detector.leaks(
+            ex.endpoint,
+            ex.status,
+            &ex.headers,
+            &ex.body,
+            &ex.sent.headers,
+        );
         leaks.extend(found.into_iter().map(|f| listed(ex, f)));
     }
     verdict(

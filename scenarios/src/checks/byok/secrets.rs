@@ -138,6 +138,9 @@ pub(crate) struct Detector {
     credentials: Vec<String>,
 }
 
+/// The request headers the check fills with values of its own making, never a secret.
+const TRACING_HEADERS: [&str; 3] = ["x-request-id", "x-trace-id", "x-request-timestamp"];
+
 /// How many characters at each end of a credential a masked form shows, at least, to be
 /// found (`Rq3-w...9cNe`).
 const MASK_CHARS: usize = 4;
@@ -369,14 +372,21 @@ impl Secrets {
 
 impl Detector {
     /// Where an answer holds a secret it must not: `the body holds ...`, `header NAME
-    /// holds ...`.
+    /// holds ...`. A header that gives back, whole, the value a tracing header of the
+    /// request carried (`sent`: an `x-request-id` echoed) shows only what the check sent
+    /// in the clear: a run of a secret it shares by chance is no leak.
     pub(crate) fn leaks(
         &self,
         endpoint: Endpoint,
         status: u16,
         headers: &HeaderMap,
         body: &[u8],
+        sent: &[(&str, String)],
     ) -> Vec<String> {
+        let echoed = |value: &str| {
+            sent.iter()
+                .any(|(name, v)| TRACING_HEADERS.contains(name) && v == value)
+        };
         let success = (200..300).contains(&status);
         let mut found = Vec::new();
         let body_texts = texts_of(body);
@@ -409,6 +419,9 @@ impl Detector {
             }
             for (name, value) in headers {
                 let value = String::from_utf8_lossy(value.as_bytes());
+                if echoed(&value) {
+                    continue;
+                }
                 if r.finds(&value) || r.finds(name.as_str()) {
                     found.push(format!("header {name} holds {}", kind.label()));
                 }
@@ -576,7 +589,7 @@ mod tests {
         let h = HeaderMap::new();
         assert!(
             s.detector()
-                .leaks(Endpoint::Auth, 200, &h, claims.as_bytes())
+                .leaks(Endpoint::Auth, 200, &h, claims.as_bytes(), &[])
                 .is_empty()
         );
         s.add("sk_Gq2Rw9ZtK4mXv8PjH3", SecretKind::Credential);
@@ -585,7 +598,7 @@ mod tests {
         let echoed = URL_SAFE_NO_PAD.encode(&as_user);
         assert!(
             !s.detector()
-                .leaks(Endpoint::Auth, 401, &h, echoed.as_bytes())
+                .leaks(Endpoint::Auth, 401, &h, echoed.as_bytes(), &[])
                 .is_empty()
         );
         // What the malformed-credential checks send holds no secret.
@@ -618,10 +631,10 @@ mod tests {
         let d = s.detector();
         // The service's own words beside runs the wrong secrets made (" clien").
         let body = br#"{"error":{"code":"UNAUTHORIZED","message":"invalid client credentials"}}"#;
-        assert!(d.leaks(Endpoint::Auth, 401, &h, body).is_empty());
+        assert!(d.leaks(Endpoint::Auth, 401, &h, body, &[]).is_empty());
         // The given secret echoed is still found.
         let echoed = br#"{"error":{"message":"bad secret client-secret-0123456789"}}"#;
-        assert!(!d.leaks(Endpoint::Auth, 401, &h, echoed).is_empty());
+        assert!(!d.leaks(Endpoint::Auth, 401, &h, echoed, &[]).is_empty());
     }
 
     #[test]
@@ -638,7 +651,7 @@ mod tests {
         let none = HeaderMap::new();
         let d = s.detector();
         let leaks =
-            |endpoint, status, body: &str| d.leaks(endpoint, status, &none, body.as_bytes());
+            |endpoint, status, body: &str| d.leaks(endpoint, status, &none, body.as_bytes(), &[]);
         // A prefix of the secret, a token's signature, a key in hex.
         assert!(
             !leaks(
@@ -691,8 +704,29 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("x-debug", "Zq7vN2pXw4".parse().unwrap());
         assert_eq!(
-            d.leaks(Endpoint::DecryptKey, 200, &h, b"{}"),
+            d.leaks(Endpoint::DecryptKey, 200, &h, b"{}", &[]),
             ["header x-debug holds a credential"]
+        );
+        // An x-request-id given back as sent is the check's own text, even when it shares
+        // a run with a secret by chance; given back in another header, or changed, it is not.
+        let id = "0b1c2d3e-Zq7vN2pXw4";
+        let sent = [("x-request-id", id.to_string())];
+        let mut h = HeaderMap::new();
+        h.insert("x-request-id", id.parse().unwrap());
+        assert!(
+            d.leaks(Endpoint::DecryptKey, 400, &h, b"{}", &sent)
+                .is_empty()
+        );
+        h.insert("x-request-id", format!("{id}-1").parse().unwrap());
+        assert!(
+            !d.leaks(Endpoint::DecryptKey, 400, &h, b"{}", &sent)
+                .is_empty()
+        );
+        let sent = [("authorization", id.to_string())];
+        h.insert("x-request-id", id.parse().unwrap());
+        assert!(
+            !d.leaks(Endpoint::DecryptKey, 400, &h, b"{}", &sent)
+                .is_empty()
         );
         assert!(
             leaks(
@@ -718,13 +752,13 @@ mod tests {
             "POST /acme/byok/v1/decrypt-key: 401".to_string(),
         ] {
             assert!(
-                d.leaks(Endpoint::Auth, 401, &none, body.as_bytes())
+                d.leaks(Endpoint::Auth, 401, &none, body.as_bytes(), &[])
                     .is_empty(),
                 "{body}"
             );
         }
         assert!(
-            !d.leaks(Endpoint::Auth, 401, &none, b"bad secret-1")
+            !d.leaks(Endpoint::Auth, 401, &none, b"bad secret-1", &[])
                 .is_empty()
         );
     }
