@@ -19,7 +19,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::leak::assert_no_secret;
+use super::leak::{assert_no_secret, secret_runs_in};
 
 /// The rounds' folder.
 fn rounds_dir() -> PathBuf {
@@ -40,6 +40,8 @@ struct Run {
     outputs: String,
     /// Every secret the service handled (its log) and the settings' own.
     secrets: Vec<String>,
+    /// Wall time of the run (the service's start, its wrap, the check).
+    took: std::time::Duration,
 }
 
 /// The fixed settings of a round's service (`verdicts.json`'s `service`).
@@ -105,6 +107,7 @@ fn service(dir: &Path) -> Service {
 /// Starts the service with `args`, runs the check against it as a user would, and answers
 /// what it gave.
 fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
+    let started = std::time::Instant::now();
     let tmp = tempfile::tempdir().expect("a temporary folder");
     let log = tmp.path().join("secrets.log");
     let mut defect_args: Vec<String> = Vec::new();
@@ -210,6 +213,7 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
         failed,
         outputs,
         secrets,
+        took: started.elapsed(),
     }
 }
 
@@ -337,7 +341,10 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
                             })
                             .unwrap_or_default();
                         let r = run(&svc, Some(name), &args);
-                        results.lock().unwrap().push((d.clone(), r));
+                        // Searched here, beside the other runs, not after them all.
+                        let leaks =
+                            secret_runs_in(&r.outputs, &[&svc.secret, &svc.static_key], &r.secrets);
+                        results.lock().unwrap().push((d.clone(), r, leaks));
                     }
                 });
             }
@@ -345,9 +352,12 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
         let mut results = results.into_inner().unwrap();
         results.sort_by(|a, b| a.0["name"].as_str().cmp(&b.0["name"].as_str()));
         let mut caught = 0;
-        for (d, r) in &results {
+        for (d, r, leaks) in &results {
             let name = d["name"].as_str().unwrap();
-            assert_no_secret(&r.outputs, &[&svc.secret, &svc.static_key], &r.secrets);
+            assert!(
+                leaks.is_empty(),
+                "{round} {name}: parts of secrets in the outputs: {leaks:?}"
+            );
             let errors: Vec<&String> = r
                 .failed
                 .iter()
@@ -361,7 +371,8 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
             };
             caught_by.extend(r.failed.keys().cloned());
             eprintln!(
-                "{round} {name}: {}",
+                "{round} {name} ({:.1} s): {}",
+                r.took.as_secs_f64(),
                 if is_caught {
                     format!("caught by {:?}", r.failed.keys().collect::<Vec<_>>())
                 } else {

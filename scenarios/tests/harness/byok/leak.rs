@@ -6,6 +6,7 @@
 //! Every output (standard output and error, the JSON and JUnit files) is then searched for
 //! every run of 6 characters of every secret.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -215,18 +216,15 @@ fn runs(secret: &str, random: bool) -> Vec<String> {
 /// Asserts that no run of any of the secrets (`fixed`: the settings' own, `seen`: made during
 /// the run) stands in `all` (every output of a run).
 pub(super) fn assert_no_secret(all: &str, fixed: &[&str], seen: &[String]) {
-    // Runs of characters as they stand; runs of hex (twice as long) in either case.
-    let chars: Vec<char> = all.chars().collect();
-    let lower: Vec<char> = all.to_ascii_lowercase().chars().collect();
-    let mut shown: std::collections::HashSet<String> = chars
-        .windows(MIN_SECRET_RUN)
-        .map(|w| w.iter().collect())
-        .collect();
-    shown.extend(
-        lower
-            .windows(2 * MIN_SECRET_RUN)
-            .map(|w| w.iter().collect::<String>()),
+    let leaks = secret_runs_in(all, fixed, seen);
+    assert!(
+        leaks.is_empty(),
+        "parts of secrets in the outputs: {leaks:?}"
     );
+}
+
+/// The runs of the secrets (`fixed`, `seen`) that stand in `all`.
+pub(super) fn secret_runs_in(all: &str, fixed: &[&str], seen: &[String]) -> Vec<String> {
     let mut secrets: Vec<(String, bool)> = fixed
         .iter()
         .map(|s| (s.to_string(), false))
@@ -234,14 +232,28 @@ pub(super) fn assert_no_secret(all: &str, fixed: &[&str], seen: &[String]) {
         .collect();
     secrets.sort();
     secrets.dedup();
-    let mut leaks = Vec::new();
-    for (s, random) in &secrets {
-        leaks.extend(runs(s, *random).into_iter().filter(|r| shown.contains(r)));
+    // Every run of every secret, looked up at each place of the outputs (a run of hex, twice
+    // as long, in either case): the outputs are large, the runs few.
+    let wanted: HashSet<String> = secrets
+        .iter()
+        .flat_map(|(s, random)| runs(s, *random))
+        .collect();
+    let lower = all.to_ascii_lowercase();
+    let mut leaks: Vec<String> = Vec::new();
+    for (text, chars) in [(all, MIN_SECRET_RUN), (lower.as_str(), 2 * MIN_SECRET_RUN)] {
+        let starts: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([text.len()])
+            .collect();
+        for w in starts.windows(chars + 1) {
+            let run = &text[w[0]..w[chars]];
+            if wanted.contains(run) {
+                leaks.push(run.to_string());
+            }
+        }
     }
-    assert!(
-        leaks.is_empty(),
-        "parts of secrets in the outputs: {leaks:?}"
-    );
+    leaks
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
