@@ -107,7 +107,7 @@ fn service(dir: &Path) -> Service {
 /// Starts the service with `args`, runs the check against it as a user would, and answers
 /// what it gave.
 fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
-    let started = std::time::Instant::now();
+    let started = contracts::clock::Stopwatch::start();
     let tmp = tempfile::tempdir().expect("a temporary folder");
     let log = tmp.path().join("secrets.log");
     let mut defect_args: Vec<String> = Vec::new();
