@@ -351,6 +351,13 @@ impl Options {
         self.oracle = true;
         self
     }
+
+    /// These options running only the groups `only` (`--only`; the oracle's group runs
+    /// only with [`Options::with_oracle`] too).
+    pub fn with_only(mut self, only: impl IntoIterator<Item = String>) -> Options {
+        self.filter.only = only.into_iter().collect();
+        self
+    }
 }
 
 /// The names of the groups.
