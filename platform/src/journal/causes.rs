@@ -7,8 +7,8 @@
 //! - What the answer shows ([`judge_answer`]): a 415 names the media type the operation
 //!   really reads (`multipart/form-data` for a cohort upload), or says that the request had
 //!   no `Content-Type`; the 422's items as answered; fields and multipart parts the
-//!   operation does not know, even when ignored (a `status` in a PATCH says where a status
-//!   changes).
+//!   operation does not know, even when ignored, with the name each most likely meant
+//!   ([`meant`]; a `status` in a PATCH says where a status changes).
 //! - The order of a request's violations ([`by_cost`]): a field of a write's body that the
 //!   platform ignored comes first, as the write had no effect and nothing else will say so;
 //!   the refusals the client saw anyway follow.
@@ -255,7 +255,7 @@ pub(super) fn judge_answer(
             }
         }
         // The parts a form gave are not at hand: an accepted upload gave every required
-        // one; a refused one gave those its 422 does not name as missing.
+        // one; of a refused one, the 422's missing parts are the names it meant.
         let given = if accepted {
             fields::required_names(&op.operation_id)
         } else {
@@ -306,7 +306,7 @@ pub(super) fn meant(
     missing: &[Vec<LocItem>],
     accepted: bool,
 ) -> Option<String> {
-    let (Some(LocItem::Key(name)), Some(parent)) = (loc.last(), loc.get(..loc.len() - 1)) else {
+    let Some((LocItem::Key(name), parent)) = loc.split_last() else {
         return accepted.then(|| "the platform ignored it".into());
     };
     let known = fields::known_names(operation_id, parent);
@@ -412,6 +412,35 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(name, HeaderValue::from_static(value));
         h
+    }
+
+    #[test]
+    fn an_unknown_name_says_what_it_meant_and_ignored_only_when_accepted() {
+        let key = |k: &str| LocItem::Key(k.into());
+        let none = BTreeSet::new();
+        let at = [key("body"), key("desciption")];
+        assert_eq!(
+            meant("create_deployment", &at, &none, &[], true).as_deref(),
+            Some("the platform ignored it; did you mean 'description'?")
+        );
+        assert_eq!(
+            meant("create_deployment", &at, &none, &[], false).as_deref(),
+            Some("did you mean 'description'?")
+        );
+        // A name the 422 says is missing beside it comes first.
+        let at = [key("body"), key("agent_config")];
+        let missing = [vec![key("body"), key("app_config")]];
+        assert_eq!(
+            meant("create_campaign", &at, &none, &missing, false).as_deref(),
+            Some("did you mean 'app_config'?")
+        );
+        // Nothing near, or no place at all.
+        let at = [key("body"), key("colour")];
+        assert_eq!(meant("create_deployment", &at, &none, &[], false), None);
+        assert_eq!(
+            meant("create_deployment", &[], &none, &[], true).as_deref(),
+            Some("the platform ignored it")
+        );
     }
 
     #[test]
