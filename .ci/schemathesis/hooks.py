@@ -540,13 +540,20 @@ def form_encoding(operation: dict) -> set[str]:
 
 
 def as_sent(form: dict, encoded: set[str]) -> dict:
-    """The form as the server reads it: a part without a content type of its own is text, so a
-    number, a boolean, null or an object generated for it arrives as its JSON spelling (what
-    Schemathesis sends); a list stays a list, sent as one part per item."""
-    return {
-        name: value if name in encoded or isinstance(value, (str, list)) else json.dumps(value)
-        for name, value in form.items()
-    }
+    """The form as the server reads it. A list is sent as one part per item: none is no part,
+    one is that item, more stay a list (a part sent twice, which the platform refuses). A part
+    without a content type of its own is text, so a number, a boolean, null or an object
+    generated for it arrives as its JSON spelling (what Schemathesis sends)."""
+    sent = {}
+    for name, value in form.items():
+        if isinstance(value, list) and len(value) <= 1:
+            if not value:
+                continue
+            value = value[0]
+        if name not in encoded and not isinstance(value, (str, list)):
+            value = json.dumps(value)
+        sent[name] = value
+    return sent
 
 
 @schemathesis.hook
