@@ -13,6 +13,8 @@
 //! - [`operations`]: the interface's operations read from that document, and the
 //!   resolution of a request to one of them.
 //! - [`net`]: addresses as users are given them (loopback for `0.0.0.0`, IPv6 in brackets).
+//! - [`spelling`]: how far apart two spellings are, for the "did you mean" of file keys and
+//!   request fields.
 //! - [`report`]: the one model of every verdict of the harness (checks) and its renderers
 //!   (a terminal table, JSON, JUnit XML), shared by the `harness` command and the platform.
 //! - `shutdown` (feature `shutdown`): the stop signal (Ctrl-C or SIGTERM) of the
@@ -47,5 +49,6 @@ pub mod operations;
 pub mod report;
 #[cfg(feature = "shutdown")]
 pub mod shutdown;
+pub mod spelling;
 pub mod validate;
 pub mod wire;

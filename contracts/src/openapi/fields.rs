@@ -9,18 +9,15 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::error::LocItem;
-use crate::operations::Catalogue;
+use crate::operations::{Catalogue, Operation};
+use crate::spelling;
 
 /// The names the operation `operation_id` knows at `loc` (`["query"]`, `["body"]`,
 /// `["body", "app_config"]`, `["body", "app_config", "connection_configs", 0]`): its query
 /// parameters, or the properties of the body's schema there. Empty for a place the
 /// document does not describe as an object.
 pub fn known_names(operation_id: &str, loc: &[LocItem]) -> BTreeSet<String> {
-    let Some(op) = Catalogue::platform()
-        .operations()
-        .iter()
-        .find(|o| o.operation_id == operation_id)
-    else {
+    let Some(op) = operation(operation_id) else {
         return BTreeSet::new();
     };
     match loc.split_first() {
@@ -35,13 +32,17 @@ pub fn known_names(operation_id: &str, loc: &[LocItem]) -> BTreeSet<String> {
     }
 }
 
+/// The operation `operation_id` of the platform's document.
+fn operation(operation_id: &str) -> Option<&'static Operation> {
+    let catalogue = Catalogue::platform();
+    catalogue
+        .index_of(operation_id)
+        .and_then(|i| catalogue.operations().get(i))
+}
+
 /// The schemas of the body of `operation_id` at `rest` (a place below `body`).
 fn body_schemas(operation_id: &str, rest: &[LocItem]) -> Vec<&'static Value> {
-    let Some(op) = Catalogue::platform()
-        .operations()
-        .iter()
-        .find(|o| o.operation_id == operation_id)
-    else {
+    let Some(op) = operation(operation_id) else {
         return Vec::new();
     };
     let doc = document();
@@ -85,7 +86,7 @@ pub fn closest<'a>(
         .iter()
         .filter(|k| !given.contains(*k) && k.as_str() != name)
         .filter_map(|k| {
-            let d = distance(&norm, &normalise(k));
+            let d = spelling::distance(&norm, &normalise(k));
             let typo = d <= (norm.len().min(k.len()) / 3).max(1);
             let theirs = words(k);
             let contained =
@@ -163,33 +164,6 @@ fn normalise(s: &str) -> String {
 
 fn words(s: &str) -> Vec<&str> {
     s.split(['_', '-']).filter(|w| !w.is_empty()).collect()
-}
-
-/// The edit distance of `a` and `b` (insertions, deletions, substitutions and swaps of two
-/// neighbours), by characters.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in rows[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (rows[i - 1][j] + 1)
-                .min(rows[i][j - 1] + 1)
-                .min(rows[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = d;
-        }
-    }
-    rows[a.len()][b.len()]
 }
 
 #[cfg(test)]

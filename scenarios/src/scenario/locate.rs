@@ -97,41 +97,13 @@ pub(crate) fn near<'c>(
         {
             1
         } else {
-            distance(&w, &lc)
+            contracts::spelling::distance(&w, &lc)
         };
         if d <= (w.len() / 3).max(2) && best.is_none_or(|(b, _)| d < b) {
             best = Some((d, c));
         }
     }
     best.map(|(_, c)| c)
-}
-
-/// Edits from `a` to `b`: characters inserted, deleted or replaced, and two neighbours
-/// swapped (`ned` is one edit from `end`).
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    // d[i][j]: edits from a[..i] to b[..j].
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 /// Where a request sits in the file: the path of its entry (`campaigns`, 0), the field that
@@ -241,7 +213,7 @@ mod tests {
             near("UNAVAILABLE", ["OK", "SERVICE_UNAVAILABLE"]),
             Some("SERVICE_UNAVAILABLE")
         );
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("ned", "end"), 1);
+        assert_eq!(contracts::spelling::distance("kitten", "sitting"), 3);
+        assert_eq!(contracts::spelling::distance("ned", "end"), 1);
     }
 }
