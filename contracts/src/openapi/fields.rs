@@ -80,6 +80,14 @@ pub fn closest<'a>(
     known: &'a BTreeSet<String>,
     given: &BTreeSet<String>,
 ) -> Option<&'a str> {
+    if let Some(k) = SYNONYMS
+        .iter()
+        .find(|(_, others)| others.contains(&normalise(name).as_str()))
+        .map(|(k, _)| *k)
+        .filter(|k| known.contains(*k) && !given.contains(*k))
+    {
+        return known.get(k).map(String::as_str);
+    }
     let norm = normalise(name);
     let ours: Vec<&str> = words(name);
     known
@@ -100,6 +108,32 @@ pub fn closest<'a>(
         .min()
         .map(|(_, k)| k)
 }
+
+/// Names other APIs, and this one's other resources, give the same thing (`page_size` for
+/// `limit`, a campaign's `allowed_schedule` for a deployment's `inbound_config`), each as
+/// [`normalise`] leaves it: no spelling is near them.
+const SYNONYMS: [(&str, &[&str]); 6] = [
+    (
+        "limit",
+        &["pagesize", "perpage", "size", "count", "maxresults", "top"],
+    ),
+    ("offset", &["skip", "start", "from", "page"]),
+    ("sort_by", &["orderby", "sortfield", "sortkey"]),
+    (
+        "sort_order",
+        &["order", "direction", "dir", "sortdir", "sortdirection"],
+    ),
+    ("search", &["q", "query", "filter", "name"]),
+    (
+        "inbound_config",
+        &[
+            "allowedschedule",
+            "schedule",
+            "callingwindow",
+            "inboundschedule",
+        ],
+    ),
+];
 
 /// The platform's document, parsed once.
 fn document() -> &'static Value {
@@ -231,6 +265,14 @@ mod tests {
             closest("sort", &query, &set(&["sort_by"])),
             Some("sort_order")
         );
-        assert_eq!(closest("page", &query, &none), None);
+        assert_eq!(closest("page", &query, &none), Some("offset"));
+        assert_eq!(closest("page_size", &query, &none), Some("limit"));
+        assert_eq!(closest("pageSize", &query, &none), Some("limit"));
+        assert_eq!(closest("page_size", &query, &set(&["limit"])), None);
+        let deployment = set(&["name", "inbound_config", "connection_configs"]);
+        assert_eq!(
+            closest("allowed_schedule", &deployment, &none),
+            Some("inbound_config")
+        );
     }
 }

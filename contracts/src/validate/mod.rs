@@ -661,12 +661,30 @@ pub fn parse_json_body(bytes: &[u8]) -> Result<Value, ValidationErrors> {
             ),
         ));
     }
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        return Err(ValidationErrors::single(
+            &Loc::body().at(0),
+            ErrorType::JsonInvalid,
+            "JSON decode error: the body starts with a UTF-8 byte order mark (bytes EF BB BF), which JSON does not allow (RFC 8259) and editors do not show: send the JSON without it",
+        ));
+    }
     serde_json::from_slice(bytes).map_err(|e| {
         let offset = byte_offset(bytes, e.line(), e.column());
+        // What looks right in an editor but is not JSON, said by name.
+        let quoted = bytes[..offset.min(bytes.len())]
+            .iter()
+            .rev()
+            .find(|b| !b.is_ascii_whitespace())
+            == Some(&b'\'');
+        let hint = if quoted || bytes.get(offset) == Some(&b'\'') {
+            ": JSON strings and keys take double quotes (\"), not single quotes (')"
+        } else {
+            ""
+        };
         ValidationErrors::single(
             &Loc::body().at(offset),
             ErrorType::JsonInvalid,
-            format!("JSON decode error: {e}"),
+            format!("JSON decode error: {e}{hint}"),
         )
     })
 }
@@ -720,6 +738,18 @@ mod tests {
             d.msg
         );
         assert!(d.msg.contains("must be UTF-8"), "{}", d.msg);
+    }
+
+    #[test]
+    fn what_looks_right_in_an_editor_but_is_not_json_is_named() {
+        let e = parse_json_body(b"\xEF\xBB\xBF{\"name\": \"a\"}").unwrap_err();
+        assert!(e.details()[0].msg.contains("byte order mark"), "{e:?}");
+        for body in [&b"{'name': 'a'}"[..], b"{\"name\": 'a'}"] {
+            let e = parse_json_body(body).unwrap_err();
+            assert!(e.details()[0].msg.contains("double quotes"), "{e:?}");
+        }
+        let e = parse_json_body(b"{\"name\": }").unwrap_err();
+        assert!(!e.details()[0].msg.contains("double quotes"), "{e:?}");
     }
 
     #[test]

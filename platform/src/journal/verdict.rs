@@ -114,19 +114,25 @@ impl Pending {
         }
         // The query is read once: for what the journal keeps of it, and for the parameters
         // the operation does not know.
-        let mut unknown_names = Vec::new();
-        let mut given = std::collections::BTreeSet::new();
+        // The names are borrowed from the query (decoded only when they need it); the set a
+        // suggestion needs is made only for a query with an unknown name.
+        let mut names: Vec<std::borrow::Cow<'_, str>> = Vec::new();
         let query = redact::query_kept(asked.query, |k| {
-            let Some(op) = op else { return };
-            if !op.query_params.iter().any(|p| *p == k) && !unknown_names.contains(&k) {
-                unknown_names.push(k.clone());
+            if op.is_some() && !names.contains(&k) {
+                names.push(k);
             }
-            given.insert(k.into_owned());
         });
-        let unknown_query = op
-            .map(|op| {
-                unknown_names
+        let unknown_query = match op {
+            Some(op)
+                if names
                     .iter()
+                    .any(|k| !op.query_params.iter().any(|p| p == k)) =>
+            {
+                let given: std::collections::BTreeSet<String> =
+                    names.iter().map(|k| k.to_string()).collect();
+                names
+                    .iter()
+                    .filter(|k| !op.query_params.iter().any(|p| p == *k))
                     .map(|k| {
                         let loc =
                             vec![LocItem::Key("query".into()), LocItem::Key(redact::scrub(k))];
@@ -139,8 +145,9 @@ impl Pending {
                         }
                     })
                     .collect()
-            })
-            .unwrap_or_default();
+            }
+            _ => Vec::new(),
+        };
         Pending {
             at: asked.at,
             method: asked.method.clone(),
