@@ -11,7 +11,8 @@
 //! Each run starts a fresh mock (in this process, on its own tokio runtime, as a separate
 //! process would be) and runs the suite against it. Prints wall time and CPU time (mock and
 //! checker together) per run: median, min and max over `PLATFORM_BENCH_RUNS` runs
-//! (default 5).
+//! (default 5). The oracle runs, as it does by default; `PLATFORM_BENCH_ORACLE=0` leaves it
+//! out (`--no-oracle`), to measure what it costs.
 
 use contracts::clock::{SimClock, Stopwatch};
 use platform::App;
@@ -56,29 +57,32 @@ fn config() -> PlatformConfig {
     }
 }
 
-fn options(url: &str, sim: bool) -> Options {
+fn options(url: &str, sim: bool, oracle: bool) -> Options {
     let ws = |workspace: &str, key: &str| Workspace {
         org: "org-1".into(),
         workspace: workspace.into(),
         key: key.into(),
     };
-    Options::new(
+    let opts = Options::new(
         url,
         ws("ws-1", "sk-bench-1"),
         Some(ws("ws-2", "sk-bench-2")),
         sim,
-    )
+    );
+    if oracle { opts } else { opts.without_oracle() }
 }
 
 fn main() {
     let runs: usize = env_or("PLATFORM_BENCH_RUNS", 5);
+    let oracle = env_or::<u8>("PLATFORM_BENCH_ORACLE", 1) != 0;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mock_rt = tokio::runtime::Runtime::new().expect("runtime");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let mut over = Vec::new();
     println!(
         "check platform: {runs} full runs per mode against the mock on loopback, both workspaces, \
-         {cores} cores (the machine is shared: figures vary with its load)"
+         {}, {cores} cores (the machine is shared: figures vary with its load)",
+        if oracle { "oracle on" } else { "--no-oracle" }
     );
     for mode in MODES {
         let mut wall = Vec::new();
@@ -103,7 +107,7 @@ fn main() {
             let watch = Stopwatch::start();
             let report = rt
                 .block_on(check(
-                    &options(&url, mode.sim),
+                    &options(&url, mode.sim, oracle),
                     &mut |_| {},
                     std::future::pending(),
                 ))

@@ -83,6 +83,9 @@ pub struct Judging {
     /// default or as asked): the target's must then be the references' wherever both
     /// references agree on it.
     pub items_order: Option<Rule>,
+    /// What a success answer holds, which names its fields' rules (a refusal's body is
+    /// judged as an error body, whatever the operation).
+    pub resource: rules::Resource,
 }
 
 /// Compares `target` with the two references' answers to the same request.
@@ -138,10 +141,16 @@ pub fn diff(target: &Answer, refs: [&Answer; 2], ids: &mut IdMap, how: &Judging)
             if creates {
                 learn(t, [x, y], ids);
             }
+            let resource = if (200..300).contains(&a.status) {
+                how.resource
+            } else {
+                rules::Resource::Other
+            };
             let mut w = Walk {
                 ids,
                 tol,
                 items_order: how.items_order,
+                resource,
                 out: &mut out,
             };
             w.value(&mut Vec::new(), t, x, y);
@@ -192,6 +201,7 @@ struct Walk<'a> {
     ids: &'a IdMap,
     tol: Tolerance,
     items_order: Option<Rule>,
+    resource: rules::Resource,
     out: &'a mut Outcome,
 }
 
@@ -213,7 +223,7 @@ impl Walk<'_> {
     }
 
     fn value(&mut self, path: &mut Vec<String>, t: &Value, a: &Value, b: &Value) {
-        let rule = rules::path(path);
+        let rule = rules::path(self.resource, path);
         if rule.source == Source::Free {
             self.out.free += 1;
             return;
@@ -233,7 +243,7 @@ impl Walk<'_> {
         b: &Map<String, Value>,
     ) {
         let Value::Object(tm) = t else {
-            let rule = rules::path(path);
+            let rule = rules::path(self.resource, path);
             self.differ(
                 path,
                 format!("{} where the reference answers an object", kind(t)),
@@ -253,7 +263,7 @@ impl Walk<'_> {
             match tm.get(k) {
                 Some(tv) => self.value(path, tv, av, bv),
                 None => {
-                    let rule = presence(path);
+                    let rule = rules::presence(self.resource, path);
                     self.differ(path, format!("no {k}"), Value::Null, av.clone(), rule);
                 }
             }
@@ -262,7 +272,7 @@ impl Walk<'_> {
     }
 
     fn array(&mut self, path: &mut Vec<String>, t: &Value, a: &[Value], b: &[Value]) {
-        let rule = rules::path(path);
+        let rule = rules::path(self.resource, path);
         let Value::Array(tv) = t else {
             self.differ(
                 path,
@@ -305,7 +315,7 @@ impl Walk<'_> {
     /// the same value; an item of the references the target lacks, or one the target adds
     /// that the references lack, differs.
     fn collection(&mut self, path: &mut Vec<String>, t: &[Value], a: &[Value], b: &[Value]) {
-        let rule = rules::path(path);
+        let rule = rules::path(self.resource, path);
         let key = a.first().and_then(|first| match first {
             Value::Object(m) => m.keys().find(|k| is_id_field(k) || *k == "loc").cloned(),
             _ => None,
@@ -491,26 +501,6 @@ impl Walk<'_> {
             };
             self.differ(path, what, t.clone(), a.clone(), rule);
         }
-    }
-}
-
-/// The rule of a field's presence: a message's or a maker's field is free in its value, not
-/// in being there.
-fn presence(path: &[String]) -> Rule {
-    let r = rules::path(path);
-    if r.source != Source::Free {
-        return r;
-    }
-    let last = path.last().map(String::as_str).unwrap_or("");
-    match last {
-        "msg" | "message" => Rule {
-            source: Source::Spec,
-            row: "spec: Errors (the error bodies' fields)",
-        },
-        _ => Rule {
-            source: Source::Ref,
-            row: "interface.md: the resource's fields (ref)",
-        },
     }
 }
 

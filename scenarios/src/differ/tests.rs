@@ -11,6 +11,7 @@ fn judging(creates: bool) -> Judging {
         tol: Tolerance(1),
         creates,
         items_order: None,
+        resource: rules::Resource::Other,
     }
 }
 

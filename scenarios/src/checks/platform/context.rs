@@ -272,7 +272,7 @@ impl Ctx {
     /// A violation of a point only this project assumed is shown, not failed.
     pub(crate) fn conforms(&self, x: &Exchange, schema: &str) -> (bool, Evidence) {
         let (violations, assumed) = match &x.json {
-            Some(v) => self.schemas.classified(schema, v),
+            Some(v) => self.schemas.classified(schema, v, x.resource()),
             None => (vec!["the body is not JSON".to_string()], Vec::new()),
         };
         let ok = x.is_success() && violations.is_empty();

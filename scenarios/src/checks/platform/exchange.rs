@@ -138,6 +138,23 @@ impl Exchange {
         self.json.as_ref().unwrap_or(&NULL)
     }
 
+    /// The resource the answer holds, named by the documented operation the request was
+    /// (found below any prefix of the target's base URL, from the first `/api/`).
+    pub(crate) fn resource(&self) -> crate::differ::rules::Resource {
+        use contracts::operations::{Catalogue, Resolved};
+        let (method, rest) = self.request.split_once(' ').unwrap_or(("", ""));
+        let path = rest.split(['?', '#']).next().unwrap_or("");
+        let Some(at) = path.find("/api/") else {
+            return crate::differ::rules::Resource::Other;
+        };
+        match Catalogue::platform().resolve(method, &path[at..]) {
+            Resolved::Operation(_, op, _) => {
+                crate::differ::rules::Resource::of_operation(&op.operation_id)
+            }
+            _ => crate::differ::rules::Resource::Other,
+        }
+    }
+
     /// A string field of the JSON body.
     pub(crate) fn str_field(&self, name: &str) -> Option<&str> {
         self.body().get(name).and_then(Value::as_str)

@@ -273,10 +273,12 @@ pub struct PlatformArgs {
     /// Where the simulation checks listen for the campaigns' webhooks.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub(crate) webhook_listen: String,
-    /// Compare every answer and webhook event of the target with the reference platform's
-    /// for the same requests (the `oracle` group; off by default while it still fails some
-    /// conforming platforms: ids of another form, other offsets, see the guide).
-    #[arg(long)]
+    /// Do not compare the target's answers and webhook events with the reference
+    /// platform's (the `oracle` group, on by default; the same as `--skip oracle`).
+    #[arg(long, conflicts_with = "oracle")]
+    pub(crate) no_oracle: bool,
+    /// The oracle is on by default; kept so that scripts that asked for it still run.
+    #[arg(long, hide = true)]
     pub(crate) oracle: bool,
     /// The URL the target posts webhooks to, when it cannot reach --webhook-listen directly.
     #[arg(long, value_name = "URL")]
@@ -334,7 +336,7 @@ impl Options {
             },
             filter: GroupFilter::default(),
             timeout: Duration::from_secs(30),
-            oracle: false,
+            oracle: true,
         }
     }
 }
@@ -346,14 +348,14 @@ impl Options {
         self
     }
 
-    /// These options with the oracle (`--oracle`).
-    pub fn with_oracle(mut self) -> Options {
-        self.oracle = true;
+    /// These options without the oracle (`--no-oracle`).
+    pub fn without_oracle(mut self) -> Options {
+        self.oracle = false;
         self
     }
 
-    /// These options running only the groups `only` (`--only`; the oracle's group runs
-    /// only with [`Options::with_oracle`] too).
+    /// These options running only the groups `only` (`--only`; the references start only
+    /// when the oracle's group is among them).
     pub fn with_only(mut self, only: impl IntoIterator<Item = String>) -> Options {
         self.filter.only = only.into_iter().collect();
         self
@@ -568,7 +570,7 @@ fn options(args: &PlatformArgs) -> anyhow::Result<Options> {
         skip: args.skip.clone(),
     };
     opts.timeout = Duration::from_secs(args.timeout.max(1));
-    opts.oracle = args.oracle;
+    opts.oracle = !args.no_oracle;
     Ok(opts)
 }
 

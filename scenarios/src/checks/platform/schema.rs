@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+use crate::differ::rules::Resource;
+
 const PREFIX: &str = "#/components/schemas/";
 
 /// The contract's schemas, compiled on first use.
@@ -93,13 +95,19 @@ impl Schemas {
     /// Every way `value` breaks the schema `name` on a point the contract fixes (the spec or
     /// a recorded fact) (`/path: message`), at most 10; empty when it conforms there.
     pub(crate) fn violations(&self, name: &str, value: &Value) -> Vec<String> {
-        self.classified(name, value).0
+        self.classified(name, value, Resource::Other).0
     }
 
     /// The violations of the schema `name` by `value`: those on points the contract fixes,
     /// and those on points only this project assumed (a field of its own missing, say), which
-    /// are advice ([`crate::differ::rules`] says which is which).
-    pub(crate) fn classified(&self, name: &str, value: &Value) -> (Vec<String>, Vec<String>) {
+    /// are advice ([`crate::differ::rules`] says which is which, for an answer holding
+    /// `resource`).
+    pub(crate) fn classified(
+        &self,
+        name: &str,
+        value: &Value,
+        resource: Resource,
+    ) -> (Vec<String>, Vec<String>) {
         let mut contract = Vec::new();
         let mut assumed = Vec::new();
         match self.validator(name) {
@@ -118,10 +126,12 @@ impl Schemas {
                     }
                     let at = if at.is_empty() { "/".to_string() } else { at };
                     let text = format!("{at}: {}", e.masked());
-                    // A field whose value is free (who made a change, a message's wording)
-                    // is still one the contract names: its presence and type are judged.
-                    let source = crate::differ::rules::path(&path).source;
-                    if source.is_contract() || source == crate::differ::rules::Source::Free {
+                    // Presence and type: a field whose value is free (who made a change, a
+                    // message's wording) is still one the contract names.
+                    if crate::differ::rules::presence(resource, &path)
+                        .source
+                        .is_contract()
+                    {
                         contract.push(text);
                     } else {
                         assumed.push(text);

@@ -3,7 +3,7 @@
 //! README alone by an author who never read the checks (`proxy.py`, Python's standard
 //! library), which puts one break of the contract between the suite and the mock
 //! (`defects.json`, each citing its rule). The whole suite as a user runs it by default (`--sim`,
-//! another workspace and the webhook secret; the oracle too when `BLIND_ORACLE` is set) runs in
+//! another workspace and the webhook secret, the oracle included) runs in
 //! process against the mock behind the proxy: the transparent proxy passes, and every break fails an error check (a break
 //! of a point only this project assumed may fail a warning only), but those
 //! `verdicts.json` names as out of the suite's sight, with the reason, and those it names as
@@ -79,11 +79,8 @@ async fn run_with(dir: &Path, defect: Option<&str>, only: &[String]) -> CheckRep
     let port = serde_json::from_str::<Value>(&line).expect("{\"port\": N}")["port"]
         .as_u64()
         .expect("a port");
-    let mut opts = options(&format!("http://127.0.0.1:{port}"), true, true);
-    if std::env::var_os("BLIND_ORACLE").is_some() || only.iter().any(|g| g == "oracle") {
-        opts = opts.with_oracle();
-    }
-    opts = opts.with_only(only.iter().cloned());
+    let opts =
+        options(&format!("http://127.0.0.1:{port}"), true, true).with_only(only.iter().cloned());
     let report = check(&opts, &mut |_| {}, std::future::pending())
         .await
         .expect("the checks run");

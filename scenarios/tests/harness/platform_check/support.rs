@@ -329,33 +329,40 @@ async fn proxy(
                         headers,
                         body: body.to_vec(),
                     };
+                    let ours = format!("http://{outer}{EVENTS_PATH}?to=");
                     if req.path == EVENTS_PATH {
-                        let resp = pass_event(&client, &m, &req).await;
+                        let resp = pass_event(&client, &m, &req, &ours).await;
                         return warp::http::Response::builder()
                             .status(resp.status)
                             .body(resp.body)
                             .unwrap();
                     }
-                    if m.event.is_some() && req.method == Method::POST {
+                    if m.event.is_some() && matches!(req.method, Method::POST | Method::PATCH) {
                         req.edit_json(|v| {
-                            let to_proxy = |at: &mut Value| {
-                                if let Some(url) = at["url"].as_str() {
+                            for at in ["/app_config/webhook_config/url", "/webhook_config/url"] {
+                                if let Some(url) = v.pointer_mut(at)
+                                    && let Some(sent) = url.as_str()
+                                {
                                     let to: String =
-                                        url::form_urlencoded::byte_serialize(url.as_bytes())
+                                        url::form_urlencoded::byte_serialize(sent.as_bytes())
                                             .collect();
-                                    at["url"] = serde_json::json!(format!(
-                                        "http://{outer}{EVENTS_PATH}?to={to}"
-                                    ));
+                                    *url = serde_json::json!(format!("{ours}{to}"));
                                 }
-                            };
-                            to_proxy(&mut v["app_config"]["webhook_config"]);
-                            to_proxy(&mut v["webhook_config"]);
+                            }
                         });
                     }
                     let mut resp = match m.request.as_ref().and_then(|h| h(&mut req)) {
                         Some(r) => r,
                         None => forward(&client, inner, &req).await,
                     };
+                    if m.event.is_some()
+                        && let Some(mut v) = resp.json()
+                        && from_proxy(&mut v, &ours)
+                    {
+                        let ct = resp.content_type.clone();
+                        resp.set_json(&v);
+                        resp.content_type = ct;
+                    }
                     if let Some(h) = &m.response {
                         h(&req, &mut resp);
                     }
@@ -377,9 +384,32 @@ async fn proxy(
         .await;
 }
 
-/// Passes a webhook event on to where the campaign or call sent it, changed by the event
-/// hook.
-async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req) -> Resp {
+/// Every webhook URL in `v` that the proxy pointed at itself (`ours` then the URL sent)
+/// given back as the client sent it, as a transparent proxy must; whether any was.
+fn from_proxy(v: &mut Value, ours: &str) -> bool {
+    match v {
+        Value::String(s) => match s.strip_prefix(ours) {
+            Some(to) => {
+                let sent: String = url::form_urlencoded::parse(format!("to={to}").as_bytes())
+                    .map(|(_, v)| v.into_owned())
+                    .next()
+                    .unwrap_or_default();
+                *s = sent;
+                true
+            }
+            None => false,
+        },
+        Value::Array(a) => a.iter_mut().fold(false, |any, i| from_proxy(i, ours) | any),
+        Value::Object(m) => m
+            .values_mut()
+            .fold(false, |any, i| from_proxy(i, ours) | any),
+        _ => false,
+    }
+}
+
+/// Passes a webhook event on to where the campaign or call sent it (its webhook URLs given
+/// back as sent, see [`from_proxy`]), changed by the event hook.
+async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req, ours: &str) -> Resp {
     let Some(to) = req.param("to") else {
         return Resp::json_answer(400, &serde_json::json!({"error": "no to"}));
     };
@@ -394,6 +424,7 @@ async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req) -> Resp {
     let mut body = req.body.clone();
     if let Some(h) = &m.event {
         let mut event: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        from_proxy(&mut event, ours);
         h(&mut event);
         body = serde_json::to_vec(&event).unwrap();
         if body != req.body

@@ -81,7 +81,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
 
 /// Why the group is skipped without the oracle.
 pub(crate) const NO_ORACLE: &str =
-    "give --oracle to compare the answers with the reference platform's";
+    "--no-oracle: the answers are not compared with the reference platform's";
 
 /// The check of `operation`.
 pub(crate) fn def_for(operation: &str) -> Option<&'static CheckDef> {

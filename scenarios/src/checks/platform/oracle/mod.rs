@@ -150,8 +150,13 @@ impl Oracle {
         if target.status == 0 || still_processing(target, &answers) {
             return;
         }
-        let order = items_order(&operation, url);
-        let mut outcome = self.compare(target, &answers, method == Method::POST, order);
+        let how = differ::Judging {
+            tol: self.tol,
+            creates: method == Method::POST,
+            items_order: items_order(&operation, url),
+            resource: differ::rules::Resource::of_operation(&operation),
+        };
+        let mut outcome = self.compare(target, &answers, &how);
         let deadline = contracts::clock::Stopwatch::start();
         while *method == Method::GET
             && !outcome.differences.is_empty()
@@ -159,7 +164,14 @@ impl Oracle {
         {
             tokio::time::sleep(Duration::from_millis(50)).await;
             answers = self.send_both(method, &relative, url, key, &body).await;
-            outcome = self.compare(target, &answers, false, order);
+            outcome = self.compare(
+                target,
+                &answers,
+                &differ::Judging {
+                    creates: false,
+                    ..how
+                },
+            );
         }
         let mut st = self.state();
         let tally = st.ops.entry(operation).or_default();
@@ -187,17 +199,11 @@ impl Oracle {
         &self,
         target: &Exchange,
         answers: &[Exchange; 2],
-        creates: bool,
-        items_order: Option<differ::rules::Rule>,
+        how: &differ::Judging,
     ) -> differ::Outcome {
         let (t, a, b) = (view(target), view(&answers[0]), view(&answers[1]));
         let mut st = self.state();
-        let how = differ::Judging {
-            tol: self.tol,
-            creates,
-            items_order,
-        };
-        differ::diff(&t, [&a, &b], &mut st.ids, &how)
+        differ::diff(&t, [&a, &b], &mut st.ids, how)
     }
 
     /// The segments of `url` below the target's base, when it is the target's.
@@ -407,6 +413,7 @@ impl Oracle {
                 tol: self.tol,
                 creates: true,
                 items_order: None,
+                resource: differ::rules::Resource::Other,
             };
             let outcome = differ::diff(
                 &event_view(e),
