@@ -39,6 +39,7 @@ pub(crate) mod last_run;
 pub(crate) mod limits;
 pub(crate) mod oracle;
 pub mod pagination;
+mod pagination_links;
 mod patch_kept;
 mod preflight;
 pub(crate) mod receiver;
@@ -53,6 +54,7 @@ mod sim_zones;
 mod sim_zones_defs;
 mod sim_zones_plan;
 pub(crate) mod states;
+mod states_deployments;
 pub mod target;
 pub(crate) mod verdicts;
 

@@ -13,23 +13,19 @@
 //! differ, and the sort check is skipped. One listed deployment has two connection configs
 //! (three numbers), so that a list item's `phone_numbers` is every number of every
 //! connection. Pages at offsets that are not multiples of their limit, and pages exactly full
-//! at the end, are asked directly and their links followed ([`links`]).
-
-#[path = "pagination_links.rs"]
-mod links;
+//! at the end, are asked directly and their links followed ([`links`], which also walks them).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use url::Url;
 
 use super::context::Ctx;
-use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, secs};
-use super::target::{Key, sim_clock_advance};
+use super::pagination_links::{self as links, exactly_once, follow_all};
+use super::target::sim_clock_advance;
 use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
 
@@ -290,94 +286,6 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     campaigns(cx, v).await;
 }
 
-/// What a walk along page links saw.
-struct Walk {
-    /// Each id seen, with how many times.
-    seen: BTreeMap<String, usize>,
-    /// The pages read, as evidence.
-    pages: Vec<Value>,
-    /// Every item read.
-    items: Vec<Value>,
-    /// Why the walk stopped early, if it did.
-    broken: Option<String>,
-}
-
-/// Follows `link` (`next_page_uri` or `prev_page_uri`) from `from` until it is null, at most
-/// `max_pages` pages, counting the items by `id_field`.
-async fn follow(cx: &Ctx, from: &Exchange, link: &str, id_field: &str, max_pages: usize) -> Walk {
-    let mut w = Walk {
-        seen: BTreeMap::new(),
-        pages: Vec::new(),
-        items: Vec::new(),
-        broken: None,
-    };
-    let mut page = from.clone();
-    loop {
-        let b = page.body();
-        w.items
-            .extend(b["items"].as_array().into_iter().flatten().cloned());
-        w.pages.push(Value::Object(
-            Evidence::new()
-                .with("request", page.sent.to_value())
-                .with("status", page.status)
-                .with("items", count_ids(b, id_field, &mut w.seen))
-                .with(link, b[link].clone())
-                .0,
-        ));
-        let next = match &b[link] {
-            Value::Null => return w,
-            Value::String(s) => s.clone(),
-            other => {
-                w.broken = Some(format!("{link} is {other}, not a string or null"));
-                return w;
-            }
-        };
-        if w.pages.len() >= max_pages {
-            w.broken = Some(format!("still a {link} after {max_pages} pages"));
-            return w;
-        }
-        let url = match Url::parse(&next).or_else(|_| cx.http.base().join(&next)) {
-            Ok(u) => u,
-            Err(e) => {
-                w.broken = Some(format!("{link} '{next}' is not a URI: {e}"));
-                return w;
-            }
-        };
-        page = cx
-            .http
-            .call_url(Method::GET, url, Key::Value(&cx.main.key), Body::Empty)
-            .await;
-        if page.status != 200 {
-            w.broken = Some(format!("{link} answered {}", page.outcome()));
-            w.pages.push(Value::Object(page.evidence().0));
-            return w;
-        }
-    }
-}
-
-fn count_ids(body: &Value, id_field: &str, seen: &mut BTreeMap<String, usize>) -> Vec<String> {
-    let ids: Vec<String> = body["items"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|i| i[id_field].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    for id in &ids {
-        *seen.entry(id.clone()).or_default() += 1;
-    }
-    ids
-}
-
-/// Whether a walk saw exactly `ids`, each once.
-fn exactly_once(w: &Walk, ids: &[String]) -> bool {
-    w.broken.is_none()
-        && w.seen.len() == ids.len()
-        && ids.iter().all(|id| w.seen.get(id) == Some(&1))
-}
-
 /// The walks both ways from the first and the last page, the links of the pages asked
 /// directly, and every deployment item read against the deployment's own GET.
 async fn walk(
@@ -390,8 +298,8 @@ async fn walk(
     numbers: &BTreeMap<String, Vec<String>>,
 ) {
     let max = DEPLOYMENTS.div_ceil(PAGE) + 2;
-    let forward = follow(cx, first, "next_page_uri", "deployment_id", max).await;
-    let backward = follow(cx, last, "prev_page_uri", "deployment_id", max).await;
+    let forward = follow_all(cx, first, "next_page_uri", "deployment_id", max).await;
+    let backward = follow_all(cx, last, "prev_page_uri", "deployment_id", max).await;
     let mut items: Vec<Value> = whole.body()["items"]
         .as_array()
         .cloned()
@@ -598,7 +506,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
             everything.body()["total"].clone(),
         ],
     );
-    let w = follow(
+    let w = follow_all(
         cx,
         &first,
         "next_page_uri",

@@ -1,5 +1,5 @@
-//! Part of the `pagination` group ([`super`]): the page links of a list at every boundary,
-//! and its items against each resource's own GET.
+//! Part of the `pagination` group ([`super::pagination`]): the page links of a list at every
+//! boundary, walks along them, and its items against each resource's own GET.
 //!
 //! Each page of a table of offsets and limits is asked directly: offsets that are not a
 //! multiple of the limit (inside the first page's reach, where the previous page starts at
@@ -21,6 +21,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use url::Url;
 
+use crate::checks::Evidence;
 use crate::checks::platform::context::Ctx;
 use crate::checks::platform::exchange::{Body, Exchange};
 use crate::checks::platform::target::Key;
@@ -398,6 +399,100 @@ fn same(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// What a walk along page links saw.
+pub(super) struct Walk {
+    /// Each id seen, with how many times.
+    pub(super) seen: BTreeMap<String, usize>,
+    /// The pages read, as evidence.
+    pub(super) pages: Vec<Value>,
+    /// Every item read.
+    pub(super) items: Vec<Value>,
+    /// Why the walk stopped early, if it did.
+    pub(super) broken: Option<String>,
+}
+
+/// Follows `link` (`next_page_uri` or `prev_page_uri`) from `from` until it is null, at most
+/// `max_pages` pages, counting the items by `id_field`.
+pub(super) async fn follow_all(
+    cx: &Ctx,
+    from: &Exchange,
+    link: &str,
+    id_field: &str,
+    max_pages: usize,
+) -> Walk {
+    let mut w = Walk {
+        seen: BTreeMap::new(),
+        pages: Vec::new(),
+        items: Vec::new(),
+        broken: None,
+    };
+    let mut page = from.clone();
+    loop {
+        let b = page.body();
+        w.items
+            .extend(b["items"].as_array().into_iter().flatten().cloned());
+        w.pages.push(Value::Object(
+            Evidence::new()
+                .with("request", page.sent.to_value())
+                .with("status", page.status)
+                .with("items", count_ids(b, id_field, &mut w.seen))
+                .with(link, b[link].clone())
+                .0,
+        ));
+        let next = match &b[link] {
+            Value::Null => return w,
+            Value::String(s) => s.clone(),
+            other => {
+                w.broken = Some(format!("{link} is {other}, not a string or null"));
+                return w;
+            }
+        };
+        if w.pages.len() >= max_pages {
+            w.broken = Some(format!("still a {link} after {max_pages} pages"));
+            return w;
+        }
+        let url = match Url::parse(&next).or_else(|_| cx.http.base().join(&next)) {
+            Ok(u) => u,
+            Err(e) => {
+                w.broken = Some(format!("{link} '{next}' is not a URI: {e}"));
+                return w;
+            }
+        };
+        page = cx
+            .http
+            .call_url(Method::GET, url, Key::Value(&cx.main.key), Body::Empty)
+            .await;
+        if page.status != 200 {
+            w.broken = Some(format!("{link} answered {}", page.outcome()));
+            w.pages.push(Value::Object(page.evidence().0));
+            return w;
+        }
+    }
+}
+
+fn count_ids(body: &Value, id_field: &str, seen: &mut BTreeMap<String, usize>) -> Vec<String> {
+    let ids: Vec<String> = body["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i[id_field].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    for id in &ids {
+        *seen.entry(id.clone()).or_default() += 1;
+    }
+    ids
+}
+
+/// Whether a walk saw exactly `ids`, each once.
+pub(super) fn exactly_once(w: &Walk, ids: &[String]) -> bool {
+    w.broken.is_none()
+        && w.seen.len() == ids.len()
+        && ids.iter().all(|id| w.seen.get(id) == Some(&1))
 }
 
 #[cfg(test)]

@@ -48,12 +48,14 @@ mutants! {
         answer_edit(|r| r.is(Method::PUT, &["campaigns", "*", "status"]), |v| drop_field(v, "start_timestamp"))
     }
 
-    fn a_campaign_cohort_upload_answer_without_created_at() fails ["endpoints.campaign_cohort_upload"] {
-        answer_edit(|r| under(r, Method::POST, "campaigns", &["*", "cohorts", "upload"]), |v| drop_field(v, "created_at"))
+    /// The status the spec fixes in the answer to making a cohort, in another letter case.
+    fn a_campaign_cohort_upload_answer_with_a_status_of_another_case() fails ["endpoints.campaign_cohort_upload", "cohorts.upload_answers_processing", "cohorts.upload_to_paused_campaign", "sim.cohort_upload_active"] {
+        answer_edit(|r| under(r, Method::POST, "campaigns", &["*", "cohorts", "upload"]), |v| v["status"] = json!("Processing"))
     }
 
-    fn a_campaign_cohort_stream_answer_without_created_at() fails ["endpoints.campaign_cohort_stream"] {
-        answer_edit(|r| under(r, Method::POST, "campaigns", &["*", "cohorts", "stream"]), |v| drop_field(v, "created_at"))
+    /// The status the spec fixes in the answer to making a cohort, in another letter case.
+    fn a_campaign_cohort_stream_answer_with_a_status_of_another_case() fails ["endpoints.campaign_cohort_stream"] {
+        answer_edit(|r| under(r, Method::POST, "campaigns", &["*", "cohorts", "stream"]), |v| v["status"] = json!("Completed"))
     }
 
     fn a_campaign_cohort_list_without_streamed_cohorts() fails ["endpoints.campaign_cohort_list"] {
@@ -119,12 +121,14 @@ mutants! {
         m
     }
 
-    fn a_deployment_cohort_upload_answer_without_created_at() fails ["endpoints.deployment_cohort_upload"] {
-        answer_edit(|r| under(r, Method::POST, "deployments", &["*", "cohorts", "upload"]), |v| drop_field(v, "created_at"))
+    /// The status the spec fixes in the answer to making a cohort, in another letter case.
+    fn a_deployment_cohort_upload_answer_with_a_status_of_another_case() fails ["endpoints.deployment_cohort_upload"] {
+        answer_edit(|r| under(r, Method::POST, "deployments", &["*", "cohorts", "upload"]), |v| v["status"] = json!("Processing"))
     }
 
-    fn a_deployment_cohort_stream_answer_without_created_at() fails ["endpoints.deployment_cohort_stream"] {
-        answer_edit(|r| under(r, Method::POST, "deployments", &["*", "cohorts", "stream"]), |v| drop_field(v, "created_at"))
+    /// The status the spec fixes in the answer to making a cohort, in another letter case.
+    fn a_deployment_cohort_stream_answer_with_a_status_of_another_case() fails ["endpoints.deployment_cohort_stream"] {
+        answer_edit(|r| under(r, Method::POST, "deployments", &["*", "cohorts", "stream"]), |v| v["status"] = json!("Completed"))
     }
 
     fn a_deployment_cohort_list_without_streamed_cohorts() fails ["endpoints.deployment_cohort_list"] {
