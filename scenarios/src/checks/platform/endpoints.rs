@@ -23,7 +23,7 @@ const OUTBOUND: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_CREATE: CheckDef = CheckDef::error(
     "endpoints.campaign_create",
-    "POST .../campaigns answers 200 with a campaign summary (CampaignSummary)",
+    "POST .../campaigns, its start and end sent with offsets (+05:30, -03:00), answers 200 with a campaign summary (CampaignSummary)",
 );
 const CAMPAIGN_LIST: CheckDef = CheckDef::error(
     "endpoints.campaign_list",
@@ -31,7 +31,7 @@ const CAMPAIGN_LIST: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_GET: CheckDef = CheckDef::error(
     "endpoints.campaign_get",
-    "GET .../campaigns/{id} answers 200 with the campaign (Campaign)",
+    "GET .../campaigns/{id} answers 200 with the campaign (Campaign), its start and end the instants sent with offsets",
 );
 const CAMPAIGN_PATCH: CheckDef = CheckDef::error(
     "endpoints.campaign_patch",
@@ -47,7 +47,7 @@ const CAMPAIGN_COHORT_UPLOAD: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_COHORT_STREAM: CheckDef = CheckDef::error(
     "endpoints.campaign_cohort_stream",
-    "POST .../campaigns/{id}/cohorts/stream answers 200 with the cohort (Cohort)",
+    "POST .../campaigns/{id}/cohorts/stream answers 200 with the cohort (Cohort); of two users sent, one with an invalid number, its counts (in the answer and on GET, when shown) are 2, 1 valid, 1 rejected",
 );
 const CAMPAIGN_COHORT_LIST: CheckDef = CheckDef::error(
     "endpoints.campaign_cohort_list",
@@ -91,7 +91,7 @@ const DEPLOYMENT_COHORT_UPLOAD: CheckDef = CheckDef::error(
 );
 const DEPLOYMENT_COHORT_STREAM: CheckDef = CheckDef::error(
     "endpoints.deployment_cohort_stream",
-    "POST .../deployments/{id}/cohorts/stream answers 200 with the cohort (Cohort)",
+    "POST .../deployments/{id}/cohorts/stream answers 200 with the cohort (Cohort); of two users sent, one with an invalid number, its counts (in the answer and on GET, when shown) are 2, 1 valid, 1 rejected",
 );
 const DEPLOYMENT_COHORT_LIST: CheckDef = CheckDef::error(
     "endpoints.deployment_cohort_list",
@@ -269,13 +269,28 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
         Err(x) => return v.blocked("reading the target's time", x.evidence()),
     };
     let start = now.at + secs(3600);
-    let body = fixtures::campaign(
+    let end = start + secs(86_400);
+    let mut body = fixtures::campaign(
         &cx.settings.agent,
         &cx.names.name(CAMPAIGN.label),
         &cx.names.number(),
         start,
-        start + secs(86_400),
+        end,
     );
+    // The instants as a client elsewhere writes them: with its own offsets (ISO 8601). The
+    // campaign must start and end at those instants, whatever offset it answers in.
+    let sent = [
+        fixtures::ts_at_offset(start, 5 * 3600 + 30 * 60),
+        fixtures::ts_at_offset(end, -3 * 3600),
+    ];
+    body["start_timestamp"] = json!(sent[0]);
+    body["end_timestamp"] = json!(sent[1]);
+    // The instants sent (to the millisecond, as written).
+    let [start, end] = sent.each_ref().map(|s| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .unwrap_or(start)
+    });
     let described = body["description"].clone();
     let x = cx.create_campaign(body).await;
     schema_check(cx, v, &CAMPAIGN_CREATE, &x, "CampaignSummary");
@@ -310,7 +325,27 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
         &format!(", listing {id}"),
     );
     let got = cx.get(&cx.paths.campaign(&id), &[]).await;
-    schema_check(cx, v, &CAMPAIGN_GET, &got, "Campaign");
+    let instants = |x: &Exchange| {
+        ["start_timestamp", "end_timestamp"].map(|f| {
+            x.str_field(f)
+                .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+                .map(|t| t.with_timezone(&chrono::Utc))
+        })
+    };
+    v.varied(&CAMPAIGN_GET, "offset sent", ["+05:30", "-03:00"]);
+    schema_check_and(
+        cx,
+        v,
+        &CAMPAIGN_GET,
+        &got,
+        "Campaign",
+        instants(&got) == [Some(start), Some(end)],
+        &format!(
+            ", start_timestamp {} and end_timestamp {} as sent (with offsets +05:30 and -03:00), as instants",
+            fixtures::ts(start),
+            fixtures::ts(end)
+        ),
+    );
     let patched_text = "Patched by harness check platform.";
     let patch = json!({"description": patched_text});
     let x = cx
@@ -402,7 +437,11 @@ async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDef
         .await;
     schema_check(cx, v, defs.upload, &up, "Cohort");
     let uploaded = up.str_field("cohort_id").map(str::to_string);
-    let users = [(magic_number(2, 1), "s1".to_string())];
+    // One user the platform takes and one whose number it rejects (that user only).
+    let users = [
+        (magic_number(2, 1), "s1".to_string()),
+        ("12345".to_string(), "s2".to_string()),
+    ];
     let streamed = cx
         .send(
             Method::POST,
@@ -410,7 +449,36 @@ async fn cohorts(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, defs: CohortDef
             cohort_stream(&cx.names.name(defs.streamed.label), &users),
         )
         .await;
-    schema_check(cx, v, defs.stream, &streamed, "Cohort");
+    // The counts, wherever the answer shows them, are the users sent: 2 in all, 1 valid,
+    // 1 rejected (valid + rejected = total).
+    let counts = |x: &Exchange| {
+        let r = &x.body()["result"];
+        !r.is_object()
+            || (r["total_records"] == json!(2)
+                && r["valid_records"] == json!(1)
+                && r["rejected_records"] == json!(1))
+    };
+    let streamed_read = match streamed.str_field("cohort_id") {
+        Some(id) => Some(wait_for_cohort(cx, parent, id).await),
+        None => None,
+    };
+    v.varied(
+        defs.stream,
+        "users sent",
+        users
+            .iter()
+            .map(|(phone, _)| phone.clone())
+            .collect::<Vec<_>>(),
+    );
+    schema_check_and(
+        cx,
+        v,
+        defs.stream,
+        &streamed,
+        "Cohort",
+        counts(&streamed) && streamed_read.as_ref().is_none_or(counts),
+        ", and wherever it or the cohort read after it shows result: total_records 2, valid_records 1, rejected_records 1 (two users sent, one number invalid)",
+    );
     let x = cx
         .get(&cx.paths.cohorts(parent, &[]), &[("limit", "100".into())])
         .await;

@@ -76,6 +76,14 @@ pub(crate) fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// An instant written at an offset of `east_secs` seconds east of UTC: RFC 3339,
+/// milliseconds, `+05:30`.
+pub(crate) fn ts_at_offset(t: DateTime<Utc>, east_secs: i32) -> String {
+    let zone = chrono::FixedOffset::east_opt(east_secs).expect("an offset within a day");
+    t.with_timezone(&zone)
+        .to_rfc3339_opts(SecondsFormat::Millis, false)
+}
+
 /// Whole seconds as a duration.
 pub(crate) fn secs(s: i64) -> Duration {
     Duration::seconds(s)

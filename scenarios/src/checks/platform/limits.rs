@@ -62,7 +62,7 @@ const NAME_MAX: CheckDef = CheckDef::error(
 );
 const NAME_PATTERN: CheckDef = CheckDef::error(
     "limits.deployment_name_pattern",
-    "a name of letters, digits, _, - and spaces is accepted; '!' or an empty name is a 422 at [body, name]",
+    "a name of letters, digits, _, - and spaces (doubled and at its end too) is accepted and answered as sent; one with '!', '.', '/', '@', ':', a quote, a tab or a newline, or an empty name, is a 422 at [body, name]",
 );
 const CONNECTIONS_MIN: CheckDef = CheckDef::error(
     "limits.deployment_connection_configs_min",
@@ -163,7 +163,7 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     ),
     (&DEPLOYMENT_DESCRIPTION, &[deployment("limits-description")]),
     (&NAME_MAX, &[deployment("limits-name-max")]),
-    (&NAME_PATTERN, &[deployment("pattern")]),
+    (&NAME_PATTERN, &[Makes::new(Kind::Deployment, "pattern", 2)]),
     (&CONNECTIONS_MIN, &[deployment("limits-connections")]),
     (&NAMES_PATTERN, &MAKES_PATTERN),
     (
@@ -199,8 +199,28 @@ fn boundary(
     invalid: &[(String, Exchange)],
     at: &[&str],
 ) {
+    boundary_echoed(v, def, valid, invalid, at, None);
+}
+
+/// [`boundary`], and each valid request's value of `echo` (its field, and its value as sent)
+/// answered exactly as sent.
+fn boundary_echoed(
+    v: &mut Verdicts,
+    def: &CheckDef,
+    valid: &[(String, Exchange)],
+    invalid: &[(String, Exchange)],
+    at: &[&str],
+    echo: Option<(&str, &[Value])>,
+) {
     let want = loc(at);
+    let echoed = echo.is_none_or(|(field, sent)| {
+        valid
+            .iter()
+            .zip(sent)
+            .all(|((_, x), s)| !x.is_success() || &x.body()[field] == s)
+    });
     let ok = valid.iter().all(|(_, x)| x.is_success())
+        && echoed
         && invalid.iter().all(|(_, x)| names_loc(x, &want));
     v.varied(
         def,
@@ -226,8 +246,11 @@ fn boundary(
         ok,
         evidence,
         format!(
-            "{} accepted (2xx); {} refused with 422 and a detail entry at loc {}",
+            "{} accepted (2xx){}; {} refused with 422 and a detail entry at loc {}",
             valid_what.join(", "),
+            echo.map_or(String::new(), |(f, _)| format!(
+                ", each {f} answered exactly as sent"
+            )),
             invalid_what.join(", "),
             Value::Array(want.clone())
         ),
@@ -427,18 +450,34 @@ async fn deployment_limits(cx: &Ctx, v: &mut Verdicts) {
         &["body", "name"],
     );
 
+    // Every form of the pattern: what it allows, spaces doubled and at the end included
+    // (answered as sent, not trimmed; every name the suite makes starts with its prefix),
+    // and each kind of character it leaves out.
     let pattern = label(&NAME_PATTERN);
-    let (gw, gb) = name(&format!("{} Name_of all-kinds 09", cx.names.name(pattern)));
-    let (bw, bb) = name(&format!("{}!", cx.names.name(pattern)));
+    let goods = [
+        format!("{} Name_of all-kinds 09", cx.names.name(pattern)),
+        format!("{}  spaced_-_ ", cx.names.name(pattern)),
+    ];
+    let mut valid = Vec::new();
+    for n in &goods {
+        let (what, body) = name(n);
+        valid.push((what, create(body).await));
+    }
+    let mut invalid = Vec::new();
+    for bad in ["!", ".", "/", "@", ":", "'", "\t", "\n"] {
+        let (what, body) = name(&format!("{}{bad}x", cx.names.name(pattern)));
+        invalid.push((what, create(body).await));
+    }
     let (ew, eb) = name("");
-    let ok = create(gb).await;
-    let (refused, empty) = (create(bb).await, create(eb).await);
-    boundary(
+    invalid.push((ew, create(eb).await));
+    let sent: Vec<Value> = goods.iter().map(|n| json!(n)).collect();
+    boundary_echoed(
         v,
         &NAME_PATTERN,
-        &[(gw, ok)],
-        &[(bw, refused), (ew, empty)],
+        &valid,
+        &invalid,
         &["body", "name"],
+        Some(("name", &sent)),
     );
 
     let described = |len: usize| {

@@ -49,6 +49,7 @@ pub mod sim;
 mod sim_defs;
 mod sim_inbound;
 mod sim_rules;
+mod sim_signatures;
 pub(crate) mod sim_states;
 mod sim_zones;
 mod sim_zones_defs;

@@ -33,7 +33,7 @@ use super::sim_rules::{self, Timeline};
 use super::states::status_value;
 use super::target::Parent;
 use super::verdicts::Verdicts;
-use super::{sim_inbound, sim_states, sim_zones, sim_zones_defs};
+use super::{sim_inbound, sim_signatures, sim_states, sim_zones, sim_zones_defs};
 use crate::checks::{CheckDef, Evidence};
 
 /// The checks of this group.
@@ -52,6 +52,7 @@ pub const CHECKS: &[CheckDef] = &[
     COHORT_ACTIVE,
     OUTBOUND_EVENT,
     SIGNATURES,
+    SIGNATURE_FORM,
     sim_states::PAUSE_ACTIVE,
     sim_states::RESUME_AFTER_START,
     sim_states::CANCEL_RUNNING,
@@ -122,7 +123,11 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&COHORT_ACTIVE, &[LATE_COHORT, LATE_UPLOAD]),
     (
         &OUTBOUND_EVENT,
-        &[Makes::new(Kind::OutboundCall, "sim-outbound", 1)],
+        &[Makes::new(
+            Kind::OutboundCall,
+            "sim-outbound",
+            sim_rules::OUTBOUND_OUTCOMES.len() as u32,
+        )],
     ),
     (&sim_states::PAUSE_ACTIVE, &sim_states::MADE),
     (&sim_states::RESUME_AFTER_START, &sim_states::MADE),
@@ -211,9 +216,11 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     .await
     {
         Ok(recv) => {
+            let from = cx.now().await.ok().map(|n| n.at);
             campaigns(cx, v, &recv).await;
             sim_zones::run(cx, v, Some(&recv)).await;
-            judge_signatures(cx, v, &recv.deliveries());
+            let to = cx.now().await.ok().map(|n| n.at);
+            sim_signatures::judge(cx, v, &recv.deliveries(), from.zip(to));
             if let Some(o) = super::oracle::of(&cx.http) {
                 o.target_events(recv.all());
             }
@@ -231,89 +238,6 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     }
     sim_states::run(cx, v).await;
     sim_inbound::run(cx, v).await;
-}
-
-/// `sim.webhook_signatures`: every delivery's timestamp and signature verify under the
-/// secret the target signs with (skipped without `--webhook-secret`).
-fn judge_signatures(cx: &Ctx, v: &mut Verdicts, deliveries: &[super::receiver::Delivery]) {
-    use hmac::{Hmac, Mac};
-    let Some(secret) = &cx.settings.webhook_secret else {
-        v.add(crate::checks::Check::skip(
-            &SIGNATURES,
-            "give --webhook-secret (the secret the target signs its webhooks with) to verify the signatures",
-        ));
-        return;
-    };
-    if deliveries.is_empty() {
-        v.add(crate::checks::Check::skip(
-            &SIGNATURES,
-            "no webhook was delivered",
-        ));
-        return;
-    }
-    let verifies = |ts: &str, body: &[u8], sig: &str| {
-        let mut mac =
-            Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
-        mac.update(ts.as_bytes());
-        mac.update(b".");
-        mac.update(body);
-        sig.trim()
-            .eq_ignore_ascii_case(&hex::encode(mac.finalize().into_bytes()))
-    };
-    let mut bad = Vec::new();
-    for d in deliveries {
-        let problem = match (&d.timestamp, &d.signature) {
-            (None, _) => Some("no x-webhook-timestamp".to_string()),
-            (_, None) => Some("no x-webhook-signature".to_string()),
-            (Some(ts), Some(_)) if ts.trim().parse::<i64>().is_err() => {
-                Some(format!("x-webhook-timestamp {ts:?} is not Unix seconds"))
-            }
-            (Some(ts), Some(sig)) => (!verifies(ts, &d.body, sig)).then(|| {
-                "the signature is not the HMAC-SHA256 of {timestamp}.{the body as received}"
-                    .to_string()
-            }),
-        };
-        if let Some(p) = problem {
-            let event: Value = serde_json::from_slice(&d.body).unwrap_or(Value::Null);
-            bad.push(json!({
-                "problem": p,
-                "attempt_id": event.get("attempt_id").cloned().unwrap_or(Value::Null),
-                "x_webhook_timestamp": d.timestamp,
-                // The target's request to the receiver that showed it (its body less the
-                // variables a campaign's users carry).
-                "request": {
-                    "method": "POST",
-                    "headers": {
-                        "x-webhook-timestamp": d.timestamp,
-                        "x-webhook-signature": d.signature,
-                    },
-                    "body_bytes": d.body.len(),
-                },
-            }));
-        }
-    }
-    // What the verification says of the first delivery and of it with one byte changed: a
-    // check that passes must have told them apart.
-    let first = &deliveries[0];
-    if let (Some(ts), Some(sig)) = (&first.timestamp, &first.signature) {
-        let mut changed = first.body.to_vec();
-        changed.push(b' ');
-        v.varied(
-            &SIGNATURES,
-            "verifies",
-            [verifies(ts, &first.body, sig), verifies(ts, &changed, sig)],
-        );
-    }
-    let n = bad.len();
-    v.judge(
-        &SIGNATURES,
-        bad.is_empty(),
-        Evidence::new()
-            .with("deliveries", deliveries.len())
-            .with("not_verified", n)
-            .with("examples", bad.into_iter().take(5).collect::<Vec<_>>()),
-        "every delivery signed: x-webhook-signature = hex HMAC-SHA256(secret, \"{x-webhook-timestamp}.{raw body}\")",
-    );
 }
 
 /// The first whole minute at or after `t`.
@@ -469,7 +393,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
             .to_string()
     };
     let stop = sim_rules::stop_file(cx, &id_of(&STOPPED)).await;
-    let outbound = sim_rules::outbound_call(cx, recv).await;
+    let outbound = sim_rules::outbound_calls(cx, recv).await;
     let activation = id_of(&ACTIVATION);
     let end = plans[0].end;
 

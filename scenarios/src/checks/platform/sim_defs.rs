@@ -61,9 +61,13 @@ pub(super) const SIGNATURES: CheckDef = CheckDef::error(
     "sim.webhook_signatures",
     "every webhook delivery carries x-webhook-timestamp (Unix seconds of the target's clock) and x-webhook-signature, the hex HMAC-SHA256 of {timestamp}.{raw body} under --webhook-secret",
 );
+pub(super) const SIGNATURE_FORM: CheckDef = CheckDef::warning(
+    "sim.webhook_signature_form",
+    "the signature headers in the form the record assumes: x-webhook-signature lower-case hex, x-webhook-timestamp Unix seconds of the target's clock at the try (the simulated time on a simulated clock), not milliseconds nor another clock",
+);
 pub(super) const OUTBOUND_EVENT: CheckDef = CheckDef::error(
     "sim.outbound_event",
-    "an instant outbound call with webhook_config sends its event there once it ends: its attempt_id, the metadata echoed, the schema OutboundCallEvent",
+    "an instant outbound call with webhook_config sends its event there once it ends: its attempt_id, the metadata echoed, the status of the call's outcome (connected, busy, no_answer: three calls whose numbers decide it), the schema OutboundCallEvent",
 );
 pub(super) const COHORT_ACTIVE: CheckDef = CheckDef::error(
     "sim.cohort_upload_active",

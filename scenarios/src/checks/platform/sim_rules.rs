@@ -415,48 +415,76 @@ pub(super) async fn judge_late_upload(v: &mut Verdicts, tl: &Timeline<'_>, late:
     );
 }
 
-/// Places an instant outbound call to a user who answers (90 s), its events to `recv`.
-pub(super) async fn outbound_call(cx: &Ctx, recv: &Receiver) -> Exchange {
-    let mut body = fixtures::outbound(
-        &cx.settings.agent,
-        &cx.names.number(),
-        &magic_number(0, 400),
-    );
-    body["webhook_config"] =
-        json!({"url": recv.url("outbound"), "metadata": {"run": cx.names.run()}});
-    cx.send(Method::POST, &cx.paths.outbounds(), body).await
+/// The instant outbound calls placed, each to a user whose outcome the simulated telephony's
+/// magic number decides, with the status its event must carry: one who answers (90 s), one
+/// always busy, one who never answers.
+pub(super) const OUTBOUND_OUTCOMES: [(u8, &str); 3] =
+    [(0, "connected"), (1, "busy"), (2, "no_answer")];
+
+/// Places the instant outbound calls of [`OUTBOUND_OUTCOMES`], their events to `recv`.
+pub(super) async fn outbound_calls(cx: &Ctx, recv: &Receiver) -> Vec<Exchange> {
+    let mut calls = Vec::new();
+    for (yy, _) in OUTBOUND_OUTCOMES {
+        let mut body = fixtures::outbound(
+            &cx.settings.agent,
+            &cx.names.number(),
+            &magic_number(yy, 400),
+        );
+        body["webhook_config"] =
+            json!({"url": recv.url("outbound"), "metadata": {"run": cx.names.run()}});
+        calls.push(cx.send(Method::POST, &cx.paths.outbounds(), body).await);
+    }
+    calls
 }
 
-/// Judges the outbound call's event: its attempt, the metadata echoed, the schema.
-pub(super) async fn judge_outbound(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>, call: &Exchange) {
-    let attempt = call.str_field("attempt_id").unwrap_or_default();
-    let event = if attempt.is_empty() {
-        None
-    } else {
-        tl.recv.wait_attempt(attempt, EVENT_WAIT).await
-    };
-    let sent = &call
-        .sent
-        .body
-        .as_ref()
-        .map_or(Value::Null, |b| b["webhook_config"].clone());
-    let ok = match &event {
-        Some(e) => {
-            v.varied(
-                &OUTBOUND_EVENT,
-                "schema",
-                cx.schemas.discriminates("OutboundCallEvent", e),
-            );
-            cx.schemas.violations("OutboundCallEvent", e).is_empty()
-                && e["webhook_config"]["metadata"] == sent["metadata"]
-                && e["status"] == json!("connected")
-        }
-        None => false,
-    };
+/// Judges the outbound calls' events: each its attempt's, the metadata echoed, the status
+/// of the outcome its number decides, the schema.
+pub(super) async fn judge_outbound(
+    cx: &Ctx,
+    v: &mut Verdicts,
+    tl: &Timeline<'_>,
+    calls: &[Exchange],
+) {
+    let mut ok = calls.len() == OUTBOUND_OUTCOMES.len();
+    let mut shown = Vec::new();
+    let mut statuses = Vec::new();
+    for (call, (_, want)) in calls.iter().zip(OUTBOUND_OUTCOMES) {
+        let attempt = call.str_field("attempt_id").unwrap_or_default();
+        let event = if attempt.is_empty() {
+            None
+        } else {
+            tl.recv.wait_attempt(attempt, EVENT_WAIT).await
+        };
+        let sent = &call
+            .sent
+            .body
+            .as_ref()
+            .map_or(Value::Null, |b| b["webhook_config"].clone());
+        ok &= match &event {
+            Some(e) => {
+                v.varied(
+                    &OUTBOUND_EVENT,
+                    "schema",
+                    cx.schemas.discriminates("OutboundCallEvent", e),
+                );
+                statuses.push(e["status"].clone());
+                cx.schemas.violations("OutboundCallEvent", e).is_empty()
+                    && e["webhook_config"]["metadata"] == sent["metadata"]
+                    && e["status"] == json!(want)
+            }
+            None => false,
+        };
+        shown.push(json!({
+            "call": call.evidence().0,
+            "expected_status": want,
+            "event": event.unwrap_or(Value::Null),
+        }));
+    }
+    v.varied(&OUTBOUND_EVENT, "status", statuses);
     v.judge(
         &OUTBOUND_EVENT,
         ok,
-        call.evidence().with("event", event.unwrap_or(Value::Null)),
-        "one event for the attempt_id answered, \"status\": \"connected\" (the user answers), webhook_config.metadata as sent, matching the schema OutboundCallEvent",
+        Evidence::new().with("calls", shown),
+        "one event for each attempt_id answered, its \"status\" the outcome the number decides (\"connected\" for a user who answers, \"busy\" for one always busy, \"no_answer\" for one who never answers), webhook_config.metadata as sent, matching the schema OutboundCallEvent",
     );
 }

@@ -52,7 +52,7 @@ const REFUSAL_SHAPE: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_START_FIXED: CheckDef = CheckDef::error(
     "states.campaign_start_fixed",
-    "PATCH of another start_timestamp is refused (4xx) and the start stays as created",
+    "PATCH of another start_timestamp (beside a valid description) is refused (4xx) and changes nothing: the start stays as created, the description is not applied",
 );
 /// The checks of this group.
 pub(crate) const CHECKS: &[CheckDef] = &[
@@ -119,6 +119,16 @@ pub(super) fn status_value(x: &Exchange) -> Value {
 /// A 4xx answer.
 pub(super) fn is_4xx(x: &Exchange) -> bool {
     (400..500).contains(&x.status)
+}
+
+/// What a refused request changed of a resource, read `before` and `after` it: every field
+/// that differs (timestamps as instants; who updated it and when left out), none when
+/// either read failed (another check judges those).
+pub(super) fn refused_changed(before: &Exchange, after: &Exchange) -> Vec<Value> {
+    if before.status != 200 || after.status != 200 {
+        return Vec::new();
+    }
+    unnamed_changes(before.body(), after.body(), &json!({})).fields
 }
 
 async fn new_campaign(cx: &Ctx, label: &str) -> Exchange {
@@ -375,11 +385,13 @@ async fn start_fixed(cx: &Ctx, v: &mut Verdicts, id: &str, got: &Exchange) {
         );
     };
     let moved = ts(start + secs(3600));
+    // Beside the refused field a valid one: a refusal changes nothing, not even that.
+    let before = cx.get(&cx.paths.campaign(id), &[]).await;
     let x = cx
         .send(
             Method::PATCH,
             &cx.paths.campaign(id),
-            json!({"start_timestamp": moved}),
+            json!({"start_timestamp": moved, "description": "refused with the start: never applied"}),
         )
         .await;
     let after = cx.get(&cx.paths.campaign(id), &[]).await;
@@ -388,13 +400,16 @@ async fn start_fixed(cx: &Ctx, v: &mut Verdicts, id: &str, got: &Exchange) {
             .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
             .is_some_and(|t| t == start)
     };
+    let changed = refused_changed(&before, &after);
     v.varied(&CAMPAIGN_START_FIXED, "start_timestamp", [ts(start), moved]);
     v.judge(
         &CAMPAIGN_START_FIXED,
-        is_4xx(&x) && kept(&after),
-        Exchange::all(&[&x, &after]).with("start_timestamp", ts(start)),
+        is_4xx(&x) && kept(&after) && changed.is_empty(),
+        Exchange::all(&[&before, &x, &after])
+            .with("start_timestamp", ts(start))
+            .with("changed_by_the_refusal", changed),
         format!(
-            "a 4xx (422 at [\"body\", \"start_timestamp\"] in this contract), and start_timestamp still {} on GET",
+            "a 4xx (422 at [\"body\", \"start_timestamp\"] in this contract) for a PATCH of start_timestamp and description, and the campaign unchanged on GET: start_timestamp still {}, the description not applied either",
             ts(start)
         ),
     );

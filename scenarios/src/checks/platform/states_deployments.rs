@@ -10,7 +10,7 @@ use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{Kind, Makes, all_days};
 use super::patch_kept::unnamed_changes;
-use super::states::{is_4xx, status, status_value};
+use super::states::{is_4xx, refused_changed, status, status_value};
 use super::target::sim_clock_advance;
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
@@ -33,7 +33,7 @@ pub(super) const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
 );
 pub(super) const DEPLOYMENT_APP_ID_FIXED: CheckDef = CheckDef::error(
     "states.deployment_app_id_fixed",
-    "PATCH of another app_id is refused (4xx) and the deployment keeps its app_id",
+    "PATCH of another app_id (beside a valid description) is refused (4xx) and changes nothing: the deployment keeps its app_id, the description is not applied",
 );
 pub(super) const DELETE_FINAL: CheckDef = CheckDef::error(
     "states.deployment_delete_final",
@@ -217,14 +217,17 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
 async fn app_id_fixed(cx: &Ctx, v: &mut Verdicts, id: &str) -> Exchange {
     let mine = cx.settings.agent.app_id.clone();
     let other = format!("{mine}-other");
+    // Beside the refused field a valid one: a refusal changes nothing, not even that.
+    let before = cx.get(&cx.paths.deployment(id), &[]).await;
     let x = cx
         .send(
             Method::PATCH,
             &cx.paths.deployment(id),
-            json!({"app_id": other}),
+            json!({"app_id": other, "description": "refused with the app_id: never applied"}),
         )
         .await;
     let got = cx.get(&cx.paths.deployment(id), &[]).await;
+    let changed = refused_changed(&before, &got);
     v.varied(
         &DEPLOYMENT_APP_ID_FIXED,
         "app_id",
@@ -232,10 +235,10 @@ async fn app_id_fixed(cx: &Ctx, v: &mut Verdicts, id: &str) -> Exchange {
     );
     v.judge(
         &DEPLOYMENT_APP_ID_FIXED,
-        is_4xx(&x) && got.str_field("app_id") == Some(mine.as_str()),
-        Exchange::all(&[&x, &got]),
+        is_4xx(&x) && got.str_field("app_id") == Some(mine.as_str()) && changed.is_empty(),
+        Exchange::all(&[&before, &x, &got]).with("changed_by_the_refusal", changed),
         format!(
-            "a 4xx (422 at [\"body\", \"app_id\"] in this contract) for app_id '{other}', and app_id still '{mine}' on GET"
+            "a 4xx (422 at [\"body\", \"app_id\"] in this contract) for a PATCH of app_id '{other}' and description, and the deployment unchanged on GET: app_id still '{mine}', the description not applied either"
         ),
     );
     x

@@ -211,6 +211,17 @@ pub struct Mutation {
     /// proxy otherwise passes the platform's signature on, or signs a changed event again
     /// as the platform would).
     pub bad_signature: bool,
+    /// Signs the events it passes on correctly but in another form than the record's.
+    pub signed_as: Option<SignedAs>,
+}
+
+/// A form of the signature headers other than the record's.
+#[derive(Clone, Copy, Debug)]
+pub enum SignedAs {
+    /// The timestamp in Unix milliseconds (the signature made over it).
+    Millis,
+    /// The signature in upper-case hex.
+    UpperHex,
 }
 
 /// Where the proxy takes the events it passes on.
@@ -442,6 +453,17 @@ async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req, ours: &st
             serde_json::to_string_pretty(&event).unwrap().as_bytes(),
         ));
         timestamp = Some(ts);
+    }
+    match (m.signed_as, &timestamp) {
+        (Some(SignedAs::Millis), Some(ts)) => {
+            let millis = format!("{ts}000");
+            signature = Some(sign(&millis, &body));
+            timestamp = Some(millis);
+        }
+        (Some(SignedAs::UpperHex), Some(ts)) => {
+            signature = Some(sign(ts, &body).to_uppercase());
+        }
+        _ => {}
     }
     let mut post = client
         .post(to)

@@ -506,7 +506,9 @@ impl Oracle {
                 "shown",
                 t.errors.iter().take(MAX_SHOWN).cloned().collect::<Vec<_>>(),
             );
-            if t.compared == 0 {
+            // Nothing compared and nothing found: no verdict. A difference found without a
+            // value compared (an event no reference sent) still fails.
+            if t.compared == 0 && t.errors.is_empty() {
                 v.add(Check::skip(
                     def,
                     "could not judge: the references disagreed on every answer of it",

@@ -453,7 +453,11 @@ pub(super) const RECORD: &[Rule] = &[
         "`duration`",
         &["sim.campaign_event_schema", "sim.rule5_short_duration"],
     ),
-    Rule::record(EVENTS, "Signing", &["sim.webhook_signatures"]),
+    Rule::record(
+        EVENTS,
+        "Signing",
+        &["sim.webhook_signatures", "sim.webhook_signature_form"],
+    ),
     Rule::none_record(EVENTS, "Delivery", OwnChoice, MOCK),
     Rule::record(
         DIALLING,

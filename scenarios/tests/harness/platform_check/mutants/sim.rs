@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::super::support::Mutation;
+use super::super::support::{Mutation, SignedAs};
 use super::{answer_edit, drop_field, events, mutants, refuse, request_edit, respond, with_seen};
 
 fn parse(v: &Value) -> Option<DateTime<Utc>> {
@@ -158,6 +158,24 @@ mutants! {
     fn webhooks_signed_over_other_bytes() fails ["sim.webhook_signatures"] {
         Mutation {
             bad_signature: true,
+            event: Some(Box::new(|_: &mut Value| {})),
+            ..Mutation::default()
+        }
+    }
+
+    /// Webhooks timestamped in Unix milliseconds (and signed over them).
+    fn webhook_timestamps_in_milliseconds() fails ["sim.webhook_signature_form"] {
+        Mutation {
+            signed_as: Some(SignedAs::Millis),
+            event: Some(Box::new(|_: &mut Value| {})),
+            ..Mutation::default()
+        }
+    }
+
+    /// Webhook signatures in upper-case hex.
+    fn webhook_signatures_in_upper_case() fails ["sim.webhook_signature_form"] {
+        Mutation {
+            signed_as: Some(SignedAs::UpperHex),
             event: Some(Box::new(|_: &mut Value| {})),
             ..Mutation::default()
         }
