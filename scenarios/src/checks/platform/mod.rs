@@ -39,6 +39,7 @@ pub(crate) mod last_run;
 pub(crate) mod limits;
 pub(crate) mod oracle;
 pub mod pagination;
+mod pagination_campaigns;
 mod pagination_links;
 mod patch_kept;
 mod preflight;

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use super::context::Ctx;
 use super::exchange::Exchange;
-use super::fixtures::{self, Kind, Makes, secs};
+use super::fixtures::{self, Kind, Makes};
 use super::pagination_links::{self as links, exactly_once, follow_all};
 use super::target::sim_clock_advance;
 use super::verdicts::Verdicts;
@@ -57,22 +57,34 @@ const SEARCH: CheckDef = CheckDef::error(
     "pagination.search",
     "search finds exactly the deployments whose name contains the text, not the decoys",
 );
-const CAMPAIGNS: CheckDef = CheckDef::error(
+const SEARCH_CASE: CheckDef = CheckDef::warning(
+    "pagination.search_case",
+    "search ignores letter case: the text in upper case finds the same deployments, and the same campaigns, as in the case they were named (the record's case-insensitive search, assumed)",
+);
+pub(super) const CAMPAIGNS: CheckDef = CheckDef::error(
     "pagination.campaign_list",
     "the campaign list pages the same way: total, search, next_page_uri walk without the decoys, links null or set at every boundary and leading to the page they name, items as each campaign's own GET shows them",
 );
 
 /// The checks of this group.
 pub(crate) const CHECKS: &[CheckDef] = &[
-    TOTALS, PREV_NULL, NEXT_NULL, WALK, SORT_ORDER, SORT_NAME, SEARCH, CAMPAIGNS,
+    TOTALS,
+    PREV_NULL,
+    NEXT_NULL,
+    WALK,
+    SORT_ORDER,
+    SORT_NAME,
+    SEARCH,
+    CAMPAIGNS,
+    SEARCH_CASE,
 ];
 
 /// How many deployments are listed.
 const DEPLOYMENTS: usize = 5;
 /// How many campaigns are listed.
-const CAMPAIGN_COUNT: usize = 3;
+pub(super) const CAMPAIGN_COUNT: usize = 3;
 /// The page size of the walks.
-const PAGE: usize = 2;
+pub(super) const PAGE: usize = 2;
 /// The listed deployment (numbered from 1) created with two connection configs.
 const TWO_CONNECTIONS: usize = 2;
 
@@ -91,12 +103,14 @@ const DEPLOYMENT_PAGES: &[(usize, usize)] = &[
     (0, 5),
 ];
 /// The campaign pages asked directly, over the three likewise.
-const CAMPAIGN_PAGES: &[(usize, usize)] = &[(0, 2), (1, 2), (2, 2), (1, 1), (2, 1), (0, 3)];
+pub(super) const CAMPAIGN_PAGES: &[(usize, usize)] =
+    &[(0, 2), (1, 2), (2, 2), (1, 1), (2, 1), (0, 3)];
 
 const LISTED: Makes = Makes::new(Kind::Deployment, "page", DEPLOYMENTS as u32);
 const DECOYS: Makes = Makes::new(Kind::Deployment, "decoy", 3);
-const LISTED_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "page-campaign", CAMPAIGN_COUNT as u32);
-const DECOY_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "decoy-campaign", 2);
+pub(super) const LISTED_CAMPAIGNS: Makes =
+    Makes::new(Kind::Campaign, "page-campaign", CAMPAIGN_COUNT as u32);
+pub(super) const DECOY_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "decoy-campaign", 2);
 
 /// What each check creates.
 pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
@@ -108,6 +122,10 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&SORT_NAME, &[LISTED, DECOYS]),
     (&SEARCH, &[LISTED, DECOYS]),
     (&CAMPAIGNS, &[LISTED_CAMPAIGNS, DECOY_CAMPAIGNS]),
+    (
+        &SEARCH_CASE,
+        &[LISTED, DECOYS, LISTED_CAMPAIGNS, DECOY_CAMPAIGNS],
+    ),
 ];
 
 /// Why the sort check cannot judge a target whose clock stands still.
@@ -153,7 +171,7 @@ async fn deployments(
 }
 
 /// `e` with `faults`, the first as its cause, when there are any.
-fn caused(e: Evidence, faults: &[String]) -> Evidence {
+pub(super) fn caused(e: Evidence, faults: &[String]) -> Evidence {
     match faults.first() {
         Some(f) => e.with("faults", faults.to_vec()).cause(f.clone()),
         None => e,
@@ -189,11 +207,12 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
                     &SORT_ORDER,
                     &SORT_NAME,
                     &SEARCH,
+                    &SEARCH_CASE,
                 ],
                 "creating the deployments to list",
                 x.evidence(),
             );
-            return campaigns(cx, v).await;
+            return super::pagination_campaigns::campaigns(cx, v).await;
         }
     };
     let numbers: BTreeMap<String, Vec<String>> = listed.iter().map(|(m, _)| m.clone()).collect();
@@ -283,7 +302,8 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     walk(cx, v, (first, last), &ids, &probed, &whole, &numbers).await;
     sorts(cx, v, &token, &ids).await;
     search(cx, v, &token, &ids).await;
-    campaigns(cx, v).await;
+    super::pagination_campaigns::campaigns(cx, v).await;
+    search_case(cx, v, &token, &ids).await;
 }
 
 /// The walks both ways from the first and the last page, the links of the pages asked
@@ -350,7 +370,7 @@ async fn walk(
     );
 }
 
-fn field_of(x: &Exchange, field: &str) -> Vec<String> {
+pub(super) fn field_of(x: &Exchange, field: &str) -> Vec<String> {
     x.body()["items"]
         .as_array()
         .map(|items| {
@@ -442,143 +462,43 @@ async fn search(cx: &Ctx, v: &mut Verdicts, token: &str, ids: &[String]) {
     );
 }
 
-async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
-    let token = cx.names.name(LISTED_CAMPAIGNS.label);
-    let decoy = cx.names.name(DECOY_CAMPAIGNS.label);
-    let start = match cx.now().await {
-        Ok(n) => n.at + secs(3600),
-        Err(x) => return v.blocked_only(&[&CAMPAIGNS], "reading the target's time", x.evidence()),
+/// `pagination.search_case`: the deployments' and the campaigns' search text in upper case
+/// finds what it finds in the case they were named (the campaigns made by
+/// [`super::pagination_campaigns::campaigns`]).
+async fn search_case(cx: &Ctx, v: &mut Verdicts, token: &str, ids: &[String]) {
+    let find = |path: Vec<String>, text: String| async move {
+        cx.get(&path, &[("search", text), ("limit", "100".to_string())])
+            .await
     };
-    let mut ids = Vec::new();
-    let mut decoys = Vec::new();
-    for i in 1..=CAMPAIGN_COUNT {
-        let mut names = vec![(format!("{token}-{i}"), true)];
-        if i <= DECOY_CAMPAIGNS.count as usize {
-            names.push((format!("{decoy}-{i}"), false));
-        }
-        for (name, matching) in names {
-            let x = cx
-                .create_campaign(fixtures::campaign(
-                    &cx.settings.agent,
-                    &name,
-                    &cx.names.number(),
-                    start,
-                    start + secs(86_400),
-                ))
-                .await;
-            match x.str_field("campaign_id") {
-                Some(id) if matching => ids.push(id.to_string()),
-                Some(id) => decoys.push(id.to_string()),
-                None => {
-                    return v.blocked_only(
-                        &[&CAMPAIGNS],
-                        "creating the campaigns to list",
-                        x.evidence(),
-                    );
-                }
-            }
-        }
-    }
-    let path = cx.paths.campaigns();
-    let first = cx
-        .get(
-            &path,
-            &[("search", token.clone()), ("limit", PAGE.to_string())],
-        )
-        .await;
-    let everything = cx.get(&path, &[("limit", "100".to_string())]).await;
-    // The status filter, both ways (the oracle compares the items with the reference's).
-    for status in ["scheduled", "cancelled"] {
-        cx.get(
-            &path,
-            &[
-                ("search", token.clone()),
-                ("campaign_status", status.to_string()),
-            ],
-        )
-        .await;
-    }
+    let sorted = |x: &Exchange, field: &str| {
+        let mut v = field_of(x, field);
+        v.sort();
+        v
+    };
+    let campaign_token = cx.names.name(LISTED_CAMPAIGNS.label);
+    let deployments_upper = find(cx.paths.deployments(), token.to_uppercase()).await;
+    let campaigns_named = find(cx.paths.campaigns(), campaign_token.clone()).await;
+    let campaigns_upper = find(cx.paths.campaigns(), campaign_token.to_uppercase()).await;
+    let mut want = ids.to_vec();
+    want.sort();
+    let campaign_ids = sorted(&campaigns_named, "campaign_id");
     v.varied(
-        &CAMPAIGNS,
-        "total",
-        [
-            first.body()["total"].clone(),
-            everything.body()["total"].clone(),
-        ],
+        &SEARCH_CASE,
+        "search",
+        [token.to_string(), token.to_uppercase()],
     );
-    let w = follow_all(
-        cx,
-        &first,
-        "next_page_uri",
-        "campaign_id",
-        CAMPAIGN_COUNT + 2,
-    )
-    .await;
-    let whole = cx
-        .get(
-            &path,
-            &[("search", token.clone()), ("limit", "100".to_string())],
-        )
-        .await;
-    let listing = links::Listing {
-        path,
-        search: token.clone(),
-        id_field: "campaign_id",
-        total: CAMPAIGN_COUNT,
-        ids: links::ids(whole.body(), "campaign_id"),
-    };
-    let probed = links::probe(cx, &listing, CAMPAIGN_PAGES).await;
-    let mut items: Vec<Value> = whole.body()["items"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    items.extend(probed.items.iter().cloned());
-    items.extend(w.items.iter().cloned());
-    let values = links::against_reads(
-        cx,
-        "campaign_id",
-        &items,
-        &ids,
-        |id| cx.paths.campaign(id),
-        &BTreeMap::new(),
-    )
-    .await;
-    let mut faults = Vec::new();
-    if first.status != 200
-        || first.body()["total"].as_u64() != Some(CAMPAIGN_COUNT as u64)
-        || !first.body()["prev_page_uri"].is_null()
-    {
-        faults.push(format!(
-            "the first page (search, limit {PAGE}) answered {}, total {}, prev_page_uri {}",
-            first.outcome(),
-            first.body()["total"],
-            first.body()["prev_page_uri"]
-        ));
-    }
-    if let Some(why) = &w.broken {
-        faults.push(format!("the walk along next_page_uri: {why}"));
-    } else if !exactly_once(&w, &ids) {
-        faults.push(format!(
-            "the walk along next_page_uri saw {:?}, not each of {ids:?} once",
-            w.seen
-        ));
-    }
-    faults.extend(listing.whole_fault(&whole, &ids));
-    for f in [&probed.own, &probed.next, &probed.prev, &probed.links] {
-        faults.extend(f.iter().cloned());
-    }
-    faults.extend(values.faults.iter().cloned());
-    v.varied(&CAMPAIGNS, "next_page_uri null", probed.next_null.clone());
-    let e = Evidence::new()
-        .with("expected_ids", ids.clone())
-        .with("decoy_ids", decoys)
-        .with("walk", w.pages)
-        .with("pages", probed.pages)
-        .with("values", values.evidence);
     v.judge(
-        &CAMPAIGNS,
-        faults.is_empty(),
-        caused(e, &faults),
-        format!("total {CAMPAIGN_COUNT} for search '{token}', prev_page_uri null first, each campaign once (no decoy) along next_page_uri, ending null; on each page (offset, limit) of {CAMPAIGN_PAGES:?}: total, offset and limit echoed, the whole list's items from the offset, next_page_uri null exactly when offset + limit >= total, prev_page_uri null exactly at offset 0, each link answering 2xx with the page at offset + limit or max(0, offset - limit) and its items; each item's fields as the campaign's GET shows them"),
+        &SEARCH_CASE,
+        deployments_upper.status == 200
+            && sorted(&deployments_upper, "deployment_id") == want
+            && campaigns_upper.status == 200
+            && !campaign_ids.is_empty()
+            && sorted(&campaigns_upper, "campaign_id") == campaign_ids,
+        Exchange::all(&[&deployments_upper, &campaigns_named, &campaigns_upper]),
+        format!(
+            "search '{}' finds the {DEPLOYMENTS} deployments named with '{token}'; search '{}' finds the campaigns '{campaign_token}' finds",
+            token.to_uppercase(),
+            campaign_token.to_uppercase()
+        ),
     );
 }

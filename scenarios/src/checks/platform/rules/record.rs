@@ -231,7 +231,11 @@ pub(super) const RECORD: &[Rule] = &[
     Rule::record(
         FIELDS,
         "List `search`",
-        &["pagination.search", "pagination.campaign_list"],
+        &[
+            "pagination.search",
+            "pagination.campaign_list",
+            "pagination.search_case",
+        ],
     ),
     Rule::none_record(FIELDS, "Agent version", OwnChoice, MOCK),
     Rule::none_record(

@@ -77,6 +77,29 @@ fn listed_numbers(f: fn(&Value) -> Value) -> super::super::support::Mutation {
 }
 
 mutants! {
+    /// Search matches the text in its own letter case only.
+    fn search_case_sensitive() fails ["pagination.search_case"] {
+        super::respond(|req, resp| {
+            if resp.status == 200
+                && (req.is(Method::GET, &["deployments"]) || req.is(Method::GET, &["campaigns"]))
+                && let Some(text) = req.param("search")
+                && text.chars().any(|c| c.is_ascii_uppercase())
+                && let Some(mut v) = resp.json()
+            {
+                let kept: Vec<Value> = v["items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|i| i["name"].as_str().is_some_and(|n| n.contains(&text)))
+                    .cloned()
+                    .collect();
+                v["total"] = json!(kept.len());
+                v["items"] = json!(kept);
+                resp.set_json(&v);
+            }
+        })
+    }
+
     /// A searched deployment list echoes one more than the limit asked.
     fn the_limit_echoed_wrong() fails ["pagination.totals"] {
         answer_edit(
