@@ -35,7 +35,7 @@ const CAMPAIGN_GET: CheckDef = CheckDef::error(
 );
 const CAMPAIGN_PATCH: CheckDef = CheckDef::error(
     "endpoints.campaign_patch",
-    "PATCH .../campaigns/{id} answers 200 with the updated campaign (Campaign): the new description, every field it does not name as read before it",
+    "PATCH .../campaigns/{id} of description and name answers 200 with the updated campaign (Campaign): both new values, in the answer and on the GET after it, every field it does not name as read before it",
 );
 const CAMPAIGN_STATUS: CheckDef = CheckDef::error(
     "endpoints.campaign_status",
@@ -75,7 +75,7 @@ const DEPLOYMENT_GET: CheckDef = CheckDef::error(
 );
 const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
     "endpoints.deployment_patch",
-    "PATCH .../deployments/{id} answers 200 with the updated deployment (Deployment): the new description, every field it does not name as read before it",
+    "PATCH .../deployments/{id} of description and name answers 200 with the updated deployment (Deployment): both new values, in the answer and on the GET after it, every field it does not name as read before it",
 );
 const DEPLOYMENT_STATUS: CheckDef = CheckDef::error(
     "endpoints.deployment_status",
@@ -223,20 +223,21 @@ fn schema_check_and(
 }
 
 /// A PATCH answer `x` against the schema, `more` and what it must leave alone: every field of
-/// `before` (the resource read before it) that `patch` does not name.
+/// `before` (the resource read before it) that `patch` does not name; `after`, the read after
+/// it, shown beside.
 #[allow(clippy::too_many_arguments)]
 fn patch_check(
     cx: &Ctx,
     v: &mut Verdicts,
     def: &CheckDef,
-    before: &Exchange,
-    x: &Exchange,
+    (before, x, after): (&Exchange, &Exchange, &Exchange),
     patch: &serde_json::Value,
     schema: &str,
     more: bool,
     also: &str,
 ) {
-    let (ok, mut e) = cx.conforms(x, schema);
+    let (ok, e) = cx.conforms(x, schema);
+    let mut e = e.with("read_after", after.evidence().0);
     if x.is_success() {
         v.varied(def, "schema", cx.schemas.discriminates(schema, x.body()));
     }
@@ -347,25 +348,32 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
         ),
     );
     let patched_text = "Patched by harness check platform.";
-    let patch = json!({"description": patched_text});
+    let renamed = cx.names.name("endpoints-renamed");
+    let patch = json!({"description": patched_text, "name": renamed});
     let x = cx
         .send(Method::PATCH, &cx.paths.campaign(&id), patch.clone())
         .await;
+    // Stored, not only answered: the read after it shows both.
+    let read = cx.get(&cx.paths.campaign(&id), &[]).await;
     v.varied(
         &CAMPAIGN_PATCH,
         "description",
         [described, x.body()["description"].clone()],
     );
+    let applied = |x: &Exchange| {
+        x.body()["description"] == json!(patched_text) && x.body()["name"] == json!(renamed)
+    };
     patch_check(
         cx,
         v,
         &CAMPAIGN_PATCH,
-        &got,
-        &x,
+        (&got, &x, &read),
         &patch,
         "Campaign",
-        x.body()["description"] == json!(patched_text),
-        &format!(", \"description\": \"{patched_text}\""),
+        applied(&x) && applied(&read),
+        &format!(
+            ", \"description\": \"{patched_text}\" and \"name\": \"{renamed}\", in the answer and on the GET after it"
+        ),
     );
     cohorts(cx, v, Parent::Campaign(&id), CAMPAIGN_COHORTS).await;
     let x = cx
@@ -575,25 +583,32 @@ async fn deployment(cx: &Ctx, v: &mut Verdicts) {
     let got = cx.get(&cx.paths.deployment(&id), &[]).await;
     schema_check(cx, v, &DEPLOYMENT_GET, &got, "Deployment");
     let patched_text = "Patched by harness check platform.";
-    let patch = json!({"description": patched_text});
+    let renamed = cx.names.name("endpoints-renamed");
+    let patch = json!({"description": patched_text, "name": renamed});
     let x = cx
         .send(Method::PATCH, &cx.paths.deployment(&id), patch.clone())
         .await;
+    // Stored, not only answered: the read after it shows both.
+    let read = cx.get(&cx.paths.deployment(&id), &[]).await;
     v.varied(
         &DEPLOYMENT_PATCH,
         "description",
         [described, x.body()["description"].clone()],
     );
+    let applied = |x: &Exchange| {
+        x.body()["description"] == json!(patched_text) && x.body()["name"] == json!(renamed)
+    };
     patch_check(
         cx,
         v,
         &DEPLOYMENT_PATCH,
-        &got,
-        &x,
+        (&got, &x, &read),
         &patch,
         "Deployment",
-        x.body()["description"] == json!(patched_text),
-        &format!(", \"description\": \"{patched_text}\""),
+        applied(&x) && applied(&read),
+        &format!(
+            ", \"description\": \"{patched_text}\" and \"name\": \"{renamed}\", in the answer and on the GET after it"
+        ),
     );
     cohorts(cx, v, Parent::Deployment(&id), DEPLOYMENT_COHORTS).await;
     let x = cx

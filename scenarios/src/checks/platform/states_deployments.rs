@@ -29,7 +29,7 @@ pub(super) const DEPLOYMENT_REPEAT: CheckDef = CheckDef::warning(
 );
 pub(super) const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
     "states.deployment_patch_applies",
-    "PATCH of app_version and inbound_config changes them (answer and GET), keeps every field it does not name, and moves updated_at on (with --sim, to the clock's time a second later)",
+    "PATCH of app_version and inbound_config changes them (answer and GET), keeps every field it does not name, and moves updated_at on (with --sim, to the clock's time a second later); a second PATCH to fewer days replaces the days, not merges them",
 );
 pub(super) const DEPLOYMENT_APP_ID_FIXED: CheckDef = CheckDef::error(
     "states.deployment_app_id_fixed",
@@ -166,6 +166,24 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
         .send(Method::PATCH, &cx.paths.deployment(id), body.clone())
         .await;
     let got = cx.get(&cx.paths.deployment(id), &[]).await;
+    // A second schedule with fewer days: a PATCH replaces the list, it does not merge it.
+    let narrower = json!({
+        "start_time": "09:00",
+        "end_time": "17:00",
+        "allowed_days": ["Saturday"],
+        "timezone": "Europe/Paris"
+    });
+    let renarrowed = cx
+        .send(
+            Method::PATCH,
+            &cx.paths.deployment(id),
+            json!({"inbound_config": narrower}),
+        )
+        .await;
+    let narrowed = cx.get(&cx.paths.deployment(id), &[]).await;
+    let replaced = [&renarrowed, &narrowed]
+        .iter()
+        .all(|x| x.status == 200 && same_schedule(&x.body()["inbound_config"], &narrower));
     let instant = |x: &Exchange| {
         x.str_field("updated_at")
             .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
@@ -203,10 +221,11 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
     );
     v.judge(
         &DEPLOYMENT_PATCH,
-        applied(&patched) && applied(&got) && unnamed.is_empty(),
-        Exchange::all(&[before, &patched, &got]).with("changed_without_being_named", unnamed),
+        applied(&patched) && applied(&got) && unnamed.is_empty() && replaced,
+        Exchange::all(&[before, &patched, &got, &renarrowed, &narrowed])
+            .with("changed_without_being_named", unnamed),
         format!(
-            "app_version {version} and inbound_config {schedule} in the answer and on GET, every other field as read before (the first exchange), and updated_at {} the one read before",
+            "app_version {version} and inbound_config {schedule} in the answer and on GET, every other field as read before (the first exchange), and updated_at {} the one read before; then inbound_config {narrower} (Saturday only) in the answer and on GET: the days replaced, not merged",
             if cx.settings.sim { "later than" } else { "not earlier than" }
         ),
     );
