@@ -258,6 +258,22 @@ impl FormPart {
     }
 }
 
+/// The `status` field of an answer.
+pub(crate) fn status(x: &Exchange) -> Option<&str> {
+    x.str_field("status")
+}
+
+/// The `status` field of an answer as a value (null when there is none), for
+/// [`Verdicts::varied`].
+pub(crate) fn status_value(x: &Exchange) -> Value {
+    x.body()["status"].clone()
+}
+
+/// A 4xx answer.
+pub(crate) fn is_4xx(x: &Exchange) -> bool {
+    (400..500).contains(&x.status)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes};
-use super::pagination_links::{self as links, exactly_once, follow_all};
+use super::pagination_campaigns::{CAMPAIGNS, DECOY_CAMPAIGNS, LISTED_CAMPAIGNS};
+use super::pagination_links::{self as links, PAGE, caused, exactly_once, follow_all};
 use super::target::sim_clock_advance;
 use super::verdicts::Verdicts;
 use crate::checks::{CheckDef, Evidence};
@@ -61,10 +62,6 @@ const SEARCH_CASE: CheckDef = CheckDef::warning(
     "pagination.search_case",
     "search ignores letter case: the text in upper case finds the same deployments, and the same campaigns, as in the case they were named (the record's case-insensitive search, assumed)",
 );
-pub(super) const CAMPAIGNS: CheckDef = CheckDef::error(
-    "pagination.campaign_list",
-    "the campaign list pages the same way: total, search, next_page_uri walk without the decoys, links null or set at every boundary and leading to the page they name, items as each campaign's own GET shows them",
-);
 
 /// The checks of this group.
 pub(crate) const CHECKS: &[CheckDef] = &[
@@ -81,10 +78,6 @@ pub(crate) const CHECKS: &[CheckDef] = &[
 
 /// How many deployments are listed.
 const DEPLOYMENTS: usize = 5;
-/// How many campaigns are listed.
-pub(super) const CAMPAIGN_COUNT: usize = 3;
-/// The page size of the walks.
-pub(super) const PAGE: usize = 2;
 /// The listed deployment (numbered from 1) created with two connection configs.
 const TWO_CONNECTIONS: usize = 2;
 
@@ -102,15 +95,9 @@ const DEPLOYMENT_PAGES: &[(usize, usize)] = &[
     (3, 5),
     (0, 5),
 ];
-/// The campaign pages asked directly, over the three likewise.
-pub(super) const CAMPAIGN_PAGES: &[(usize, usize)] =
-    &[(0, 2), (1, 2), (2, 2), (1, 1), (2, 1), (0, 3)];
 
 const LISTED: Makes = Makes::new(Kind::Deployment, "page", DEPLOYMENTS as u32);
 const DECOYS: Makes = Makes::new(Kind::Deployment, "decoy", 3);
-pub(super) const LISTED_CAMPAIGNS: Makes =
-    Makes::new(Kind::Campaign, "page-campaign", CAMPAIGN_COUNT as u32);
-pub(super) const DECOY_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "decoy-campaign", 2);
 
 /// What each check creates.
 pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
@@ -168,14 +155,6 @@ async fn deployments(
         tick(cx).await;
     }
     Ok(made)
-}
-
-/// `e` with `faults`, the first as its cause, when there are any.
-pub(super) fn caused(e: Evidence, faults: &[String]) -> Evidence {
-    match faults.first() {
-        Some(f) => e.with("faults", faults.to_vec()).cause(f.clone()),
-        None => e,
-    }
 }
 
 /// Runs the group.

@@ -9,13 +9,25 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::context::Ctx;
-use super::fixtures::{self, secs};
-use super::pagination::{
-    CAMPAIGN_COUNT, CAMPAIGN_PAGES, CAMPAIGNS, DECOY_CAMPAIGNS, LISTED_CAMPAIGNS, PAGE, caused,
-};
-use super::pagination_links::{self as links, exactly_once, follow_all};
+use super::fixtures::{self, Kind, Makes, secs};
+use super::pagination_links::{self as links, PAGE, caused, exactly_once, follow_all};
 use super::verdicts::Verdicts;
-use crate::checks::Evidence;
+use crate::checks::{CheckDef, Evidence};
+
+pub(super) const CAMPAIGNS: CheckDef = CheckDef::error(
+    "pagination.campaign_list",
+    "the campaign list pages the same way: total, search, next_page_uri walk without the decoys, links null or set at every boundary and leading to the page they name, items as each campaign's own GET shows them",
+);
+
+/// How many campaigns are listed.
+const CAMPAIGN_COUNT: usize = 3;
+/// The campaign pages asked directly, over the three likewise.
+const CAMPAIGN_PAGES: &[(usize, usize)] =
+    &[(0, 2), (1, 2), (2, 2), (1, 1), (2, 1), (0, 3)];
+
+pub(super) const LISTED_CAMPAIGNS: Makes =
+    Makes::new(Kind::Campaign, "page-campaign", CAMPAIGN_COUNT as u32);
+pub(super) const DECOY_CAMPAIGNS: Makes = Makes::new(Kind::Campaign, "decoy-campaign", 2);
 
 pub(super) async fn campaigns(cx: &Ctx, v: &mut Verdicts) {
     let token = cx.names.name(LISTED_CAMPAIGNS.label);

@@ -26,6 +26,17 @@ use crate::checks::platform::context::Ctx;
 use crate::checks::platform::exchange::{Body, Exchange};
 use crate::checks::platform::target::Key;
 
+/// The page size of the walks.
+pub(super) const PAGE: usize = 2;
+
+/// `e` with `faults`, the first as its cause, when there are any.
+pub(super) fn caused(e: Evidence, faults: &[String]) -> Evidence {
+    match faults.first() {
+        Some(f) => e.with("faults", faults.to_vec()).cause(f.clone()),
+        None => e,
+    }
+}
+
 /// A list under judgement.
 pub(super) struct Listing {
     /// Its path.

@@ -9,6 +9,8 @@
 use chrono::DateTime;
 use serde_json::{Value, json};
 
+use super::exchange::Exchange;
+
 /// Fields that record the update itself.
 const BOOKKEEPING: [&str; 2] = ["updated_at", "updated_by"];
 
@@ -95,6 +97,16 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => false,
     }
+}
+
+/// What a refused request changed of a resource, read `before` and `after` it: every field
+/// that differs (timestamps as instants; who updated it and when left out), none when
+/// either read failed (another check judges those).
+pub(super) fn refused_changed(before: &Exchange, after: &Exchange) -> Vec<Value> {
+    if before.status != 200 || after.status != 200 {
+        return Vec::new();
+    }
+    unnamed_changes(before.body(), after.body(), &json!({})).fields
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! deployment's `app_id`; delete is final (GET and list no longer show the deployment).
 
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::context::Ctx;
 use super::exchange::Exchange;
@@ -105,31 +105,8 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     refusal_shape(v, &refused);
 }
 
-/// The `status` field of an answer.
-pub(super) fn status(x: &Exchange) -> Option<&str> {
-    x.str_field("status")
-}
-
-/// The `status` field of an answer as a value (null when there is none), for
-/// [`Verdicts::varied`].
-pub(super) fn status_value(x: &Exchange) -> Value {
-    x.body()["status"].clone()
-}
-
-/// A 4xx answer.
-pub(super) fn is_4xx(x: &Exchange) -> bool {
-    (400..500).contains(&x.status)
-}
-
-/// What a refused request changed of a resource, read `before` and `after` it: every field
-/// that differs (timestamps as instants; who updated it and when left out), none when
-/// either read failed (another check judges those).
-pub(super) fn refused_changed(before: &Exchange, after: &Exchange) -> Vec<Value> {
-    if before.status != 200 || after.status != 200 {
-        return Vec::new();
-    }
-    unnamed_changes(before.body(), after.body(), &json!({})).fields
-}
+pub(super) use super::exchange::{is_4xx, status, status_value};
+pub(super) use super::patch_kept::refused_changed;
 
 async fn new_campaign(cx: &Ctx, label: &str) -> Exchange {
     cx.create_scheduled_campaign(&cx.names.name(label)).await
