@@ -264,7 +264,7 @@ pub(crate) fn status(x: &Exchange) -> Option<&str> {
 }
 
 /// The `status` field of an answer as a value (null when there is none), for
-/// [`Verdicts::varied`].
+/// [`super::verdicts::Verdicts::varied`].
 pub(crate) fn status_value(x: &Exchange) -> Value {
     x.body()["status"].clone()
 }
