@@ -22,8 +22,7 @@ pub(super) const CAMPAIGNS: CheckDef = CheckDef::error(
 /// How many campaigns are listed.
 const CAMPAIGN_COUNT: usize = 3;
 /// The campaign pages asked directly, over the three likewise.
-const CAMPAIGN_PAGES: &[(usize, usize)] =
-    &[(0, 2), (1, 2), (2, 2), (1, 1), (2, 1), (0, 3)];
+const CAMPAIGN_PAGES: &[(usize, usize)] = &[(0, 2), (1, 2), (2, 2), (1, 1), (2, 1), (0, 3)];
 
 pub(super) const LISTED_CAMPAIGNS: Makes =
     Makes::new(Kind::Campaign, "page-campaign", CAMPAIGN_COUNT as u32);

@@ -43,17 +43,14 @@ fn hmac(secret: &str, ts: &str, body: &[u8]) -> String {
 /// secret the target signs with (skipped without `--webhook-secret`).
 fn signatures(cx: &Ctx, v: &mut Verdicts, deliveries: &[Delivery]) {
     let Some(secret) = &cx.settings.webhook_secret else {
-        v.add(crate::checks::Check::skip(
+        v.add(Check::skip(
             &SIGNATURES,
             "give --webhook-secret (the secret the target signs its webhooks with) to verify the signatures",
         ));
         return;
     };
     if deliveries.is_empty() {
-        v.add(crate::checks::Check::skip(
-            &SIGNATURES,
-            "no webhook was delivered",
-        ));
+        v.add(Check::skip(&SIGNATURES, "no webhook was delivered"));
         return;
     }
     let verifies =
