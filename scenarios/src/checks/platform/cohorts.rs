@@ -64,6 +64,10 @@ const LIST_ORDER: CheckDef = CheckDef::warning(
     "cohorts.list_upload_order",
     "GET .../campaigns/{id}/cohorts lists the cohorts in upload order, oldest first (assumed)",
 );
+const READ_OWN: CheckDef = CheckDef::error(
+    "cohorts.read_only_under_its_campaign",
+    "a cohort and its files are read under the campaign that holds it only: of two campaigns, each one's cohort read under the other's path (GET .../cohorts/{cohort_id} and .../files) is a 4xx",
+);
 
 /// The checks of this group.
 pub(crate) const CHECKS: &[CheckDef] = &[
@@ -76,6 +80,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     TO_PAUSED,
     LIST_OWN,
     LIST_ORDER,
+    READ_OWN,
 ];
 
 const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "cohorts", 1);
@@ -114,6 +119,7 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
         &LIST_ORDER,
         &[CAMPAIGN, UPLOADED, CRLF, SPACED, MISSING, PAUSED],
     ),
+    (&READ_OWN, &[CAMPAIGN, UPLOADED, OTHER_CAMPAIGN, OTHER]),
 ];
 
 /// Polls a cohort until it is no longer `processing` (or the cohort timeout passes);
@@ -197,8 +203,55 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     }
 
     let other = other_campaign(cx).await;
+    match (&other, main.id()) {
+        (Ok(other), Some(mine)) => {
+            cross_reads(cx, v, (&campaign, &mine), (&other.0, &other.1)).await
+        }
+        (Err(x), _) => v.blocked_only(
+            &[&READ_OWN],
+            "creating a second campaign with a cohort",
+            x.evidence(),
+        ),
+        (_, None) => v.blocked_only(&[&READ_OWN], "uploading a cohort", main.x.evidence()),
+    }
     accepted.extend(to_paused(cx, v, &campaign).await);
     lists(cx, v, &campaign, &accepted, other).await;
+}
+
+/// Each campaign's cohort read under the other campaign's path, the cohort and its file,
+/// beside the same reads under its own: those answer 200, these a 4xx.
+async fn cross_reads(cx: &Ctx, v: &mut Verdicts, a: (&str, &str), b: (&str, &str)) {
+    let reads = |parent: &str, cohort: &str| {
+        let (cohort_path, files_path) = (
+            cx.paths.cohorts(Parent::Campaign(parent), &[cohort]),
+            cx.paths
+                .cohorts(Parent::Campaign(parent), &[cohort, "files"]),
+        );
+        async move {
+            [
+                cx.get(&cohort_path, &[]).await,
+                cx.get(&files_path, &[("file_type", "cohort".to_string())])
+                    .await,
+            ]
+        }
+    };
+    let own: Vec<Exchange> = [reads(a.0, a.1).await, reads(b.0, b.1).await].concat();
+    let crossed: Vec<Exchange> = [reads(b.0, a.1).await, reads(a.0, b.1).await].concat();
+    v.varied(
+        &READ_OWN,
+        "status",
+        own.iter().chain(&crossed).map(|x| x.status),
+    );
+    let ok = own.iter().all(|x| x.status == 200) && crossed.iter().all(super::exchange::is_4xx);
+    v.judge(
+        &READ_OWN,
+        ok,
+        Exchange::all(&own.iter().chain(&crossed).collect::<Vec<_>>()),
+        format!(
+            "200 for each cohort and its file under its own campaign; a 4xx for cohort {} under campaign {} and cohort {} under campaign {}",
+            a.1, b.0, b.1, a.0
+        ),
+    );
 }
 
 /// The upload's answer: at once, `processing`, with a cohort id.

@@ -22,7 +22,11 @@ use crate::checks::CheckDef;
 
 const OUTBOUND_VALIDATION: CheckDef = CheckDef::error(
     "errors.outbound_validation_shape",
-    "an invalid outbound request is a 422 {detail: [{loc, msg, type}]} naming the field (two fields, each named)",
+    "an invalid outbound request is a 422 {detail: [{loc, msg, type}]} naming the field (two fields, each named, and both named when sent invalid at once)",
+);
+const OUTBOUND_REQUIRED: CheckDef = CheckDef::warning(
+    "errors.outbound_required_fields",
+    "an outbound request without a required field (each of them, and user_config whole) is a 422 naming it (assumed)",
 );
 const LIST_ERROR: CheckDef = CheckDef::error(
     "errors.deployment_list_error_shape",
@@ -48,6 +52,7 @@ const UNAUTHORIZED: CheckDef = CheckDef::warning(
 /// The checks of this group.
 pub(crate) const CHECKS: &[CheckDef] = &[
     OUTBOUND_VALIDATION,
+    OUTBOUND_REQUIRED,
     LIST_ERROR,
     DELETE_ERROR,
     MALFORMED,
@@ -67,35 +72,8 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
 
 /// Runs the group.
 pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
-    let mut locs = Vec::new();
-    let mut calls = Vec::new();
-    let mut ok = true;
-    for (field, value) in [
-        (["app_config", "app_version"], json!("one")),
-        (
-            ["user_config", "user_phone_number"],
-            json!("not a phone number"),
-        ),
-    ] {
-        let mut body = fixtures::outbound(
-            &cx.settings.agent,
-            &cx.names.number(),
-            &cx.settings.user_phone_number,
-        );
-        body[field[0]][field[1]] = value;
-        let x = cx.send(Method::POST, &cx.paths.outbounds(), body).await;
-        let at = loc(&["body", field[0], field[1]]);
-        ok &= is_validation_shape(x.body()) && names_loc(&x, &at);
-        locs.push(Value::Array(at));
-        calls.push(x);
-    }
-    v.varied(&OUTBOUND_VALIDATION, "loc", locs);
-    v.judge(
-        &OUTBOUND_VALIDATION,
-        ok,
-        Exchange::all(&calls.iter().collect::<Vec<_>>()),
-        "422 {\"detail\": [{\"loc\": [...], \"msg\": string, \"type\": string}, ...]} with an entry at loc [\"body\", \"app_config\", \"app_version\"] for app_version \"one\", and at [\"body\", \"user_config\", \"user_phone_number\"] for the number \"not a phone number\"",
-    );
+    outbound_validation(cx, v).await;
+    outbound_required(cx, v).await;
 
     let wrong = format!("harness-check-wrong-key-{}", cx.names.run());
     let right = cx.get(&cx.paths.deployments(), &[]).await;
@@ -183,6 +161,95 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
         x.status == 401 && is_error_shape(x.body()),
         x.evidence(),
         "401 with {\"error\": {\"message\", \"type\", \"code\"}}",
+    );
+}
+
+/// The two invalid fields of the outbound validation check: where each is, and its value.
+const INVALID: [([&str; 2], &str); 2] = [
+    (["app_config", "app_version"], "one"),
+    (["user_config", "user_phone_number"], "not a phone number"),
+];
+
+/// Each invalid field alone, then both at once: every answer a 422 in the validation shape
+/// naming each field sent invalid (the validation body lists every failure at once: ref).
+async fn outbound_validation(cx: &Ctx, v: &mut Verdicts) {
+    let mut locs = Vec::new();
+    let mut calls = Vec::new();
+    let mut ok = true;
+    let sets: [&[usize]; 3] = [&[0], &[1], &[0, 1]];
+    for set in sets {
+        let mut body = fixtures::outbound(
+            &cx.settings.agent,
+            &cx.names.number(),
+            &cx.settings.user_phone_number,
+        );
+        for &i in set {
+            let (field, value) = INVALID[i];
+            body[field[0]][field[1]] = json!(value);
+        }
+        let x = cx.send(Method::POST, &cx.paths.outbounds(), body).await;
+        let at: Vec<Vec<Value>> = set
+            .iter()
+            .map(|&i| loc(&["body", INVALID[i].0[0], INVALID[i].0[1]]))
+            .collect();
+        ok &= is_validation_shape(x.body()) && at.iter().all(|l| names_loc(&x, l));
+        locs.push(json!(at));
+        calls.push(x);
+    }
+    v.varied(&OUTBOUND_VALIDATION, "loc", locs);
+    v.judge(
+        &OUTBOUND_VALIDATION,
+        ok,
+        Exchange::all(&calls.iter().collect::<Vec<_>>()),
+        "422 {\"detail\": [{\"loc\": [...], \"msg\": string, \"type\": string}, ...]} with an entry at loc [\"body\", \"app_config\", \"app_version\"] for app_version \"one\", at [\"body\", \"user_config\", \"user_phone_number\"] for the number \"not a phone number\", and both entries when both are sent at once",
+    );
+}
+
+/// The fields an outbound request must hold (assumed: the spec marks none), by their path in
+/// the body; the last is `user_config` whole.
+const REQUIRED: [&[&str]; 6] = [
+    &["app_config", "app_id"],
+    &["app_config", "app_version"],
+    &["app_config", "connection_config", "connection_id"],
+    &["app_config", "connection_config", "agent_phone_number"],
+    &["user_config", "user_phone_number"],
+    &["user_config"],
+];
+
+/// Each required field left out, one request each: a 422 naming its loc.
+async fn outbound_required(cx: &Ctx, v: &mut Verdicts) {
+    let mut calls = Vec::new();
+    let mut ok = true;
+    for path in REQUIRED {
+        let mut body = fixtures::outbound(
+            &cx.settings.agent,
+            &cx.names.number(),
+            &cx.settings.user_phone_number,
+        );
+        let (last, parents) = path.split_last().expect("a path");
+        let mut at = &mut body;
+        for p in parents {
+            at = &mut at[*p];
+        }
+        if let Some(m) = at.as_object_mut() {
+            m.remove(*last);
+        }
+        let x = cx.send(Method::POST, &cx.paths.outbounds(), body).await;
+        let mut want = vec!["body"];
+        want.extend_from_slice(path);
+        ok &= is_validation_shape(x.body()) && names_loc(&x, &loc(&want));
+        calls.push(x);
+    }
+    v.varied(
+        &OUTBOUND_REQUIRED,
+        "left out",
+        REQUIRED.iter().map(|p| p.join(".")),
+    );
+    v.judge(
+        &OUTBOUND_REQUIRED,
+        ok,
+        Exchange::all(&calls.iter().collect::<Vec<_>>()),
+        "422 in the validation shape with an entry at the loc of the field left out ([\"body\", \"app_config\", \"app_id\"], ..., [\"body\", \"user_config\"])",
     );
 }
 

@@ -481,6 +481,9 @@ pub async fn check(
             .iter()
             .any(|d| unmet(d, cx.settings.sim, cx.other.is_some()).is_none())
         {
+            if let Some(o) = oracle::of(&cx.http) {
+                o.group(g.name);
+            }
             let stopped = tokio::select! {
                 _ = run_group(g.name, &cx, &mut v) => false,
                 _ = &mut stop => true,

@@ -2,8 +2,11 @@
 //! the checks judge the dials from them (when, from which number, which retry, what next).
 //!
 //! It listens on `--webhook-listen` (a free local port by default) and answers every POST to
-//! `/events/{tag}` with 200; events are kept once per `attempt_id` (deliveries are at least
-//! once), and every delivery as it came ([`Delivery`]: its signing headers and its bytes).
+//! `/events/{tag}` with 200, but the first delivery of each attempt to a tag starting
+//! [`REFUSE_ONCE`], which it answers 500 (a receiver that fails once: the platform must try
+//! again); events are kept once per `attempt_id` (deliveries are at least once), and every
+//! delivery as it came ([`Delivery`]: its tag, its signing headers, its bytes, the status it
+//! was answered).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,15 +25,30 @@ pub(crate) struct Receiver {
     stop: Option<oneshot::Sender<()>>,
 }
 
+/// The start of a tag whose receiver answers the first delivery of each attempt with 500.
+pub(crate) const REFUSE_ONCE: &str = "refuse-once";
+
 /// One delivery as it came: its signing headers and the exact bytes of its body.
 #[derive(Clone, Debug)]
 pub(crate) struct Delivery {
+    /// The tag of the URL it came to.
+    pub(crate) tag: String,
+    /// The status it was answered.
+    pub(crate) answered: u16,
     /// `x-webhook-timestamp`, when sent.
     pub(crate) timestamp: Option<String>,
     /// `x-webhook-signature`, when sent.
     pub(crate) signature: Option<String>,
     /// The body as received.
     pub(crate) body: bytes::Bytes,
+}
+
+impl Delivery {
+    /// The `attempt_id` of its event, when it has one.
+    pub(crate) fn attempt(&self) -> Option<String> {
+        let event: Value = serde_json::from_slice(&self.body).ok()?;
+        event["attempt_id"].as_str().map(str::to_string)
+    }
 }
 
 impl Receiver {
@@ -43,7 +61,7 @@ impl Receiver {
         })?;
         let addr = listener.local_addr()?;
         let events = Arc::new(Mutex::new(Vec::new()));
-        let deliveries = Arc::new(Mutex::new(Vec::new()));
+        let deliveries: Arc<Mutex<Vec<Delivery>>> = Arc::new(Mutex::new(Vec::new()));
         let (store, kept) = (events.clone(), deliveries.clone());
         let route = warp::post()
             .and(warp::path!("events" / String))
@@ -51,19 +69,33 @@ impl Receiver {
             .and(warp::header::optional::<String>("x-webhook-signature"))
             .and(warp::body::bytes())
             .map(
-                move |_tag: String,
+                move |tag: String,
                       timestamp: Option<String>,
                       signature: Option<String>,
                       body: bytes::Bytes| {
-                    if let Ok(v) = serde_json::from_slice::<Value>(&body) {
+                    let event = serde_json::from_slice::<Value>(&body).ok();
+                    let mut kept = kept.lock().expect("not poisoned");
+                    // The first delivery of an attempt to a failing receiver is answered 500.
+                    let attempt = event
+                        .as_ref()
+                        .and_then(|e| e["attempt_id"].as_str().map(str::to_string));
+                    let refused = tag.starts_with(REFUSE_ONCE)
+                        && !kept.iter().any(|d| d.tag == tag && d.attempt() == attempt);
+                    let answered = if refused { 500 } else { 200 };
+                    if let Some(v) = event {
                         store.lock().expect("not poisoned").push(v);
                     }
-                    kept.lock().expect("not poisoned").push(Delivery {
+                    kept.push(Delivery {
+                        tag,
+                        answered,
                         timestamp,
                         signature,
                         body,
                     });
-                    warp::reply()
+                    warp::reply::with_status(
+                        warp::reply(),
+                        warp::http::StatusCode::from_u16(answered).expect("a status"),
+                    )
                 },
             );
         let (stop, stopped) = oneshot::channel::<()>();
@@ -133,6 +165,28 @@ impl Receiver {
                 .find(|e| e["attempt_id"].as_str() == Some(attempt_id));
             if found.is_some() || watch.elapsed() >= timeout {
                 return found;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits until `n` deliveries of `attempt_id` came, or `timeout` passes; answers them, in
+    /// arrival order.
+    pub(crate) async fn wait_deliveries(
+        &self,
+        attempt_id: &str,
+        n: usize,
+        timeout: Duration,
+    ) -> Vec<Delivery> {
+        let watch = Stopwatch::start();
+        loop {
+            let got: Vec<Delivery> = self
+                .deliveries()
+                .into_iter()
+                .filter(|d| d.attempt().as_deref() == Some(attempt_id))
+                .collect();
+            if got.len() >= n || watch.elapsed() >= timeout {
+                return got;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

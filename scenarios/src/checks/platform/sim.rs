@@ -51,6 +51,7 @@ pub const CHECKS: &[CheckDef] = &[
     STOP_FILE,
     COHORT_ACTIVE,
     OUTBOUND_EVENT,
+    RETRIED,
     SIGNATURES,
     SIGNATURE_FORM,
     sim_states::PAUSE_ACTIVE,
@@ -89,6 +90,7 @@ fn campaign_checks() -> Vec<&'static CheckDef> {
         &STOP_FILE,
         &COHORT_ACTIVE,
         &OUTBOUND_EVENT,
+        &RETRIED,
     ]
 }
 
@@ -127,6 +129,14 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
             Kind::OutboundCall,
             "sim-outbound",
             sim_rules::OUTBOUND_OUTCOMES.len() as u32,
+        )],
+    ),
+    (
+        &RETRIED,
+        &[Makes::new(
+            Kind::OutboundCall,
+            "sim-outbound-refused-once",
+            1,
         )],
     ),
     (&sim_states::PAUSE_ACTIVE, &sim_states::MADE),

@@ -69,6 +69,10 @@ pub(super) const OUTBOUND_EVENT: CheckDef = CheckDef::error(
     "sim.outbound_event",
     "an instant outbound call with webhook_config sends its event there once it ends: its attempt_id, the metadata echoed, the status of the call's outcome (connected, busy, no_answer: three calls whose numbers decide it), the schema OutboundCallEvent",
 );
+pub(super) const RETRIED: CheckDef = CheckDef::error(
+    "sim.webhook_retried",
+    "a receiver that answers an event with 500 gets it again: the event of an instant outbound call, refused once, comes a second time (the same attempt_id, signed afresh)",
+);
 pub(super) const COHORT_ACTIVE: CheckDef = CheckDef::error(
     "sim.cohort_upload_active",
     "an active campaign takes a cohort upload (the spec: while active); it completes and its users are dialled",

@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use super::exchange::Exchange;
 use super::fixtures::{self, magic_number, secs, ts};
-use super::receiver::Receiver;
+use super::receiver::{REFUSE_ONCE, Receiver};
 use super::sim_defs::{
-    BUDGET, COHORT_ACTIVE, EVENTS, LATE_COHORT, LateUpload, OUTBOUND_EVENT, RATE, RETRIES,
+    BUDGET, COHORT_ACTIVE, EVENTS, LATE_COHORT, LateUpload, OUTBOUND_EVENT, RATE, RETRIED, RETRIES,
     RETRY_GAP, RULE1, RULE2, RULE3, RULE4, RULE5, SHORT, SHORT_OFF, STOP_FILE, STOPPED, WEIGHTS,
     WINDOW, WINDOWED,
 };
@@ -421,20 +421,35 @@ pub(super) async fn judge_late_upload(v: &mut Verdicts, tl: &Timeline<'_>, late:
 pub(super) const OUTBOUND_OUTCOMES: [(u8, &str); 3] =
     [(0, "connected"), (1, "busy"), (2, "no_answer")];
 
-/// Places the instant outbound calls of [`OUTBOUND_OUTCOMES`], their events to `recv`.
-pub(super) async fn outbound_calls(cx: &Ctx, recv: &Receiver) -> Vec<Exchange> {
-    let mut calls = Vec::new();
-    for (yy, _) in OUTBOUND_OUTCOMES {
+/// The instant outbound calls placed: those of [`OUTBOUND_OUTCOMES`], then one whose
+/// receiver refuses its event once.
+pub(super) struct OutboundCalls {
+    outcomes: Vec<Exchange>,
+    refused_once: Exchange,
+}
+
+/// Places the instant outbound calls of [`OUTBOUND_OUTCOMES`], their events to `recv`, and
+/// one more (a user who answers) whose event `recv` answers 500 the first time.
+pub(super) async fn outbound_calls(cx: &Ctx, recv: &Receiver) -> OutboundCalls {
+    let call = |yy: u8, tag: String| async move {
         let mut body = fixtures::outbound(
             &cx.settings.agent,
             &cx.names.number(),
             &magic_number(yy, 400),
         );
         body["webhook_config"] =
-            json!({"url": recv.url("outbound"), "metadata": {"run": cx.names.run()}});
-        calls.push(cx.send(Method::POST, &cx.paths.outbounds(), body).await);
+            json!({"url": recv.url(&tag), "metadata": {"run": cx.names.run()}});
+        cx.send(Method::POST, &cx.paths.outbounds(), body).await
+    };
+    let mut outcomes = Vec::new();
+    for (yy, _) in OUTBOUND_OUTCOMES {
+        outcomes.push(call(yy, "outbound".into()).await);
     }
-    calls
+    let refused_once = call(0, format!("{REFUSE_ONCE}-outbound")).await;
+    OutboundCalls {
+        outcomes,
+        refused_once,
+    }
 }
 
 /// Judges the outbound calls' events: each its attempt's, the metadata echoed, the status
@@ -443,8 +458,10 @@ pub(super) async fn judge_outbound(
     cx: &Ctx,
     v: &mut Verdicts,
     tl: &Timeline<'_>,
-    calls: &[Exchange],
+    placed: &OutboundCalls,
 ) {
+    judge_retried(v, tl, &placed.refused_once).await;
+    let calls = &placed.outcomes;
     let mut ok = calls.len() == OUTBOUND_OUTCOMES.len();
     let mut shown = Vec::new();
     let mut statuses = Vec::new();
@@ -486,5 +503,33 @@ pub(super) async fn judge_outbound(
         ok,
         Evidence::new().with("calls", shown),
         "one event for each attempt_id answered, its \"status\" the outcome the number decides (\"connected\" for a user who answers, \"busy\" for one always busy, \"no_answer\" for one who never answers), webhook_config.metadata as sent, matching the schema OutboundCallEvent",
+    );
+}
+
+/// Judges the call whose event the receiver answered 500 the first time: it came again, the
+/// same attempt's event, signed afresh. The clock has moved hours since (the timeline's
+/// steps), far past any backoff.
+async fn judge_retried(v: &mut Verdicts, tl: &Timeline<'_>, call: &Exchange) {
+    let attempt = call.str_field("attempt_id").unwrap_or_default();
+    let got = match attempt {
+        "" => Vec::new(),
+        a => tl.recv.wait_deliveries(a, 2, EVENT_WAIT).await,
+    };
+    let shown: Vec<Value> = got
+        .iter()
+        .map(|d| {
+            json!({
+                "answered": d.answered,
+                "x-webhook-timestamp": d.timestamp,
+                "event": serde_json::from_slice::<Value>(&d.body).unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    v.varied(&RETRIED, "answered", got.iter().map(|d| d.answered));
+    v.judge(
+        &RETRIED,
+        got.len() >= 2 && got[0].answered == 500 && got[1].signature.is_some(),
+        call.evidence().with("deliveries", shown),
+        "the event of the call's attempt_id delivered, answered 500, and delivered again (a non-2xx answer is retried)",
     );
 }

@@ -12,8 +12,8 @@ use super::fixtures::{Kind, Makes, secs, ts};
 use super::patch_kept::unnamed_changes;
 use super::states_deployments::{
     DELETE_FINAL, DELETE_PAUSED, DELETED_PAUSED, DEPLOYMENT, DEPLOYMENT_ACTIVE,
-    DEPLOYMENT_APP_ID_FIXED, DEPLOYMENT_PATCH, DEPLOYMENT_PAUSE_RESUME, DEPLOYMENT_REPEAT,
-    deployments,
+    DEPLOYMENT_APP_ID_FIXED, DEPLOYMENT_PATCH, DEPLOYMENT_PATCH_NULL, DEPLOYMENT_PAUSE_RESUME,
+    DEPLOYMENT_REPEAT, deployments,
 };
 use super::verdicts::Verdicts;
 use crate::checks::CheckDef;
@@ -68,6 +68,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     DEPLOYMENT_PAUSE_RESUME,
     DEPLOYMENT_REPEAT,
     DEPLOYMENT_PATCH,
+    DEPLOYMENT_PATCH_NULL,
     DEPLOYMENT_APP_ID_FIXED,
     DELETE_FINAL,
     DELETE_PAUSED,
@@ -92,6 +93,7 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
     (&DEPLOYMENT_PAUSE_RESUME, &[DEPLOYMENT]),
     (&DEPLOYMENT_REPEAT, &[DEPLOYMENT]),
     (&DEPLOYMENT_PATCH, &[DEPLOYMENT]),
+    (&DEPLOYMENT_PATCH_NULL, &[DEPLOYMENT]),
     (&DEPLOYMENT_APP_ID_FIXED, &[DEPLOYMENT]),
     (&DELETE_FINAL, &[DEPLOYMENT]),
     (&DELETE_PAUSED, &[DELETED_PAUSED]),

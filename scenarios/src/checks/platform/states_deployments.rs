@@ -30,7 +30,11 @@ pub(super) const DEPLOYMENT_REPEAT: CheckDef = CheckDef::warning(
 );
 pub(super) const DEPLOYMENT_PATCH: CheckDef = CheckDef::error(
     "states.deployment_patch_applies",
-    "PATCH of app_version and inbound_config changes them (answer and GET), keeps every field it does not name, and moves updated_at on (with --sim, to the clock's time a second later); a second PATCH to fewer days replaces the days, not merges them",
+    "PATCH of app_version and inbound_config changes them (answer and GET), keeps every field it does not name, and moves updated_at on (with --sim, to the clock's time a second later); a second PATCH to fewer days replaces the days, and one of connection_configs the list, not merges them",
+);
+pub(super) const DEPLOYMENT_PATCH_NULL: CheckDef = CheckDef::warning(
+    "states.deployment_patch_null_clears",
+    "PATCH of description: null, and of inbound_config: null, clears each (null or absent in the answer and on GET) (assumed)",
 );
 pub(super) const DEPLOYMENT_APP_ID_FIXED: CheckDef = CheckDef::error(
     "states.deployment_app_id_fixed",
@@ -71,6 +75,7 @@ pub(super) async fn deployments(cx: &Ctx, v: &mut Verdicts) -> Vec<Exchange> {
                 &DEPLOYMENT_PAUSE_RESUME,
                 &DEPLOYMENT_REPEAT,
                 &DEPLOYMENT_PATCH,
+                &DEPLOYMENT_PATCH_NULL,
                 &DEPLOYMENT_APP_ID_FIXED,
                 &DELETE_FINAL,
                 &DELETE_PAUSED,
@@ -121,6 +126,7 @@ pub(super) async fn deployments(cx: &Ctx, v: &mut Verdicts) -> Vec<Exchange> {
     );
 
     patch(cx, v, &id, &after).await;
+    patch_nulls(cx, v, &id).await;
     let mut refused = vec![again];
     refused.push(app_id_fixed(cx, v, &id).await);
     refused.extend(delete_final(cx, v, &id, &got).await);
@@ -182,9 +188,26 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
         )
         .await;
     let narrowed = cx.get(&cx.paths.deployment(id), &[]).await;
+    // A new list of connection configs, one connection with a new number: the list sent is
+    // the list kept, nothing of the old one appended.
+    let connections = json!([{
+        "connection_id": cx.settings.agent.connection_id,
+        "phone_numbers": [cx.names.number()],
+    }]);
+    let reconnected = cx
+        .send(
+            Method::PATCH,
+            &cx.paths.deployment(id),
+            json!({"connection_configs": connections}),
+        )
+        .await;
+    let connected = cx.get(&cx.paths.deployment(id), &[]).await;
     let replaced = [&renarrowed, &narrowed]
         .iter()
-        .all(|x| x.status == 200 && same_schedule(&x.body()["inbound_config"], &narrower));
+        .all(|x| x.status == 200 && same_schedule(&x.body()["inbound_config"], &narrower))
+        && [&reconnected, &connected].iter().all(|x| {
+            x.status == 200 && same_connections(&x.body()["connection_configs"], &connections)
+        });
     let instant = |x: &Exchange| {
         x.str_field("updated_at")
             .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
@@ -223,10 +246,18 @@ async fn patch(cx: &Ctx, v: &mut Verdicts, id: &str, before: &Exchange) {
     v.judge(
         &DEPLOYMENT_PATCH,
         applied(&patched) && applied(&got) && unnamed.is_empty() && replaced,
-        Exchange::all(&[before, &patched, &got, &renarrowed, &narrowed])
-            .with("changed_without_being_named", unnamed),
+        Exchange::all(&[
+            before,
+            &patched,
+            &got,
+            &renarrowed,
+            &narrowed,
+            &reconnected,
+            &connected,
+        ])
+        .with("changed_without_being_named", unnamed),
         format!(
-            "app_version {version} and inbound_config {schedule} in the answer and on GET, every other field as read before (the first exchange), and updated_at {} the one read before; then inbound_config {narrower} (Saturday only) in the answer and on GET: the days replaced, not merged",
+            "app_version {version} and inbound_config {schedule} in the answer and on GET, every other field as read before (the first exchange), and updated_at {} the one read before; then inbound_config {narrower} (Saturday only) in the answer and on GET: the days replaced, not merged; then connection_configs exactly {connections}: the list replaced, not appended",
             if cx.settings.sim { "later than" } else { "not earlier than" }
         ),
     );
@@ -262,6 +293,75 @@ async fn app_id_fixed(cx: &Ctx, v: &mut Verdicts, id: &str) -> Exchange {
         ),
     );
     x
+}
+
+/// PATCH of `description: null`, then of `inbound_config: null` (the deployment has both):
+/// each cleared, in the answer and on GET.
+async fn patch_nulls(cx: &Ctx, v: &mut Verdicts, id: &str) {
+    let before = cx.get(&cx.paths.deployment(id), &[]).await;
+    // Each field set before (from the create and the PATCHes above): a clear is seen.
+    let mut ok = ["description", "inbound_config"]
+        .iter()
+        .all(|f| before.body().get(*f).is_some_and(|v| !v.is_null()));
+    let mut calls = vec![before];
+    for field in ["description", "inbound_config"] {
+        let x = cx
+            .send(
+                Method::PATCH,
+                &cx.paths.deployment(id),
+                json!({ field: null }),
+            )
+            .await;
+        let got = cx.get(&cx.paths.deployment(id), &[]).await;
+        ok &= [&x, &got]
+            .iter()
+            .all(|x| x.status == 200 && x.body().get(field).is_none_or(Value::is_null));
+        calls.extend([x, got]);
+    }
+    v.varied(
+        &DEPLOYMENT_PATCH_NULL,
+        "description",
+        [&calls[0], &calls[2]].map(|x| x.body()["description"].clone()),
+    );
+    v.varied(
+        &DEPLOYMENT_PATCH_NULL,
+        "inbound_config",
+        [&calls[0], &calls[4]].map(|x| x.body()["inbound_config"].clone()),
+    );
+    v.judge(
+        &DEPLOYMENT_PATCH_NULL,
+        ok,
+        Exchange::all(&calls.iter().collect::<Vec<_>>()),
+        "both set on GET before; then 200 with description null (or absent) in the answer to {\"description\": null} and on GET; the same for inbound_config after {\"inbound_config\": null}",
+    );
+}
+
+/// The same connection configs: the same connections, each with the same numbers (in any
+/// order), and no other.
+fn same_connections(got: &Value, want: &Value) -> bool {
+    let key = |v: &Value| {
+        let mut items: Vec<(String, Vec<String>)> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                let mut numbers: Vec<String> = c["phone_numbers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect();
+                numbers.sort();
+                (
+                    c["connection_id"].as_str().unwrap_or("").to_string(),
+                    numbers,
+                )
+            })
+            .collect();
+        items.sort();
+        items
+    };
+    got.is_array() && key(got) == key(want)
 }
 
 /// The same schedule: equal fields, days in any order.

@@ -213,6 +213,9 @@ pub struct Mutation {
     pub bad_signature: bool,
     /// Signs the events it passes on correctly but in another form than the record's.
     pub signed_as: Option<SignedAs>,
+    /// Tells the platform each event it passes on was delivered (200), whatever the
+    /// receiver answered: a failed delivery is never tried again.
+    pub failures_hidden: bool,
 }
 
 /// A form of the signature headers other than the record's.
@@ -476,6 +479,11 @@ async fn pass_event(client: &reqwest::Client, m: &Mutation, req: &Req, ours: &st
         post = post.header("x-webhook-signature", sig);
     }
     match post.send().await {
+        Ok(_) if m.failures_hidden => Resp {
+            status: 200,
+            content_type: None,
+            body: Vec::new(),
+        },
         Ok(r) => Resp {
             status: r.status().as_u16(),
             content_type: None,

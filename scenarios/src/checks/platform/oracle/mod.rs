@@ -14,7 +14,7 @@
 mod defs;
 mod reference;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -49,6 +49,23 @@ struct Tally {
     free: usize,
     errors: Vec<Value>,
     assumed: Vec<Value>,
+    /// The groups whose traffic showed an error, and an assumption's difference: a run of
+    /// those groups (`--only`) with the oracle shows it again.
+    error_groups: BTreeSet<&'static str>,
+    assumed_groups: BTreeSet<&'static str>,
+}
+
+impl Tally {
+    /// Files a difference seen in the traffic of `group`.
+    fn file(&mut self, shown: Value, source: Source, group: Option<&'static str>) {
+        let (list, groups) = match source {
+            Source::Spec | Source::Ref => (&mut self.errors, &mut self.error_groups),
+            Source::Assumed => (&mut self.assumed, &mut self.assumed_groups),
+            Source::Free => return,
+        };
+        list.push(shown);
+        groups.extend(group);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -57,6 +74,10 @@ struct State {
     ops: BTreeMap<String, Tally>,
     /// The target's webhook events, as its receiver got them.
     events: Vec<Value>,
+    /// The group whose requests are being mirrored.
+    group: Option<&'static str>,
+    /// The group that gave the target's events.
+    events_group: Option<&'static str>,
 }
 
 /// The oracle of one run.
@@ -117,6 +138,12 @@ impl Oracle {
         })
     }
 
+    /// Marks what is mirrored from now on as the traffic of the group `name` (named in each
+    /// difference's evidence: a run of that group alone shows it again).
+    pub(crate) fn group(&self, name: &'static str) {
+        self.state().group = Some(name);
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -174,6 +201,7 @@ impl Oracle {
             );
         }
         let mut st = self.state();
+        let group = st.group;
         let tally = st.ops.entry(operation).or_default();
         tally.answers += 1;
         tally.compared += outcome.compared;
@@ -181,17 +209,14 @@ impl Oracle {
         for d in outcome.differences {
             let shown = json!({
                 "request": target.request,
+                "group": group,
                 "path": d.path,
                 "what": d.what,
                 "target": d.target,
                 "reference": d.reference,
                 "rule": d.rule.row,
             });
-            match d.rule.source {
-                Source::Spec | Source::Ref => tally.errors.push(shown),
-                Source::Assumed => tally.assumed.push(shown),
-                Source::Free => {}
-            }
+            tally.file(shown, d.rule.source, group);
         }
     }
 
@@ -315,7 +340,9 @@ impl Oracle {
     /// Takes the target's webhook events, to be compared with the references' when the run
     /// is judged.
     pub(crate) fn target_events(&self, events: Vec<Value>) {
-        self.state().events.extend(events);
+        let mut st = self.state();
+        st.events_group = st.group;
+        st.events.extend(events);
     }
 
     /// The references' events, once their number stops growing (they deliver as their
@@ -394,16 +421,19 @@ impl Oracle {
             let (a, b) = match (a, b) {
                 (Some(a), Some(b)) => (a.clone(), b.clone()),
                 (None, None) => {
+                    let group = st.events_group;
                     let tally = st.ops.entry(tally_op).or_default();
                     tally.answers += 1;
-                    tally.errors.push(json!({
+                    let shown = json!({
                         "request": "a webhook event",
+                        "group": group,
                         "path": "",
                         "what": "an event the reference never sent",
                         "target": e,
                         "reference": Value::Null,
                         "rule": "interface.md: Webhooks (events), once per attempt (ref)",
-                    }));
+                    });
+                    tally.file(shown, Source::Ref, group);
                     continue;
                 }
                 // One reference sent it, the other not: which attempts happen is drawn.
@@ -421,6 +451,7 @@ impl Oracle {
                 &mut st.ids,
                 &how,
             );
+            let group = st.events_group;
             let tally = st.ops.entry(tally_op).or_default();
             tally.answers += 1;
             tally.compared += outcome.compared;
@@ -428,22 +459,19 @@ impl Oracle {
             for d in outcome.differences {
                 let shown = json!({
                     "request": format!("the event of {}", ka.1),
+                    "group": group,
                     "path": d.path,
                     "what": d.what,
                     "target": d.target,
                     "reference": d.reference,
                     "rule": d.rule.row,
                 });
-                match d.rule.source {
-                    Source::Spec | Source::Ref => tally.errors.push(shown),
-                    Source::Assumed => tally.assumed.push(shown),
-                    Source::Free => {}
-                }
+                tally.file(shown, d.rule.source, group);
             }
         }
         // Events both references sent, of a resource the target made, that the target never
         // sent.
-        let target_keys: std::collections::BTreeSet<(String, String)> = target
+        let target_keys: BTreeSet<(String, String)> = target
             .iter()
             .filter_map(|e| key(e, &st.ids, Some(0)))
             .collect();
@@ -468,16 +496,21 @@ impl Oracle {
                 missing.push((k.0.clone(), ev.clone()));
             }
         }
+        let group = st.events_group;
         for (op, ev) in missing {
-            let tally = st.ops.entry(op).or_default();
-            tally.errors.push(json!({
+            let shown = json!({
                 "request": "a webhook event",
+                "group": group,
                 "path": "",
                 "what": "an event the reference sent and the target did not",
                 "target": Value::Null,
                 "reference": ev,
                 "rule": "interface.md: Webhooks (events), once per attempt (ref)",
-            }));
+            });
+            st.ops
+                .entry(op)
+                .or_default()
+                .file(shown, Source::Ref, group);
         }
     }
 
@@ -488,17 +521,23 @@ impl Oracle {
         let st = self.state();
         let (mut answers, mut compared, mut free) = (0, 0, 0);
         let mut assumed = Vec::new();
+        let mut assumed_groups = BTreeSet::new();
         for (op, t) in &st.ops {
             answers += t.answers;
             compared += t.compared;
             free += t.free;
             assumed.extend(t.assumed.iter().cloned());
+            assumed_groups.extend(t.assumed_groups.iter().copied());
             let Some(def) = def_for(op) else { continue };
             let mut e = Evidence::new()
                 .with("answers", t.answers)
                 .with("values_compared", t.compared)
                 .with("values_free", t.free)
-                .with("differences", t.errors.len());
+                .with("differences", t.errors.len())
+                .with(
+                    "seen_in_groups",
+                    t.error_groups.iter().copied().collect::<Vec<_>>(),
+                );
             if let Some(first) = t.errors.first() {
                 e = e.cause(cause(first));
             }
@@ -530,7 +569,11 @@ impl Oracle {
         }
         let mut e = Evidence::new()
             .with("answers", answers)
-            .with("differences", assumed.len());
+            .with("differences", assumed.len())
+            .with(
+                "seen_in_groups",
+                assumed_groups.into_iter().collect::<Vec<_>>(),
+            );
         if let Some(first) = assumed.first() {
             e = e.cause(cause(first));
         }

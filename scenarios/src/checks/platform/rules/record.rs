@@ -46,6 +46,7 @@ pub(super) const RECORD: &[Rule] = &[
         &[
             "endpoints.deployment_patch",
             "states.deployment_patch_applies",
+            "states.deployment_patch_null_clears",
             "states.deployment_app_id_fixed",
         ],
     ),
@@ -83,11 +84,10 @@ pub(super) const RECORD: &[Rule] = &[
             "states.deployment_pause_resume",
         ],
     ),
-    Rule::none_record(
+    Rule::record(
         FIELDS,
         "Outbound request: which fields are required",
-        OwnChoice,
-        "the suite sends every field; which ones a target requires is its choice",
+        &["errors.outbound_required_fields"],
     ),
     Rule::none_record(
         FIELDS,
@@ -462,7 +462,7 @@ pub(super) const RECORD: &[Rule] = &[
         "Signing",
         &["sim.webhook_signatures", "sim.webhook_signature_form"],
     ),
-    Rule::none_record(EVENTS, "Delivery", OwnChoice, MOCK),
+    Rule::record(EVENTS, "Delivery", &["sim.webhook_retried"]),
     Rule::record(
         DIALLING,
         "What counts as an attempt",

@@ -319,6 +319,7 @@ pub(super) const SPEC: &[Rule] = &[
         "GET /campaigns/{id}/cohorts/{cohort_id}",
         &[
             "endpoints.campaign_cohort_get",
+            "cohorts.read_only_under_its_campaign",
             "oracle.get_campaign_cohort",
         ],
     ),
@@ -328,6 +329,7 @@ pub(super) const SPEC: &[Rule] = &[
         &[
             "endpoints.campaign_cohort_file",
             "cohorts.rejected_records_file",
+            "cohorts.read_only_under_its_campaign",
             "oracle.get_campaign_cohort_file",
         ],
     ),

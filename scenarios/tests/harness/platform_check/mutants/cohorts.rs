@@ -3,9 +3,41 @@
 use reqwest::Method;
 use serde_json::json;
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use super::super::support::Mutation;
 use super::{answer_edit, mutants, refuse, respond, under, with_seen};
 
 mutants! {
+    /// A cohort is served under any campaign's path: the read goes to the campaign that
+    /// holds it.
+    fn a_cohort_read_under_any_campaign() fails ["cohorts.read_only_under_its_campaign"] {
+        let owner: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
+        let note = owner.clone();
+        Mutation {
+            request: Some(Box::new(move |req| {
+                let rest: Vec<String> = req.rest().iter().map(|s| s.to_string()).collect();
+                if req.method == Method::GET && rest.len() >= 4 && rest[0] == "campaigns" && rest[2] == "cohorts"
+                    && let Some(holder) = owner.lock().unwrap().get(&rest[3])
+                    && *holder != rest[1]
+                {
+                    req.path = req.path.replace(&format!("/campaigns/{}/", rest[1]), &format!("/campaigns/{holder}/"));
+                }
+                None
+            })),
+            response: Some(Box::new(move |req, resp| {
+                if under(req, Method::POST, "campaigns", &["*", "cohorts", "upload"])
+                    && let Some(v) = resp.json()
+                    && let Some(id) = v["cohort_id"].as_str()
+                {
+                    note.lock().unwrap().insert(id.to_string(), req.rest()[1].to_string());
+                }
+            })),
+            ..Mutation::default()
+        }
+    }
+
     /// The cohorts group's upload answers completed at once.
     fn an_upload_answered_completed() fails ["cohorts.upload_answers_processing"] {
         answer_edit(

@@ -8,7 +8,7 @@ use super::{mutants, respond};
 
 mutants! {
     /// The outbound validation answer names the field in its own spelling.
-    fn an_outbound_validation_loc_misspelt() fails ["errors.outbound_validation_shape"] {
+    fn an_outbound_validation_loc_misspelt() fails ["errors.outbound_validation_shape", "errors.outbound_required_fields"] {
         respond(|req, resp| {
             if req.is(Method::POST, &["outbounds"]) && resp.status == 422
                 && let Some(mut v) = resp.json()
@@ -23,6 +23,32 @@ mutants! {
                 resp.set_json(&v);
             }
         })
+    }
+
+    /// A refused outbound request lists its first failure only.
+    fn an_outbound_validation_lists_its_first_failure_only() fails ["errors.outbound_validation_shape"] {
+        respond(|req, resp| {
+            if req.is(Method::POST, &["outbounds"]) && resp.status == 422
+                && let Some(mut v) = resp.json()
+                && let Some(d) = v["detail"].as_array_mut()
+            {
+                d.truncate(1);
+                resp.set_json(&v);
+            }
+        })
+    }
+
+    /// An outbound request without `user_config` is placed, to a number of the platform's
+    /// choosing.
+    fn an_outbound_without_user_config_placed() fails ["errors.outbound_required_fields"] {
+        super::request_edit(
+            |req| req.is(Method::POST, &["outbounds"]),
+            |v| {
+                if v.get("user_config").is_none() {
+                    v["user_config"] = json!({"user_phone_number": "+12025550100"});
+                }
+            },
+        )
     }
 
     /// A refused deployment list answers `{"detail": ...}`.

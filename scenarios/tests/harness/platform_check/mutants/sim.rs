@@ -181,6 +181,15 @@ mutants! {
         }
     }
 
+    /// A receiver's 500 taken for a delivery: the event is never sent again.
+    fn a_refused_event_never_sent_again() fails ["sim.webhook_retried"] {
+        Mutation {
+            failures_hidden: true,
+            event: Some(Box::new(|_: &mut Value| {})),
+            ..Mutation::default()
+        }
+    }
+
     /// A stop file is taken as an ordinary cohort.
     fn stop_files_ignored() fails ["sim.stop_file_excludes"] {
         request_edit(

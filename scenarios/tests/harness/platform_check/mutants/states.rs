@@ -137,8 +137,49 @@ mutants! {
     }
 
     /// (Also seen by the inbound calls to deployments PATCHed to another schedule.)
-    fn a_deployment_patch_that_ignores_inbound_config() fails ["states.deployment_patch_applies", "sim.inbound_zones"] {
+    fn a_deployment_patch_that_ignores_inbound_config() fails ["states.deployment_patch_applies", "states.deployment_patch_null_clears", "sim.inbound_zones"] {
         request_edit(|r| r.is(Method::PATCH, &["deployments", "*"]), |v| drop_field(v, "inbound_config"))
+    }
+
+    /// A PATCH of `connection_configs` appends the configs sent to the deployment's own.
+    fn patched_connection_configs_appended() fails ["states.deployment_patch_applies"] {
+        let lists: Arc<Mutex<BTreeMap<String, Value>>> = Arc::default();
+        let note = lists.clone();
+        Mutation {
+            request: Some(Box::new(move |req| {
+                if req.is(Method::PATCH, &["deployments", "*"])
+                    && let Some(old) = req.deployment_id().and_then(|id| lists.lock().unwrap().get(id).cloned())
+                {
+                    req.edit_json(|v| {
+                        if let Some(new) = v.get("connection_configs").and_then(Value::as_array).cloned() {
+                            let mut all = old.as_array().cloned().unwrap_or_default();
+                            all.extend(new);
+                            v["connection_configs"] = Value::Array(all);
+                        }
+                    });
+                }
+                None
+            })),
+            response: Some(Box::new(move |req, resp| {
+                if resp.status == 200
+                    && let Some(id) = req.deployment_id()
+                    && let Some(v) = resp.json()
+                    && v["connection_configs"].is_array()
+                {
+                    note.lock().unwrap().insert(id.to_string(), v["connection_configs"].clone());
+                }
+            })),
+            ..Mutation::default()
+        }
+    }
+
+    /// A PATCH of `description: null` leaves the description as it was.
+    fn a_null_description_ignored() fails ["states.deployment_patch_null_clears"] {
+        request_edit(|r| r.is(Method::PATCH, &["deployments", "*"]), |v| {
+            if v.get("description").is_some_and(Value::is_null) {
+                drop_field(v, "description");
+            }
+        })
     }
 
     /// A PATCH of another app_id answers 200 (the app_id is dropped, not refused).
