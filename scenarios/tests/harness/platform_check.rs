@@ -536,6 +536,18 @@ fn set_up_errors_exit_2_and_say_how_to_fix_them() {
         "{stderr}"
     );
 
+    // The oracle alone would judge nothing: it compares what the other groups send.
+    let out = harness()
+        .args(["check", "platform", "--dry-run", "--only", "oracle"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("no other group runs; name them beside it (--only states,oracle)"),
+        "{stderr}"
+    );
+
     let out = harness()
         .args([
             "check",

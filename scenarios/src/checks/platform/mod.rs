@@ -382,6 +382,20 @@ pub(crate) fn unmet(def: &CheckDef, sim: bool, other: bool) -> Option<&'static s
     None
 }
 
+/// Refuses a filter that runs the oracle and no other group: the oracle judges the answers to
+/// what the other groups send, so alone it would judge nothing.
+fn oracle_not_alone(filter: &GroupFilter, oracle: bool) -> anyhow::Result<()> {
+    let others = GROUPS
+        .iter()
+        .any(|g| g.name != "oracle" && filter.runs(g.name));
+    if oracle && filter.runs("oracle") && !others {
+        bail!(
+            "the oracle compares the answers to what the other groups send, and no other group runs; name them beside it (--only states,oracle)"
+        );
+    }
+    Ok(())
+}
+
 /// A run's token: different for every run, so that names and numbers do not collide with an
 /// earlier run's leftovers.
 fn run_token() -> u32 {
@@ -406,6 +420,7 @@ pub async fn check(
     opts.filter
         .validate(&group_names())
         .map_err(anyhow::Error::msg)?;
+    oracle_not_alone(&opts.filter, opts.oracle)?;
     let http = Http::new(&opts.base_url, opts.timeout)?;
     let mut cx = Ctx {
         paths: Paths::new(&opts.main.org, &opts.main.workspace),
@@ -591,6 +606,7 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<ExitCode> {
     filter
         .validate(&group_names())
         .map_err(anyhow::Error::msg)?;
+    oracle_not_alone(&filter, !args.no_oracle)?;
     let other = args.other_api_key.is_some();
     let last_run = last_run::path(args.last_run.as_deref());
     if args.list_rules {

@@ -62,6 +62,10 @@ const SEARCH_CASE: CheckDef = CheckDef::warning(
     "pagination.search_case",
     "search ignores letter case: the text in upper case finds the same deployments, and the same campaigns, as in the case they were named (the record's case-insensitive search, assumed)",
 );
+const SEARCH_WORDS: CheckDef = CheckDef::warning(
+    "pagination.search_words",
+    "a search of several words is one text: it finds the deployment whose description holds the words together, not a decoy holding the same words apart (the record's substring search of descriptions, assumed)",
+);
 
 /// The checks of this group.
 pub(crate) const CHECKS: &[CheckDef] = &[
@@ -72,6 +76,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     SORT_ORDER,
     SORT_NAME,
     SEARCH,
+    SEARCH_WORDS,
     CAMPAIGNS,
     SEARCH_CASE,
 ];
@@ -113,6 +118,7 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
         &SEARCH_CASE,
         &[LISTED, DECOYS, LISTED_CAMPAIGNS, DECOY_CAMPAIGNS],
     ),
+    (&SEARCH_WORDS, &[LISTED, DECOYS]),
 ];
 
 /// Why the sort check cannot judge a target whose clock stands still.
@@ -129,19 +135,35 @@ async fn tick(cx: &Ctx) {
     }
 }
 
+/// The words of [`SEARCH_WORDS`]: searched for, the description that holds them together
+/// (listed deployment 3's), and the one that holds them apart (decoy 1's).
+fn words(cx: &Ctx) -> [String; 3] {
+    let marker = cx.names.name("pagination-words");
+    [
+        format!("{marker} lead tail"),
+        format!("{marker} lead tail, together"),
+        format!("{marker} lead and tail, apart"),
+    ]
+}
+
 /// Creates a deployment of each name, one [`tick`] apart, `two` with two connection configs
-/// (one number, then two: the agent's connection both times, a number once across them);
-/// answers their ids with the numbers each was created with, or the answer that refused one.
+/// (one number, then two: the agent's connection both times, a number once across them),
+/// those of `described` with their description; answers their ids with the numbers each
+/// was created with, or the answer that refused one.
 async fn deployments(
     cx: &Ctx,
     names: &[String],
     two: &str,
+    described: &[(&str, &str)],
 ) -> Result<Vec<(String, Vec<String>)>, Exchange> {
     let mut made = Vec::new();
     for name in names {
         let count = if name == two { 3 } else { 1 };
         let numbers: Vec<String> = (0..count).map(|_| cx.names.number()).collect();
         let mut body = fixtures::deployment(&cx.settings.agent, name, &numbers[..1]);
+        if let Some((_, d)) = described.iter().find(|(n, _)| n == name) {
+            body["description"] = json!(d);
+        }
         if count > 1 {
             let c = &cx.settings.agent.connection_id;
             body["connection_configs"] = json!([
@@ -171,7 +193,13 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
         }
     }
     let two = format!("{token}-{TWO_CONNECTIONS}");
-    let (listed, decoys) = match deployments(cx, &names, &two).await {
+    let [_, together, apart] = words(cx);
+    let (third, first_decoy) = (format!("{token}-3"), format!("{decoy}-1"));
+    let described = [
+        (third.as_str(), together.as_str()),
+        (first_decoy.as_str(), apart.as_str()),
+    ];
+    let (listed, decoys) = match deployments(cx, &names, &two, &described).await {
         Ok(all) => all
             .into_iter()
             .zip(&names)
@@ -187,6 +215,7 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
                     &SORT_NAME,
                     &SEARCH,
                     &SEARCH_CASE,
+                    &SEARCH_WORDS,
                 ],
                 "creating the deployments to list",
                 x.evidence(),
@@ -281,6 +310,7 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     walk(cx, v, (first, last), &ids, &probed, &whole, &numbers).await;
     sorts(cx, v, &token, &ids).await;
     search(cx, v, &token, &ids).await;
+    search_words(cx, v, &ids).await;
     super::pagination_campaigns::campaigns(cx, v).await;
     search_case(cx, v, &token, &ids).await;
 }
@@ -438,6 +468,33 @@ async fn search(cx: &Ctx, v: &mut Verdicts, token: &str, ids: &[String]) {
         ok,
         Exchange::all(&[&all, &one]),
         format!("search '{token}' finds the {DEPLOYMENTS} deployments (no decoy); '{token}-3' finds one, with total 1"),
+    );
+}
+
+/// `pagination.search_words`: the words together find the deployment whose description
+/// holds them together (listed deployment 3), not the decoy holding them apart.
+async fn search_words(cx: &Ctx, v: &mut Verdicts, ids: &[String]) {
+    let [text, together, apart] = words(cx);
+    let x = cx
+        .get(
+            &cx.paths.deployments(),
+            &[("search", text.clone()), ("limit", "100".to_string())],
+        )
+        .await;
+    v.varied(
+        &SEARCH_WORDS,
+        "description",
+        [together.as_str(), apart.as_str()],
+    );
+    v.judge(
+        &SEARCH_WORDS,
+        x.status == 200
+            && field_of(&x, "deployment_id") == vec![ids[2].clone()]
+            && x.body()["total"] == json!(1),
+        x.evidence(),
+        format!(
+            "search '{text}' finds the one deployment described '{together}' (total 1), not the decoy described '{apart}'"
+        ),
     );
 }
 

@@ -235,6 +235,7 @@ pub(super) const RECORD: &[Rule] = &[
             "pagination.search",
             "pagination.campaign_list",
             "pagination.search_case",
+            "pagination.search_words",
         ],
     ),
     Rule::none_record(FIELDS, "Agent version", OwnChoice, MOCK),

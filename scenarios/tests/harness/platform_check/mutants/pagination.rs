@@ -77,6 +77,19 @@ fn listed_numbers(f: fn(&Value) -> Value) -> super::super::support::Mutation {
 }
 
 mutants! {
+    /// A search of several words looks for its first word only.
+    fn search_by_its_first_word() fails ["pagination.search_words"] {
+        super::intercept(|req| {
+            if req.is(Method::GET, &["deployments"])
+                && let Some(text) = req.param("search")
+                && let Some((first, _)) = text.split_once(' ')
+            {
+                req.set_param("search", first);
+            }
+            None
+        })
+    }
+
     /// Search matches the text in its own letter case only.
     fn search_case_sensitive() fails ["pagination.search_case"] {
         super::respond(|req, resp| {
