@@ -14,14 +14,17 @@
 //! run) is in `verdicts.json` and in the README.
 //!
 //! Each round's `caught_by.json` records, from the last whole run, the checks that failed
-//! each break. By default a break runs with the groups of those checks only (`--only`), and
-//! must still fail one of their error checks (a run of one group is a few times shorter
-//! than the whole suite's); the breaks no check caught (out of sight, open) are not run, and
-//! a break the record does not name runs with every group.
+//! each break and, when the oracle was among them, the groups whose traffic showed its
+//! differences (`oracle_seen_in`). By default a break runs with fewer groups (`--only`) and
+//! must still be caught: those of the suite's own checks that caught it (the oracle off), or,
+//! when only the oracle did, the oracle with the groups it saw the break in (a run of one or
+//! two groups is a few times shorter than the whole suite's); the breaks no check caught (out
+//! of sight, open) are not run, and a break the record does not name, or names by a check
+//! that no longer exists, runs with every group.
 //! `BLIND_FULL=1` runs every break with every group, as the first try did, and
 //! `BLIND_RECORD=1` does so and writes `caught_by.json` anew (after a change of the checks
-//! that moves what catches a break, or a new round). `BLIND_DEFECTS=name,name` runs only
-//! those breaks, to look at one.
+//! that moves what catches a break, or a new round); with `BLIND_DEFECTS=name,name` (which
+//! runs only those breaks, to look at one) it rewrites their entries only.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -100,6 +103,79 @@ fn failed(report: &CheckReport) -> Vec<(String, Severity)> {
         .collect()
 }
 
+/// The groups whose traffic showed the differences of the oracle's failed checks.
+fn oracle_seen_in(report: &CheckReport) -> Vec<String> {
+    let mut groups: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|c| c.result == Outcome::Fail && c.group == "oracle")
+        .filter_map(|c| c.evidence.0.get("seen_in_groups")?.as_array().cloned())
+        .flatten()
+        .filter_map(|g| g.as_str().map(str::to_string))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// What `caught_by.json` records of a break: the checks that failed it, and the groups whose
+/// traffic showed the oracle's differences (an older record is the list of checks alone).
+struct Caught {
+    checks: Vec<String>,
+    oracle_seen_in: Vec<String>,
+}
+
+impl Caught {
+    fn read(v: &Value) -> Caught {
+        let strings = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        };
+        match v {
+            Value::Array(_) => Caught {
+                checks: strings(Some(v)),
+                oracle_seen_in: Vec::new(),
+            },
+            _ => Caught {
+                checks: strings(v.get("checks")),
+                oracle_seen_in: strings(v.get("oracle_seen_in")),
+            },
+        }
+    }
+
+    /// The groups a break runs with (`--only`; empty: every group): those of the checks
+    /// other than the oracle's that caught it (the suite's own checks suffice), else the
+    /// oracle with the groups whose traffic showed its differences, else every group.
+    /// `catalogue` is a whole run's report (each check's group and severity); `assumed`: a
+    /// break of a point only this project assumed, which any check may catch.
+    fn groups(&self, catalogue: &CheckReport, assumed: bool) -> Vec<String> {
+        let mut own: Vec<String> = Vec::new();
+        for id in &self.checks {
+            let Some(c) = catalogue.checks.iter().find(|c| &c.id == id) else {
+                // A check renamed or removed since the record: run everything.
+                return Vec::new();
+            };
+            if c.group != "oracle" && (assumed || c.severity == Severity::Error) {
+                own.push(c.group.clone());
+            }
+        }
+        own.sort();
+        own.dedup();
+        if !own.is_empty() {
+            return own;
+        }
+        if self.oracle_seen_in.is_empty() {
+            return Vec::new();
+        }
+        let mut groups = self.oracle_seen_in.clone();
+        groups.push("oracle".into());
+        groups
+    }
+}
+
 /// Whether the checks that failed (`got`) catch the break `d`: an error check, or any check
 /// for a break of a point only this project assumed.
 fn catches(d: &Value, got: &[(String, Severity)]) -> bool {
@@ -107,17 +183,6 @@ fn catches(d: &Value, got: &[(String, Severity)]) -> bool {
         Some("assumed") => !got.is_empty(),
         _ => got.iter().any(|(_, s)| *s == Severity::Error),
     }
-}
-
-/// The groups of the checks `ids` (a check's id starts with its group's name).
-fn groups_of<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut groups: Vec<String> = ids
-        .into_iter()
-        .map(|id| id.split('.').next().unwrap_or(id).to_string())
-        .collect();
-    groups.sort();
-    groups.dedup();
-    groups
 }
 
 /// Whether python3 runs here; CI sets `HARNESS_REQUIRE_BLIND` so that the rounds fail there
@@ -177,7 +242,7 @@ async fn every_round_of_blind_contract_breaks_is_caught() {
         let record = std::env::var_os("BLIND_RECORD").is_some();
         let full =
             record || std::env::var_os("BLIND_FULL").is_some() || !recorded || caught_by.is_empty();
-        // What each break runs: every group, or those of the checks that caught it last.
+        // What each break runs: every group, or those that caught it last.
         let plan: Vec<(&Value, Vec<String>)> = defects
             .iter()
             .filter_map(|d| {
@@ -189,19 +254,9 @@ async fn every_round_of_blind_contract_breaks_is_caught() {
                     return None;
                 }
                 // A break the record does not name (a new one) runs with every group.
-                let ids = caught_by.get(name).and_then(Value::as_array);
-                let names: Vec<&str> = ids
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                // The oracle judges what the other groups send: a break it caught runs with
-                // every group, as the first try did.
-                let groups = if names.iter().any(|n| n.starts_with("oracle.")) {
-                    Vec::new()
-                } else {
-                    groups_of(names)
-                };
+                let groups = caught_by.get(name).map_or(Vec::new(), |c| {
+                    Caught::read(c).groups(&base, d["kind"] == "assumed")
+                });
                 Some((d, groups))
             })
             .collect();
@@ -212,32 +267,44 @@ async fn every_round_of_blind_contract_breaks_is_caught() {
                 defects.len()
             );
         }
-        let runs: Vec<(&Value, Vec<(String, Severity)>)> = futures_util::stream::iter(plan)
-            .map(|(d, only)| {
-                let dir = &dir;
-                async move {
-                    let report = run_with(dir, d["name"].as_str(), &only).await;
-                    (d, failed(&report))
-                }
-            })
-            .buffered(PARALLEL)
-            .collect()
-            .await;
-        if record && std::env::var_os("BLIND_DEFECTS").is_none() {
-            let map: serde_json::Map<String, Value> = runs
-                .iter()
-                .filter(|(d, got)| catches(d, got))
-                .map(|(d, got)| {
-                    let ids = got.iter().map(|(id, _)| Value::from(id.as_str())).collect();
-                    (d["name"].as_str().unwrap().to_string(), Value::Array(ids))
+        let runs: Vec<(&Value, Vec<(String, Severity)>, Vec<String>)> =
+            futures_util::stream::iter(plan)
+                .map(|(d, only)| {
+                    let dir = &dir;
+                    async move {
+                        let report = run_with(dir, d["name"].as_str(), &only).await;
+                        (d, failed(&report), oracle_seen_in(&report))
+                    }
                 })
-                .collect();
+                .buffered(PARALLEL)
+                .collect()
+                .await;
+        if record {
+            // With `BLIND_DEFECTS`, the breaks run replace their entries; the others stay.
+            let mut map = match std::env::var_os("BLIND_DEFECTS") {
+                Some(_) => caught_by.clone(),
+                None => serde_json::Map::new(),
+            };
+            for (d, got, seen_in) in &runs {
+                let name = d["name"].as_str().unwrap().to_string();
+                if !catches(d, got) {
+                    map.remove(&name);
+                    continue;
+                }
+                let mut entry = serde_json::Map::new();
+                let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+                entry.insert("checks".into(), ids.into());
+                if !seen_in.is_empty() {
+                    entry.insert("oracle_seen_in".into(), seen_in.clone().into());
+                }
+                map.insert(name, Value::Object(entry));
+            }
             let text = serde_json::to_string_pretty(&Value::Object(map)).unwrap() + "\n";
             std::fs::write(dir.join("caught_by.json"), text).expect("caught_by.json written");
         }
         let ran = runs.len();
         let mut caught = 0;
-        for (d, got) in runs {
+        for (d, got, _) in runs {
             let name = d["name"].as_str().unwrap();
             let is_caught = catches(d, &got);
             eprintln!(
