@@ -15,6 +15,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::cohorts_values::{self as values, Upload};
+use super::cohorts_ways as ways;
 use super::context::Ctx;
 use super::exchange::Body;
 use super::exchange::Exchange;
@@ -29,11 +30,11 @@ const PROCESSING: CheckDef = CheckDef::error(
 );
 const COMPLETED: CheckDef = CheckDef::error(
     "cohorts.upload_completes",
-    "each upload (LF, CRLF, spaces around values) ends completed; result counts the data rows sent, header excluded: total_records 4 = valid_records 3 + rejected_records 1",
+    "each upload (LF, CRLF, spaces around values) ends completed; result counts the data rows sent, header excluded: total_records 5 = valid_records 3 + rejected_records 2",
 );
 const REJECTED_FILE: CheckDef = CheckDef::error(
     "cohorts.rejected_records_file",
-    "files?file_type=rejected_records answers the upload's columns plus rejected_reason, and exactly the rejected row ('12345', u4) with a reason, for each upload",
+    "files?file_type=rejected_records answers the upload's columns plus rejected_reason, and exactly the two rejected rows ('99', u5 and '12345', u4), each with a reason, for each upload",
 );
 const MISSING_COLUMN: CheckDef = CheckDef::error(
     "cohorts.missing_column_fails",
@@ -81,6 +82,8 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     LIST_OWN,
     LIST_ORDER,
     READ_OWN,
+    ways::STREAM_COUNTRY,
+    ways::PAUSED_DEPLOYMENT,
 ];
 
 const CAMPAIGN: Makes = Makes::new(Kind::Campaign, "cohorts", 1);
@@ -120,6 +123,11 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
         &[CAMPAIGN, UPLOADED, CRLF, SPACED, MISSING, PAUSED],
     ),
     (&READ_OWN, &[CAMPAIGN, UPLOADED, OTHER_CAMPAIGN, OTHER]),
+    (&ways::STREAM_COUNTRY, &[CAMPAIGN, ways::STREAMED]),
+    (
+        &ways::PAUSED_DEPLOYMENT,
+        &[ways::DEPLOYMENT, ways::DEPLOYMENT_COHORT],
+    ),
 ];
 
 /// Polls a cohort until it is no longer `processing` (or the cohort timeout passes);
@@ -216,6 +224,7 @@ pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
     }
     accepted.extend(to_paused(cx, v, &campaign).await);
     lists(cx, v, &campaign, &accepted, other).await;
+    ways::run(cx, v, &campaign).await;
 }
 
 /// Each campaign's cohort read under the other campaign's path, the cohort and its file,
@@ -301,7 +310,7 @@ fn judge_completed(cx: &Ctx, v: &mut Verdicts, uploads: &[Upload]) {
             .with(
                 "rows_sent",
                 format!(
-                    "{COHORT_CSV_ROWS} data rows under a header in each file, of which {COHORT_CSV_REJECTED} has the number '12345'"
+                    "{COHORT_CSV_ROWS} data rows under a header in each file, of which {COHORT_CSV_REJECTED} have the numbers '99' and '12345'"
                 ),
             ),
         format!(
@@ -336,7 +345,7 @@ async fn files(cx: &Ctx, v: &mut Verdicts, parent: Parent<'_>, uploads: &[Upload
         &REJECTED_FILE,
         ok,
         Exchange::all(&rejected.iter().collect::<Vec<_>>()),
-        "200 with a CSV for each upload: its header (phone, id, first_name) plus rejected_reason, then only the row of '12345' (u4) with a reason",
+        "200 with a CSV for each upload: its header (phone, id, first_name) plus rejected_reason, then only the rows of '99' (u5) and '12345' (u4), each with a reason",
     );
 
     v.varied(

@@ -7,7 +7,9 @@
 use serde_json::{Map, Value, json};
 
 use super::exchange::Exchange;
-use super::fixtures::{self, COHORT_CSV, COHORT_CSV_REJECTED, COHORT_CSV_ROWS};
+use super::fixtures::{
+    self, COHORT_CSV, COHORT_CSV_REJECTED, COHORT_CSV_REJECTED_ROWS, COHORT_CSV_ROWS,
+};
 
 /// The columns of every CSV the group uploads.
 const COLUMNS: [&str; 3] = ["phone", "id", "first_name"];
@@ -18,6 +20,7 @@ const COLUMNS: [&str; 3] = ["phone", "id", "first_name"];
 const SPACED_CSV: &str = concat!(
     "phone,id,first_name\n",
     "+12025550102, u1 , Ada \n",
+    " 99 , u5 , Edsger \n",
     "(303) 555-0102, u2 , Grace \n",
     "404-555-0102, u3 , Alan \n",
     " 12345 , u4 , Barbara \n",
@@ -120,7 +123,7 @@ pub(super) fn answered_files(
 }
 
 /// `result` counts the data rows the suite sent (the header is no record): every row, the
-/// valid ones, the rejected one, and the total is the other two together.
+/// valid ones, the rejected ones, and the total is the other two together.
 pub(super) fn counts_ok(result: &Value) -> bool {
     let n = |k: &str| result[k].as_u64();
     let (Some(total), Some(valid), Some(rejected)) = (
@@ -137,8 +140,8 @@ pub(super) fn counts_ok(result: &Value) -> bool {
 }
 
 /// A CSV whose header has the upload's columns and `rejected_reason`, and exactly the
-/// rejected row: the number `12345` of the user `u4` (compared without surrounding spaces),
-/// with a reason.
+/// rejected rows, each once, in any order: the number `99` of the user `u5` and `12345` of
+/// `u4` (compared without surrounding spaces), each with a reason.
 pub(super) fn rejected_file_ok(x: &Exchange) -> bool {
     if x.status != 200 {
         return false;
@@ -159,12 +162,15 @@ pub(super) fn rejected_file_ok(x: &Exchange) -> bool {
     fn trimmed(r: &csv::StringRecord, i: usize) -> Option<&str> {
         r.get(i).map(str::trim)
     }
-    rows.len() as u64 == COHORT_CSV_REJECTED
-        && rows.iter().all(|r| {
-            trimmed(r, phone) == Some("12345")
-                && trimmed(r, id) == Some("u4")
-                && trimmed(r, reason).is_some_and(|s| !s.is_empty())
-        })
+    let mut listed: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| trimmed(r, reason).is_some_and(|s| !s.is_empty()))
+        .filter_map(|r| Some((trimmed(r, phone)?, trimmed(r, id)?)))
+        .collect();
+    listed.sort();
+    let mut want = COHORT_CSV_REJECTED_ROWS.to_vec();
+    want.sort();
+    rows.len() as u64 == COHORT_CSV_REJECTED && listed == want
 }
 
 /// The header and rows of a CSV, as far as they read.

@@ -286,6 +286,9 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
     ];
     body["start_timestamp"] = json!(sent[0]);
     body["end_timestamp"] = json!(sent[1]);
+    // A calling window in a zone of its own (neither UTC nor either offset sent): an instant
+    // is no wall-clock time of the schedule's zone.
+    body["allowed_schedule"]["timezone"] = json!("Asia/Kathmandu");
     // The instants sent (to the millisecond, as written).
     let [start, end] = sent.each_ref().map(|s| {
         chrono::DateTime::parse_from_rfc3339(s)
@@ -326,9 +329,10 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
         &format!(", listing {id}"),
     );
     let got = cx.get(&cx.paths.campaign(&id), &[]).await;
-    let instants = |x: &Exchange| {
+    let instants = |body: &serde_json::Value| {
         ["start_timestamp", "end_timestamp"].map(|f| {
-            x.str_field(f)
+            body[f]
+                .as_str()
                 .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
                 .map(|t| t.with_timezone(&chrono::Utc))
         })
@@ -340,9 +344,9 @@ async fn campaign(cx: &Ctx, v: &mut Verdicts) {
         &CAMPAIGN_GET,
         &got,
         "Campaign",
-        instants(&got) == [Some(start), Some(end)],
+        instants(got.body()) == [Some(start), Some(end)],
         &format!(
-            ", start_timestamp {} and end_timestamp {} as sent (with offsets +05:30 and -03:00), as instants",
+            ", start_timestamp {} and end_timestamp {} as sent (with offsets +05:30 and -03:00, the schedule in Asia/Kathmandu), as instants",
             fixtures::ts(start),
             fixtures::ts(end)
         ),

@@ -166,18 +166,21 @@ pub(crate) fn outbound(agent: &Agent, agent_number: &str, user_number: &str) -> 
     })
 }
 
-/// The rows of the cohort CSV: three valid users and, last, one whose number is not a
-/// telephone number (`12345`), which is rejected.
+/// The rows of the cohort CSV: three valid users and two whose numbers are no telephone
+/// numbers (`99` second, `12345` last: [`COHORT_CSV_REJECTED_ROWS`]), which are rejected.
 pub(crate) const COHORT_CSV: &str = "phone,id,first_name\n\
 +12025550102,u1,Ada\n\
+99,u5,Edsger\n\
 (303) 555-0102,u2,Grace\n\
 404-555-0102,u3,Alan\n\
 12345,u4,Barbara\n";
 
+/// The rejected rows of [`COHORT_CSV`], in file order: the number and the user id of each.
+pub(crate) const COHORT_CSV_REJECTED_ROWS: [(&str, &str); 2] = [("99", "u5"), ("12345", "u4")];
 /// The number of rows of [`COHORT_CSV`] that are rejected.
-pub(crate) const COHORT_CSV_REJECTED: u64 = 1;
+pub(crate) const COHORT_CSV_REJECTED: u64 = COHORT_CSV_REJECTED_ROWS.len() as u64;
 /// The number of rows of [`COHORT_CSV`].
-pub(crate) const COHORT_CSV_ROWS: u64 = 4;
+pub(crate) const COHORT_CSV_ROWS: u64 = 5;
 
 /// The transformation config of [`COHORT_CSV`]; `phone_column` names its phone column.
 pub(crate) fn transformation(phone_column: &str) -> Value {

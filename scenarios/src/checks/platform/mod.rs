@@ -29,6 +29,7 @@ pub mod auth;
 mod auth_isolation;
 pub(crate) mod cohorts;
 mod cohorts_values;
+mod cohorts_ways;
 pub(crate) mod context;
 pub(crate) mod dry_run;
 pub(crate) mod endpoints;

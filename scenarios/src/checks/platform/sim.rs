@@ -213,7 +213,11 @@ fn body(cx: &Ctx, recv: &Receiver, p: &Plan, start: DateTime<Utc>) -> Value {
     if let Some(c) = &p.connections {
         b["app_config"]["connection_configs"] = c.clone();
     }
-    b["app_config"]["webhook_config"] = json!({"url": recv.url(p.made.label)});
+    // Metadata of its own: every event of the campaign, retries included, carries it back.
+    b["app_config"]["webhook_config"] = json!({
+        "url": recv.url(p.made.label),
+        "metadata": {"campaign": p.made.label, "run": cx.names.run()},
+    });
     b
 }
 

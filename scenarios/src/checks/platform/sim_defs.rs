@@ -51,7 +51,7 @@ pub(super) const RULE5: CheckDef = CheckDef::error(
 );
 pub(super) const EVENTS: CheckDef = CheckDef::error(
     "sim.campaign_event_schema",
-    "every campaign call event delivered matches the contract's schema (CampaignCallEvent)",
+    "every campaign call event delivered matches the contract's schema (CampaignCallEvent) and carries its campaign's webhook_config.metadata as sent, retries included",
 );
 pub(super) const STOP_FILE: CheckDef = CheckDef::error(
     "sim.stop_file_excludes",

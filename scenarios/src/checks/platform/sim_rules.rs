@@ -152,10 +152,33 @@ pub(super) async fn judge(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>) {
         .into_iter()
         .filter(|e| e.get("campaign_id").is_some())
         .collect();
+    // The metadata each campaign was created with, by its id.
+    let sent: BTreeMap<&str, Value> = tl
+        .created
+        .values()
+        .filter_map(|x| {
+            let metadata =
+                x.sent.body.as_ref()?["app_config"]["webhook_config"]["metadata"].clone();
+            Some((x.str_field("campaign_id")?, metadata))
+        })
+        .collect();
     let bad: Vec<Value> = all
         .iter()
         .filter_map(|e| {
-            let errs = cx.schemas.violations("CampaignCallEvent", e);
+            let mut errs: Vec<Value> = cx
+                .schemas
+                .violations("CampaignCallEvent", e)
+                .into_iter()
+                .map(Value::from)
+                .collect();
+            if let Some(want) = e["campaign_id"].as_str().and_then(|id| sent.get(id))
+                && e["metadata"] != *want
+            {
+                errs.push(json!(format!(
+                    "metadata {} where the campaign's webhook_config.metadata is {want}",
+                    e["metadata"]
+                )));
+            }
             (!errs.is_empty()).then(|| json!({"event": e, "violations": errs}))
         })
         .take(5)
@@ -184,7 +207,7 @@ pub(super) async fn judge(cx: &Ctx, v: &mut Verdicts, tl: &Timeline<'_>) {
             .with("request", request)
             .with("events", all.len())
             .with("not_matching", bad),
-        "at least one campaign event, each matching the schema CampaignCallEvent",
+        "at least one campaign event, each matching the schema CampaignCallEvent, its metadata the campaign's webhook_config.metadata as sent (retries too)",
     );
 }
 

@@ -289,6 +289,7 @@ pub(super) const RECORD: &[Rule] = &[
         "Campaign states that take cohorts",
         &[
             "cohorts.upload_to_paused_campaign",
+            "cohorts.upload_to_paused_deployment",
             "sim.cohort_upload_active",
             "endpoints.deployment_cohort_upload",
         ],
@@ -331,6 +332,7 @@ pub(super) const RECORD: &[Rule] = &[
         &[
             "endpoints.campaign_cohort_stream",
             "endpoints.deployment_cohort_stream",
+            "cohorts.stream_country_code",
         ],
     ),
     Rule::none_record(COHORTS, "Stream files", OwnChoice, MOCK),

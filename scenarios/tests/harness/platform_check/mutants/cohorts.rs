@@ -47,7 +47,7 @@ mutants! {
         )
     }
 
-    fn rejected_rows_not_counted() fails ["cohorts.upload_completes", "endpoints.campaign_cohort_stream", "endpoints.deployment_cohort_stream"] {
+    fn rejected_rows_not_counted() fails ["cohorts.upload_completes", "cohorts.upload_to_paused_deployment", "endpoints.campaign_cohort_stream", "endpoints.deployment_cohort_stream"] {
         answer_edit(|r| r.method == Method::GET && r.is_cohort(), |v| {
             if v["result"].is_object() {
                 v["result"]["rejected_records"] = json!(0);
@@ -124,6 +124,32 @@ mutants! {
             {
                 resp.body = serde_json::to_vec_pretty(&v).unwrap_or_default();
             }
+        })
+    }
+
+    /// The rejected-records file lists its first rejected row only.
+    fn the_rejected_file_with_its_first_row_only() fails ["cohorts.rejected_records_file"] {
+        respond(|req, resp| {
+            if req.param("file_type").as_deref() == Some("rejected_records") && resp.status == 200 {
+                let text = String::from_utf8_lossy(&resp.body).into_owned();
+                let kept: Vec<&str> = text.lines().take(2).collect();
+                resp.body = (kept.join("\n") + "\n").into_bytes();
+            }
+        })
+    }
+
+    /// A stream's `country_code` ignored: national numbers rejected.
+    fn a_streams_country_code_ignored() fails ["cohorts.stream_country_code"] {
+        super::request_edit(
+            |r| r.method == Method::POST && r.path.ends_with("/cohorts/stream"),
+            |v| super::drop_field(v, "country_code"),
+        )
+    }
+
+    fn an_upload_to_a_paused_deployment_refused() fails ["cohorts.upload_to_paused_deployment"] {
+        with_seen(|req, status| {
+            (under(req, Method::POST, "deployments", &["*", "cohorts", "upload"]) && status.as_deref() == Some("paused"))
+                .then(|| refuse(409, "deployment_paused"))
         })
     }
 

@@ -21,7 +21,29 @@ fn rejected_file_in_json(parent: &'static str) -> Mutation {
     })
 }
 
+/// A campaign's instants written as the wall-clock time of its schedule's zone with a `Z`
+/// (Asia/Kathmandu is UTC+05:45 all year).
+fn local_as_utc(campaign: &mut serde_json::Value) {
+    if campaign["allowed_schedule"]["timezone"] != "Asia/Kathmandu" {
+        return;
+    }
+    for f in ["start_timestamp", "end_timestamp"] {
+        if let Some(t) = campaign[f]
+            .as_str()
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        {
+            let local = t.naive_utc() + chrono::Duration::minutes(5 * 60 + 45);
+            campaign[f] = json!(local.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+        }
+    }
+}
+
 mutants! {
+    /// A campaign read shows its instants as its schedule's local time labelled UTC.
+    fn campaign_instants_local_time_as_utc() fails ["endpoints.campaign_get", "endpoints.campaign_patch"] {
+        answer_edit(|r| r.method == Method::GET && r.is_campaign(), local_as_utc)
+    }
+
     /// The instant outbound answer has no attempt_id (so its event cannot be found either).
     fn an_outbound_answer_without_attempt_id() fails ["endpoints.outbound_create", "sim.outbound_event"] {
         answer_edit(|r| r.is(Method::POST, &["outbounds"]), |v| drop_field(v, "attempt_id"))

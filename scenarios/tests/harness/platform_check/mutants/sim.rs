@@ -181,6 +181,15 @@ mutants! {
         }
     }
 
+    /// The events of retries carry no metadata.
+    fn retries_events_without_metadata() fails ["sim.campaign_event_schema"] {
+        events(|e| {
+            if e["retry_attempt"].as_u64().is_some_and(|n| n > 0) && e.get("metadata").is_some() {
+                e["metadata"] = Value::Null;
+            }
+        })
+    }
+
     /// A receiver's 500 taken for a delivery: the event is never sent again.
     fn a_refused_event_never_sent_again() fails ["sim.webhook_retried"] {
         Mutation {
