@@ -438,19 +438,9 @@ async fn fixture(cx: &Ctx) -> Result<Fixture, Exchange> {
     let deployment = x.str_field("deployment_id").ok_or(x.clone())?.to_string();
     let mut cohorts = Vec::new();
     for parent in [Parent::Campaign(&campaign), Parent::Deployment(&deployment)] {
-        let x = cx
-            .call(
-                Method::POST,
-                &cx.paths.cohorts(parent, &["upload"]),
-                &[],
-                Body::Multipart(fixtures::cohort_upload(
-                    &cx.names.name(COHORTS.label),
-                    "phone",
-                )),
-            )
-            .await;
+        let x = super::cohorts_values::upload(cx, parent, COHORTS.label, "phone").await;
         let id = x.str_field("cohort_id").ok_or(x.clone())?.to_string();
-        let done = super::cohorts::wait_for_cohort(cx, parent, &id).await;
+        let done = super::cohorts_values::wait_for_cohort(cx, parent, &id).await;
         if done.str_field("status") != Some("completed") {
             return Err(done);
         }

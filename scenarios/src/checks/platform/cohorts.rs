@@ -8,13 +8,11 @@
 //! around values) and judges every answer against what it sent: the counts against the
 //! rows of its CSV, the files against its bytes ([`super::cohorts_values`]).
 
-use std::time::Duration;
-
-use contracts::clock::Stopwatch;
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::cohorts_values::{self as values, Upload};
+use super::cohorts_values::{upload, wait_for_cohort};
 use super::cohorts_ways as ways;
 use super::context::Ctx;
 use super::exchange::Body;
@@ -129,23 +127,6 @@ pub(crate) const MAKES: &[(&CheckDef, &[Makes])] = &[
         &[ways::DEPLOYMENT, ways::DEPLOYMENT_COHORT],
     ),
 ];
-
-/// Polls a cohort until it is no longer `processing` (or the cohort timeout passes);
-/// answers the last read.
-pub(crate) async fn wait_for_cohort(cx: &Ctx, parent: Parent<'_>, cohort_id: &str) -> Exchange {
-    let watch = Stopwatch::start();
-    let deadline = Duration::from_secs(cx.settings.cohort_timeout_secs);
-    let mut pause = Duration::from_millis(20);
-    loop {
-        let x = cx.get(&cx.paths.cohorts(parent, &[cohort_id]), &[]).await;
-        let processing = x.str_field("status") == Some("processing");
-        if !x.is_success() || !processing || watch.elapsed() >= deadline {
-            return x;
-        }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(500));
-    }
-}
 
 /// Runs the group.
 pub(crate) async fn run(cx: &Ctx, v: &mut Verdicts) {
@@ -539,17 +520,6 @@ async fn send(cx: &Ctx, parent: Parent<'_>, label: &str, csv: &str, config: &str
         &cx.paths.cohorts(parent, &["upload"]),
         &[],
         Body::Multipart(fixtures::cohort_form(&cx.names.name(label), csv, config)),
-    )
-    .await
-}
-
-/// Uploads the fixture, its config naming `phone_column` as the phone column.
-async fn upload(cx: &Ctx, parent: Parent<'_>, label: &str, phone_column: &str) -> Exchange {
-    cx.call(
-        Method::POST,
-        &cx.paths.cohorts(parent, &["upload"]),
-        &[],
-        Body::Multipart(fixtures::cohort_upload(&cx.names.name(label), phone_column)),
     )
     .await
 }

@@ -4,12 +4,18 @@
 //! sent: the counts with the rows of the CSV, the rejected-records file with its rows, a list
 //! with the cohorts uploaded.
 
+use std::time::Duration;
+
+use contracts::clock::Stopwatch;
+use reqwest::Method;
 use serde_json::{Map, Value, json};
 
-use super::exchange::Exchange;
+use super::context::Ctx;
+use super::exchange::{Body, Exchange};
 use super::fixtures::{
     self, COHORT_CSV, COHORT_CSV_REJECTED, COHORT_CSV_REJECTED_ROWS, COHORT_CSV_ROWS,
 };
+use super::target::Parent;
 
 /// The columns of every CSV the group uploads.
 const COLUMNS: [&str; 3] = ["phone", "id", "first_name"];
@@ -28,6 +34,40 @@ const SPACED_CSV: &str = concat!(
 
 /// The cohort of the second campaign: one row, rejected, so that it has no user to call.
 pub(super) const OTHER_CSV: &str = "phone,id,first_name\n12345,o1,Other\n";
+
+/// Uploads the fixture to `parent` as a cohort named after `label`, its config naming
+/// `phone_column` as the phone column.
+pub(crate) async fn upload(
+    cx: &Ctx,
+    parent: Parent<'_>,
+    label: &str,
+    phone_column: &str,
+) -> Exchange {
+    cx.call(
+        Method::POST,
+        &cx.paths.cohorts(parent, &["upload"]),
+        &[],
+        Body::Multipart(fixtures::cohort_upload(&cx.names.name(label), phone_column)),
+    )
+    .await
+}
+
+/// Polls a cohort until it is no longer `processing` (or the cohort timeout passes);
+/// answers the last read.
+pub(crate) async fn wait_for_cohort(cx: &Ctx, parent: Parent<'_>, cohort_id: &str) -> Exchange {
+    let watch = Stopwatch::start();
+    let deadline = Duration::from_secs(cx.settings.cohort_timeout_secs);
+    let mut pause = Duration::from_millis(20);
+    loop {
+        let x = cx.get(&cx.paths.cohorts(parent, &[cohort_id]), &[]).await;
+        let processing = x.str_field("status") == Some("processing");
+        if !x.is_success() || !processing || watch.elapsed() >= deadline {
+            return x;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(500));
+    }
+}
 
 /// One upload: what was sent, the answer, and the cohort's last read once processed.
 #[derive(Debug)]

@@ -5,9 +5,9 @@
 use reqwest::Method;
 use serde_json::json;
 
-use super::cohorts::wait_for_cohort;
+use super::cohorts_values::{upload, wait_for_cohort};
 use super::context::Ctx;
-use super::exchange::{Body, Exchange};
+use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes};
 use super::target::Parent;
 use super::verdicts::Verdicts;
@@ -92,28 +92,15 @@ async fn paused_deployment(cx: &Ctx, v: &mut Verdicts) {
         )
         .await;
     let parent = Parent::Deployment(&id);
-    let x = cx
-        .call(
-            Method::POST,
-            &cx.paths.cohorts(parent, &["upload"]),
-            &[],
-            Body::Multipart(fixtures::cohort_upload(
-                &cx.names.name(DEPLOYMENT_COHORT.label),
-                "phone",
-            )),
-        )
-        .await;
+    let x = upload(cx, parent, DEPLOYMENT_COHORT.label, "phone").await;
     let done = match x.str_field("cohort_id") {
         Some(c) => wait_for_cohort(cx, parent, c).await,
         None => x.clone(),
     };
     v.varied(
         &PAUSED_DEPLOYMENT,
-        "deployment status",
-        [
-            created.body()["status"].clone(),
-            paused.body()["status"].clone(),
-        ],
+        "cohort status",
+        [x.body()["status"].clone(), done.body()["status"].clone()],
     );
     v.judge(
         &PAUSED_DEPLOYMENT,

@@ -7,7 +7,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use super::cohorts::wait_for_cohort;
+use super::cohorts_values::wait_for_cohort;
 use super::context::Ctx;
 use super::exchange::Body;
 use super::exchange::Exchange;

@@ -22,9 +22,8 @@ use chrono::{DateTime, Timelike, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::cohorts::wait_for_cohort;
+use super::cohorts_values::wait_for_cohort;
 use super::context::Ctx;
-use super::exchange::Body;
 use super::exchange::Exchange;
 use super::fixtures::{self, Kind, Makes, cohort_stream, magic_number, secs, ts};
 use super::receiver::Receiver;
@@ -479,17 +478,7 @@ async fn campaigns(cx: &Ctx, v: &mut Verdicts, recv: &Receiver) {
 async fn late_upload(cx: &Ctx, id: &str) -> LateUpload {
     let read = status(cx, id).await;
     let parent = Parent::Campaign(id);
-    let upload = cx
-        .call(
-            Method::POST,
-            &cx.paths.cohorts(parent, &["upload"]),
-            &[],
-            Body::Multipart(fixtures::cohort_upload(
-                &cx.names.name(LATE_UPLOAD.label),
-                "phone",
-            )),
-        )
-        .await;
+    let upload = super::cohorts_values::upload(cx, parent, LATE_UPLOAD.label, "phone").await;
     let done = match upload.str_field("cohort_id") {
         Some(c) => wait_for_cohort(cx, parent, c).await,
         None => upload.clone(),

@@ -10,6 +10,17 @@
 //!
 //! The first-try catch rate of each round (before the checks were changed for it) is in
 //! `verdicts.json` and in the README.
+//!
+//! Each round's `caught_by.json` records, from the last whole run, the checks that failed
+//! each defect. By default a defect runs with the groups of those checks only (`--only`:
+//! most runs then skip the token group's wait for an expiry) and must still be caught, its
+//! outputs still free of any secret; the defects out of sight are not run, and a defect the
+//! record does not name, or that a check of `errors` or `headers` caught (they judge the
+//! answers to every other group's requests), runs with every group. Both baselines always
+//! run whole.
+//! `BLIND_FULL=1` runs every defect with every group, as the first try did, and
+//! `BLIND_RECORD=1` does so and writes `caught_by.json` anew; with `BLIND_DEFECTS=name,name`
+//! (which runs only those defects) it rewrites their entries only.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -106,7 +117,9 @@ fn service(dir: &Path) -> Service {
 
 /// Starts the service with `args`, runs the check against it as a user would, and answers
 /// what it gave.
-fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
+/// Runs the check against the service with `defect` (none: the baseline), with the groups
+/// `only` (empty: every group).
+fn run(svc: &Service, defect: Option<&str>, service_args: &[String], only: &[String]) -> Run {
     let started = contracts::clock::Stopwatch::start();
     let tmp = tempfile::tempdir().expect("a temporary folder");
     let log = tmp.path().join("secrets.log");
@@ -166,6 +179,12 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
     .arg(&json)
     .arg("--junit")
     .arg(&junit)
+    .args(
+        (!only.is_empty())
+            .then(|| ["--only".to_string(), only.join(",")])
+            .into_iter()
+            .flatten(),
+    )
     .env("BYOK_EXPECTED_PLAINTEXT", plaintext)
     .env_remove("BYOK_CLIENT_SECRET")
     .env_remove("BYOK_API_KEY")
@@ -214,6 +233,45 @@ fn run(svc: &Service, defect: Option<&str>, service_args: &[String]) -> Run {
         outputs,
         secrets,
         took: started.elapsed(),
+    }
+}
+
+/// The groups of `check byok`, as `--only` takes them.
+const GROUPS: &[&str] = &[
+    "tls", "auth", "decrypt", "rotate", "headers", "methods", "token", "load", "errors",
+];
+/// The groups whose checks judge the answers to every other group's requests (each error
+/// answer's shape, each answer's trace header): alone they see nothing.
+const JUDGE_EVERY_ANSWER: &[&str] = &["errors", "headers"];
+
+/// The groups a defect runs with, from the checks that caught it last (`recorded`): theirs,
+/// or every group (empty) when the record names none, or a group that judges every answer.
+/// A check outside the groups (`setup.*`, the set-up's own) needs no group of its own.
+fn groups_to_run(recorded: Option<&Value>) -> Vec<String> {
+    let mut groups: Vec<String> = recorded
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|id| id.as_str()?.split('.').next().map(str::to_string))
+        .filter(|g| GROUPS.contains(&g.as_str()))
+        .collect();
+    if groups
+        .iter()
+        .any(|g| JUDGE_EVERY_ANSWER.contains(&g.as_str()))
+    {
+        return Vec::new();
+    }
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// Whether the run caught the defect `d`: an error check failed and the exit status says so,
+/// or, for a defect of a "should" rule, any check failed.
+fn caught(d: &Value, r: &Run) -> bool {
+    match d["severity"] == "warning" {
+        true => !r.failed.is_empty(),
+        false => r.failed.values().any(|sev| sev == "error") && r.code == Some(1),
     }
 }
 
@@ -304,8 +362,8 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
             serde_json::from_str(&std::fs::read_to_string(dir.join("defects.json")).unwrap())
                 .unwrap();
 
-        let base = run(&svc, None, &[]);
-        let static_base = run(&svc, None, &["--static-key".to_string()]);
+        let base = run(&svc, None, &[], &[]);
+        let static_base = run(&svc, None, &["--static-key".to_string()], &[]);
         let mut conforming = true;
         for (name, b) in [("baseline", &base), ("baseline --static-key", &static_base)] {
             if b.code != Some(0) || !b.failed.is_empty() {
@@ -322,13 +380,50 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
             // Defects of a service the check fails anyway prove nothing.
             continue;
         }
-        let queue = Mutex::new(defects.iter().collect::<Vec<_>>());
+        let record = std::env::var_os("BLIND_RECORD").is_some();
+        let full = record || std::env::var_os("BLIND_FULL").is_some();
+        let recorded: serde_json::Map<String, Value> =
+            std::fs::read_to_string(dir.join("caught_by.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+        // `BLIND_DEFECTS=name,name` runs those defects only (to look at one).
+        let chosen: Option<Vec<String>> = std::env::var("BLIND_DEFECTS")
+            .ok()
+            .map(|v| v.split(',').map(str::to_string).collect());
+        // Each defect with the groups it runs with (empty: every group).
+        let plan: Vec<(&Value, Vec<String>)> = defects
+            .iter()
+            .filter(|d| {
+                chosen
+                    .as_ref()
+                    .is_none_or(|c| c.iter().any(|n| d["name"] == n.as_str()))
+            })
+            .filter_map(|d| {
+                let name = d["name"].as_str()?;
+                if full {
+                    return Some((d, Vec::new()));
+                }
+                if out_of_sight.contains_key(name) {
+                    return None;
+                }
+                Some((d, groups_to_run(recorded.get(name))))
+            })
+            .collect();
+        if !full {
+            eprintln!(
+                "{round}: {} of {} defects run, each with the groups that caught it last (BLIND_FULL=1: all, with every group)",
+                plan.len(),
+                defects.len()
+            );
+        }
+        let queue = Mutex::new(plan.iter().collect::<Vec<_>>());
         let results = Mutex::new(Vec::new());
         std::thread::scope(|s| {
             for _ in 0..PARALLEL {
                 s.spawn(|| {
                     loop {
-                        let Some(d) = queue.lock().unwrap().pop() else {
+                        let Some((d, only)) = queue.lock().unwrap().pop() else {
                             return;
                         };
                         let name = d["name"].as_str().unwrap();
@@ -340,35 +435,41 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
                                     .collect()
                             })
                             .unwrap_or_default();
-                        let r = run(&svc, Some(name), &args);
+                        let r = run(&svc, Some(name), &args, only);
                         // Searched here, beside the other runs, not after them all.
                         let leaks =
                             secret_runs_in(&r.outputs, &[&svc.secret, &svc.static_key], &r.secrets);
-                        results.lock().unwrap().push((d.clone(), r, leaks));
+                        results.lock().unwrap().push(((*d).clone(), r, leaks));
                     }
                 });
             }
         });
         let mut results = results.into_inner().unwrap();
         results.sort_by(|a, b| a.0["name"].as_str().cmp(&b.0["name"].as_str()));
-        let mut caught = 0;
+        if record {
+            // With `BLIND_DEFECTS`, the defects run replace their entries; the others stay.
+            let mut map = match &chosen {
+                Some(_) => recorded.clone(),
+                None => serde_json::Map::new(),
+            };
+            for (d, r, _) in &results {
+                let name = d["name"].as_str().unwrap().to_string();
+                match caught(d, r) {
+                    true => map.insert(name, r.failed.keys().cloned().collect::<Vec<_>>().into()),
+                    false => map.remove(&name),
+                };
+            }
+            let text = serde_json::to_string_pretty(&Value::Object(map)).unwrap() + "\n";
+            std::fs::write(dir.join("caught_by.json"), text).expect("caught_by.json written");
+        }
+        let mut n_caught = 0;
         for (d, r, leaks) in &results {
             let name = d["name"].as_str().unwrap();
             assert!(
                 leaks.is_empty(),
                 "{round} {name}: parts of secrets in the outputs: {leaks:?}"
             );
-            let errors: Vec<&String> = r
-                .failed
-                .iter()
-                .filter(|(_, sev)| *sev == "error")
-                .map(|(id, _)| id)
-                .collect();
-            let is_caught = if d["severity"] == "warning" {
-                !r.failed.is_empty()
-            } else {
-                !errors.is_empty() && r.code == Some(1)
-            };
+            let is_caught = caught(d, r);
             caught_by.extend(r.failed.keys().cloned());
             eprintln!(
                 "{round} {name} ({:.1} s): {}",
@@ -380,7 +481,7 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
                 }
             );
             match (is_caught, out_of_sight.get(name)) {
-                (true, _) => caught += 1,
+                (true, _) => n_caught += 1,
                 (false, Some(_)) => {}
                 (false, None) => failures.push(format!(
                     "{round} {name} ({}): not caught (exit {:?}, failed {:?})",
@@ -389,7 +490,8 @@ fn every_round_of_blind_defects_is_caught_and_no_output_holds_a_secret() {
             }
         }
         eprintln!(
-            "{round}: {caught} of {} defects caught; {} out of one run's sight",
+            "{round}: {n_caught} of {} defects caught ({} run); {} out of one run's sight",
+            defects.len(),
             results.len(),
             out_of_sight.len()
         );

@@ -94,7 +94,10 @@ async fn run_with(dir: &Path, defect: Option<&str>, only: &[String]) -> CheckRep
     report
 }
 
-fn failed(report: &CheckReport) -> Vec<(String, Severity)> {
+/// The checks a run failed, each with its severity.
+type Failed = Vec<(String, Severity)>;
+
+fn failed(report: &CheckReport) -> Failed {
     report
         .checks
         .iter()
@@ -267,18 +270,17 @@ async fn every_round_of_blind_contract_breaks_is_caught() {
                 defects.len()
             );
         }
-        let runs: Vec<(&Value, Vec<(String, Severity)>, Vec<String>)> =
-            futures_util::stream::iter(plan)
-                .map(|(d, only)| {
-                    let dir = &dir;
-                    async move {
-                        let report = run_with(dir, d["name"].as_str(), &only).await;
-                        (d, failed(&report), oracle_seen_in(&report))
-                    }
-                })
-                .buffered(PARALLEL)
-                .collect()
-                .await;
+        let runs: Vec<(&Value, Failed, Vec<String>)> = futures_util::stream::iter(plan)
+            .map(|(d, only)| {
+                let dir = &dir;
+                async move {
+                    let report = run_with(dir, d["name"].as_str(), &only).await;
+                    (d, failed(&report), oracle_seen_in(&report))
+                }
+            })
+            .buffered(PARALLEL)
+            .collect()
+            .await;
         if record {
             // With `BLIND_DEFECTS`, the breaks run replace their entries; the others stay.
             let mut map = match std::env::var_os("BLIND_DEFECTS") {

@@ -45,7 +45,7 @@ mutants! {
     }
 
     /// The instant outbound answer has no attempt_id (so its event cannot be found either).
-    fn an_outbound_answer_without_attempt_id() fails ["endpoints.outbound_create", "sim.outbound_event"] {
+    fn an_outbound_answer_without_attempt_id() fails ["endpoints.outbound_create", "sim.outbound_event", "sim.webhook_retried"] {
         answer_edit(|r| r.is(Method::POST, &["outbounds"]), |v| drop_field(v, "attempt_id"))
     }
 
@@ -110,7 +110,7 @@ mutants! {
     }
 
     /// A deployment PATCH answers 200 without applying the description.
-    fn a_deployment_patch_that_ignores_the_description() fails ["endpoints.deployment_patch"] {
+    fn a_deployment_patch_that_ignores_the_description() fails ["endpoints.deployment_patch", "states.deployment_patch_null_clears"] {
         request_edit(|r| r.is(Method::PATCH, &["deployments", "*"]), |v| drop_field(v, "description"))
     }
 
@@ -144,7 +144,7 @@ mutants! {
     }
 
     /// The status the spec fixes in the answer to making a cohort, in another letter case.
-    fn a_deployment_cohort_upload_answer_with_a_status_of_another_case() fails ["endpoints.deployment_cohort_upload"] {
+    fn a_deployment_cohort_upload_answer_with_a_status_of_another_case() fails ["endpoints.deployment_cohort_upload", "cohorts.upload_to_paused_deployment"] {
         answer_edit(|r| under(r, Method::POST, "deployments", &["*", "cohorts", "upload"]), |v| v["status"] = json!("Processing"))
     }
 

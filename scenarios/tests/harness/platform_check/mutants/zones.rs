@@ -98,6 +98,7 @@ const WEEK: [&str; 7] = [
 mutants! {
     /// Every schedule read in UTC whatever its zone (a zone the database knows).
     fn schedules_read_in_utc() fails [
+        "endpoints.campaign_patch",
         "sim.window_zones",
         "sim.window_days",
         "sim.window_overnight",
