@@ -35,20 +35,14 @@ pub(crate) struct Delivery {
     pub(crate) tag: String,
     /// The status it was answered.
     pub(crate) answered: u16,
+    /// The `attempt_id` of its event, when it has one (read once, as it came).
+    pub(crate) attempt: Option<String>,
     /// `x-webhook-timestamp`, when sent.
     pub(crate) timestamp: Option<String>,
     /// `x-webhook-signature`, when sent.
     pub(crate) signature: Option<String>,
     /// The body as received.
     pub(crate) body: bytes::Bytes,
-}
-
-impl Delivery {
-    /// The `attempt_id` of its event, when it has one.
-    pub(crate) fn attempt(&self) -> Option<String> {
-        let event: Value = serde_json::from_slice(&self.body).ok()?;
-        event["attempt_id"].as_str().map(str::to_string)
-    }
 }
 
 impl Receiver {
@@ -80,7 +74,7 @@ impl Receiver {
                         .as_ref()
                         .and_then(|e| e["attempt_id"].as_str().map(str::to_string));
                     let refused = tag.starts_with(REFUSE_ONCE)
-                        && !kept.iter().any(|d| d.tag == tag && d.attempt() == attempt);
+                        && !kept.iter().any(|d| d.tag == tag && d.attempt == attempt);
                     let answered = if refused { 500 } else { 200 };
                     if let Some(v) = event {
                         store.lock().expect("not poisoned").push(v);
@@ -88,6 +82,7 @@ impl Receiver {
                     kept.push(Delivery {
                         tag,
                         answered,
+                        attempt,
                         timestamp,
                         signature,
                         body,
@@ -183,7 +178,7 @@ impl Receiver {
             let got: Vec<Delivery> = self
                 .deliveries()
                 .into_iter()
-                .filter(|d| d.attempt().as_deref() == Some(attempt_id))
+                .filter(|d| d.attempt.as_deref() == Some(attempt_id))
                 .collect();
             if got.len() >= n || watch.elapsed() >= timeout {
                 return got;
